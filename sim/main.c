@@ -1,0 +1,116 @@
+/*
+ * main.c — zsim's entry point and its one dispatch table.
+ *
+ * The table is built from the generated zs_cmds.inc (one ZS_CMD(name) per
+ * sim/cli/cmd_<name>.c).  Only this file exits: commands return ZS_E* codes,
+ * mapped to the documented exit statuses by zs_err_exit_code.
+ */
+#include "cli/cmd.h"
+#include "util/alloc.h"
+#include "util/strutil.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ZS_CMD(n) extern const struct zs_cmd zs_cmd_##n;
+#include "zs_cmds.inc"
+#undef ZS_CMD
+
+static const struct zs_cmd *const g_commands[] = {
+#define ZS_CMD(n) &zs_cmd_##n,
+#include "zs_cmds.inc"
+#undef ZS_CMD
+    NULL};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: zsim <command> [options]\n"
+            "\n"
+            "zsim simulates sharded data-parallel training with offload\n"
+            "(DeepSpeed ZeRO-3, PyTorch FSDP2) and plans what fits.\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; g_commands[i]; i++)
+        fprintf(out, "  %-10s %s\n", g_commands[i]->name,
+                g_commands[i]->summary);
+    fprintf(out,
+            "\n"
+            "'zsim <command> --help' describes a command.\n"
+            "\n"
+            "exit codes:\n"
+            "  0  ok\n"
+            "  1  runtime or I/O failure\n"
+            "  2  usage error\n"
+            "  3  invalid input file\n"
+            "  4  the prediction or check failed where asked to gate\n"
+            "     (--fail-on-oom, lint errors, report regressions)\n");
+}
+
+int main(int argc, char **argv)
+{
+    struct zs_err err = {0, ""};
+    const char *name;
+    int rc;
+
+    /* Numbers are printed and parsed in the C locale whatever the user's
+     * environment says (STYLE 26). */
+    setlocale(LC_ALL, "C");
+    zs_alloc_init();
+
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
+        strcmp(name, "help") == 0) {
+        if (argc > 2) {
+            for (size_t i = 0; g_commands[i]; i++)
+                if (strcmp(g_commands[i]->name, argv[2]) == 0) {
+                    fputs(g_commands[i]->usage, stdout);
+                    return 0;
+                }
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("zsim %s (commit %s)\n", ZS_VERSION, ZS_GIT_COMMIT);
+        return 0;
+    }
+    for (size_t i = 0; g_commands[i]; i++) {
+        const struct zs_cmd *c = g_commands[i];
+        if (strcmp(c->name, name) != 0)
+            continue;
+        for (int k = 2; k < argc; k++) {
+            if (strcmp(argv[k], "--") == 0)
+                break;
+            if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+                fputs(c->usage, stdout);
+                return 0;
+            }
+        }
+        rc = c->run(argc - 1, argv + 1, &err);
+        if (rc && err.msg[0])
+            fprintf(stderr, "zsim: %s\n", err.msg);
+        return rc ? zs_err_exit_code(rc) : 0;
+    }
+    {
+        const char *names[64];
+        size_t n = 0;
+        int best;
+        for (; g_commands[n] && n < 64; n++)
+            names[n] = g_commands[n]->name;
+        best = zs_str_closest(name, names, n);
+        if (best >= 0)
+            fprintf(stderr,
+                    "zsim: unknown command '%s': did you mean '%s'?\n", name,
+                    names[best]);
+        else
+            fprintf(stderr, "zsim: unknown command '%s' (see 'zsim --help')\n",
+                    name);
+    }
+    return 2;
+}

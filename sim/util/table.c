@@ -1,0 +1,140 @@
+/*
+ * table.c — see table.h.  Width is counted in UTF-8 code points so that
+ * "±" or "×" in a cell do not skew the columns.
+ */
+#include "util/table.h"
+#include "util/alloc.h"
+#include "util/err.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#define ZS_TABLE_MAXCOLS 32
+
+struct zs_table {
+    int ncols;
+    char align[ZS_TABLE_MAXCOLS];
+    char **cells; /* nrows * ncols, owned */
+    int *is_header;
+    size_t nrows, cap;
+    int next_header;
+};
+
+static size_t u8len(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+struct zs_table *zs_table_new(int ncols, const char *align)
+{
+    struct zs_table *t;
+    if (ncols < 1 || ncols > ZS_TABLE_MAXCOLS)
+        return NULL;
+    t = zs_calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->ncols = ncols;
+    for (int i = 0; i < ncols; i++)
+        t->align[i] = (align && (int)strlen(align) > i) ? align[i] : 'l';
+    return t;
+}
+
+void zs_table_free(struct zs_table *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
+        zs_free(t->cells[i]);
+    zs_free(t->cells);
+    zs_free(t->is_header);
+    zs_free(t);
+}
+
+void zs_table_header(struct zs_table *t) { t->next_header = 1; }
+
+int zs_table_row(struct zs_table *t, const char *const *cells)
+{
+    size_t cap_cells = t->cap * (size_t)t->ncols, cap_rows = t->cap;
+    size_t base = t->nrows * (size_t)t->ncols;
+    if (t->nrows + 1 > t->cap) {
+        if (zs_grow((void **)&t->cells, &cap_cells,
+                    (t->nrows + 1) * (size_t)t->ncols, sizeof(char *)))
+            return ZS_ENOMEM;
+        if (zs_grow((void **)&t->is_header, &cap_rows, t->nrows + 1,
+                    sizeof(int)))
+            return ZS_ENOMEM;
+        t->cap = cap_rows < cap_cells / (size_t)t->ncols
+                     ? cap_rows
+                     : cap_cells / (size_t)t->ncols;
+    }
+    for (int c = 0; c < t->ncols; c++) {
+        t->cells[base + (size_t)c] = zs_strdup(cells[c] ? cells[c] : "");
+        if (!t->cells[base + (size_t)c]) {
+            for (int k = 0; k < c; k++)
+                zs_free(t->cells[base + (size_t)k]);
+            return ZS_ENOMEM;
+        }
+    }
+    t->is_header[t->nrows] = t->next_header;
+    t->next_header = 0;
+    t->nrows++;
+    return 0;
+}
+
+int zs_table_rowf(struct zs_table *t, const char *fmt, ...)
+{
+    char buf[2048];
+    const char *cells[ZS_TABLE_MAXCOLS] = {0};
+    va_list ap;
+    char *p = buf;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (int c = 0; c < t->ncols; c++) {
+        cells[c] = p;
+        if (!p)
+            continue;
+        p = strchr(p, '\t');
+        if (p)
+            *p++ = '\0';
+    }
+    return zs_table_row(t, cells);
+}
+
+void zs_table_print(const struct zs_table *t, FILE *out, int indent)
+{
+    size_t w[ZS_TABLE_MAXCOLS] = {0};
+    for (size_t r = 0; r < t->nrows; r++)
+        for (int c = 0; c < t->ncols; c++) {
+            size_t l = u8len(t->cells[r * (size_t)t->ncols + (size_t)c]);
+            if (l > w[c])
+                w[c] = l;
+        }
+    for (size_t r = 0; r < t->nrows; r++) {
+        size_t total = 0;
+        fprintf(out, "%*s", indent, "");
+        for (int c = 0; c < t->ncols; c++) {
+            const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
+            size_t pad = w[c] - u8len(s);
+            int last = c == t->ncols - 1;
+            if (t->align[c] == 'r')
+                fprintf(out, "%*s%s", (int)pad, "", s);
+            else
+                fprintf(out, "%s%*s", s, last ? 0 : (int)pad, "");
+            if (!last)
+                fputs("  ", out);
+            total += w[c] + (last ? 0 : 2);
+        }
+        fputc('\n', out);
+        if (t->is_header[r]) {
+            fprintf(out, "%*s", indent, "");
+            for (size_t i = 0; i < total; i++)
+                fputc('-', out);
+            fputc('\n', out);
+        }
+    }
+}

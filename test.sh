@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: installs missing packages, builds zsim with
+# AddressSanitizer + UndefinedBehaviorSanitizer, runs the Check unit tests,
+# then the golden CLI tests against that build.  CI (.ci/run) runs exactly this.
+set -euo pipefail
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
+cd "$root"
+scripts/install-deps.sh
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+cmake -S . -B build-asan -DZS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j "$(nproc)" 2>&1 | grep -vE '^\[|^(g)?make|^-- ' || true
+test -x build-asan/zsim && test -x build-asan/check_zsim
+rc=0
+build-asan/check_zsim || rc=1
+ZSIM="$root/build-asan/zsim" tests/cli/run.sh || rc=1
+exit $rc

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Golden end-to-end tests of the CLI (STYLE 26).  Each case in tests/golden/ is
+#   NAME.args  the arguments to zsim, one line, shell-quoted
+#   NAME.out   the exact expected stdout
+#   NAME.err   the exact expected stderr (absent: stderr must be empty)
+#   NAME.rc    the expected exit status (absent: 0)
+#   NAME.env   optional extra environment, e.g. LC_ALL=de_DE.UTF-8
+# Cases run from the source root.  UPDATE_GOLDEN=1 rewrites .out/.err/.rc
+# from the current binary (review the diff before committing).
+set -uo pipefail
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+cd "$root"
+ZSIM="${ZSIM:-$root/build-asan/zsim}"
+pass=0; fail=0; tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+for args in tests/golden/*.args; do
+  [ -e "$args" ] || continue
+  name="${args%.args}"; base="$(basename "$name")"
+  want_rc=0; [ -f "$name.rc" ] && want_rc="$(cat "$name.rc")"
+  envs=(); [ -f "$name.env" ] && read -r -a envs < "$name.env"
+  eval "set -- $(cat "$args")"
+  env ${envs[@]+"${envs[@]}"} "$ZSIM" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  got_rc=$?
+  if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+    cp "$tmp/out" "$name.out"
+    if [ -s "$tmp/err" ]; then cp "$tmp/err" "$name.err"; else rm -f "$name.err"; fi
+    if [ "$got_rc" != 0 ]; then echo "$got_rc" > "$name.rc"; else rm -f "$name.rc"; fi
+    pass=$((pass+1)); continue
+  fi
+  ok=1
+  [ "$got_rc" = "$want_rc" ] || { echo "FAIL $base: exit $got_rc, want $want_rc"; ok=0; }
+  if ! cmp -s "$tmp/out" "$name.out"; then echo "FAIL $base: stdout differs"; diff -u "$name.out" "$tmp/out" | head -20; ok=0; fi
+  if [ -f "$name.err" ]; then
+    cmp -s "$tmp/err" "$name.err" || { echo "FAIL $base: stderr differs"; diff -u "$name.err" "$tmp/err" | head -20; ok=0; }
+  elif [ -s "$tmp/err" ]; then echo "FAIL $base: unexpected stderr"; head -5 "$tmp/err"; ok=0; fi
+  if [ $ok = 1 ]; then pass=$((pass+1)); else fail=$((fail+1)); fi
+done
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
