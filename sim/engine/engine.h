@@ -1,0 +1,174 @@
+/*
+ * engine.h — the discrete-event engine: tasks on in-order queues, dependency
+ * edges, fluid max-min bandwidth sharing on links, a CPU core pool, and
+ * memory pools that log every allocation with its owner.
+ *
+ * Model.  A simulation is a set of tasks submitted before zs_sim_run.  Each
+ * task belongs to one queue (a GPU stream, a host thread) and starts when
+ *   (a) every earlier task of its queue has finished (queues are in-order), and
+ *   (b) every task in its deps list has finished, and
+ *   (c) for tasks that need cores, that many cores of the CPU pool are free
+ *       (granted FIFO in the order tasks become otherwise ready).
+ * Kinds:
+ *   DELAY  occupies its queue for dur_ns.
+ *   FLOW   moves `bytes` across up to ZS_FLOW_MAXLINKS links.  At every
+ *          instant the active flows get max-min fair rates (progressive
+ *          filling, SimGrid's LMM in its simplest form): a flow's use of link
+ *          l is weight[l] * rate, Σ use ≤ capacity(l), and rate ≤ rate_cap.
+ *          Rates are recomputed whenever a flow starts or ends; remainders
+ *          below 1 byte are snapped to zero (STYLE 21).
+ *   ALLOC  allocates `bytes` from a pool at its start (zero duration).  The
+ *          task id is the buffer handle.  A failure (pool capacity exceeded
+ *          after the pool's own reclaim) ends the run with ZS_SIM_OOM and the
+ *          record in zs_sim_oom().
+ *   FREE   frees the buffer of ALLOC task `alloc_task` (zero duration).
+ *   MARK   zero duration: a join point / host event.
+ * Time is int64 ns; the future-event set is an array binary heap ordered by
+ * (t_ns, seq) with FIFO ties and the heap index stored in the event for
+ * O(log n) cancel/update (STYLE 19-20).  Runs are deterministic.
+ *
+ * Pools.  PLAIN: exact sizes.  CUDA_CACHING: PyTorch's CUDA caching allocator
+ * (c10/cuda/CUDACachingAllocator.cpp): requests rounded up to 512 B; requests
+ * ≤ 1 MiB served from 2 MiB "small" segments, larger ones from segments of
+ * 20 MiB (requests < 10 MiB) or the request rounded to 2 MiB; freed blocks stay
+ * reserved and are reused best-fit with splitting; when a new segment does not
+ * fit in capacity, all fully free cached segments are released (a "cache
+ * flush", counted) and the allocation retried before failing.
+ * HOST: allocations flagged ZS_ALLOC_PINNED are rounded to a power of two
+ * and, when freed, kept cached for reuse by a request of the same rounded
+ * size (PyTorch CachingHostAllocator); others are exact (pageable).
+ *
+ * Cost: O(log E) per event; a flow start/end recomputes rates over the
+ * active flows (O(F * L) with F active flows, small in practice).
+ */
+#ifndef ZS_ENGINE_H
+#define ZS_ENGINE_H
+
+#include "util/err.h"
+
+#include <stdint.h>
+
+typedef struct zs_sim zs_sim;
+
+#define ZS_FLOW_MAXLINKS 4
+
+enum zs_task_kind { ZS_TASK_DELAY, ZS_TASK_FLOW, ZS_TASK_ALLOC, ZS_TASK_FREE, ZS_TASK_MARK };
+
+enum zs_pool_kind { ZS_POOL_PLAIN, ZS_POOL_CUDA_CACHING, ZS_POOL_HOST };
+
+#define ZS_ALLOC_PINNED 1u /* HOST pools: page-locked, power-of-two rounded */
+
+/* A task as submitted (copied by zs_sim_submit; strings must outlive the sim). */
+struct zs_task_desc {
+    enum zs_task_kind kind;
+    int queue;            /* from zs_sim_add_queue */
+    const int32_t *deps;  /* task ids that must finish first (copied) */
+    int ndeps;
+    const char *name;     /* for traces and "live at peak" (static or sim-owned) */
+    int cls;              /* caller's class (0..15) for accounting and traces */
+    int32_t tag;          /* caller's data, e.g. layer index; returned in records */
+    int cores;            /* CPU cores held while running (0: none) */
+    /* DELAY */
+    int64_t dur_ns;
+    /* FLOW */
+    double bytes;
+    double rate_cap;      /* bytes/s the flow may not exceed alone; 0: no cap */
+    int nlinks;
+    int links[ZS_FLOW_MAXLINKS];
+    double weight[ZS_FLOW_MAXLINKS]; /* link use per byte moved; 0 means 1 */
+    /* ALLOC */
+    int pool;
+    int64_t alloc_bytes;
+    unsigned alloc_flags; /* ZS_ALLOC_PINNED */
+    /* FREE */
+    int32_t alloc_task;
+};
+
+/* Result of one task (read-only). */
+struct zs_task_rec {
+    int64_t start_ns, end_ns;   /* -1 when it never ran */
+    int32_t blocked_by;         /* the task whose completion let this one start
+                                   (queue predecessor or dependency), -1 if none */
+    int queue, cls;
+    int32_t tag;
+    enum zs_task_kind kind;
+    const char *name;
+};
+
+/* An allocation event in a pool's log, in execution order. */
+struct zs_mem_event {
+    int64_t t_ns;
+    int32_t task;         /* the ALLOC task (also for its free) */
+    int64_t bytes;        /* requested, + for alloc, - for free */
+    int64_t allocated;    /* pool total allocated (rounded sizes) after the event */
+    int64_t reserved;     /* pool total reserved after the event */
+};
+
+struct zs_pool_stats {
+    int64_t peak_allocated, peak_reserved, peak_pinned;
+    int64_t t_peak_allocated_ns, t_peak_reserved_ns;
+    int64_t seq_peak_allocated;  /* log index of the peak, for live-at-peak */
+    int64_t seq_peak_reserved;
+    int64_t cache_flushes;       /* CUDA_CACHING: reclaim-and-retry count */
+    int64_t allocs, frees;
+};
+
+/* Out-of-memory record (valid after zs_sim_run returned ZS_SIM_OOM). */
+struct zs_oom {
+    int pool;
+    int32_t task;         /* the ALLOC that failed */
+    int64_t t_ns;
+    int64_t requested;    /* bytes asked */
+    int64_t allocated;    /* pool allocated at that moment */
+    int64_t reserved;     /* pool reserved at that moment */
+    int64_t capacity;
+};
+
+#define ZS_SIM_DONE 0
+#define ZS_SIM_OOM 1
+
+zs_sim *zs_sim_new(void); /* NULL on allocation failure */
+void zs_sim_free(zs_sim *s);
+/* Clears tasks, records and pool logs but keeps links, queues, pools, cores:
+ * a planner re-uses one sim across candidates. */
+void zs_sim_reset(zs_sim *s);
+
+/* Topology; ids are dense from 0.  Return the id or ZS_ENOMEM/ZS_EINVAL-like
+ * negative codes (ZS_ERUNTIME for bad arguments). */
+int zs_sim_add_link(zs_sim *s, const char *name, double capacity_bytes_per_s);
+int zs_sim_add_queue(zs_sim *s, const char *name);
+int zs_sim_add_pool(zs_sim *s, const char *name, enum zs_pool_kind kind,
+                    int64_t capacity_bytes /* 0: unlimited */);
+void zs_sim_set_cores(zs_sim *s, int cores); /* CPU pool size, default 1 */
+void zs_sim_set_link_capacity(zs_sim *s, int link, double capacity_bytes_per_s);
+void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes);
+
+/* Submits a task; returns its id (>= 0, dense, in submission order) or a
+ * negative code.  Dependencies must name earlier tasks. */
+int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *t);
+
+/* Runs to completion.  Returns ZS_SIM_DONE, ZS_SIM_OOM, or a negative ZS_E*
+ * (e.g. a deadlock: tasks left that can never start — message names one). */
+int zs_sim_run(zs_sim *s, struct zs_err *err);
+
+/* Results. */
+int64_t zs_sim_now(const zs_sim *s);           /* time of the last event */
+int32_t zs_sim_ntasks(const zs_sim *s);
+const struct zs_task_rec *zs_sim_task(const zs_sim *s, int32_t id);
+const struct zs_oom *zs_sim_oom(const zs_sim *s);
+void zs_sim_pool_stats(const zs_sim *s, int pool, struct zs_pool_stats *out);
+/* The pool's log (owned by the sim, valid until reset/free). */
+const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool, int64_t *n);
+/* Allocations live just after log index seq: fills up to cap task ids,
+ * largest first; returns how many were live in total. */
+int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
+                            int32_t *tasks, int64_t cap);
+int64_t zs_sim_events(const zs_sim *s);       /* events processed by the last run */
+int zs_sim_nqueues(const zs_sim *s);
+const char *zs_sim_queue_name(const zs_sim *s, int q);
+int zs_sim_nlinks(const zs_sim *s);
+const char *zs_sim_link_name(const zs_sim *s, int l);
+/* Bytes moved over a link in total by the last run. */
+double zs_sim_link_bytes(const zs_sim *s, int l);
+
+#endif
