@@ -163,12 +163,32 @@ const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool, int64_t *n
  * largest first; returns how many were live in total. */
 int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
                             int32_t *tasks, int64_t cap);
-int64_t zs_sim_events(const zs_sim *s);       /* events processed by the last run */
+/* Events processed by the last run.  An event is one task state change:
+ * each task start and each task completion counts one (so a run that
+ * finishes has exactly 2 * ntasks events), whatever the kind; flow rate
+ * recomputations and heap re-timings are work inside those events. */
+int64_t zs_sim_events(const zs_sim *s);
 int zs_sim_nqueues(const zs_sim *s);
 const char *zs_sim_queue_name(const zs_sim *s, int q);
 int zs_sim_nlinks(const zs_sim *s);
 const char *zs_sim_link_name(const zs_sim *s, int l);
 /* Bytes moved over a link in total by the last run. */
 double zs_sim_link_bytes(const zs_sim *s, int l);
+
+/* ---- additions (after the first contract; nothing above changed) ---- */
+
+/* Message of the last failed topology call or zs_sim_submit (those return
+ * only a code): one line, "" when none.  Owned by the sim. */
+const char *zs_sim_errmsg(const zs_sim *s);
+int zs_sim_npools(const zs_sim *s);
+const char *zs_sim_pool_name(const zs_sim *s, int p);
+
+/* Builds a deterministic synthetic schedule of about ntasks tasks (streams
+ * of DELAYs with cross-stream deps, 4-8 concurrent flows on 4 links, CUDA
+ * caching and pinned host allocations, CPU tasks on a core pool), runs it
+ * and reports the events (see zs_sim_events) and events per second of
+ * zs_sim_run alone (wall clock, CLOCK_MONOTONIC).  0 or a negative ZS_E*. */
+int zs_engine_bench(int64_t ntasks, double *events_per_s, int64_t *events,
+                    struct zs_err *err);
 
 #endif

@@ -1,0 +1,892 @@
+/*
+ * engine.c — the discrete-event core: topology, task submission, the event
+ * loop, fluid flows and the CPU core pool (memory pools are in pool.c).
+ *
+ * Invariants.
+ *  - Dependencies name earlier tasks and queues run in submission order, so
+ *    the task graph is acyclic by construction; the only way a run can stall
+ *    is a task that needs more cores than the pool has (reported as a
+ *    deadlock naming that task).
+ *  - task.pending counts the unfinished queue predecessor and dependencies;
+ *    it reaches 0 exactly once, and the task whose completion brought it
+ *    there is its blocked_by.  pending == -1 marks a task that holds its
+ *    cores (or needs none) and has started.
+ *  - Ready tasks are started from a FIFO worklist at the current instant;
+ *    zero-duration tasks complete inside that loop, so chains of any length
+ *    need no recursion.
+ *  - The heap holds one completion event per running DELAY/FLOW task.
+ *  - Flow rates change only at instants when a flow starts or ends; the
+ *    recomputation is deferred until every event of the instant has been
+ *    handled (flows_dirty), so k simultaneous changes cost one recompute.
+ *    A flow whose stale completion event falls at the current instant is
+ *    complete regardless, since its old rate held until now.
+ *
+ * Cost: O(log E) per DELAY; per flow start or end one progressive filling
+ * over the active flows, O(F^2 * L) in the worst case, plus one heap update
+ * per flow whose completion time moved.
+ */
+#include "engine/engine_int.h"
+
+#include "util/alloc.h"
+#include "util/err.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NS_PER_S 1e9
+
+zs_sim *zs_sim_new(void)
+{
+    zs_sim *s = zs_calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->cores = 1;
+    zs_heap_init(&s->heap);
+    return s;
+}
+
+void zs_sim_free(zs_sim *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nlinks; i++)
+        zs_free(s->links[i].name);
+    for (size_t i = 0; i < s->nqueues; i++)
+        zs_free(s->queues[i].name);
+    for (size_t i = 0; i < s->npools; i++)
+        zs_pool_release(&s->pools[i]);
+    zs_free(s->links);
+    zs_free(s->queues);
+    zs_free(s->pools);
+    zs_free(s->tasks);
+    zs_free(s->recs);
+    zs_free(s->deps);
+    zs_free(s->fdesc);
+    zs_free(s->succ_off);
+    zs_free(s->succ);
+    zs_free(s->work);
+    zs_free(s->cwait);
+    zs_free(s->touched);
+    zs_free(s->act);
+    zs_heap_release(&s->heap);
+    zs_free(s);
+}
+
+/* Clears run results that depend on the submitted tasks. */
+static void clear_run(zs_sim *s)
+{
+    s->now_ns = 0;
+    s->flow_t_ns = 0;
+    s->flows_dirty = 0;
+    s->events = 0;
+    s->done = 0;
+    s->nact = 0;
+    s->work_head = s->work_tail = 0;
+    s->cwait_head = s->cwait_tail = 0;
+    s->oom_set = 0;
+    memset(&s->oom, 0, sizeof s->oom);
+    s->oom.pool = -1;
+    s->oom.task = -1;
+    s->heap.n = 0;
+    for (size_t i = 0; i < s->nlinks; i++)
+        s->links[i].bytes_moved = 0;
+    for (size_t i = 0; i < s->npools; i++)
+        zs_pool_clear_run(&s->pools[i]);
+}
+
+void zs_sim_reset(zs_sim *s)
+{
+    if (!s)
+        return;
+    clear_run(s);
+    s->ntasks = 0;
+    s->ndeps = 0;
+    s->nfdesc = 0;
+    s->nevtasks = 0;
+    for (size_t i = 0; i < s->nqueues; i++)
+        s->queues[i].last = -1;
+    for (size_t i = 0; i < s->npools; i++)
+        s->pools[i].nallocs = 0;
+    zs_err_clear(&s->err);
+}
+
+const char *zs_sim_errmsg(const zs_sim *s)
+{
+    return s ? s->err.msg : "no sim";
+}
+
+/* ---- topology ---------------------------------------------------------- */
+
+static int valid_rate(double v)
+{
+    return isfinite(v) && v > 0;
+}
+
+int zs_sim_add_link(zs_sim *s, const char *name, double capacity_bytes_per_s)
+{
+    struct link *l;
+    char *nm;
+    if (!s)
+        return ZS_ERUNTIME;
+    if (!valid_rate(capacity_bytes_per_s))
+        return zs_err_set(&s->err, ZS_ERUNTIME,
+                          "invalid capacity of link '%s': must be > 0 "
+                          "bytes/s (got %g)",
+                          name ? name : "?", capacity_bytes_per_s);
+    if (s->nlinks >= INT16_MAX)
+        return zs_err_set(&s->err, ZS_ELIMIT, "too many links (limit %d)",
+                          INT16_MAX);
+    if (zs_grow((void **)&s->links, &s->links_cap, s->nlinks + 1,
+                sizeof *s->links))
+        return zs_err_set(&s->err, ZS_ENOMEM, "out of memory adding a link");
+    /* The touched list must hold every link; grow it now, not in run. */
+    if (zs_grow((void **)&s->touched, &s->touched_cap, s->nlinks + 1,
+                sizeof *s->touched))
+        return zs_err_set(&s->err, ZS_ENOMEM, "out of memory adding a link");
+    nm = zs_strdup(name ? name : "");
+    if (!nm)
+        return zs_err_set(&s->err, ZS_ENOMEM, "out of memory adding a link");
+    l = &s->links[s->nlinks];
+    memset(l, 0, sizeof *l);
+    l->name = nm;
+    l->cap = capacity_bytes_per_s;
+    return (int)s->nlinks++;
+}
+
+int zs_sim_add_queue(zs_sim *s, const char *name)
+{
+    char *nm;
+    if (!s)
+        return ZS_ERUNTIME;
+    if (s->nqueues >= INT16_MAX)
+        return zs_err_set(&s->err, ZS_ELIMIT, "too many queues (limit %d)",
+                          INT16_MAX);
+    if (zs_grow((void **)&s->queues, &s->queues_cap, s->nqueues + 1,
+                sizeof *s->queues))
+        return zs_err_set(&s->err, ZS_ENOMEM, "out of memory adding a queue");
+    nm = zs_strdup(name ? name : "");
+    if (!nm)
+        return zs_err_set(&s->err, ZS_ENOMEM, "out of memory adding a queue");
+    s->queues[s->nqueues].name = nm;
+    s->queues[s->nqueues].last = -1;
+    return (int)s->nqueues++;
+}
+
+int zs_sim_add_pool(zs_sim *s, const char *name, enum zs_pool_kind kind,
+                    int64_t capacity_bytes)
+{
+    struct pool *p;
+    char *nm;
+    if (!s)
+        return ZS_ERUNTIME;
+    if (kind != ZS_POOL_PLAIN && kind != ZS_POOL_CUDA_CACHING &&
+        kind != ZS_POOL_HOST)
+        return zs_err_set(&s->err, ZS_ERUNTIME,
+                          "invalid kind of pool '%s': must be plain, "
+                          "cuda_caching or host (got %d)",
+                          name ? name : "?", (int)kind);
+    if (capacity_bytes < 0)
+        return zs_err_set(&s->err, ZS_ERUNTIME,
+                          "invalid capacity of pool '%s': must be >= 0 "
+                          "bytes, 0 for unlimited (got %lld)",
+                          name ? name : "?", (long long)capacity_bytes);
+    if (s->npools >= INT16_MAX)
+        return zs_err_set(&s->err, ZS_ELIMIT, "too many pools (limit %d)",
+                          INT16_MAX);
+    if (zs_grow((void **)&s->pools, &s->pools_cap, s->npools + 1,
+                sizeof *s->pools))
+        return zs_err_set(&s->err, ZS_ENOMEM, "out of memory adding a pool");
+    nm = zs_strdup(name ? name : "");
+    if (!nm)
+        return zs_err_set(&s->err, ZS_ENOMEM, "out of memory adding a pool");
+    p = &s->pools[s->npools];
+    memset(p, 0, sizeof *p);
+    p->name = nm;
+    p->kind = kind;
+    p->capacity = capacity_bytes;
+    zs_pool_clear_run(p);
+    return (int)s->npools++;
+}
+
+void zs_sim_set_cores(zs_sim *s, int cores)
+{
+    if (s && cores >= 0)
+        s->cores = cores;
+}
+
+void zs_sim_set_link_capacity(zs_sim *s, int link, double capacity_bytes_per_s)
+{
+    /* Invalid values are kept and reported by zs_sim_run (this returns
+     * nothing, and silently ignoring a bad value would hide a bug). */
+    if (s && link >= 0 && (size_t)link < s->nlinks)
+        s->links[link].cap = capacity_bytes_per_s;
+}
+
+void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes)
+{
+    if (s && pool >= 0 && (size_t)pool < s->npools && capacity_bytes >= 0)
+        s->pools[pool].capacity = capacity_bytes;
+}
+
+/* ---- submission -------------------------------------------------------- */
+
+#define TNAME(d) ((d)->name ? (d)->name : "")
+
+static int check_desc(zs_sim *s, const struct zs_task_desc *d, int32_t id)
+{
+    struct zs_err *e = &s->err;
+    if (d->kind < ZS_TASK_DELAY || d->kind > ZS_TASK_MARK)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid kind of task '%s' (id %d): must be 0..4 "
+                          "(got %d)",
+                          TNAME(d), id, (int)d->kind);
+    if (d->queue < 0 || (size_t)d->queue >= s->nqueues)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid queue of task '%s' (id %d): must be in "
+                          "[0, %zu) (got %d)",
+                          TNAME(d), id, s->nqueues, d->queue);
+    if (d->ndeps < 0 || (d->ndeps > 0 && !d->deps))
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid deps of task '%s' (id %d): ndeps %d with "
+                          "%s list",
+                          TNAME(d), id, d->ndeps, d->deps ? "a" : "no");
+    for (int i = 0; i < d->ndeps; i++)
+        if (d->deps[i] < 0 || d->deps[i] >= id)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid dependency of task '%s' (id %d): must "
+                              "name an earlier task in [0, %d) (got %d)",
+                              TNAME(d), id, id, d->deps[i]);
+    if (d->cls < 0 || d->cls > 15)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid cls of task '%s' (id %d): must be in "
+                          "[0, 15] (got %d)",
+                          TNAME(d), id, d->cls);
+    if (d->cores < 0 || d->cores > INT16_MAX)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid cores of task '%s' (id %d): must be in "
+                          "[0, %d] (got %d)",
+                          TNAME(d), id, INT16_MAX, d->cores);
+    switch (d->kind) {
+    case ZS_TASK_DELAY:
+        if (d->dur_ns < 0)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid dur_ns of task '%s' (id %d): must be "
+                              ">= 0 (got %lld)",
+                              TNAME(d), id, (long long)d->dur_ns);
+        break;
+    case ZS_TASK_FLOW:
+        if (!isfinite(d->bytes) || d->bytes < 0 || d->bytes > 1e18)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid bytes of flow '%s' (id %d): must be "
+                              "in [0, 1e18] (got %g)",
+                              TNAME(d), id, d->bytes);
+        if (!isfinite(d->rate_cap) || d->rate_cap < 0)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid rate_cap of flow '%s' (id %d): must "
+                              "be >= 0 bytes/s, 0 for none (got %g)",
+                              TNAME(d), id, d->rate_cap);
+        if (d->nlinks < 0 || d->nlinks > ZS_FLOW_MAXLINKS)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid nlinks of flow '%s' (id %d): must be "
+                              "in [0, %d] (got %d)",
+                              TNAME(d), id, ZS_FLOW_MAXLINKS, d->nlinks);
+        if (d->nlinks == 0 && d->rate_cap == 0)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "unbounded flow '%s' (id %d): needs at least "
+                              "one link or a rate_cap > 0",
+                              TNAME(d), id);
+        for (int i = 0; i < d->nlinks; i++) {
+            if (d->links[i] < 0 || (size_t)d->links[i] >= s->nlinks)
+                return zs_err_set(e, ZS_ERUNTIME,
+                                  "invalid link of flow '%s' (id %d): must "
+                                  "be in [0, %zu) (got %d)",
+                                  TNAME(d), id, s->nlinks, d->links[i]);
+            if (!isfinite(d->weight[i]) || d->weight[i] < 0 ||
+                d->weight[i] > 1e6)
+                return zs_err_set(e, ZS_ERUNTIME,
+                                  "invalid weight of flow '%s' (id %d) on "
+                                  "link %d: must be in [0, 1e6], 0 meaning "
+                                  "1 (got %g)",
+                                  TNAME(d), id, d->links[i], d->weight[i]);
+        }
+        break;
+    case ZS_TASK_ALLOC:
+        if (d->pool < 0 || (size_t)d->pool >= s->npools)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid pool of alloc '%s' (id %d): must be "
+                              "in [0, %zu) (got %d)",
+                              TNAME(d), id, s->npools, d->pool);
+        if (d->alloc_bytes < 0 || d->alloc_bytes > ((int64_t)1 << 60))
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid alloc_bytes of alloc '%s' (id %d): "
+                              "must be in [0, 2^60] (got %lld)",
+                              TNAME(d), id, (long long)d->alloc_bytes);
+        if (d->alloc_flags & ~ZS_ALLOC_PINNED)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid alloc_flags of alloc '%s' (id %d): "
+                              "only ZS_ALLOC_PINNED is defined (got %#x)",
+                              TNAME(d), id, d->alloc_flags);
+        break;
+    case ZS_TASK_FREE:
+        if (d->alloc_task < 0 || d->alloc_task >= id ||
+            s->tasks[d->alloc_task].kind != ZS_TASK_ALLOC)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "invalid alloc_task of free '%s' (id %d): must "
+                              "name an earlier alloc task (got %d)",
+                              TNAME(d), id, d->alloc_task);
+        if (s->tasks[d->alloc_task].freed >= 0)
+            return zs_err_set(e, ZS_ERUNTIME,
+                              "double free in task '%s' (id %d): buffer of "
+                              "task %d is already freed by task %d",
+                              TNAME(d), id, d->alloc_task,
+                              s->tasks[d->alloc_task].freed);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
+{
+    struct task *t;
+    struct zs_task_rec *r;
+    size_t id;
+    int extra;
+    int rc;
+    if (!s)
+        return ZS_ERUNTIME;
+    if (!d)
+        return zs_err_set(&s->err, ZS_ERUNTIME, "no task description");
+    id = s->ntasks;
+    if (id >= INT32_MAX - 1)
+        return zs_err_set(&s->err, ZS_ELIMIT, "too many tasks (limit %d)",
+                          INT32_MAX - 1);
+    rc = check_desc(s, d, (int32_t)id);
+    if (rc)
+        return rc;
+    /* A FREE implicitly depends on its ALLOC, so it can never run first. */
+    extra = d->kind == ZS_TASK_FREE;
+    if ((size_t)d->ndeps + (size_t)extra > (size_t)INT32_MAX - s->ndeps)
+        return zs_err_set(&s->err, ZS_ELIMIT, "too many dependencies");
+    if (zs_grow((void **)&s->tasks, &s->tasks_cap, id + 1, sizeof *s->tasks) ||
+        zs_grow((void **)&s->recs, &s->recs_cap, id + 1, sizeof *s->recs) ||
+        zs_grow((void **)&s->deps, &s->deps_cap,
+                s->ndeps + (size_t)d->ndeps + (size_t)extra, sizeof *s->deps) ||
+        (d->kind == ZS_TASK_FLOW &&
+         zs_grow((void **)&s->fdesc, &s->fdesc_cap, s->nfdesc + 1,
+                 sizeof *s->fdesc)))
+        return zs_err_set(&s->err, ZS_ENOMEM,
+                          "out of memory submitting task '%s'", TNAME(d));
+    t = &s->tasks[id];
+    memset(t, 0, sizeof *t);
+    t->kind = (int16_t)d->kind;
+    t->cores = (int16_t)d->cores;
+    t->qnext = -1;
+    t->aux = -1;
+    t->freed = -1;
+    t->blk = -1;
+    t->dep_off = (int32_t)s->ndeps;
+    t->ndeps = d->ndeps + extra;
+    if (d->ndeps)
+        memcpy(s->deps + s->ndeps, d->deps, (size_t)d->ndeps * sizeof *s->deps);
+    if (extra)
+        s->deps[s->ndeps + (size_t)d->ndeps] = d->alloc_task;
+    s->ndeps += (size_t)t->ndeps;
+    switch (d->kind) {
+    case ZS_TASK_DELAY:
+        t->dur_ns = d->dur_ns;
+        s->nevtasks++;
+        break;
+    case ZS_TASK_FLOW: {
+        struct flowdesc *f = &s->fdesc[s->nfdesc];
+        f->bytes = d->bytes;
+        f->rate_cap = d->rate_cap;
+        f->nlinks = d->nlinks;
+        for (int i = 0; i < d->nlinks; i++) {
+            f->links[i] = d->links[i];
+            f->weight[i] = d->weight[i] > 0 ? d->weight[i] : 1.0;
+        }
+        t->aux = (int32_t)s->nfdesc++;
+        s->nevtasks++;
+        break;
+    }
+    case ZS_TASK_ALLOC:
+        t->pool = (int16_t)d->pool;
+        t->alloc_bytes = d->alloc_bytes;
+        t->flags = (uint16_t)d->alloc_flags;
+        s->pools[d->pool].nallocs++;
+        break;
+    case ZS_TASK_FREE:
+        t->aux = d->alloc_task;
+        t->pool = s->tasks[d->alloc_task].pool;
+        s->tasks[d->alloc_task].freed = (int32_t)id;
+        break;
+    default:
+        break;
+    }
+    if (s->queues[d->queue].last >= 0)
+        s->tasks[s->queues[d->queue].last].qnext = (int32_t)id;
+    s->queues[d->queue].last = (int32_t)id;
+    r = &s->recs[id];
+    r->start_ns = r->end_ns = -1;
+    r->blocked_by = -1;
+    r->queue = d->queue;
+    r->cls = d->cls;
+    r->tag = d->tag;
+    r->kind = d->kind;
+    r->name = d->name;
+    s->ntasks++;
+    return (int32_t)id;
+}
+
+/* ---- flows ------------------------------------------------------------- */
+
+/* ns needed to move rem bytes at rate, rounded up to the next ns.  The small
+ * tolerance keeps exact quotients (1e9 B at 5e9 B/s = 2e8 ns) from being
+ * pushed one ns later by floating-point noise. */
+static int64_t flow_ns(double rem, double rate)
+{
+    double d, tol;
+    if (rem <= 0)
+        return 0;
+    d = rem * NS_PER_S / rate;
+    tol = 1e-6 + d * 1e-15;
+    d = ceil(d - tol);
+    if (d < 0)
+        return 0;
+    if (d > 4e18)
+        return (int64_t)4e18;
+    return (int64_t)d;
+}
+
+/* Max-min fair rates by progressive filling (SimGrid's LMM with every flow
+ * at priority 1): all unfrozen flows rise at one common rate x; a link
+ * saturates when Σ weight*rate reaches its capacity, freezing its flows; a
+ * flow freezes at its rate_cap.  Each round freezes at least one flow. */
+static void flows_recompute(zs_sim *s)
+{
+    int64_t dt = s->now_ns - s->flow_t_ns;
+    size_t nt = 0, unfrozen = s->nact;
+    double x = 0;
+
+    if (++s->stamp == 0)
+        s->stamp = 1; /* wrapped: clear stale stamps */
+    for (size_t i = 0; i < s->nact; i++) {
+        struct flow *f = &s->act[i];
+        const struct flowdesc *fd = &s->fdesc[s->tasks[f->task].aux];
+        if (dt > 0 && f->rate > 0) {
+            f->rem -= f->rate * (double)dt / NS_PER_S;
+            if (f->rem < 1.0)
+                f->rem = 0; /* STYLE 21: tiny remainders snap to zero */
+        }
+        f->frozen = 0;
+        for (int k = 0; k < fd->nlinks; k++) {
+            struct link *l = &s->links[fd->links[k]];
+            if (l->stamp != s->stamp) {
+                l->stamp = s->stamp;
+                l->resid = l->cap;
+                l->wsum = 0;
+                l->nunf = 0;
+                s->touched[nt++] = fd->links[k];
+            }
+            l->wsum += fd->weight[k];
+            l->nunf++;
+        }
+    }
+    s->flow_t_ns = s->now_ns;
+
+    while (unfrozen > 0) {
+        double delta = INFINITY;
+        int arg_link = -1;
+        size_t arg_flow = (size_t)-1;
+        int progress = 0;
+        for (size_t i = 0; i < s->nact; i++) {
+            const struct flow *f = &s->act[i];
+            double cap = s->fdesc[s->tasks[f->task].aux].rate_cap;
+            if (!f->frozen && cap > 0 && cap - x < delta) {
+                delta = cap - x;
+                arg_flow = i;
+            }
+        }
+        for (size_t j = 0; j < nt; j++) {
+            const struct link *l = &s->links[s->touched[j]];
+            if (l->nunf > 0 && l->resid / l->wsum < delta) {
+                delta = l->resid / l->wsum;
+                arg_link = s->touched[j];
+                arg_flow = (size_t)-1;
+            }
+        }
+        if (delta < 0)
+            delta = 0;
+        x += delta;
+        for (size_t j = 0; j < nt; j++) {
+            struct link *l = &s->links[s->touched[j]];
+            if (l->nunf > 0)
+                l->resid -= delta * l->wsum;
+        }
+        for (int pass = 0; pass < 2 && !progress; pass++) {
+            for (size_t i = 0; i < s->nact; i++) {
+                struct flow *f = &s->act[i];
+                const struct flowdesc *fd = &s->fdesc[s->tasks[f->task].aux];
+                int sat = 0;
+                if (f->frozen)
+                    continue;
+                if (pass == 0) {
+                    sat = fd->rate_cap > 0 && fd->rate_cap - x <= 1e-12 * x;
+                    for (int k = 0; k < fd->nlinks && !sat; k++) {
+                        const struct link *l = &s->links[fd->links[k]];
+                        sat = l->resid <= 1e-12 * l->cap;
+                    }
+                } else {
+                    /* Rounding kept every test above false: freeze the
+                     * binding constraint's flows, which is always some. */
+                    sat = i == arg_flow;
+                    for (int k = 0; k < fd->nlinks && !sat; k++)
+                        sat = fd->links[k] == arg_link;
+                }
+                if (!sat)
+                    continue;
+                f->frozen = 1;
+                f->rate = x;
+                unfrozen--;
+                progress = 1;
+                for (int k = 0; k < fd->nlinks; k++) {
+                    struct link *l = &s->links[fd->links[k]];
+                    l->wsum -= fd->weight[k];
+                    l->nunf--;
+                }
+            }
+        }
+    }
+
+    for (size_t i = 0; i < s->nact; i++) {
+        struct flow *f = &s->act[i];
+        int64_t t_end = s->now_ns + flow_ns(f->rem, f->rate);
+        if (t_end != f->t_end_ns || !zs_heap_contains(&s->heap, f->task)) {
+            f->t_end_ns = t_end;
+            /* Cannot fail: the heap was sized for every event task. */
+            (void)zs_heap_set(&s->heap, f->task, t_end);
+        }
+    }
+    s->flows_dirty = 0;
+}
+
+static void flow_finish(zs_sim *s, int32_t id)
+{
+    struct task *t = &s->tasks[id];
+    const struct flowdesc *fd = &s->fdesc[t->aux];
+    size_t slot = (size_t)t->fslot, last = s->nact - 1;
+    for (int k = 0; k < fd->nlinks; k++)
+        s->links[fd->links[k]].bytes_moved += fd->bytes * fd->weight[k];
+    if (slot != last) {
+        s->act[slot] = s->act[last];
+        s->tasks[s->act[slot].task].fslot = (int32_t)slot;
+    }
+    s->nact--;
+    t->fslot = -1;
+    s->flows_dirty = 1;
+}
+
+/* ---- the event loop ---------------------------------------------------- */
+
+static inline void make_ready(zs_sim *s, int32_t id, int32_t by)
+{
+    s->recs[id].blocked_by = by;
+    s->work[s->work_tail++] = id;
+}
+
+static void complete(zs_sim *s, int32_t id)
+{
+    struct task *t = &s->tasks[id];
+    int32_t q;
+    s->recs[id].end_ns = s->now_ns;
+    s->events++;
+    s->done++;
+    if (t->cores > 0) {
+        s->cores_free += t->cores;
+        /* FIFO grant: the head of the wait list first, no overtaking. */
+        while (s->cwait_head < s->cwait_tail) {
+            int32_t w = s->cwait[s->cwait_head];
+            if (s->tasks[w].cores > s->cores_free)
+                break;
+            s->cwait_head++;
+            s->cores_free -= s->tasks[w].cores;
+            s->tasks[w].pending = -1; /* holds its cores */
+            make_ready(s, w, id);
+        }
+    }
+    q = t->qnext;
+    if (q >= 0 && --s->tasks[q].pending == 0)
+        make_ready(s, q, id);
+    for (int32_t i = s->succ_off[id]; i < s->succ_off[id + 1]; i++) {
+        int32_t v = s->succ[i];
+        if (--s->tasks[v].pending == 0)
+            make_ready(s, v, id);
+    }
+}
+
+/* Starts a ready task at now.  Returns 0 or ZS_SIM_OOM. */
+static int start(zs_sim *s, int32_t id)
+{
+    struct task *t = &s->tasks[id];
+    if (t->cores > 0 && t->pending == 0) {
+        if (s->cwait_head < s->cwait_tail || t->cores > s->cores_free) {
+            s->cwait[s->cwait_tail++] = id;
+            return 0;
+        }
+        s->cores_free -= t->cores;
+    }
+    t->pending = -1;
+    switch (t->kind) {
+    case ZS_TASK_DELAY:
+        s->recs[id].start_ns = s->now_ns;
+        s->events++;
+        if (t->dur_ns > 0) {
+            (void)zs_heap_set(&s->heap, id, s->now_ns + t->dur_ns);
+            return 0;
+        }
+        break;
+    case ZS_TASK_FLOW: {
+        const struct flowdesc *fd = &s->fdesc[t->aux];
+        s->recs[id].start_ns = s->now_ns;
+        s->events++;
+        if (fd->bytes >= 1.0) {
+            struct flow *f = &s->act[s->nact];
+            f->rem = fd->bytes;
+            f->rate = 0;
+            f->t_end_ns = -1;
+            f->task = id;
+            f->frozen = 0;
+            t->fslot = (int32_t)s->nact++;
+            s->flows_dirty = 1;
+            return 0;
+        }
+        break; /* < 1 byte: nothing to move (STYLE 21) */
+    }
+    case ZS_TASK_ALLOC:
+        if (zs_pool_alloc(s, t->pool, id, s->now_ns))
+            return ZS_SIM_OOM;
+        s->recs[id].start_ns = s->now_ns;
+        s->events++;
+        break;
+    case ZS_TASK_FREE:
+        s->recs[id].start_ns = s->now_ns;
+        s->events++;
+        zs_pool_free(s, t->pool, t->aux, s->now_ns);
+        break;
+    default:
+        s->recs[id].start_ns = s->now_ns;
+        s->events++;
+        break;
+    }
+    complete(s, id);
+    return 0;
+}
+
+static int deadlock(zs_sim *s, struct zs_err *err)
+{
+    for (size_t i = 0; i < s->ntasks; i++) {
+        const struct task *t = &s->tasks[i];
+        const char *nm = s->recs[i].name ? s->recs[i].name : "";
+        if (s->recs[i].end_ns >= 0)
+            continue;
+        if (t->pending == 0 && t->cores > 0)
+            return zs_err_set(
+                err, ZS_ERUNTIME,
+                "deadlock at t=%lld ns: task '%s' (id %zu, queue '%s') "
+                "waits for %d cores; the cpu pool has %d (%d free)",
+                (long long)s->now_ns, nm, i, s->queues[s->recs[i].queue].name,
+                t->cores, s->cores, s->cores_free);
+        /* Not reachable while the graph is acyclic by construction; still
+         * name what it waits for. */
+        for (int32_t k = 0; k < t->ndeps; k++) {
+            int32_t d = s->deps[t->dep_off + k];
+            if (s->recs[d].end_ns < 0)
+                return zs_err_set(err, ZS_ERUNTIME,
+                                  "deadlock at t=%lld ns: task '%s' (id %zu) "
+                                  "waits for task '%s' (id %d)",
+                                  (long long)s->now_ns, nm, i,
+                                  s->recs[d].name ? s->recs[d].name : "", d);
+        }
+        return zs_err_set(err, ZS_ERUNTIME,
+                          "deadlock at t=%lld ns: task '%s' (id %zu) never "
+                          "became ready (queue '%s')",
+                          (long long)s->now_ns, nm, i,
+                          s->queues[s->recs[i].queue].name);
+    }
+    return zs_err_set(err, ZS_ERUNTIME, "deadlock: no stuck task found");
+}
+
+/* Sizes the run arrays and builds the reverse-dependency CSR. */
+static int prepare(zs_sim *s, struct zs_err *err)
+{
+    size_t n = s->ntasks;
+    int32_t *cur;
+    for (size_t i = 0; i < s->nlinks; i++)
+        if (!valid_rate(s->links[i].cap))
+            return zs_err_set(err, ZS_ERUNTIME,
+                              "invalid capacity of link '%s': must be > 0 "
+                              "bytes/s (got %g)",
+                              s->links[i].name, s->links[i].cap);
+    if (zs_grow((void **)&s->succ_off, &s->succ_off_cap, n + 1,
+                sizeof *s->succ_off) ||
+        zs_grow((void **)&s->succ, &s->succ_cap, s->ndeps + 1,
+                sizeof *s->succ) ||
+        zs_grow((void **)&s->work, &s->work_cap, n + 1, sizeof *s->work) ||
+        zs_grow((void **)&s->cwait, &s->cwait_cap, n + 1, sizeof *s->cwait) ||
+        zs_grow((void **)&s->act, &s->act_cap, s->nfdesc + 1,
+                sizeof *s->act) ||
+        zs_heap_reserve(&s->heap, n, (size_t)s->nevtasks))
+        return zs_err_set(err, ZS_ENOMEM,
+                          "out of memory preparing a run of %zu tasks", n);
+    for (size_t i = 0; i < s->npools; i++) {
+        int rc = zs_pool_prepare(&s->pools[i], err);
+        if (rc)
+            return rc;
+    }
+    /* Counting sort of the dependency edges by source task; work[] serves
+     * as the fill cursor before the run uses it. */
+    memset(s->succ_off, 0, (n + 1) * sizeof *s->succ_off);
+    for (size_t e = 0; e < s->ndeps; e++)
+        s->succ_off[s->deps[e] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        s->succ_off[i + 1] += s->succ_off[i];
+    cur = s->work;
+    memcpy(cur, s->succ_off, n * sizeof *cur);
+    for (size_t i = 0; i < n; i++) {
+        const struct task *t = &s->tasks[i];
+        for (int32_t k = 0; k < t->ndeps; k++)
+            s->succ[cur[s->deps[t->dep_off + k]]++] = (int32_t)i;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct task *t = &s->tasks[i];
+        struct zs_task_rec *r = &s->recs[i];
+        t->pending = t->ndeps;
+        t->fslot = -1;
+        t->held = 0;
+        t->blk = -1;
+        t->log_alloc = t->log_free = -1;
+        r->start_ns = r->end_ns = -1;
+        r->blocked_by = -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s->tasks[i].qnext >= 0)
+            s->tasks[s->tasks[i].qnext].pending++;
+    return 0;
+}
+
+int zs_sim_run(zs_sim *s, struct zs_err *err)
+{
+    int rc;
+    struct zs_heap_ent e;
+    zs_err_clear(err);
+    if (!s)
+        return zs_err_set(err, ZS_ERUNTIME, "no sim");
+    clear_run(s);
+    rc = prepare(s, err);
+    if (rc)
+        return rc;
+    s->cores_free = s->cores;
+    for (size_t i = 0; i < s->ntasks; i++)
+        if (s->tasks[i].pending == 0)
+            s->work[s->work_tail++] = (int32_t)i;
+    for (;;) {
+        while (s->work_head < s->work_tail) {
+            if (start(s, s->work[s->work_head++]) == ZS_SIM_OOM) {
+                s->work_head = s->work_tail = 0;
+                return ZS_SIM_OOM;
+            }
+        }
+        s->work_head = s->work_tail = 0;
+        if (s->flows_dirty) {
+            const struct zs_heap_ent *top = zs_heap_top(&s->heap);
+            if (!top || top->t_ns > s->now_ns) {
+                flows_recompute(s);
+                continue;
+            }
+        }
+        if (!zs_heap_pop(&s->heap, &e))
+            break;
+        s->now_ns = e.t_ns;
+        if (s->tasks[e.id].kind == ZS_TASK_FLOW)
+            flow_finish(s, e.id);
+        complete(s, e.id);
+    }
+    if ((size_t)s->done < s->ntasks)
+        return deadlock(s, err);
+    return ZS_SIM_DONE;
+}
+
+/* ---- results ----------------------------------------------------------- */
+
+int64_t zs_sim_now(const zs_sim *s)
+{
+    return s ? s->now_ns : 0;
+}
+
+int32_t zs_sim_ntasks(const zs_sim *s)
+{
+    return s ? (int32_t)s->ntasks : 0;
+}
+
+const struct zs_task_rec *zs_sim_task(const zs_sim *s, int32_t id)
+{
+    if (!s || id < 0 || (size_t)id >= s->ntasks)
+        return NULL;
+    return &s->recs[id];
+}
+
+const struct zs_oom *zs_sim_oom(const zs_sim *s)
+{
+    return s && s->oom_set ? &s->oom : NULL;
+}
+
+int64_t zs_sim_events(const zs_sim *s)
+{
+    return s ? s->events : 0;
+}
+
+int zs_sim_nqueues(const zs_sim *s)
+{
+    return s ? (int)s->nqueues : 0;
+}
+
+const char *zs_sim_queue_name(const zs_sim *s, int q)
+{
+    if (!s || q < 0 || (size_t)q >= s->nqueues)
+        return NULL;
+    return s->queues[q].name;
+}
+
+int zs_sim_nlinks(const zs_sim *s)
+{
+    return s ? (int)s->nlinks : 0;
+}
+
+const char *zs_sim_link_name(const zs_sim *s, int l)
+{
+    if (!s || l < 0 || (size_t)l >= s->nlinks)
+        return NULL;
+    return s->links[l].name;
+}
+
+double zs_sim_link_bytes(const zs_sim *s, int l)
+{
+    if (!s || l < 0 || (size_t)l >= s->nlinks)
+        return 0;
+    return s->links[l].bytes_moved;
+}
+
+int zs_sim_npools(const zs_sim *s)
+{
+    return s ? (int)s->npools : 0;
+}
+
+const char *zs_sim_pool_name(const zs_sim *s, int p)
+{
+    if (!s || p < 0 || (size_t)p >= s->npools)
+        return NULL;
+    return s->pools[p].name;
+}

@@ -1,0 +1,486 @@
+/*
+ * pool.c — memory pools of the engine: exact (PLAIN), PyTorch's CUDA caching
+ * allocator (CUDA_CACHING) and host memory with PyTorch's pinned caching
+ * host allocator (HOST); the allocation log, peaks and live-at-peak.
+ *
+ * CUDA_CACHING follows c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.x,
+ * DeviceCachingAllocator) with the default configuration (no
+ * max_split_size_mb, no roundup_power2_divisions, no expandable segments,
+ * no garbage-collection threshold) and one stream:
+ *  - round_size: requests below kMinBlockSize = 512 B become 512 B, others
+ *    are rounded up to a multiple of 512 B;
+ *  - get_pool: rounded sizes <= kSmallSize = 1 MiB use the small pool,
+ *    larger ones the large pool; a block never changes pool;
+ *  - get_free_block: the smallest cached free block of that pool with
+ *    size >= the rounded size (best fit; ties by address);
+ *  - get_allocation_size: a new segment ("cudaMalloc") is kSmallBuffer = 2 MiB
+ *    for small requests, kLargeBuffer = 20 MiB for requests < kMinLargeAlloc
+ *    = 10 MiB, else the size rounded up to kRoundLarge = 2 MiB;
+ *  - should_split: a small-pool block is split when the remainder is
+ *    >= kMinBlockSize, a large-pool block when the remainder is > kSmallSize
+ *    (otherwise the whole block is handed out and counted as allocated,
+ *    as PyTorch's allocated_bytes counts block->size);
+ *  - free_block: a freed block merges with free neighbours of its segment;
+ *  - when the new segment does not fit (our capacity plays the role of a
+ *    failing cudaMalloc / the memory-fraction limit), release_cached_blocks
+ *    frees every cached segment that is entirely free ("cache flush") and
+ *    the segment allocation is retried once; then OOM.  With max_split_size
+ *    unlimited, release_available_cached_blocks does nothing, so the flush
+ *    is the only reclaim step.
+ * HOST follows aten/src/ATen/core/CachingHostAllocator.h: a pinned request
+ * is rounded up to c10::llvm::PowerOf2Ceil(size) and, once freed, cached on
+ * the free list of its size class for the next request of that class; the
+ * cache is never returned (DeepSpeed never empties it; reference
+ * zero3-offload-mechanics.md §2).  Pageable host memory is exact.
+ *
+ * Cost: PLAIN and HOST O(1) per operation.  CUDA_CACHING keeps the free
+ * blocks of each pool in an array sorted by (size, addr): O(log B) search,
+ * O(B) memmove on insert/remove with B cached free blocks (tens to hundreds
+ * in a training step), which beats a tree at that size.  A flush is O(B).
+ * All arrays are sized by zs_pool_prepare before the run, so no operation
+ * allocates.
+ */
+#include "engine/engine_int.h"
+
+#include "util/alloc.h"
+#include "util/err.h"
+
+#include <string.h>
+
+/* Constants of c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.x). */
+#define K_MIN_BLOCK_SIZE ((int64_t)512)            /* kMinBlockSize */
+#define K_SMALL_SIZE ((int64_t)1 << 20)            /* kSmallSize, 1 MiB */
+#define K_SMALL_BUFFER ((int64_t)2 << 20)          /* kSmallBuffer, 2 MiB */
+#define K_LARGE_BUFFER ((int64_t)20 << 20)         /* kLargeBuffer, 20 MiB */
+#define K_MIN_LARGE_ALLOC ((int64_t)10 << 20)      /* kMinLargeAlloc, 10 MiB */
+#define K_ROUND_LARGE ((int64_t)2 << 20)           /* kRoundLarge, 2 MiB */
+
+/* Simulated segment addresses start here (any non-zero base will do; it only
+ * orders blocks of equal size, as PyTorch compares pointers). */
+#define SEG_BASE ((int64_t)1 << 40)
+
+void zs_pool_clear_run(struct pool *p)
+{
+    p->allocated = p->reserved = p->pinned = 0;
+    memset(&p->st, 0, sizeof p->st);
+    p->st.seq_peak_allocated = p->st.seq_peak_reserved = -1;
+    p->st.t_peak_allocated_ns = p->st.t_peak_reserved_ns = -1;
+    p->nlog = 0;
+    p->nblk = 0;
+    p->blk_free = -1;
+    p->nfset[0] = p->nfset[1] = 0;
+    p->next_addr = SEG_BASE;
+    memset(p->cached, 0, sizeof p->cached);
+}
+
+void zs_pool_release(struct pool *p)
+{
+    zs_free(p->name);
+    zs_free(p->log);
+    zs_free(p->blk);
+    zs_free(p->fset[0]);
+    zs_free(p->fset[1]);
+}
+
+int zs_pool_prepare(struct pool *p, struct zs_err *err)
+{
+    size_t n = (size_t)p->nallocs;
+    if (zs_grow((void **)&p->log, &p->log_cap, 2 * n + 1, sizeof *p->log))
+        goto nomem;
+    if (p->kind == ZS_POOL_CUDA_CACHING) {
+        /* Each allocation creates at most a segment block and a split
+         * remainder; frees and flushes only recycle blocks. */
+        size_t nb = 2 * n + 1;
+        if (zs_grow((void **)&p->blk, &p->blk_cap, nb, sizeof *p->blk) ||
+            zs_grow((void **)&p->fset[0], &p->fset_cap[0], nb,
+                    sizeof *p->fset[0]) ||
+            zs_grow((void **)&p->fset[1], &p->fset_cap[1], nb,
+                    sizeof *p->fset[1]))
+            goto nomem;
+    }
+    return 0;
+nomem:
+    return zs_err_set(err, ZS_ENOMEM,
+                      "out of memory preparing pool '%s' for %lld "
+                      "allocations",
+                      p->name, (long long)p->nallocs);
+}
+
+/* ---- log and peaks ----------------------------------------------------- */
+
+static int64_t log_event(struct pool *p, int64_t t_ns, int32_t task,
+                         int64_t bytes)
+{
+    struct zs_mem_event *e = &p->log[p->nlog];
+    int64_t seq = (int64_t)p->nlog++;
+    e->t_ns = t_ns;
+    e->task = task;
+    e->bytes = bytes;
+    e->allocated = p->allocated;
+    e->reserved = p->reserved;
+    if (p->allocated > p->st.peak_allocated) {
+        p->st.peak_allocated = p->allocated;
+        p->st.t_peak_allocated_ns = t_ns;
+        p->st.seq_peak_allocated = seq;
+    }
+    if (p->reserved > p->st.peak_reserved) {
+        p->st.peak_reserved = p->reserved;
+        p->st.t_peak_reserved_ns = t_ns;
+        p->st.seq_peak_reserved = seq;
+    }
+    if (p->pinned > p->st.peak_pinned)
+        p->st.peak_pinned = p->pinned;
+    return seq;
+}
+
+static int oom(zs_sim *s, int pool, int32_t id, int64_t t_ns, int64_t req)
+{
+    const struct pool *p = &s->pools[pool];
+    s->oom.pool = pool;
+    s->oom.task = id;
+    s->oom.t_ns = t_ns;
+    s->oom.requested = req;
+    s->oom.allocated = p->allocated;
+    s->oom.reserved = p->reserved;
+    s->oom.capacity = p->capacity;
+    s->oom_set = 1;
+    return ZS_SIM_OOM;
+}
+
+/* ---- CUDA caching allocator -------------------------------------------- */
+
+static int64_t round_size(int64_t bytes)
+{
+    if (bytes < K_MIN_BLOCK_SIZE)
+        return K_MIN_BLOCK_SIZE;
+    return K_MIN_BLOCK_SIZE * ((bytes + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+}
+
+static int64_t allocation_size(int64_t size)
+{
+    if (size <= K_SMALL_SIZE)
+        return K_SMALL_BUFFER;
+    if (size < K_MIN_LARGE_ALLOC)
+        return K_LARGE_BUFFER;
+    return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) / K_ROUND_LARGE);
+}
+
+static int32_t blk_new(struct pool *p)
+{
+    int32_t b;
+    if (p->blk_free >= 0) {
+        b = p->blk_free;
+        p->blk_free = p->blk[b].next;
+    } else {
+        b = (int32_t)p->nblk++; /* within blk_cap by zs_pool_prepare */
+    }
+    return b;
+}
+
+static void blk_recycle(struct pool *p, int32_t b)
+{
+    p->blk[b].next = p->blk_free;
+    p->blk_free = b;
+}
+
+static inline int blk_less(const struct blk *x, const struct blk *y)
+{
+    return x->size < y->size || (x->size == y->size && x->addr < y->addr);
+}
+
+/* First index in the sorted free set whose block is not before key. */
+static size_t fset_lower(const struct pool *p, int small, int64_t size,
+                         int64_t addr)
+{
+    const int32_t *a = p->fset[small];
+    size_t lo = 0, hi = p->nfset[small];
+    struct blk key;
+    key.size = size;
+    key.addr = addr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (blk_less(&p->blk[a[mid]], &key))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void fset_insert(struct pool *p, int32_t b)
+{
+    int small = p->blk[b].small;
+    size_t i = fset_lower(p, small, p->blk[b].size, p->blk[b].addr);
+    int32_t *a = p->fset[small];
+    memmove(a + i + 1, a + i, (p->nfset[small] - i) * sizeof *a);
+    a[i] = b;
+    p->nfset[small]++;
+}
+
+static void fset_remove_at(struct pool *p, int small, size_t i)
+{
+    int32_t *a = p->fset[small];
+    memmove(a + i, a + i + 1, (p->nfset[small] - i - 1) * sizeof *a);
+    p->nfset[small]--;
+}
+
+static void fset_remove(struct pool *p, int32_t b)
+{
+    int small = p->blk[b].small;
+    size_t i = fset_lower(p, small, p->blk[b].size, p->blk[b].addr);
+    fset_remove_at(p, small, i);
+}
+
+/* release_cached_blocks: frees every cached block that is a whole segment. */
+static void release_cached(struct pool *p)
+{
+    for (int small = 0; small < 2; small++) {
+        int32_t *a = p->fset[small];
+        size_t k = 0;
+        for (size_t i = 0; i < p->nfset[small]; i++) {
+            struct blk *b = &p->blk[a[i]];
+            if (b->prev < 0 && b->next < 0) {
+                p->reserved -= b->size;
+                blk_recycle(p, a[i]);
+            } else {
+                a[k++] = a[i];
+            }
+        }
+        p->nfset[small] = k;
+    }
+}
+
+static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns)
+{
+    struct pool *p = &s->pools[pool];
+    struct task *t = &s->tasks[id];
+    int64_t size = round_size(t->alloc_bytes);
+    int small = size <= K_SMALL_SIZE;
+    size_t i = fset_lower(p, small, size, INT64_MIN);
+    int32_t b;
+    struct blk *B;
+    int64_t rem;
+    if (i < p->nfset[small]) {
+        b = p->fset[small][i];
+        fset_remove_at(p, small, i);
+    } else {
+        int64_t seg = allocation_size(size);
+        if (p->capacity > 0 && p->reserved + seg > p->capacity) {
+            release_cached(p);
+            p->st.cache_flushes++;
+            if (p->reserved + seg > p->capacity)
+                return oom(s, pool, id, t_ns, t->alloc_bytes);
+        }
+        b = blk_new(p);
+        B = &p->blk[b];
+        B->addr = p->next_addr;
+        B->size = seg;
+        B->prev = B->next = -1;
+        B->small = (uint8_t)small;
+        p->next_addr += seg;
+        p->reserved += seg;
+    }
+    B = &p->blk[b];
+    rem = B->size - size;
+    if (small ? rem >= K_MIN_BLOCK_SIZE : rem > K_SMALL_SIZE) {
+        int32_t r = blk_new(p);
+        struct blk *R = &p->blk[r];
+        R->addr = B->addr + size;
+        R->size = rem;
+        R->prev = b;
+        R->next = B->next;
+        R->small = B->small;
+        R->used = 0;
+        R->task = -1;
+        if (B->next >= 0)
+            p->blk[B->next].prev = r;
+        B->next = r;
+        B->size = size;
+        fset_insert(p, r);
+    }
+    B->used = 1;
+    B->task = id;
+    t->blk = b;
+    t->held = B->size;
+    p->allocated += B->size;
+    return 0;
+}
+
+static void cuda_free(struct pool *p, struct task *t)
+{
+    int32_t b = t->blk;
+    struct blk *B = &p->blk[b];
+    p->allocated -= B->size;
+    B->used = 0;
+    B->task = -1;
+    if (B->prev >= 0 && !p->blk[B->prev].used) {
+        int32_t pv = B->prev;
+        struct blk *P = &p->blk[pv];
+        fset_remove(p, pv);
+        P->size += B->size;
+        P->next = B->next;
+        if (B->next >= 0)
+            p->blk[B->next].prev = pv;
+        blk_recycle(p, b);
+        b = pv;
+        B = P;
+    }
+    if (B->next >= 0 && !p->blk[B->next].used) {
+        int32_t nx = B->next;
+        struct blk *N = &p->blk[nx];
+        fset_remove(p, nx);
+        B->size += N->size;
+        B->next = N->next;
+        if (N->next >= 0)
+            p->blk[N->next].prev = b;
+        blk_recycle(p, nx);
+    }
+    fset_insert(p, b);
+    t->blk = -1;
+}
+
+/* ---- host -------------------------------------------------------------- */
+
+/* c10::llvm::PowerOf2Ceil: the class k with 2^k >= bytes (bytes >= 1). */
+static int pow2_class(int64_t bytes)
+{
+    int k = 0;
+    while (((int64_t)1 << k) < bytes)
+        k++;
+    return k;
+}
+
+/* ---- entry points ------------------------------------------------------ */
+
+int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns)
+{
+    struct pool *p = &s->pools[pool];
+    struct task *t = &s->tasks[id];
+    int64_t req = t->alloc_bytes;
+    if (req > 0) {
+        switch (p->kind) {
+        case ZS_POOL_CUDA_CACHING:
+            if (cuda_alloc(s, pool, id, t_ns))
+                return ZS_SIM_OOM;
+            break;
+        case ZS_POOL_HOST:
+            if (t->flags & ZS_ALLOC_PINNED) {
+                int k = pow2_class(req);
+                int64_t sz = (int64_t)1 << k;
+                if (p->cached[k] > 0) {
+                    p->cached[k]--;
+                } else {
+                    if (p->capacity > 0 && p->reserved + sz > p->capacity)
+                        return oom(s, pool, id, t_ns, req);
+                    p->pinned += sz;
+                    p->reserved += sz;
+                }
+                t->blk = k;
+                t->held = sz;
+                p->allocated += sz;
+                break;
+            }
+            /* pageable host memory is exact, as PLAIN */
+            if (p->capacity > 0 && p->reserved + req > p->capacity)
+                return oom(s, pool, id, t_ns, req);
+            t->held = req;
+            p->allocated += req;
+            p->reserved += req;
+            break;
+        default:
+            if (p->capacity > 0 && p->reserved + req > p->capacity)
+                return oom(s, pool, id, t_ns, req);
+            t->held = req;
+            p->allocated += req;
+            p->reserved += req;
+            break;
+        }
+    }
+    p->st.allocs++;
+    t->log_alloc = log_event(p, t_ns, id, req);
+    return 0;
+}
+
+void zs_pool_free(zs_sim *s, int pool, int32_t id, int64_t t_ns)
+{
+    struct pool *p = &s->pools[pool];
+    struct task *t = &s->tasks[id];
+    if (t->held > 0) {
+        if (p->kind == ZS_POOL_CUDA_CACHING) {
+            cuda_free(p, t);
+        } else if (p->kind == ZS_POOL_HOST && t->blk >= 0) {
+            p->cached[t->blk]++; /* stays reserved, cached for reuse */
+            p->allocated -= t->held;
+            t->blk = -1;
+        } else {
+            p->allocated -= t->held;
+            p->reserved -= t->held;
+        }
+    }
+    p->st.frees++;
+    t->log_free = log_event(p, t_ns, id, -t->alloc_bytes);
+}
+
+/* ---- results ----------------------------------------------------------- */
+
+void zs_sim_pool_stats(const zs_sim *s, int pool, struct zs_pool_stats *out)
+{
+    if (!out)
+        return;
+    if (!s || pool < 0 || (size_t)pool >= s->npools) {
+        memset(out, 0, sizeof *out);
+        out->seq_peak_allocated = out->seq_peak_reserved = -1;
+        return;
+    }
+    *out = s->pools[pool].st;
+}
+
+const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool,
+                                           int64_t *n)
+{
+    if (!s || pool < 0 || (size_t)pool >= s->npools) {
+        if (n)
+            *n = 0;
+        return NULL;
+    }
+    if (n)
+        *n = (int64_t)s->pools[pool].nlog;
+    return s->pools[pool].log;
+}
+
+int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
+                            int32_t *tasks, int64_t cap)
+{
+    const struct pool *p;
+    int64_t total = 0, filled = 0;
+    if (!s || pool < 0 || (size_t)pool >= s->npools || seq < 0)
+        return 0;
+    if (!tasks)
+        cap = 0;
+    p = &s->pools[pool];
+    if (seq >= (int64_t)p->nlog)
+        seq = (int64_t)p->nlog - 1;
+    for (int64_t i = 0; i <= seq; i++) {
+        int32_t id = p->log[i].task;
+        const struct task *t = &s->tasks[id];
+        int64_t j;
+        if (t->log_alloc != i || t->held <= 0 ||
+            (t->log_free >= 0 && t->log_free <= seq))
+            continue;
+        total++;
+        /* Keep tasks[0..filled) sorted by held bytes, largest first, then
+         * by task id: an insertion into at most cap entries, no allocation. */
+        j = filled < cap ? filled++ : cap;
+        while (j > 0) {
+            const struct task *u = &s->tasks[tasks[j - 1]];
+            if (u->held > t->held || (u->held == t->held && tasks[j - 1] < id))
+                break;
+            if (j < cap)
+                tasks[j] = tasks[j - 1];
+            j--;
+        }
+        if (j < cap)
+            tasks[j] = id;
+    }
+    return total;
+}

@@ -1,0 +1,975 @@
+/*
+ * check_engine.c — the discrete-event engine on hand-solvable schedules:
+ * fluid flows (sharing, joining, caps, weights), queues, dependencies,
+ * the core pool, zero-duration chains, the memory pools (PyTorch caching
+ * allocator rules, pinned power-of-two rounding), live-at-peak, OOM and
+ * deadlock reports, the heap against a sorted-array oracle, and the
+ * allocation-failure loop.  Every expected time is worked out in a comment.
+ */
+#include "engine/engine.h"
+#include "engine/heap.h"
+#include "util/alloc.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MiB ((int64_t)1 << 20)
+#define GiB ((int64_t)1 << 30)
+#define MS 1000000LL /* ns */
+
+static zs_sim *mk(void)
+{
+    zs_sim *s = zs_sim_new();
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+static int32_t sub(zs_sim *s, struct zs_task_desc d)
+{
+    int32_t id = zs_sim_submit(s, &d);
+    ck_assert_msg(id >= 0, "submit: %s", zs_sim_errmsg(s));
+    return id;
+}
+
+static int32_t delay(zs_sim *s, int q, int64_t dur, const int32_t *deps,
+                     int ndeps)
+{
+    return sub(s, (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q,
+                                        .dur_ns = dur, .deps = deps,
+                                        .ndeps = ndeps, .name = "delay"});
+}
+
+static int32_t flow1(zs_sim *s, int q, double bytes, int link, double cap,
+                     const int32_t *deps, int ndeps)
+{
+    return sub(s, (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q,
+                                        .bytes = bytes, .nlinks = 1,
+                                        .links = {link}, .rate_cap = cap,
+                                        .deps = deps, .ndeps = ndeps,
+                                        .name = "flow"});
+}
+
+static int32_t alloc(zs_sim *s, int q, int pool, int64_t bytes, unsigned fl)
+{
+    return sub(s, (struct zs_task_desc){.kind = ZS_TASK_ALLOC, .queue = q,
+                                        .pool = pool, .alloc_bytes = bytes,
+                                        .alloc_flags = fl, .name = "buf"});
+}
+
+static int32_t release(zs_sim *s, int q, int32_t a)
+{
+    return sub(s, (struct zs_task_desc){.kind = ZS_TASK_FREE, .queue = q,
+                                        .alloc_task = a, .name = "free"});
+}
+
+static void run_ok(zs_sim *s)
+{
+    struct zs_err err = {0, ""};
+    int rc = zs_sim_run(s, &err);
+    ck_assert_msg(rc == ZS_SIM_DONE, "run: %d %s", rc, err.msg);
+}
+
+#define START(s, id) (zs_sim_task(s, id)->start_ns)
+#define END(s, id) (zs_sim_task(s, id)->end_ns)
+#define BY(s, id) (zs_sim_task(s, id)->blocked_by)
+
+/* ---- flows -------------------------------------------------------------- */
+
+/* Two 1 GB flows on one 10 GB/s link get 5 GB/s each: 1e9 / 5e9 = 200 ms. */
+START_TEST(test_flow_share)
+{
+    zs_sim *s = mk();
+    int l = zs_sim_add_link(s, "pcie", 10e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int32_t a = flow1(s, q0, 1e9, l, 0, NULL, 0);
+    int32_t b = flow1(s, q1, 1e9, l, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(START(s, a), 0);
+    ck_assert_int_eq(END(s, a), 200 * MS);
+    ck_assert_int_eq(END(s, b), 200 * MS);
+    ck_assert(zs_sim_link_bytes(s, l) == 2e9);
+    ck_assert_int_eq(zs_sim_now(s), 200 * MS);
+    ck_assert_int_eq(zs_sim_events(s), 4);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* A (1 GB) starts at 0 alone at 10 GB/s; B (1 GB) joins at 50 ms.
+ *   0-50 ms:   A moves 10e9 * 0.05 = 0.5 GB, 0.5 GB left.
+ *   from 50:   both at 5 GB/s; A's 0.5 GB takes 100 ms -> A ends at 150 ms,
+ *              by then B moved 0.5 GB.
+ *   from 150:  B alone at 10 GB/s, 0.5 GB takes 50 ms -> B ends at 200 ms. */
+START_TEST(test_flow_join)
+{
+    zs_sim *s = mk();
+    int l = zs_sim_add_link(s, "pcie", 10e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int32_t a = flow1(s, q0, 1e9, l, 0, NULL, 0);
+    int32_t w = delay(s, q1, 50 * MS, NULL, 0);
+    int32_t b = flow1(s, q1, 1e9, l, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(END(s, a), 150 * MS);
+    ck_assert_int_eq(START(s, b), 50 * MS);
+    ck_assert_int_eq(BY(s, b), w);
+    ck_assert_int_eq(END(s, b), 200 * MS);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Link 10 GB/s; A (1 GB, cap 2 GB/s) and B (1 GB, no cap).  Progressive
+ * filling: both rise to 2 GB/s, A freezes at its cap; the link has 6 GB/s
+ * left for B alone -> B at 8 GB/s ends at 1e9/8e9 = 125 ms.  A stays capped
+ * at 2 GB/s: 1e9/2e9 = 500 ms. */
+START_TEST(test_flow_cap)
+{
+    zs_sim *s = mk();
+    int l = zs_sim_add_link(s, "pcie", 10e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int32_t a = flow1(s, q0, 1e9, l, 2e9, NULL, 0);
+    int32_t b = flow1(s, q1, 1e9, l, 0, NULL, 0);
+    /* a flow with no link, only a cap: 3e6 B at 1e9 B/s = 3 ms */
+    int32_t c = sub(s, (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q1,
+                                             .bytes = 3e6, .rate_cap = 1e9});
+    run_ok(s);
+    ck_assert_int_eq(END(s, a), 500 * MS);
+    ck_assert_int_eq(END(s, b), 125 * MS);
+    ck_assert_int_eq(START(s, c), 125 * MS);
+    ck_assert_int_eq(END(s, c), 128 * MS);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* X = 10 GB/s, Y = 4 GB/s.  F1 crosses X (weight 1) and Y (weight 2), F2
+ * crosses X only; both 1 GB.  Common rate x: Y binds at 2x = 4e9 -> x = 2e9,
+ * F1 frozen at 2 GB/s.  X has 10e9 - 2e9 - 2e9 = 6e9 left for F2 -> 8 GB/s,
+ * F2 ends at 125 ms.  F1 then alone: Y still allows 2 GB/s -> 1 GB in 500 ms.
+ * Bytes carried: X 1e9 + 1e9 = 2e9, Y 2 * 1e9 = 2e9 (weight applied). */
+START_TEST(test_flow_two_links)
+{
+    zs_sim *s = mk();
+    int x = zs_sim_add_link(s, "x", 10e9), y = zs_sim_add_link(s, "y", 4e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int32_t f1 = sub(s, (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q0,
+                                              .bytes = 1e9, .nlinks = 2,
+                                              .links = {x, y},
+                                              .weight = {0, 2}});
+    int32_t f2 = flow1(s, q1, 1e9, x, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(END(s, f2), 125 * MS);
+    ck_assert_int_eq(END(s, f1), 500 * MS);
+    ck_assert(zs_sim_link_bytes(s, x) == 2e9);
+    ck_assert(zs_sim_link_bytes(s, y) == 2e9);
+    ck_assert_str_eq(zs_sim_link_name(s, y), "y");
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Rounding: 1000 B at 3 B/ns... 1000 B over 3e9 B/s = 333.33 ns -> 334 ns. */
+START_TEST(test_flow_ceil)
+{
+    zs_sim *s = mk();
+    int l = zs_sim_add_link(s, "l", 3e9);
+    int q = zs_sim_add_queue(s, "a");
+    int32_t a = flow1(s, q, 1000, l, 0, NULL, 0);
+    int32_t b = flow1(s, q, 0.5, l, 0, NULL, 0); /* < 1 B: instant */
+    run_ok(s);
+    ck_assert_int_eq(END(s, a), 334);
+    ck_assert_int_eq(START(s, b), 334);
+    ck_assert_int_eq(END(s, b), 334);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* ---- queues, deps, cores ------------------------------------------------ */
+
+/* One stream: 10, 20, 30 ns back to back -> ends 10, 30, 60. */
+START_TEST(test_chain)
+{
+    zs_sim *s = mk();
+    int q = zs_sim_add_queue(s, "compute");
+    int32_t a = delay(s, q, 10, NULL, 0), b = delay(s, q, 20, NULL, 0);
+    int32_t c = delay(s, q, 30, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(START(s, b), 10);
+    ck_assert_int_eq(END(s, c), 60);
+    ck_assert_int_eq(BY(s, a), -1);
+    ck_assert_int_eq(BY(s, b), a);
+    ck_assert_int_eq(BY(s, c), b);
+    ck_assert_int_eq(zs_sim_task(s, c)->queue, q);
+    ck_assert_str_eq(zs_sim_queue_name(s, q), "compute");
+    zs_sim_free(s);
+}
+END_TEST
+
+/* q0: A (100).  q1: D (200) then B (50) depending on A.  B waits for both:
+ * A ends at 100, D at 200 -> B runs 200..250, blocked by D (the later).
+ * q2: C (10) depending on A -> 100..110, blocked by A. */
+START_TEST(test_cross_stream)
+{
+    zs_sim *s = mk();
+    int q0 = zs_sim_add_queue(s, "s0"), q1 = zs_sim_add_queue(s, "s1");
+    int q2 = zs_sim_add_queue(s, "s2");
+    int32_t a = delay(s, q0, 100, NULL, 0);
+    int32_t d = delay(s, q1, 200, NULL, 0);
+    int32_t b = delay(s, q1, 50, &a, 1);
+    int32_t c = delay(s, q2, 10, &a, 1);
+    run_ok(s);
+    ck_assert_int_eq(START(s, b), 200);
+    ck_assert_int_eq(END(s, b), 250);
+    ck_assert_int_eq(BY(s, b), d);
+    ck_assert_int_eq(START(s, c), 100);
+    ck_assert_int_eq(BY(s, c), a);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* 4 cores.  3 + 2 > 4: serialised, 0..100 then 100..200, the second blocked
+ * by the first (it released the cores).  2 + 2 <= 4: both 0..100. */
+START_TEST(test_cores)
+{
+    static const struct {
+        int c1, c2;
+        int64_t start2;
+    } cases[] = {{3, 2, 100}, {2, 2, 0}};
+    for (size_t i = 0; i < 2; i++) {
+        zs_sim *s = mk();
+        int q0 = zs_sim_add_queue(s, "cpu0"), q1 = zs_sim_add_queue(s, "cpu1");
+        int32_t a, b;
+        zs_sim_set_cores(s, 4);
+        a = sub(s, (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q0,
+                                         .dur_ns = 100, .cores = cases[i].c1});
+        b = sub(s, (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q1,
+                                         .dur_ns = 100, .cores = cases[i].c2});
+        run_ok(s);
+        ck_assert_int_eq(START(s, a), 0);
+        ck_assert_int_eq(START(s, b), cases[i].start2);
+        ck_assert_int_eq(END(s, b), cases[i].start2 + 100);
+        ck_assert_int_eq(BY(s, b), cases[i].start2 ? a : -1);
+        zs_sim_free(s);
+    }
+}
+END_TEST
+
+/* FIFO grant: 4 cores; T1 takes 3 (0..100); T2 needs 2 and waits; T3 needs
+ * 1 and would fit, but may not overtake T2: both start at 100. */
+START_TEST(test_cores_fifo)
+{
+    zs_sim *s = mk();
+    int q[3];
+    int32_t t[3];
+    static const int need[3] = {3, 2, 1};
+    zs_sim_set_cores(s, 4);
+    for (int i = 0; i < 3; i++)
+        q[i] = zs_sim_add_queue(s, "cpu");
+    for (int i = 0; i < 3; i++)
+        t[i] = sub(s, (struct zs_task_desc){.kind = ZS_TASK_DELAY,
+                                            .queue = q[i], .dur_ns = 100,
+                                            .cores = need[i]});
+    run_ok(s);
+    ck_assert_int_eq(START(s, t[1]), 100);
+    ck_assert_int_eq(START(s, t[2]), 100);
+    ck_assert_int_eq(BY(s, t[2]), t[0]);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Ties are FIFO: two 10 ns DELAYs end at the same instant; the one
+ * scheduled first completes first, so its ALLOC is logged first.  Swapping
+ * the submission order swaps the log. */
+START_TEST(test_fifo_ties)
+{
+    for (int order = 0; order < 2; order++) {
+        zs_sim *s = mk();
+        int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 0);
+        int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+        int qa = order ? q1 : q0, qb = order ? q0 : q1;
+        int32_t x, y;
+        const struct zs_mem_event *log;
+        int64_t n;
+        delay(s, qa, 10, NULL, 0);
+        delay(s, qb, 10, NULL, 0);
+        x = alloc(s, qa, p, 1, 0);
+        y = alloc(s, qb, p, 2, 0);
+        run_ok(s);
+        log = zs_sim_pool_log(s, p, &n);
+        ck_assert_int_eq(n, 2);
+        ck_assert_int_eq(log[0].task, x);
+        ck_assert_int_eq(log[1].task, y);
+        ck_assert_int_eq(log[1].t_ns, 10);
+        zs_sim_free(s);
+    }
+}
+END_TEST
+
+/* 200000 zero-duration tasks (MARK, DELAY 0, ALLOC/FREE) in one chain with
+ * cross-queue deps: all at t = 0, no recursion, 2 events per task. */
+START_TEST(test_zero_chain)
+{
+    zs_sim *s = mk();
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 0);
+    int32_t prev = -1, last = -1;
+    const int n = 50000;
+    for (int i = 0; i < n; i++) {
+        int32_t a;
+        sub(s, (struct zs_task_desc){.kind = ZS_TASK_MARK, .queue = q0,
+                                     .deps = prev >= 0 ? &prev : NULL,
+                                     .ndeps = prev >= 0});
+        prev = delay(s, q1, 0, NULL, 0);
+        a = alloc(s, q0, p, 8, 0);
+        last = release(s, q1, a);
+    }
+    run_ok(s);
+    ck_assert_int_eq(zs_sim_now(s), 0);
+    ck_assert_int_eq(END(s, last), 0);
+    ck_assert_int_eq(zs_sim_events(s), 2 * 4 * n);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* ---- pools ------------------------------------------------------------- */
+
+/* PLAIN: a=100, b=300, free a, c=50.  Log: 100, 400, 300, 350 allocated.
+ * Peak 400 at index 1; live there: b (300) then a (100). */
+START_TEST(test_plain_live_at_peak)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 0);
+    int q = zs_sim_add_queue(s, "a");
+    int32_t a = alloc(s, q, p, 100, 0), b = alloc(s, q, p, 300, 0);
+    int32_t live[4] = {-1, -1, -1, -1}, c;
+    struct zs_pool_stats st;
+    const struct zs_mem_event *log;
+    int64_t n;
+    delay(s, q, 7, NULL, 0);
+    release(s, q, a);
+    c = alloc(s, q, p, 50, 0);
+    run_ok(s);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.peak_allocated, 400);
+    ck_assert_int_eq(st.peak_reserved, 400);
+    ck_assert_int_eq(st.seq_peak_allocated, 1);
+    ck_assert_int_eq(st.t_peak_allocated_ns, 0);
+    ck_assert_int_eq(st.allocs, 3);
+    ck_assert_int_eq(st.frees, 1);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(log[2].bytes, -100);
+    ck_assert_int_eq(log[2].t_ns, 7);
+    ck_assert_int_eq(log[3].allocated, 350);
+    ck_assert_int_eq(zs_sim_pool_live_at(s, p, st.seq_peak_allocated, live, 4),
+                     2);
+    ck_assert_int_eq(live[0], b);
+    ck_assert_int_eq(live[1], a);
+    ck_assert_int_eq(zs_sim_pool_live_at(s, p, 3, live, 1), 2);
+    ck_assert_int_eq(live[0], b);
+    ck_assert_int_eq(zs_sim_pool_live_at(s, p, 3, live, 4), 2);
+    ck_assert_int_eq(live[1], c);
+    zs_sim_free(s);
+}
+END_TEST
+
+struct cstate {
+    int64_t allocated, reserved;
+};
+
+static struct cstate cuda_after(zs_sim *s, int p)
+{
+    int64_t n;
+    const struct zs_mem_event *log = zs_sim_pool_log(s, p, &n);
+    struct cstate c = {log[n - 1].allocated, log[n - 1].reserved};
+    return c;
+}
+
+/* 4 MiB (1-10 MiB) gets a 20 MiB segment, split 4 + 16.  Freed: merged back
+ * into one 20 MiB cached block, reserved stays 20 MiB.  4 MiB again: reuses
+ * it, reserved flat. */
+START_TEST(test_cuda_reuse)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+    int q = zs_sim_add_queue(s, "a");
+    int32_t a = alloc(s, q, p, 4 * MiB, 0);
+    const struct zs_mem_event *log;
+    int64_t n;
+    struct zs_pool_stats st;
+    release(s, q, a);
+    alloc(s, q, p, 4 * MiB, 0);
+    run_ok(s);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(log[0].allocated, 4 * MiB);
+    ck_assert_int_eq(log[0].reserved, 20 * MiB);
+    ck_assert_int_eq(log[1].allocated, 0);
+    ck_assert_int_eq(log[1].reserved, 20 * MiB);
+    ck_assert_int_eq(log[2].allocated, 4 * MiB);
+    ck_assert_int_eq(log[2].reserved, 20 * MiB);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.peak_reserved, 20 * MiB);
+    ck_assert_int_eq(st.cache_flushes, 0);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* 512 B rounding in the small pool: 1000 -> 1024, 1 -> 512, 512 -> 512;
+ * all three carved from one 2 MiB small segment. */
+START_TEST(test_cuda_rounding)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+    int q = zs_sim_add_queue(s, "a");
+    struct cstate c;
+    alloc(s, q, p, 1000, 0);
+    alloc(s, q, p, 1, 0);
+    alloc(s, q, p, 512, 0);
+    run_ok(s);
+    c = cuda_after(s, p);
+    ck_assert_int_eq(c.allocated, 1024 + 512 + 512);
+    ck_assert_int_eq(c.reserved, 2 * MiB);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Small vs large pools: 1 MiB exactly is small (2 MiB segment); 2 MiB is
+ * large (20 MiB segment, split 2 + 18).  A 4 KiB request then finds the
+ * small segment's 1 MiB remainder; a second 1 MiB request does not fit there
+ * (1 MiB - 4 KiB left) and, although 18 MiB sit free in the large pool,
+ * takes a new 2 MiB small segment: reserved 2 + 20 + 2 = 24 MiB. */
+START_TEST(test_cuda_pools)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+    int q = zs_sim_add_queue(s, "a");
+    const struct zs_mem_event *log;
+    int64_t n;
+    alloc(s, q, p, 1 * MiB, 0);
+    alloc(s, q, p, 2 * MiB, 0);
+    alloc(s, q, p, 4096, 0);
+    alloc(s, q, p, 1 * MiB, 0);
+    run_ok(s);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(log[0].reserved, 2 * MiB);
+    ck_assert_int_eq(log[1].reserved, 22 * MiB);
+    ck_assert_int_eq(log[2].reserved, 22 * MiB);
+    ck_assert_int_eq(log[3].reserved, 24 * MiB);
+    ck_assert_int_eq(log[3].allocated, 4 * MiB + 4096);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Large-pool split rule (remainder must exceed 1 MiB): 5 MiB in a 20 MiB
+ * segment, freed -> one 20 MiB cached block.  19.5 MiB leaves 0.5 MiB: not
+ * split, the whole 20 MiB block is allocated.  Freed again, 18 MiB leaves
+ * 2 MiB > 1 MiB: split, 18 MiB allocated.  Reserved stays 20 MiB. */
+START_TEST(test_cuda_split_rule)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+    int q = zs_sim_add_queue(s, "a");
+    const struct zs_mem_event *log;
+    int64_t n;
+    int32_t a = alloc(s, q, p, 5 * MiB, 0);
+    release(s, q, a);
+    a = alloc(s, q, p, 19 * MiB + MiB / 2, 0);
+    release(s, q, a);
+    alloc(s, q, p, 18 * MiB, 0);
+    run_ok(s);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(log[2].allocated, 20 * MiB);
+    ck_assert_int_eq(log[4].allocated, 18 * MiB);
+    ck_assert_int_eq(log[4].reserved, 20 * MiB);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Fragmentation, capacity 40 MiB:
+ *   A 8 MiB -> segment S1 (20 MiB) split A 8 | free 12
+ *   B 8 MiB -> best fit the 12: B 8 | free 4        (reserved 20)
+ *   C 8 MiB -> no free block >= 8: S2 (20 MiB): C 8 | free 12 (reserved 40)
+ *   free A  -> S1: free 8 | B 8 | free 4
+ *   D 16 MiB -> no cached block >= 16; a new 16 MiB segment would make 56 >
+ *   40: flush (no segment is entirely free, nothing released), retry, OOM.
+ * allocated 16 MiB + 16 MiB asked = 32 <= 40, yet it fails. */
+START_TEST(test_cuda_fragmentation)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 40 * MiB);
+    int q = zs_sim_add_queue(s, "a");
+    struct zs_err err = {0, ""};
+    const struct zs_oom *o;
+    struct zs_pool_stats st;
+    int32_t a, d, after;
+    a = alloc(s, q, p, 8 * MiB, 0);
+    alloc(s, q, p, 8 * MiB, 0);
+    alloc(s, q, p, 8 * MiB, 0);
+    delay(s, q, 5, NULL, 0);
+    release(s, q, a);
+    d = alloc(s, q, p, 16 * MiB, 0);
+    after = delay(s, q, 5, NULL, 0);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_SIM_OOM);
+    o = zs_sim_oom(s);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(o->pool, p);
+    ck_assert_int_eq(o->task, d);
+    ck_assert_int_eq(o->t_ns, 5);
+    ck_assert_int_eq(o->requested, 16 * MiB);
+    ck_assert_int_eq(o->allocated, 16 * MiB);
+    ck_assert_int_eq(o->reserved, 40 * MiB);
+    ck_assert_int_eq(o->capacity, 40 * MiB);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.cache_flushes, 1);
+    ck_assert_int_eq(START(s, d), -1);
+    ck_assert_int_eq(START(s, after), -1);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* A flush that succeeds, capacity 40 MiB: 30 MiB (segment of 30), freed and
+ * cached; 32 MiB does not fit the cached block, 30 + 32 > 40 -> flush
+ * releases the free 30 MiB segment, then 32 fits: reserved 32 MiB. */
+START_TEST(test_cuda_flush)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 40 * MiB);
+    int q = zs_sim_add_queue(s, "a");
+    struct zs_pool_stats st;
+    struct cstate c;
+    int32_t a = alloc(s, q, p, 30 * MiB, 0);
+    release(s, q, a);
+    alloc(s, q, p, 32 * MiB, 0);
+    run_ok(s);
+    c = cuda_after(s, p);
+    ck_assert_int_eq(c.reserved, 32 * MiB);
+    ck_assert_int_eq(c.allocated, 32 * MiB);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.cache_flushes, 1);
+    ck_assert_int_eq(st.peak_reserved, 32 * MiB);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Pinned host memory rounds to a power of two (reference
+ * zero3-offload-mechanics.md §2: a 1.63 GiB buffer occupies 2 GiB).
+ *   pinned 1.63 GiB -> 2 GiB reserved and allocated
+ *   free            -> cached: allocated 0, reserved 2 GiB
+ *   pinned 1.5 GiB  -> same class: reuses the cached block, reserved flat
+ *   pageable 1000   -> exact: reserved 2 GiB + 1000
+ *   pinned 1 GiB    -> a new 1 GiB block: reserved 3 GiB + 1000,
+ *                      peak_pinned 3 GiB. */
+START_TEST(test_host_pinned)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "host", ZS_POOL_HOST, 0);
+    int q = zs_sim_add_queue(s, "a");
+    int64_t b163 = 1750199173; /* 1.63 * 2^30, truncated */
+    const struct zs_mem_event *log;
+    struct zs_pool_stats st;
+    int64_t n;
+    int32_t a = alloc(s, q, p, b163, ZS_ALLOC_PINNED);
+    release(s, q, a);
+    alloc(s, q, p, 3 * GiB / 2, ZS_ALLOC_PINNED);
+    alloc(s, q, p, 1000, 0);
+    alloc(s, q, p, GiB, ZS_ALLOC_PINNED);
+    run_ok(s);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(log[0].bytes, b163);
+    ck_assert_int_eq(log[0].allocated, 2 * GiB);
+    ck_assert_int_eq(log[0].reserved, 2 * GiB);
+    ck_assert_int_eq(log[1].allocated, 0);
+    ck_assert_int_eq(log[1].reserved, 2 * GiB);
+    ck_assert_int_eq(log[2].reserved, 2 * GiB);
+    ck_assert_int_eq(log[3].reserved, 2 * GiB + 1000);
+    ck_assert_int_eq(log[4].reserved, 3 * GiB + 1000);
+    ck_assert_int_eq(log[4].allocated, 3 * GiB + 1000);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.peak_pinned, 3 * GiB);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* PLAIN with capacity 1000: 600 fits, a second 600 does not (1200 > 1000):
+ * the run stops at t=3 with the record filled. */
+START_TEST(test_plain_oom)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 1000);
+    int q = zs_sim_add_queue(s, "a");
+    struct zs_err err = {0, ""};
+    const struct zs_oom *o;
+    int32_t b;
+    alloc(s, q, p, 600, 0);
+    delay(s, q, 3, NULL, 0);
+    b = alloc(s, q, p, 600, 0);
+    ck_assert_ptr_null(zs_sim_oom(s));
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_SIM_OOM);
+    o = zs_sim_oom(s);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(o->task, b);
+    ck_assert_int_eq(o->t_ns, 3);
+    ck_assert_int_eq(o->requested, 600);
+    ck_assert_int_eq(o->allocated, 600);
+    ck_assert_int_eq(o->reserved, 600);
+    ck_assert_int_eq(o->capacity, 1000);
+    /* a larger capacity and the same tasks: the run completes */
+    zs_sim_set_pool_capacity(s, p, 2000);
+    run_ok(s);
+    ck_assert_ptr_null(zs_sim_oom(s));
+    zs_sim_free(s);
+}
+END_TEST
+
+/* ---- limits -------------------------------------------------------------- */
+
+struct oracle_ent {
+    int64_t t;
+    uint64_t seq;
+    int32_t id;
+};
+
+static int oracle_min(const struct oracle_ent *o, int n)
+{
+    int m = 0;
+    for (int i = 1; i < n; i++)
+        if (o[i].t < o[m].t || (o[i].t == o[m].t && o[i].seq < o[m].seq))
+            m = i;
+    return m;
+}
+
+/* The heap against an unsorted-array oracle with linear min search: random
+ * sets (insert or re-time), cancels and pops over a small time range so that
+ * ties are frequent; every pop must agree on id and time. */
+START_TEST(test_heap_fuzz)
+{
+    enum { NID = 256 };
+    static const unsigned seeds[] = {1, 7, 42, 1234, 99991};
+    for (size_t si = 0; si < sizeof seeds / sizeof seeds[0]; si++) {
+        struct zs_heap h;
+        struct oracle_ent o[NID];
+        int n = 0;
+        int where[NID];
+        uint64_t seq = 0;
+        unsigned st = seeds[si];
+        zs_heap_init(&h);
+        ck_assert_int_eq(zs_heap_reserve(&h, NID, 4), 0);
+        for (int i = 0; i < NID; i++)
+            where[i] = -1;
+        for (int op = 0; op < 20000; op++) {
+            int r = (int)(rand_r(&st) % 10);
+            if (r < 5) { /* set */
+                int32_t id = (int32_t)(rand_r(&st) % NID);
+                int64_t t = rand_r(&st) % 50;
+                ck_assert_int_eq(zs_heap_set(&h, id, t), 0);
+                if (where[id] < 0) {
+                    where[id] = n;
+                    o[n].id = id;
+                    n++;
+                }
+                o[where[id]].t = t;
+                o[where[id]].seq = seq++;
+            } else if (r < 7) { /* cancel */
+                int32_t id = (int32_t)(rand_r(&st) % NID);
+                ck_assert_int_eq(zs_heap_cancel(&h, id), where[id] >= 0);
+                if (where[id] >= 0) {
+                    int k = where[id];
+                    o[k] = o[--n];
+                    where[o[k].id] = k;
+                    where[id] = -1;
+                }
+            } else { /* pop */
+                struct zs_heap_ent e;
+                int got = zs_heap_pop(&h, &e);
+                ck_assert_int_eq(got, n > 0);
+                if (got) {
+                    int k = oracle_min(o, n);
+                    ck_assert_int_eq(e.id, o[k].id);
+                    ck_assert_int_eq(e.t_ns, o[k].t);
+                    where[e.id] = -1;
+                    o[k] = o[--n];
+                    if (k < n)
+                        where[o[k].id] = k;
+                }
+            }
+            ck_assert_uint_eq(h.n, (size_t)n);
+        }
+        zs_heap_release(&h);
+    }
+}
+END_TEST
+
+/* A whole topology and a mixed schedule; returns 0, ZS_ENOMEM or ZS_SIM_*. */
+static int build_and_run(zs_sim **out, struct zs_err *err)
+{
+    zs_sim *s = zs_sim_new();
+    int l, q0, q1, gpu, host, rc;
+    int32_t a, f, h, id;
+    *out = s;
+    if (!s)
+        return ZS_ENOMEM;
+    if ((l = zs_sim_add_link(s, "pcie", 10e9)) < 0)
+        return l;
+    if ((q0 = zs_sim_add_queue(s, "compute")) < 0)
+        return q0;
+    if ((q1 = zs_sim_add_queue(s, "copy")) < 0)
+        return q1;
+    if ((gpu = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0)) < 0)
+        return gpu;
+    if ((host = zs_sim_add_pool(s, "host", ZS_POOL_HOST, 0)) < 0)
+        return host;
+    for (int i = 0; i < 20; i++) {
+        struct zs_task_desc d = {.kind = ZS_TASK_ALLOC, .queue = q1,
+                                 .pool = gpu, .alloc_bytes = (i + 1) * MiB};
+        if ((a = zs_sim_submit(s, &d)) < 0)
+            return a;
+        d = (struct zs_task_desc){.kind = ZS_TASK_ALLOC, .queue = q1,
+                                  .pool = host, .alloc_bytes = 3000,
+                                  .alloc_flags = ZS_ALLOC_PINNED};
+        if ((h = zs_sim_submit(s, &d)) < 0)
+            return h;
+        d = (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q1,
+                                  .bytes = 1e6, .nlinks = 1, .links = {l}};
+        if ((f = zs_sim_submit(s, &d)) < 0)
+            return f;
+        d = (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q0,
+                                  .dur_ns = 50000, .deps = &f, .ndeps = 1,
+                                  .cores = 1};
+        if ((id = zs_sim_submit(s, &d)) < 0)
+            return id;
+        d = (struct zs_task_desc){.kind = ZS_TASK_FREE, .queue = q0,
+                                  .alloc_task = a};
+        if ((id = zs_sim_submit(s, &d)) < 0)
+            return id;
+        d = (struct zs_task_desc){.kind = ZS_TASK_FREE, .queue = q0,
+                                  .alloc_task = h};
+        if ((id = zs_sim_submit(s, &d)) < 0)
+            return id;
+    }
+    rc = zs_sim_run(s, err);
+    return rc;
+}
+
+/* Fail the Nth allocation for every N: each step reports ZS_ENOMEM, nothing
+ * leaks (ASan), and once no failure fires the run completes. */
+START_TEST(test_alloc_failures)
+{
+    for (long n = 1; n < 10000; n++) {
+        zs_sim *s = NULL;
+        struct zs_err err = {0, ""};
+        int rc;
+        zs_alloc_fail_at(n);
+        rc = build_and_run(&s, &err);
+        if (!zs_alloc_failed()) {
+            zs_alloc_fail_at(0);
+            ck_assert_int_eq(rc, ZS_SIM_DONE);
+            ck_assert_int_eq(zs_sim_events(s), 2 * 120);
+            zs_sim_free(s);
+            return;
+        }
+        zs_alloc_fail_at(0);
+        ck_assert_msg(rc == ZS_ENOMEM, "n=%ld rc=%d msg=%s", n, rc, err.msg);
+        zs_sim_free(s);
+    }
+    ck_abort_msg("allocation loop did not terminate");
+}
+END_TEST
+
+/* Reset keeps topology and capacities: once warm, rebuilding and running the
+ * same schedule allocates nothing and gives the same results. */
+START_TEST(test_reset_reuse)
+{
+    zs_sim *s = NULL;
+    struct zs_err err = {0, ""};
+    int64_t end1, ev1;
+    ck_assert_int_eq(build_and_run(&s, &err), 0);
+    end1 = zs_sim_now(s);
+    ev1 = zs_sim_events(s);
+    for (int round = 0; round < 3; round++) {
+        int q0, q1, l, gpu;
+        long before;
+        zs_sim_reset(s);
+        ck_assert_int_eq(zs_sim_ntasks(s), 0);
+        ck_assert_int_eq(zs_sim_nqueues(s), 2);
+        zs_alloc_fail_at(0);
+        before = zs_alloc_count();
+        l = 0, q0 = 0, q1 = 1, gpu = 0;
+        for (int i = 0; i < 20; i++) {
+            int32_t a = alloc(s, q1, gpu, (i + 1) * MiB, 0);
+            int32_t h = alloc(s, q1, 1, 3000, ZS_ALLOC_PINNED);
+            int32_t f = flow1(s, q1, 1e6, l, 0, NULL, 0);
+            sub(s, (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q0,
+                                         .dur_ns = 50000, .deps = &f,
+                                         .ndeps = 1, .cores = 1});
+            release(s, q0, a);
+            release(s, q0, h);
+        }
+        run_ok(s);
+        ck_assert_int_eq(zs_sim_now(s), end1);
+        ck_assert_int_eq(zs_sim_events(s), ev1);
+        ck_assert_int_eq(zs_alloc_count() - before, 0);
+    }
+    zs_sim_free(s);
+}
+END_TEST
+
+START_TEST(test_bench_small)
+{
+    double eps = 0;
+    int64_t ev = 0;
+    struct zs_err err = {0, ""};
+    ck_assert_int_eq(zs_engine_bench(2000, &eps, &ev, &err), 0);
+    ck_assert_int_gt(ev, 0);
+    ck_assert(eps > 0);
+    ck_assert_int_eq(zs_engine_bench(0, &eps, &ev, &err), ZS_EUSAGE);
+}
+END_TEST
+
+/* ---- bad input ---------------------------------------------------------- */
+
+/* A task needing more cores than the pool has can never start. */
+START_TEST(test_deadlock)
+{
+    zs_sim *s = mk();
+    int q = zs_sim_add_queue(s, "cpu0");
+    struct zs_err err = {0, ""};
+    zs_sim_set_cores(s, 2);
+    delay(s, q, 40, NULL, 0);
+    sub(s, (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q,
+                                 .dur_ns = 10, .cores = 4, .name = "adam"});
+    delay(s, q, 10, NULL, 0);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_ERUNTIME);
+    ck_assert_str_eq(err.msg, "deadlock at t=40 ns: task 'adam' (id 1, queue "
+                              "'cpu0') waits for 4 cores; the cpu pool has 2 "
+                              "(2 free)");
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Every bad submission with its exact message (STYLE 24). */
+START_TEST(test_bad_submit)
+{
+    static const int32_t later = 5, neg = -1;
+    static const struct {
+        struct zs_task_desc d;
+        const char *msg;
+    } cases[] = {
+        {{.kind = ZS_TASK_DELAY, .queue = 0, .deps = &later, .ndeps = 1,
+          .name = "fwd"},
+         "invalid dependency of task 'fwd' (id 2): must name an earlier task "
+         "in [0, 2) (got 5)"},
+        {{.kind = ZS_TASK_DELAY, .queue = 0, .deps = &neg, .ndeps = 1,
+          .name = "fwd"},
+         "invalid dependency of task 'fwd' (id 2): must name an earlier task "
+         "in [0, 2) (got -1)"},
+        {{.kind = ZS_TASK_DELAY, .queue = 3, .name = "fwd"},
+         "invalid queue of task 'fwd' (id 2): must be in [0, 1) (got 3)"},
+        {{.kind = ZS_TASK_DELAY, .queue = 0, .dur_ns = -5, .name = "fwd"},
+         "invalid dur_ns of task 'fwd' (id 2): must be >= 0 (got -5)"},
+        {{.kind = ZS_TASK_FLOW, .queue = 0, .bytes = 10, .name = "h2d"},
+         "unbounded flow 'h2d' (id 2): needs at least one link or a rate_cap "
+         "> 0"},
+        {{.kind = ZS_TASK_FLOW, .queue = 0, .bytes = 10, .nlinks = 1,
+          .links = {4}, .name = "h2d"},
+         "invalid link of flow 'h2d' (id 2): must be in [0, 1) (got 4)"},
+        {{.kind = ZS_TASK_FLOW, .queue = 0, .bytes = -1, .nlinks = 1,
+          .name = "h2d"},
+         "invalid bytes of flow 'h2d' (id 2): must be in [0, 1e18] (got -1)"},
+        {{.kind = ZS_TASK_FLOW, .queue = 0, .bytes = 1, .nlinks = 5,
+          .name = "h2d"},
+         "invalid nlinks of flow 'h2d' (id 2): must be in [0, 4] (got 5)"},
+        {{.kind = ZS_TASK_FLOW, .queue = 0, .bytes = 1, .nlinks = 1,
+          .weight = {-2}, .name = "h2d"},
+         "invalid weight of flow 'h2d' (id 2) on link 0: must be in [0, "
+         "1e6], 0 meaning 1 (got -2)"},
+        {{.kind = ZS_TASK_ALLOC, .queue = 0, .pool = 2, .name = "buf"},
+         "invalid pool of alloc 'buf' (id 2): must be in [0, 1) (got 2)"},
+        {{.kind = ZS_TASK_FREE, .queue = 0, .alloc_task = 1, .name = "f"},
+         "invalid alloc_task of free 'f' (id 2): must name an earlier alloc "
+         "task (got 1)"},
+        {{.kind = ZS_TASK_FREE, .queue = 0, .alloc_task = 0, .name = "f2"},
+         "double free in task 'f2' (id 2): buffer of task 0 is already freed "
+         "by task 1"},
+        {{.kind = ZS_TASK_DELAY, .queue = 0, .cores = -1, .name = "x"},
+         "invalid cores of task 'x' (id 2): must be in [0, 32767] (got -1)"},
+        {{.kind = ZS_TASK_DELAY, .queue = 0, .cls = 16, .name = "x"},
+         "invalid cls of task 'x' (id 2): must be in [0, 15] (got 16)"},
+        {{.kind = 9, .queue = 0, .name = "x"},
+         "invalid kind of task 'x' (id 2): must be 0..4 (got 9)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        zs_sim *s = mk();
+        int q = zs_sim_add_queue(s, "q");
+        int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 0);
+        int32_t a;
+        zs_sim_add_link(s, "pcie", 1e9);
+        a = alloc(s, q, p, 10, 0);
+        release(s, q, a);
+        ck_assert_int_eq(zs_sim_submit(s, &cases[i].d), ZS_ERUNTIME);
+        ck_assert_str_eq(zs_sim_errmsg(s), cases[i].msg);
+        ck_assert_int_eq(zs_sim_ntasks(s), 2);
+        zs_sim_free(s);
+    }
+}
+END_TEST
+
+START_TEST(test_bad_topology)
+{
+    zs_sim *s = mk();
+    struct zs_err err = {0, ""};
+    int l;
+    ck_assert_int_eq(zs_sim_add_link(s, "pcie", 0), ZS_ERUNTIME);
+    ck_assert_str_eq(zs_sim_errmsg(s), "invalid capacity of link 'pcie': must "
+                                       "be > 0 bytes/s (got 0)");
+    ck_assert_int_eq(zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, -1), ZS_ERUNTIME);
+    ck_assert_str_eq(zs_sim_errmsg(s), "invalid capacity of pool 'gpu': must "
+                                       "be >= 0 bytes, 0 for unlimited (got "
+                                       "-1)");
+    l = zs_sim_add_link(s, "pcie", 1e9);
+    zs_sim_add_queue(s, "q");
+    flow1(s, 0, 100, l, 0, NULL, 0);
+    zs_sim_set_link_capacity(s, l, -3);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_ERUNTIME);
+    ck_assert_str_eq(err.msg, "invalid capacity of link 'pcie': must be > 0 "
+                              "bytes/s (got -3)");
+    ck_assert_ptr_null(zs_sim_task(s, 5));
+    ck_assert_ptr_null(zs_sim_queue_name(s, 9));
+    zs_sim_free(s);
+}
+END_TEST
+
+Suite *suite_engine(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *core = tcase_create("core");
+    TCase *limits = tcase_create("limits");
+    TCase *bad = tcase_create("bad input");
+    tcase_add_test(core, test_flow_share);
+    tcase_add_test(core, test_flow_join);
+    tcase_add_test(core, test_flow_cap);
+    tcase_add_test(core, test_flow_two_links);
+    tcase_add_test(core, test_flow_ceil);
+    tcase_add_test(core, test_chain);
+    tcase_add_test(core, test_cross_stream);
+    tcase_add_test(core, test_cores);
+    tcase_add_test(core, test_cores_fifo);
+    tcase_add_test(core, test_fifo_ties);
+    tcase_add_test(core, test_plain_live_at_peak);
+    tcase_add_test(core, test_cuda_reuse);
+    tcase_add_test(core, test_cuda_rounding);
+    tcase_add_test(core, test_cuda_pools);
+    tcase_add_test(core, test_cuda_split_rule);
+    tcase_add_test(core, test_cuda_fragmentation);
+    tcase_add_test(core, test_cuda_flush);
+    tcase_add_test(core, test_host_pinned);
+    tcase_add_test(core, test_plain_oom);
+    tcase_add_test(limits, test_zero_chain);
+    tcase_add_test(limits, test_heap_fuzz);
+    tcase_add_test(limits, test_alloc_failures);
+    tcase_add_test(limits, test_reset_reuse);
+    tcase_add_test(limits, test_bench_small);
+    tcase_add_test(bad, test_deadlock);
+    tcase_add_test(bad, test_bad_submit);
+    tcase_add_test(bad, test_bad_topology);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, limits);
+    suite_add_tcase(s, bad);
+    return s;
+}
