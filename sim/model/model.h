@@ -101,6 +101,8 @@ struct zs_model {
     bool tie_embeddings, qkv_bias, qk_norm;
     int64_t n_experts, experts_per_token, moe_intermediate; /* 0 when dense */
     int64_t sliding_window;                                 /* 0 when none */
+    bool o_bias;            /* o_proj has a bias (llama-style attention_bias) */
+    char provenance[512];   /* where the dimensions come from (zsim JSON "source") */
 
     struct zs_leaf pre[ZS_MODEL_MAX_OUTER];  /* before the layers: embedding */
     int n_pre;
@@ -133,6 +135,14 @@ int zs_model_load_hf_config(const char *path, struct zs_model *out, struct zs_er
 int zs_model_load_zsim_json(const char *path, struct zs_model *out, struct zs_err *err);
 /* Library listing: names and aliases (static storage). */
 int zs_model_library(const char *const **names, int *n);
+/* Aliases ("72b" -> "qwen2.5-72b"), static storage. */
+struct zs_model_alias {
+    const char *alias;
+    const char *name;
+};
+int zs_model_aliases(const struct zs_model_alias **aliases, int *n);
+/* Directory of the library: $ZSIM_MODELS or ZS_SOURCE_DIR "/models". */
+const char *zs_model_library_dir(void);
 
 /* Builds leaves from the dimension fields and computes the derived totals. */
 int zs_model_finish(struct zs_model *m, struct zs_err *err);
@@ -210,5 +220,13 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
 int64_t zs_model_hidden_bytes_per_token(const struct zs_model *m);
 
 const char *zs_family_name(enum zs_family f);
+const char *zs_leaf_kind_name(enum zs_leaf_kind k);
+const char *zs_placement_name(enum zs_placement p);
+const char *zs_method_name(enum zs_method m);
+const char *zs_ckpt_name(enum zs_ckpt c);
+const char *zs_attn_name(enum zs_attn_impl a);
+/* Parameter-tensor elements of all leaves (pre + layer x n_layers + post),
+ * without extras. */
+int64_t zs_model_leaf_sum(const struct zs_model *m);
 
 #endif

@@ -1,0 +1,540 @@
+/*
+ * cmd_model.c — `zsim model list` and `zsim model show MODEL`: the model
+ * library, and one model's module tree, parameters, FLOPs, activations and
+ * loss buffers (docs/model.md).
+ *
+ * Output goes to stdout only after the model resolved and every number was
+ * computed, so an error never leaves partial output.
+ */
+#include "cli/cmd.h"
+#include "model/model.h"
+#include "util/strutil.h"
+#include "util/table.h"
+#include "util/units.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SEQ 4096 /* [assumption] a common SFT sequence length */
+
+static const char g_usage[] =
+    "usage: zsim model list\n"
+    "       zsim model show MODEL [--method full|lora|qlora] [--lora-rank R]\n"
+    "                             [--seq-len N] [--json]\n"
+    "\n"
+    "list: the model library and its aliases.\n"
+    "show: one model's module tree (one decoder layer in full), parameters\n"
+    "(embedding vs non-embedding, trainable vs frozen), the largest module\n"
+    "(what ZeRO-3 gathers at once), forward FLOPs per token, activation bytes\n"
+    "saved per layer for checkpointing none / selective / full with flash and\n"
+    "eager attention, and the loss's logits buffers, at micro-batch 1.\n"
+    "\n"
+    "MODEL is an alias (72b, 7b, 14b, 32b, 34b, 8b, 70b, 405b, 30b-a3b, 8x7b,\n"
+    "omni, ...), a library name (qwen2.5-72b), a zsim model JSON path, or a\n"
+    "Hugging Face config.json path.\n"
+    "\n"
+    "options:\n"
+    "  --method M      full (default), lora or qlora\n"
+    "  --lora-rank R   LoRA rank, 1..4096 (default 16)\n"
+    "  --seq-len N     sequence length for activations and FLOPs, 1..16777216\n"
+    "                  (default 4096)\n"
+    "  --json          one JSON document (schema zsim.model/1)\n"
+    "\n"
+    "exit codes: 0 ok, 2 usage error, 3 invalid or unknown model.\n";
+
+static const struct zs_opt g_opts[] = {
+    {"method", 1}, {"lora-rank", 1}, {"seq-len", 1}, {"json", 0}};
+#define NOPTS (sizeof g_opts / sizeof g_opts[0])
+
+static int parse_int(const char *opt, const char *text, long long lo,
+                     long long hi, long long *out, struct zs_err *err)
+{
+    char *end;
+    long long v;
+    if (!text || !*text || !((*text >= '0' && *text <= '9') || *text == '-'))
+        goto bad;
+    v = strtoll(text, &end, 10);
+    if (*end || v < lo || v > hi)
+        goto bad;
+    *out = v;
+    return 0;
+bad:
+    return zs_err_set(err, ZS_EUSAGE,
+                      "invalid '--%s': must be an integer in [%lld, %lld] "
+                      "(got '%s')",
+                      opt, lo, hi, text ? text : "");
+}
+
+/* ---- list -------------------------------------------------------------------- */
+
+static int cmd_list(struct zs_err *err)
+{
+    const char *const *names;
+    const struct zs_model_alias *al;
+    int n, na, rc = 0;
+    struct zs_table *t = zs_table_new(7, "llrrrrl");
+    if (!t)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
+    zs_model_library(&names, &n);
+    zs_model_aliases(&al, &na);
+    zs_table_header(t);
+    rc = zs_table_rowf(t, "name\tfamily\tparams\tactive\tlayers\thidden\taliases");
+    for (int i = 0; i < n && !rc; i++) {
+        struct zs_model m;
+        char p[32], a[32], aliases[128] = "";
+        size_t len = 0;
+        rc = zs_model_resolve(names[i], &m, err);
+        if (rc)
+            break;
+        for (int k = 0; k < na; k++)
+            if (strcmp(al[k].name, names[i]) == 0 && len < sizeof aliases)
+                len += (size_t)snprintf(aliases + len, sizeof aliases - len,
+                                        len ? ", %s" : "%s", al[k].alias);
+        zs_fmt_count(p, sizeof p, (double)m.params_total);
+        zs_fmt_count(a, sizeof a, (double)m.params_active);
+        rc = zs_table_rowf(t, "%s\t%s\t%s\t%s\t%" PRId64 "\t%" PRId64 "\t%s",
+                           m.name, zs_family_name(m.family), p, a, m.n_layers,
+                           m.hidden, aliases);
+        if (rc)
+            zs_err_set(err, rc, "out of memory");
+    }
+    if (!rc) {
+        zs_table_print(t, stdout, 0);
+        printf("\nlibrary: models/ (or $ZSIM_MODELS); a path to a zsim model "
+               "JSON or a Hugging Face config.json works too.\n");
+    }
+    zs_table_free(t);
+    return rc;
+}
+
+/* ---- show -------------------------------------------------------------------- */
+
+struct show_ctx {
+    const struct zs_model *m;
+    struct zs_method_opts mo;
+    int64_t seq;
+};
+
+static const enum zs_ckpt g_ckpts[] = {ZS_CKPT_NONE, ZS_CKPT_SELECTIVE, ZS_CKPT_FULL};
+static const enum zs_attn_impl g_attns[] = {ZS_ATTN_FLASH, ZS_ATTN_EAGER};
+
+static void act_opts(const struct show_ctx *c, enum zs_ckpt ck,
+                     enum zs_attn_impl at, struct zs_act_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->seq = c->seq;
+    o->micro_batch = 1;
+    o->ckpt = ck;
+    o->attn = at;
+    o->sp = 1;
+    o->method = c->mo.method;
+    o->lora_rank = c->mo.lora_rank;
+}
+
+static void shape_text(const struct zs_leaf *l, char *buf, size_t cap)
+{
+    switch (l->kind) {
+    case ZS_LEAF_NORM:
+        snprintf(buf, cap, "%" PRId64, l->out_features);
+        break;
+    case ZS_LEAF_EMBED:
+        snprintf(buf, cap, "%" PRId64 " x %" PRId64, l->out_features,
+                 l->in_features);
+        break;
+    case ZS_LEAF_EXPERTS: {
+        int64_t e = l->params / (3 * l->in_features * l->out_features);
+        snprintf(buf, cap, "%" PRId64 " x 3 x %" PRId64 " x %" PRId64 " (top %d)",
+                 e, l->in_features, l->out_features, l->gemms / 3);
+        break;
+    }
+    default:
+        snprintf(buf, cap, "%" PRId64 " -> %" PRId64 "%s", l->in_features,
+                 l->out_features, l->n_tensors > 1 ? " +bias" : "");
+        break;
+    }
+}
+
+static int leaf_row(struct zs_table *t, const struct show_ctx *c,
+                    const char *indent, const struct zs_leaf *l)
+{
+    char shape[96], p[32], tr[32];
+    shape_text(l, shape, sizeof shape);
+    zs_fmt_count(p, sizeof p, (double)l->params);
+    zs_fmt_count(tr, sizeof tr, (double)zs_leaf_trainable(l, &c->mo));
+    return zs_table_rowf(t, "%s%s\t%s\t%s\t%s\t%" PRId64 "\t%s", indent, l->name,
+                         zs_leaf_kind_name(l->kind), shape, p, l->params, tr);
+}
+
+static int print_text(const struct show_ctx *c, struct zs_err *err)
+{
+    const struct zs_model *m = c->m;
+    struct zs_table *tree = NULL, *acts = NULL, *loss = NULL;
+    char a[32], b[32], d[32], e[32], f[32];
+    int64_t trainable = zs_model_trainable(m, &c->mo), wbytes = 0;
+    double fl = zs_model_flops_per_token_fwd(m, c->seq);
+    int rc = 0;
+
+    tree = zs_table_new(6, "lllrrr");
+    acts = zs_table_new(7, "llrrrrr");
+    loss = zs_table_new(3, "lrr");
+    if (!tree || !acts || !loss) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        goto out;
+    }
+
+    /* Module tree: the outer leaves, and one decoder layer in full. */
+    zs_table_header(tree);
+    rc |= zs_table_rowf(tree, "module\tkind\tshape\tparams\texact\ttrainable");
+    for (int i = 0; i < m->n_pre; i++) {
+        rc |= leaf_row(tree, c, "", &m->pre[i]);
+        wbytes += zs_leaf_weight_bytes(&m->pre[i], &c->mo);
+    }
+    {
+        int64_t lt = 0, lw = 0;
+        char rng[64];
+        for (int i = 0; i < m->n_layer_leaves; i++) {
+            lt += zs_leaf_trainable(&m->layer[i], &c->mo);
+            lw += zs_leaf_weight_bytes(&m->layer[i], &c->mo);
+        }
+        wbytes += lw * m->n_layers;
+        snprintf(rng, sizeof rng, "model.layers.0-%" PRId64 " (x%" PRId64 ")",
+                 m->n_layers - 1, m->n_layers);
+        zs_fmt_count(a, sizeof a, (double)m->params_layer);
+        zs_fmt_count(b, sizeof b, (double)lt);
+        rc |= zs_table_rowf(tree, "%s\tlayer\teach\t%s\t%" PRId64 "\t%s", rng, a,
+                            m->params_layer, b);
+        for (int i = 0; i < m->n_layer_leaves; i++)
+            rc |= leaf_row(tree, c, "  ", &m->layer[i]);
+    }
+    for (int i = 0; i < m->n_post; i++) {
+        rc |= leaf_row(tree, c, "", &m->post[i]);
+        wbytes += zs_leaf_weight_bytes(&m->post[i], &c->mo);
+    }
+    for (int i = 0; i < m->n_extra; i++) {
+        const struct zs_extra *x = &m->extra[i];
+        int tr = c->mo.method == ZS_METHOD_FULL && x->trainable_default &&
+                 x->placement_default != ZS_PLACE_DISABLED;
+        zs_fmt_count(a, sizeof a, (double)x->params);
+        zs_fmt_count(b, sizeof b, tr ? (double)x->params : 0);
+        rc |= zs_table_rowf(tree, "%s\textra\tplacement %s\t%s\t%" PRId64 "\t%s",
+                            x->name, zs_placement_name(x->placement_default), a,
+                            x->params, b);
+        wbytes += 2 * x->params;
+    }
+
+    /* Activations at micro-batch 1. */
+    zs_table_header(acts);
+    rc |= zs_table_rowf(acts, "checkpointing\tattention\tper token/layer\tper layer\t"
+                              "all layers\twork fwd\twork bwd");
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) {
+            struct zs_act_opts o;
+            int64_t s;
+            act_opts(c, g_ckpts[i], g_attns[j], &o);
+            s = zs_model_act_saved_per_layer(m, &o);
+            snprintf(a, sizeof a, "%" PRId64 " B", s / c->seq);
+            zs_fmt_bytes(b, sizeof b, s);
+            zs_fmt_bytes(d, sizeof d, s * m->n_layers);
+            zs_fmt_bytes(e, sizeof e, zs_model_act_work_fwd(m, &o));
+            zs_fmt_bytes(f, sizeof f, zs_model_act_work_bwd(m, &o));
+            rc |= zs_table_rowf(acts, "%s\t%s\t%s\t%s\t%s\t%s\t%s",
+                                zs_ckpt_name(g_ckpts[i]), zs_attn_name(g_attns[j]),
+                                a, b, d, e, f);
+        }
+
+    {
+        struct zs_act_opts o;
+        struct zs_loss_bytes lb;
+        act_opts(c, ZS_CKPT_NONE, ZS_ATTN_FLASH, &o);
+        zs_model_loss_bytes(m, &o, &lb);
+        zs_table_header(loss);
+        rc |= zs_table_rowf(loss, "tensor\tbytes\tper token");
+#define LROW(label, v)                                                         \
+    zs_fmt_bytes(a, sizeof a, v);                                              \
+    zs_fmt_bytes(b, sizeof b, (v) / c->seq);                                   \
+    rc |= zs_table_rowf(loss, "%s\t%s\t%s", label, a, b)
+        LROW("logits bf16 (lm_head output)", lb.logits_bf16);
+        LROW("logits fp32 (.float() upcast)", lb.logits_fp32);
+        LROW("log_softmax fp32 (saved)", lb.logprobs_fp32);
+        LROW("grad fp32", lb.grad_fp32);
+        LROW("grad bf16 (into lm_head)", lb.grad_bf16);
+        LROW("peak (largest simultaneous set)", lb.peak);
+#undef LROW
+    }
+    if (rc) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        goto out;
+    }
+
+    /* Everything is computed: print. */
+    printf("model: %s\n", m->resolved_from);
+    printf("family %s: %" PRId64 " layers, hidden %" PRId64 ", intermediate %" PRId64
+           ", %" PRId64 " heads (%" PRId64 " kv, head_dim %" PRId64 "), vocab %" PRId64,
+           zs_family_name(m->family), m->n_layers, m->hidden, m->intermediate,
+           m->n_heads, m->n_kv_heads, m->head_dim, m->vocab);
+    if (m->n_experts)
+        printf(", %" PRId64 " experts (top %" PRId64 ", width %" PRId64 ")",
+               m->n_experts, m->experts_per_token, m->moe_intermediate);
+    printf("%s%s%s, %s lm_head, max positions %" PRId64 "\n",
+           m->qkv_bias ? ", qkv bias" : "", m->qk_norm ? ", q/k norm" : "",
+           m->sliding_window ? ", sliding window" : "",
+           m->tie_embeddings ? "tied" : "untied", m->max_position);
+    if (m->sliding_window)
+        printf("sliding window: %" PRId64 " tokens\n", m->sliding_window);
+    if (m->provenance[0])
+        printf("source: %s\n", m->provenance);
+
+    printf("\nparameters\n");
+    zs_fmt_count(a, sizeof a, (double)m->params_total);
+    printf("  total           %10s  %15" PRId64 "\n", a, m->params_total);
+    zs_fmt_count(a, sizeof a, (double)m->params_active);
+    printf("  active/token    %10s  %15" PRId64 "\n", a, m->params_active);
+    zs_fmt_count(a, sizeof a, (double)m->params_embedding);
+    printf("  embedding       %10s  %15" PRId64 "  (embed_tokens%s)\n", a,
+           m->params_embedding, m->tie_embeddings ? ", tied lm_head" : " + lm_head");
+    zs_fmt_count(a, sizeof a, (double)(m->params_total - m->params_embedding));
+    printf("  non-embedding   %10s  %15" PRId64 "\n", a,
+           m->params_total - m->params_embedding);
+    zs_fmt_count(a, sizeof a, (double)trainable);
+    printf("  trainable       %10s  %15" PRId64 "  (%s", a, trainable,
+           zs_method_name(c->mo.method));
+    if (c->mo.method != ZS_METHOD_FULL)
+        printf(", rank %d on q,k,v,o,gate,up,down", c->mo.lora_rank);
+    printf(", %.2f %%)\n", 100.0 * (double)trainable / (double)m->params_total);
+    zs_fmt_count(a, sizeof a, (double)(m->params_total - trainable));
+    printf("  frozen          %10s  %15" PRId64 "\n", a, m->params_total - trainable);
+    zs_fmt_bytes(a, sizeof a, wbytes);
+    printf("  weights         %10s  %15" PRId64 " B  (%s)\n", a, wbytes,
+           c->mo.method == ZS_METHOD_QLORA ? "NF4 linears + bf16 rest" : "bf16");
+
+    printf("\nmodule tree (one decoder layer in full)\n");
+    zs_table_print(tree, stdout, 2);
+    zs_fmt_count(a, sizeof a, (double)m->largest_leaf_params);
+    printf("  largest module: %s, %s params (%" PRId64 "): ZeRO-3 gathers it at once\n",
+           m->largest_leaf_name, a, m->largest_leaf_params);
+
+    printf("\nflops (forward, PaLM convention) at seq %" PRId64 "\n", c->seq);
+    printf("  per token          %.4g GFLOP (2 x active matmul params + "
+           "attention 4 x seq x heads x head_dim per layer)\n",
+           fl / 1e9);
+    printf("  attention core     %.4g GFLOP per layer per sequence (causal)\n",
+           zs_model_attn_core_flops(m, c->seq) / 1e9);
+
+    printf("\nactivations saved for backward at seq %" PRId64 ", micro-batch 1, sp 1%s\n",
+           c->seq, c->mo.method == ZS_METHOD_FULL ? "" : " (with LoRA adapters)");
+    zs_table_print(acts, stdout, 2);
+
+    printf("\nloss buffers at seq %" PRId64 ", micro-batch 1 (vocab %" PRId64 ")\n",
+           c->seq, m->vocab);
+    zs_table_print(loss, stdout, 2);
+out:
+    zs_table_free(tree);
+    zs_table_free(acts);
+    zs_table_free(loss);
+    return rc;
+}
+
+/* JSON string with the escapes our names can need. */
+static void jstr(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void jleaf(const struct show_ctx *c, const struct zs_leaf *l,
+                  const char *prefix, int64_t repeat, int last)
+{
+    printf("    {\"name\": ");
+    {
+        char nm[128];
+        snprintf(nm, sizeof nm, "%s%s", prefix, l->name);
+        jstr(nm);
+    }
+    printf(", \"kind\": \"%s\", \"repeat\": %" PRId64 ", \"params\": %" PRId64
+           ", \"params_active\": %" PRId64 ", \"params_trainable\": %" PRId64
+           ", \"weight_bytes\": %" PRId64 ", \"in_features\": %" PRId64
+           ", \"out_features\": %" PRId64 ", \"gemms\": %d}%s\n",
+           zs_leaf_kind_name(l->kind), repeat, l->params, l->params_active,
+           zs_leaf_trainable(l, &c->mo), zs_leaf_weight_bytes(l, &c->mo),
+           l->in_features, l->out_features, l->gemms, last ? "" : ",");
+}
+
+static void print_json(const struct show_ctx *c)
+{
+    const struct zs_model *m = c->m;
+    int64_t trainable = zs_model_trainable(m, &c->mo);
+    int nleaf = m->n_pre + m->n_layer_leaves + m->n_post, k = 0;
+    struct zs_act_opts o;
+    struct zs_loss_bytes lb;
+
+    printf("{\n  \"schema\": \"zsim.model/1\",\n  \"name\": ");
+    jstr(m->name);
+    printf(",\n  \"resolved_from\": ");
+    jstr(m->resolved_from);
+    printf(",\n  \"source\": ");
+    jstr(m->source);
+    printf(",\n  \"family\": \"%s\",\n", zs_family_name(m->family));
+    printf("  \"method\": \"%s\",\n  \"lora_rank\": %d,\n",
+           zs_method_name(c->mo.method),
+           c->mo.method == ZS_METHOD_FULL ? 0 : c->mo.lora_rank);
+    printf("  \"params_total\": %" PRId64 ",\n  \"params_active\": %" PRId64
+           ",\n  \"params_embedding\": %" PRId64 ",\n  \"params_non_embedding\": %" PRId64
+           ",\n  \"params_trainable\": %" PRId64 ",\n  \"params_frozen\": %" PRId64
+           ",\n  \"params_layer\": %" PRId64 ",\n",
+           m->params_total, m->params_active, m->params_embedding,
+           m->params_total - m->params_embedding, trainable,
+           m->params_total - trainable, m->params_layer);
+    printf("  \"layers\": %" PRId64 ",\n  \"hidden_size\": %" PRId64
+           ",\n  \"intermediate_size\": %" PRId64 ",\n  \"num_heads\": %" PRId64
+           ",\n  \"num_kv_heads\": %" PRId64 ",\n  \"head_dim\": %" PRId64
+           ",\n  \"vocab_size\": %" PRId64 ",\n  \"max_position_embeddings\": %" PRId64
+           ",\n  \"tie_word_embeddings\": %s,\n  \"num_experts\": %" PRId64
+           ",\n  \"experts_per_token\": %" PRId64 ",\n  \"moe_intermediate_size\": %" PRId64
+           ",\n  \"sliding_window\": %" PRId64 ",\n",
+           m->n_layers, m->hidden, m->intermediate, m->n_heads, m->n_kv_heads,
+           m->head_dim, m->vocab, m->max_position,
+           m->tie_embeddings ? "true" : "false", m->n_experts,
+           m->experts_per_token, m->moe_intermediate, m->sliding_window);
+    printf("  \"largest_module_name\": ");
+    jstr(m->largest_leaf_name);
+    printf(",\n  \"largest_module_params\": %" PRId64 ",\n", m->largest_leaf_params);
+    printf("  \"seq_len\": %" PRId64 ",\n", c->seq);
+    printf("  \"flops_per_token_fwd\": %.0f,\n",
+           zs_model_flops_per_token_fwd(m, c->seq));
+    printf("  \"attn_core_flops_per_layer\": %.0f,\n",
+           zs_model_attn_core_flops(m, c->seq));
+    printf("  \"modules\": [\n");
+    for (int i = 0; i < m->n_pre; i++)
+        jleaf(c, &m->pre[i], "", 1, ++k == nleaf);
+    for (int i = 0; i < m->n_layer_leaves; i++)
+        jleaf(c, &m->layer[i], "model.layers.*.", m->n_layers, ++k == nleaf);
+    for (int i = 0; i < m->n_post; i++)
+        jleaf(c, &m->post[i], "", 1, ++k == nleaf);
+    printf("  ],\n  \"extras\": [\n");
+    for (int i = 0; i < m->n_extra; i++) {
+        const struct zs_extra *x = &m->extra[i];
+        printf("    {\"name\": ");
+        jstr(x->name);
+        printf(", \"params\": %" PRId64 ", \"trainable\": %s, \"placement\": \"%s\""
+               ", \"flops_per_token_fwd\": %.0f}%s\n",
+               x->params, x->trainable_default ? "true" : "false",
+               zs_placement_name(x->placement_default), x->flops_per_token_fwd,
+               i + 1 == m->n_extra ? "" : ",");
+    }
+    printf("  ],\n  \"activations\": [\n");
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) {
+            int64_t s;
+            act_opts(c, g_ckpts[i], g_attns[j], &o);
+            s = zs_model_act_saved_per_layer(m, &o);
+            printf("    {\"checkpointing\": \"%s\", \"attention\": \"%s\", "
+                   "\"micro_batch\": 1, \"bytes_per_layer\": %" PRId64
+                   ", \"bytes_all_layers\": %" PRId64 ", \"work_fwd_bytes\": %" PRId64
+                   ", \"work_bwd_bytes\": %" PRId64 "}%s\n",
+                   zs_ckpt_name(g_ckpts[i]), zs_attn_name(g_attns[j]), s,
+                   s * m->n_layers, zs_model_act_work_fwd(m, &o),
+                   zs_model_act_work_bwd(m, &o), (i == 2 && j == 1) ? "" : ",");
+        }
+    act_opts(c, ZS_CKPT_NONE, ZS_ATTN_FLASH, &o);
+    zs_model_loss_bytes(m, &o, &lb);
+    printf("  ],\n  \"loss\": {\"micro_batch\": 1, \"logits_bf16\": %" PRId64
+           ", \"logits_fp32\": %" PRId64 ", \"logprobs_fp32\": %" PRId64
+           ", \"grad_fp32\": %" PRId64 ", \"grad_bf16\": %" PRId64
+           ", \"peak\": %" PRId64 "}\n}\n",
+           lb.logits_bf16, lb.logits_fp32, lb.logprobs_fp32, lb.grad_fp32,
+           lb.grad_bf16, lb.peak);
+}
+
+static int cmd_show(const struct zs_args *args, struct zs_err *err)
+{
+    struct zs_model m;
+    struct show_ctx c;
+    const char *method = zs_args_get(args, g_opts, NOPTS, "method");
+    const char *rank = zs_args_get(args, g_opts, NOPTS, "lora-rank");
+    const char *seq = zs_args_get(args, g_opts, NOPTS, "seq-len");
+    long long v;
+    int rc;
+
+    if (args->npos != 2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          args->npos < 2 ? "'model show' needs a MODEL (see "
+                                           "'zsim model --help')"
+                                         : "'model show' takes one MODEL");
+    memset(&c, 0, sizeof c);
+    c.mo.method = ZS_METHOD_FULL;
+    c.mo.lora_rank = 16; /* PEFT LoraConfig default r is 8; 16 is the common
+                            SFT choice and model.h's default */
+    c.mo.lora_targets = ZS_ROLE_ALL_LINEAR;
+    c.seq = DEFAULT_SEQ;
+    if (method) {
+        if (strcmp(method, "full") == 0)
+            c.mo.method = ZS_METHOD_FULL;
+        else if (strcmp(method, "lora") == 0)
+            c.mo.method = ZS_METHOD_LORA;
+        else if (strcmp(method, "qlora") == 0)
+            c.mo.method = ZS_METHOD_QLORA;
+        else
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid '--method': must be one of full, lora, "
+                              "qlora (got '%s')",
+                              method);
+    }
+    if (rank) {
+        rc = parse_int("lora-rank", rank, 1, 4096, &v, err);
+        if (rc)
+            return rc;
+        c.mo.lora_rank = (int)v;
+    }
+    if (seq) {
+        rc = parse_int("seq-len", seq, 1, 16777216, &v, err);
+        if (rc)
+            return rc;
+        c.seq = v;
+    }
+    rc = zs_model_resolve(args->pos[1], &m, err);
+    if (rc)
+        return rc;
+    c.m = &m;
+    if (zs_args_get(args, g_opts, NOPTS, "json")) {
+        print_json(&c);
+        return 0;
+    }
+    return print_text(&c, err);
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct zs_args args;
+    int rc = zs_args_parse(argc, argv, g_opts, NOPTS, "model", &args, err);
+    if (rc)
+        return rc;
+    if (args.npos < 1)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'model' needs a subcommand: list or show (see 'zsim "
+                          "model --help')");
+    if (strcmp(args.pos[0], "list") == 0) {
+        if (args.npos != 1)
+            return zs_err_set(err, ZS_EUSAGE, "'model list' takes no arguments");
+        return cmd_list(err);
+    }
+    if (strcmp(args.pos[0], "show") == 0)
+        return cmd_show(&args, err);
+    return zs_err_set(err, ZS_EUSAGE,
+                      "unknown subcommand 'model %s': must be list or show",
+                      args.pos[0]);
+}
+
+const struct zs_cmd zs_cmd_model = {
+    "model", "the model library; one model's parameters, FLOPs and activations",
+    g_usage, run};

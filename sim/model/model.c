@@ -1,0 +1,706 @@
+/*
+ * model.c — model accounting: builds the module tree (leaves) from a model's
+ * dimensions and derives parameters, FLOPs, activation and loss bytes.
+ *
+ * Everything here is pure arithmetic on a filled struct zs_model: no I/O, no
+ * allocation.  Parameter counts are exact int64 (the loaders bound every
+ * dimension so that no product overflows: hidden <= 65536, intermediate <=
+ * 262144, experts <= 512, layers <= 1024).  Activation bytes are computed in
+ * double (s^2 terms can be large) and saturated to INT64_MAX on conversion;
+ * they are exact below 2^53 bytes.
+ *
+ * Conventions (the sources are cited where each is used):
+ *   - bf16 activations and weights, 2 bytes per element; RMSNorm statistics
+ *     and the loss in fp32, 4 bytes.
+ *   - t = micro_batch * seq / sp tokens per rank (Ulysses sequence parallel
+ *     splits the sequence for everything outside attention and the heads
+ *     inside it, so every term divides by sp).
+ *   - FLOPs count a multiply-add as 2.
+ */
+#include "model/model.h"
+#include "util/strutil.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const g_family_names[ZS_FAM_COUNT] = {
+    "llama", "qwen2", "qwen3", "mistral", "mixtral", "qwen3_moe", "qwen2_5_omni"};
+
+const char *zs_family_name(enum zs_family f)
+{
+    return (f >= 0 && f < ZS_FAM_COUNT) ? g_family_names[f] : "?";
+}
+
+const char *zs_leaf_kind_name(enum zs_leaf_kind k)
+{
+    switch (k) {
+    case ZS_LEAF_EMBED:
+        return "embed";
+    case ZS_LEAF_NORM:
+        return "norm";
+    case ZS_LEAF_LINEAR:
+        return "linear";
+    case ZS_LEAF_ROUTER:
+        return "router";
+    case ZS_LEAF_EXPERTS:
+        return "experts";
+    case ZS_LEAF_LM_HEAD:
+        return "lm_head";
+    }
+    return "?";
+}
+
+const char *zs_placement_name(enum zs_placement p)
+{
+    switch (p) {
+    case ZS_PLACE_SHARDED:
+        return "sharded";
+    case ZS_PLACE_CPU:
+        return "cpu";
+    case ZS_PLACE_GPU_FULL:
+        return "gpu_full";
+    case ZS_PLACE_DISABLED:
+        return "disabled";
+    }
+    return "?";
+}
+
+const char *zs_method_name(enum zs_method m)
+{
+    return m == ZS_METHOD_LORA ? "lora" : m == ZS_METHOD_QLORA ? "qlora" : "full";
+}
+
+const char *zs_ckpt_name(enum zs_ckpt c)
+{
+    return c == ZS_CKPT_SELECTIVE ? "selective" : c == ZS_CKPT_FULL ? "full" : "none";
+}
+
+const char *zs_attn_name(enum zs_attn_impl a)
+{
+    return a == ZS_ATTN_EAGER ? "eager" : "flash";
+}
+
+static int is_moe(const struct zs_model *m)
+{
+    return m->n_experts > 0;
+}
+
+/* ---- Building the module tree -------------------------------------------- */
+
+static struct zs_leaf *add_leaf(struct zs_leaf *arr, int *n, int cap,
+                                const char *name, enum zs_leaf_kind kind,
+                                unsigned role, int64_t in, int64_t out,
+                                int64_t bias)
+{
+    struct zs_leaf *l;
+    if (*n >= cap)
+        return NULL;
+    l = &arr[(*n)++];
+    memset(l, 0, sizeof *l);
+    zs_strlcpy(l->name, name, sizeof l->name);
+    l->kind = kind;
+    l->role = role;
+    l->in_features = in;
+    l->out_features = out;
+    switch (kind) {
+    case ZS_LEAF_NORM:
+        /* RMSNorm: one weight vector of `out` elements, no bias
+         * (transformers LlamaRMSNorm / Qwen2RMSNorm). */
+        l->params = out;
+        l->n_tensors = 1;
+        l->gemms = 0;
+        break;
+    case ZS_LEAF_EMBED:
+        /* nn.Embedding(vocab, hidden): in = hidden, out = vocab; a lookup,
+         * no GEMM. */
+        l->params = in * out;
+        l->n_tensors = 1;
+        l->gemms = 0;
+        break;
+    default:
+        l->params = in * out + bias;
+        l->n_tensors = bias ? 2 : 1;
+        l->gemms = 1;
+        break;
+    }
+    l->params_active = l->params;
+    return l;
+}
+
+/* Builds the leaves of a Llama-style decoder (transformers
+ * modeling_llama.py / modeling_qwen2.py / modeling_qwen3.py /
+ * modeling_mistral.py / modeling_mixtral.py / modeling_qwen3_moe.py): the
+ * names are HF's state-dict names so that they match DeepSpeed's module
+ * hooks. */
+static int build_leaves(struct zs_model *m, struct zs_err *err)
+{
+    int64_t h = m->hidden, d = m->head_dim;
+    int64_t hq = m->n_heads * d, hkv = m->n_kv_heads * d;
+    int64_t qb = m->qkv_bias ? hq : 0, kvb = m->qkv_bias ? hkv : 0;
+    int ok = 1;
+    const char *moe_prefix =
+        m->family == ZS_FAM_MIXTRAL ? "block_sparse_moe" : "mlp";
+    char nm[64];
+
+    m->n_pre = m->n_layer_leaves = m->n_post = 0;
+#define PRE(...) ok &= add_leaf(m->pre, &m->n_pre, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
+#define LAY(...) ok &= add_leaf(m->layer, &m->n_layer_leaves, ZS_MODEL_MAX_LAYER_LEAVES, __VA_ARGS__) != NULL
+#define POST(...) ok &= add_leaf(m->post, &m->n_post, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
+
+    PRE("model.embed_tokens", ZS_LEAF_EMBED, 0, h, m->vocab, 0);
+
+    LAY("input_layernorm", ZS_LEAF_NORM, 0, h, h, 0);
+    /* Qwen3 normalises q and k per head before RoPE (Qwen3Attention:
+     * q_norm/k_norm = Qwen3RMSNorm(head_dim)), in this order. */
+    LAY("self_attn.q_proj", ZS_LEAF_LINEAR, ZS_ROLE_Q, h, hq, qb);
+    if (m->qk_norm)
+        LAY("self_attn.q_norm", ZS_LEAF_NORM, 0, d, d, 0);
+    LAY("self_attn.k_proj", ZS_LEAF_LINEAR, ZS_ROLE_K, h, hkv, kvb);
+    if (m->qk_norm)
+        LAY("self_attn.k_norm", ZS_LEAF_NORM, 0, d, d, 0);
+    LAY("self_attn.v_proj", ZS_LEAF_LINEAR, ZS_ROLE_V, h, hkv, kvb);
+    LAY("self_attn.o_proj", ZS_LEAF_LINEAR, ZS_ROLE_O, hq, h, m->o_bias ? h : 0);
+    LAY("post_attention_layernorm", ZS_LEAF_NORM, 0, h, h, 0);
+    if (is_moe(m)) {
+        struct zs_leaf *x;
+        /* Router: nn.Linear(hidden, experts, bias=False)
+         * (MixtralSparseMoeBlock.gate, Qwen3MoeSparseMoeBlock.gate). */
+        snprintf(nm, sizeof nm, "%s.gate", moe_prefix);
+        LAY(nm, ZS_LEAF_ROUTER, 0, h, m->n_experts, 0);
+        /* Experts: each a gated MLP of 3 x hidden x moe_intermediate, no
+         * bias; top_k of them run per token.  One leaf for the block
+         * (model.h: DeepSpeed set_z3_leaf_modules on the sparse block). */
+        snprintf(nm, sizeof nm, "%s.experts", moe_prefix);
+        LAY(nm, ZS_LEAF_EXPERTS, ZS_ROLE_GATE | ZS_ROLE_UP | ZS_ROLE_DOWN, h,
+            m->moe_intermediate, 0);
+        if (ok) {
+            x = &m->layer[m->n_layer_leaves - 1];
+            x->params = m->n_experts * 3 * h * m->moe_intermediate;
+            x->params_active = m->experts_per_token * 3 * h * m->moe_intermediate;
+            x->n_tensors = (int)(m->n_experts * 3);
+            x->gemms = (int)(3 * m->experts_per_token);
+        }
+    } else {
+        LAY("mlp.gate_proj", ZS_LEAF_LINEAR, ZS_ROLE_GATE, h, m->intermediate, 0);
+        LAY("mlp.up_proj", ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, 0);
+        LAY("mlp.down_proj", ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, 0);
+    }
+
+    POST("model.norm", ZS_LEAF_NORM, 0, h, h, 0);
+    /* An untied LM head is its own hidden x vocab matrix; a tied one shares
+     * embed_tokens.weight and is counted once (there is no leaf). */
+    if (!m->tie_embeddings)
+        POST("lm_head", ZS_LEAF_LM_HEAD, 0, h, m->vocab, 0);
+#undef PRE
+#undef LAY
+#undef POST
+    if (!ok)
+        return zs_err_set(err, ZS_ELIMIT,
+                          "internal: too many modules in model '%s'", m->name);
+    return 0;
+}
+
+static int64_t sum_leaves(const struct zs_leaf *l, int n, int active)
+{
+    int64_t s = 0;
+    for (int i = 0; i < n; i++)
+        s += active ? l[i].params_active : l[i].params;
+    return s;
+}
+
+int64_t zs_model_leaf_sum(const struct zs_model *m)
+{
+    return sum_leaves(m->pre, m->n_pre, 0) +
+           m->n_layers * sum_leaves(m->layer, m->n_layer_leaves, 0) +
+           sum_leaves(m->post, m->n_post, 0);
+}
+
+int zs_model_finish(struct zs_model *m, struct zs_err *err)
+{
+    int rc;
+    int64_t best = -1;
+
+    /* The loaders check these with file positions; this is the backstop for
+     * callers that fill the struct by hand (STYLE 13). */
+    if (m->hidden < 1 || m->n_layers < 1 || m->n_heads < 1 ||
+        m->n_kv_heads < 1 || m->vocab < 1 || m->intermediate < 0)
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid model '%s': hidden, layers, heads, kv heads "
+                          "and vocab must be >= 1",
+                          m->name);
+    if (m->n_heads % m->n_kv_heads)
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid model '%s': num_attention_heads (%lld) must "
+                          "be a multiple of num_key_value_heads (%lld)",
+                          m->name, (long long)m->n_heads,
+                          (long long)m->n_kv_heads);
+    if (m->head_dim < 1) {
+        if (m->hidden % m->n_heads)
+            return zs_err_set(err, ZS_EINPUT,
+                              "invalid model '%s': hidden_size (%lld) must be "
+                              "a multiple of num_attention_heads (%lld)",
+                              m->name, (long long)m->hidden,
+                              (long long)m->n_heads);
+        m->head_dim = m->hidden / m->n_heads;
+    }
+    if (m->n_experts > 0 &&
+        (m->experts_per_token < 1 || m->experts_per_token > m->n_experts ||
+         m->moe_intermediate < 1))
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid model '%s': experts_per_token must be in "
+                          "[1, %lld] and moe_intermediate_size >= 1",
+                          m->name, (long long)m->n_experts);
+    if (m->n_extra < 0 || m->n_extra > ZS_MODEL_MAX_EXTRA)
+        return zs_err_set(err, ZS_ELIMIT, "internal: bad extra count");
+
+    rc = build_leaves(m, err);
+    if (rc)
+        return rc;
+
+    m->params_layer = sum_leaves(m->layer, m->n_layer_leaves, 0);
+    m->params_lm = zs_model_leaf_sum(m);
+    m->params_total = m->params_lm;
+    m->params_active = sum_leaves(m->pre, m->n_pre, 1) +
+                       m->n_layers * sum_leaves(m->layer, m->n_layer_leaves, 1) +
+                       sum_leaves(m->post, m->n_post, 1);
+    /* model.h: params_active includes the extras (towers, talker). */
+    for (int i = 0; i < m->n_extra; i++) {
+        m->params_total += m->extra[i].params;
+        m->params_active += m->extra[i].params;
+    }
+    m->params_embedding = 0;
+    for (int i = 0; i < m->n_pre; i++)
+        if (m->pre[i].kind == ZS_LEAF_EMBED)
+            m->params_embedding += m->pre[i].params;
+    for (int i = 0; i < m->n_post; i++)
+        if (m->post[i].kind == ZS_LEAF_LM_HEAD)
+            m->params_embedding += m->post[i].params;
+
+    /* Largest single module's direct parameters: DeepSpeed's
+     * largest_layer_params (max over model.modules() of
+     * sum(p.numel() for p in m.parameters(recurse=False)); peer-tools.md),
+     * except that an MoE expert block counts as one (set_z3_leaf_modules). */
+    m->largest_leaf_name[0] = '\0';
+    m->largest_leaf_params = 0;
+    for (int i = 0; i < m->n_pre; i++)
+        if (m->pre[i].params > best) {
+            best = m->pre[i].params;
+            zs_strlcpy(m->largest_leaf_name, m->pre[i].name,
+                       sizeof m->largest_leaf_name);
+        }
+    for (int i = 0; i < m->n_layer_leaves; i++)
+        if (m->layer[i].params > best) {
+            best = m->layer[i].params;
+            snprintf(m->largest_leaf_name, sizeof m->largest_leaf_name,
+                     "model.layers.*.%s", m->layer[i].name);
+        }
+    for (int i = 0; i < m->n_post; i++)
+        if (m->post[i].params > best) {
+            best = m->post[i].params;
+            zs_strlcpy(m->largest_leaf_name, m->post[i].name,
+                       sizeof m->largest_leaf_name);
+        }
+    m->largest_leaf_params = best;
+    return 0;
+}
+
+/* ---- Training method -------------------------------------------------------- */
+
+static unsigned popcount3(unsigned x)
+{
+    return ((x & ZS_ROLE_GATE) != 0) + ((x & ZS_ROLE_UP) != 0) +
+           ((x & ZS_ROLE_DOWN) != 0);
+}
+
+int64_t zs_leaf_trainable(const struct zs_leaf *l, const struct zs_method_opts *mo)
+{
+    unsigned targets;
+    int64_t r;
+    if (!mo || mo->method == ZS_METHOD_FULL)
+        return l->params;
+    r = mo->lora_rank > 0 ? mo->lora_rank : 16;
+    targets = mo->lora_targets ? mo->lora_targets : ZS_ROLE_ALL_LINEAR;
+    /* PEFT LoRA: lora_A (in x r) and lora_B (r x out), no bias; the base
+     * layer is frozen (peft/tuners/lora/layer.py Linear.update_layer). */
+    if (l->kind == ZS_LEAF_LINEAR && (l->role & targets))
+        return r * (l->in_features + l->out_features);
+    if (l->kind == ZS_LEAF_EXPERTS && (l->role & targets)) {
+        /* Per expert and per targeted projection: gate and up are
+         * hidden -> moe_intermediate, down the reverse; all r*(h+mi). */
+        int64_t per = l->in_features * l->out_features * 3;
+        int64_t n_experts = per ? l->params / per : 0;
+        return n_experts * (int64_t)popcount3(l->role & targets) * r *
+               (l->in_features + l->out_features);
+    }
+    return 0;
+}
+
+int64_t zs_model_trainable(const struct zs_model *m, const struct zs_method_opts *mo)
+{
+    int64_t s = 0, layer = 0;
+    for (int i = 0; i < m->n_pre; i++)
+        s += zs_leaf_trainable(&m->pre[i], mo);
+    for (int i = 0; i < m->n_layer_leaves; i++)
+        layer += zs_leaf_trainable(&m->layer[i], mo);
+    s += m->n_layers * layer;
+    for (int i = 0; i < m->n_post; i++)
+        s += zs_leaf_trainable(&m->post[i], mo);
+    /* Extras train in a full fine-tune when their default says so; under
+     * LoRA they stay frozen ([assumption]: adapters are put on the language
+     * model's projections only, the default target list). */
+    for (int i = 0; i < m->n_extra; i++)
+        if ((!mo || mo->method == ZS_METHOD_FULL) &&
+            m->extra[i].trainable_default &&
+            m->extra[i].placement_default != ZS_PLACE_DISABLED)
+            s += m->extra[i].params;
+    return s;
+}
+
+/* Bytes of n elements in bitsandbytes NF4 with double quantisation
+ * (bitsandbytes/functional.py quantize_4bit, blocksize 64,
+ * compress_statistics=True; QLoRA paper, Dettmers et al. 2023, §2
+ * "Double Quantization"): 4 bits per element, one 8-bit absmax per block of
+ * 64, and the absmax values themselves quantised in blocks of 256 with one
+ * fp32 scale each.  The 256-entry code table is shared and not counted. */
+static int64_t nf4_bytes(int64_t n)
+{
+    int64_t blocks = (n + 63) / 64;
+    return (n + 1) / 2 + blocks + 4 * ((blocks + 255) / 256);
+}
+
+int64_t zs_leaf_weight_bytes(const struct zs_leaf *l, const struct zs_method_opts *mo)
+{
+    if (!mo || mo->method != ZS_METHOD_QLORA)
+        return 2 * l->params; /* bf16 */
+    /* transformers' bitsandbytes integration replaces every nn.Linear but
+     * the output embedding (get_keys_to_not_convert keeps lm_head); norms and
+     * the embedding stay bf16.  Biases of Linear4bit keep the compute dtype.
+     * The MoE router is an nn.Linear and is quantised too. */
+    switch (l->kind) {
+    case ZS_LEAF_LINEAR:
+    case ZS_LEAF_ROUTER: {
+        int64_t w = l->in_features * l->out_features;
+        return nf4_bytes(w) + 2 * (l->params - w);
+    }
+    case ZS_LEAF_EXPERTS:
+        /* One quantised tensor per expert projection. */
+        return (int64_t)l->n_tensors * nf4_bytes(l->in_features * l->out_features);
+    default:
+        return 2 * l->params;
+    }
+}
+
+/* ---- FLOPs -------------------------------------------------------------------- */
+
+static double gemm_flops(const struct zs_leaf *l, int n)
+{
+    double f = 0;
+    for (int i = 0; i < n; i++)
+        f += 2.0 * (double)l[i].in_features * (double)l[i].out_features *
+             (double)l[i].gemms;
+    return f;
+}
+
+/* Keys a query attends to at sequence length seq: the whole sequence in the
+ * PaLM convention, capped by a sliding window (Mistral-7B-v0.1:
+ * sliding_window 4096, modeling_mistral.py). */
+static double attended(const struct zs_model *m, int64_t seq)
+{
+    if (m->sliding_window > 0 && m->sliding_window < seq)
+        return (double)m->sliding_window;
+    return (double)seq;
+}
+
+double zs_model_flops_per_token_fwd(const struct zs_model *m, int64_t seq)
+{
+    /* PaLM (Chowdhery et al. 2022) appendix B: forward FLOPs per token =
+     * 2N (N: matmul parameters used per token, lm_head included, embedding
+     * lookup excluded) + 2 * 2 * seq * n_heads * head_dim per layer for
+     * QK^T and PV over the full (non-causal) square. */
+    double f = gemm_flops(m->pre, m->n_pre) +
+               (double)m->n_layers * gemm_flops(m->layer, m->n_layer_leaves) +
+               gemm_flops(m->post, m->n_post);
+    f += (double)m->n_layers * 4.0 * attended(m, seq) * (double)m->n_heads *
+         (double)m->head_dim;
+    for (int i = 0; i < m->n_extra; i++)
+        if (m->extra[i].placement_default != ZS_PLACE_DISABLED)
+            f += m->extra[i].flops_per_token_fwd;
+    return f;
+}
+
+double zs_model_attn_core_flops(const struct zs_model *m, int64_t seq)
+{
+    /* QK^T and PV: 2 * 2 * head_dim FLOPs per (query, key) pair per head.
+     * Causal: pairs = seq^2 / 2, the count flash-attention's own benchmark
+     * uses (flash-attention benchmarks/benchmark_flash_attention.py
+     * flops(): 4 * seq^2 * head_dim * heads, halved when causal).  With a
+     * sliding window w < seq: seq*w - w^2/2 pairs. */
+    double s = (double)seq, pairs;
+    if (m->sliding_window > 0 && m->sliding_window < seq) {
+        double w = (double)m->sliding_window;
+        pairs = s * w - w * w / 2;
+    } else {
+        pairs = s * s / 2;
+    }
+    return 4.0 * (double)m->head_dim * (double)m->n_heads * pairs;
+}
+
+/* ---- Activations ------------------------------------------------------------ */
+
+static int64_t sat(double v)
+{
+    if (!(v > 0))
+        return 0;
+    if (v >= 9.2e18)
+        return INT64_MAX;
+    return (int64_t)llround(v);
+}
+
+/* Shapes of one layer's activation terms, in elements, for t tokens. */
+struct act_dims {
+    double t, h, hq, hkv, i, a, kv, s, r;
+    double E, k, mi; /* MoE; k = 0 when dense */
+    int qk_norm, lora;
+};
+
+static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
+                     struct act_dims *d)
+{
+    double sp = o->sp > 0 ? o->sp : 1;
+    double b = o->micro_batch > 0 ? (double)o->micro_batch : 1;
+    d->s = (double)o->seq;
+    d->t = b * d->s / sp;
+    d->h = (double)m->hidden;
+    d->a = (double)m->n_heads;
+    d->kv = (double)m->n_kv_heads;
+    d->hq = d->a * (double)m->head_dim;
+    d->hkv = d->kv * (double)m->head_dim;
+    d->i = (double)m->intermediate;
+    d->E = (double)m->n_experts;
+    d->k = m->n_experts ? (double)m->experts_per_token : 0;
+    d->mi = (double)m->moe_intermediate;
+    d->qk_norm = m->qk_norm;
+    d->lora = o->method != ZS_METHOD_FULL;
+    d->r = o->lora_rank > 0 ? o->lora_rank : 16;
+}
+
+/* Attention scores per rank: b * (heads / sp) * seq^2 elements = t * a * s
+ * (Ulysses: full sequence, heads split); a sliding window caps the keys.
+ * Eager attention materialises the full square (the causal mask is added,
+ * not skipped). */
+static double scores(const struct act_dims *d)
+{
+    return d->t * d->a * d->s;
+}
+
+/* The attention core's saved tensors (beyond its inputs q, k, v), by
+ * implementation. */
+static double attn_core_saved(const struct act_dims *d, enum zs_attn_impl attn)
+{
+    if (attn == ZS_ATTN_FLASH)
+        /* flash_attn_func saves q, k, v, out and the fp32 logsumexp of
+         * shape (b, heads, seq) (flash_attn_interface.py
+         * FlashAttnFunc.forward: ctx.save_for_backward(q, k, v, out_padded,
+         * softmax_lse, ...)).  out is o_proj's input, counted there. */
+        return 4 * d->t * d->a;
+    /* HF eager_attention_forward: matmul(q, repeat_kv(k)^T) * scaling +
+     * mask; softmax(dtype=float32) saves its fp32 output (4 B) for its
+     * backward; .to(bf16) then matmul(probs, repeat_kv(v)) saves the bf16
+     * probabilities (2 B) and the repeated k and v (the GQA saving is lost:
+     * repeat_kv materialises n_heads copies).  Dropout p=0 saves nothing.
+     * Korthikanti et al. 2022 count 5as^2b for GPT (softmax 2, dropout mask
+     * 1, dropout output 2); without dropout and with the fp32 softmax
+     * output, HF's eager path keeps 6as^2b. */
+    return 6 * scores(d) + 2 * d->t * (d->hq - d->hkv) * 2;
+}
+
+/* Saved bytes of one layer with no checkpointing. */
+static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
+{
+    double t = d->t, v = 0;
+    /* input_layernorm: input (the layer input, bf16) and rstd (fp32 per
+     * token).  This is the fused-kernel view (apex / Liger RMSNorm save
+     * x and rstd); HF's unfused LlamaRMSNorm keeps fp32 copies instead —
+     * [assumption] that production runs use a fused norm or that the
+     * difference is inside the 5 % target for the whole step. */
+    v += 2 * t * d->h + 4 * t;
+    /* q/k/v projections' shared input (the norm output), kept for their
+     * weight gradients (Korthikanti: "QKV matrix multiplies ... 2sbh"). */
+    v += 2 * t * d->h;
+    /* Qwen3 q_norm/k_norm: inputs and rstd per head. */
+    if (d->qk_norm)
+        v += 2 * t * (d->hq + d->hkv) + 4 * t * (d->a + d->kv);
+    /* q, k, v after RoPE (the attention core's inputs).  RoPE multiplies by
+     * cos/sin that need no gradient, so its input is not kept. */
+    v += 2 * t * (d->hq + 2 * d->hkv);
+    /* The core's own saved tensors, then its output = o_proj input. */
+    v += attn_core_saved(d, attn);
+    v += 2 * t * d->hq;
+    /* post_attention_layernorm: input and rstd. */
+    v += 2 * t * d->h + 4 * t;
+    /* MLP input (norm output), shared by gate and up (and the router). */
+    v += 2 * t * d->h;
+    if (d->k > 0) {
+        double tk = t * d->k;
+        /* Router (MixtralSparseMoeBlock / Qwen3MoeSparseMoeBlock.forward):
+         * softmax(router_logits, dtype=float) saved (fp32, t x E); top-k
+         * weights fp32 and int64 indices (t x k). */
+        v += 4 * t * d->E + 4 * tk + 8 * tk;
+        /* Each routed token: its gathered input (hidden_states[top_x],
+         * saved by gate/up), gate out, SiLU out, up out, product (4 x mi),
+         * the expert output kept by the multiply with its routing weight,
+         * and that weight (bf16). */
+        v += 2 * tk * d->h + 8 * tk * d->mi + 2 * tk * d->h + 2 * tk;
+    } else {
+        /* gate output (SiLU input), SiLU output, up output, product (the
+         * down_proj input): 4 x t x i in bf16.  Residual adds save nothing. */
+        v += 8 * t * d->i;
+    }
+    if (d->lora) {
+        /* PEFT LoRA: lora_A's input is the base linear's input (shared,
+         * lora_dropout 0 -> nn.Identity); lora_B keeps the r-dim
+         * intermediate: 2*t*r per adapter (q,k,v,o + gate,up,down; per
+         * routed token and projection for experts). */
+        v += 2 * t * d->r * 4;
+        v += d->k > 0 ? 2 * t * d->k * d->r * 3 : 2 * t * d->r * 3;
+    }
+    return v;
+}
+
+static double saved(const struct act_dims *d, enum zs_ckpt ckpt,
+                    enum zs_attn_impl attn)
+{
+    switch (ckpt) {
+    case ZS_CKPT_FULL:
+        /* Full recomputation keeps only the layer input (bf16 hidden). */
+        return 2 * d->t * d->h;
+    case ZS_CKPT_SELECTIVE:
+        /* Korthikanti et al. 2022 §4.2: recompute the attention core only;
+         * its inputs (q, k, v) and output stay.  With flash attention only
+         * the logsumexp goes: selective is almost none. */
+        return saved_none(d, attn) - attn_core_saved(d, attn);
+    default:
+        return saved_none(d, attn);
+    }
+}
+
+int64_t zs_model_act_saved_per_layer(const struct zs_model *m, const struct zs_act_opts *o)
+{
+    struct act_dims d;
+    act_dims(m, o, &d);
+    return sat(saved(&d, o->ckpt, o->attn));
+}
+
+static double max2(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* Transient bytes of one layer's forward beyond what it saves. */
+static double work_fwd(const struct act_dims *d, enum zs_ckpt ckpt,
+                       enum zs_attn_impl attn)
+{
+    double t = d->t;
+    /* HF RMSNorm upcasts to fp32 and normalises in fp32: two t x h fp32
+     * temporaries (LlamaRMSNorm.forward). */
+    double norm = 8 * t * d->h, at = 0, mlp;
+    if (attn == ZS_ATTN_EAGER)
+        /* Scores bf16 and their scaled/masked copy alive together; when the
+         * softmax is not saved (checkpointed), the fp32 softmax output and
+         * the bf16 probabilities are transient too [assumption]. */
+        at = ckpt == ZS_CKPT_NONE ? 4 * scores(d) : 6 * scores(d);
+    if (ckpt == ZS_CKPT_FULL) {
+        /* No-grad forward: act(gate) * up keeps act, up and the product
+         * alive together [assumption]; MoE runs experts one by one over
+         * t*k/E tokens each on average, plus the output accumulator. */
+        mlp = d->k > 0 ? 2 * t * d->h + 6 * (t * d->k / d->E) * d->mi
+                       : 6 * t * d->i;
+    } else {
+        mlp = 2 * t * d->h; /* down_proj output before the residual add */
+    }
+    return max2(norm, max2(at, mlp));
+}
+
+/* Transient bytes while one layer runs backward. */
+static double work_bwd(const struct act_dims *d, enum zs_ckpt ckpt,
+                       enum zs_attn_impl attn)
+{
+    double t = d->t;
+    /* The gradient arriving at the layer output and the one being built for
+     * its input (bf16 each). */
+    double base = 4 * t * d->h;
+    double norm = 8 * t * d->h;
+    /* MLP backward: grads of the product, SiLU output and up output alive
+     * together, then the gate grad [assumption]. */
+    double mlp = d->k > 0 ? 6 * (t * d->k / d->E) * d->mi + 2 * t * d->h
+                          : 6 * t * d->i;
+    double at;
+    if (attn == ZS_ATTN_EAGER)
+        /* grad of the bf16 probabilities upcast to fp32 and the fp32
+         * softmax gradient, with the saved fp32 output [assumption]. */
+        at = 8 * scores(d) + 2 * t * 3 * d->hq;
+    else
+        /* dq, dk, dv plus flash-attention 2's fp32 dq accumulator
+         * (flash_api.cpp mha_bwd: dq_accum float). */
+        at = 2 * t * (d->hq + 2 * d->hkv) + 4 * t * d->hq;
+    if (ckpt == ZS_CKPT_SELECTIVE)
+        at += attn_core_saved(d, attn); /* recomputed core */
+    double w = base + max2(norm, max2(mlp, at));
+    if (ckpt == ZS_CKPT_FULL)
+        /* The recomputed layer's saved set (minus the kept input). */
+        w += saved_none(d, attn) - 2 * t * d->h;
+    return w;
+}
+
+int64_t zs_model_act_work_fwd(const struct zs_model *m, const struct zs_act_opts *o)
+{
+    struct act_dims d;
+    act_dims(m, o, &d);
+    return sat(work_fwd(&d, o->ckpt, o->attn));
+}
+
+int64_t zs_model_act_work_bwd(const struct zs_model *m, const struct zs_act_opts *o)
+{
+    struct act_dims d;
+    act_dims(m, o, &d);
+    return sat(work_bwd(&d, o->ckpt, o->attn));
+}
+
+void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
+                         struct zs_loss_bytes *out)
+{
+    /* Reasoned from transformers v4.51 LlamaForCausalLM.forward and
+     * loss/loss_utils.py ForCausalLMLoss (same in Qwen2/Qwen3/Mixtral):
+     *   logits = lm_head(hidden)            bf16 t x V, kept by the output
+     *                                        object until compute_loss returns
+     *   logits = logits.float()             fp32 copy (to-copy saves nothing)
+     *   labels padded and shifted (no logits copy since v4.50; 4.46-4.49
+     *   made a contiguous fp32 copy of the shifted logits)
+     *   cross_entropy -> log_softmax        saves its fp32 output
+     * Forward peak: bf16 + fp32 + log_softmax = 10 tV bytes.  The Trainer
+     * drops the outputs before backward, so in backward: nll_loss_backward
+     * makes a dense fp32 gradient, log_softmax_backward a second one while
+     * the saved output is alive (12 tV), then the cast to bf16 for lm_head's
+     * backward (fp32 + bf16 = 6 tV).  [inference from the code, not
+     * measured.]  Ulysses: each rank holds seq/sp tokens. */
+    double sp = o->sp > 0 ? o->sp : 1;
+    double b = o->micro_batch > 0 ? (double)o->micro_batch : 1;
+    double tv = b * (double)o->seq / sp * (double)m->vocab;
+    double fwd, bwd1, bwd2;
+    out->logits_bf16 = sat(2 * tv);
+    out->logits_fp32 = sat(4 * tv);
+    out->logprobs_fp32 = sat(4 * tv);
+    out->grad_fp32 = sat(4 * tv);
+    out->grad_bf16 = sat(2 * tv);
+    fwd = 2 * tv + 4 * tv + 4 * tv;
+    bwd1 = 4 * tv + 2 * 4 * tv;
+    bwd2 = 4 * tv + 2 * tv;
+    out->peak = sat(max2(fwd, max2(bwd1, bwd2)));
+}
+
+int64_t zs_model_hidden_bytes_per_token(const struct zs_model *m)
+{
+    return 2 * m->hidden;
+}
