@@ -26,10 +26,32 @@ struct zs_curve {
     int n;                  /* points, x strictly increasing, n >= 1 */
     double x[ZS_CURVE_MAX]; /* size: bytes, or FLOPs for GEMM efficiency */
     double y[ZS_CURVE_MAX]; /* rate (bytes/s) or efficiency (0..1] */
+    /* Private cache, filled by zs_curve_prepare (the loaders call it):
+     * lx[i] = log2(x[i]) when lx_n == n.  A curve built by hand with
+     * lx_n == 0 still evaluates correctly, only a little slower. */
+    int lx_n;
+    double lx[ZS_CURVE_MAX];
 };
 
-/* Linear interpolation in log2(x), clamped to the end points. */
+/* Linear interpolation in log2(x), clamped to the end points.  No
+ * allocation; O(log n).  n <= 0 gives 0. */
 double zs_curve_eval(const struct zs_curve *c, double x);
+/* Fills the log2 cache after x[] or n changed. */
+void zs_curve_prepare(struct zs_curve *c);
+
+/* Where each figure of a profile comes from: one entry per JSON group
+ * ("memory", "collectives.allreduce_busbw", ...), copied from its
+ * "source" string. */
+#define ZS_HW_SOURCES_MAX 12
+#define ZS_HW_SOURCE_CAP 240
+struct zs_hw_source {
+    char what[40];                /* group path in the profile */
+    char text[ZS_HW_SOURCE_CAP];  /* citation, or "[assumption] ..." */
+};
+struct zs_hw_sources {
+    int n;
+    struct zs_hw_source item[ZS_HW_SOURCES_MAX];
+};
 
 struct zs_gpu {
     char name[32];                  /* canonical: "H100-SXM-80GB" */
@@ -47,13 +69,16 @@ struct zs_gpu {
     double pcie_pageable_bytes_per_s;/* pageable copies (staged through a pinned bounce buffer) */
     double pcie_bidir_factor;       /* fraction of each direction kept when both are busy */
     int64_t launch_overhead_ns;     /* per kernel launch on the host */
+    /* Added after the first contract: */
+    double pcie_bidir_d2h_factor;   /* same for D2H (pcie_bidir_factor is H2D's) */
+    struct zs_hw_sources sources;   /* read-only */
 };
 
 struct zs_node {
     char name[48];                 /* "DGX H100" */
     struct zs_gpu gpu;
-    int gpus_per_node;
-    int64_t host_ram_bytes;        /* installed */
+    int gpus_per_node;             /* GPUs used per node (a SPEC like 4xA100 uses 4) */
+    int64_t host_ram_bytes;        /* installed (or --host-ram) */
     int64_t host_reserved_bytes;   /* OS, page cache floor, daemons: not usable */
     int cpu_cores;                 /* physical cores, all sockets */
     double host_mem_bytes_per_s;   /* achievable memory bandwidth (STREAM-like), all sockets */
@@ -67,6 +92,13 @@ struct zs_node {
     struct zs_curve allgather_busbw, reducescatter_busbw, allreduce_busbw, alltoall_busbw;
     double inter_node_eff;         /* fraction of NIC bandwidth achieved as busbw */
     int64_t collective_latency_ns; /* per collective call, base */
+    /* Added after the first contract: */
+    int gpus_installed;            /* GPUs the node has (>= gpus_per_node) */
+    /* All-reduce busbw factor vs GPUs taking part within the node (NVLS
+     * gains with more GPUs); n == 0: factor 1. */
+    struct zs_curve allreduce_rank_scale;
+    char file[256];                /* profile path it was loaded from */
+    struct zs_hw_sources sources;  /* read-only */
 };
 
 struct zs_cluster {
@@ -86,6 +118,34 @@ int zs_hw_load_node(const char *path, struct zs_node *out, struct zs_err *err);
 /* Names of GPU and node profiles (static storage). */
 int zs_hw_list(const char *const **gpus, int *ngpus, const char *const **nodes,
                int *nnodes);
+
+/* The profile registry (static storage): canonical GPU names, their file
+ * stems under gpus/, aliases and default node; node names and files. */
+struct zs_hw_gpu_entry {
+    const char *name;          /* "H100-SXM-80GB" */
+    const char *file;          /* "h100-sxm-80gb" -> gpus/h100-sxm-80gb.json */
+    const char *node_file;     /* default node: "dgx-h100" */
+    const char *aliases[6];    /* NULL-terminated */
+};
+struct zs_hw_node_entry {
+    const char *name;          /* "DGX H100" */
+    const char *file;          /* "dgx-h100" -> nodes/dgx-h100.json */
+};
+int zs_hw_gpu_entries(const struct zs_hw_gpu_entry **out);   /* returns count */
+int zs_hw_node_entries(const struct zs_hw_node_entry **out); /* returns count */
+/* Registry entry for a GPU name or alias (case-insensitive), or NULL. */
+const struct zs_hw_gpu_entry *zs_hw_find_gpu(const char *name);
+/* Profile directory: $ZSIM_HWPROFILES, else ZS_SOURCE_DIR "/hwprofiles". */
+const char *zs_hw_dir(void);
+/* Loads a registry node by file stem ("dgx-h100"). */
+int zs_hw_load_node_named(const char *file, struct zs_node *out,
+                          struct zs_err *err);
+
+/* Parsers for the shared command-line flags, with exact messages
+ * (ZS_EUSAGE): --host-ram SIZE in [1 GiB, 1 PiB], --nodes N in [1, 1024]. */
+#define ZS_HW_NODES_MAX 1024
+int zs_hw_parse_host_ram(const char *text, int64_t *bytes, struct zs_err *err);
+int zs_hw_parse_nodes(const char *text, int *nodes, struct zs_err *err);
 
 /* Usable HBM for tensors after the CUDA context and NCCL buffers. */
 int64_t zs_gpu_usable_bytes(const struct zs_gpu *g);

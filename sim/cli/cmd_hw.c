@@ -1,0 +1,525 @@
+/*
+ * cmd_hw.c — `zsim hw list` and `zsim hw show SPEC`: the hardware profiles
+ * zsim knows, and one resolved cluster with every figure and its source.
+ *
+ * Exit statuses: a bad SPEC or flag value is a usage error (2); a profile
+ * file that does not load is invalid input (3).
+ */
+#include "cli/cmd.h"
+#include "hw/hw.h"
+#include "util/alloc.h"
+#include "util/strutil.h"
+#include "util/table.h"
+#include "util/units.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char hw_usage[] =
+    "usage: zsim hw list\n"
+    "       zsim hw show SPEC [--host-ram SIZE] [--nodes N] [--json]\n"
+    "\n"
+    "Hardware profiles: GPUs, nodes, and clusters built from them.\n"
+    "\n"
+    "SPEC names a cluster: [NODES x] GPUS x GPU, e.g. 8xH100, 2x8xH100,\n"
+    "4xA100-80GB, 8xH200, 8xL40S.  GPUS is the number of GPUs used per node\n"
+    "(at most what the GPU's default node has); GPU names are\n"
+    "case-insensitive and have aliases ('zsim hw list').  A path ending in\n"
+    ".json names a node profile file instead (all its GPUs, one node).\n"
+    "\n"
+    "options:\n"
+    "  --host-ram SIZE  host RAM per node instead of the node's (e.g. 512GiB)\n"
+    "  --nodes N        number of nodes (1 to 1024) instead of the SPEC's\n"
+    "  --json           one JSON document (schema \"zsim.hw/1\")\n"
+    "\n"
+    "Profiles are read from $ZSIM_HWPROFILES, else the source tree's\n"
+    "hwprofiles/.\n"
+    "\n"
+    "exit codes: 0 ok, 2 usage error (bad SPEC or flag value), 3 invalid\n"
+    "profile file.\n";
+
+static const struct zs_opt hw_opts[] = {
+    {"host-ram", 1},
+    {"nodes", 1},
+    {"json", 0},
+};
+#define NOPTS (sizeof hw_opts / sizeof hw_opts[0])
+
+/* "57.0 GB/s" (decimal units, as the sources quote them). */
+static char *fmt_rate(char *buf, size_t cap, double bytes_per_s)
+{
+    double g = bytes_per_s / 1e9;
+    if (g >= 100)
+        snprintf(buf, cap, "%.0f GB/s", g);
+    else
+        snprintf(buf, cap, "%.1f GB/s", g);
+    return buf;
+}
+
+static char *fmt_gb(char *buf, size_t cap, double bytes_per_s)
+{
+    snprintf(buf, cap, "%.1f", bytes_per_s / 1e9);
+    return buf;
+}
+
+/* ---- hw list ------------------------------------------------------------ */
+
+static int hw_list(struct zs_err *err)
+{
+    const struct zs_hw_gpu_entry *ge;
+    const struct zs_hw_node_entry *ne;
+    int ng = zs_hw_gpu_entries(&ge), nn = zs_hw_node_entries(&ne);
+    struct zs_table *t;
+    struct zs_node *nodes;
+    int rc = 0;
+
+    nodes = zs_calloc((size_t)nn, sizeof *nodes);
+    if (!nodes)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
+    for (int i = 0; i < nn && !rc; i++)
+        rc = zs_hw_load_node_named(ne[i].file, &nodes[i], err);
+    if (rc)
+        goto done;
+
+    t = zs_table_new(6, "llrrrl");
+    if (!t) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        goto done;
+    }
+    printf("GPUs:\n");
+    zs_table_header(t);
+    rc = zs_table_rowf(t, "name\taliases\tHBM (torch)\tbf16 dense\tHBM bw\t"
+                          "default node");
+    for (int i = 0; i < ng && !rc; i++) {
+        char aliases[160] = "", hbm[24], bw[24];
+        size_t len = 0;
+        const struct zs_node *dn = NULL;
+        for (int k = 0; ge[i].aliases[k]; k++)
+            len += (size_t)snprintf(aliases + len, sizeof aliases - len,
+                                    k ? ", %s" : "%s", ge[i].aliases[k]);
+        for (int j = 0; j < nn; j++)
+            if (strcmp(ne[j].file, ge[i].node_file) == 0)
+                dn = &nodes[j];
+        if (!dn) {
+            rc = zs_err_set(err, ZS_ERUNTIME,
+                            "internal: no node '%s' for GPU %s",
+                            ge[i].node_file, ge[i].name);
+            break;
+        }
+        rc = zs_table_rowf(t, "%s\t%s\t%s\t%.0f TFLOP/s\t%s\t%s", ge[i].name,
+                           aliases,
+                           zs_fmt_bytes(hbm, sizeof hbm, dn->gpu.hbm_bytes),
+                           dn->gpu.peak_bf16_flops / 1e12,
+                           fmt_rate(bw, sizeof bw, dn->gpu.hbm_bytes_per_s),
+                           dn->name);
+    }
+    if (rc) {
+        zs_table_free(t);
+        if (rc == ZS_ENOMEM)
+            zs_err_set(err, rc, "out of memory");
+        goto done;
+    }
+    zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+
+    t = zs_table_new(8, "llrrrrrl");
+    if (!t) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        goto done;
+    }
+    printf("\nnodes:\n");
+    zs_table_header(t);
+    rc = zs_table_rowf(t, "name\tGPU\tGPUs\thost RAM\tCPU cores\tNICs\t"
+                          "NVLink/dir\tfile");
+    for (int i = 0; i < nn && !rc; i++) {
+        const struct zs_node *n = &nodes[i];
+        char ram[24], nic[24], nvl[24];
+        fmt_rate(nic, sizeof nic, n->nic_bytes_per_s);
+        if (n->gpu.nvlink_bytes_per_s > 0)
+            fmt_rate(nvl, sizeof nvl, n->gpu.nvlink_bytes_per_s);
+        else
+            snprintf(nvl, sizeof nvl, "none");
+        rc = zs_table_rowf(t, "%s\t%s\t%d\t%s\t%d\t%d x %s\t%s\tnodes/%s.json",
+                           n->name, n->gpu.name, n->gpus_installed,
+                           zs_fmt_bytes(ram, sizeof ram, n->host_ram_bytes),
+                           n->cpu_cores, n->nics, nic, nvl, ne[i].file);
+    }
+    if (rc) {
+        zs_err_set(err, rc, "out of memory");
+    } else {
+        zs_table_print(t, stdout, 2);
+        printf("\nA SPEC such as 8xH100 or 2x8xH100 uses the GPU's default "
+               "node; 'zsim hw show SPEC' shows every figure and its "
+               "source.\n");
+    }
+    zs_table_free(t);
+done:
+    zs_free(nodes);
+    return rc;
+}
+
+/* ---- hw show: text ------------------------------------------------------ */
+
+static int row(struct zs_table *t, const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int row(struct zs_table *t, const char *label, const char *fmt, ...)
+{
+    char val[256];
+    const char *cells[2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(val, sizeof val, fmt, ap);
+    va_end(ap);
+    cells[0] = label;
+    cells[1] = val;
+    return zs_table_row(t, cells);
+}
+
+static int print_sources(const char *prefix, const struct zs_hw_sources *s)
+{
+    for (int i = 0; i < s->n; i++)
+        printf("  %s.%s: %s\n", prefix, s->item[i].what, s->item[i].text);
+    return 0;
+}
+
+static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
+{
+    const struct zs_node *n = &c->node;
+    const struct zs_gpu *g = &n->gpu;
+    const struct zs_curve *ge = &g->gemm_eff;
+    struct zs_table *t;
+    char a[32], b[32], d[32];
+    int rc = 0, total = c->nodes * n->gpus_per_node;
+    static const double sizes[] = {1.0 * ZS_MiB, 16.0 * ZS_MiB,
+                                   64.0 * ZS_MiB, 256.0 * ZS_MiB,
+                                   1.0 * ZS_GiB,  16.0 * ZS_GiB};
+
+    printf("cluster %s: %d node%s x %d GPU%s = %d x %s\n", c->spec, c->nodes,
+           c->nodes == 1 ? "" : "s", n->gpus_per_node,
+           n->gpus_per_node == 1 ? "" : "s", total, g->name);
+    printf("node type %s", n->name);
+    if (n->gpus_per_node < n->gpus_installed)
+        printf(": the node has %d GPUs, %d used; host RAM and CPU are the "
+               "node's\n",
+               n->gpus_installed, n->gpus_per_node);
+    else
+        printf(", all %d GPUs used\n", n->gpus_installed);
+    if (host_ram_override > 0)
+        printf("host RAM %s per node from --host-ram\n",
+               zs_fmt_bytes(a, sizeof a, host_ram_override));
+
+    t = zs_table_new(2, "ll");
+    if (!t)
+        return ZS_ENOMEM;
+    printf("\ngpu %s\n", g->name);
+    rc |= row(t, "HBM (torch total_memory)", "%s",
+              zs_fmt_bytes(a, sizeof a, g->hbm_bytes));
+    rc |= row(t, "CUDA context + cuBLAS", "%s per process",
+              zs_fmt_bytes(a, sizeof a, g->cuda_context_bytes));
+    rc |= row(t, "NCCL buffers", "%s per process",
+              zs_fmt_bytes(a, sizeof a, g->nccl_bytes));
+    rc |= row(t, "usable for tensors", "%s",
+              zs_fmt_bytes(a, sizeof a, zs_gpu_usable_bytes(g)));
+    rc |= row(t, "peak bf16 (dense)", "%.0f TFLOP/s",
+              g->peak_bf16_flops / 1e12);
+    rc |= row(t, "GEMM efficiency", "%.1f%% at 1e%d FLOP ... %.1f%% at 1e%d FLOP",
+              100 * ge->y[0], (int)lround(log10(ge->x[0])),
+              100 * ge->y[ge->n - 1], (int)lround(log10(ge->x[ge->n - 1])));
+    rc |= row(t, "flash-attention efficiency", "%.0f%%", 100 * g->attn_eff);
+    rc |= row(t, "HBM bandwidth", "%s (%.0f%% achievable)",
+              fmt_rate(a, sizeof a, g->hbm_bytes_per_s), 100 * g->hbm_eff);
+    if (g->nvlink_bytes_per_s > 0)
+        rc |= row(t, "NVLink per direction", "%s",
+                  fmt_rate(a, sizeof a, g->nvlink_bytes_per_s));
+    else
+        rc |= row(t, "NVLink per direction", "none");
+    rc |= row(t, "PCIe pinned H2D / D2H", "%s / %s",
+              fmt_rate(a, sizeof a, g->pcie_h2d_bytes_per_s),
+              fmt_rate(b, sizeof b, g->pcie_d2h_bytes_per_s));
+    rc |= row(t, "PCIe pageable", "%s",
+              fmt_rate(a, sizeof a, g->pcie_pageable_bytes_per_s));
+    rc |= row(t, "PCIe both directions busy", "H2D x%.2f, D2H x%.2f",
+              g->pcie_bidir_factor, g->pcie_bidir_d2h_factor);
+    rc |= row(t, "kernel launch overhead", "%s",
+              zs_fmt_seconds(a, sizeof a, zs_ns_to_s(g->launch_overhead_ns)));
+    if (!rc)
+        zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+    if (rc)
+        return ZS_ENOMEM;
+
+    t = zs_table_new(2, "ll");
+    if (!t)
+        return ZS_ENOMEM;
+    printf("\nnode %s\n", n->name);
+    rc |= row(t, "GPUs", "%d of %d used", n->gpus_per_node, n->gpus_installed);
+    rc |= row(t, "host RAM", "%s (%s reserved for the OS)",
+              zs_fmt_bytes(a, sizeof a, n->host_ram_bytes),
+              zs_fmt_bytes(b, sizeof b, n->host_reserved_bytes));
+    rc |= row(t, "CPU cores", "%d", n->cpu_cores);
+    rc |= row(t, "host memory bandwidth", "%s",
+              fmt_rate(a, sizeof a, n->host_mem_bytes_per_s));
+    rc |= row(t, "DeepSpeedCPUAdam per core", "%.2f GB/s (28 B per element)",
+              n->cpu_adam_bytes_per_s_per_core / 1e9);
+    rc |= row(t, "torch CPU AdamW per core", "%.2f GB/s (28 B per element)",
+              n->torch_adam_bytes_per_s_per_core / 1e9);
+    rc |= row(t, "GPUs per PCIe switch", "%d (uplink %s per direction)",
+              n->gpus_per_pcie_switch,
+              fmt_rate(a, sizeof a, n->pcie_switch_uplink_bytes_per_s));
+    rc |= row(t, "compute NICs", "%d x %s (inter-node efficiency %.2f)",
+              n->nics, fmt_rate(a, sizeof a, n->nic_bytes_per_s),
+              n->inter_node_eff);
+    rc |= row(t, "collective latency", "%s per call",
+              zs_fmt_seconds(a, sizeof a,
+                             zs_ns_to_s(n->collective_latency_ns)));
+    if (!rc)
+        zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+    if (rc)
+        return ZS_ENOMEM;
+
+    t = zs_table_new(5, "lrrrr");
+    if (!t)
+        return ZS_ENOMEM;
+    printf("\ncollective bus bandwidth, GB/s (nccl-tests busbw), %d GPU%s "
+           "over %d node%s:\n",
+           total, total == 1 ? "" : "s", c->nodes, c->nodes == 1 ? "" : "s");
+    zs_table_header(t);
+    rc |= zs_table_rowf(t, "size\tall-gather\treduce-scatter\tall-reduce\t"
+                           "all-to-all");
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        char e[32], sz[32];
+        rc |= zs_table_rowf(
+            t, "%s\t%s\t%s\t%s\t%s",
+            zs_fmt_bytes(sz, sizeof sz, (int64_t)sizes[i]),
+            fmt_gb(a, sizeof a,
+                   zs_cluster_busbw(c, ZS_COLL_ALLGATHER, sizes[i], total,
+                                    c->nodes)),
+            fmt_gb(b, sizeof b,
+                   zs_cluster_busbw(c, ZS_COLL_REDUCESCATTER, sizes[i], total,
+                                    c->nodes)),
+            fmt_gb(d, sizeof d,
+                   zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, sizes[i], total,
+                                    c->nodes)),
+            fmt_gb(e, sizeof e,
+                   zs_cluster_busbw(c, ZS_COLL_ALLTOALL, sizes[i], total,
+                                    c->nodes)));
+    }
+    if (!rc)
+        zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+    if (rc)
+        return ZS_ENOMEM;
+    if (c->nodes > 1) {
+        int per = n->nics < n->gpus_per_node ? n->nics : n->gpus_per_node;
+        printf("  across nodes: min(in-node curve, %d NICs x %s x %.2f = %s)\n",
+               per, fmt_rate(a, sizeof a, n->nic_bytes_per_s),
+               n->inter_node_eff,
+               fmt_rate(b, sizeof b,
+                        per * n->nic_bytes_per_s * n->inter_node_eff));
+    }
+
+    printf("\nsources:\n");
+    print_sources("gpu", &g->sources);
+    print_sources("node", &n->sources);
+    return 0;
+}
+
+/* ---- hw show: JSON ------------------------------------------------------ */
+
+/* JSON string with the escapes our texts can need. */
+static void jstr(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+/* Numbers: integers exactly, others with 6 significant digits ('.' always:
+ * main runs in the C locale). */
+static void jnum(double v)
+{
+    if (!isfinite(v))
+        printf("null");
+    else if (fabs(v) < 9e15 && v == floor(v))
+        printf("%.0f", v);
+    else
+        printf("%.6g", v);
+}
+
+static void jcurve(const char *key, const char *xname, const char *yname,
+                   const struct zs_curve *cv, int last)
+{
+    printf("    \"%s\": {\"%s\": [", key, xname);
+    for (int i = 0; i < cv->n; i++) {
+        if (i)
+            printf(", ");
+        jnum(cv->x[i]);
+    }
+    printf("], \"%s\": [", yname);
+    for (int i = 0; i < cv->n; i++) {
+        if (i)
+            printf(", ");
+        jnum(cv->y[i]);
+    }
+    printf("]}%s\n", last ? "" : ",");
+}
+
+static void show_json(const struct zs_cluster *c)
+{
+    const struct zs_node *n = &c->node;
+    const struct zs_gpu *g = &n->gpu;
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {
+        {"gpus_per_node", n->gpus_per_node},
+        {"node_gpus_installed", n->gpus_installed},
+        {"nodes", c->nodes},
+        {"hbm_bytes", (double)g->hbm_bytes},
+        {"usable_hbm_bytes", (double)zs_gpu_usable_bytes(g)},
+        {"cuda_context_bytes", (double)g->cuda_context_bytes},
+        {"nccl_bytes", (double)g->nccl_bytes},
+        {"peak_bf16_flops", g->peak_bf16_flops},
+        {"attn_eff", g->attn_eff},
+        {"hbm_bytes_per_s", g->hbm_bytes_per_s},
+        {"hbm_eff", g->hbm_eff},
+        {"nvlink_bytes_per_s", g->nvlink_bytes_per_s},
+        {"pcie_h2d_bytes_per_s", g->pcie_h2d_bytes_per_s},
+        {"pcie_d2h_bytes_per_s", g->pcie_d2h_bytes_per_s},
+        {"pcie_pageable_bytes_per_s", g->pcie_pageable_bytes_per_s},
+        {"pcie_bidir_factor", g->pcie_bidir_factor},
+        {"pcie_bidir_d2h_factor", g->pcie_bidir_d2h_factor},
+        {"launch_overhead_s", zs_ns_to_s(g->launch_overhead_ns)},
+        {"host_ram_bytes_per_node", (double)n->host_ram_bytes},
+        {"host_reserved_bytes_per_node", (double)n->host_reserved_bytes},
+        {"cpu_cores_per_node", n->cpu_cores},
+        {"host_mem_bw_bytes_per_s", n->host_mem_bytes_per_s},
+        {"cpu_adam_bytes_per_s_per_core", n->cpu_adam_bytes_per_s_per_core},
+        {"torch_adam_bytes_per_s_per_core", n->torch_adam_bytes_per_s_per_core},
+        {"gpus_per_pcie_switch", n->gpus_per_pcie_switch},
+        {"pcie_switch_uplink_bytes_per_s", n->pcie_switch_uplink_bytes_per_s},
+        {"nics_per_node", n->nics},
+        {"nic_bytes_per_s", n->nic_bytes_per_s},
+        {"inter_node_eff", n->inter_node_eff},
+        {"collective_latency_s", zs_ns_to_s(n->collective_latency_ns)},
+    };
+
+    printf("{\n  \"schema\": \"zsim.hw/1\",\n  \"spec\": ");
+    jstr(c->spec);
+    printf(",\n  \"gpu\": ");
+    jstr(g->name);
+    printf(",\n  \"node\": ");
+    jstr(n->name);
+    printf(",\n");
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        printf("  \"%s\": ", nums[i].key);
+        jnum(nums[i].v);
+        printf(",\n");
+    }
+    printf("  \"curves\": {\n");
+    jcurve("gemm_eff", "flops", "eff", &g->gemm_eff, 0);
+    jcurve("allgather_busbw", "bytes", "bytes_per_s", &n->allgather_busbw, 0);
+    jcurve("reducescatter_busbw", "bytes", "bytes_per_s",
+           &n->reducescatter_busbw, 0);
+    jcurve("allreduce_busbw", "bytes", "bytes_per_s", &n->allreduce_busbw, 0);
+    jcurve("alltoall_busbw", "bytes", "bytes_per_s", &n->alltoall_busbw,
+           n->allreduce_rank_scale.n == 0);
+    if (n->allreduce_rank_scale.n > 0)
+        jcurve("allreduce_rank_scale", "gpus", "factor",
+               &n->allreduce_rank_scale, 1);
+    printf("  },\n  \"sources\": {\n");
+    for (int k = 0; k < 2; k++) {
+        const struct zs_hw_sources *s = k ? &n->sources : &g->sources;
+        for (int i = 0; i < s->n; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "%s.%s", k ? "node" : "gpu",
+                     s->item[i].what);
+            printf("    ");
+            jstr(key);
+            printf(": ");
+            jstr(s->item[i].text);
+            printf("%s\n", (k == 1 && i == s->n - 1) ? "" : ",");
+        }
+    }
+    printf("  }\n}\n");
+}
+
+static int hw_show(const struct zs_args *a, struct zs_err *err)
+{
+    const char *ram = zs_args_get(a, hw_opts, NOPTS, "host-ram");
+    const char *nodes_s = zs_args_get(a, hw_opts, NOPTS, "nodes");
+    int64_t host_ram = 0;
+    int nodes = 0, rc;
+    struct zs_cluster *c;
+
+    if (a->npos != 2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          a->npos < 2 ? "'hw show' needs a SPEC, e.g. "
+                                        "'zsim hw show 8xH100'"
+                                      : "'hw show' takes one SPEC");
+    if (ram && (rc = zs_hw_parse_host_ram(ram, &host_ram, err)))
+        return rc;
+    if (nodes_s && (rc = zs_hw_parse_nodes(nodes_s, &nodes, err)))
+        return rc;
+    c = zs_calloc(1, sizeof *c);
+    if (!c)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
+    rc = zs_hw_resolve(a->pos[1], host_ram, nodes, c, err);
+    if (!rc) {
+        if (zs_args_get(a, hw_opts, NOPTS, "json"))
+            show_json(c);
+        else if ((rc = show_text(c, host_ram)))
+            zs_err_set(err, rc, "out of memory");
+    }
+    zs_free(c);
+    return rc;
+}
+
+static int hw_run(int argc, char **argv, struct zs_err *err)
+{
+    struct zs_args a;
+    int rc = zs_args_parse(argc, argv, hw_opts, NOPTS, "hw", &a, err);
+    if (rc)
+        return rc;
+    if (a.npos < 1)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'hw' needs a subcommand: list or show (see 'zsim "
+                          "hw --help')");
+    if (strcmp(a.pos[0], "list") == 0) {
+        if (a.npos > 1)
+            return zs_err_set(err, ZS_EUSAGE, "'hw list' takes no arguments");
+        return hw_list(err);
+    }
+    if (strcmp(a.pos[0], "show") == 0)
+        return hw_show(&a, err);
+    {
+        static const char *const subs[] = {"list", "show"};
+        int best = zs_str_closest(a.pos[0], subs, 2);
+        if (best >= 0)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "unknown 'hw' subcommand '%s': did you mean "
+                              "'%s'?",
+                              a.pos[0], subs[best]);
+        return zs_err_set(err, ZS_EUSAGE,
+                          "unknown 'hw' subcommand '%s': use list or show",
+                          a.pos[0]);
+    }
+}
+
+const struct zs_cmd zs_cmd_hw = {
+    "hw",
+    "hardware profiles: list them, show one cluster with sources",
+    hw_usage,
+    hw_run,
+};
