@@ -475,7 +475,7 @@ static void flows_recompute(zs_sim *s)
         s->stamp = 1; /* wrapped: clear stale stamps */
     for (size_t i = 0; i < s->nact; i++) {
         struct flow *f = &s->act[i];
-        const struct flowdesc *fd = &s->fdesc[s->tasks[f->task].aux];
+        const struct flowdesc *fd = f->fd;
         if (dt > 0 && f->rate > 0) {
             f->rem -= f->rate * (double)dt / NS_PER_S;
             if (f->rem < 1.0)
@@ -504,7 +504,7 @@ static void flows_recompute(zs_sim *s)
         int progress = 0;
         for (size_t i = 0; i < s->nact; i++) {
             const struct flow *f = &s->act[i];
-            double cap = s->fdesc[s->tasks[f->task].aux].rate_cap;
+            double cap = f->fd->rate_cap;
             if (!f->frozen && cap > 0 && cap - x < delta) {
                 delta = cap - x;
                 arg_flow = i;
@@ -529,7 +529,7 @@ static void flows_recompute(zs_sim *s)
         for (int pass = 0; pass < 2 && !progress; pass++) {
             for (size_t i = 0; i < s->nact; i++) {
                 struct flow *f = &s->act[i];
-                const struct flowdesc *fd = &s->fdesc[s->tasks[f->task].aux];
+                const struct flowdesc *fd = f->fd;
                 int sat = 0;
                 if (f->frozen)
                     continue;
@@ -654,6 +654,7 @@ static int start(zs_sim *s, int32_t id)
         s->events++;
         if (fd->bytes >= 1.0) {
             struct flow *f = &s->act[s->nact];
+            f->fd = fd;
             f->rem = fd->bytes;
             f->rate = 0;
             f->t_end_ns = -1;

@@ -49,6 +49,7 @@ struct task {
 
 /* An active flow. */
 struct flow {
+    const struct flowdesc *fd; /* in s->fdesc, fixed while a run lasts */
     double rem;   /* bytes left as of s->flow_t_ns */
     double rate;  /* bytes/s since s->flow_t_ns */
     int64_t t_end_ns;
