@@ -1,0 +1,350 @@
+/*
+ * cmd_lint.c — `zsim lint`: known-bad combinations in a DeepSpeed config.
+ *
+ * Reads the DeepSpeed JSON (resolving "auto" like HF/Accelerate/TRL), the
+ * optional model, cluster and TrainingArguments, runs the rules of
+ * train/lint.c and prints a table of findings, each finding in full, and a
+ * one-line verdict (or one JSON document, schema "zsim.lint/1").  Exit 4
+ * (ZS_EGATE) when any finding is an error; 3 for unreadable or malformed
+ * input files; 2 for usage errors.
+ *
+ * Built with -DZS_LINT_STANDALONE (a partial build without the model and hw
+ * parts), --model and --gpus are usage errors.
+ */
+#include "cli/cmd.h"
+#include "train/dsconfig.h"
+#include "train/lint.h"
+#include "util/alloc.h"
+#include "util/strutil.h"
+#include "util/table.h"
+#include "util/units.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct zs_opt g_opts[] = {
+    {"ds-config", 1},         {"model", 1},     {"gpus", 1},
+    {"host-ram", 1},          {"deepspeed-version", 1},
+    {"optimizer", 1},         {"trainer-args", 1},
+    {"json", 0},              {"no-zero-init", 0},
+    {"audio-output", 1},
+};
+#define NOPTS (sizeof g_opts / sizeof g_opts[0])
+
+static const char g_usage[] =
+    "usage: zsim lint --ds-config FILE [--model M --gpus SPEC --host-ram SIZE]\n"
+    "                 [--deepspeed-version X.Y.Z] [--optimizer NAME]\n"
+    "                 [--trainer-args FILE.json] [--no-zero-init]\n"
+    "                 [--audio-output on|off] [--json]\n"
+    "\n"
+    "Checks a DeepSpeed JSON config (with \"auto\" values, resolved as the HF\n"
+    "Trainer/Accelerate/TRL resolve them) for known-bad combinations and\n"
+    "reports each finding with its severity, explanation, source and fix.\n"
+    "\n"
+    "options:\n"
+    "  --ds-config FILE          the DeepSpeed JSON (required)\n"
+    "  --model M                 alias, library name, zsim model JSON or HF\n"
+    "                            config.json: enables the model rules and\n"
+    "                            resolves \"auto\" bucket sizes\n"
+    "  --gpus SPEC               cluster, e.g. 8xH100 or 2x8xH100: enables\n"
+    "                            the host-RAM and GPU rules\n"
+    "  --host-ram SIZE           host RAM per node, e.g. 2TiB (with --gpus)\n"
+    "  --deepspeed-version X.Y.Z version-dependent defaults and bugs\n"
+    "                            (default: assume " ZS_DS_VERSION_ASSUMED ")\n"
+    "  --optimizer NAME          the trainer's optimizer (HF optim name, e.g.\n"
+    "                            adamw_bnb_8bit); default: the trainer args'\n"
+    "  --trainer-args FILE.json  HF TrainingArguments as JSON\n"
+    "                            (per_device_train_batch_size, max_steps,\n"
+    "                            dataset_samples, ...)\n"
+    "  --no-zero-init            the model is loaded without\n"
+    "                            deepspeed.zero.Init (each rank loads it all)\n"
+    "  --audio-output on|off     Qwen-Omni talker (ENABLE_AUDIO_OUTPUT)\n"
+    "  --json                    one JSON document, schema \"zsim.lint/1\"\n"
+    "\n"
+    "exit codes: 0 no errors, 2 usage error, 3 invalid input file,\n"
+    "4 at least one error-severity finding\n";
+
+struct lint_job {
+    struct zs_dsconfig ds;
+    struct zs_ds_notes notes;
+    struct zs_trainer_args trainer;
+    struct zs_model model;
+    struct zs_cluster cluster;
+    struct zs_lint_report report;
+};
+
+static void print_text(const struct lint_job *j, const struct zs_lint_input *in,
+                       FILE *out)
+{
+    const struct zs_lint_report *r = &j->report;
+    const struct zs_dsconfig *ds = &j->ds;
+    char v[16];
+
+    fprintf(out, "%s: DeepSpeed %s%s, ZeRO-%lld, offload_param=%s, "
+                 "offload_optimizer=%s\n",
+            ds->path, zs_ds_version_fmt(&ds->version, v, sizeof v),
+            in->version_given ? "" : " (assumed)", (long long)ds->zero_stage.v,
+            zs_ds_device_name((int)ds->offload_param.device.v),
+            zs_ds_device_name((int)ds->offload_optimizer.device.v));
+    if (in->model)
+        fprintf(out, "model: %s\n", in->model->resolved_from[0]
+                                        ? in->model->resolved_from
+                                        : in->model->name);
+    if (in->cluster) {
+        char b[24];
+        fprintf(out, "cluster: %s (%d node(s) x %d GPUs, host RAM %s per node)\n",
+                in->cluster->spec, in->cluster->nodes,
+                in->cluster->node.gpus_per_node,
+                zs_fmt_bytes(b, sizeof b, in->cluster->node.host_ram_bytes));
+    }
+    if (r->n > 0) {
+        struct zs_table *t = zs_table_new(3, "lll");
+        if (t) {
+            fputc('\n', out);
+            zs_table_header(t);
+            zs_table_rowf(t, "severity\tid\ttitle");
+            for (int i = 0; i < r->n; i++)
+                zs_table_rowf(t, "%s\t%s\t%s",
+                              zs_lint_sev_name(r->finding[i].severity),
+                              r->finding[i].id, r->finding[i].title);
+            zs_table_print(t, out, 2);
+            zs_table_free(t);
+        }
+        for (int i = 0; i < r->n; i++) {
+            const struct zs_lint_finding *f = &r->finding[i];
+            fprintf(out, "\n%s %s: %s\n", zs_lint_sev_name(f->severity), f->id,
+                    f->title);
+            if (f->where[0])
+                fprintf(out, "  where:  %s\n", f->where);
+            fprintf(out, "  why:    %s\n", f->explanation);
+            fprintf(out, "  source: %s\n", f->source);
+            fprintf(out, "  fix:    %s\n", f->fix);
+        }
+        if (r->dropped)
+            fprintf(out, "\n(%d more findings not shown)\n", r->dropped);
+    }
+    fprintf(out, "\n%s: %d error(s), %d warning(s), %d info\n",
+            r->n_error ? "FAIL" : "ok", r->n_error, r->n_warning, r->n_info);
+}
+
+static int print_json(const struct lint_job *j, const struct zs_lint_input *in,
+                      FILE *out, struct zs_err *err)
+{
+    const struct zs_lint_report *r = &j->report;
+    const struct zs_dsconfig *ds = &j->ds;
+    cJSON *root = cJSON_CreateObject(), *arr, *o, *nums, *cnt;
+    char v[16], *text;
+    int ok = root != NULL;
+
+#define CHK(x)                                                                 \
+    do {                                                                       \
+        if (!(x))                                                              \
+            ok = 0;                                                            \
+    } while (0)
+    if (ok) {
+        CHK(cJSON_AddStringToObject(root, "schema", "zsim.lint/1"));
+        CHK(cJSON_AddStringToObject(root, "ds_config", ds->path));
+        CHK(cJSON_AddStringToObject(root, "deepspeed_version",
+                                    zs_ds_version_fmt(&ds->version, v, sizeof v)));
+        CHK(cJSON_AddBoolToObject(root, "deepspeed_version_assumed",
+                                  !in->version_given));
+        CHK(cJSON_AddNumberToObject(root, "zero_stage", (double)ds->zero_stage.v));
+        CHK(cJSON_AddStringToObject(
+            root, "offload_param",
+            zs_ds_device_name((int)ds->offload_param.device.v)));
+        CHK(cJSON_AddStringToObject(
+            root, "offload_optimizer",
+            zs_ds_device_name((int)ds->offload_optimizer.device.v)));
+        if (in->model)
+            CHK(cJSON_AddStringToObject(root, "model", in->model->name));
+        if (in->cluster)
+            CHK(cJSON_AddStringToObject(root, "cluster", in->cluster->spec));
+        CHK(cJSON_AddStringToObject(root, "verdict", r->n_error ? "fail" : "ok"));
+        CHK(cnt = cJSON_AddObjectToObject(root, "counts"));
+        if (cnt) {
+            CHK(cJSON_AddNumberToObject(cnt, "error", r->n_error));
+            CHK(cJSON_AddNumberToObject(cnt, "warning", r->n_warning));
+            CHK(cJSON_AddNumberToObject(cnt, "info", r->n_info));
+            CHK(cJSON_AddNumberToObject(cnt, "not_listed", r->dropped));
+        }
+        CHK(arr = cJSON_AddArrayToObject(root, "findings"));
+        for (int i = 0; ok && arr && i < r->n; i++) {
+            const struct zs_lint_finding *f = &r->finding[i];
+            o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(arr, o)) {
+                cJSON_Delete(o);
+                ok = 0;
+                break;
+            }
+            CHK(cJSON_AddStringToObject(o, "id", f->id));
+            CHK(cJSON_AddStringToObject(o, "severity",
+                                        zs_lint_sev_name(f->severity)));
+            CHK(cJSON_AddStringToObject(o, "title", f->title));
+            CHK(cJSON_AddStringToObject(o, "where", f->where));
+            CHK(cJSON_AddStringToObject(o, "explanation", f->explanation));
+            CHK(cJSON_AddStringToObject(o, "source", f->source));
+            CHK(cJSON_AddStringToObject(o, "fix", f->fix));
+            CHK(nums = cJSON_AddObjectToObject(o, "numbers"));
+            for (int k = 0; nums && k < f->n_numbers; k++)
+                CHK(cJSON_AddNumberToObject(nums, f->numbers[k].name,
+                                            f->numbers[k].value));
+        }
+    }
+#undef CHK
+    text = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory printing JSON");
+    fprintf(out, "%s\n", text);
+    cJSON_free(text);
+    return 0;
+}
+
+#ifndef ZS_LINT_STANDALONE
+static int load_model(const char *name, struct zs_model *m, struct zs_err *err)
+{
+    return zs_model_resolve(name, m, err);
+}
+static int load_cluster(const char *spec, int64_t host_ram,
+                        struct zs_cluster *c, struct zs_err *err)
+{
+    return zs_hw_resolve(spec, host_ram, 0, c, err);
+}
+#else
+static int load_model(const char *name, struct zs_model *m, struct zs_err *err)
+{
+    (void)m;
+    return zs_err_set(err, ZS_EUSAGE,
+                      "--model '%s' needs a build with the model part", name);
+}
+static int load_cluster(const char *spec, int64_t host_ram,
+                        struct zs_cluster *c, struct zs_err *err)
+{
+    (void)host_ram;
+    (void)c;
+    return zs_err_set(err, ZS_EUSAGE,
+                      "--gpus '%s' needs a build with the hw part", spec);
+}
+#endif
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct zs_args a;
+    struct lint_job *j = NULL;
+    struct zs_lint_input in;
+    struct zs_dsconfig_ctx ctx;
+    const char *ds_path, *model, *gpus, *ram, *ver, *targs, *audio;
+    int64_t host_ram = 0;
+    int rc;
+
+    rc = zs_args_parse(argc, argv, g_opts, NOPTS, "lint", &a, err);
+    if (rc)
+        return rc;
+    if (a.npos > 0)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "unexpected argument '%s' for 'lint' (the config is "
+                          "given with --ds-config FILE)",
+                          a.pos[0]);
+    ds_path = zs_args_get(&a, g_opts, NOPTS, "ds-config");
+    model = zs_args_get(&a, g_opts, NOPTS, "model");
+    gpus = zs_args_get(&a, g_opts, NOPTS, "gpus");
+    ram = zs_args_get(&a, g_opts, NOPTS, "host-ram");
+    ver = zs_args_get(&a, g_opts, NOPTS, "deepspeed-version");
+    targs = zs_args_get(&a, g_opts, NOPTS, "trainer-args");
+    audio = zs_args_get(&a, g_opts, NOPTS, "audio-output");
+    if (!ds_path || !*ds_path)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "missing --ds-config FILE (see 'zsim lint --help')");
+    if (ram && !gpus)
+        return zs_err_set(err, ZS_EUSAGE, "--host-ram needs --gpus SPEC");
+    if (ram) {
+        int prc = zs_parse_bytes(ram, &host_ram);
+        if (prc != 0 || host_ram < ZS_GiB)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid --host-ram '%s': must be a size in "
+                              "[1 GiB, 1 PiB], e.g. 2TiB",
+                              ram);
+    }
+    memset(&in, 0, sizeof in);
+    memset(&ctx, 0, sizeof ctx);
+    in.zero_init = zs_args_get(&a, g_opts, NOPTS, "no-zero-init") == NULL;
+    in.audio_output = -1;
+    if (audio) {
+        if (strcmp(audio, "on") == 0)
+            in.audio_output = 1;
+        else if (strcmp(audio, "off") == 0)
+            in.audio_output = 0;
+        else
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid --audio-output '%s': must be on or off",
+                              audio);
+    }
+    if (ver) {
+        rc = zs_ds_version_parse(ver, &ctx.version, err);
+        if (rc)
+            return rc;
+        in.version_given = true;
+    }
+
+    j = zs_calloc(1, sizeof *j);
+    if (!j)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
+    if (targs) {
+        rc = zs_trainer_args_load(targs, &j->trainer, err);
+        if (rc)
+            goto done;
+        ctx.trainer = &j->trainer;
+        in.trainer = &j->trainer;
+    }
+    if (model) {
+        rc = load_model(model, &j->model, err);
+        if (rc)
+            goto done;
+        in.model = &j->model;
+        ctx.hidden_size = j->model.hidden;
+    }
+    if (gpus) {
+        rc = load_cluster(gpus, host_ram, &j->cluster, err);
+        if (rc)
+            goto done;
+        in.cluster = &j->cluster;
+        ctx.world_size = j->cluster.nodes * j->cluster.node.gpus_per_node;
+    }
+    ctx.notes = &j->notes;
+    rc = zs_dsconfig_load(ds_path, &ctx, &j->ds, err);
+    if (rc)
+        goto done;
+
+    in.ds = &j->ds;
+    in.notes = &j->notes;
+    in.optimizer = zs_args_get(&a, g_opts, NOPTS, "optimizer");
+    rc = zs_lint_run(&in, &j->report, err);
+    if (rc)
+        goto done;
+    if (zs_args_get(&a, g_opts, NOPTS, "json"))
+        rc = print_json(j, &in, stdout, err);
+    else
+        print_text(j, &in, stdout);
+    if (rc)
+        goto done;
+    if (fflush(stdout) != 0) {
+        rc = zs_err_set(err, ZS_EIO, "cannot write the report");
+        goto done;
+    }
+    if (j->report.n_error > 0) {
+        /* The verdict is already printed: exit 4 with no extra message. */
+        zs_err_set(err, ZS_EGATE, "%s", "");
+        rc = ZS_EGATE;
+    }
+done:
+    zs_free(j);
+    return rc;
+}
+
+const struct zs_cmd zs_cmd_lint = {
+    "lint",
+    "check a DeepSpeed config for known-bad combinations",
+    g_usage,
+    run,
+};

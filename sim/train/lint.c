@@ -1,0 +1,999 @@
+/*
+ * lint.c — the rules; see lint.h and docs/lint.md.
+ *
+ * Each rule is one static function that looks at the input and adds at most
+ * a few findings.  Every figure, formula and version range carries its
+ * source beside it; where the source is our own reading it says
+ * "[assumption]" with the reasoning.  Rules run in a fixed order, so the
+ * report is deterministic.  No allocation anywhere in this file.
+ */
+#include "train/lint.h"
+#include "util/strutil.h"
+#include "util/units.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *zs_lint_sev_name(enum zs_lint_sev s)
+{
+    switch (s) {
+    case ZS_LINT_ERROR:
+        return "error";
+    case ZS_LINT_WARNING:
+        return "warning";
+    default:
+        return "info";
+    }
+}
+
+/* ---- building findings ----------------------------------------------------- */
+
+static struct zs_lint_finding g_overflow; /* sink when the report is full */
+
+static struct zs_lint_finding *add(struct zs_lint_report *r, const char *id,
+                                   enum zs_lint_sev sev, const char *title)
+{
+    struct zs_lint_finding *f;
+    if (sev == ZS_LINT_ERROR)
+        r->n_error++;
+    else if (sev == ZS_LINT_WARNING)
+        r->n_warning++;
+    else
+        r->n_info++;
+    if (r->n >= ZS_LINT_MAX_FINDINGS) {
+        r->dropped++;
+        f = &g_overflow;
+    } else {
+        f = &r->finding[r->n++];
+    }
+    memset(f, 0, sizeof *f);
+    zs_strlcpy(f->id, id, sizeof f->id);
+    f->severity = sev;
+    zs_strlcpy(f->title, title, sizeof f->title);
+    return f;
+}
+
+static void setf(char *dst, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void setf(char *dst, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, cap, fmt, ap);
+    va_end(ap);
+}
+#define EXPLAIN(f, ...) setf((f)->explanation, sizeof (f)->explanation, __VA_ARGS__)
+#define SOURCE(f, ...) setf((f)->source, sizeof (f)->source, __VA_ARGS__)
+#define FIX(f, ...) setf((f)->fix, sizeof (f)->fix, __VA_ARGS__)
+
+static void num(struct zs_lint_finding *f, const char *name, double v)
+{
+    if (f->n_numbers >= ZS_LINT_MAX_NUMBERS)
+        return;
+    zs_strlcpy(f->numbers[f->n_numbers].name, name,
+               sizeof f->numbers[0].name);
+    f->numbers[f->n_numbers].value = v;
+    f->n_numbers++;
+}
+
+static void where(struct zs_lint_finding *f, const struct zs_dsconfig *ds,
+                  int line, int col)
+{
+    if (line > 0)
+        setf(f->where, sizeof f->where, "%s:%d:%d", ds->path, line, col);
+    else
+        setf(f->where, sizeof f->where, "%s", ds->path);
+}
+
+/* "79.1 GiB" */
+static const char *gib(char *buf, int64_t bytes)
+{
+    return zs_fmt_bytes(buf, 24, bytes);
+}
+
+/* ---- host buffers ----------------------------------------------------------- */
+
+int64_t zs_lint_pow2_ceil(int64_t bytes)
+{
+    int64_t p = 1;
+    if (bytes <= 0)
+        return 0;
+    if (bytes > ((int64_t)1 << 62))
+        return bytes;
+    while (p < bytes)
+        p <<= 1;
+    return p;
+}
+
+int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
+                               const struct zs_dsconfig *ds,
+                               struct zs_lint_host_terms *out,
+                               struct zs_err *err)
+{
+    int64_t P, cpu, sub, nsub, last;
+    bool opt, prm, pin_opt;
+    int pb;
+
+    memset(out, 0, sizeof *out);
+    if (params < 1 || params > (int64_t)1e15)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid params %lld: must be in [1, 1e15]",
+                          (long long)params);
+    if (world < 1 || world > 1000000)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid world size %d: must be in [1, 1000000]",
+                          world);
+    if (local_ranks < 1 || local_ranks > world)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid local ranks %d: must be in [1, %d]",
+                          local_ranks, world);
+
+    /* partition_numel = ceil(numel / world) (reference §2). */
+    P = (params + world - 1) / world;
+    pb = zs_dsconfig_param_bytes(ds);
+    opt = ds->offload_optimizer.device.v == ZS_DS_DEV_CPU;
+    prm = ds->offload_param.device.v == ZS_DS_DEV_CPU &&
+          ds->zero_stage.v == 3;
+    pin_opt = ds->offload_optimizer.pin_memory.v;
+    out->partition_elems = P;
+    out->param_bytes = pb;
+    out->local_ranks = local_ranks;
+
+    /* offload_param: param_groups_fp16_flat_cpu_memory, 16-bit, always pinned
+     * (stage3.py, independent of pin_memory), one allocation per param group
+     * [assumption: one trainable group]. */
+    if (prm) {
+        out->flat16 = P * pb;
+        out->flat16_alloc = zs_lint_pow2_ceil(out->flat16);
+    }
+    if (opt) {
+        /* Twin-Flow ratio: only that fraction of sub-groups runs CPU Adam
+         * (reference §1 variants) [assumption: host buffers scale with it]. */
+        cpu = (int64_t)llround((double)P * ds->offload_optimizer.ratio.v);
+        out->cpu_elems = cpu;
+        /* fp32 master: never pinned in ZeRO-3 (reference §2). */
+        out->master32 = cpu * 4;
+        /* fp32 grad per sub-group: pinned iff pin_memory; one allocation per
+         * sub-group of sub_group_size elements, so rounding applies per
+         * sub-group. */
+        out->grad32 = cpu * 4;
+        sub = ds->sub_group_size.v > 0 ? ds->sub_group_size.v : cpu;
+        nsub = cpu > 0 ? (cpu + sub - 1) / sub : 0;
+        last = cpu - (nsub > 0 ? (nsub - 1) * sub : 0);
+        out->grad32_alloc =
+            !pin_opt ? out->grad32
+                     : (nsub > 1 ? (nsub - 1) * zs_lint_pow2_ceil(sub * 4) : 0) +
+                           zs_lint_pow2_ceil(last * 4);
+        /* grad_partitions_flat_buffer: grad_accum_dtype = model dtype under
+         * ZeRO, pinned iff pin_memory, allocated whatever the accumulation. */
+        out->accum16 = P * pb;
+        out->accum16_alloc =
+            pin_opt ? zs_lint_pow2_ceil(out->accum16) : out->accum16;
+        /* Adam exp_avg + exp_avg_sq: 8 B, pageable, lazily at first step. */
+        out->adam = cpu * 8;
+    }
+    out->pinned_nominal = out->flat16 + (pin_opt ? out->grad32 + out->accum16 : 0);
+    out->pinned_alloc =
+        out->flat16_alloc + (pin_opt ? out->grad32_alloc + out->accum16_alloc : 0);
+    out->rank_nominal =
+        out->flat16 + out->master32 + out->grad32 + out->accum16 + out->adam;
+    out->rank_alloc = out->flat16_alloc + out->master32 + out->grad32_alloc +
+                      out->accum16_alloc + out->adam;
+    out->node_nominal = out->rank_nominal * local_ranks;
+    out->node_alloc = out->rank_alloc * local_ranks;
+    /* Load without zero.Init: each rank materialises the model in fp32 on
+     * the CPU; DeepSpeed's estimator charges 4 B × params per local rank
+     * (estimate_zero3_model_states_mem_needs, memory.rst; reference §2). */
+    out->load_copy_rank = params * 4;
+    out->node_load = out->load_copy_rank * local_ranks;
+    return 0;
+}
+
+/* ---- inputs ------------------------------------------------------------------ */
+
+bool zs_lint_is_bnb_optimizer(const char *name)
+{
+    /* HF TrainingArguments.optim names backed by bitsandbytes
+     * (transformers training_args.py OptimizerNames): every *_8bit, *bnb*,
+     * and paged_* variant. */
+    char low[64];
+    size_t i;
+    if (!name || !*name)
+        return false;
+    for (i = 0; name[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32
+                                                            : name[i]);
+    low[i] = '\0';
+    return strstr(low, "8bit") || strstr(low, "bnb") ||
+           strncmp(low, "paged_", 6) == 0;
+}
+
+static int world_size(const struct zs_lint_input *in)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    if (in->cluster && in->cluster->nodes > 0 &&
+        in->cluster->node.gpus_per_node > 0)
+        return in->cluster->nodes * in->cluster->node.gpus_per_node;
+    /* From an explicit train_batch_size = micro × GA × world. */
+    if (ds->train_batch_size.from == ZS_DS_SET &&
+        ds->train_micro_batch_size_per_gpu.from == ZS_DS_SET &&
+        ds->gradient_accumulation_steps.from == ZS_DS_SET) {
+        int64_t d = ds->train_micro_batch_size_per_gpu.v *
+                    ds->gradient_accumulation_steps.v;
+        if (d > 0 && ds->train_batch_size.v % d == 0)
+            return (int)(ds->train_batch_size.v / d);
+    }
+    return 0;
+}
+
+static int64_t host_usable(const struct zs_cluster *c)
+{
+    int64_t u = c->node.host_ram_bytes - c->node.host_reserved_bytes;
+    return u > 0 ? u : 0;
+}
+
+static bool offloads_optimizer(const struct zs_dsconfig *ds)
+{
+    return ds->zero_stage.v >= 1 &&
+           ds->offload_optimizer.device.v != ZS_DS_DEV_NONE;
+}
+
+/* Gradient clipping in effect: a resolved value > 0, or an unresolved "auto"
+ * that HF fills with max_grad_norm, whose default is 1.0 (training_args.py). */
+static bool clipping_on(const struct zs_dsconfig *ds)
+{
+    if (ds->gradient_clipping.from == ZS_DS_AUTO_UNRESOLVED)
+        return true;
+    return ds->gradient_clipping.v > 0;
+}
+
+/* ---- rules --------------------------------------------------------------------- */
+
+/* DeepSpeed 0.14.1–0.14.2: with offload_optimizer and gradient clipping,
+ * unscale_and_clip_grads multiplies a CPU fp32 grad by a CUDA 0-dim tensor
+ * (reference §4: PR #5256 in 0.14.1/0.14.2; reverted by PR #5461, first
+ * released in 0.14.3). */
+static void rule_unscale_clip(const struct zs_lint_input *in,
+                              struct zs_lint_report *r)
+{
+    static const struct zs_ds_version lo = {0, 14, 1}, hi = {0, 14, 2};
+    const struct zs_dsconfig *ds = in->ds;
+    struct zs_lint_finding *f;
+    char v[16];
+
+    if (zs_ds_version_cmp(&ds->version, &lo) < 0 ||
+        zs_ds_version_cmp(&ds->version, &hi) > 0)
+        return;
+    if (ds->zero_stage.v != 3 || !offloads_optimizer(ds) || !clipping_on(ds))
+        return;
+    f = add(r, "unscale-clip-device", ZS_LINT_ERROR,
+            "DeepSpeed 0.14.1-0.14.2 fails in unscale_and_clip_grads with "
+            "optimizer offload and clipping");
+    where(f, ds, ds->gradient_clipping.line, ds->gradient_clipping.col);
+    EXPLAIN(f,
+            "with DeepSpeed %s, ZeRO-3, offload_optimizer.device=%s and "
+            "gradient_clipping=%g%s, the first optimizer step raises "
+            "\"Expected all tensors to be on the same device ... cuda:N and "
+            "cpu\": the global grad norm is computed as a CUDA tensor (PR "
+            "#5256), so the clip factor is on the GPU while the offloaded fp32 "
+            "gradient it multiplies (stage3.py unscale_and_clip_grads) is on "
+            "the CPU",
+            zs_ds_version_fmt(&ds->version, v, sizeof v),
+            zs_ds_device_name((int)ds->offload_optimizer.device.v),
+            ds->gradient_clipping.from == ZS_DS_AUTO_UNRESOLVED
+                ? 1.0
+                : ds->gradient_clipping.v,
+            ds->gradient_clipping.from == ZS_DS_AUTO_UNRESOLVED
+                ? " (\"auto\" = HF's default max_grad_norm)"
+                : "");
+    SOURCE(f, "DeepSpeed #5422, #5469, #5538, #5634; cause PR #5256 "
+              "(v0.14.1); fix PR #5461, released in v0.14.3 "
+              "(reference zero3-offload-mechanics.md §4)");
+    FIX(f, "upgrade to deepspeed>=0.14.3 (or pin 0.14.0); or set "
+           "\"gradient_clipping\": 0 (max_grad_norm 0) if you can train "
+           "without clipping");
+    num(f, "gradient_clipping", clipping_on(ds) && ds->gradient_clipping.v > 0
+                                     ? ds->gradient_clipping.v
+                                     : 1.0);
+}
+
+/* bitsandbytes 8-bit / paged optimizers keep their state on CUDA and reject
+ * CPU tensors, so under offload_optimizer they fail with "Expected a cuda
+ * device, but got: cpu". */
+static void rule_bnb(const struct zs_lint_input *in, struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const char *name = in->optimizer;
+    const char *from = "--optimizer";
+    struct zs_lint_finding *f;
+
+    if (!name && in->trainer && in->trainer->present) {
+        name = in->trainer->optim;
+        from = "TrainingArguments.optim";
+    }
+    if (!zs_lint_is_bnb_optimizer(name) || !offloads_optimizer(ds))
+        return;
+    if (ds->optimizer.present) {
+        /* HF Trainer: an "optimizer" block in the DeepSpeed config wins over
+         * TrainingArguments.optim (transformers integrations/deepspeed.py
+         * deepspeed_optim_sched: "optimizer" in config -> DeepSpeed's). */
+        f = add(r, "bnb-optimizer-ignored", ZS_LINT_INFO,
+                "8-bit/paged optimizer is ignored: the DeepSpeed config "
+                "names its own optimizer");
+        where(f, ds, ds->optimizer.line, ds->optimizer.col);
+        EXPLAIN(f,
+                "%s is '%s', but the DeepSpeed config has an \"optimizer\" "
+                "block (type '%s'), which the HF Trainer uses instead; with "
+                "offload_optimizer.device=%s DeepSpeed runs it as "
+                "DeepSpeedCPUAdam, so the 8-bit optimizer's memory saving "
+                "does not happen",
+                from, name, ds->optimizer.type[0] ? ds->optimizer.type : "?",
+                zs_ds_device_name((int)ds->offload_optimizer.device.v));
+        SOURCE(f, "transformers integrations/deepspeed.py "
+                  "(deepspeed_optim_sched); accelerate PR #1208 "
+                  "(DeepSpeedCPUAdam under offload)");
+        FIX(f, "nothing fails; drop the optim setting to avoid confusion");
+        return;
+    }
+    f = add(r, "bnb-optimizer-offload", ZS_LINT_ERROR,
+            "bitsandbytes 8-bit/paged optimizer under CPU offload: \"Expected "
+            "a cuda device, but got: cpu\"");
+    where(f, ds, ds->offload_optimizer.device.line,
+          ds->offload_optimizer.device.col);
+    EXPLAIN(f,
+            "%s is '%s', a bitsandbytes optimizer, and "
+            "offload_optimizer.device=%s moves the fp32 master weights and "
+            "gradients it updates to the CPU; bitsandbytes' optimizer "
+            "kernels accept only CUDA tensors, so the first step fails with "
+            "\"ValueError: Expected a cuda device, but got: cpu\" (and "
+            "DeepSpeed refuses a client optimizer under offload unless "
+            "zero_force_ds_cpu_optimizer is false)",
+            from, name,
+            zs_ds_device_name((int)ds->offload_optimizer.device.v));
+    SOURCE(f, "bitsandbytes #1402 (no CPU support for 8-bit optimizers; "
+              "added only by bitsandbytes PR #1901, 2026), DeepSpeed #6666 "
+              "(no 8-bit CPU Adam), axolotl #1705 (the same error under "
+              "ZeRO-3), bitsandbytes #596 (ZeRORuntimeException for a client "
+              "optimizer under offload)");
+    FIX(f, "use optim adamw_torch and add \"optimizer\": {\"type\": "
+           "\"AdamW\", \"params\": {\"lr\": \"auto\", \"betas\": \"auto\", "
+           "\"eps\": \"auto\", \"weight_decay\": \"auto\"}} so DeepSpeed "
+           "runs DeepSpeedCPUAdam on the CPU; or keep the 8-bit optimizer "
+           "and set offload_optimizer.device to \"none\"");
+}
+
+/* Modules created outside zero.Init stay whole on the CPU (not partitioned):
+ * Qwen2.5-Omni's talker/token2wav when audio output is enabled. */
+static void rule_outside_zero_init(const struct zs_lint_input *in,
+                                   struct zs_lint_report *r)
+{
+    const struct zs_model *m = in->model;
+    const struct zs_dsconfig *ds = in->ds;
+    char b1[24], b2[24];
+
+    if (!m || ds->zero_stage.v != 3)
+        return;
+    for (int i = 0; i < m->n_extra && i < ZS_MODEL_MAX_EXTRA; i++) {
+        const struct zs_extra *x = &m->extra[i];
+        enum zs_placement p = x->placement_default;
+        struct zs_lint_finding *f;
+        int ranks;
+        bool talker = strstr(x->name, "talker") || strstr(x->name, "token2wav");
+
+        if (talker && in->audio_output == 0)
+            p = ZS_PLACE_DISABLED;
+        else if (talker && in->audio_output == 1)
+            p = ZS_PLACE_CPU;
+        if (p != ZS_PLACE_CPU)
+            continue;
+        ranks = in->cluster ? in->cluster->node.gpus_per_node : 1;
+        f = add(r, "module-outside-zero-init", ZS_LINT_ERROR,
+                "module built outside zero.Init is left whole on the CPU");
+        where(f, ds, 0, 0);
+        EXPLAIN(f,
+                "%s's '%s' (%lld parameters) is constructed outside "
+                "deepspeed.zero.Init, so ZeRO-3 never partitions it: each of "
+                "%d local rank(s) keeps a full fp32 copy on the CPU (%s per "
+                "rank, %s per node) and the first forward through it mixes "
+                "CPU weights with CUDA activations",
+                m->name, x->name, (long long)x->params, ranks,
+                gib(b1, x->params * 4), gib(b2, x->params * 4 * ranks));
+        SOURCE(f, "LlamaFactory PR #7537 (ZeRO-3 partitioning error in "
+                  "Qwen2_5Omni enable_talker/token2wav); ms-swift Qwen-Omni "
+                  "training guidance (ENABLE_AUDIO_OUTPUT=0); DESIGN §1");
+        FIX(f, "disable the talker for text training: ENABLE_AUDIO_OUTPUT=0 "
+               "(ms-swift) or enable_audio_output=False / "
+               "model.disable_talker() before deepspeed.initialize; zsim: "
+               "--audio-output off");
+        num(f, "module_params", (double)x->params);
+        num(f, "host_bytes_per_node", (double)(x->params * 4 * ranks));
+    }
+}
+
+/* Host RAM: offload buffers (with pinned rounding) and load-time copies. */
+static void rule_host_ram(const struct zs_lint_input *in,
+                          struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_cluster *c = in->cluster;
+    const struct zs_model *m = in->model;
+    struct zs_lint_host_terms h;
+    struct zs_lint_finding *f;
+    struct zs_err e = {0, ""};
+    int world, local;
+    int64_t usable;
+    char b[12][24];
+
+    if (!m || !c || m->params_total <= 0)
+        return;
+    world = world_size(in);
+    local = c->node.gpus_per_node;
+    if (world < 1 || local < 1 || local > world)
+        return;
+    if (zs_lint_host_offload_bytes(m->params_total, world, local, ds, &h, &e))
+        return;
+    usable = host_usable(c);
+
+    /* Load-time copies without zero.Init (ZeRO-3 without it, or ZeRO < 3,
+     * where every rank builds the whole model before deepspeed.initialize). */
+    if (ds->zero_stage.v < 3 || !in->zero_init) {
+        bool over = h.node_load > usable;
+        if (over || (ds->zero_stage.v == 3 && local > 1)) {
+            f = add(
+                r, "no-zero-init-host-copies",
+                over ? ZS_LINT_ERROR : ZS_LINT_WARNING,
+                "no zero.Init: every local rank loads the full model into "
+                "host RAM");
+            where(f, ds, ds->zero_stage.line, ds->zero_stage.col);
+            EXPLAIN(f,
+                    "without deepspeed.zero.Init each of the %d local ranks "
+                    "materialises all %lld parameters on the CPU before "
+                    "partitioning: %s per rank (4 B x params, fp32) x %d = "
+                    "%s per node at load, against %s usable host RAM (%s "
+                    "installed - %s reserved)%s",
+                    local, (long long)m->params_total,
+                    gib(b[0], h.load_copy_rank), local, gib(b[1], h.node_load),
+                    gib(b[2], usable), gib(b[3], c->node.host_ram_bytes),
+                    gib(b[4], c->node.host_reserved_bytes),
+                    over ? ": the node runs out of memory while loading" : "");
+            SOURCE(f, "DeepSpeedExamples #498 (13B, 8 ranks x 60 GB host), "
+                      "DeepSpeed #5290, #2841, Roblox/FAI-RL PR #68; "
+                      "DeepSpeed estimator memory.rst (4 B x params per "
+                      "local rank without zero_init)");
+            FIX(f, "%s", ds->zero_stage.v == 3
+                             ? "build the model under zero.Init: create "
+                               "TrainingArguments(deepspeed=...) or "
+                               "HfDeepSpeedConfig before from_pretrained "
+                               "(zsim: drop --no-zero-init); or run fewer "
+                               "ranks per node"
+                             : "use ZeRO-3 with zero.Init, or fewer ranks "
+                               "per node, or load with low_cpu_mem_usage and "
+                               "a 16-bit torch_dtype");
+            num(f, "local_ranks", local);
+            num(f, "load_bytes_per_rank", (double)h.load_copy_rank);
+            num(f, "load_bytes_per_node", (double)h.node_load);
+            num(f, "host_ram_usable_bytes", (double)usable);
+        }
+    }
+
+    if (h.node_nominal <= 0)
+        return;
+    if (h.node_nominal > usable) {
+        f =
+            add(r, "host-ram-offload", ZS_LINT_ERROR,
+                "host RAM is too small for the offload buffers");
+        where(f, ds, ds->offload_optimizer.line, ds->offload_optimizer.col);
+        EXPLAIN(f,
+                "per rank (P = %lld partition elements of %lld params / %d "
+                "ranks): bf16 flat params %s (pinned) + fp32 master %s + fp32 "
+                "grads %s%s + grad accumulation %s%s + Adam states %s (at the "
+                "first step) = %s nominal, %s as allocated with pinned "
+                "power-of-two rounding; x %d local ranks = %s per node "
+                "(%s allocated), against %s usable host RAM",
+                (long long)h.partition_elems, (long long)m->params_total,
+                world, gib(b[0], h.flat16), gib(b[1], h.master32),
+                gib(b[2], h.grad32),
+                ds->offload_optimizer.pin_memory.v ? " (pinned)" : "",
+                gib(b[3], h.accum16),
+                ds->offload_optimizer.pin_memory.v ? " (pinned)" : "",
+                gib(b[4], h.adam), gib(b[5], h.rank_nominal),
+                gib(b[6], h.rank_alloc), local, gib(b[7], h.node_nominal),
+                gib(b[8], h.node_alloc), gib(b[9], usable));
+        SOURCE(f, "DeepSpeed stage3.py buffers (reference "
+                  "zero3-offload-mechanics.md §2); host OOM reports "
+                  "DeepSpeed #2984, #3448, OpenRLHF #632");
+        FIX(f, "use more nodes (the per-rank partition shrinks with the "
+               "world size), more host RAM, offload_optimizer.ratio < 1 "
+               "(part of the optimizer stays on the GPU), or NVMe offload");
+    } else if (h.node_alloc > usable) {
+        f = add(
+            r, "pinned-rounding", ZS_LINT_ERROR,
+            "pinned-memory power-of-two rounding pushes host RAM over");
+        where(f, ds, ds->offload_optimizer.pin_memory.line,
+              ds->offload_optimizer.pin_memory.col);
+        EXPLAIN(f,
+                "the offload buffers need %s per node nominally, which fits "
+                "in %s usable host RAM, but PyTorch's pinned host allocator "
+                "rounds each pinned allocation up to a power of two: per "
+                "rank bf16 flat %s -> %s, fp32 grads %s -> %s, grad "
+                "accumulation %s -> %s; x %d local ranks = %s per node",
+                gib(b[0], h.node_nominal), gib(b[1], usable),
+                gib(b[2], h.flat16), gib(b[3], h.flat16_alloc),
+                gib(b[4], h.grad32), gib(b[5], h.grad32_alloc),
+                gib(b[6], h.accum16), gib(b[7], h.accum16_alloc), local,
+                gib(b[8], h.node_alloc));
+        SOURCE(f, "PyTorch CachingHostAllocator.h (PowerOf2Ceil), pytorch "
+                  "#95823, #150517, PR #171662; DeepSpeed #3481, #2977, "
+                  "OpenRLHF #632 (workaround pin_memory false)");
+        FIX(f, "set offload_optimizer.pin_memory false (the 16-bit flat "
+               "buffer stays pinned regardless), or "
+               "DS_PIN_MEMORY_BACKEND=native on DeepSpeed >= 0.19.6 (PR "
+               "#8211, exact-size pinning), or fewer ranks per node");
+    } else {
+        return;
+    }
+    {
+        num(f, "partition_elems", (double)h.partition_elems);
+        num(f, "flat16_bytes", (double)h.flat16);
+        num(f, "master32_bytes", (double)h.master32);
+        num(f, "grad32_bytes", (double)h.grad32);
+        num(f, "accum16_bytes", (double)h.accum16);
+        num(f, "adam_bytes", (double)h.adam);
+        num(f, "rank_nominal_bytes", (double)h.rank_nominal);
+        num(f, "rank_alloc_bytes", (double)h.rank_alloc);
+        num(f, "node_nominal_bytes", (double)h.node_nominal);
+        num(f, "node_alloc_bytes", (double)h.node_alloc);
+        num(f, "host_ram_usable_bytes", (double)usable);
+        num(f, "local_ranks", local);
+    }
+}
+
+/* max_steps / max_iters shorter than one epoch. */
+static void rule_max_steps(const struct zs_lint_input *in,
+                           struct zs_lint_report *r)
+{
+    const struct zs_trainer_args *t = in->trainer;
+    const struct zs_dsconfig *ds = in->ds;
+    int64_t world, per_step, batches, steps_epoch;
+    struct zs_lint_finding *f;
+
+    if (!t || !t->present || t->max_steps <= 0 || t->dataset_samples <= 0)
+        return;
+    world = world_size(in);
+    if (world < 1)
+        return;
+    per_step = ds->train_micro_batch_size_per_gpu.v * world;
+    if (per_step < 1 || ds->gradient_accumulation_steps.v < 1)
+        return;
+    /* HF Trainer: len(dataloader) = ceil(samples / (micro × world)), and
+     * num_update_steps_per_epoch = max(len // GA, 1) (trainer.py
+     * _inner_training_loop) [assumption: no drop_last, no packing]. */
+    batches = (t->dataset_samples + per_step - 1) / per_step;
+    steps_epoch = batches / ds->gradient_accumulation_steps.v;
+    if (steps_epoch < 1)
+        steps_epoch = 1;
+    if (t->max_steps >= steps_epoch)
+        return;
+    f = add(r, "max-steps-short", ZS_LINT_WARNING,
+            "training stops before the end of the first epoch");
+    setf(f->where, sizeof f->where, "%s", t->path);
+    EXPLAIN(f,
+            "%s=%lld overrides the epoch count: one epoch of %lld samples is "
+            "%lld optimizer steps (micro-batch %lld x %lld ranks x "
+            "accumulation %lld = %lld samples per step), so training ends "
+            "after %.1f%% of one epoch instead of %g epoch(s)",
+            t->max_steps_key, (long long)t->max_steps,
+            (long long)t->dataset_samples, (long long)steps_epoch,
+            (long long)ds->train_micro_batch_size_per_gpu.v, (long long)world,
+            (long long)ds->gradient_accumulation_steps.v,
+            (long long)(per_step * ds->gradient_accumulation_steps.v),
+            100.0 * (double)t->max_steps / (double)steps_epoch,
+            t->num_train_epochs);
+    SOURCE(f, "xtuner #589 (a leftover train_cfg max_iters=32 ran 32 "
+              "iterations); transformers TrainingArguments (max_steps > 0 "
+              "overrides num_train_epochs)");
+    FIX(f, "remove %s (or set it to -1) and bound training by epochs "
+           "(num_train_epochs / max_epochs), or raise it to at least %lld",
+        t->max_steps_key, (long long)steps_epoch);
+    num(f, "max_steps", (double)t->max_steps);
+    num(f, "steps_per_epoch", (double)steps_epoch);
+    num(f, "dataset_samples", (double)t->dataset_samples);
+}
+
+/* Offload settings that contradict each other or the stage. */
+static void rule_offload_consistency(const struct zs_lint_input *in,
+                                     struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_ds_offload *op = &ds->offload_param,
+                               *oo = &ds->offload_optimizer;
+    struct zs_lint_finding *f;
+    long long st = (long long)ds->zero_stage.v;
+
+    if (op->device.v != ZS_DS_DEV_NONE && ds->zero_stage.v != 3) {
+        f = add(r, "offload-param-stage", ZS_LINT_WARNING,
+                "offload_param needs ZeRO stage 3");
+        where(f, ds, op->device.line, op->device.col);
+        EXPLAIN(f,
+                "offload_param.device=%s with zero_optimization.stage=%lld: "
+                "only stage 3 partitions parameters, so the parameters stay "
+                "on the GPU and the setting does nothing",
+                zs_ds_device_name((int)op->device.v), st);
+        SOURCE(f, "DeepSpeed docs config-json (offload_param: \"only valid "
+                  "with stage 3\"); reference §0");
+        FIX(f, "set \"stage\": 3, or remove offload_param");
+    }
+    if (oo->device.v != ZS_DS_DEV_NONE && ds->zero_stage.v == 0) {
+        f = add(r, "offload-optimizer-stage", ZS_LINT_WARNING,
+                "offload_optimizer needs ZeRO stage 1, 2 or 3");
+        where(f, ds, oo->device.line, oo->device.col);
+        EXPLAIN(f, "offload_optimizer.device=%s with ZeRO disabled (stage "
+                   "0): nothing is offloaded",
+                zs_ds_device_name((int)oo->device.v));
+        SOURCE(f, "DeepSpeed docs config-json (ZeRO-Offload for stages 1-3)");
+        FIX(f, "set zero_optimization.stage to 2 or 3, or remove "
+               "offload_optimizer");
+    }
+    if (ds->zero_stage.v == 3 && op->device.v != ZS_DS_DEV_NONE &&
+        oo->device.v == ZS_DS_DEV_NONE) {
+        f = add(r, "offload-param-only", ZS_LINT_WARNING,
+                "parameters offloaded while the optimizer stays on the GPU");
+        where(f, ds, op->device.line, op->device.col);
+        EXPLAIN(f,
+                "offload_param.device=%s but offload_optimizer.device=none: "
+                "the fp32 master weights, gradients and Adam states (16 B "
+                "per partition element) stay on the GPU while only the "
+                "2 B/element 16-bit parameters move to the CPU, and every "
+                "gather pays a blocking host-to-device copy",
+                zs_ds_device_name((int)op->device.v));
+        SOURCE(f, "DeepSpeed estimate_zero3_model_states_mem_needs_all_cold "
+                  "skips this combination (reference peer-tools.md); "
+                  "reference §1 (blocking H2D in _all_gather_dtype)");
+        FIX(f, "offload the optimizer too (offload_optimizer.device "
+               "\"cpu\"), or neither");
+    }
+    if (oo->ratio.from == ZS_DS_SET && oo->ratio.v < 1.0 &&
+        (oo->device.v == ZS_DS_DEV_NONE || ds->zero_stage.v != 3)) {
+        f = add(r, "offload-ratio-ignored", ZS_LINT_WARNING,
+                "offload_optimizer.ratio has no effect here");
+        where(f, ds, oo->ratio.line, oo->ratio.col);
+        EXPLAIN(f,
+                "ratio=%g (partial \"Twin-Flow\" offload) applies only to "
+                "ZeRO-3 with offload_optimizer.device cpu; here stage=%lld, "
+                "device=%s",
+                oo->ratio.v, st, zs_ds_device_name((int)oo->device.v));
+        SOURCE(f, "DeepSpeed offload_config.py (ratio, stage 3 only); "
+                  "reference §0, §1 variants");
+        FIX(f, "remove ratio, or use stage 3 with offload_optimizer.device "
+               "\"cpu\"");
+    }
+    if (oo->pin_memory.from == ZS_DS_SET && oo->pin_memory.v &&
+        oo->device.v == ZS_DS_DEV_NONE) {
+        f = add(r, "pin-memory-ignored", ZS_LINT_INFO,
+                "offload_optimizer.pin_memory is set but nothing is offloaded");
+        where(f, ds, oo->pin_memory.line, oo->pin_memory.col);
+        EXPLAIN(f, "pin_memory=true with offload_optimizer.device=none has "
+                   "no effect");
+        SOURCE(f, "DeepSpeed offload_config.py");
+        FIX(f, "remove pin_memory or set the device");
+    }
+    if (op->pin_memory.from == ZS_DS_SET && op->pin_memory.v &&
+        op->device.v == ZS_DS_DEV_NONE) {
+        f = add(r, "pin-memory-ignored", ZS_LINT_INFO,
+                "offload_param.pin_memory is set but nothing is offloaded");
+        where(f, ds, op->pin_memory.line, op->pin_memory.col);
+        EXPLAIN(f, "pin_memory=true with offload_param.device=none has no "
+                   "effect");
+        SOURCE(f, "DeepSpeed offload_config.py");
+        FIX(f, "remove pin_memory or set the device");
+    }
+}
+
+/* Buckets and persistence thresholds against the GPU's memory. */
+static void rule_buckets(const struct zs_lint_input *in,
+                         struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_cluster *c = in->cluster;
+    const struct zs_model *m = in->model;
+    int64_t usable, comm_b, ipg, rs, prefetch, persist_elems = 0, total;
+    int pb;
+    struct zs_lint_finding *f;
+    char b[8][24];
+
+    if (!c || ds->zero_stage.v != 3)
+        return;
+    usable = c->node.gpu.hbm_bytes - c->node.gpu.cuda_context_bytes -
+             c->node.gpu.nccl_bytes;
+    if (usable <= 0)
+        return;
+    pb = zs_dsconfig_param_bytes(ds);
+    comm_b = ds->communication_data_type.v == ZS_DS_DT_FP32 ? 4 : 2;
+    /* IPG bucket, persistent with contiguous_gradients (reduce_bucket_size ×
+     * dtype), plus the reduce-scatter interleave copy of the same size per
+     * flush (reference §2 GPU table). */
+    ipg = ds->reduce_bucket_size.v * pb;
+    rs = ds->reduce_bucket_size.v * comm_b;
+    /* Prefetch: up to stage3_prefetch_bucket_size elements gathered ahead,
+     * each held twice while the flat all-gather buffer and the per-param
+     * torch.cat copies coexist (reference §1 step 2b). */
+    prefetch = 2 * ds->stage3_prefetch_bucket_size.v * pb;
+    /* Persistence: every parameter tensor with numel <= threshold stays
+     * gathered on every GPU for the whole run (reference §1 Persistence).
+     * Per leaf we take params / n_tensors as the tensor size [assumption:
+     * weight dominates; biases are tiny]. */
+    if (m) {
+        for (int i = 0; i < m->n_layer_leaves && i < ZS_MODEL_MAX_LAYER_LEAVES; i++) {
+            const struct zs_leaf *l = &m->layer[i];
+            int nt = l->n_tensors > 0 ? l->n_tensors : 1;
+            if (l->params / nt <= ds->stage3_param_persistence_threshold.v)
+                persist_elems += l->params * m->n_layers;
+        }
+        for (int i = 0; i < m->n_pre && i < ZS_MODEL_MAX_OUTER; i++)
+            if (m->pre[i].params <= ds->stage3_param_persistence_threshold.v)
+                persist_elems += m->pre[i].params;
+        for (int i = 0; i < m->n_post && i < ZS_MODEL_MAX_OUTER; i++)
+            if (m->post[i].params <= ds->stage3_param_persistence_threshold.v)
+                persist_elems += m->post[i].params;
+    }
+    total = ipg + rs + prefetch + persist_elems * pb;
+    /* [assumption] a quarter of usable HBM for fixed communication buffers
+     * leaves the rest for activations, the loss and gathered layers; the
+     * DeepSpeed defaults (5e8 bucket = 1 GB, 5e7 prefetch = 0.2 GB) are well
+     * under it on any 16 GB+ GPU. */
+    if (total * 4 <= usable)
+        return;
+    f = add(r, "buckets-gpu-peak",
+            total > usable ? ZS_LINT_ERROR : ZS_LINT_WARNING,
+            "bucket sizes and persistence threshold take a large share of "
+            "GPU memory");
+    where(f, ds, ds->reduce_bucket_size.line, ds->reduce_bucket_size.col);
+    EXPLAIN(f,
+            "fixed GPU buffers: reduce bucket %lld elements -> %s IPG buffer "
+            "+ %s reduce-scatter copy; prefetch %lld elements -> up to %s "
+            "(gathered twice while copied out); %lld parameters persistent "
+            "(tensors <= stage3_param_persistence_threshold %lld) -> %s; "
+            "total %s of %s usable on %s (%.0f%%)",
+            (long long)ds->reduce_bucket_size.v, gib(b[0], ipg), gib(b[1], rs),
+            (long long)ds->stage3_prefetch_bucket_size.v, gib(b[2], prefetch),
+            (long long)persist_elems,
+            (long long)ds->stage3_param_persistence_threshold.v,
+            gib(b[3], persist_elems * pb), gib(b[4], total), gib(b[5], usable),
+            c->node.gpu.name, 100.0 * (double)total / (double)usable);
+    SOURCE(f, "DeepSpeed stage3.py IPG bucket and reduce_scatter_coalesced, "
+              "partitioned_param_coordinator.py prefetch, "
+              "partition_parameters.py ds_persist (reference §1, §2); HF "
+              "\"auto\": h*h, 0.9*h*h, 10*h (transformers "
+              "integrations/deepspeed.py)");
+    FIX(f, "use \"auto\" (HF sizes them from the hidden size: h*h, 0.9*h*h, "
+           "10*h) or DeepSpeed's defaults (5e8, 5e7, 1e5)");
+    num(f, "ipg_bytes", (double)ipg);
+    num(f, "reduce_scatter_bytes", (double)rs);
+    num(f, "prefetch_bytes", (double)prefetch);
+    num(f, "persistent_params", (double)persist_elems);
+    num(f, "total_bytes", (double)total);
+    num(f, "gpu_usable_bytes", (double)usable);
+}
+
+/* Keys DeepSpeed does not know. */
+static void rule_unknown_keys(const struct zs_lint_input *in,
+                              struct zs_lint_report *r)
+{
+    const struct zs_ds_notes *n = in->notes;
+    if (!n)
+        return;
+    for (int i = 0; i < n->n && i < ZS_DS_NOTES_MAX; i++) {
+        const struct zs_ds_note *k = &n->item[i];
+        char title[128];
+        struct zs_lint_finding *f;
+        setf(title, sizeof title, "unknown key '%s'", k->key);
+        f = add(r, "ds-unknown-key",
+                k->rejected ? ZS_LINT_ERROR : ZS_LINT_WARNING, title);
+        setf(f->where, sizeof f->where, "%s", k->where);
+        if (k->rejected)
+            EXPLAIN(f, "'%s' is not a DeepSpeed setting; this block is "
+                       "validated with extra=\"forbid\", so DeepSpeed "
+                       "refuses to start%s%s%s",
+                    k->key, k->suggest[0] ? " (did you mean '" : "",
+                    k->suggest, k->suggest[0] ? "'?)" : "");
+        else
+            EXPLAIN(f, "'%s' is not a DeepSpeed setting; DeepSpeed ignores "
+                       "unknown top-level keys, so it has no effect%s%s%s",
+                    k->key, k->suggest[0] ? " (did you mean '" : "",
+                    k->suggest, k->suggest[0] ? "'?)" : "");
+        SOURCE(f, "deepspeed/runtime/config_utils.py DeepSpeedConfigModel "
+                  "(extra=\"forbid\"); deepspeed/runtime/config.py "
+                  "(top level read with dict.get)");
+        if (k->suggest[0])
+            FIX(f, "rename it to '%s'", k->suggest);
+        else
+            FIX(f, "remove it");
+    }
+    if (n->dropped > 0) {
+        struct zs_lint_finding *f =
+            add(r, "ds-unknown-key", ZS_LINT_WARNING, "more unknown keys");
+        EXPLAIN(f, "%d more unknown keys were not listed", n->dropped);
+        SOURCE(f, "deepspeed/runtime/config_utils.py");
+        FIX(f, "remove them");
+    }
+}
+
+/* "auto" values lint could not resolve. */
+static void rule_auto_unresolved(const struct zs_lint_input *in,
+                                 struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    static const struct {
+        const char *name;
+        size_t off;
+        int kind; /* 0 int, 1 num, 2 bool */
+        const char *needs;
+    } keys[] = {
+        {"zero_optimization.reduce_bucket_size", offsetof(struct zs_dsconfig, reduce_bucket_size), 0, "--model (hidden size)"},
+        {"zero_optimization.stage3_prefetch_bucket_size", offsetof(struct zs_dsconfig, stage3_prefetch_bucket_size), 0, "--model (hidden size)"},
+        {"zero_optimization.stage3_param_persistence_threshold", offsetof(struct zs_dsconfig, stage3_param_persistence_threshold), 0, "--model (hidden size)"},
+        {"train_micro_batch_size_per_gpu", offsetof(struct zs_dsconfig, train_micro_batch_size_per_gpu), 0, "--trainer-args"},
+        {"gradient_accumulation_steps", offsetof(struct zs_dsconfig, gradient_accumulation_steps), 0, "--trainer-args"},
+        {"train_batch_size", offsetof(struct zs_dsconfig, train_batch_size), 0, "--trainer-args and --gpus"},
+        {"gradient_clipping", offsetof(struct zs_dsconfig, gradient_clipping), 1, "--trainer-args"},
+        {"bf16.enabled", offsetof(struct zs_dsconfig, bf16_enabled), 2, "--trainer-args"},
+        {"fp16.enabled", offsetof(struct zs_dsconfig, fp16_enabled), 2, "--trainer-args"},
+    };
+    char list[600] = "";
+    size_t len = 0;
+    int count = 0;
+    struct zs_lint_finding *f;
+
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *p = (const char *)ds + keys[i].off;
+        enum zs_ds_origin from =
+            keys[i].kind == 0   ? ((const struct zs_ds_int *)p)->from
+            : keys[i].kind == 1 ? ((const struct zs_ds_num *)p)->from
+                                : ((const struct zs_ds_bool *)p)->from;
+        if (from != ZS_DS_AUTO_UNRESOLVED)
+            continue;
+        if (len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len,
+                                    "%s%s (needs %s)", count ? ", " : "",
+                                    keys[i].name, keys[i].needs);
+        count++;
+    }
+    if (!count)
+        return;
+    f = add(r, "auto-unresolved", ZS_LINT_INFO,
+            "\"auto\" values not resolved; DeepSpeed defaults were used");
+    where(f, ds, 0, 0);
+    EXPLAIN(f, "%d \"auto\" value(s) could not be resolved the way the HF "
+               "Trainer would: %s; the rules used DeepSpeed's defaults for "
+               "them",
+            count, list);
+    SOURCE(f, "transformers integrations/deepspeed.py "
+              "(trainer_config_process, trainer_config_finalize); "
+              "deepspeed/runtime/config_utils.py (drops \"auto\")");
+    FIX(f, "pass the inputs named above so lint checks the values your run "
+           "will really use");
+}
+
+/* DeepSpeed's batch assertion and HF's mismatch check. */
+static void rule_batch(const struct zs_lint_input *in, struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_trainer_args *t = in->trainer;
+    int world = in->cluster ? world_size(in) : 0;
+    struct zs_lint_finding *f;
+
+    if (ds->bf16_enabled.v && ds->fp16_enabled.v) {
+        f = add(r, "fp16-and-bf16", ZS_LINT_ERROR,
+                "fp16 and bf16 are both enabled");
+        where(f, ds, ds->fp16_enabled.line, ds->fp16_enabled.col);
+        EXPLAIN(f, "DeepSpeed refuses to start when fp16.enabled and "
+                   "bf16.enabled are both true");
+        SOURCE(f, "deepspeed/runtime/config.py (\"bfloat16 and fp16 modes "
+                  "cannot be simultaneously enabled\")");
+        FIX(f, "enable only one of them (bf16 on Ampere and newer)");
+    }
+    if (world > 0 && ds->train_batch_size.from == ZS_DS_SET &&
+        ds->train_batch_size.v != ds->train_micro_batch_size_per_gpu.v *
+                                      ds->gradient_accumulation_steps.v *
+                                      world) {
+        f = add(r, "batch-size-mismatch", ZS_LINT_ERROR,
+                "train_batch_size is not micro-batch x accumulation x ranks");
+        where(f, ds, ds->train_batch_size.line, ds->train_batch_size.col);
+        EXPLAIN(f,
+                "train_batch_size=%lld but train_micro_batch_size_per_gpu %lld "
+                "x gradient_accumulation_steps %lld x %d ranks = %lld; "
+                "DeepSpeed asserts they are equal at start-up",
+                (long long)ds->train_batch_size.v,
+                (long long)ds->train_micro_batch_size_per_gpu.v,
+                (long long)ds->gradient_accumulation_steps.v, world,
+                (long long)(ds->train_micro_batch_size_per_gpu.v *
+                            ds->gradient_accumulation_steps.v * world));
+        SOURCE(f, "deepspeed/runtime/config.py _batch_assertion");
+        FIX(f, "set \"train_batch_size\": \"auto\" (HF fills it) or to %lld",
+            (long long)(ds->train_micro_batch_size_per_gpu.v *
+                        ds->gradient_accumulation_steps.v * world));
+        num(f, "train_batch_size", (double)ds->train_batch_size.v);
+        num(f, "expected", (double)(ds->train_micro_batch_size_per_gpu.v *
+                                    ds->gradient_accumulation_steps.v * world));
+    }
+    if (!t || !t->present)
+        return;
+    {
+        char list[600] = "";
+        size_t len = 0;
+        int count = 0;
+#define MISMATCH(cond, ...)                                                    \
+    do {                                                                       \
+        if ((cond) && len < sizeof list) {                                     \
+            len += (size_t)snprintf(list + len, sizeof list - len,             \
+                                    count ? "; " : "");                        \
+            if (len < sizeof list)                                             \
+                len += (size_t)snprintf(list + len, sizeof list - len,         \
+                                        __VA_ARGS__);                          \
+            count++;                                                           \
+        }                                                                      \
+    } while (0)
+        MISMATCH(ds->train_micro_batch_size_per_gpu.from == ZS_DS_SET &&
+                     ds->train_micro_batch_size_per_gpu.v !=
+                         t->per_device_train_batch_size,
+                 "train_micro_batch_size_per_gpu=%lld vs "
+                 "per_device_train_batch_size=%lld",
+                 (long long)ds->train_micro_batch_size_per_gpu.v,
+                 (long long)t->per_device_train_batch_size);
+        MISMATCH(ds->gradient_accumulation_steps.from == ZS_DS_SET &&
+                     ds->gradient_accumulation_steps.v !=
+                         t->gradient_accumulation_steps,
+                 "gradient_accumulation_steps=%lld vs %lld",
+                 (long long)ds->gradient_accumulation_steps.v,
+                 (long long)t->gradient_accumulation_steps);
+        MISMATCH(ds->gradient_clipping.from == ZS_DS_SET &&
+                     ds->gradient_clipping.v != t->max_grad_norm,
+                 "gradient_clipping=%g vs max_grad_norm=%g",
+                 ds->gradient_clipping.v, t->max_grad_norm);
+        MISMATCH(ds->bf16_enabled.from == ZS_DS_SET &&
+                     ds->bf16_enabled.v != t->bf16,
+                 "bf16.enabled=%s vs bf16=%s",
+                 ds->bf16_enabled.v ? "true" : "false",
+                 t->bf16 ? "true" : "false");
+        MISMATCH(ds->fp16_enabled.from == ZS_DS_SET &&
+                     ds->fp16_enabled.v != t->fp16,
+                 "fp16.enabled=%s vs fp16=%s",
+                 ds->fp16_enabled.v ? "true" : "false",
+                 t->fp16 ? "true" : "false");
+#undef MISMATCH
+        if (!count)
+            return;
+        f = add(r, "trainer-mismatch", ZS_LINT_ERROR,
+                "DeepSpeed config contradicts the TrainingArguments");
+        where(f, ds, 0, 0);
+        EXPLAIN(f, "the HF Trainer stops with \"Please correct the following "
+                   "DeepSpeed config values that mismatch TrainingArguments "
+                   "values\": %s",
+                list);
+        SOURCE(f, "transformers integrations/deepspeed.py "
+                  "(HfTrainerDeepSpeedConfig.trainer_config_finalize)");
+        FIX(f, "set these keys to \"auto\" so the Trainer fills them, or "
+               "make both sides equal");
+    }
+}
+
+int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
+                struct zs_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!in || !in->ds)
+        return zs_err_set(err, ZS_EUSAGE, "lint needs a DeepSpeed config");
+    rule_unknown_keys(in, out);
+    rule_batch(in, out);
+    rule_unscale_clip(in, out);
+    rule_bnb(in, out);
+    rule_offload_consistency(in, out);
+    rule_outside_zero_init(in, out);
+    rule_host_ram(in, out);
+    rule_buckets(in, out);
+    rule_max_steps(in, out);
+    rule_auto_unresolved(in, out);
+    return 0;
+}
