@@ -1,0 +1,495 @@
+/*
+ * check_model.c — model accounting against hand-computed figures and
+ * published parameter totals, the loaders' exact messages for bad inputs,
+ * resolution of aliases and library names, and the allocation-failure loop
+ * over every loader.
+ */
+#include "model/model.h"
+#include "util/alloc.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GOOD "tests/data/good/"
+#define BAD "tests/data/bad/"
+
+static void load_ok(const char *path, struct zs_model *m)
+{
+    struct zs_err err = {0, ""};
+    int rc = zs_model_resolve(path, m, &err);
+    ck_assert_msg(rc == 0, "%s: rc %d: %s", path, rc, err.msg);
+}
+
+/* ---- core: hand-computed figures on a tiny model ------------------------ */
+
+/* tiny: llama, h 64, i 176, 2 layers, 4 heads, 2 kv heads (head_dim 16),
+ * vocab 1000, untied. */
+START_TEST(test_tiny_params)
+{
+    struct zs_model m;
+    load_ok(GOOD "model-tiny.json", &m);
+    ck_assert_str_eq(m.name, "tiny");
+    ck_assert_str_eq(m.resolved_from, GOOD "model-tiny.json (zsim model)");
+    ck_assert_int_eq(m.head_dim, 16);
+    /* embed 1000*64; layer: norms 2*64, q 64*64, k 64*32, v 64*32, o 64*64,
+     * mlp 3*64*176 = 128+4096+2048+2048+4096+33792 = 46208; final norm 64;
+     * lm_head 64000. */
+    ck_assert_int_eq(m.params_layer, 46208);
+    ck_assert_int_eq(m.params_total, 64000 + 2 * 46208 + 64 + 64000);
+    ck_assert_int_eq(m.params_total, 220480);
+    ck_assert_int_eq(m.params_active, 220480);
+    ck_assert_int_eq(m.params_embedding, 128000);
+    ck_assert_int_eq(m.params_lm, 220480);
+    ck_assert_int_eq(zs_model_leaf_sum(&m), 220480);
+    ck_assert_str_eq(m.largest_leaf_name, "model.embed_tokens");
+    ck_assert_int_eq(m.largest_leaf_params, 64000);
+    ck_assert_int_eq(m.n_pre, 1);
+    ck_assert_int_eq(m.n_layer_leaves, 9);
+    ck_assert_int_eq(m.n_post, 2);
+    ck_assert_str_eq(m.layer[1].name, "self_attn.q_proj");
+    ck_assert_int_eq(m.layer[1].role, ZS_ROLE_Q);
+    ck_assert_int_eq(m.layer[2].out_features, 32);
+    ck_assert_str_eq(m.post[1].name, "lm_head");
+    ck_assert_int_eq(zs_model_hidden_bytes_per_token(&m), 128);
+}
+END_TEST
+
+START_TEST(test_tiny_flops)
+{
+    struct zs_model m;
+    load_ok(GOOD "model-tiny.json", &m);
+    /* 2 * matmul params per layer (12288 attention + 33792 mlp) * 2 layers
+     * = 184320, lm_head 2*64000 = 128000, attention 2 layers * 4 * 128 *
+     * 4 heads * 16 = 65536. */
+    ck_assert(zs_model_flops_per_token_fwd(&m, 128) == 184320.0 + 128000.0 + 65536.0);
+    /* Causal core: 4 * head_dim * heads * seq^2/2 = 256 * 8192. */
+    ck_assert(zs_model_attn_core_flops(&m, 128) == 2097152.0);
+}
+END_TEST
+
+static struct zs_act_opts aopts(int64_t seq, enum zs_ckpt c, enum zs_attn_impl a)
+{
+    struct zs_act_opts o;
+    memset(&o, 0, sizeof o);
+    o.seq = seq;
+    o.micro_batch = 1;
+    o.ckpt = c;
+    o.attn = a;
+    o.sp = 1;
+    o.method = ZS_METHOD_FULL;
+    o.lora_rank = 16;
+    return o;
+}
+
+START_TEST(test_tiny_activations)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    struct zs_loss_bytes lb;
+    load_ok(GOOD "model-tiny.json", &m);
+    /* t = 128, h 64, hq 64, hkv 32, i 176, a 4:
+     * norm1 2*128*64 + 4*128 = 16896; qkv input 16384; q,k,v 2*128*128 =
+     * 32768; lse 4*128*4 = 2048; attention out 16384; norm2 16896; mlp
+     * input 16384; mlp 8*128*176 = 180224: 297984. */
+    o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984);
+    /* work fwd: the fp32 norm temporaries 8*128*64; bwd: 4*t*h + 6*t*i. */
+    ck_assert_int_eq(zs_model_act_work_fwd(&m, &o), 65536);
+    ck_assert_int_eq(zs_model_act_work_bwd(&m, &o), 32768 + 135168);
+    /* eager: lse out; 6*t*a*s = 393216 and repeated k, v 4*128*32 = 16384 in. */
+    o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_EAGER);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984 - 2048 + 409600);
+    o = aopts(128, ZS_CKPT_SELECTIVE, ZS_ATTN_FLASH);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 295936);
+    o = aopts(128, ZS_CKPT_SELECTIVE, ZS_ATTN_EAGER);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 295936);
+    o = aopts(128, ZS_CKPT_FULL, ZS_ATTN_FLASH);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 16384);
+    /* Full: the recomputed layer (297984 - 16384) on top of the bwd set. */
+    ck_assert_int_eq(zs_model_act_work_bwd(&m, &o), 32768 + 135168 + 281600);
+    /* Sequence parallel 2 and micro-batch 2 cancel. */
+    o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    o.sp = 2;
+    o.micro_batch = 2;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984);
+    o.sp = 4;
+    o.micro_batch = 1;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984 / 4);
+    /* LoRA r 8: + 2*t*r per adapter, 7 adapters = 14336. */
+    o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    o.method = ZS_METHOD_LORA;
+    o.lora_rank = 8;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984 + 14336);
+    /* Loss: t*V = 128000. */
+    o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    zs_model_loss_bytes(&m, &o, &lb);
+    ck_assert_int_eq(lb.logits_bf16, 256000);
+    ck_assert_int_eq(lb.logits_fp32, 512000);
+    ck_assert_int_eq(lb.logprobs_fp32, 512000);
+    ck_assert_int_eq(lb.grad_fp32, 512000);
+    ck_assert_int_eq(lb.grad_bf16, 256000);
+    ck_assert_int_eq(lb.peak, 12 * 128000);
+}
+END_TEST
+
+START_TEST(test_tiny_methods)
+{
+    struct zs_model m;
+    struct zs_method_opts full = {ZS_METHOD_FULL, 16, ZS_ROLE_ALL_LINEAR};
+    struct zs_method_opts lora = {ZS_METHOD_LORA, 8, ZS_ROLE_ALL_LINEAR};
+    struct zs_method_opts qv = {ZS_METHOD_LORA, 8, ZS_ROLE_Q | ZS_ROLE_V};
+    struct zs_method_opts qlora = {ZS_METHOD_QLORA, 8, ZS_ROLE_ALL_LINEAR};
+    load_ok(GOOD "model-tiny.json", &m);
+    ck_assert_int_eq(zs_model_trainable(&m, &full), 220480);
+    /* r*(in+out): q 8*128, k 8*96, v 8*96, o 8*128, gate/up/down 8*240. */
+    ck_assert_int_eq(zs_model_trainable(&m, &lora), 2 * (1024 + 768 + 768 + 1024 + 3 * 1920));
+    ck_assert_int_eq(zs_model_trainable(&m, &qv), 2 * (1024 + 768));
+    ck_assert_int_eq(zs_leaf_trainable(&m.pre[0], &lora), 0);
+    /* Weights: bf16 2 B; NF4 q_proj (4096 elements) = 2048 + 64 block
+     * absmax bytes + 4 (one fp32 second-level scale). */
+    ck_assert_int_eq(zs_leaf_weight_bytes(&m.layer[1], &full), 8192);
+    ck_assert_int_eq(zs_leaf_weight_bytes(&m.layer[1], &qlora), 2116);
+    ck_assert_int_eq(zs_leaf_weight_bytes(&m.layer[0], &qlora), 128);
+    ck_assert_int_eq(zs_leaf_weight_bytes(&m.post[1], &qlora), 128000);
+}
+END_TEST
+
+/* tiny-moe: mixtral, h 64, experts 4 x 3 x 64 x 128, top 2, 1 layer,
+ * vocab 100, extras tower 1000 (trainable) and talker 500 (cpu). */
+START_TEST(test_tiny_moe)
+{
+    struct zs_model m;
+    struct zs_method_opts full = {ZS_METHOD_FULL, 16, ZS_ROLE_ALL_LINEAR};
+    struct zs_method_opts lora = {ZS_METHOD_LORA, 4, ZS_ROLE_ALL_LINEAR};
+    const struct zs_leaf *ex;
+    load_ok(GOOD "model-tiny-moe.json", &m);
+    /* layer: norms 128, q,k,v,o 4*4096, router 256, experts 98304 = 115072;
+     * embed 6400, final norm 64, lm_head 6400; extras 1500. */
+    ck_assert_int_eq(m.params_layer, 115072);
+    ck_assert_int_eq(m.params_lm, 127936);
+    ck_assert_int_eq(m.params_total, 129436);
+    /* active: experts 2*3*64*128 = 49152 instead of 98304. */
+    ck_assert_int_eq(m.params_active, 129436 - 49152);
+    ck_assert_str_eq(m.largest_leaf_name, "model.layers.*.block_sparse_moe.experts");
+    ck_assert_int_eq(m.largest_leaf_params, 98304);
+    ex = &m.layer[m.n_layer_leaves - 1];
+    ck_assert_int_eq(ex->kind, ZS_LEAF_EXPERTS);
+    ck_assert_int_eq(ex->gemms, 6);
+    ck_assert_int_eq(ex->n_tensors, 12);
+    ck_assert_int_eq(m.layer[m.n_layer_leaves - 2].kind, ZS_LEAF_ROUTER);
+    ck_assert_str_eq(m.extra[1].name, "talker");
+    ck_assert_int_eq(m.extra[1].placement_default, ZS_PLACE_CPU);
+    ck_assert(m.extra[0].trainable_default);
+    /* full: everything but the frozen-by-default talker. */
+    ck_assert_int_eq(zs_model_trainable(&m, &full), 129436 - 500);
+    /* LoRA r 4: attention 4 * 4*128 = 2048; experts 4 experts * 3 * 4*(64+128). */
+    ck_assert_int_eq(zs_model_trainable(&m, &lora), 2048 + 4 * 3 * 4 * 192);
+    /* Forward FLOPs at seq 16: 2*(16384 + 256 + 2*3*64*128) + 2*6400 +
+     * 4*16*4*16 = 2*65792 + 12800 + 4096. */
+    ck_assert(zs_model_flops_per_token_fwd(&m, 16) == 2.0 * 65792 + 12800 + 4096);
+}
+END_TEST
+
+START_TEST(test_moe_activations)
+{
+    struct zs_model m;
+    struct zs_act_opts o = aopts(16, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    load_ok(GOOD "model-tiny-moe.json", &m);
+    /* t 16, h 64, hq = hkv = 64, a 4, E 4, k 2, mi 128:
+     * norm1 2048+64, qkv in 2048, q,k,v 6144, lse 256, out 2048,
+     * norm2 2048+64, mlp in 2048, router 4*16*4 + 4*32 + 8*32 = 640,
+     * experts 2*32*64 + 8*32*128 + 2*32*64 + 2*32 = 4096+32768+4096+64. */
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     2112 + 2048 + 6144 + 256 + 2048 + 2112 + 2048 + 640 + 41024);
+}
+END_TEST
+
+/* Every config in shared/data/hf-configs (copied to tests/data/good) against
+ * its published total.  Published figures are rounded to 3-4 significant
+ * digits, so the check is 0.1 %; where the publisher truncated to fewer
+ * digits (Qwen3-30B-A3B: "30.5B", "3.3B") the exact count is asserted
+ * instead and the published figure must be its truncation. */
+START_TEST(test_hf_published)
+{
+    static const struct {
+        const char *file;
+        double published, exact;
+    } cases[] = {
+        {"model-hf-Qwen2.5-72B.json", 72.7e9, 72706203648.0},
+        {"model-hf-Qwen2.5-7B.json", 7.61e9, 7615616512.0},
+        {"model-hf-Yi-34B.json", 34.389e9, 34388917248.0},
+        {"model-hf-Llama-2-7b-hf.json", 6.74e9, 6738415616.0},
+        {"model-hf-Meta-Llama-3-8B-Instruct.json", 8.03e9, 8030261248.0},
+    };
+    struct zs_model m;
+    char path[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, GOOD "%s", cases[i].file);
+        load_ok(path, &m);
+        ck_assert_msg(fabs((double)m.params_total - cases[i].published) <=
+                          0.001 * cases[i].published,
+                      "%s: %lld", path, (long long)m.params_total);
+        ck_assert_msg((double)m.params_total == cases[i].exact, "%s: %lld",
+                      path, (long long)m.params_total);
+    }
+    load_ok(GOOD "model-hf-Qwen3-30B-A3B.json", &m);
+    ck_assert_int_eq(m.family, ZS_FAM_QWEN3_MOE);
+    ck_assert_int_eq(m.params_total, 30532122624LL);
+    ck_assert_int_eq(m.params_active, 3353032704LL);
+    ck_assert(floor((double)m.params_total / 1e8) / 10 == 30.5);
+    ck_assert(floor((double)m.params_active / 1e8) / 10 == 3.3);
+    ck_assert_int_eq(m.head_dim, 128);
+    ck_assert(m.qk_norm);
+    ck_assert_int_eq(m.n_experts, 128);
+    ck_assert_int_eq(m.experts_per_token, 8);
+    ck_assert_str_eq(m.largest_leaf_name, "model.layers.*.mlp.experts");
+    load_ok(GOOD "model-hf-Qwen2.5-7B.json", &m);
+    ck_assert(m.qkv_bias);
+    ck_assert_int_eq(m.sliding_window, 0); /* use_sliding_window false */
+    ck_assert_str_eq(m.name, "model-hf-Qwen2.5-7B");
+    /* Published non-embedding 6.53B (model card). */
+    ck_assert(fabs((double)(m.params_total - m.params_embedding) - 6.53e9) < 0.001 * 6.53e9);
+}
+END_TEST
+
+/* The library against reference-data.md §A's [computed] table (3 decimals
+ * of a billion) and the published totals where there are any. */
+START_TEST(test_library_reference)
+{
+    static const struct {
+        const char *name;
+        double total_b, active_b, emb_b;
+    } cases[] = {
+        {"llama-2-7b", 6.738, 0, 0.262},      {"llama-2-70b", 68.977, 0, 0.524},
+        {"llama-3-8b", 8.030, 0, 1.051},      {"llama-3-70b", 70.554, 0, 2.101},
+        {"llama-3.1-405b", 405.853, 0, 4.203}, {"mistral-7b", 7.242, 0, 0.262},
+        {"mixtral-8x7b", 46.703, 12.880, 0.262}, {"qwen2.5-72b", 72.706, 0, 2.491},
+        {"qwen2.5-7b", 7.616, 0, 1.090},      {"qwen3-32b", 32.762, 0, 1.556},
+        {"qwen3-30b-a3b", 30.532, 3.353, 0.622}, {"yi-34b", 34.389, 0, 0.918},
+    };
+    struct zs_model m;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        load_ok(cases[i].name, &m);
+        ck_assert_msg(fabs((double)m.params_total / 1e9 - cases[i].total_b) < 0.0006,
+                      "%s total %lld", cases[i].name, (long long)m.params_total);
+        if (cases[i].active_b > 0)
+            ck_assert_msg(fabs((double)m.params_active / 1e9 - cases[i].active_b) < 0.0006,
+                          "%s active %lld", cases[i].name, (long long)m.params_active);
+        else
+            ck_assert(m.params_active == m.params_total);
+        ck_assert_msg(fabs((double)m.params_embedding / 1e9 - cases[i].emb_b) < 0.0006,
+                      "%s emb %lld", cases[i].name, (long long)m.params_embedding);
+    }
+    /* Published: Mixtral 46.7B / 12.9B, Qwen3-32B 32.8B, Qwen2.5-14B 14.7B. */
+    load_ok("8x7b", &m);
+    ck_assert(fabs((double)m.params_total - 46.7e9) < 0.001 * 46.7e9);
+    ck_assert(fabs((double)m.params_active - 12.9e9) < 0.002 * 12.9e9);
+    ck_assert_int_eq(m.largest_leaf_params, 8LL * 3 * 4096 * 14336);
+    load_ok("qwen3-32b", &m);
+    ck_assert(fabs((double)m.params_total - 32.8e9) < 0.002 * 32.8e9);
+    load_ok("14b", &m);
+    ck_assert(fabs((double)m.params_total - 14.7e9) < 0.005 * 14.7e9);
+    load_ok("mistral-7b", &m);
+    ck_assert_int_eq(m.sliding_window, 4096);
+    /* Omni: thinker (= Qwen2.5-7B) + towers + talker + token2wav. */
+    load_ok("omni", &m);
+    ck_assert_int_eq(m.family, ZS_FAM_QWEN2_5_OMNI);
+    ck_assert_int_eq(m.params_lm, 7615616512LL);
+    ck_assert_int_eq(m.n_extra, 4);
+    ck_assert_int_eq(m.params_total,
+                     7615616512LL + 639647232LL + 676550144LL + 1351360256LL + 390000000LL);
+    ck_assert_str_eq(m.extra[2].name, "talker");
+    ck_assert_int_eq(m.extra[2].placement_default, ZS_PLACE_CPU);
+}
+END_TEST
+
+START_TEST(test_resolve)
+{
+    struct zs_model m;
+    const char *const *names;
+    const struct zs_model_alias *al;
+    int n, na;
+    unsetenv("ZSIM_MODELS");
+    load_ok("72b", &m);
+    ck_assert_str_eq(m.name, "qwen2.5-72b");
+    ck_assert_str_eq(m.resolved_from, "72b -> qwen2.5-72b (models/qwen2.5-72b.json)");
+    ck_assert_str_eq(m.source, "models/qwen2.5-72b.json");
+    load_ok("Qwen2.5-72B", &m);
+    ck_assert_str_eq(m.resolved_from, "Qwen2.5-72B -> qwen2.5-72b (models/qwen2.5-72b.json)");
+    load_ok("qwen2.5-72b", &m);
+    ck_assert_str_eq(m.resolved_from, "qwen2.5-72b (models/qwen2.5-72b.json)");
+    load_ok(GOOD "model-hf-Yi-34B.json", &m);
+    ck_assert_str_eq(m.resolved_from, GOOD "model-hf-Yi-34B.json (hugging face config)");
+    /* Every library entry and alias loads. */
+    zs_model_library(&names, &n);
+    ck_assert_int_eq(n, 15);
+    for (int i = 0; i < n; i++) {
+        load_ok(names[i], &m);
+        ck_assert_str_eq(m.name, names[i]);
+    }
+    zs_model_aliases(&al, &na);
+    for (int i = 0; i < na; i++) {
+        load_ok(al[i].alias, &m);
+        ck_assert_str_eq(m.name, al[i].name);
+    }
+    /* $ZSIM_MODELS moves the library; a user's file there is found by name. */
+    setenv("ZSIM_MODELS", "tests/data/good", 1);
+    load_ok("model-tiny", &m);
+    ck_assert_str_eq(m.resolved_from,
+                     "model-tiny (tests/data/good/model-tiny.json)");
+    unsetenv("ZSIM_MODELS");
+}
+END_TEST
+
+/* ---- bad input ---------------------------------------------------------- */
+
+START_TEST(test_bad_inputs)
+{
+    static const struct {
+        const char *name, *msg;
+    } cases[] = {
+        {BAD "model-empty.json", "empty file 'tests/data/bad/model-empty.json': expected a JSON object"},
+        {BAD "model-binary.json", "binary file 'tests/data/bad/model-binary.json' (byte 0x01 at offset 42): expected a JSON object"},
+        {BAD "model-elf.json", "binary file 'tests/data/bad/model-elf.json' (byte 0x02 at offset 4): expected a JSON object"},
+        {BAD "model-truncated.json", "malformed JSON in tests/data/bad/model-truncated.json:5:1: unexpected end of input"},
+        {BAD "model-malformed.json", "malformed JSON in tests/data/bad/model-malformed.json:4:26: unexpected 't'"},
+        {BAD "model-array.json", "invalid top level in tests/data/bad/model-array.json: must be an object (got array)"},
+        {BAD "model-unknown-key.json", "unknown key 'hiden_size' in tests/data/bad/model-unknown-key.json:5:3: did you mean 'hidden_size'?"},
+        {BAD "model-wrong-type.json", "invalid 'hidden_size' in tests/data/bad/model-wrong-type.json:5:3: must be an integer in [1, 65536] (got '64')"},
+        {BAD "model-negative.json", "invalid 'hidden_size' in tests/data/bad/model-negative.json:5:3: must be an integer in [1, 65536] (got -64)"},
+        {BAD "model-huge.json", "invalid 'hidden_size' in tests/data/bad/model-huge.json:5:3: must be an integer in [1, 65536] (got 1e+300)"},
+        {BAD "model-fraction.json", "invalid 'hidden_size' in tests/data/bad/model-fraction.json:5:3: must be an integer in [1, 65536] (got 64.5)"},
+        {BAD "model-missing.json", "missing 'vocab_size' in tests/data/bad/model-missing.json: required, an integer in [1, 4194304]"},
+        {BAD "model-heads-hidden.json", "invalid 'num_attention_heads' in tests/data/bad/model-heads-hidden.json:8:3: must divide hidden_size (64) when head_dim is absent (got 6)"},
+        {BAD "model-kv-heads.json", "invalid 'num_key_value_heads' in tests/data/bad/model-kv-heads.json:9:3: must divide num_attention_heads (4) (got 3)"},
+        {BAD "model-dense-experts.json", "invalid 'num_experts' in tests/data/bad/model-dense-experts.json:12:3: must be 0 for the dense family llama (got 8)"},
+        {BAD "model-schema.json", "invalid 'schema' in tests/data/bad/model-schema.json:2:3: must be one of zsim.model/1 (got 'zsim.model/2')"},
+        {BAD "model-family.json", "invalid 'family' in tests/data/bad/model-family.json:4:3: must be one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, qwen2_5_omni (got 'gpt')"},
+        {BAD "model-moe-missing.json", "missing 'num_experts' in tests/data/bad/model-moe-missing.json: required for family mixtral, an integer in [1, 512]"},
+        {BAD "model-moe-topk.json", "invalid 'experts_per_token' in tests/data/bad/model-moe-topk.json:13:3: must be in [1, num_experts = 4] (got 6)"},
+        {BAD "model-extra-placement.json", "invalid 'extra.talker.placement' in tests/data/bad/model-extra-placement.json:14:30: must be one of sharded, cpu, gpu_full, disabled (got 'gpu')"},
+        {BAD "model-extra-type.json", "invalid 'extra' in tests/data/bad/model-extra-type.json:12:3: must be an object (got array)"},
+        {BAD "model-hf-unknown-type.json", "invalid 'model_type' in tests/data/bad/model-hf-unknown-type.json:3:3: must be one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe (got 'gpt2')"},
+        {BAD "model-hf-string.json", "invalid 'num_attention_heads' in tests/data/bad/model-hf-string.json:7:3: must be an integer in [1, 1024] (got '32')"},
+        {BAD "model-hf-missing.json", "missing 'hidden_size' in tests/data/bad/model-hf-missing.json: required, an integer in [1, 65536]"},
+        {BAD "model-hf-absurd.json", "invalid 'num_key_value_heads' in tests/data/bad/model-hf-absurd.json:9:3: must be an integer in [1, 1024] (got 0)"},
+        {BAD "model-hf-tie.json", "invalid 'tie_word_embeddings' in tests/data/bad/model-hf-tie.json:9:3: must be true or false (got 'no')"},
+        {BAD "model-hf-topk.json", "invalid 'num_experts_per_tok' in tests/data/bad/model-hf-topk.json:10:3: must be in [1, num_local_experts = 8] (got 9)"},
+        {BAD "model-hf-sparse-step.json", "invalid 'decoder_sparse_step' in tests/data/bad/model-hf-sparse-step.json:9:3: only 1 is supported (every layer sparse; zsim models identical layers) (got 2)"},
+        {BAD "model-hf-mlp-only.json", "invalid 'mlp_only_layers' in tests/data/bad/model-hf-mlp-only.json:9:3: must be an empty array (zsim models identical layers) (got a non-empty array)"},
+        {BAD "model-hf-kv.json", "invalid 'num_key_value_heads' in tests/data/bad/model-hf-kv.json:9:3: must divide num_attention_heads (32) (got 5)"},
+        {BAD "model-nonexistent.json", "cannot open 'tests/data/bad/model-nonexistent.json': No such file or directory"},
+        {"qwen-72", "unknown model 'qwen-72' (closest: qwen3-32b, qwen2.5-7b, qwen2.5-72b; see 'zsim model list')"},
+        {"llama-3-7b", "unknown model 'llama-3-7b' (closest: llama-2-7b, llama-3-8b, llama-3-70b; see 'zsim model list')"},
+    };
+    unsetenv("ZSIM_MODELS");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_model m;
+        struct zs_err err = {0, ""};
+        int rc = zs_model_resolve(cases[i].name, &m, &err);
+        ck_assert_msg(rc == ZS_EINPUT, "%s: rc %d (%s)", cases[i].name, rc, err.msg);
+        ck_assert_str_eq(err.msg, cases[i].msg);
+    }
+}
+END_TEST
+
+/* The explicit loaders refuse the other format with the strict reader's
+ * message. */
+START_TEST(test_loader_kinds)
+{
+    struct zs_model m;
+    struct zs_err err = {0, ""};
+    ck_assert_int_eq(zs_model_load_zsim_json(GOOD "model-hf-Yi-34B.json", &m, &err), ZS_EINPUT);
+    ck_assert_str_eq(err.msg, "unknown key '_name_or_path' in tests/data/good/model-hf-Yi-34B.json:2:3");
+    ck_assert_int_eq(zs_model_load_hf_config(GOOD "model-hf-Yi-34B.json", &m, &err), 0);
+    ck_assert_int_eq(m.params_total, 34388917248LL);
+    ck_assert_int_eq(zs_model_load_hf_config(GOOD "model-tiny.json", &m, &err), ZS_EINPUT);
+    ck_assert_str_eq(err.msg, "missing 'model_type' in tests/data/good/model-tiny.json: required, one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe");
+    ck_assert_int_eq(zs_model_resolve("", &m, &err), ZS_EUSAGE);
+}
+END_TEST
+
+/* ---- limits ------------------------------------------------------------- */
+
+START_TEST(test_limits)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    struct zs_loss_bytes lb;
+    load_ok("405b", &m);
+    /* Largest sequence the CLI accepts, eager: s^2 terms stay finite and
+     * saturate instead of overflowing. */
+    o = aopts(16777216, ZS_CKPT_NONE, ZS_ATTN_EAGER);
+    o.micro_batch = 1024;
+    ck_assert(zs_model_act_saved_per_layer(&m, &o) == INT64_MAX);
+    ck_assert(zs_model_act_work_bwd(&m, &o) == INT64_MAX);
+    zs_model_loss_bytes(&m, &o, &lb);
+    ck_assert(lb.peak > 0);
+    o = aopts(1, ZS_CKPT_FULL, ZS_ATTN_FLASH);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 2 * 16384);
+    ck_assert(zs_model_flops_per_token_fwd(&m, 1) > 2 * 4.0e11);
+}
+END_TEST
+
+/* Every loader under an allocation-failure loop (STYLE 25). */
+START_TEST(test_alloc_failures)
+{
+    static const char *const inputs[] = {
+        GOOD "model-tiny.json", GOOD "model-tiny-moe.json",
+        GOOD "model-hf-Qwen3-30B-A3B.json", "omni", BAD "model-unknown-key.json"};
+    unsetenv("ZSIM_MODELS");
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        struct zs_model ref;
+        struct zs_err err = {0, ""};
+        int want = zs_model_resolve(inputs[i], &ref, &err);
+        long n;
+        for (n = 1; n < 100000; n++) {
+            struct zs_model m;
+            int rc;
+            zs_alloc_fail_at(n);
+            rc = zs_model_resolve(inputs[i], &m, &err);
+            if (!zs_alloc_failed()) {
+                zs_alloc_fail_at(0);
+                ck_assert_int_eq(rc, want);
+                if (!rc)
+                    ck_assert_int_eq(m.params_total, ref.params_total);
+                break;
+            }
+            ck_assert_msg(rc == ZS_ENOMEM, "%s n=%ld rc=%d msg=%s", inputs[i],
+                          n, rc, err.msg);
+        }
+        zs_alloc_fail_at(0);
+        ck_assert_msg(n < 100000, "allocation loop did not terminate");
+        ck_assert_msg(n > 1, "%s: no allocation at all?", inputs[i]);
+    }
+}
+END_TEST
+
+Suite *suite_model(void)
+{
+    Suite *s = suite_create("model");
+    TCase *core = tcase_create("core");
+    TCase *limits = tcase_create("limits");
+    TCase *bad = tcase_create("bad input");
+    tcase_add_test(core, test_tiny_params);
+    tcase_add_test(core, test_tiny_flops);
+    tcase_add_test(core, test_tiny_activations);
+    tcase_add_test(core, test_tiny_methods);
+    tcase_add_test(core, test_tiny_moe);
+    tcase_add_test(core, test_moe_activations);
+    tcase_add_test(core, test_hf_published);
+    tcase_add_test(core, test_library_reference);
+    tcase_add_test(core, test_resolve);
+    tcase_add_test(limits, test_limits);
+    tcase_add_test(limits, test_alloc_failures);
+    tcase_set_timeout(limits, 60);
+    tcase_add_test(bad, test_bad_inputs);
+    tcase_add_test(bad, test_loader_kinds);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, limits);
+    suite_add_tcase(s, bad);
+    return s;
+}
