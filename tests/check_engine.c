@@ -165,7 +165,40 @@ START_TEST(test_flow_two_links)
 }
 END_TEST
 
-/* Rounding: 1000 B at 3 B/ns... 1000 B over 3e9 B/s = 333.33 ns -> 334 ns. */
+/* Rates change transitively.  X = 10 GB/s, Y = 4 GB/s; F1 on X, F2 on X and
+ * Y, F3 on Y joining at 100 ms; all 1 GB.  Flow D on an unrelated link Z
+ * (1 GB/s, 0.5 GB) ends at 500 ms whatever happens elsewhere.
+ *   0-100:   x rises to 4 (Y binds): F2 = 4; X has 2 left: F1 = 6 GB/s.
+ *            At 100: F1 rem 0.4 GB, F2 rem 0.6 GB.
+ *   100-150: F3 joins Y: F2 = F3 = 2; X now leaves 8 for F1 (F1 changes
+ *            though F3 never touches X).  F1: 0.4 / 8 = 50 ms -> ends 150.
+ *   150-400: F2, F3 at 2 each; F2 rem 0.5 -> ends 400 (250 ms).
+ *   400-500: F3 rem 0.9 - 0.5 = 0.4 alone on Y at 4 -> ends 500. */
+START_TEST(test_flow_transitive)
+{
+    zs_sim *s = mk();
+    int x = zs_sim_add_link(s, "x", 10e9), y = zs_sim_add_link(s, "y", 4e9);
+    int z = zs_sim_add_link(s, "z", 1e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int q2 = zs_sim_add_queue(s, "c"), q3 = zs_sim_add_queue(s, "d");
+    int32_t f1 = flow1(s, q0, 1e9, x, 0, NULL, 0);
+    int32_t f2 = sub(s, (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q1,
+                                              .bytes = 1e9, .nlinks = 2,
+                                              .links = {x, y}});
+    int32_t f3, d;
+    delay(s, q2, 100 * MS, NULL, 0);
+    f3 = flow1(s, q2, 1e9, y, 0, NULL, 0);
+    d = flow1(s, q3, 5e8, z, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(END(s, f1), 150 * MS);
+    ck_assert_int_eq(END(s, f2), 400 * MS);
+    ck_assert_int_eq(END(s, f3), 500 * MS);
+    ck_assert_int_eq(END(s, d), 500 * MS);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Rounding up to the next ns: 1000 B over 3e9 B/s = 333.33 ns -> 334 ns. */
 START_TEST(test_flow_ceil)
 {
     zs_sim *s = mk();
@@ -945,6 +978,7 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_flow_join);
     tcase_add_test(core, test_flow_cap);
     tcase_add_test(core, test_flow_two_links);
+    tcase_add_test(core, test_flow_transitive);
     tcase_add_test(core, test_flow_ceil);
     tcase_add_test(core, test_chain);
     tcase_add_test(core, test_cross_stream);

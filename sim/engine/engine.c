@@ -20,10 +20,14 @@
  *    handled (flows_dirty), so k simultaneous changes cost one recompute.
  *    A flow whose stale completion event falls at the current instant is
  *    complete regardless, since its old rate held until now.
+ *  - Only the flows connected (through shared links, transitively) to a
+ *    flow that started or ended are recomputed; each flow keeps the time
+ *    its remaining bytes refer to (flow.t_ns).
  *
- * Cost: O(log E) per DELAY; per flow start or end one progressive filling
- * over the active flows, O(F^2 * L) in the worst case, plus one heap update
- * per flow whose completion time moved.
+ * Cost: O(log E) per DELAY; per instant with flow starts/ends one closure
+ * pass O(F * L) and one progressive filling over the affected component,
+ * O(F_c^2 * L) worst case, plus one heap update per flow whose completion
+ * time moved.
  */
 #include "engine/engine_int.h"
 
@@ -69,6 +73,7 @@ void zs_sim_free(zs_sim *s)
     zs_free(s->cwait);
     zs_free(s->touched);
     zs_free(s->act);
+    zs_free(s->affl);
     zs_heap_release(&s->heap);
     zs_free(s);
 }
@@ -77,7 +82,9 @@ void zs_sim_free(zs_sim *s)
 static void clear_run(zs_sim *s)
 {
     s->now_ns = 0;
-    s->flow_t_ns = 0;
+    s->stamp = s->dstamp = 1;
+    for (size_t i = 0; i < s->nlinks; i++)
+        s->links[i].stamp = s->links[i].dirty = 0;
     s->flows_dirty = 0;
     s->events = 0;
     s->done = 0;
@@ -461,26 +468,69 @@ static int64_t flow_ns(double rem, double rate)
     return (int64_t)d;
 }
 
+/* Collects into s->affl the active flows whose rate may change: flows that
+ * started at this instant (aff == 1) and, transitively, every flow sharing
+ * a link with an affected flow or with a link freed by a flow that ended
+ * (links marked dirty with the current epoch).  Flows outside that closure
+ * share no link with it, so their max-min rates cannot change.  Each pass
+ * is O(F * L); passes stop when no new link turns dirty. */
+static size_t flows_affected(zs_sim *s)
+{
+    uint32_t ep = s->dstamp;
+    size_t na = 0;
+    int grew = 1;
+    while (grew) {
+        grew = 0;
+        for (size_t i = 0; i < s->nact; i++) {
+            struct flow *f = &s->act[i];
+            const struct flowdesc *fd = f->fd;
+            int hit = f->aff == 1;
+            if (f->aff == 2)
+                continue;
+            for (int k = 0; k < fd->nlinks && !hit; k++)
+                hit = s->links[fd->links[k]].dirty == ep;
+            if (!hit)
+                continue;
+            f->aff = 2;
+            s->affl[na++] = (int32_t)i;
+            for (int k = 0; k < fd->nlinks; k++) {
+                struct link *l = &s->links[fd->links[k]];
+                if (l->dirty != ep) {
+                    l->dirty = ep;
+                    grew = 1;
+                }
+            }
+        }
+    }
+    return na;
+}
+
 /* Max-min fair rates by progressive filling (SimGrid's LMM with every flow
- * at priority 1): all unfrozen flows rise at one common rate x; a link
- * saturates when Σ weight*rate reaches its capacity, freezing its flows; a
- * flow freezes at its rate_cap.  Each round freezes at least one flow. */
+ * at priority 1) over the affected flows: all unfrozen flows rise at one
+ * common rate x; a link saturates when Σ weight*rate reaches its capacity,
+ * freezing its flows; a flow freezes at its rate_cap.  Each round freezes
+ * at least one flow, so at most F rounds of O(F * L). */
 static void flows_recompute(zs_sim *s)
 {
-    int64_t dt = s->now_ns - s->flow_t_ns;
-    size_t nt = 0, unfrozen = s->nact;
+    size_t na = flows_affected(s), nt = 0, unfrozen = na;
     double x = 0;
 
-    if (++s->stamp == 0)
-        s->stamp = 1; /* wrapped: clear stale stamps */
-    for (size_t i = 0; i < s->nact; i++) {
-        struct flow *f = &s->act[i];
+    if (++s->stamp == 0) { /* wrapped: clear stale stamps */
+        for (size_t j = 0; j < s->nlinks; j++)
+            s->links[j].stamp = 0;
+        s->stamp = 1;
+    }
+    for (size_t a = 0; a < na; a++) {
+        struct flow *f = &s->act[s->affl[a]];
         const struct flowdesc *fd = f->fd;
+        int64_t dt = s->now_ns - f->t_ns;
+        /* Bring rem to now under the rate that held since f->t_ns. */
         if (dt > 0 && f->rate > 0) {
             f->rem -= f->rate * (double)dt / NS_PER_S;
             if (f->rem < 1.0)
                 f->rem = 0; /* STYLE 21: tiny remainders snap to zero */
         }
+        f->t_ns = s->now_ns;
         f->frozen = 0;
         for (int k = 0; k < fd->nlinks; k++) {
             struct link *l = &s->links[fd->links[k]];
@@ -495,19 +545,18 @@ static void flows_recompute(zs_sim *s)
             l->nunf++;
         }
     }
-    s->flow_t_ns = s->now_ns;
 
     while (unfrozen > 0) {
         double delta = INFINITY;
         int arg_link = -1;
         size_t arg_flow = (size_t)-1;
         int progress = 0;
-        for (size_t i = 0; i < s->nact; i++) {
-            const struct flow *f = &s->act[i];
+        for (size_t a = 0; a < na; a++) {
+            const struct flow *f = &s->act[s->affl[a]];
             double cap = f->fd->rate_cap;
             if (!f->frozen && cap > 0 && cap - x < delta) {
                 delta = cap - x;
-                arg_flow = i;
+                arg_flow = a;
             }
         }
         for (size_t j = 0; j < nt; j++) {
@@ -527,8 +576,8 @@ static void flows_recompute(zs_sim *s)
                 l->resid -= delta * l->wsum;
         }
         for (int pass = 0; pass < 2 && !progress; pass++) {
-            for (size_t i = 0; i < s->nact; i++) {
-                struct flow *f = &s->act[i];
+            for (size_t a = 0; a < na; a++) {
+                struct flow *f = &s->act[s->affl[a]];
                 const struct flowdesc *fd = f->fd;
                 int sat = 0;
                 if (f->frozen)
@@ -542,7 +591,7 @@ static void flows_recompute(zs_sim *s)
                 } else {
                     /* Rounding kept every test above false: freeze the
                      * binding constraint's flows, which is always some. */
-                    sat = i == arg_flow;
+                    sat = a == arg_flow;
                     for (int k = 0; k < fd->nlinks && !sat; k++)
                         sat = fd->links[k] == arg_link;
                 }
@@ -561,16 +610,28 @@ static void flows_recompute(zs_sim *s)
         }
     }
 
-    for (size_t i = 0; i < s->nact; i++) {
-        struct flow *f = &s->act[i];
+    for (size_t a = 0; a < na; a++) {
+        struct flow *f = &s->act[s->affl[a]];
         int64_t t_end = s->now_ns + flow_ns(f->rem, f->rate);
+        f->aff = 0;
         if (t_end != f->t_end_ns || !zs_heap_contains(&s->heap, f->task)) {
             f->t_end_ns = t_end;
             /* Cannot fail: the heap was sized for every event task. */
             (void)zs_heap_set(&s->heap, f->task, t_end);
         }
     }
+    if (++s->dstamp == 0) { /* wrapped: clear stale dirty marks */
+        for (size_t j = 0; j < s->nlinks; j++)
+            s->links[j].dirty = 0;
+        s->dstamp = 1;
+    }
     s->flows_dirty = 0;
+}
+
+static void mark_links_dirty(zs_sim *s, const struct flowdesc *fd)
+{
+    for (int k = 0; k < fd->nlinks; k++)
+        s->links[fd->links[k]].dirty = s->dstamp;
 }
 
 static void flow_finish(zs_sim *s, int32_t id)
@@ -580,6 +641,7 @@ static void flow_finish(zs_sim *s, int32_t id)
     size_t slot = (size_t)t->fslot, last = s->nact - 1;
     for (int k = 0; k < fd->nlinks; k++)
         s->links[fd->links[k]].bytes_moved += fd->bytes * fd->weight[k];
+    mark_links_dirty(s, fd);
     if (slot != last) {
         s->act[slot] = s->act[last];
         s->tasks[s->act[slot].task].fslot = (int32_t)slot;
@@ -655,6 +717,9 @@ static int start(zs_sim *s, int32_t id)
         if (fd->bytes >= 1.0) {
             struct flow *f = &s->act[s->nact];
             f->fd = fd;
+            f->t_ns = s->now_ns;
+            f->aff = 1;
+            mark_links_dirty(s, fd);
             f->rem = fd->bytes;
             f->rate = 0;
             f->t_end_ns = -1;
@@ -739,6 +804,8 @@ static int prepare(zs_sim *s, struct zs_err *err)
         zs_grow((void **)&s->cwait, &s->cwait_cap, n + 1, sizeof *s->cwait) ||
         zs_grow((void **)&s->act, &s->act_cap, s->nfdesc + 1,
                 sizeof *s->act) ||
+        zs_grow((void **)&s->affl, &s->affl_cap, s->nfdesc + 1,
+                sizeof *s->affl) ||
         zs_heap_reserve(&s->heap, n, (size_t)s->nevtasks))
         return zs_err_set(err, ZS_ENOMEM,
                           "out of memory preparing a run of %zu tasks", n);

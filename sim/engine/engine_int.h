@@ -50,11 +50,13 @@ struct task {
 /* An active flow. */
 struct flow {
     const struct flowdesc *fd; /* in s->fdesc, fixed while a run lasts */
-    double rem;   /* bytes left as of s->flow_t_ns */
-    double rate;  /* bytes/s since s->flow_t_ns */
+    double rem;   /* bytes left as of t_ns */
+    double rate;  /* bytes/s since t_ns */
+    int64_t t_ns;
     int64_t t_end_ns;
     int32_t task;
-    int32_t frozen;
+    int16_t frozen; /* progressive-filling scratch */
+    int16_t aff;    /* 1: started, rate to compute; 2: listed in s->affl */
 };
 
 struct link {
@@ -65,6 +67,7 @@ struct link {
     double resid, wsum;
     int32_t nunf; /* unfrozen flows crossing it */
     uint32_t stamp;
+    uint32_t dirty; /* == s->dstamp: a flow on it started or ended now */
 };
 
 struct queue {
@@ -137,12 +140,14 @@ struct zs_sim {
     size_t touched_cap;
     struct flow *act;
     size_t nact, act_cap;
+    int32_t *affl; /* indices in act of the flows being recomputed */
+    size_t affl_cap;
     struct zs_heap heap;
     /* run state */
     int64_t now_ns;
-    int64_t flow_t_ns; /* time the active flows' rem refers to */
     int flows_dirty;
-    uint32_t stamp;
+    uint32_t stamp;  /* progressive-filling link scratch epoch */
+    uint32_t dstamp; /* dirty-link epoch of the current recompute */
     int cores_free;
     int64_t events;
     int64_t done;
