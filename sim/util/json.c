@@ -320,7 +320,7 @@ static void range_text(char *buf, size_t cap, const struct zs_field *f)
     snprintf(buf, cap, "[%s, %s]", lo, hi);
 }
 
-static void want_text(char *buf, size_t cap, const struct zs_field *f)
+void zs_field_want_text(const struct zs_field *f, char *buf, size_t cap)
 {
     char r[96];
     switch (f->type) {
@@ -382,7 +382,7 @@ static int bad_value(const struct zs_json_src *src, const char *objpath,
     char where[300], name[200], want[256], got[64];
     zs_json_where(src, objpath, f->key, where, sizeof where);
     qual(name, sizeof name, objpath, f->key);
-    want_text(want, sizeof want, f);
+    zs_field_want_text(f, want, sizeof want);
     got_text(got, sizeof got, node);
     return zs_err_set(err, ZS_EINPUT, "invalid '%s' in %s: must be %s (got %s)",
                       name, where, want, got);
@@ -542,7 +542,7 @@ int zs_json_read(const struct zs_json_src *src, const cJSON *obj,
             if (f->flags & ZS_F_REQUIRED) {
                 char name[200], want[256];
                 qual(name, sizeof name, objpath, f->key);
-                want_text(want, sizeof want, f);
+                zs_field_want_text(f, want, sizeof want);
                 return zs_err_set(err, ZS_EINPUT,
                                   "missing '%s' in %s: required, %s", name,
                                   src->path, want);
@@ -555,4 +555,105 @@ int zs_json_read(const struct zs_json_src *src, const cJSON *obj,
             return rc;
     }
     return 0;
+}
+
+/* Strict C-locale number: optional sign, digits, optional fraction and
+ * exponent, nothing else.  Returns 0 or -1. */
+static int parse_number(const char *t, double *out)
+{
+    const char *p = t;
+    double v = 0, scale = 1;
+    int neg = 0, digits = 0, eneg = 0;
+    long ex = 0;
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (*p++ - '0');
+        digits++;
+    }
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') {
+            scale /= 10;
+            v += (*p++ - '0') * scale;
+            digits++;
+        }
+    }
+    if (!digits)
+        return -1;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '-' || *p == '+')
+            eneg = *p++ == '-';
+        if (!(*p >= '0' && *p <= '9'))
+            return -1;
+        while (*p >= '0' && *p <= '9') {
+            if (ex < 100000)
+                ex = ex * 10 + (*p - '0');
+            p++;
+        }
+    }
+    if (*p)
+        return -1;
+    v *= pow(10.0, (double)(eneg ? -ex : ex));
+    *out = neg ? -v : v;
+    return 0;
+}
+
+int zs_field_parse_text(const struct zs_field *f, const char *text, void *dst)
+{
+    char *base = dst;
+    double v;
+    switch (f->type) {
+    case ZS_F_INT:
+        if (parse_number(text, &v) || !isfinite(v) || v != floor(v) ||
+            v < f->min || v > f->max)
+            return -1;
+        *(int64_t *)(base + f->offset) = (int64_t)v;
+        return 0;
+    case ZS_F_DOUBLE:
+        if (parse_number(text, &v) || !isfinite(v) || v < f->min || v > f->max)
+            return -1;
+        *(double *)(base + f->offset) = v;
+        return 0;
+    case ZS_F_BOOL:
+        if (!strcmp(text, "yes") || !strcmp(text, "true") || !strcmp(text, "on"))
+            *(bool *)(base + f->offset) = true;
+        else if (!strcmp(text, "no") || !strcmp(text, "false") ||
+                 !strcmp(text, "off"))
+            *(bool *)(base + f->offset) = false;
+        else
+            return -1;
+        return 0;
+    case ZS_F_STRING:
+        if (!text[0] || strlen(text) >= f->str_cap)
+            return -1;
+        zs_strlcpy(base + f->offset, text, f->str_cap);
+        return 0;
+    case ZS_F_BYTES: {
+        int64_t b;
+        if (zs_parse_bytes(text, &b) || (double)b < f->min || (double)b > f->max)
+            return -1;
+        *(int64_t *)(base + f->offset) = b;
+        return 0;
+    }
+    case ZS_F_ENUM:
+        for (int i = 0; f->choices && f->choices[i]; i++)
+            if (!strcmp(f->choices[i], text)) {
+                *(int *)(base + f->offset) = i;
+                return 0;
+            }
+        return -1;
+    default:
+        return -1;
+    }
+}
+
+const struct zs_field *zs_field_find(const struct zs_field *fields,
+                                     size_t nfields, const char *key)
+{
+    for (size_t i = 0; i < nfields; i++)
+        if (!strcmp(fields[i].key, key))
+            return &fields[i];
+    return NULL;
 }

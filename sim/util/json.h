@@ -89,6 +89,17 @@ void zs_json_defaults(const struct zs_field *fields, size_t nfields,
 void zs_json_where(const struct zs_json_src *src, const char *objpath,
                    const char *key, char *buf, size_t cap);
 
+/* What a field accepts, in words: "an integer in [1, 4096]", "one of a, b". */
+void zs_field_want_text(const struct zs_field *f, char *buf, size_t cap);
+/* Parses a command-line text for field f into dst (the struct the table
+ * describes), with the same types and ranges as JSON: integers and numbers in
+ * C-locale syntax, booleans yes/no/true/false, sizes "80GiB", enum names.
+ * Returns 0, or -1 when the text is not acceptable (dst untouched). */
+int zs_field_parse_text(const struct zs_field *f, const char *text, void *dst);
+/* The table entry for key, or NULL. */
+const struct zs_field *zs_field_find(const struct zs_field *fields,
+                                     size_t nfields, const char *key);
+
 /* Human name of a JSON node's type: "string", "number", "object", ... */
 const char *zs_json_type_name(const cJSON *node);
 

@@ -1,0 +1,136 @@
+/*
+ * cli_setup.c — see cli_setup.h.  Precedence: defaults < scenario file <
+ * --ds-config values < explicit flags.  A DeepSpeed JSON can only be read
+ * once the model (hidden size, for "auto") and the world size are known, so
+ * it is applied after resolving them, and only to fields no flag set.
+ */
+#include "cli/cli_setup.h"
+#include "train/dsconfig.h"
+#include "util/strutil.h"
+
+#include <string.h>
+
+static const char *g_flag_set[64];
+static size_t g_nflag_set;
+
+size_t zs_cli_opts(const struct zs_opt *own, size_t nown, struct zs_opt *opts)
+{
+    const char *const *names = zs_cfg_flag_names();
+    size_t n = 0;
+    for (size_t i = 0; i < nown && n < 64; i++)
+        opts[n++] = own[i];
+    for (size_t i = 0; names[i] && n < 64; i++) {
+        opts[n].name = names[i];
+        opts[n].has_arg = 1;
+        n++;
+    }
+    return n;
+}
+
+static bool flag_given(const char *flag)
+{
+    for (size_t i = 0; i < g_nflag_set; i++)
+        if (!strcmp(g_flag_set[i], flag))
+            return true;
+    return false;
+}
+
+int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts, size_t nopts,
+                  const char *scenario, struct zs_cfg *cfg, struct zs_err *err)
+{
+    int rc;
+    g_nflag_set = 0;
+    if (scenario) {
+        rc = zs_cfg_load_scenario(scenario, cfg, err);
+        if (rc)
+            return rc;
+    }
+    for (size_t k = 0; k < nopts; k++) {
+        if (!a->val[k] || !zs_cfg_is_flag(opts[k].name))
+            continue;
+        rc = zs_cfg_apply_flag(cfg, opts[k].name, a->val[k], err);
+        if (rc)
+            return rc;
+        if (g_nflag_set < 64)
+            g_flag_set[g_nflag_set++] = opts[k].name;
+    }
+    return 0;
+}
+
+/* Copies what a DeepSpeed JSON says into cfg, except where a flag spoke. */
+static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m, struct zs_err *err)
+{
+    struct zs_dsconfig ds;
+    struct zs_dsconfig_ctx ctx;
+    int rc;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.hidden_size = m->hidden;
+    ctx.world_size = (int)cfg->world;
+    rc = zs_ds_version_parse(cfg->deepspeed_version, &ctx.version, err);
+    if (rc)
+        return rc;
+    rc = zs_dsconfig_load(cfg->ds_config, &ctx, &ds, err);
+    if (rc)
+        return rc;
+#define SET_INT(flag, field, dsf)                                              \
+    if ((dsf).from == ZS_DS_SET || (dsf).from == ZS_DS_AUTO)                   \
+        if (!flag_given(flag))                                                 \
+    cfg->field = (dsf).v
+    if (ds.have_zero_block && ds.zero_stage.from == ZS_DS_SET && !flag_given("zero")) {
+        if (ds.zero_stage.v != 2 && ds.zero_stage.v != 3)
+            return zs_err_set(err, ZS_EINPUT,
+                              "unsupported 'zero_optimization.stage' in %s: zsim models "
+                              "stages 2 and 3 (got %lld)",
+                              cfg->ds_config, (long long)ds.zero_stage.v);
+        cfg->zero = ds.zero_stage.v;
+    }
+    if (ds.offload_optimizer.present && !flag_given("offload-optimizer"))
+        cfg->offload_optimizer = (int)ds.offload_optimizer.device.v;
+    if (ds.offload_param.present && !flag_given("offload-param"))
+        cfg->offload_param = (int)ds.offload_param.device.v;
+    if ((ds.offload_optimizer.pin_memory.from == ZS_DS_SET ||
+         ds.offload_param.pin_memory.from == ZS_DS_SET) &&
+        !flag_given("pin-memory"))
+        cfg->pin_memory = (ds.offload_optimizer.present ? ds.offload_optimizer.pin_memory.v
+                                                        : ds.offload_param.pin_memory.v)
+                              ? ZS_YES
+                              : ZS_NO;
+    SET_INT("reduce-bucket-size", reduce_bucket_size, ds.reduce_bucket_size);
+    SET_INT("prefetch-bucket-size", prefetch_bucket_size, ds.stage3_prefetch_bucket_size);
+    SET_INT("param-persistence-threshold", param_persistence_threshold,
+            ds.stage3_param_persistence_threshold);
+    SET_INT("max-live-parameters", max_live_parameters, ds.stage3_max_live_parameters);
+    SET_INT("max-reuse-distance", max_reuse_distance, ds.stage3_max_reuse_distance);
+    SET_INT("sub-group-size", sub_group_size, ds.sub_group_size);
+    SET_INT("micro-batch", micro_batch, ds.train_micro_batch_size_per_gpu);
+    SET_INT("grad-accum", grad_accum, ds.gradient_accumulation_steps);
+    if (ds.overlap_comm.from == ZS_DS_SET && !flag_given("overlap-comm"))
+        cfg->overlap_comm = ds.overlap_comm.v;
+    if (ds.contiguous_gradients.from == ZS_DS_SET && !flag_given("contiguous-gradients"))
+        cfg->contiguous_gradients = ds.contiguous_gradients.v;
+    if (ds.gradient_clipping.from == ZS_DS_SET && !flag_given("gradient-clipping"))
+        cfg->gradient_clipping = ds.gradient_clipping.v;
+#undef SET_INT
+    cfg->framework = ZS_FW_DEEPSPEED;
+    return 0;
+}
+
+int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m, struct zs_cluster *cl,
+                   struct zs_err *err)
+{
+    int rc = zs_model_resolve(cfg->model, m, err);
+    if (rc)
+        return rc;
+    rc = zs_hw_resolve(cfg->gpus, cfg->host_ram_bytes, (int)cfg->nodes, cl, err);
+    if (rc)
+        return rc;
+    rc = zs_cfg_resolve(cfg, m, cl, err);
+    if (rc || !cfg->ds_config[0])
+        return rc;
+    rc = apply_ds(cfg, m, err);
+    if (rc)
+        return rc;
+    /* the DeepSpeed JSON may change micro-batch and accumulation */
+    cfg->global_batch = 0;
+    return zs_cfg_resolve(cfg, m, cl, err);
+}

@@ -1,0 +1,28 @@
+/*
+ * cli_setup.h — turning a command line (defaults < scenario file < flags)
+ * into a resolved configuration, model and cluster.  Shared by simulate,
+ * plan, bench and schedule export, so that every configuration flag works the
+ * same way everywhere (DESIGN §4).
+ */
+#ifndef ZS_CLI_SETUP_H
+#define ZS_CLI_SETUP_H
+
+#include "cli/cmd.h"
+#include "hw/hw.h"
+#include "model/model.h"
+#include "train/config.h"
+
+/* Options of a command: its own, followed by every configuration flag.
+ * Returns the count (<= 64); opts has room for 64. */
+size_t zs_cli_opts(const struct zs_opt *own, size_t nown, struct zs_opt *opts);
+
+/* Applies a scenario file (positional pos, may be NULL) and then every
+ * configuration flag present in a, over cfg's current values. */
+int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts, size_t nopts,
+                  const char *scenario, struct zs_cfg *cfg, struct zs_err *err);
+
+/* Resolves the model and cluster named by cfg, then cfg itself. */
+int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m, struct zs_cluster *cl,
+                   struct zs_err *err);
+
+#endif

@@ -1,0 +1,198 @@
+/*
+ * emit.c — small constructors for engine tasks used by the schedules.
+ * An emit failure (out of memory) is remembered in b->failed and later emits
+ * become no-ops returning -1, so builders need no error check per call.
+ */
+#include "sched/sched_int.h"
+#include "util/alloc.h"
+
+#include <string.h>
+
+int zs_tag_now(const struct zs_bctx *b, int unit)
+{
+    return ZS_TAG(unit < 0 ? ZS_NO_UNIT : unit, b->phase, b->micro, b->step);
+}
+
+int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
+                int32_t d1, int32_t d2)
+{
+    int32_t deps[3];
+    int n = 0;
+    int32_t id;
+    if (b->failed)
+        return -1;
+    if (d0 >= 0)
+        deps[n++] = d0;
+    if (d1 >= 0 && d1 != d0)
+        deps[n++] = d1;
+    if (d2 >= 0 && d2 != d0 && d2 != d1)
+        deps[n++] = d2;
+    d->deps = deps;
+    d->ndeps = n;
+    id = zs_sim_submit(b->sim, d);
+    if (id < 0) {
+        b->failed = id;
+        return -1;
+    }
+    if (d->queue == b->q_host)
+        b->last_host = id;
+    return id;
+}
+
+int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
+                 const char *name, int unit, int32_t d0, int32_t d1)
+{
+    struct zs_task_desc d;
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_DELAY;
+    d.queue = q;
+    d.dur_ns = ns > 0 ? ns : 0;
+    d.cls = cls;
+    d.name = name;
+    d.tag = zs_tag_now(b, unit);
+    return zs_t_emit(b, &d, d0, d1, -1);
+}
+
+int32_t zs_t_mark(struct zs_bctx *b, int q, const char *name, int32_t d0,
+                int32_t d1, int32_t d2)
+{
+    struct zs_task_desc d;
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_MARK;
+    d.queue = q;
+    d.cls = ZS_CLS_SYNC;
+    d.name = name;
+    d.tag = zs_tag_now(b, -1);
+    return zs_t_emit(b, &d, d0, d1, d2);
+}
+
+int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
+                 unsigned flags, const char *name, int unit, int32_t d0)
+{
+    struct zs_task_desc d;
+    if (bytes <= 0)
+        return -1;
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_ALLOC;
+    d.queue = q;
+    d.pool = pool;
+    d.alloc_bytes = bytes;
+    d.alloc_flags = flags;
+    d.cls = ZS_CLS_MEM;
+    d.name = name;
+    d.tag = zs_tag_now(b, unit);
+    return zs_t_emit(b, &d, d0, -1, -1);
+}
+
+int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0)
+{
+    struct zs_task_desc d;
+    if (alloc < 0)
+        return -1;
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_FREE;
+    d.queue = q;
+    d.alloc_task = alloc;
+    d.cls = ZS_CLS_MEM;
+    d.name = "free";
+    d.tag = zs_tag_now(b, -1);
+    return zs_t_emit(b, &d, d0, -1, -1);
+}
+
+int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
+                const char *name, int unit, int32_t d0, int32_t d1)
+{
+    struct zs_task_desc d;
+    if (bytes <= 0)
+        return zs_t_mark(b, q, name, d0, d1, -1);
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_FLOW;
+    d.queue = q;
+    d.bytes = bytes;
+    d.rate_cap = pinned ? (dir ? b->d2h_pinned : b->h2d_pinned) : b->pageable;
+    d.nlinks = 3;
+    d.links[0] = dir ? b->l_d2h : b->l_h2d;
+    d.weight[0] = 1;
+    d.links[1] = b->l_pcie;
+    d.weight[1] = 1;
+    d.links[2] = b->l_bus;
+    d.weight[2] = pinned ? 1.0 : 3.0;
+    d.cls = ZS_CLS_PCIE;
+    d.name = name;
+    d.tag = zs_tag_now(b, unit);
+    return zs_t_emit(b, &d, d0, d1, -1);
+}
+
+int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
+                const char *name, int unit, int32_t d0, int32_t d1)
+{
+    struct zs_task_desc d;
+    const struct zs_cluster *cl = b->su->cluster;
+    int ranks = (int)b->c->world;
+    int nodes = cl->nodes;
+    double busbw, moved;
+    if (ranks <= 1 || bytes <= 0)
+        return zs_t_mark(b, q, name, d0, d1, -1);
+    busbw = zs_cluster_busbw(cl, kind, bytes, ranks, nodes);
+    /* nccl-tests: time = bytes*(n-1)/n / busbw (all-gather, reduce-scatter),
+     * twice that for all-reduce.  The per-call latency is folded into the
+     * bytes so one flow carries it (latency * cap bytes more). */
+    moved = bytes * (double)(ranks - 1) / (double)ranks;
+    if (kind == ZS_COLL_ALLREDUCE)
+        moved *= 2;
+    moved += (double)cl->node.collective_latency_ns * 1e-9 * busbw;
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_FLOW;
+    d.queue = q;
+    d.bytes = moved;
+    d.rate_cap = busbw;
+    d.nlinks = 1;
+    d.links[0] = b->l_fab;
+    d.weight[0] = 1;
+    d.cls = ZS_CLS_COLL;
+    d.name = name;
+    d.tag = zs_tag_now(b, unit);
+    return zs_t_emit(b, &d, d0, d1, -1);
+}
+
+int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
+               int cls, const char *name, int32_t d0)
+{
+    struct zs_task_desc d;
+    if (bytes <= 0)
+        return zs_t_mark(b, b->q_host, name, d0, -1, -1);
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_FLOW;
+    d.queue = b->q_host;
+    d.bytes = bytes;
+    d.rate_cap = bytes_per_s_per_core * b->cores;
+    d.nlinks = 1;
+    d.links[0] = b->l_bus;
+    d.weight[0] = 1;
+    d.cls = cls;
+    d.name = name;
+    d.tag = zs_tag_now(b, -1);
+    return zs_t_emit(b, &d, d0, -1, -1);
+}
+
+int32_t zs_t_gpu_mem(struct zs_bctx *b, int q, double bytes, int cls,
+                   const char *name, int unit, int32_t d0, int32_t d1)
+{
+    const struct zs_gpu *g = &b->node->gpu;
+    return zs_t_delay(b, q, (int64_t)(zs_gpu_membound_s(g, bytes) * 1e9), cls,
+                    name, unit, d0, d1);
+}
+
+int32_t zs_t_drain(struct zs_bctx *b, const char *name)
+{
+    /* A mark at the end of each GPU queue, then the host waits for all. */
+    int32_t c = zs_t_mark(b, b->q_comp, name, -1, -1, -1);
+    int32_t a = zs_t_mark(b, b->q_ag, name, -1, -1, -1);
+    int32_t r = zs_t_mark(b, b->q_rs, name, -1, -1, -1);
+    int32_t h = zs_t_mark(b, b->q_host, name, c, a, r);
+    if (b->q_cpy >= 0) {
+        int32_t k = zs_t_mark(b, b->q_cpy, name, -1, -1, -1);
+        h = zs_t_mark(b, b->q_host, name, k, h, -1);
+    }
+    return h;
+}

@@ -1,0 +1,327 @@
+/*
+ * fsdp2.c — PyTorch FSDP2 (fully_shard, optionally with CPUOffloadPolicy),
+ * one rank's step, after reference/zero3-offload-mechanics.md §6 (read from
+ * torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, _fsdp_param.py,
+ * _fsdp_collectives.py).
+ *
+ * Groups: one per decoder layer plus the root (embedding, final norm,
+ * lm_head), which stays unsharded for the whole micro-step (the root is not
+ * resharded after forward: its backward starts at once).
+ * Unshard (§6 steps 1-2): on the copy-in stream, offloaded fp32 shards are
+ * copied H2D asynchronously from pinned memory (4 B/element) and cast to
+ * bf16 on the GPU; the all-gather output (group x 2 B) is allocated and
+ * all-gathered on the all-gather stream; the compute stream copies it out
+ * into per-parameter storages.  Implicit prefetch: the host never blocks, so
+ * the next group's all-gather runs while the current group computes; a
+ * group's all-gather may start only after the previous group's copy-out
+ * (≤ 2 all-gather buffers live).
+ * Reduce (§6 step 5): the unsharded grads are copied into a reduce-scatter
+ * input (reduce dtype fp32 [assumption: torchtitan's default
+ * MixedPrecisionPolicy, reference-data §B1]), reduce-scattered (one in
+ * flight), and with offload copied D2H into newly allocated pinned CPU
+ * tensors (one per parameter; PyTorch's host allocator rounds each to a power
+ * of two and caches it after zero_grad).  During accumulation the copy is
+ * blocking and the add runs on the CPU.
+ * Step: the user's optimizer (torch AdamW) on the CPU shards with offload,
+ * on the GPU without; states allocated lazily at the first step.
+ */
+#include "sched/sched_int.h"
+#include "util/alloc.h"
+
+#include <string.h>
+
+struct fs {
+    struct zs_bctx *b;
+    bool off, reshard, full_ckpt;
+    int32_t prev_copyout;  /* copy-out of the previous unshard */
+    int32_t prev_agbuf;    /* its all-gather output, freed after the next copy-out */
+    int32_t prev_rs;       /* previous reduce-scatter (one in flight) */
+    int32_t *saved, *ungathered; /* per unit: saved activations, unsharded params */
+    int32_t *grad_host;    /* per unit: pinned grad allocation (offload) */
+    int32_t *grad_gpu;     /* per unit: sharded fp32 grads on GPU (no offload) */
+    int32_t logits, logprobs, act_bwd;
+};
+
+static void act_opts(const struct zs_bctx *b, struct zs_act_opts *ao)
+{
+    memset(ao, 0, sizeof *ao);
+    ao->seq = b->c->seq_len;
+    ao->micro_batch = b->c->micro_batch;
+    ao->ckpt = b->c->checkpointing;
+    ao->attn = b->c->attention;
+    ao->sp = (int)b->c->sp;
+    ao->method = b->mo.method;
+    ao->lora_rank = b->mo.lora_rank;
+}
+
+static void unshard(struct fs *s, int g)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_unit *u = &b->units[g];
+    int64_t shard = u->part_elems, full = u->part_elems * b->c->world;
+    int32_t t, ag, launch;
+    if (s->ungathered[g] >= 0)
+        return;
+    launch = zs_t_delay(b, b->q_host, 10000, ZS_CLS_HOST, "unshard (foreach copy-in)", g,
+                      b->last_host, -1);
+    t = launch;
+    if (s->off) {
+        int32_t f32 = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard * 4, 0, "fp32 shard (H2D)", g, t);
+        t = zs_t_pcie(b, b->q_cpy, 0, (double)shard * 4, b->c->pin_param,
+                    "H2D fp32 shard (async)", g, f32, s->prev_copyout);
+        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 6, ZS_CLS_COPY, "cast to bf16", g, t, -1);
+        zs_t_free(b, b->q_cpy, f32, t);
+    }
+    ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full * 2, 0, "all-gather output", g, t);
+    t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 4, ZS_CLS_COPY, "all-gather copy-in", g, ag,
+                   s->prev_copyout);
+    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full * 2, "all-gather params", g, t, -1);
+    /* copy-out on the compute stream into per-parameter storages */
+    s->ungathered[g] = zs_t_alloc(b, b->q_comp, b->p_gpu, full * 2, 0, "unsharded params", g, t);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)full * 4, ZS_CLS_COPY, "all-gather copy-out", g,
+                   s->ungathered[g], t);
+    if (s->prev_agbuf >= 0)
+        zs_t_free(b, b->q_comp, s->prev_agbuf, t);
+    s->prev_agbuf = ag;
+    s->prev_copyout = t;
+}
+
+static void reshard(struct fs *s, int g, int32_t after)
+{
+    struct zs_bctx *b = s->b;
+    if (s->ungathered[g] < 0)
+        return;
+    zs_t_free(b, b->q_comp, s->ungathered[g], after);
+    s->ungathered[g] = -1;
+}
+
+static int32_t launch(struct zs_bctx *b, int g, int kernels)
+{
+    return zs_t_delay(b, b->q_host,
+                    zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
+                    ZS_CLS_HOST, "hooks + kernel launches", g, b->last_host, -1);
+}
+
+static void reduce_grads(struct fs *s, int g, int32_t bwd)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_unit *u = &b->units[g];
+    int64_t n = u->trainable;
+    int64_t shard = (n + b->c->world - 1) / b->c->world;
+    int32_t grads, in, out, t;
+    if (n <= 0)
+        return;
+    grads = zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0, "unsharded grads", g, bwd);
+    in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * 4, 0,
+                  "reduce-scatter input (fp32)", g, grads);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)n * 6, ZS_CLS_COPY, "chunk_cat copy-in", g, in, -1);
+    zs_t_free(b, b->q_comp, grads, t);
+    out = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * 4, 0, "reduce-scatter output", g, t);
+    t = zs_t_coll(b, b->q_rs, ZS_COLL_REDUCESCATTER, (double)shard * b->c->world * 4,
+                "reduce-scatter grads", g, out, s->prev_rs);
+    t = zs_t_free(b, b->q_rs, in, t);
+    if (s->off) {
+        if (b->micro == 0) {
+            /* new pinned CPU tensor per parameter; non_blocking D2H */
+            if (s->grad_host[g] < 0)
+                s->grad_host[g] = zs_t_alloc(b, b->q_rs, b->p_host, shard * 4,
+                                           b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
+                                           "sharded fp32 grads (pinned, per param)", g, t);
+            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * 4, b->c->pin_optimizer,
+                        "D2H sharded grads", g, t, -1);
+        } else {
+            /* accumulation: blocking copy, add on the CPU */
+            int32_t tmp = zs_t_alloc(b, b->q_rs, b->p_host, shard * 4, 0, "grad copy (accumulate)", g, t);
+            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * 4, false, "D2H grads (blocking)", g, tmp, -1);
+            zs_t_mark(b, b->q_host, "host waits grad copy", t, b->last_host, -1);
+            zs_t_cpu(b, (double)shard * 12, b->node->torch_adam_bytes_per_s_per_core, ZS_CLS_OPT,
+                   "accumulate grads on CPU", b->last_host);
+            zs_t_free(b, b->q_host, tmp, b->last_host);
+        }
+    } else {
+        if (s->grad_gpu[g] < 0)
+            s->grad_gpu[g] = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * 4, 0,
+                                      "sharded fp32 grads", g, t);
+        t = zs_t_gpu_mem(b, b->q_rs, (double)shard * 12, ZS_CLS_COPY, "accumulate sharded grads",
+                       g, t, -1);
+    }
+    t = zs_t_free(b, b->q_rs, out, t);
+    s->prev_rs = t;
+}
+
+static void micro_step(struct fs *s)
+{
+    struct zs_bctx *b = s->b;
+    struct zs_act_opts ao;
+    struct zs_loss_bytes lb;
+    int n = b->nunits;
+    int32_t l, c = -1, work;
+    act_opts(b, &ao);
+    zs_model_loss_bytes(b->m, &ao, &lb);
+    s->prev_copyout = s->prev_agbuf = -1;
+
+    b->phase = ZS_PH_FORWARD;
+    unshard(s, 0); /* root */
+    for (int g = 1; g < n; g++) {
+        unshard(s, g);
+        l = launch(b, g, b->units[g].kernels_fwd);
+        s->saved[g] = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_saved_per_layer(b->m, &ao),
+                               0, "saved activations", g, l);
+        work = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao), 0,
+                        "forward workspace", g, l);
+        c = zs_t_delay(b, b->q_comp, (int64_t)b->units[g].fwd_ns, ZS_CLS_COMPUTE, "forward", g,
+                     l, -1);
+        zs_t_free(b, b->q_comp, work, c);
+        if (s->reshard)
+            reshard(s, g, c);
+    }
+    /* root's tail: final norm, lm_head, loss */
+    l = launch(b, 0, b->units[0].kernels_fwd);
+    s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0, "logits (bf16)", 0, l);
+    c = zs_t_delay(b, b->q_comp, (int64_t)b->units[0].fwd_ns, ZS_CLS_COMPUTE, "lm_head + loss", 0,
+                 l, -1);
+    {
+        int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0, "logits upcast (fp32)", 0, c);
+        s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
+                               "log-softmax (fp32, saved)", 0, f32);
+        zs_t_free(b, b->q_comp, f32, s->logprobs);
+    }
+
+    b->phase = ZS_PH_BACKWARD;
+    {
+        int32_t g32, g16;
+        l = launch(b, 0, b->units[0].kernels_bwd);
+        g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0, "logits grad (fp32)", 0, l);
+        zs_t_free(b, b->q_comp, s->logprobs, g32);
+        g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0, "logits grad (bf16)", 0, g32);
+        zs_t_free(b, b->q_comp, g32, g16);
+        c = zs_t_delay(b, b->q_comp, (int64_t)b->units[0].bwd_ns, ZS_CLS_COMPUTE, "backward", 0,
+                     g16, -1);
+        zs_t_free(b, b->q_comp, g16, c);
+        zs_t_free(b, b->q_comp, s->logits, c);
+    }
+    s->prev_copyout = -1;
+    for (int g = n - 1; g >= 1; g--) {
+        unshard(s, g);
+        if (g > 1)
+            unshard(s, g - 1); /* backward prefetch: one group ahead */
+        l = launch(b, g, b->units[g].kernels_bwd);
+        s->act_bwd = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
+                              s->full_ckpt ? "recomputed layer + backward workspace"
+                                           : "backward workspace",
+                              g, l);
+        if (s->full_ckpt)
+            c = zs_t_delay(b, b->q_comp, (int64_t)b->units[g].fwd_ns, ZS_CLS_COMPUTE,
+                         "recompute forward", g, s->act_bwd, -1);
+        c = zs_t_delay(b, b->q_comp, (int64_t)b->units[g].bwd_ns, ZS_CLS_COMPUTE, "backward", g,
+                     l, -1);
+        zs_t_free(b, b->q_comp, s->act_bwd, c);
+        zs_t_free(b, b->q_comp, s->saved[g], c);
+        reshard(s, g, c);
+        reduce_grads(s, g, c);
+    }
+    reduce_grads(s, 0, c); /* the root's grads reduce last */
+    reshard(s, 0, c);
+    if (s->prev_agbuf >= 0)
+        zs_t_free(b, b->q_comp, s->prev_agbuf, c);
+    s->prev_agbuf = -1;
+    /* finalize_backward: the host waits for every grad copy */
+    zs_t_drain(b, "finalize_backward");
+}
+
+static void optimizer_step(struct fs *s, bool first)
+{
+    struct zs_bctx *b = s->b;
+    int64_t T = b->T;
+    b->phase = ZS_PH_OPTIMIZER;
+    zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce", -1, b->last_host, -1);
+    if (s->off) {
+        if (first && b->n_adam_alloc < 64)
+            b->adam_alloc[b->n_adam_alloc++] =
+                zs_t_alloc(b, b->q_host, b->p_host, T * 8, 0, "AdamW exp_avg + exp_avg_sq (lazy)",
+                         -1, b->last_host);
+        /* torch CPU AdamW: same 28 B/element as DeepSpeed's kernel but at
+         * torch's per-core rate (mechanics §5, FSDP2 data point) */
+        zs_t_cpu(b, (double)T * 28, b->node->torch_adam_bytes_per_s_per_core, ZS_CLS_OPT,
+               "torch AdamW (CPU)", b->last_host);
+        /* zero_grad(set_to_none): pinned grads return to the host cache */
+        for (int g = 0; g < b->nunits; g++) {
+            zs_t_free(b, b->q_host, s->grad_host[g], b->last_host);
+            s->grad_host[g] = -1;
+        }
+    } else {
+        int32_t a;
+        if (first && b->n_adam_alloc < 64)
+            b->adam_alloc[b->n_adam_alloc++] =
+                zs_t_alloc(b, b->q_comp, b->p_gpu, T * 8, 0, "AdamW exp_avg + exp_avg_sq (lazy)",
+                         -1, b->last_host);
+        a = zs_t_gpu_mem(b, b->q_comp, (double)T * 28, ZS_CLS_OPT, "AdamW (GPU, foreach)", -1,
+                       b->last_host, -1);
+        for (int g = 0; g < b->nunits; g++) {
+            zs_t_free(b, b->q_comp, s->grad_gpu[g], a);
+            s->grad_gpu[g] = -1;
+        }
+    }
+}
+
+int zs_build_fsdp2(struct zs_bctx *b)
+{
+    struct fs s;
+    int n = b->nunits, rc = 0;
+    memset(&s, 0, sizeof s);
+    s.b = b;
+    s.off = b->c->offload_param != ZS_OFF_NONE;
+    s.reshard = b->c->zero == 3;
+    s.full_ckpt = b->c->checkpointing == ZS_CKPT_FULL;
+    s.prev_rs = -1;
+    s.saved = zs_calloc((size_t)n, sizeof *s.saved);
+    s.ungathered = zs_calloc((size_t)n, sizeof *s.ungathered);
+    s.grad_host = zs_calloc((size_t)n, sizeof *s.grad_host);
+    s.grad_gpu = zs_calloc((size_t)n, sizeof *s.grad_gpu);
+    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu) {
+        rc = ZS_ENOMEM;
+        goto out;
+    }
+    for (int g = 0; g < n; g++)
+        s.saved[g] = s.ungathered[g] = s.grad_host[g] = s.grad_gpu[g] = -1;
+
+    b->phase = ZS_PH_INIT;
+    b->step = 0;
+    zs_t_alloc(b, b->q_host, b->p_host, ZS_HOST_RUNTIME_BYTES, 0,
+             "process runtime (python, torch, CUDA host side)", -1, -1);
+    for (int g = 0; g < n; g++) {
+        const struct zs_unit *u = &b->units[g];
+        int64_t frozen = u->part_elems - (u->trainable + b->c->world - 1) / b->c->world;
+        if (frozen < 0)
+            frozen = 0;
+        if (s.off) /* _init_sharded_param: .cpu().pin_memory() per parameter */
+            zs_t_alloc(b, b->q_host, b->p_host, u->part_elems * 4,
+                     b->c->pin_param ? ZS_ALLOC_PINNED : 0, "sharded fp32 params (pinned)", g, -1);
+        else
+            zs_t_alloc(b, b->q_comp, b->p_gpu, u->part_elems * 4, 0, "sharded fp32 params", g, -1);
+        (void)frozen;
+    }
+
+    for (int st = 0; st < b->nsteps; st++) {
+        int nm = b->c->accum < 3 ? (int)b->c->accum : 3;
+        b->step = st + 1;
+        b->step_start[st] = zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
+        b->nmicro_sim[st] = nm;
+        for (int mi = 0; mi < nm; mi++) {
+            b->micro = mi;
+            b->micro_start[st][mi] = zs_t_mark(b, b->q_host, "micro-step start", b->last_host, -1, -1);
+            micro_step(&s);
+            b->micro_end[st][mi] = zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
+        }
+        optimizer_step(&s, st == 0);
+        zs_t_drain(b, "step drain");
+        b->step_end[st] = zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);
+    }
+    rc = b->failed;
+out:
+    zs_free(s.saved);
+    zs_free(s.ungathered);
+    zs_free(s.grad_host);
+    zs_free(s.grad_gpu);
+    return rc;
+}

@@ -1,0 +1,382 @@
+/*
+ * result.c — from engine records to per-step results: step time (with the
+ * accumulation extrapolation of sched.h), memory peaks inside each step's
+ * window with what was live at them, the step-time breakdown and the
+ * bottleneck in words.
+ *
+ * Breakdown: the compute stream's busy time is "compute" (optimizer kernels
+ * on it count as optimizer); each idle gap before a compute-stream task is
+ * charged to what that task waited for, found by walking `blocked_by`
+ * through host launches, marks and allocations that themselves started
+ * inside the gap, until a collective, a PCIe copy or optimizer work is
+ * found; a gap whose chain ends at host work is host overhead ("other").
+ */
+#include "sched/sched_int.h"
+#include "util/alloc.h"
+#include "util/units.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *zs_cls_name(int cls)
+{
+    static const char *const n[] = {"compute", "collective", "pcie", "optimizer",
+                                    "host",    "memory",     "sync", "copy"};
+    return cls >= 0 && cls < ZS_CLS_COUNT ? n[cls] : "?";
+}
+
+const char *zs_phase_name(int ph)
+{
+    static const char *const n[] = {"init", "forward", "backward", "optimizer step"};
+    return ph >= 0 && ph < ZS_PH_COUNT ? n[ph] : "?";
+}
+
+static int64_t tend(const struct zs_bctx *b, int32_t id)
+{
+    const struct zs_task_rec *r = id >= 0 ? zs_sim_task(b->sim, id) : NULL;
+    return r ? r->end_ns : -1;
+}
+
+enum { BR_COMPUTE, BR_COLL, BR_PCIE, BR_OPT, BR_OTHER, BR_N };
+
+static int cause(const struct zs_bctx *b, int32_t task, int64_t gap_start)
+{
+    int32_t t = zs_sim_task(b->sim, task)->blocked_by;
+    for (int hops = 0; t >= 0 && hops < 4096; hops++) {
+        const struct zs_task_rec *r = zs_sim_task(b->sim, t);
+        switch (r->cls) {
+        case ZS_CLS_COLL:
+            return BR_COLL;
+        case ZS_CLS_PCIE:
+            return BR_PCIE;
+        case ZS_CLS_OPT:
+            return BR_OPT;
+        default:
+            break;
+        }
+        if (r->start_ns > gap_start || r->kind == ZS_TASK_MARK ||
+            r->kind == ZS_TASK_ALLOC || r->kind == ZS_TASK_FREE) {
+            t = r->blocked_by;
+            continue;
+        }
+        return BR_OTHER;
+    }
+    return BR_OTHER;
+}
+
+/* Breakdown of [t0, t1] into br[BR_N] seconds. */
+static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1, int32_t end_task,
+                      double br[BR_N])
+{
+    int32_t n = zs_sim_ntasks(b->sim);
+    int64_t prev_end = t0;
+    memset(br, 0, sizeof(double) * BR_N);
+    for (int32_t i = 0; i < n; i++) {
+        const struct zs_task_rec *r = zs_sim_task(b->sim, i);
+        int64_t s, e;
+        if (r->queue != b->q_comp || (r->kind != ZS_TASK_DELAY && r->kind != ZS_TASK_FLOW))
+            continue;
+        s = r->start_ns;
+        e = r->end_ns;
+        if (s < 0 || e <= t0 || s >= t1)
+            continue;
+        if (s < t0)
+            s = t0;
+        if (e > t1)
+            e = t1;
+        if (s > prev_end)
+            br[cause(b, i, prev_end)] += (double)(s - prev_end) * 1e-9;
+        if (r->cls == ZS_CLS_OPT)
+            br[BR_OPT] += (double)(e - s) * 1e-9;
+        else if (r->cls == ZS_CLS_COLL)
+            br[BR_COLL] += (double)(e - s) * 1e-9;
+        else if (r->cls == ZS_CLS_PCIE)
+            br[BR_PCIE] += (double)(e - s) * 1e-9;
+        else
+            br[BR_COMPUTE] += (double)(e - s) * 1e-9;
+        if (e > prev_end)
+            prev_end = e;
+    }
+    if (t1 > prev_end && end_task >= 0)
+        br[cause(b, end_task, prev_end)] += (double)(t1 - prev_end) * 1e-9;
+}
+
+/* Peak of a pool within [t0, t1]: the log index of the maximum. */
+static int64_t window_peak(const struct zs_bctx *b, int pool, int64_t t0, int64_t t1,
+                           bool reserved, int64_t *value)
+{
+    int64_t n, best = -1, bestv = -1, before = 0;
+    const struct zs_mem_event *log = zs_sim_pool_log(b->sim, pool, &n);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = reserved ? log[i].reserved : log[i].allocated;
+        if (log[i].t_ns < t0) {
+            before = v;
+            continue;
+        }
+        if (log[i].t_ns > t1)
+            break;
+        if (v > bestv) {
+            bestv = v;
+            best = i;
+        }
+    }
+    if (bestv < before) {
+        bestv = before;
+        best = -1;
+    }
+    *value = bestv;
+    return best;
+}
+
+static void describe_task(const struct zs_bctx *b, int32_t task, char *buf, size_t cap)
+{
+    const struct zs_task_rec *r = zs_sim_task(b->sim, task);
+    char unit[96];
+    int tag = r->tag;
+    int u = ZS_TAG_UNIT(tag);
+    if (u == ZS_NO_UNIT)
+        snprintf(buf, cap, "%s, step %d micro-step %d", zs_phase_name(ZS_TAG_PHASE(tag)),
+                 ZS_TAG_STEP(tag), ZS_TAG_MICRO(tag) + 1);
+    else
+        snprintf(buf, cap, "%s of %s, step %d micro-step %d", zs_phase_name(ZS_TAG_PHASE(tag)),
+                 zs_unit_name(b, u, unit, sizeof unit), ZS_TAG_STEP(tag), ZS_TAG_MICRO(tag) + 1);
+}
+
+/* What was live just after log index seq, grouped by buffer name. */
+static void live_set(const struct zs_bctx *b, int pool, int64_t seq,
+                     struct zs_live_buf *out, int *nout)
+{
+    int64_t n, total;
+    const struct zs_mem_event *log = zs_sim_pool_log(b->sim, pool, &n);
+    int32_t *tasks;
+    struct agg {
+        const char *name;
+        int64_t bytes;
+        int count;
+    } *g = NULL;
+    int ng = 0;
+    *nout = 0;
+    if (seq < 0 || n == 0)
+        return;
+    total = zs_sim_pool_live_at(b->sim, pool, seq, NULL, 0);
+    if (total <= 0)
+        return;
+    tasks = zs_calloc((size_t)total, sizeof *tasks);
+    g = zs_calloc((size_t)total, sizeof *g);
+    if (!tasks || !g)
+        goto out;
+    zs_sim_pool_live_at(b->sim, pool, seq, tasks, total);
+    /* sizes come from the log's alloc events (first event of each task) */
+    {
+        int32_t ntask = zs_sim_ntasks(b->sim);
+        int64_t *size = zs_calloc((size_t)ntask, sizeof *size);
+        if (!size)
+            goto out;
+        for (int64_t i = 0; i <= seq && i < n; i++)
+            if (log[i].bytes > 0 && log[i].task >= 0 && log[i].task < ntask)
+                size[log[i].task] = log[i].bytes;
+        for (int64_t i = 0; i < total; i++) {
+            const char *name = zs_sim_task(b->sim, tasks[i])->name;
+            int k;
+            for (k = 0; k < ng; k++)
+                if (g[k].name == name || !strcmp(g[k].name, name))
+                    break;
+            if (k == ng) {
+                g[ng].name = name;
+                g[ng].bytes = 0;
+                g[ng].count = 0;
+                ng++;
+            }
+            g[k].bytes += size[tasks[i]];
+            g[k].count++;
+        }
+        zs_free(size);
+    }
+    for (int k = 0; k < ZS_LIVE_MAX && k < ng; k++) {
+        int best = -1;
+        for (int j = 0; j < ng; j++)
+            if (g[j].count && (best < 0 || g[j].bytes > g[best].bytes))
+                best = j;
+        if (best < 0)
+            break;
+        if (g[best].count > 1)
+            snprintf(out[k].name, sizeof out[k].name, "%s (x%d)", g[best].name, g[best].count);
+        else
+            snprintf(out[k].name, sizeof out[k].name, "%s", g[best].name);
+        out[k].bytes = g[best].bytes;
+        g[best].count = 0;
+        (*nout)++;
+    }
+out:
+    zs_free(tasks);
+    zs_free(g);
+}
+
+static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
+                        struct zs_step_result *r)
+{
+    const struct zs_cfg *c = b->c;
+    int64_t t0 = tend(b, b->step_start[st]), t1 = tend(b, b->step_end[st]);
+    double br[BR_N], brm[BR_N];
+    double dur, extra = 0;
+    int64_t v, seq;
+    const char *names[BR_N] = {"GPU compute", "exposed collectives", "host<->GPU copies (PCIe)",
+                               "the optimizer", "host overhead (hooks, launches, syncs)"};
+    memset(r, 0, sizeof *r);
+    if (t0 < 0 || t1 < 0)
+        return;
+    r->t0_ns = t0;
+    r->t1_ns = t1;
+    dur = (double)(t1 - t0) * 1e-9;
+    breakdown(b, t0, t1, b->step_end[st], br);
+    if (c->accum > 3 && b->nmicro_sim[st] == 3) {
+        /* micro-steps 1..accum-2 are identical: count the middle one
+         * accum-2 times (sched.h) */
+        int64_t m0 = tend(b, b->micro_start[st][1]), m1 = tend(b, b->micro_start[st][2]);
+        extra = (double)(c->accum - 3) * (double)(m1 - m0) * 1e-9;
+        breakdown(b, m0, m1, b->micro_start[st][2], brm);
+        for (int i = 0; i < BR_N; i++)
+            br[i] += brm[i] * (double)(c->accum - 3);
+    }
+    r->time_s = dur + extra;
+    r->br_compute = br[BR_COMPUTE];
+    r->br_coll = br[BR_COLL];
+    r->br_pcie = br[BR_PCIE];
+    r->br_opt = br[BR_OPT];
+    r->br_other = br[BR_OTHER];
+    {
+        int best = 0;
+        for (int i = 1; i < BR_N; i++)
+            if (br[i] > br[best])
+                best = i;
+        snprintf(r->bottleneck, sizeof r->bottleneck, "%s: %.0f%% of the step", names[best],
+                 r->time_s > 0 ? 100.0 * br[best] / r->time_s : 0);
+    }
+    r->tokens_per_s_per_gpu =
+        r->time_s > 0 ? (double)c->tokens_per_step / (double)c->world / r->time_s : 0;
+    r->mfu = r->tokens_per_s_per_gpu * res->model_flops_per_token / b->node->gpu.peak_bf16_flops;
+
+    seq = window_peak(b, b->p_gpu, t0, t1, false, &v);
+    r->peak_gpu_allocated = v;
+    if (seq >= 0) {
+        int64_t n;
+        const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_gpu, &n);
+        describe_task(b, log[seq].task, r->gpu_peak_where, sizeof r->gpu_peak_where);
+        live_set(b, b->p_gpu, seq, r->gpu_live, &r->n_gpu_live);
+    }
+    window_peak(b, b->p_gpu, t0, t1, true, &v);
+    r->peak_gpu_reserved = v;
+    seq = window_peak(b, b->p_host, t0, t1, true, &v);
+    r->peak_host_per_rank = v;
+    r->peak_host_per_node = v * c->procs_per_node;
+    if (seq >= 0) {
+        int64_t n;
+        const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_host, &n);
+        describe_task(b, log[seq].task, r->host_peak_where, sizeof r->host_peak_where);
+        live_set(b, b->p_host, seq, r->host_live, &r->n_host_live);
+    }
+    {
+        struct zs_pool_stats ps;
+        zs_sim_pool_stats(b->sim, b->p_host, &ps);
+        r->pinned_host_per_rank = ps.peak_pinned;
+        r->pinned_host_per_node = ps.peak_pinned * c->procs_per_node;
+        zs_sim_pool_stats(b->sim, b->p_gpu, &ps);
+        r->cache_flushes = ps.cache_flushes;
+    }
+}
+
+/* First log event where the node's host memory exceeds its capacity. */
+static int64_t host_crossing(const struct zs_bctx *b, int64_t cap_per_node, int64_t *peak)
+{
+    int64_t n, first = -1;
+    const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_host, &n);
+    *peak = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t node = log[i].reserved * b->c->procs_per_node;
+        if (node > *peak)
+            *peak = node;
+        if (first < 0 && node > cap_per_node)
+            first = i;
+    }
+    return first;
+}
+
+static void oom_from_task(const struct zs_bctx *b, int32_t task, struct zs_oom_info *o)
+{
+    const struct zs_task_rec *r = zs_sim_task(b->sim, task);
+    int u = ZS_TAG_UNIT(r->tag);
+    snprintf(o->phase, sizeof o->phase, "%s", zs_phase_name(ZS_TAG_PHASE(r->tag)));
+    o->step = ZS_TAG_STEP(r->tag);
+    o->micro = ZS_TAG_MICRO(r->tag) + 1;
+    if (u == ZS_NO_UNIT)
+        snprintf(o->module, sizeof o->module, "%s", r->name ? r->name : "-");
+    else {
+        char un[96];
+        snprintf(o->module, sizeof o->module, "%s (%s)", zs_unit_name(b, u, un, sizeof un),
+                 r->name ? r->name : "-");
+    }
+}
+
+int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res)
+{
+    int64_t gpu_oom_t = -1, hpeak, hseq;
+    const struct zs_oom *oo = zs_sim_oom(b->sim);
+    res->events = zs_sim_events(b->sim);
+    if (run_rc == ZS_SIM_OOM && oo && oo->pool == b->p_gpu) {
+        gpu_oom_t = oo->t_ns;
+        res->oom.where = ZS_OOM_GPU;
+        res->oom.request_bytes = oo->requested;
+        res->oom.needed_bytes = oo->allocated + oo->requested;
+        res->oom.available_bytes = oo->capacity;
+        oom_from_task(b, oo->task, &res->oom);
+    }
+    hseq = host_crossing(b, res->host_capacity_per_node, &hpeak);
+    if (hseq >= 0) {
+        int64_t n;
+        const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_host, &n);
+        if (gpu_oom_t < 0 || log[hseq].t_ns <= gpu_oom_t) {
+            memset(&res->oom, 0, sizeof res->oom);
+            res->oom.where = ZS_OOM_HOST;
+            res->oom.needed_bytes = hpeak;
+            res->oom.available_bytes = res->host_capacity_per_node;
+            res->oom.request_bytes = log[hseq].bytes * b->c->procs_per_node;
+            oom_from_task(b, log[hseq].task, &res->oom);
+        }
+    }
+    if (b->nsteps >= 1 && tend(b, b->step_end[0]) >= 0)
+        step_result(b, 0, res, &res->first);
+    if (b->nsteps >= 2 && tend(b, b->step_end[b->nsteps - 1]) >= 0)
+        step_result(b, b->nsteps - 1, res, &res->steady);
+    return 0;
+}
+
+/* estimate_zero3_model_states_mem_needs (deepspeed/runtime/zero/stage3.py;
+ * peer-tools.md §1.2), with zero_init from the config and the default
+ * additional_buffer_factor 1.5. */
+void zs_deepspeed_estimate(const struct zs_setup *su, int64_t *gpu_bytes,
+                           int64_t *host_bytes_per_node)
+{
+    const struct zs_cfg *c = su->cfg;
+    double total = (double)su->model->params_total;
+    double largest = (double)su->model->largest_leaf_params;
+    double gpn = (double)c->procs_per_node, nodes = (double)(c->world / c->procs_per_node);
+    double total_gpus = gpn * nodes, gpus_factor = 1.0 / nodes, abf = 1.5;
+    bool zi = c->zero_init != ZS_NO;
+    double largest_mem = 4 * largest, gpu, cpu;
+    if (c->offload_optimizer != ZS_OFF_NONE) {
+        if (c->offload_param != ZS_OFF_NONE) {
+            gpu = largest_mem;
+            cpu = total * (zi ? 18 * gpus_factor
+                              : (4 * gpn > 18 * gpus_factor ? 4 * gpn : 18 * gpus_factor)) * abf;
+        } else {
+            gpu = largest_mem + (double)(int64_t)(2 * total / total_gpus);
+            cpu = total * (zi ? 16 * gpus_factor
+                              : (4 * gpn > 16 * gpus_factor ? 4 * gpn : 16 * gpus_factor)) * abf;
+        }
+    } else {
+        gpu = largest_mem + (double)(int64_t)(18 * total / total_gpus);
+        cpu = (zi ? largest : total) * 4 * gpn * abf;
+    }
+    *gpu_bytes = (int64_t)gpu;
+    *host_bytes_per_node = (int64_t)cpu;
+}

@@ -1,0 +1,120 @@
+/*
+ * sched.h — schedule builders and one simulated training step.
+ *
+ * zs_simulate builds, for one representative rank, the task graph of model
+ * init, a first step (DeepSpeed: trace RECORD, no prefetch, lazy Adam state
+ * allocation) and `steps` steady steps, runs it on the engine and reduces
+ * the records to per-step results.  Ranks of a pure data-parallel job are
+ * symmetric, so one rank stands for all (DESIGN §6: simulate distinct roles):
+ * resources a rank shares with its node (host memory bandwidth, CPU cores,
+ * a PCIe switch uplink) are scaled to that rank's share, and per-node host
+ * memory is the rank's times the local ranks.  Work that is not symmetric
+ * (rank 0 saving a checkpoint) belongs to the whole-run phases.
+ *
+ * Gradient accumulation: micro-steps 1..accum-2 are identical, so at most
+ * three micro-steps are simulated per step (first, one middle, last) and the
+ * middle one's duration is counted accum-2 times; memory peaks are exact.
+ */
+#ifndef ZS_SCHED_H
+#define ZS_SCHED_H
+
+#include "engine/engine.h"
+#include "hw/hw.h"
+#include "model/model.h"
+#include "train/config.h"
+#include "util/err.h"
+
+#include <stdint.h>
+
+/* Task classes (engine `cls`), for the step-time breakdown and traces. */
+enum zs_cls {
+    ZS_CLS_COMPUTE,    /* GPU kernels of the model */
+    ZS_CLS_COLL,       /* NCCL collectives */
+    ZS_CLS_PCIE,       /* host<->device copies */
+    ZS_CLS_OPT,        /* optimizer: CPU Adam, GPU Adam, grad unscale */
+    ZS_CLS_HOST,       /* host-side work: kernel launches, hooks */
+    ZS_CLS_MEM,        /* allocations and frees */
+    ZS_CLS_SYNC,       /* joins and host waits */
+    ZS_CLS_COPY,       /* on-GPU copies (cat, cast, bucket copies) */
+    ZS_CLS_COUNT
+};
+const char *zs_cls_name(int cls);
+
+/* Phases, carried in the task tag's high bits for "where" messages. */
+enum zs_phase {
+    ZS_PH_INIT,
+    ZS_PH_FORWARD,
+    ZS_PH_BACKWARD,
+    ZS_PH_OPTIMIZER,
+    ZS_PH_COUNT
+};
+const char *zs_phase_name(int ph);
+
+struct zs_setup {
+    const struct zs_model *model;
+    const struct zs_cluster *cluster;
+    const struct zs_cfg *cfg;
+};
+
+#define ZS_LIVE_MAX 8
+
+struct zs_live_buf {
+    char name[112];
+    int64_t bytes;
+};
+
+struct zs_step_result {
+    double time_s;
+    double tokens_per_s_per_gpu;
+    double mfu;
+    int64_t peak_gpu_allocated, peak_gpu_reserved;
+    int64_t peak_host_per_node, pinned_host_per_node;
+    int64_t peak_host_per_rank, pinned_host_per_rank;
+    double br_compute, br_coll, br_pcie, br_opt, br_other;
+    char bottleneck[200];
+    char gpu_peak_where[160], host_peak_where[160];
+    struct zs_live_buf gpu_live[ZS_LIVE_MAX], host_live[ZS_LIVE_MAX];
+    int n_gpu_live, n_host_live;
+    int64_t cache_flushes;
+    int64_t t0_ns, t1_ns; /* the step's window in the simulated timeline */
+};
+
+enum zs_oom_where { ZS_OOM_NONE, ZS_OOM_GPU, ZS_OOM_HOST };
+
+struct zs_oom_info {
+    int where; /* enum zs_oom_where */
+    char phase[24];
+    int step;  /* 1-based; 0 = init */
+    int micro; /* micro-step within the step */
+    char module[112];
+    int64_t needed_bytes, available_bytes; /* peak it would take vs capacity */
+    int64_t request_bytes;
+};
+
+struct zs_sim_result {
+    struct zs_step_result first, steady;
+    struct zs_oom_info oom;
+    int64_t events;
+    int64_t gpu_capacity_bytes;  /* for tensors: HBM - context - NCCL - reserved */
+    int64_t host_capacity_per_node;
+    int64_t gpu_context_bytes;   /* CUDA context + NCCL, outside the allocator */
+    int64_t host_runtime_per_rank; /* process runtime overhead counted in host */
+    double model_flops_per_token;  /* executed fwd+bwd FLOPs/token for MFU */
+};
+
+/* Runs init + first step + cfg->steps steady steps.  `sim` may be NULL (a
+ * private one is made) or a sim to reuse (it is reset).  On an OOM the result
+ * has oom.where set and the step results measured so far.  Returns 0 or a
+ * negative ZS_E*. */
+int zs_simulate(const struct zs_setup *su, zs_sim *sim,
+                struct zs_sim_result *res, struct zs_err *err);
+
+/* The sim of the last zs_simulate with a caller-provided sim keeps its
+ * records until reset: callers write traces and timelines from it. */
+
+/* DeepSpeed's estimate_zero3_model_states_mem_needs (peer-tools.md §1.2),
+ * for printing beside our own numbers. */
+void zs_deepspeed_estimate(const struct zs_setup *su, int64_t *gpu_bytes,
+                           int64_t *host_bytes_per_node);
+
+#endif

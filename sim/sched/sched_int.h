@@ -1,0 +1,149 @@
+/*
+ * sched_int.h — private to sim/sched/: the build context shared by the
+ * framework schedules (zero.c, fsdp2.c) and the result reduction (result.c).
+ *
+ * A build replays one rank's host program (the Python thread of DeepSpeed or
+ * FSDP2) in program order, emitting tasks onto the engine's queues: the host
+ * thread, the compute (default) stream, the all-gather stream, the
+ * reduce-scatter stream and FSDP2's copy-in stream.  A "blocking" host call is
+ * a host task that depends on the GPU task it waits for; a kernel launch is a
+ * host task that the GPU task depends on.  That is how host stalls (DeepSpeed's
+ * blocking H2D copies) starve the compute stream in the simulation, as they do
+ * in reality (zero3-offload-mechanics.md §1).
+ */
+#ifndef ZS_SCHED_INT_H
+#define ZS_SCHED_INT_H
+
+#include "sched/sched.h"
+
+#include <stdbool.h>
+
+/* Task tag layout: unit index (16 bits, 0xFFFF = none), phase (2), micro (6),
+ * step (7). */
+#define ZS_TAG(unit, ph, micro, step)                                          \
+    ((int32_t)(((unit) & 0xFFFF) | (((ph) & 3) << 16) |                       \
+               (((micro) > 63 ? 63 : (micro)) << 18) |                         \
+               (((step) > 127 ? 127 : (step)) << 24)))
+#define ZS_TAG_UNIT(t) ((t) & 0xFFFF)
+#define ZS_TAG_PHASE(t) (((t) >> 16) & 3)
+#define ZS_TAG_MICRO(t) (((t) >> 18) & 63)
+#define ZS_TAG_STEP(t) (((t) >> 24) & 127)
+#define ZS_NO_UNIT 0xFFFF
+
+/* A unit: what the framework fetches as one piece.  DeepSpeed: one leaf
+ * module in one layer; FSDP2: one fully_shard group (a decoder layer, or the
+ * root's modules). */
+struct zs_unit {
+    const struct zs_leaf *leaf; /* DeepSpeed: the leaf; FSDP2: NULL */
+    int layer;                  /* decoder layer, -1 outside */
+    int first_leaf, n_leaves;   /* FSDP2: range in the layer/outer arrays */
+    int64_t params;             /* elements gathered */
+    int64_t gather_bytes;       /* bytes gathered (bf16, or 4-bit for QLoRA) */
+    int64_t part_elems;         /* this rank's partition, elements */
+    int64_t trainable;          /* trainable elements (full: params; LoRA: adapters) */
+    int n_tensors;
+    bool persistent;            /* DeepSpeed: below the persistence threshold */
+    double fwd_ns, bwd_ns;      /* GPU time of this unit's forward / backward */
+    int kernels_fwd, kernels_bwd;
+    bool last_of_layer, first_of_layer;
+};
+
+struct zs_bctx {
+    zs_sim *sim;
+    const struct zs_setup *su;
+    const struct zs_model *m;
+    const struct zs_cfg *c;
+    const struct zs_node *node;
+    struct zs_method_opts mo;
+    int failed; /* first emit error */
+
+    /* topology */
+    int q_host, q_comp, q_ag, q_rs, q_cpy;
+    int l_h2d, l_d2h, l_pcie, l_bus, l_fab;
+    int p_gpu, p_host;
+    double h2d_pinned, d2h_pinned, pageable; /* per-flow caps, bytes/s */
+    int cores;                               /* CPU cores of this rank */
+
+    /* units in forward order */
+    struct zs_unit *units;
+    int nunits, cap_units;
+    int64_t tokens;        /* tokens per micro-step on this rank */
+    int64_t P, T;          /* partition elements (all params), trainable partition */
+    int64_t persistent_params;
+
+    /* current position, for tags */
+    int step, micro, phase;
+    int32_t last_host;     /* last task on the host queue */
+
+    /* step/micro windows (MARK task ids) */
+    int32_t step_start[130], step_end[130];
+    int32_t micro_start[130][3], micro_end[130][3];
+    int nmicro_sim[130];
+    int nsteps; /* simulated steps: 1 first + cfg->steps steady */
+
+    /* static allocations to free at the end */
+    int32_t adam_alloc[64];
+    int n_adam_alloc;
+
+    /* scratch deps */
+    int32_t *scratch;
+    size_t scratch_cap;
+
+    /* DeepSpeed coordinator state, by unit */
+    int32_t *ready;      /* task after which the unit's gathered params are usable */
+    int32_t *galloc;     /* ALLOC task of the unit's gathered params (-1 none) */
+    int32_t *galloc2;    /* a second buffer to free with it (flat buffer view) */
+    bool *avail;
+    int64_t n_avail;
+    int32_t fetch_ring[2]; /* last two all-gather completions (back-pressure) */
+    int nfetch;
+};
+
+/* emit.c */
+int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
+                int32_t d1, int32_t d2);
+int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
+                 const char *name, int unit, int32_t d0, int32_t d1);
+int32_t zs_t_mark(struct zs_bctx *b, int q, const char *name, int32_t d0,
+                int32_t d1, int32_t d2);
+int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
+                 unsigned flags, const char *name, int unit, int32_t d0);
+int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0);
+/* A copy over PCIe: dir 0 = H2D, 1 = D2H; pinned or pageable source.  Host
+ * memory traffic is charged to the bus link (pageable copies stage through a
+ * pinned bounce buffer: read + write + DMA = 3 x bytes; [assumption] from
+ * CUDA's staged pageable memcpy, see docs). */
+int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
+                const char *name, int unit, int32_t d0, int32_t d1);
+/* A collective: bytes = the full gathered / reduced tensor. */
+int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
+                const char *name, int unit, int32_t d0, int32_t d1);
+/* CPU work moving `bytes` through host memory using this rank's cores. */
+int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
+               int cls, const char *name, int32_t d0);
+/* An on-GPU memory-bound kernel (copies, casts, adds). */
+int32_t zs_t_gpu_mem(struct zs_bctx *b, int q, double bytes, int cls,
+                   const char *name, int unit, int32_t d0, int32_t d1);
+int zs_tag_now(const struct zs_bctx *b, int unit);
+/* Host waits until every GPU queue has drained. */
+int32_t zs_t_drain(struct zs_bctx *b, const char *name);
+int64_t zs_hook_ns(const struct zs_bctx *b);
+
+/* units.c */
+int zs_units_build_leaves(struct zs_bctx *b);
+int zs_units_build_groups(struct zs_bctx *b);
+const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,
+                         size_t cap);
+
+/* zero.c, fsdp2.c */
+int zs_build_deepspeed(struct zs_bctx *b);
+int zs_build_fsdp2(struct zs_bctx *b);
+
+/* result.c */
+int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res);
+
+/* Runtime host memory of one training process outside its tensors (Python,
+ * torch/CUDA libraries, the CUDA context's host side). */
+#define ZS_HOST_RUNTIME_BYTES (4LL << 30)
+
+#endif

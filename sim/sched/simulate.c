@@ -1,0 +1,219 @@
+/*
+ * simulate.c — zs_simulate: one rank's topology, the framework's schedule,
+ * the engine run, and the results (sched.h).
+ *
+ * Topology of one rank (all capacities in bytes/s):
+ *   h2d, d2h   this GPU's PCIe lanes per direction: min(the GPU's pinned rate,
+ *              its share of the PCIe switch uplink), hw profile §C4/§C5;
+ *   pcie       both directions together: (h2d + d2h) x pcie_bidir_factor, the
+ *              drop nvbandwidth shows when both directions run (reference §C4,
+ *              nvbandwidth #53);
+ *   bus        the rank's share of host memory bandwidth (node / local ranks):
+ *              CPU Adam and every host-side copy draw from it;
+ *   fabric     the collective fabric at its largest-message bus bandwidth;
+ *              each collective flow is also capped at its own size's busbw.
+ * Pools: the GPU's caching allocator with what is left after the CUDA
+ * context, NCCL buffers and another tenant's memory; the host pool is
+ * unlimited and compared with the node's RAM afterwards, so that the report
+ * says how much a run *needs*, not only that it failed.
+ */
+#include "sched/sched_int.h"
+#include "util/alloc.h"
+
+#include <string.h>
+
+static int topology(struct zs_bctx *b)
+{
+    const struct zs_node *nd = b->node;
+    const struct zs_cfg *c = b->c;
+    int share = nd->gpus_per_pcie_switch < (int)c->procs_per_node ? nd->gpus_per_pcie_switch
+                                                                   : (int)c->procs_per_node;
+    double up = share > 0 && nd->pcie_switch_uplink_bytes_per_s > 0
+                    ? nd->pcie_switch_uplink_bytes_per_s / share
+                    : 0;
+    double h2d = nd->gpu.pcie_h2d_bytes_per_s, d2h = nd->gpu.pcie_d2h_bytes_per_s;
+    double bidir = nd->gpu.pcie_bidir_factor > 0 ? nd->gpu.pcie_bidir_factor : 1.0;
+    double bus = nd->host_mem_bytes_per_s / (double)c->procs_per_node;
+    double fab = zs_cluster_busbw(b->su->cluster, ZS_COLL_ALLGATHER, 16.0 * (1 << 30),
+                                  (int)c->world, b->su->cluster->nodes);
+    double fab2 = zs_cluster_busbw(b->su->cluster, ZS_COLL_REDUCESCATTER, 16.0 * (1 << 30),
+                                   (int)c->world, b->su->cluster->nodes);
+    int64_t gpu_cap;
+    if (up > 0 && up < h2d)
+        h2d = up;
+    if (up > 0 && up < d2h)
+        d2h = up;
+    if (fab2 > fab)
+        fab = fab2;
+    if (fab <= 0)
+        fab = 1e12;
+    b->h2d_pinned = h2d;
+    b->d2h_pinned = d2h;
+    b->pageable = nd->gpu.pcie_pageable_bytes_per_s < h2d ? nd->gpu.pcie_pageable_bytes_per_s : h2d;
+    b->cores = nd->cpu_cores / (int)c->procs_per_node;
+    if (b->cores < 1)
+        b->cores = 1;
+    gpu_cap = zs_gpu_usable_bytes(&nd->gpu) - c->gpu_reserved_bytes;
+    if (gpu_cap < 1)
+        gpu_cap = 1;
+
+    if (zs_sim_nqueues(b->sim) == 0) {
+        b->q_host = zs_sim_add_queue(b->sim, "host thread");
+        b->q_comp = zs_sim_add_queue(b->sim, "compute stream");
+        b->q_ag = zs_sim_add_queue(b->sim, "all-gather stream");
+        b->q_rs = zs_sim_add_queue(b->sim, "reduce-scatter stream");
+        b->q_cpy = zs_sim_add_queue(b->sim, "copy-in stream");
+        b->l_h2d = zs_sim_add_link(b->sim, "PCIe H2D", h2d);
+        b->l_d2h = zs_sim_add_link(b->sim, "PCIe D2H", d2h);
+        b->l_pcie = zs_sim_add_link(b->sim, "PCIe both directions", (h2d + d2h) * bidir);
+        b->l_bus = zs_sim_add_link(b->sim, "host memory bus (rank share)", bus);
+        b->l_fab = zs_sim_add_link(b->sim, "collective fabric", fab);
+        b->p_gpu = zs_sim_add_pool(b->sim, "GPU", ZS_POOL_CUDA_CACHING, gpu_cap);
+        b->p_host = zs_sim_add_pool(b->sim, "host (rank)", ZS_POOL_HOST, 0);
+        if (b->q_host < 0 || b->q_comp < 0 || b->q_ag < 0 || b->q_rs < 0 || b->q_cpy < 0 ||
+            b->l_h2d < 0 || b->l_d2h < 0 || b->l_pcie < 0 || b->l_bus < 0 || b->l_fab < 0 ||
+            b->p_gpu < 0 || b->p_host < 0)
+            return ZS_ENOMEM;
+    } else {
+        zs_sim_reset(b->sim);
+        b->q_host = 0;
+        b->q_comp = 1;
+        b->q_ag = 2;
+        b->q_rs = 3;
+        b->q_cpy = 4;
+        b->l_h2d = 0;
+        b->l_d2h = 1;
+        b->l_pcie = 2;
+        b->l_bus = 3;
+        b->l_fab = 4;
+        b->p_gpu = 0;
+        b->p_host = 1;
+        zs_sim_set_link_capacity(b->sim, b->l_h2d, h2d);
+        zs_sim_set_link_capacity(b->sim, b->l_d2h, d2h);
+        zs_sim_set_link_capacity(b->sim, b->l_pcie, (h2d + d2h) * bidir);
+        zs_sim_set_link_capacity(b->sim, b->l_bus, bus);
+        zs_sim_set_link_capacity(b->sim, b->l_fab, fab);
+        zs_sim_set_pool_capacity(b->sim, b->p_gpu, gpu_cap);
+        zs_sim_set_pool_capacity(b->sim, b->p_host, 0);
+    }
+    zs_sim_set_cores(b->sim, b->cores);
+    if (c->framework != ZS_FW_FSDP2)
+        b->q_cpy = -1;
+    return 0;
+}
+
+static int build(struct zs_bctx *b)
+{
+    int rc;
+    const struct zs_model *m = b->m;
+    int64_t W = b->c->world;
+    b->failed = 0;
+    b->last_host = -1;
+    b->n_adam_alloc = 0;
+    b->nfetch = 0;
+    b->fetch_ring[0] = b->fetch_ring[1] = -1;
+    b->n_avail = 0;
+    /* tokens this rank processes per micro-step: Ulysses splits the sequence */
+    b->tokens = b->c->micro_batch * b->c->seq_len / b->c->sp;
+    rc = b->c->framework == ZS_FW_FSDP2 ? zs_units_build_groups(b) : zs_units_build_leaves(b);
+    if (rc)
+        return rc;
+    b->P = b->T = b->persistent_params = 0;
+    for (int u = 0; u < b->nunits; u++) {
+        b->P += b->units[u].part_elems;
+        b->T += (b->units[u].trainable + W - 1) / W;
+        if (b->units[u].persistent)
+            b->persistent_params += b->units[u].params;
+    }
+    for (int i = 0; i < m->n_extra; i++) {
+        const struct zs_extra *x = &m->extra[i];
+        if (x->placement_default != ZS_PLACE_SHARDED)
+            continue;
+        b->P += (x->params + W - 1) / W;
+        if (b->mo.method == ZS_METHOD_FULL && x->trainable_default)
+            b->T += (x->params + W - 1) / W;
+    }
+    zs_free(b->ready);
+    zs_free(b->galloc);
+    zs_free(b->galloc2);
+    zs_free(b->avail);
+    b->ready = zs_calloc((size_t)b->nunits, sizeof *b->ready);
+    b->galloc = zs_calloc((size_t)b->nunits, sizeof *b->galloc);
+    b->galloc2 = zs_calloc((size_t)b->nunits, sizeof *b->galloc2);
+    b->avail = zs_calloc((size_t)b->nunits, sizeof *b->avail);
+    if (!b->ready || !b->galloc || !b->galloc2 || !b->avail)
+        return ZS_ENOMEM;
+    return b->c->framework == ZS_FW_FSDP2 ? zs_build_fsdp2(b) : zs_build_deepspeed(b);
+}
+
+int zs_simulate(const struct zs_setup *su, zs_sim *sim, struct zs_sim_result *res,
+                struct zs_err *err)
+{
+    struct zs_bctx b;
+    int rc, run;
+    bool own = sim == NULL;
+    memset(res, 0, sizeof *res);
+    memset(&b, 0, sizeof b);
+    b.su = su;
+    b.m = su->model;
+    b.c = su->cfg;
+    b.node = &su->cluster->node;
+    b.mo.method = (enum zs_method)su->cfg->method;
+    b.mo.lora_rank = (int)su->cfg->lora_rank;
+    b.mo.lora_targets = ZS_ROLE_ALL_LINEAR;
+    b.nsteps = 1 + (int)(su->cfg->steps > 128 ? 128 : su->cfg->steps);
+    if (own) {
+        sim = zs_sim_new();
+        if (!sim)
+            return zs_err_set(err, ZS_ENOMEM, "out of memory creating the simulation");
+    }
+    b.sim = sim;
+    res->gpu_capacity_bytes = zs_gpu_usable_bytes(&b.node->gpu) - su->cfg->gpu_reserved_bytes;
+    res->gpu_context_bytes = b.node->gpu.cuda_context_bytes + b.node->gpu.nccl_bytes;
+    res->host_capacity_per_node = b.node->host_ram_bytes - b.node->host_reserved_bytes;
+    res->host_runtime_per_rank = ZS_HOST_RUNTIME_BYTES;
+    res->model_flops_per_token = zs_model_flops_per_token_fwd(b.m, su->cfg->seq_len) *
+                                 (b.mo.method == ZS_METHOD_FULL ? 3.0 : 2.0);
+
+    rc = topology(&b);
+    if (!rc)
+        rc = build(&b);
+    if (rc) {
+        zs_err_set(err, rc, "out of memory building the schedule");
+        goto out;
+    }
+    run = zs_sim_run(sim, err);
+    if (run < 0) {
+        rc = run;
+        goto out;
+    }
+    rc = zs_reduce_results(&b, run, res);
+    if (!rc && res->oom.where == ZS_OOM_GPU) {
+        /* How much would it need?  Run again without a GPU limit. */
+        struct zs_oom_info keep = res->oom;
+        struct zs_pool_stats ps;
+        zs_sim_reset(sim);
+        zs_sim_set_pool_capacity(sim, b.p_gpu, 0);
+        rc = build(&b);
+        if (!rc && zs_sim_run(sim, err) >= 0) {
+            zs_sim_pool_stats(sim, b.p_gpu, &ps);
+            if (ps.peak_allocated > keep.needed_bytes)
+                keep.needed_bytes = ps.peak_allocated;
+        }
+        /* The records now belong to the unlimited run: peaks and times are
+         * what the configuration would need; the OOM stays the verdict. */
+        zs_reduce_results(&b, ZS_SIM_DONE, res);
+        res->oom = keep;
+        rc = rc < 0 ? rc : 0;
+    }
+out:
+    zs_free(b.units);
+    zs_free(b.ready);
+    zs_free(b.galloc);
+    zs_free(b.galloc2);
+    zs_free(b.avail);
+    zs_free(b.scratch);
+    if (own)
+        zs_sim_free(sim);
+    return rc;
+}

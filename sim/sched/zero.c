@@ -1,0 +1,725 @@
+/*
+ * zero.c — DeepSpeed ZeRO-3 (offload none / optimizer / optimizer+params)
+ * and ZeRO-2, one rank's step as DeepSpeed's host program runs it.
+ *
+ * Everything here follows reference/zero3-offload-mechanics.md (§1 the step,
+ * §2 the buffers), which was read from DeepSpeed's stage3.py,
+ * partitioned_param_coordinator.py, parameter_offload.py, partition_parameters.py
+ * and cpu_adam.py.  Section numbers below refer to it.
+ *
+ * Coordinator (§1 "Trace / prefetch machinery"): the trace is the order of
+ * module fetches (forward, recompute, backward).  Step 1 records it and does
+ * not prefetch; from step 2 on, after each fetch the coordinator prefetches
+ * upcoming params up to min(max_live_parameters - available,
+ * prefetch_bucket_size) elements in one coalesced all-gather.  After a
+ * module runs its params are released unless the module appears again within
+ * max_reuse_distance elements of trace.  Params of at most
+ * param_persistence_threshold elements stay gathered ("persistent").
+ *
+ * Gathers (§1 step 2a): with offload_param the partition is copied to the GPU
+ * with a *blocking* .to(device) on the all-gather stream (the host waits for
+ * that stream, including earlier queued all-gathers), then NCCL all-gathers
+ * into a flat buffer; with more than one tensor in the group each param is
+ * copied out of the flat buffer into its own full tensor (transient 2x).
+ * At most 2 fetches are outstanding (__max_ongoing_fetch_events = 2).
+ *
+ * Gradients (§1 steps 6-10): each trained param's full gradient is copied
+ * into the persistent IPG bucket (reduce_bucket_size elements) on the
+ * reduce-scatter stream; a full bucket is reduce-scattered through a
+ * transient interleave buffer; the rank's partition then travels to the CPU
+ * accumulation buffer (offload_optimizer) — D2H 2 B, H2D back 2 B on the first
+ * micro-step, H2D+add+D2H afterwards, and at the accumulation boundary an fp32
+ * upcast on the GPU and a 4 B D2H, blocking the host before DeepSpeed 0.19.5
+ * (non_blocking=True from PR #8207).
+ *
+ * Step (§1 steps 11-15): per sub-group (sub_group_size elements) unscale and
+ * clip (a CPU pass over the fp32 grads), DeepSpeedCPUAdam (28 B/element,
+ * memory-bandwidth bound, §5; exp_avg/exp_avg_sq allocated lazily at the
+ * first step), then fp32 -> bf16 into the pinned flat buffer (offload_param)
+ * or, without offload_param, converted on the CPU into a pageable temporary
+ * and copied H2D (pageable, blocking).
+ */
+#include "sched/sched_int.h"
+#include "util/alloc.h"
+
+#include <string.h>
+
+/* A trace entry: unit u in pass F (forward), R (recompute) or B (backward). */
+enum { PASS_F, PASS_R, PASS_B };
+struct tentry {
+    int unit;
+    int pass;
+};
+
+struct ds {
+    struct zs_bctx *b;
+    struct tentry *trace;
+    int ntrace;
+    int64_t *prefix;  /* prefix[i] = Σ params of trace[0..i-1] */
+    int *next_pos;    /* next position of the same unit, -1 */
+    bool *chosen;     /* scratch for prefetch de-duplication */
+    bool zero3, off_opt, off_param, full_ckpt;
+    /* reduce-scatter state */
+    int64_t fill;
+    int32_t flush_ring[2];
+    int32_t last_rs;
+    /* per-layer activation allocations */
+    int32_t act_saved, act_work, act_bwd;
+    int32_t *layer_saved; /* per layer */
+    /* loss buffers */
+    int32_t logits_bf16, logprobs;
+    bool boundary;
+    bool record; /* first step: trace RECORD, no prefetch */
+};
+
+static int build_trace(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_model *m = b->m;
+    int n = 0, cap = b->nunits * 3 + 8;
+    int per_layer = m->n_layer_leaves;
+    int pre = m->n_pre;
+    s->trace = zs_calloc((size_t)cap, sizeof *s->trace);
+    s->prefix = zs_calloc((size_t)cap + 1, sizeof *s->prefix);
+    s->next_pos = zs_calloc((size_t)cap, sizeof *s->next_pos);
+    s->chosen = zs_calloc((size_t)b->nunits, sizeof *s->chosen);
+    s->layer_saved = zs_calloc((size_t)m->n_layers + 1, sizeof *s->layer_saved);
+    if (!s->trace || !s->prefix || !s->next_pos || !s->chosen || !s->layer_saved)
+        return ZS_ENOMEM;
+#define PUSH(u, p)                                                             \
+    do {                                                                       \
+        if (!b->units[(u)].persistent) {                                       \
+            s->trace[n].unit = (u);                                            \
+            s->trace[n].pass = (p);                                            \
+            n++;                                                               \
+        }                                                                      \
+    } while (0)
+    for (int u = 0; u < b->nunits; u++)
+        PUSH(u, PASS_F);
+    for (int u = b->nunits - 1; u >= pre + (int)m->n_layers * per_layer; u--)
+        PUSH(u, PASS_B);
+    for (int L = (int)m->n_layers - 1; L >= 0; L--) {
+        int first = pre + L * per_layer;
+        if (s->full_ckpt)
+            for (int i = 0; i < per_layer; i++)
+                PUSH(first + i, PASS_R);
+        for (int i = per_layer - 1; i >= 0; i--)
+            PUSH(first + i, PASS_B);
+    }
+    for (int u = pre - 1; u >= 0; u--)
+        PUSH(u, PASS_B);
+#undef PUSH
+    s->ntrace = n;
+    s->prefix[0] = 0;
+    for (int i = 0; i < n; i++)
+        s->prefix[i + 1] = s->prefix[i] + b->units[s->trace[i].unit].params;
+    {
+        int *last = zs_calloc((size_t)b->nunits, sizeof *last);
+        if (!last)
+            return ZS_ENOMEM;
+        for (int u = 0; u < b->nunits; u++)
+            last[u] = -1;
+        for (int i = n - 1; i >= 0; i--) {
+            s->next_pos[i] = last[s->trace[i].unit];
+            last[s->trace[i].unit] = i;
+        }
+        zs_free(last);
+    }
+    return 0;
+}
+
+static void ds_release_trace(struct ds *s)
+{
+    zs_free(s->trace);
+    zs_free(s->prefix);
+    zs_free(s->next_pos);
+    zs_free(s->chosen);
+    zs_free(s->layer_saved);
+}
+
+/* ---- gathers ------------------------------------------------------------ */
+
+static void gather(struct ds *s, const int *group, int ng)
+{
+    struct zs_bctx *b = s->b;
+    int64_t full = 0, part_bytes = 0, tensors = 0;
+    int32_t flat, t, launch;
+    int64_t w = b->c->world;
+    int unit0 = group[0];
+
+    for (int i = 0; i < ng; i++) {
+        const struct zs_unit *u = &b->units[group[i]];
+        /* the flat buffer holds Σ partition_numel x world (padded) */
+        int64_t bpe = u->params ? (u->gather_bytes + u->params - 1) / u->params : 2;
+        full += u->part_elems * w * bpe;
+        part_bytes += u->part_elems * bpe;
+        tensors += u->n_tensors;
+    }
+    /* back-pressure: more than 2 fetches outstanding -> wait for the oldest
+     * (__max_ongoing_fetch_events = 2, mechanics §0) */
+    launch = zs_t_delay(b, b->q_host, 5000, ZS_CLS_HOST, "launch all-gather", unit0,
+                      b->last_host, b->nfetch >= 2 ? b->fetch_ring[0] : -1);
+    flat = zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0, "all-gather flat buffer", unit0, launch);
+    t = flat;
+    if (s->off_param) {
+        int32_t tmp = zs_t_alloc(b, b->q_ag, b->p_gpu, part_bytes, 0,
+                               "H2D partition copies", unit0, t);
+        /* the trainable params' partitions live in the always-pinned flat
+         * buffer (param_groups_fp16_flat_cpu_memory); frozen ones are pinned
+         * iff offload_param.pin_memory (§2 Host) */
+        bool pinned = b->mo.method == ZS_METHOD_FULL ? true : b->c->pin_param;
+        int32_t h2d = zs_t_pcie(b, b->q_ag, 0, (double)part_bytes, pinned,
+                              "H2D param partitions (blocking)", unit0, tmp, -1);
+        /* .to(device) blocks the host until the all-gather stream drains */
+        zs_t_mark(b, b->q_host, "host waits H2D", h2d, b->last_host, -1);
+        t = zs_t_gpu_mem(b, b->q_ag, (double)part_bytes * 2, ZS_CLS_COPY,
+                       "cat into flat buffer", unit0, h2d, -1);
+        t = zs_t_free(b, b->q_ag, tmp, t);
+    }
+    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full, "all-gather params",
+                unit0, t, b->last_host);
+    if (tensors > 1) {
+        /* AllGatherCoalescedHandle.wait: a new full tensor per param */
+        for (int i = 0; i < ng; i++) {
+            const struct zs_unit *u = &b->units[group[i]];
+            b->galloc[group[i]] = zs_t_alloc(b, b->q_ag, b->p_gpu, u->gather_bytes, 0,
+                                           "gathered params", group[i], t);
+        }
+        t = zs_t_gpu_mem(b, b->q_ag, (double)full * 2, ZS_CLS_COPY, "copy-out of params",
+                       unit0, t, -1);
+        t = zs_t_free(b, b->q_ag, flat, t);
+    } else {
+        b->galloc[group[0]] = flat;
+    }
+    for (int i = 0; i < ng; i++) {
+        b->ready[group[i]] = t;
+        b->avail[group[i]] = true;
+        b->n_avail += b->units[group[i]].params;
+    }
+    b->fetch_ring[0] = b->fetch_ring[1];
+    b->fetch_ring[1] = t;
+    b->nfetch++;
+}
+
+static void fetch(struct ds *s, int pos)
+{
+    struct zs_bctx *b = s->b;
+    int u = s->trace[pos].unit;
+    int group[256];
+    int ng = 0;
+    int64_t budget, sum = 0;
+
+    if (!b->avail[u])
+        gather(s, &u, 1);
+    if (s->record)
+        return;
+    /* prefetch (trace COMPLETE): min(max_live - available, bucket) */
+    budget = b->c->max_live_parameters - b->n_avail;
+    if (budget > b->c->prefetch_bucket_size)
+        budget = b->c->prefetch_bucket_size;
+    for (int q = pos + 1; q < s->ntrace && sum < budget && ng < 256; q++) {
+        int v = s->trace[q].unit;
+        if (b->avail[v] || s->chosen[v])
+            continue;
+        s->chosen[v] = true;
+        group[ng++] = v;
+        sum += b->units[v].params;
+    }
+    for (int i = 0; i < ng; i++)
+        s->chosen[group[i]] = false;
+    if (ng)
+        gather(s, group, ng);
+}
+
+static void release(struct ds *s, int pos, int32_t after)
+{
+    struct zs_bctx *b = s->b;
+    int u = s->trace[pos].unit;
+    int q = s->next_pos[pos];
+    /* kept if used again within max_reuse_distance elements of trace */
+    if (q >= 0 && s->prefix[q] - s->prefix[pos + 1] < b->c->max_reuse_distance)
+        return;
+    if (!b->avail[u])
+        return;
+    zs_t_free(b, b->q_comp, b->galloc[u], after);
+    b->galloc[u] = -1;
+    b->avail[u] = false;
+    b->n_avail -= b->units[u].params;
+}
+
+static void release_all(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    for (int u = 0; u < b->nunits; u++) {
+        if (b->avail[u] && !b->units[u].persistent) {
+            zs_t_free(b, b->q_comp, b->galloc[u], b->ready[u]);
+            b->galloc[u] = -1;
+            b->avail[u] = false;
+        }
+    }
+    b->n_avail = 0;
+    b->nfetch = 0;
+    b->fetch_ring[0] = b->fetch_ring[1] = -1;
+}
+
+/* ---- gradients ------------------------------------------------------------ */
+
+static void flush(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t fill = s->fill, part = (s->fill + b->c->world - 1) / b->c->world;
+    int32_t inter, t;
+    if (!fill)
+        return;
+    /* back-pressure: more than 2 reduce events -> sync the oldest
+     * (max_param_reduce_events = 2, mechanics §0) */
+    if (s->flush_ring[0] >= 0)
+        zs_t_mark(b, b->q_host, "host waits reduce event", s->flush_ring[0],
+                b->last_host, -1);
+    inter = zs_t_alloc(b, b->q_rs, b->p_gpu, fill * 2, 0, "reduce-scatter interleave buffer",
+                     -1, b->last_host);
+    t = zs_t_gpu_mem(b, b->q_rs, (double)fill * 4, ZS_CLS_COPY, "interleave + pre-divide",
+                   -1, inter, -1);
+    t = zs_t_coll(b, b->q_rs, ZS_COLL_REDUCESCATTER, (double)fill * 2,
+                "reduce-scatter grads", -1, t, -1);
+    if (s->off_opt) {
+        bool pin = b->c->pin_optimizer;
+        int32_t g = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 2, 0, "grad partition (GPU copy)", -1, t);
+        if (b->micro == 0) {
+            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin, "D2H grad partition", -1, g, -1);
+            t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin, "H2D grad partition back", -1, t, -1);
+        } else {
+            t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin, "H2D accumulated grads", -1, g, -1);
+            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY, "accumulate grads", -1, t, -1);
+            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin, "D2H accumulated grads", -1, t, -1);
+        }
+        if (s->boundary) {
+            /* _constant_buffered_norm2: double copy of <= 250M-element chunks */
+            int64_t chunk = part < 250000000 ? part : 250000000;
+            int32_t nt = zs_t_alloc(b, b->q_rs, b->p_gpu, chunk * 8, 0, "grad norm (fp64 chunk)", -1, t);
+            int32_t f32;
+            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 10, ZS_CLS_COPY, "grad norm", -1, nt, -1);
+            t = zs_t_free(b, b->q_rs, nt, t);
+            f32 = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 4, 0, "fp32 grad upcast", -1, t);
+            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY, "upcast grads", -1, f32, -1);
+            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 4, pin, "D2H fp32 grads", -1, t, -1);
+            /* v0.16: .copy_(non_blocking=False) blocks the host inside the
+             * backward hook; from 0.19.5 non_blocking=True (PR #8207) */
+            {
+                const int *v = b->c->ds_version;
+                bool async = v[0] > 0 || v[1] > 19 || (v[1] == 19 && v[2] >= 5);
+                if (!async)
+                    zs_t_mark(b, b->q_host, "host waits fp32 grad D2H", t, b->last_host, -1);
+            }
+            t = zs_t_free(b, b->q_rs, f32, t);
+        }
+        t = zs_t_free(b, b->q_rs, g, t);
+    } else {
+        t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
+                       "accumulate grad partition", -1, t, -1);
+    }
+    t = zs_t_free(b, b->q_rs, inter, t);
+    s->flush_ring[0] = s->flush_ring[1];
+    s->flush_ring[1] = t;
+    s->last_rs = t;
+    s->fill = 0;
+}
+
+static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
+{
+    struct zs_bctx *b = s->b;
+    int64_t n = b->units[unit].trainable;
+    int32_t t;
+    if (n <= 0)
+        return;
+    if (s->fill > 0 && s->fill + n > b->c->reduce_bucket_size)
+        flush(s);
+    /* __add_grad_to_ipg_bucket: RS stream waits for the default stream, copies
+     * the grad into the bucket; the original grad is freed */
+    t = zs_t_gpu_mem(b, b->q_rs, (double)n * 4, ZS_CLS_COPY, "copy grad into IPG bucket",
+                   unit, bwd, -1);
+    s->last_rs = zs_t_free(b, b->q_rs, grad_alloc, t);
+    s->fill += n;
+    if (s->fill >= b->c->reduce_bucket_size)
+        flush(s);
+}
+
+/* ---- one unit ------------------------------------------------------------- */
+
+static int32_t launch(struct zs_bctx *b, int unit, int kernels)
+{
+    return zs_t_delay(b, b->q_host,
+                    zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
+                    ZS_CLS_HOST, "hooks + kernel launches", unit, b->last_host, -1);
+}
+
+static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_unit *un = &b->units[u];
+    struct zs_act_opts ao;
+    int32_t l, c, dep_ready;
+    memset(&ao, 0, sizeof ao);
+    ao.seq = b->c->seq_len;
+    ao.micro_batch = b->c->micro_batch;
+    ao.ckpt = b->c->checkpointing;
+    ao.attn = b->c->attention;
+    ao.sp = (int)b->c->sp;
+    ao.method = b->mo.method;
+    ao.lora_rank = b->mo.lora_rank;
+
+    if (pos >= 0)
+        fetch(s, pos);
+    dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
+    l = launch(b, u, un->kernels_fwd);
+    if (un->layer >= 0 && un->first_of_layer) {
+        if (!recompute)
+            s->layer_saved[un->layer] = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                                 zs_model_act_saved_per_layer(b->m, &ao), 0,
+                                                 "saved activations", u, l);
+        else
+            s->act_bwd = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
+                                  "recomputed layer + backward workspace", u, l);
+        s->act_work = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao), 0,
+                               "forward workspace", u, l);
+    }
+    if (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD && !recompute) {
+        struct zs_loss_bytes lb;
+        int32_t f32;
+        zs_model_loss_bytes(b->m, &ao, &lb);
+        s->logits_bf16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0, "logits (bf16)", u, l);
+        c = zs_t_delay(b, b->q_comp, (int64_t)un->fwd_ns, ZS_CLS_COMPUTE, "lm_head + loss", u,
+                     l, dep_ready);
+        f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0, "logits upcast (fp32)", u, c);
+        s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
+                               "log-softmax (fp32, saved)", u, f32);
+        c = zs_t_free(b, b->q_comp, f32, s->logprobs);
+    } else {
+        c = zs_t_delay(b, b->q_comp, (int64_t)un->fwd_ns, ZS_CLS_COMPUTE,
+                     recompute ? "recompute forward" : "forward", u, l, dep_ready);
+    }
+    if (un->layer >= 0 && un->last_of_layer && s->act_work >= 0) {
+        zs_t_free(b, b->q_comp, s->act_work, c);
+        s->act_work = -1;
+    }
+    if (pos >= 0)
+        release(s, pos, c);
+}
+
+static void run_backward_unit(struct ds *s, int u, int pos)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_unit *un = &b->units[u];
+    struct zs_act_opts ao;
+    int32_t l, c, g = -1, dep_ready;
+    memset(&ao, 0, sizeof ao);
+    ao.seq = b->c->seq_len;
+    ao.micro_batch = b->c->micro_batch;
+    ao.ckpt = b->c->checkpointing;
+    ao.attn = b->c->attention;
+    ao.sp = (int)b->c->sp;
+    ao.method = b->mo.method;
+    ao.lora_rank = b->mo.lora_rank;
+
+    if (pos >= 0)
+        fetch(s, pos);
+    dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
+    l = launch(b, u, un->kernels_bwd);
+    if (un->layer >= 0 && un->last_of_layer && !s->full_ckpt)
+        s->act_bwd = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
+                              "backward workspace", u, l);
+    if (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD) {
+        struct zs_loss_bytes lb;
+        int32_t g32, g16;
+        zs_model_loss_bytes(b->m, &ao, &lb);
+        g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0, "logits grad (fp32)", u, l);
+        zs_t_free(b, b->q_comp, s->logprobs, g32);
+        g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0, "logits grad (bf16)", u, g32);
+        zs_t_free(b, b->q_comp, g32, g16);
+        if (un->trainable > 0)
+            g = zs_t_alloc(b, b->q_comp, b->p_gpu, un->trainable * 2, 0, "param grads", u, g16);
+        c = zs_t_delay(b, b->q_comp, (int64_t)un->bwd_ns, ZS_CLS_COMPUTE, "backward", u,
+                     l, dep_ready);
+        zs_t_free(b, b->q_comp, g16, c);
+        zs_t_free(b, b->q_comp, s->logits_bf16, c);
+    } else {
+        if (un->trainable > 0)
+            g = zs_t_alloc(b, b->q_comp, b->p_gpu, un->trainable * 2, 0, "param grads", u, l);
+        c = zs_t_delay(b, b->q_comp, (int64_t)un->bwd_ns, ZS_CLS_COMPUTE, "backward", u,
+                     l, dep_ready);
+    }
+    if (un->layer >= 0 && un->first_of_layer) {
+        zs_t_free(b, b->q_comp, s->layer_saved[un->layer], c);
+        zs_t_free(b, b->q_comp, s->act_bwd, c);
+        s->act_bwd = -1;
+    }
+    if (g >= 0)
+        grad_ready(s, u, g, c);
+    if (pos >= 0)
+        release(s, pos, c);
+}
+
+/* ---- the micro-step and the optimizer --------------------------------------- */
+
+static void micro_step(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int pos = 0;
+    /* root pre-forward: reset_step releases what is still gathered */
+    release_all(s);
+    s->act_work = s->act_bwd = -1;
+    b->phase = ZS_PH_FORWARD;
+    for (int u = 0; u < b->nunits; u++) {
+        bool fetched = s->zero3 && !b->units[u].persistent;
+        run_forward_unit(s, u, fetched ? pos : -1, false);
+        if (fetched)
+            pos++;
+    }
+    b->phase = ZS_PH_BACKWARD;
+    /* backward: walk the trace from where forward ended; units that are not
+     * fetched (persistent or ZeRO-2) still run in the same order */
+    {
+        const struct zs_model *m = b->m;
+        int per = m->n_layer_leaves, pre = m->n_pre;
+        int post0 = pre + (int)m->n_layers * per;
+#define BWD(u)                                                                 \
+    do {                                                                       \
+        bool f_ = s->zero3 && !b->units[(u)].persistent;                       \
+        run_backward_unit(s, (u), f_ ? pos : -1);                              \
+        if (f_)                                                                \
+            pos++;                                                             \
+    } while (0)
+#define REC(u)                                                                 \
+    do {                                                                       \
+        bool f_ = s->zero3 && !b->units[(u)].persistent;                       \
+        run_forward_unit(s, (u), f_ ? pos : -1, true);                         \
+        if (f_)                                                                \
+            pos++;                                                             \
+    } while (0)
+        for (int u = b->nunits - 1; u >= post0; u--)
+            BWD(u);
+        for (int L = (int)m->n_layers - 1; L >= 0; L--) {
+            int first = pre + L * per;
+            if (s->full_ckpt)
+                for (int i = 0; i < per; i++)
+                    REC(first + i);
+            for (int i = per - 1; i >= 0; i--)
+                BWD(first + i);
+        }
+        for (int u = pre - 1; u >= 0; u--)
+            BWD(u);
+#undef BWD
+#undef REC
+    }
+    /* independent_gradient_partition_epilogue: flush, then the host waits
+     * for the reduce-scatter stream */
+    flush(s);
+    zs_t_mark(b, b->q_host, "host waits reduce-scatter stream", s->last_rs, b->last_host, -1);
+    release_all(s);
+}
+
+static void optimizer_step(struct ds *s, bool first)
+{
+    struct zs_bctx *b = s->b;
+    int64_t T = b->T, sub = b->c->sub_group_size;
+    int64_t nsub = T > 0 ? (T + sub - 1) / sub : 0;
+    const struct zs_node *nd = b->node;
+    int32_t t = zs_t_mark(b, b->q_host, "optimizer step", b->last_host, -1, -1);
+    b->phase = ZS_PH_OPTIMIZER;
+    /* global grad norm: one small all-reduce (§1 step 13) */
+    t = zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce", -1, t, -1);
+    t = zs_t_mark(b, b->q_host, "norm to host", t, b->last_host, -1);
+    for (int64_t i = 0; i < nsub; i++) {
+        int64_t e = (i == nsub - 1) ? T - i * sub : sub;
+        if (s->off_opt) {
+            if (first && b->n_adam_alloc < 64)
+                b->adam_alloc[b->n_adam_alloc++] =
+                    zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
+                             "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host);
+            /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B) */
+            zs_t_cpu(b, (double)e * 8, nd->cpu_adam_bytes_per_s_per_core, ZS_CLS_OPT,
+                   "unscale and clip grads", b->last_host);
+            /* DeepSpeedCPUAdam: 28 B/element (§5) */
+            zs_t_cpu(b, (double)e * 28, nd->cpu_adam_bytes_per_s_per_core, ZS_CLS_OPT,
+                   "DeepSpeedCPUAdam", b->last_host);
+            if (s->zero3 && s->off_param) {
+                zs_t_cpu(b, (double)e * 6, nd->cpu_adam_bytes_per_s_per_core, ZS_CLS_OPT,
+                       "fp32 -> bf16 into pinned buffer", b->last_host);
+            } else {
+                /* CPU conversion into a pageable temporary, then a pageable
+                 * blocking H2D (mechanics §1 step 14, [inference]) */
+                int32_t tmp = zs_t_alloc(b, b->q_host, b->p_host, e * 2, 0,
+                                       "bf16 conversion temporary", -1, b->last_host);
+                int32_t cv = zs_t_cpu(b, (double)e * 6, nd->cpu_adam_bytes_per_s_per_core,
+                                    ZS_CLS_OPT, "fp32 -> bf16 (CPU)", tmp);
+                int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
+                                    "H2D updated bf16 params (pageable)", -1, cv, -1);
+                zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
+                zs_t_free(b, b->q_host, tmp, b->last_host);
+            }
+        } else {
+            int32_t f32, a;
+            if (first && b->n_adam_alloc < 64)
+                b->adam_alloc[b->n_adam_alloc++] =
+                    zs_t_alloc(b, b->q_comp, b->p_gpu, e * 8, 0,
+                             "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host);
+            /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
+             * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
+            f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0, "fp32 grads (sub-group)", -1,
+                           b->last_host);
+            a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT, "GPU Adam", -1, f32, -1);
+            zs_t_free(b, b->q_comp, f32, a);
+        }
+    }
+    if (!s->zero3) {
+        /* ZeRO-2: all-gather the updated bf16 params (allgather_bucket_size
+         * chunks, 5e8 elements) */
+        double total = (double)b->m->params_lm * 2;
+        double chunk = 5e8 * 2;
+        int32_t h = s->off_opt ? zs_t_pcie(b, b->q_comp, 0, (double)b->P * 2, true,
+                                         "H2D updated bf16 partition", -1, b->last_host, -1)
+                               : b->last_host;
+        for (double done = 0; done < total; done += chunk)
+            h = zs_t_coll(b, b->q_comp, ZS_COLL_ALLGATHER,
+                        total - done < chunk ? total - done : chunk,
+                        "all-gather updated params", -1, h, -1);
+        zs_t_mark(b, b->q_host, "host waits params", h, b->last_host, -1);
+    } else {
+        /* _post_step: synchronous all-gather of persistent params */
+        int32_t h = zs_t_coll(b, b->q_comp, ZS_COLL_ALLGATHER, (double)b->persistent_params * 2,
+                            "all-gather persistent params", -1, b->last_host, -1);
+        zs_t_mark(b, b->q_host, "host waits persistent params", h, b->last_host, -1);
+    }
+}
+
+/* ---- init: the buffers that live through training (§2) -------------------- */
+
+static void init_buffers(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t P = b->P, T = b->T, W = b->c->world;
+    int64_t sub = b->c->sub_group_size, nsub = T > 0 ? (T + sub - 1) / sub : 0;
+    int64_t largest = T < sub ? T : sub;
+    bool pin_o = b->c->pin_optimizer;
+    int q = b->q_host;
+    b->phase = ZS_PH_INIT;
+
+    /* GPU */
+    if (s->zero3) {
+        if (b->persistent_params)
+            zs_t_alloc(b, b->q_comp, b->p_gpu,
+                     b->persistent_params * 2 + (b->persistent_params / W + 1) * 2, 0,
+                     "persistent params (gathered + partition)", -1, -1);
+        if (!s->off_param)
+            zs_t_alloc(b, b->q_comp, b->p_gpu, P * 2, 0, "bf16 partition (lp_param_buffer)", -1, -1);
+    } else {
+        zs_t_alloc(b, b->q_comp, b->p_gpu, b->m->params_lm * 2, 0, "bf16 params (replicated)", -1, -1);
+    }
+    if (T > 0 && b->c->contiguous_gradients)
+        zs_t_alloc(b, b->q_comp, b->p_gpu, b->c->reduce_bucket_size * 2, 0,
+                 "IPG gradient bucket (reduce_bucket_size)", -1, -1);
+    if (!s->off_opt && T > 0) {
+        zs_t_alloc(b, b->q_comp, b->p_gpu, T * 4, 0, "fp32 master params", -1, -1);
+        zs_t_alloc(b, b->q_comp, b->p_gpu, T * 2, 0, "grad partition buffer", -1, -1);
+    }
+    for (int i = 0; i < b->m->n_extra; i++)
+        if (b->m->extra[i].placement_default == ZS_PLACE_GPU_FULL)
+            zs_t_alloc(b, b->q_comp, b->p_gpu, b->m->extra[i].params * 2, 0,
+                     b->m->extra[i].name, -1, -1);
+
+    /* host, per rank */
+    zs_t_alloc(b, q, b->p_host, ZS_HOST_RUNTIME_BYTES, 0,
+             "process runtime (python, torch, CUDA host side)", -1, -1);
+    for (int i = 0; i < b->m->n_extra; i++)
+        if (b->m->extra[i].placement_default == ZS_PLACE_CPU)
+            zs_t_alloc(b, q, b->p_host, b->m->extra[i].params * 2, 0,
+                     b->m->extra[i].name, -1, -1);
+    if (s->zero3 && s->off_param) {
+        /* initial per-param ds_tensor partitions, pinned iff pin_memory; freed
+         * into PyTorch's host cache when copied into the flat buffer */
+        unsigned f = b->c->pin_param ? ZS_ALLOC_PINNED : 0;
+        for (int u = 0; u < b->nunits; u++) {
+            const struct zs_unit *un = &b->units[u];
+            int32_t a;
+            if (un->persistent)
+                continue;
+            a = zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
+                         un->trainable ? "initial param partitions (ds_tensor)"
+                                       : "frozen param partitions",
+                         u, -1);
+            if (un->trainable || b->mo.method == ZS_METHOD_FULL)
+                zs_t_free(b, q, a, -1);
+        }
+        if (T > 0 || b->mo.method == ZS_METHOD_FULL)
+            zs_t_alloc(b, q, b->p_host, (b->mo.method == ZS_METHOD_FULL ? P : T) * 2,
+                     ZS_ALLOC_PINNED, "bf16 flat partition (always pinned)", -1, -1);
+    }
+    if (s->off_opt && T > 0) {
+        int32_t tmp;
+        zs_t_alloc(b, q, b->p_host, T * 4, 0, "fp32 master params", -1, -1);
+        for (int64_t i = 0; i < nsub; i++) {
+            int64_t e = (i == nsub - 1) ? T - i * sub : sub;
+            if (pin_o) {
+                /* torch.zeros then a pinned copy: transient 2x */
+                int32_t z = zs_t_alloc(b, q, b->p_host, e * 4, 0, "fp32 grad zeros (transient)", -1, -1);
+                zs_t_alloc(b, q, b->p_host, e * 4, ZS_ALLOC_PINNED, "fp32 grads (sub-group)", -1, -1);
+                zs_t_free(b, q, z, -1);
+            } else {
+                zs_t_alloc(b, q, b->p_host, e * 4, 0, "fp32 grads (sub-group)", -1, -1);
+            }
+        }
+        if (s->zero3)
+            zs_t_alloc(b, q, b->p_host, T * 2, pin_o ? ZS_ALLOC_PINNED : 0,
+                     "bf16 grad accumulation buffer", -1, -1);
+        /* initialize_optimizer_states: 4 B x largest sub-group, transient */
+        tmp = zs_t_alloc(b, q, b->p_host, largest * 4, 0, "optimizer init gradient buffer", -1, -1);
+        zs_t_free(b, q, tmp, -1);
+    }
+}
+
+int zs_build_deepspeed(struct zs_bctx *b)
+{
+    struct ds s;
+    int rc;
+    memset(&s, 0, sizeof s);
+    s.b = b;
+    s.zero3 = b->c->zero == 3;
+    s.off_opt = b->c->offload_optimizer != ZS_OFF_NONE;
+    s.off_param = b->c->offload_param != ZS_OFF_NONE;
+    s.full_ckpt = b->c->checkpointing == ZS_CKPT_FULL;
+    s.flush_ring[0] = s.flush_ring[1] = -1;
+    s.last_rs = -1;
+    s.act_saved = s.act_work = s.act_bwd = -1;
+    rc = build_trace(&s);
+    if (rc)
+        goto out;
+    for (int u = 0; u < b->nunits; u++) {
+        b->galloc[u] = -1;
+        b->ready[u] = -1;
+        b->avail[u] = false;
+    }
+    b->step = 0;
+    b->micro = 0;
+    init_buffers(&s);
+    for (int st = 0; st < b->nsteps; st++) {
+        int nm = b->c->accum < 3 ? (int)b->c->accum : 3;
+        b->step = st + 1;
+        s.record = st == 0;
+        b->step_start[st] = zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
+        b->nmicro_sim[st] = nm;
+        for (int mi = 0; mi < nm; mi++) {
+            b->micro = mi;
+            s.boundary = mi == nm - 1;
+            b->micro_start[st][mi] = zs_t_mark(b, b->q_host, "micro-step start", b->last_host, -1, -1);
+            micro_step(&s);
+            b->micro_end[st][mi] = zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
+        }
+        optimizer_step(&s, st == 0);
+        zs_t_drain(b, "step drain");
+        b->step_end[st] = zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);
+    }
+    rc = b->failed;
+out:
+    ds_release_trace(&s);
+    return rc;
+}

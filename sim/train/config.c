@@ -1,0 +1,403 @@
+/*
+ * config.c — the one table of training-configuration fields, read from
+ * scenario JSON and from flags alike (DESIGN §4), and the cross-field rules.
+ *
+ * Defaults are DeepSpeed's code defaults (deepspeed/runtime/zero/config.py,
+ * reference zero3-offload-mechanics.md §0) unless a comment says otherwise.
+ */
+#include "train/config.h"
+#include "util/json.h"
+#include "util/strutil.h"
+#include "util/units.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#define OFF(f) offsetof(struct zs_cfg, f)
+#define BIG 1e12
+
+static const char *const k_methods[] = {"full", "lora", "qlora", NULL};
+static const char *const k_frameworks[] = {"deepspeed", "fsdp2", NULL};
+static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
+static const char *const k_ckpts[] = {"none", "selective", "full", NULL};
+static const char *const k_attns[] = {"flash", "eager", NULL};
+static const char *const k_tri[] = {"no", "yes", "auto", NULL};
+static const char *const k_optims[] = {"adamw", "adamw_8bit", "paged_adamw_8bit", NULL};
+
+/* Knobs that accept "auto" (resolved like Accelerate/TRL) are ZS_F_CUSTOM and
+ * read by read_auto_knob; their min/max still state the range. */
+static const struct zs_field k_fields[] = {
+    {"name", ZS_F_STRING, OFF(name), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->name), ""},
+    {"model", ZS_F_STRING, OFF(model), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->model), "72b"},
+    {"gpus", ZS_F_STRING, OFF(gpus), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->gpus), "8xH100"},
+    {"nodes", ZS_F_INT, OFF(nodes), 0, 4096, 0, 0, NULL, 0, NULL},
+    {"host_ram", ZS_F_BYTES, OFF(host_ram_bytes), 0, 1e15, 0, 0, NULL, 0, NULL},
+    {"seq_len", ZS_F_INT, OFF(seq_len), 1, 4194304, 4096, 0, NULL, 0, NULL},
+    {"micro_batch", ZS_F_INT, OFF(micro_batch), 1, 4096, 1, 0, NULL, 0, NULL},
+    {"grad_accum", ZS_F_INT, OFF(grad_accum), 0, 65536, 0, 0, NULL, 0, NULL},
+    {"global_batch", ZS_F_INT, OFF(global_batch), 0, 16777216, 0, 0, NULL, 0, NULL},
+    {"method", ZS_F_ENUM, OFF(method), 0, 0, ZS_METHOD_FULL, 0, k_methods, 0, NULL},
+    {"lora_rank", ZS_F_INT, OFF(lora_rank), 1, 65536, 16, 0, NULL, 0, NULL},
+    {"framework", ZS_F_ENUM, OFF(framework), 0, 0, ZS_FW_DEEPSPEED, 0, k_frameworks, 0, NULL},
+    {"zero", ZS_F_INT, OFF(zero), 2, 3, 3, 0, NULL, 0, NULL},
+    {"offload_optimizer", ZS_F_ENUM, OFF(offload_optimizer), 0, 0, ZS_OFF_NONE, 0, k_offloads, 0, NULL},
+    {"offload_param", ZS_F_ENUM, OFF(offload_param), 0, 0, ZS_OFF_NONE, 0, k_offloads, 0, NULL},
+    {"checkpointing", ZS_F_ENUM, OFF(checkpointing), 0, 0, ZS_CKPT_FULL, 0, k_ckpts, 0, NULL},
+    {"attention", ZS_F_ENUM, OFF(attention), 0, 0, ZS_ATTN_FLASH, 0, k_attns, 0, NULL},
+    {"procs", ZS_F_INT, OFF(procs), 0, 64, 0, 0, NULL, 0, NULL},
+    {"sp", ZS_F_INT, OFF(sp), 1, 1024, 1, 0, NULL, 0, NULL},
+    {"ds_config", ZS_F_STRING, OFF(ds_config), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->ds_config), ""},
+    {"dataset_samples", ZS_F_INT, OFF(dataset_samples), 0, 1e13, 0, 0, NULL, 0, NULL},
+    {"epochs", ZS_F_INT, OFF(epochs), 1, 10000, 1, 0, NULL, 0, NULL},
+    {"gpu_reserved", ZS_F_BYTES, OFF(gpu_reserved_bytes), 0, 1e13, 0, 0, NULL, 0, NULL},
+    {"deepspeed_version", ZS_F_STRING, OFF(deepspeed_version), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->deepspeed_version), "0.19.6"},
+    {"optimizer", ZS_F_ENUM, OFF(optimizer), 0, 0, ZS_OPT_ADAMW, 0, k_optims, 0, NULL},
+    {"zero_init", ZS_F_ENUM, OFF(zero_init), 0, 0, ZS_YES, 0, k_tri, 0, NULL},
+    {"pin_memory", ZS_F_ENUM, OFF(pin_memory), 0, 0, ZS_AUTO, 0, k_tri, 0, NULL},
+    {"steps", ZS_F_INT, OFF(steps), 1, 1000, 1, 0, NULL, 0, NULL},
+    {"reduce_bucket_size", ZS_F_CUSTOM, OFF(reduce_bucket_size), 1, BIG, 5e8, 0, NULL, 0, NULL},
+    {"prefetch_bucket_size", ZS_F_CUSTOM, OFF(prefetch_bucket_size), 0, BIG, 5e7, 0, NULL, 0, NULL},
+    {"param_persistence_threshold", ZS_F_CUSTOM, OFF(param_persistence_threshold), 0, BIG, 1e5, 0, NULL, 0, NULL},
+    {"max_live_parameters", ZS_F_INT, OFF(max_live_parameters), 0, BIG, 1e9, 0, NULL, 0, NULL},
+    {"max_reuse_distance", ZS_F_INT, OFF(max_reuse_distance), 0, BIG, 1e9, 0, NULL, 0, NULL},
+    {"sub_group_size", ZS_F_INT, OFF(sub_group_size), 1, BIG, 1e9, 0, NULL, 0, NULL},
+    {"overlap_comm", ZS_F_BOOL, OFF(overlap_comm), 0, 0, 1, 0, NULL, 0, NULL},
+    {"contiguous_gradients", ZS_F_BOOL, OFF(contiguous_gradients), 0, 0, 1, 0, NULL, 0, NULL},
+    {"gradient_clipping", ZS_F_DOUBLE, OFF(gradient_clipping), 0, 1e6, 1.0, 0, NULL, 0, NULL},
+};
+#define NFIELDS (sizeof k_fields / sizeof k_fields[0])
+
+static const char *g_flag_names[NFIELDS + 1];
+
+const char *const *zs_cfg_flag_names(void)
+{
+    static char spelled[NFIELDS][40];
+    if (!g_flag_names[0]) {
+        for (size_t i = 0; i < NFIELDS; i++) {
+            zs_strlcpy(spelled[i], k_fields[i].key, sizeof spelled[i]);
+            for (char *p = spelled[i]; *p; p++)
+                if (*p == '_')
+                    *p = '-';
+            g_flag_names[i] = spelled[i];
+        }
+        g_flag_names[NFIELDS] = NULL;
+    }
+    return g_flag_names;
+}
+
+/* "micro-batch" -> "micro_batch" */
+static void key_of_flag(const char *flag, char *buf, size_t cap)
+{
+    zs_strlcpy(buf, flag, cap);
+    for (char *p = buf; *p; p++)
+        if (*p == '-')
+            *p = '_';
+}
+
+bool zs_cfg_is_flag(const char *flag)
+{
+    char key[64];
+    key_of_flag(flag, key, sizeof key);
+    return zs_field_find(k_fields, NFIELDS, key) != NULL;
+}
+
+void zs_cfg_defaults(struct zs_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    zs_json_defaults(k_fields, NFIELDS, cfg);
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (k_fields[i].type == ZS_F_CUSTOM)
+            *(int64_t *)((char *)cfg + k_fields[i].offset) =
+                (int64_t)k_fields[i].def;
+}
+
+static int parse_auto_text(const struct zs_field *f, const char *text,
+                           struct zs_cfg *cfg)
+{
+    int64_t *dst = (int64_t *)((char *)cfg + f->offset);
+    struct zs_field as_int = *f;
+    if (!strcmp(text, "auto")) {
+        *dst = -1;
+        return 0;
+    }
+    as_int.type = ZS_F_INT;
+    return zs_field_parse_text(&as_int, text, cfg);
+}
+
+int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg,
+                         struct zs_err *err)
+{
+    cJSON *root = NULL;
+    struct zs_json_src src;
+    struct zs_cfg tmp = *cfg;
+    int rc = zs_json_parse_file(path, &root, &src, err);
+    if (rc)
+        return rc;
+    /* Absent keys keep the caller's values: read into tmp, then copy back
+     * only the keys present. */
+    rc = zs_json_read(&src, root, "", k_fields, NFIELDS, &tmp, 0, err);
+    if (rc)
+        goto out;
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const struct zs_field *f = &k_fields[i];
+        const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, f->key);
+        size_t sz;
+        if (!node)
+            continue;
+        if (f->type == ZS_F_CUSTOM) {
+            char where[300], want[160];
+            int ok = 0;
+            if (cJSON_IsString(node))
+                ok = parse_auto_text(f, node->valuestring, cfg) == 0 &&
+                     !strcmp(node->valuestring, "auto");
+            else if (cJSON_IsNumber(node)) {
+                char num[64];
+                snprintf(num, sizeof num, "%.0f", node->valuedouble);
+                ok = node->valuedouble == (double)(int64_t)node->valuedouble &&
+                     parse_auto_text(f, num, cfg) == 0;
+            }
+            if (!ok) {
+                struct zs_field as_int = *f;
+                as_int.type = ZS_F_INT;
+                zs_field_want_text(&as_int, want, sizeof want);
+                zs_json_where(&src, "", f->key, where, sizeof where);
+                rc = zs_err_set(err, ZS_EINPUT,
+                                "invalid '%s' in %s: must be \"auto\" or %s (got %s)",
+                                f->key, where, want,
+                                cJSON_IsString(node) ? node->valuestring
+                                                     : zs_json_type_name(node));
+                goto out;
+            }
+            continue;
+        }
+        switch (f->type) {
+        case ZS_F_INT:
+        case ZS_F_BYTES:
+            sz = sizeof(int64_t);
+            break;
+        case ZS_F_DOUBLE:
+            sz = sizeof(double);
+            break;
+        case ZS_F_BOOL:
+            sz = sizeof(bool);
+            break;
+        case ZS_F_ENUM:
+            sz = sizeof(int);
+            break;
+        case ZS_F_STRING:
+            sz = f->str_cap;
+            break;
+        default:
+            sz = 0;
+        }
+        memcpy((char *)cfg + f->offset, (char *)&tmp + f->offset, sz);
+    }
+    if (!cfg->name[0]) {
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        zs_strlcpy(cfg->name, base, sizeof cfg->name);
+        if (zs_str_endswith(cfg->name, ".json"))
+            cfg->name[strlen(cfg->name) - 5] = '\0';
+    }
+out:
+    cJSON_Delete(root);
+    zs_json_src_release(&src);
+    return rc;
+}
+
+int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
+                      struct zs_err *err)
+{
+    char key[64], want[256];
+    const struct zs_field *f;
+    int rc;
+    key_of_flag(flag, key, sizeof key);
+    f = zs_field_find(k_fields, NFIELDS, key);
+    if (!f) {
+        const char *const *names = zs_cfg_flag_names();
+        int best = zs_str_closest(flag, names, NFIELDS);
+        if (best >= 0)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "unknown option '--%s': did you mean '--%s'?",
+                              flag, names[best]);
+        return zs_err_set(err, ZS_EUSAGE, "unknown option '--%s'", flag);
+    }
+    if (f->type == ZS_F_CUSTOM)
+        rc = parse_auto_text(f, value, cfg);
+    else
+        rc = zs_field_parse_text(f, value, cfg);
+    if (rc == 0)
+        return 0;
+    if (f->type == ZS_F_CUSTOM) {
+        struct zs_field as_int = *f;
+        as_int.type = ZS_F_INT;
+        zs_field_want_text(&as_int, want, sizeof want);
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--%s': must be \"auto\" or %s (got '%s')",
+                          flag, want, value);
+    }
+    if (f->type == ZS_F_BOOL)
+        snprintf(want, sizeof want, "yes or no");
+    else
+        zs_field_want_text(f, want, sizeof want);
+    return zs_err_set(err, ZS_EUSAGE,
+                      "invalid value for '--%s': must be %s (got '%s')", flag,
+                      want, value);
+}
+
+static int parse_version(const char *s, int v[3])
+{
+    int n = 0;
+    v[0] = v[1] = v[2] = 0;
+    for (int part = 0; part < 3; part++) {
+        long x = 0;
+        int digits = 0;
+        while (isdigit((unsigned char)*s)) {
+            x = x * 10 + (*s++ - '0');
+            if (++digits > 4)
+                return -1;
+        }
+        if (!digits)
+            return -1;
+        v[part] = (int)x;
+        n++;
+        if (part < 2) {
+            if (*s != '.')
+                return -1;
+            s++;
+        }
+    }
+    return *s ? -1 : (n == 3 ? 0 : -1);
+}
+
+int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
+                   const struct zs_cluster *cl, struct zs_err *err)
+{
+    int64_t h = m->hidden;
+    if (parse_version(c->deepspeed_version, c->ds_version))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--deepspeed-version': must be X.Y.Z "
+                          "(got '%s')",
+                          c->deepspeed_version);
+    c->procs_per_node = c->procs ? c->procs : cl->node.gpus_per_node;
+    if (c->procs_per_node > cl->node.gpus_per_node)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--procs': must be in [1, %d] for "
+                          "'%s' (got %lld)",
+                          cl->node.gpus_per_node, cl->spec,
+                          (long long)c->procs_per_node);
+    c->world = c->procs_per_node * cl->nodes;
+    if (c->sp > c->world || c->world % c->sp)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--sp': must divide the %lld "
+                          "processes (got %lld)",
+                          (long long)c->world, (long long)c->sp);
+    c->dp = c->world / c->sp;
+    if (c->global_batch) {
+        int64_t per = c->micro_batch * c->dp;
+        if (c->global_batch % per)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--global-batch': must be a "
+                              "multiple of micro-batch x data-parallel degree "
+                              "= %lld x %lld = %lld (got %lld)",
+                              (long long)c->micro_batch, (long long)c->dp,
+                              (long long)per, (long long)c->global_batch);
+        if (c->grad_accum && c->grad_accum != c->global_batch / per)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "'--grad-accum %lld' contradicts '--global-batch "
+                              "%lld' (= %lld x %lld x %lld)",
+                              (long long)c->grad_accum,
+                              (long long)c->global_batch,
+                              (long long)c->micro_batch, (long long)c->dp,
+                              (long long)(c->global_batch / per));
+        c->accum = c->global_batch / per;
+    } else {
+        c->accum = c->grad_accum ? c->grad_accum : 1;
+    }
+    c->tokens_per_step = c->micro_batch * c->accum * c->dp * c->seq_len;
+
+    if (c->framework == ZS_FW_FSDP2) {
+        /* CPUOffloadPolicy offloads parameters and optimizer together
+         * (torch/distributed/fsdp/_fully_shard/_fsdp_api.py; DESIGN §4). */
+        if (c->offload_optimizer != c->offload_param ||
+            c->offload_optimizer == ZS_OFF_NVME)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "fsdp2 offloads parameters and optimizer together "
+                              "(CPUOffloadPolicy): use both '--offload-optimizer' "
+                              "and '--offload-param' none, or both cpu (got %s "
+                              "and %s)",
+                              zs_offload_name(c->offload_optimizer),
+                              zs_offload_name(c->offload_param));
+    } else {
+        if (c->offload_param != ZS_OFF_NONE && c->zero != 3)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "'--offload-param %s' needs '--zero 3' (DeepSpeed "
+                              "offloads parameters only in stage 3)",
+                              zs_offload_name(c->offload_param));
+        if (c->offload_param != ZS_OFF_NONE &&
+            c->offload_optimizer == ZS_OFF_NONE)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "'--offload-param %s' without '--offload-optimizer' "
+                              "is not a DeepSpeed configuration zsim models: "
+                              "offload the optimizer too",
+                              zs_offload_name(c->offload_param));
+        if (c->offload_optimizer == ZS_OFF_NVME || c->offload_param == ZS_OFF_NVME)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "nvme offload is not modelled yet: use none or cpu");
+    }
+    if (c->method == ZS_METHOD_QLORA && c->framework == ZS_FW_DEEPSPEED &&
+        c->zero == 3 && c->offload_param != ZS_OFF_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "qlora with '--offload-param cpu' is not supported by "
+                          "DeepSpeed ZeRO-3 (4-bit weights stay on the GPU)");
+
+    /* "auto" knobs as Accelerate/TRL resolve them (mechanics §0):
+     * reduce_bucket_size = h*h, stage3_prefetch_bucket_size = 0.9*h*h,
+     * stage3_param_persistence_threshold = 10*h. */
+    if (c->reduce_bucket_size < 0)
+        c->reduce_bucket_size = h * h;
+    if (c->prefetch_bucket_size < 0)
+        c->prefetch_bucket_size = (int64_t)(0.9 * (double)(h * h));
+    if (c->param_persistence_threshold < 0)
+        c->param_persistence_threshold = 10 * h;
+
+    /* offload_*.pin_memory default: False up to 0.19.4, True from 0.19.5
+     * (PR #8207; mechanics §0). */
+    if (c->pin_memory == ZS_AUTO) {
+        bool newer = c->ds_version[0] > 0 || c->ds_version[1] > 19 ||
+                     (c->ds_version[1] == 19 && c->ds_version[2] >= 5);
+        c->pin_param = c->pin_optimizer = newer;
+    } else {
+        c->pin_param = c->pin_optimizer = c->pin_memory == ZS_YES;
+    }
+    if (c->framework == ZS_FW_FSDP2) /* CPUOffloadPolicy(pin_memory=True) default */
+        c->pin_param = c->pin_optimizer = c->pin_memory != ZS_NO;
+    if (!c->name[0])
+        zs_strlcpy(c->name, "cli", sizeof c->name);
+    return 0;
+}
+
+const char *zs_offload_name(int off) { return k_offloads[off < 0 || off > 2 ? 0 : off]; }
+const char *zs_framework_name(int fw) { return k_frameworks[fw ? 1 : 0]; }
+
+void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
+{
+    char off[64];
+    if (c->offload_optimizer == ZS_OFF_NONE && c->offload_param == ZS_OFF_NONE)
+        snprintf(off, sizeof off, "no offload");
+    else if (c->offload_param == ZS_OFF_NONE)
+        snprintf(off, sizeof off, "offload optimizer");
+    else
+        snprintf(off, sizeof off, "offload optimizer+params");
+    snprintf(buf, cap,
+             "%s zero%lld, %s, %lld procs/node x %lld nodes, sp %lld, micro %lld "
+             "x accum %lld, seq %lld, %s, ckpt %s",
+             c->framework == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
+             (long long)c->zero, off, (long long)c->procs_per_node,
+             (long long)(c->world / (c->procs_per_node ? c->procs_per_node : 1)),
+             (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,
+             (long long)c->seq_len, zs_method_name((enum zs_method)c->method),
+             zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+}
