@@ -53,7 +53,8 @@ int zs_ds_version_parse(const char *text, struct zs_ds_version *out,
             p++;
     }
     /* After Z: nothing, or a local/pre-release tag ("+cu121", "rc1", ".dev0"). */
-    if (*p && *p != '+' && *p != '-' && *p != '.' && !isalpha((unsigned char)*p))
+    if (*p && *p != '+' && *p != '-' && !isalpha((unsigned char)*p) &&
+        !(*p == '.' && isalpha((unsigned char)p[1])))
         goto bad;
     out->major = part[0];
     out->minor = part[1];
