@@ -165,18 +165,56 @@ static const char *read_count(const char *p, long *v)
     return p;
 }
 
+/* Whether hay contains needle, ignoring case. */
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!n)
+        return 0;
+    for (; *hay; hay++) {
+        size_t k = 0;
+        while (k < n && hay[k] &&
+               tolower((unsigned char)hay[k]) ==
+                   tolower((unsigned char)needle[k]))
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+/* Lists the 3 GPUs closest to name, each by its closest-matching name or
+ * alias (a name containing what was typed counts as distance 0; ties go to
+ * the shorter label). */
 static int unknown_gpu(const char *name, const char *spec, struct zs_err *err)
 {
-    const char *cands[64];
-    size_t n = 0;
-    char near[200];
+    int dist[NGPUS], used[NGPUS] = {0};
+    const char *label[NGPUS];
+    char near[200] = "";
+    size_t len = 0;
+
     for (int i = 0; i < NGPUS; i++) {
-        if (n < 64)
-            cands[n++] = g_gpus[i].name;
-        for (int k = 0; g_gpus[i].aliases[k] && n < 64; k++)
-            cands[n++] = g_gpus[i].aliases[k];
+        dist[i] = 1 << 30;
+        label[i] = g_gpus[i].name;
+        for (int k = -1; k < 0 || g_gpus[i].aliases[k]; k++) {
+            const char *cand = k < 0 ? g_gpus[i].name : g_gpus[i].aliases[k];
+            int d = contains_ci(cand, name) ? 0 : zs_str_distance(name, cand);
+            if (d < dist[i] ||
+                (d == dist[i] && strlen(cand) < strlen(label[i]))) {
+                dist[i] = d;
+                label[i] = cand;
+            }
+        }
     }
-    zs_str_closest_list(name, cands, n, 3, near, sizeof near);
+    for (int r = 0; r < 3 && r < NGPUS; r++) {
+        int best = -1;
+        for (int i = 0; i < NGPUS; i++)
+            if (!used[i] && (best < 0 || dist[i] < dist[best]))
+                best = i;
+        used[best] = 1;
+        len += (size_t)snprintf(near + len, sizeof near - len,
+                                r ? ", %s" : "%s", label[best]);
+    }
     return zs_err_set(err, ZS_EUSAGE,
                       "unknown GPU '%s' in '%s': closest are %s (see 'zsim hw "
                       "list')",
@@ -189,7 +227,8 @@ int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
     struct zs_cluster c;
     const struct zs_hw_gpu_entry *ge = NULL;
     long a = 0, b = -1, nnodes = 1, ngpus;
-    const char *p, *name;
+    const char *p, *name, *a_txt = NULL, *b_txt = NULL;
+    int a_len = 0, b_len = 0;
     int rc;
 
     memset(&c, 0, sizeof c);
@@ -214,7 +253,9 @@ int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
                               "invalid cluster spec '%s': must start with a "
                               "GPU count " SPEC_EXAMPLE,
                               spec);
+        a_txt = p;
         p = read_count(p, &a);
+        a_len = (int)(p - a_txt);
         if (*p != 'x' && *p != 'X')
             return zs_err_set(err, ZS_EUSAGE,
                               "invalid cluster spec '%s': expected 'x' after "
@@ -222,7 +263,9 @@ int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
                               spec);
         p++;
         if (isdigit((unsigned char)*p)) {
+            b_txt = p;
             p = read_count(p, &b);
+            b_len = (int)(p - b_txt);
             if (*p != 'x' && *p != 'X')
                 return zs_err_set(err, ZS_EUSAGE,
                                   "invalid cluster spec '%s': expected 'x' "
@@ -241,12 +284,15 @@ int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
             ngpus = b;
         } else {
             ngpus = a;
+            b_txt = a_txt;
+            b_len = a_len;
         }
+        /* Counts are quoted as typed: saturated values must not show. */
         if (nnodes < 1 || nnodes > ZS_HW_NODES_MAX)
             return zs_err_set(err, ZS_EUSAGE,
-                              "invalid node count %ld in '%s': must be in "
+                              "invalid node count %.*s in '%s': must be in "
                               "[1, %d]",
-                              nnodes, spec, ZS_HW_NODES_MAX);
+                              a_len, a_txt, spec, ZS_HW_NODES_MAX);
         ge = zs_hw_find_gpu(name);
         if (!ge)
             return unknown_gpu(name, spec, err);
@@ -263,10 +309,10 @@ int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
                               c.node.gpu.name);
         if (ngpus < 1 || ngpus > c.node.gpus_installed)
             return zs_err_set(err, ZS_EUSAGE,
-                              "invalid GPU count %ld in '%s': must be in [1, "
+                              "invalid GPU count %.*s in '%s': must be in [1, "
                               "%d], the GPUs of one %s node (for more, give "
                               "nodes: 2x%dx%s)",
-                              ngpus, spec, c.node.gpus_installed, c.node.name,
+                              b_len, b_txt, spec, c.node.gpus_installed, c.node.name,
                               c.node.gpus_installed, name);
     }
     c.nodes = (int)nnodes;

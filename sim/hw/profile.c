@@ -106,8 +106,13 @@ static int read_points(const struct zs_json_src *src, const cJSON *curve,
     int i = 0;
 
     join_path(name, sizeof name, path, key);
-    fmt_num(los, sizeof los, lo);
-    fmt_num(his, sizeof his, hi);
+    if (sizes) {
+        zs_fmt_bytes(los, sizeof los, (int64_t)lo);
+        zs_fmt_bytes(his, sizeof his, (int64_t)hi);
+    } else {
+        fmt_num(los, sizeof los, lo);
+        fmt_num(his, sizeof his, hi);
+    }
     if (!arr)
         return zs_err_set(err, ZS_EINPUT,
                           "missing '%s' in %s: required, an array of 1 to %d "
