@@ -876,6 +876,34 @@ START_TEST(test_deadlock)
 }
 END_TEST
 
+/* Simulated time is bounded (4e18 ns): a DELAY past it, or a flow so slow
+ * that it would end past it, stops the run with ZS_ELIMIT. */
+START_TEST(test_time_overflow)
+{
+    zs_sim *s = mk();
+    int q = zs_sim_add_queue(s, "a");
+    int l = zs_sim_add_link(s, "slow", 1e-3);
+    struct zs_err err = {0, ""};
+    delay(s, q, 3000000000000000000LL, NULL, 0);
+    sub(s, (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q,
+                                 .dur_ns = 3000000000000000000LL,
+                                 .name = "long"});
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_ELIMIT);
+    ck_assert_str_eq(err.msg, "simulated time overflow: task 'long' (id 1) "
+                              "would end after 4000000000000000000 ns (limit "
+                              "of the engine)");
+    zs_sim_reset(s);
+    sub(s, (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q,
+                                 .bytes = 1e18, .nlinks = 1, .links = {l},
+                                 .name = "trickle"});
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_ELIMIT);
+    ck_assert_str_eq(err.msg, "simulated time overflow: task 'trickle' (id 0) "
+                              "would end after 4000000000000000000 ns (limit "
+                              "of the engine)");
+    zs_sim_free(s);
+}
+END_TEST
+
 /* Every bad submission with its exact message (STYLE 24). */
 START_TEST(test_bad_submit)
 {
@@ -1000,6 +1028,7 @@ Suite *suite_engine(void)
     tcase_add_test(limits, test_reset_reuse);
     tcase_add_test(limits, test_bench_small);
     tcase_add_test(bad, test_deadlock);
+    tcase_add_test(bad, test_time_overflow);
     tcase_add_test(bad, test_bad_submit);
     tcase_add_test(bad, test_bad_topology);
     suite_add_tcase(s, core);

@@ -39,6 +39,9 @@
 #include <string.h>
 
 #define NS_PER_S 1e9
+/* Simulated time never passes 4e18 ns (~127 years), so now + any duration
+ * checked against it cannot overflow int64. */
+#define TIME_MAX_NS ((int64_t)4000000000000000000LL)
 
 zs_sim *zs_sim_new(void)
 {
@@ -463,8 +466,8 @@ static int64_t flow_ns(double rem, double rate)
     d = ceil(d - tol);
     if (d < 0)
         return 0;
-    if (d > 4e18)
-        return (int64_t)4e18;
+    if (d > (double)TIME_MAX_NS)
+        return TIME_MAX_NS + 1; /* beyond the limit: reported when popped */
     return (int64_t)d;
 }
 
@@ -689,8 +692,17 @@ static void complete(zs_sim *s, int32_t id)
     }
 }
 
-/* Starts a ready task at now.  Returns 0 or ZS_SIM_OOM. */
-static int start(zs_sim *s, int32_t id)
+static int time_overflow(zs_sim *s, int32_t id, struct zs_err *err)
+{
+    return zs_err_set(err, ZS_ELIMIT,
+                      "simulated time overflow: task '%s' (id %d) would end "
+                      "after %lld ns (limit of the engine)",
+                      s->recs[id].name ? s->recs[id].name : "", id,
+                      (long long)TIME_MAX_NS);
+}
+
+/* Starts a ready task at now.  Returns 0, ZS_SIM_OOM or ZS_ELIMIT. */
+static int start(zs_sim *s, int32_t id, struct zs_err *err)
 {
     struct task *t = &s->tasks[id];
     if (t->cores > 0 && t->pending == 0) {
@@ -705,6 +717,8 @@ static int start(zs_sim *s, int32_t id)
     case ZS_TASK_DELAY:
         s->recs[id].start_ns = s->now_ns;
         s->events++;
+        if (t->dur_ns > TIME_MAX_NS - s->now_ns)
+            return time_overflow(s, id, err);
         if (t->dur_ns > 0) {
             (void)zs_heap_set(&s->heap, id, s->now_ns + t->dur_ns);
             return 0;
@@ -862,9 +876,10 @@ int zs_sim_run(zs_sim *s, struct zs_err *err)
             s->work[s->work_tail++] = (int32_t)i;
     for (;;) {
         while (s->work_head < s->work_tail) {
-            if (start(s, s->work[s->work_head++]) == ZS_SIM_OOM) {
+            rc = start(s, s->work[s->work_head++], err);
+            if (rc) {
                 s->work_head = s->work_tail = 0;
-                return ZS_SIM_OOM;
+                return rc;
             }
         }
         s->work_head = s->work_tail = 0;
@@ -877,6 +892,8 @@ int zs_sim_run(zs_sim *s, struct zs_err *err)
         }
         if (!zs_heap_pop(&s->heap, &e))
             break;
+        if (e.t_ns > TIME_MAX_NS)
+            return time_overflow(s, e.id, err);
         s->now_ns = e.t_ns;
         if (s->tasks[e.id].kind == ZS_TASK_FLOW)
             flow_finish(s, e.id);
