@@ -64,13 +64,15 @@ START_TEST(test_tiny_flops)
     /* 2 * matmul params per layer (12288 attention + 33792 mlp) * 2 layers
      * = 184320, lm_head 2*64000 = 128000, attention 2 layers * 4 * 128 *
      * 4 heads * 16 = 65536. */
-    ck_assert(zs_model_flops_per_token_fwd(&m, 128) == 184320.0 + 128000.0 + 65536.0);
+    ck_assert(zs_model_flops_per_token_fwd(&m, 128) ==
+              184320.0 + 128000.0 + 65536.0);
     /* Causal core: 4 * head_dim * heads * seq^2/2 = 256 * 8192. */
     ck_assert(zs_model_attn_core_flops(&m, 128) == 2097152.0);
 }
 END_TEST
 
-static struct zs_act_opts aopts(int64_t seq, enum zs_ckpt c, enum zs_attn_impl a)
+static struct zs_act_opts aopts(int64_t seq, enum zs_ckpt c,
+                                enum zs_attn_impl a)
 {
     struct zs_act_opts o;
     memset(&o, 0, sizeof o);
@@ -99,9 +101,11 @@ START_TEST(test_tiny_activations)
     /* work fwd: the fp32 norm temporaries 8*128*64; bwd: 4*t*h + 6*t*i. */
     ck_assert_int_eq(zs_model_act_work_fwd(&m, &o), 65536);
     ck_assert_int_eq(zs_model_act_work_bwd(&m, &o), 32768 + 135168);
-    /* eager: lse out; 6*t*a*s = 393216 and repeated k, v 4*128*32 = 16384 in. */
+    /* eager: lse out; 6*t*a*s = 393216 and repeated k, v 4*128*32 = 16384 in.
+     */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_EAGER);
-    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984 - 2048 + 409600);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     297984 - 2048 + 409600);
     o = aopts(128, ZS_CKPT_SELECTIVE, ZS_ATTN_FLASH);
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 295936);
     o = aopts(128, ZS_CKPT_SELECTIVE, ZS_ATTN_EAGER);
@@ -145,7 +149,8 @@ START_TEST(test_tiny_methods)
     load_ok(GOOD "model-tiny.json", &m);
     ck_assert_int_eq(zs_model_trainable(&m, &full), 220480);
     /* r*(in+out): q 8*128, k 8*96, v 8*96, o 8*128, gate/up/down 8*240. */
-    ck_assert_int_eq(zs_model_trainable(&m, &lora), 2 * (1024 + 768 + 768 + 1024 + 3 * 1920));
+    ck_assert_int_eq(zs_model_trainable(&m, &lora),
+                     2 * (1024 + 768 + 768 + 1024 + 3 * 1920));
     ck_assert_int_eq(zs_model_trainable(&m, &qv), 2 * (1024 + 768));
     ck_assert_int_eq(zs_leaf_trainable(&m.pre[0], &lora), 0);
     /* Weights: bf16 2 B; NF4 q_proj (4096 elements) = 2048 + 64 block
@@ -173,7 +178,8 @@ START_TEST(test_tiny_moe)
     ck_assert_int_eq(m.params_total, 129436);
     /* active: experts 2*3*64*128 = 49152 instead of 98304. */
     ck_assert_int_eq(m.params_active, 129436 - 49152);
-    ck_assert_str_eq(m.largest_leaf_name, "model.layers.*.block_sparse_moe.experts");
+    ck_assert_str_eq(m.largest_leaf_name,
+                     "model.layers.*.block_sparse_moe.experts");
     ck_assert_int_eq(m.largest_leaf_params, 98304);
     ex = &m.layer[m.n_layer_leaves - 1];
     ck_assert_int_eq(ex->kind, ZS_LEAF_EXPERTS);
@@ -185,11 +191,13 @@ START_TEST(test_tiny_moe)
     ck_assert(m.extra[0].trainable_default);
     /* full: everything but the frozen-by-default talker. */
     ck_assert_int_eq(zs_model_trainable(&m, &full), 129436 - 500);
-    /* LoRA r 4: attention 4 * 4*128 = 2048; experts 4 experts * 3 * 4*(64+128). */
+    /* LoRA r 4: attention 4 * 4*128 = 2048; experts 4 experts * 3 * 4*(64+128).
+     */
     ck_assert_int_eq(zs_model_trainable(&m, &lora), 2048 + 4 * 3 * 4 * 192);
     /* Forward FLOPs at seq 16: 2*(16384 + 256 + 2*3*64*128) + 2*6400 +
      * 4*16*4*16 = 2*65792 + 12800 + 4096. */
-    ck_assert(zs_model_flops_per_token_fwd(&m, 16) == 2.0 * 65792 + 12800 + 4096);
+    ck_assert(zs_model_flops_per_token_fwd(&m, 16) ==
+              2.0 * 65792 + 12800 + 4096);
 }
 END_TEST
 
@@ -203,7 +211,8 @@ START_TEST(test_moe_activations)
      * norm2 2048+64, mlp in 2048, router 4*16*4 + 4*32 + 8*32 = 640,
      * experts 2*32*64 + 8*32*128 + 2*32*64 + 2*32 = 4096+32768+4096+64. */
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
-                     2112 + 2048 + 6144 + 256 + 2048 + 2112 + 2048 + 640 + 41024);
+                     2112 + 2048 + 6144 + 256 + 2048 + 2112 + 2048 + 640 +
+                         41024);
 }
 END_TEST
 
@@ -251,7 +260,8 @@ START_TEST(test_hf_published)
     ck_assert_int_eq(m.sliding_window, 0); /* use_sliding_window false */
     ck_assert_str_eq(m.name, "model-hf-Qwen2.5-7B");
     /* Published non-embedding 6.53B (model card). */
-    ck_assert(fabs((double)(m.params_total - m.params_embedding) - 6.53e9) < 0.001 * 6.53e9);
+    ck_assert(fabs((double)(m.params_total - m.params_embedding) - 6.53e9) <
+              0.001 * 6.53e9);
 }
 END_TEST
 
@@ -263,25 +273,35 @@ START_TEST(test_library_reference)
         const char *name;
         double total_b, active_b, emb_b;
     } cases[] = {
-        {"llama-2-7b", 6.738, 0, 0.262},      {"llama-2-70b", 68.977, 0, 0.524},
-        {"llama-3-8b", 8.030, 0, 1.051},      {"llama-3-70b", 70.554, 0, 2.101},
-        {"llama-3.1-405b", 405.853, 0, 4.203}, {"mistral-7b", 7.242, 0, 0.262},
-        {"mixtral-8x7b", 46.703, 12.880, 0.262}, {"qwen2.5-72b", 72.706, 0, 2.491},
-        {"qwen2.5-7b", 7.616, 0, 1.090},      {"qwen3-32b", 32.762, 0, 1.556},
-        {"qwen3-30b-a3b", 30.532, 3.353, 0.622}, {"yi-34b", 34.389, 0, 0.918},
+        {"llama-2-7b", 6.738, 0, 0.262},
+        {"llama-2-70b", 68.977, 0, 0.524},
+        {"llama-3-8b", 8.030, 0, 1.051},
+        {"llama-3-70b", 70.554, 0, 2.101},
+        {"llama-3.1-405b", 405.853, 0, 4.203},
+        {"mistral-7b", 7.242, 0, 0.262},
+        {"mixtral-8x7b", 46.703, 12.880, 0.262},
+        {"qwen2.5-72b", 72.706, 0, 2.491},
+        {"qwen2.5-7b", 7.616, 0, 1.090},
+        {"qwen3-32b", 32.762, 0, 1.556},
+        {"qwen3-30b-a3b", 30.532, 3.353, 0.622},
+        {"yi-34b", 34.389, 0, 0.918},
     };
     struct zs_model m;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         load_ok(cases[i].name, &m);
-        ck_assert_msg(fabs((double)m.params_total / 1e9 - cases[i].total_b) < 0.0006,
-                      "%s total %lld", cases[i].name, (long long)m.params_total);
+        ck_assert_msg(
+            fabs((double)m.params_total / 1e9 - cases[i].total_b) < 0.0006,
+            "%s total %lld", cases[i].name, (long long)m.params_total);
         if (cases[i].active_b > 0)
-            ck_assert_msg(fabs((double)m.params_active / 1e9 - cases[i].active_b) < 0.0006,
-                          "%s active %lld", cases[i].name, (long long)m.params_active);
+            ck_assert_msg(fabs((double)m.params_active / 1e9 -
+                               cases[i].active_b) < 0.0006,
+                          "%s active %lld", cases[i].name,
+                          (long long)m.params_active);
         else
             ck_assert(m.params_active == m.params_total);
-        ck_assert_msg(fabs((double)m.params_embedding / 1e9 - cases[i].emb_b) < 0.0006,
-                      "%s emb %lld", cases[i].name, (long long)m.params_embedding);
+        ck_assert_msg(
+            fabs((double)m.params_embedding / 1e9 - cases[i].emb_b) < 0.0006,
+            "%s emb %lld", cases[i].name, (long long)m.params_embedding);
     }
     /* Published: Mixtral 46.7B / 12.9B, Qwen3-32B 32.8B, Qwen2.5-14B 14.7B. */
     load_ok("8x7b", &m);
@@ -299,8 +319,8 @@ START_TEST(test_library_reference)
     ck_assert_int_eq(m.family, ZS_FAM_QWEN2_5_OMNI);
     ck_assert_int_eq(m.params_lm, 7615616512LL);
     ck_assert_int_eq(m.n_extra, 4);
-    ck_assert_int_eq(m.params_total,
-                     7615616512LL + 639647232LL + 676550144LL + 1351360256LL + 390000000LL);
+    ck_assert_int_eq(m.params_total, 7615616512LL + 639647232LL + 676550144LL +
+                                         1351360256LL + 390000000LL);
     ck_assert_str_eq(m.extra[2].name, "talker");
     ck_assert_int_eq(m.extra[2].placement_default, ZS_PLACE_CPU);
 }
@@ -315,14 +335,17 @@ START_TEST(test_resolve)
     unsetenv("ZSIM_MODELS");
     load_ok("72b", &m);
     ck_assert_str_eq(m.name, "qwen2.5-72b");
-    ck_assert_str_eq(m.resolved_from, "72b -> qwen2.5-72b (models/qwen2.5-72b.json)");
+    ck_assert_str_eq(m.resolved_from,
+                     "72b -> qwen2.5-72b (models/qwen2.5-72b.json)");
     ck_assert_str_eq(m.source, "models/qwen2.5-72b.json");
     load_ok("Qwen2.5-72B", &m);
-    ck_assert_str_eq(m.resolved_from, "Qwen2.5-72B -> qwen2.5-72b (models/qwen2.5-72b.json)");
+    ck_assert_str_eq(m.resolved_from,
+                     "Qwen2.5-72B -> qwen2.5-72b (models/qwen2.5-72b.json)");
     load_ok("qwen2.5-72b", &m);
     ck_assert_str_eq(m.resolved_from, "qwen2.5-72b (models/qwen2.5-72b.json)");
     load_ok(GOOD "model-hf-Yi-34B.json", &m);
-    ck_assert_str_eq(m.resolved_from, GOOD "model-hf-Yi-34B.json (hugging face config)");
+    ck_assert_str_eq(m.resolved_from,
+                     GOOD "model-hf-Yi-34B.json (hugging face config)");
     /* Every library entry and alias loads. */
     zs_model_library(&names, &n);
     ck_assert_int_eq(n, 15);
@@ -351,46 +374,122 @@ START_TEST(test_bad_inputs)
     static const struct {
         const char *name, *msg;
     } cases[] = {
-        {BAD "model-empty.json", "empty file 'tests/data/bad/model-empty.json': expected a JSON object"},
-        {BAD "model-binary.json", "binary file 'tests/data/bad/model-binary.json' (byte 0x01 at offset 42): expected a JSON object"},
-        {BAD "model-elf.json", "binary file 'tests/data/bad/model-elf.json' (byte 0x02 at offset 4): expected a JSON object"},
-        {BAD "model-truncated.json", "malformed JSON in tests/data/bad/model-truncated.json:5:1: unexpected end of input"},
-        {BAD "model-malformed.json", "malformed JSON in tests/data/bad/model-malformed.json:4:26: unexpected 't'"},
-        {BAD "model-array.json", "invalid top level in tests/data/bad/model-array.json: must be an object (got array)"},
-        {BAD "model-unknown-key.json", "unknown key 'hiden_size' in tests/data/bad/model-unknown-key.json:5:3: did you mean 'hidden_size'?"},
-        {BAD "model-wrong-type.json", "invalid 'hidden_size' in tests/data/bad/model-wrong-type.json:5:3: must be an integer in [1, 65536] (got '64')"},
-        {BAD "model-negative.json", "invalid 'hidden_size' in tests/data/bad/model-negative.json:5:3: must be an integer in [1, 65536] (got -64)"},
-        {BAD "model-huge.json", "invalid 'hidden_size' in tests/data/bad/model-huge.json:5:3: must be an integer in [1, 65536] (got 1e+300)"},
-        {BAD "model-fraction.json", "invalid 'hidden_size' in tests/data/bad/model-fraction.json:5:3: must be an integer in [1, 65536] (got 64.5)"},
-        {BAD "model-missing.json", "missing 'vocab_size' in tests/data/bad/model-missing.json: required, an integer in [1, 4194304]"},
-        {BAD "model-heads-hidden.json", "invalid 'num_attention_heads' in tests/data/bad/model-heads-hidden.json:8:3: must divide hidden_size (64) when head_dim is absent (got 6)"},
-        {BAD "model-kv-heads.json", "invalid 'num_key_value_heads' in tests/data/bad/model-kv-heads.json:9:3: must divide num_attention_heads (4) (got 3)"},
-        {BAD "model-dense-experts.json", "invalid 'num_experts' in tests/data/bad/model-dense-experts.json:12:3: must be 0 for the dense family llama (got 8)"},
-        {BAD "model-schema.json", "invalid 'schema' in tests/data/bad/model-schema.json:2:3: must be one of zsim.model/1 (got 'zsim.model/2')"},
-        {BAD "model-family.json", "invalid 'family' in tests/data/bad/model-family.json:4:3: must be one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, qwen2_5_omni (got 'gpt')"},
-        {BAD "model-moe-missing.json", "missing 'num_experts' in tests/data/bad/model-moe-missing.json: required for family mixtral, an integer in [1, 512]"},
-        {BAD "model-moe-topk.json", "invalid 'experts_per_token' in tests/data/bad/model-moe-topk.json:13:3: must be in [1, num_experts = 4] (got 6)"},
-        {BAD "model-extra-placement.json", "invalid 'extra.talker.placement' in tests/data/bad/model-extra-placement.json:14:30: must be one of sharded, cpu, gpu_full, disabled (got 'gpu')"},
-        {BAD "model-extra-type.json", "invalid 'extra' in tests/data/bad/model-extra-type.json:12:3: must be an object (got array)"},
-        {BAD "model-hf-unknown-type.json", "invalid 'model_type' in tests/data/bad/model-hf-unknown-type.json:3:3: must be one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe (got 'gpt2')"},
-        {BAD "model-hf-string.json", "invalid 'num_attention_heads' in tests/data/bad/model-hf-string.json:7:3: must be an integer in [1, 1024] (got '32')"},
-        {BAD "model-hf-missing.json", "missing 'hidden_size' in tests/data/bad/model-hf-missing.json: required, an integer in [1, 65536]"},
-        {BAD "model-hf-absurd.json", "invalid 'num_key_value_heads' in tests/data/bad/model-hf-absurd.json:9:3: must be an integer in [1, 1024] (got 0)"},
-        {BAD "model-hf-tie.json", "invalid 'tie_word_embeddings' in tests/data/bad/model-hf-tie.json:9:3: must be true or false (got 'no')"},
-        {BAD "model-hf-topk.json", "invalid 'num_experts_per_tok' in tests/data/bad/model-hf-topk.json:10:3: must be in [1, num_local_experts = 8] (got 9)"},
-        {BAD "model-hf-sparse-step.json", "invalid 'decoder_sparse_step' in tests/data/bad/model-hf-sparse-step.json:9:3: only 1 is supported (every layer sparse; zsim models identical layers) (got 2)"},
-        {BAD "model-hf-mlp-only.json", "invalid 'mlp_only_layers' in tests/data/bad/model-hf-mlp-only.json:9:3: must be an empty array (zsim models identical layers) (got a non-empty array)"},
-        {BAD "model-hf-kv.json", "invalid 'num_key_value_heads' in tests/data/bad/model-hf-kv.json:9:3: must divide num_attention_heads (32) (got 5)"},
-        {BAD "model-nonexistent.json", "cannot open 'tests/data/bad/model-nonexistent.json': No such file or directory"},
-        {"qwen-72", "unknown model 'qwen-72' (closest: qwen3-32b, qwen2.5-7b, qwen2.5-72b; see 'zsim model list')"},
-        {"llama-3-7b", "unknown model 'llama-3-7b' (closest: llama-2-7b, llama-3-8b, llama-3-70b; see 'zsim model list')"},
+        {BAD "model-empty.json",
+         "empty file 'tests/data/bad/model-empty.json': expected a JSON "
+         "object"},
+        {BAD "model-binary.json",
+         "binary file 'tests/data/bad/model-binary.json' (byte 0x01 at offset "
+         "42): expected a JSON object"},
+        {BAD "model-elf.json",
+         "binary file 'tests/data/bad/model-elf.json' (byte 0x02 at offset 4): "
+         "expected a JSON object"},
+        {BAD "model-truncated.json",
+         "malformed JSON in tests/data/bad/model-truncated.json:5:1: "
+         "unexpected end of input"},
+        {BAD "model-malformed.json",
+         "malformed JSON in tests/data/bad/model-malformed.json:4:26: "
+         "unexpected 't'"},
+        {BAD "model-array.json",
+         "invalid top level in tests/data/bad/model-array.json: must be an "
+         "object (got array)"},
+        {BAD "model-unknown-key.json",
+         "unknown key 'hiden_size' in "
+         "tests/data/bad/model-unknown-key.json:5:3: did you mean "
+         "'hidden_size'?"},
+        {BAD "model-wrong-type.json",
+         "invalid 'hidden_size' in tests/data/bad/model-wrong-type.json:5:3: "
+         "must be an integer in [1, 65536] (got '64')"},
+        {BAD "model-negative.json",
+         "invalid 'hidden_size' in tests/data/bad/model-negative.json:5:3: "
+         "must be an integer in [1, 65536] (got -64)"},
+        {BAD "model-huge.json",
+         "invalid 'hidden_size' in tests/data/bad/model-huge.json:5:3: must be "
+         "an integer in [1, 65536] (got 1e+300)"},
+        {BAD "model-fraction.json",
+         "invalid 'hidden_size' in tests/data/bad/model-fraction.json:5:3: "
+         "must be an integer in [1, 65536] (got 64.5)"},
+        {BAD "model-missing.json",
+         "missing 'vocab_size' in tests/data/bad/model-missing.json: required, "
+         "an integer in [1, 4194304]"},
+        {BAD "model-heads-hidden.json",
+         "invalid 'num_attention_heads' in "
+         "tests/data/bad/model-heads-hidden.json:8:3: must divide hidden_size "
+         "(64) when head_dim is absent (got 6)"},
+        {BAD "model-kv-heads.json",
+         "invalid 'num_key_value_heads' in "
+         "tests/data/bad/model-kv-heads.json:9:3: must divide "
+         "num_attention_heads (4) (got 3)"},
+        {BAD "model-dense-experts.json",
+         "invalid 'num_experts' in "
+         "tests/data/bad/model-dense-experts.json:12:3: must be 0 for the "
+         "dense family llama (got 8)"},
+        {BAD "model-schema.json",
+         "invalid 'schema' in tests/data/bad/model-schema.json:2:3: must be "
+         "one of zsim.model/1 (got 'zsim.model/2')"},
+        {BAD "model-family.json",
+         "invalid 'family' in tests/data/bad/model-family.json:4:3: must be "
+         "one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, "
+         "qwen2_5_omni (got 'gpt')"},
+        {BAD "model-moe-missing.json",
+         "missing 'num_experts' in tests/data/bad/model-moe-missing.json: "
+         "required for family mixtral, an integer in [1, 512]"},
+        {BAD "model-moe-topk.json", "invalid 'experts_per_token' in "
+                                    "tests/data/bad/model-moe-topk.json:13:3: "
+                                    "must be in [1, num_experts = 4] (got 6)"},
+        {BAD "model-extra-placement.json",
+         "invalid 'extra.talker.placement' in "
+         "tests/data/bad/model-extra-placement.json:14:30: must be one of "
+         "sharded, cpu, gpu_full, disabled (got 'gpu')"},
+        {BAD "model-extra-type.json",
+         "invalid 'extra' in tests/data/bad/model-extra-type.json:12:3: must "
+         "be an object (got array)"},
+        {BAD "model-hf-unknown-type.json",
+         "invalid 'model_type' in "
+         "tests/data/bad/model-hf-unknown-type.json:3:3: must be one of llama, "
+         "qwen2, qwen3, mistral, mixtral, qwen3_moe (got 'gpt2')"},
+        {BAD "model-hf-string.json",
+         "invalid 'num_attention_heads' in "
+         "tests/data/bad/model-hf-string.json:7:3: must be an integer in [1, "
+         "1024] (got '32')"},
+        {BAD "model-hf-missing.json",
+         "missing 'hidden_size' in tests/data/bad/model-hf-missing.json: "
+         "required, an integer in [1, 65536]"},
+        {BAD "model-hf-absurd.json", "invalid 'num_key_value_heads' in "
+                                     "tests/data/bad/model-hf-absurd.json:9:3: "
+                                     "must be an integer in [1, 1024] (got 0)"},
+        {BAD "model-hf-tie.json", "invalid 'tie_word_embeddings' in "
+                                  "tests/data/bad/model-hf-tie.json:9:3: must "
+                                  "be true or false (got 'no')"},
+        {BAD "model-hf-topk.json",
+         "invalid 'num_experts_per_tok' in "
+         "tests/data/bad/model-hf-topk.json:10:3: must be in [1, "
+         "num_local_experts = 8] (got 9)"},
+        {BAD "model-hf-sparse-step.json",
+         "invalid 'decoder_sparse_step' in "
+         "tests/data/bad/model-hf-sparse-step.json:9:3: only 1 is supported "
+         "(every layer sparse; zsim models identical layers) (got 2)"},
+        {BAD "model-hf-mlp-only.json",
+         "invalid 'mlp_only_layers' in "
+         "tests/data/bad/model-hf-mlp-only.json:9:3: must be an empty array "
+         "(zsim models identical layers) (got a non-empty array)"},
+        {BAD "model-hf-kv.json", "invalid 'num_key_value_heads' in "
+                                 "tests/data/bad/model-hf-kv.json:9:3: must "
+                                 "divide num_attention_heads (32) (got 5)"},
+        {BAD "model-nonexistent.json",
+         "cannot open 'tests/data/bad/model-nonexistent.json': No such file or "
+         "directory"},
+        {"qwen-72", "unknown model 'qwen-72' (closest: qwen3-32b, qwen2.5-7b, "
+                    "qwen2.5-72b; see 'zsim model list')"},
+        {"llama-3-7b", "unknown model 'llama-3-7b' (closest: llama-2-7b, "
+                       "llama-3-8b, llama-3-70b; see 'zsim model list')"},
     };
     unsetenv("ZSIM_MODELS");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zs_model m;
         struct zs_err err = {0, ""};
         int rc = zs_model_resolve(cases[i].name, &m, &err);
-        ck_assert_msg(rc == ZS_EINPUT, "%s: rc %d (%s)", cases[i].name, rc, err.msg);
+        ck_assert_msg(rc == ZS_EINPUT, "%s: rc %d (%s)", cases[i].name, rc,
+                      err.msg);
         ck_assert_str_eq(err.msg, cases[i].msg);
     }
 }
@@ -402,12 +501,20 @@ START_TEST(test_loader_kinds)
 {
     struct zs_model m;
     struct zs_err err = {0, ""};
-    ck_assert_int_eq(zs_model_load_zsim_json(GOOD "model-hf-Yi-34B.json", &m, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "unknown key '_name_or_path' in tests/data/good/model-hf-Yi-34B.json:2:3");
-    ck_assert_int_eq(zs_model_load_hf_config(GOOD "model-hf-Yi-34B.json", &m, &err), 0);
+    ck_assert_int_eq(
+        zs_model_load_zsim_json(GOOD "model-hf-Yi-34B.json", &m, &err),
+        ZS_EINPUT);
+    ck_assert_str_eq(err.msg, "unknown key '_name_or_path' in "
+                              "tests/data/good/model-hf-Yi-34B.json:2:3");
+    ck_assert_int_eq(
+        zs_model_load_hf_config(GOOD "model-hf-Yi-34B.json", &m, &err), 0);
     ck_assert_int_eq(m.params_total, 34388917248LL);
-    ck_assert_int_eq(zs_model_load_hf_config(GOOD "model-tiny.json", &m, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "missing 'model_type' in tests/data/good/model-tiny.json: required, one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe");
+    ck_assert_int_eq(zs_model_load_hf_config(GOOD "model-tiny.json", &m, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(
+        err.msg,
+        "missing 'model_type' in tests/data/good/model-tiny.json: required, "
+        "one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe");
     ck_assert_int_eq(zs_model_resolve("", &m, &err), ZS_EUSAGE);
 }
 END_TEST
@@ -437,9 +544,10 @@ END_TEST
 /* Every loader under an allocation-failure loop (STYLE 25). */
 START_TEST(test_alloc_failures)
 {
-    static const char *const inputs[] = {
-        GOOD "model-tiny.json", GOOD "model-tiny-moe.json",
-        GOOD "model-hf-Qwen3-30B-A3B.json", "omni", BAD "model-unknown-key.json"};
+    static const char *const inputs[] = {GOOD "model-tiny.json",
+                                         GOOD "model-tiny-moe.json",
+                                         GOOD "model-hf-Qwen3-30B-A3B.json",
+                                         "omni", BAD "model-unknown-key.json"};
     unsetenv("ZSIM_MODELS");
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
         struct zs_model ref;

@@ -67,7 +67,8 @@ bad:
                       opt, lo, hi, text ? text : "");
 }
 
-/* ---- list -------------------------------------------------------------------- */
+/* ---- list
+ * -------------------------------------------------------------------- */
 
 static int cmd_list(struct zs_err *err)
 {
@@ -80,7 +81,8 @@ static int cmd_list(struct zs_err *err)
     zs_model_library(&names, &n);
     zs_model_aliases(&al, &na);
     zs_table_header(t);
-    rc = zs_table_rowf(t, "name\tfamily\tparams\tactive\tlayers\thidden\taliases");
+    rc = zs_table_rowf(t,
+                       "name\tfamily\tparams\tactive\tlayers\thidden\taliases");
     for (int i = 0; i < n && !rc; i++) {
         struct zs_model m;
         char p[32], a[32], aliases[128] = "";
@@ -109,7 +111,8 @@ static int cmd_list(struct zs_err *err)
     return rc;
 }
 
-/* ---- show -------------------------------------------------------------------- */
+/* ---- show
+ * -------------------------------------------------------------------- */
 
 struct show_ctx {
     const struct zs_model *m;
@@ -117,7 +120,8 @@ struct show_ctx {
     int64_t seq;
 };
 
-static const enum zs_ckpt g_ckpts[] = {ZS_CKPT_NONE, ZS_CKPT_SELECTIVE, ZS_CKPT_FULL};
+static const enum zs_ckpt g_ckpts[] = {ZS_CKPT_NONE, ZS_CKPT_SELECTIVE,
+                                       ZS_CKPT_FULL};
 static const enum zs_attn_impl g_attns[] = {ZS_ATTN_FLASH, ZS_ATTN_EAGER};
 
 static void act_opts(const struct show_ctx *c, enum zs_ckpt ck,
@@ -145,8 +149,9 @@ static void shape_text(const struct zs_leaf *l, char *buf, size_t cap)
         break;
     case ZS_LEAF_EXPERTS: {
         int64_t e = l->params / (3 * l->in_features * l->out_features);
-        snprintf(buf, cap, "%" PRId64 " x 3 x %" PRId64 " x %" PRId64 " (top %d)",
-                 e, l->in_features, l->out_features, l->gemms / 3);
+        snprintf(buf, cap,
+                 "%" PRId64 " x 3 x %" PRId64 " x %" PRId64 " (top %d)", e,
+                 l->in_features, l->out_features, l->gemms / 3);
         break;
     }
     default:
@@ -163,8 +168,9 @@ static int leaf_row(struct zs_table *t, const struct show_ctx *c,
     shape_text(l, shape, sizeof shape);
     zs_fmt_count(p, sizeof p, (double)l->params);
     zs_fmt_count(tr, sizeof tr, (double)zs_leaf_trainable(l, &c->mo));
-    return zs_table_rowf(t, "%s%s\t%s\t%s\t%s\t%" PRId64 "\t%s", indent, l->name,
-                         zs_leaf_kind_name(l->kind), shape, p, l->params, tr);
+    return zs_table_rowf(t, "%s%s\t%s\t%s\t%s\t%" PRId64 "\t%s", indent,
+                         l->name, zs_leaf_kind_name(l->kind), shape, p,
+                         l->params, tr);
 }
 
 static int print_text(const struct show_ctx *c, struct zs_err *err)
@@ -203,8 +209,8 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
                  m->n_layers - 1, m->n_layers);
         zs_fmt_count(a, sizeof a, (double)m->params_layer);
         zs_fmt_count(b, sizeof b, (double)lt);
-        rc |= zs_table_rowf(tree, "%s\tlayer\teach\t%s\t%" PRId64 "\t%s", rng, a,
-                            m->params_layer, b);
+        rc |= zs_table_rowf(tree, "%s\tlayer\teach\t%s\t%" PRId64 "\t%s", rng,
+                            a, m->params_layer, b);
         for (int i = 0; i < m->n_layer_leaves; i++)
             rc |= leaf_row(tree, c, "  ", &m->layer[i]);
     }
@@ -218,16 +224,17 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
                  x->placement_default != ZS_PLACE_DISABLED;
         zs_fmt_count(a, sizeof a, (double)x->params);
         zs_fmt_count(b, sizeof b, tr ? (double)x->params : 0);
-        rc |= zs_table_rowf(tree, "%s\textra\tplacement %s\t%s\t%" PRId64 "\t%s",
-                            x->name, zs_placement_name(x->placement_default), a,
-                            x->params, b);
+        rc |= zs_table_rowf(
+            tree, "%s\textra\tplacement %s\t%s\t%" PRId64 "\t%s", x->name,
+            zs_placement_name(x->placement_default), a, x->params, b);
         wbytes += 2 * x->params;
     }
 
     /* Activations at micro-batch 1. */
     zs_table_header(acts);
-    rc |= zs_table_rowf(acts, "checkpointing\tattention\tper token/layer\tper layer\t"
-                              "all layers\twork fwd\twork bwd");
+    rc |= zs_table_rowf(acts,
+                        "checkpointing\tattention\tper token/layer\tper layer\t"
+                        "all layers\twork fwd\twork bwd");
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 2; j++) {
             struct zs_act_opts o;
@@ -240,8 +247,8 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
             zs_fmt_bytes(e, sizeof e, zs_model_act_work_fwd(m, &o));
             zs_fmt_bytes(f, sizeof f, zs_model_act_work_bwd(m, &o));
             rc |= zs_table_rowf(acts, "%s\t%s\t%s\t%s\t%s\t%s\t%s",
-                                zs_ckpt_name(g_ckpts[i]), zs_attn_name(g_attns[j]),
-                                a, b, d, e, f);
+                                zs_ckpt_name(g_ckpts[i]),
+                                zs_attn_name(g_attns[j]), a, b, d, e, f);
         }
 
     {
@@ -270,8 +277,9 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
 
     /* Everything is computed: print. */
     printf("model: %s\n", m->resolved_from);
-    printf("family %s: %" PRId64 " layers, hidden %" PRId64 ", intermediate %" PRId64
-           ", %" PRId64 " heads (%" PRId64 " kv, head_dim %" PRId64 "), vocab %" PRId64,
+    printf("family %s: %" PRId64 " layers, hidden %" PRId64
+           ", intermediate %" PRId64 ", %" PRId64 " heads (%" PRId64
+           " kv, head_dim %" PRId64 "), vocab %" PRId64,
            zs_family_name(m->family), m->n_layers, m->hidden, m->intermediate,
            m->n_heads, m->n_kv_heads, m->head_dim, m->vocab);
     if (m->n_experts)
@@ -293,7 +301,8 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
     printf("  active/token    %10s  %15" PRId64 "\n", a, m->params_active);
     zs_fmt_count(a, sizeof a, (double)m->params_embedding);
     printf("  embedding       %10s  %15" PRId64 "  (embed_tokens%s)\n", a,
-           m->params_embedding, m->tie_embeddings ? ", tied lm_head" : " + lm_head");
+           m->params_embedding,
+           m->tie_embeddings ? ", tied lm_head" : " + lm_head");
     zs_fmt_count(a, sizeof a, (double)(m->params_total - m->params_embedding));
     printf("  non-embedding   %10s  %15" PRId64 "\n", a,
            m->params_total - m->params_embedding);
@@ -304,15 +313,18 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
         printf(", rank %d on q,k,v,o,gate,up,down", c->mo.lora_rank);
     printf(", %.2f %%)\n", 100.0 * (double)trainable / (double)m->params_total);
     zs_fmt_count(a, sizeof a, (double)(m->params_total - trainable));
-    printf("  frozen          %10s  %15" PRId64 "\n", a, m->params_total - trainable);
+    printf("  frozen          %10s  %15" PRId64 "\n", a,
+           m->params_total - trainable);
     zs_fmt_bytes(a, sizeof a, wbytes);
     printf("  weights         %10s  %15" PRId64 " B  (%s)\n", a, wbytes,
-           c->mo.method == ZS_METHOD_QLORA ? "NF4 linears + bf16 rest" : "bf16");
+           c->mo.method == ZS_METHOD_QLORA ? "NF4 linears + bf16 rest"
+                                           : "bf16");
 
     printf("\nmodule tree (one decoder layer in full)\n");
     zs_table_print(tree, stdout, 2);
     zs_fmt_count(a, sizeof a, (double)m->largest_leaf_params);
-    printf("  largest module: %s, %s params (%" PRId64 "): ZeRO-3 gathers it at once\n",
+    printf("  largest module: %s, %s params (%" PRId64
+           "): ZeRO-3 gathers it at once\n",
            m->largest_leaf_name, a, m->largest_leaf_params);
 
     printf("\nflops (forward, PaLM convention) at seq %" PRId64 "\n", c->seq);
@@ -322,11 +334,14 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
     printf("  attention core     %.4g GFLOP per layer per sequence (causal)\n",
            zs_model_attn_core_flops(m, c->seq) / 1e9);
 
-    printf("\nactivations saved for backward at seq %" PRId64 ", micro-batch 1, sp 1%s\n",
-           c->seq, c->mo.method == ZS_METHOD_FULL ? "" : " (with LoRA adapters)");
+    printf("\nactivations saved for backward at seq %" PRId64
+           ", micro-batch 1, sp 1%s\n",
+           c->seq,
+           c->mo.method == ZS_METHOD_FULL ? "" : " (with LoRA adapters)");
     zs_table_print(acts, stdout, 2);
 
-    printf("\nloss buffers at seq %" PRId64 ", micro-batch 1 (vocab %" PRId64 ")\n",
+    printf("\nloss buffers at seq %" PRId64 ", micro-batch 1 (vocab %" PRId64
+           ")\n",
            c->seq, m->vocab);
     zs_table_print(loss, stdout, 2);
 out:
@@ -389,18 +404,22 @@ static void print_json(const struct show_ctx *c)
            zs_method_name(c->mo.method),
            c->mo.method == ZS_METHOD_FULL ? 0 : c->mo.lora_rank);
     printf("  \"params_total\": %" PRId64 ",\n  \"params_active\": %" PRId64
-           ",\n  \"params_embedding\": %" PRId64 ",\n  \"params_non_embedding\": %" PRId64
-           ",\n  \"params_trainable\": %" PRId64 ",\n  \"params_frozen\": %" PRId64
-           ",\n  \"params_layer\": %" PRId64 ",\n",
+           ",\n  \"params_embedding\": %" PRId64
+           ",\n  \"params_non_embedding\": %" PRId64
+           ",\n  \"params_trainable\": %" PRId64
+           ",\n  \"params_frozen\": %" PRId64 ",\n  \"params_layer\": %" PRId64
+           ",\n",
            m->params_total, m->params_active, m->params_embedding,
            m->params_total - m->params_embedding, trainable,
            m->params_total - trainable, m->params_layer);
     printf("  \"layers\": %" PRId64 ",\n  \"hidden_size\": %" PRId64
            ",\n  \"intermediate_size\": %" PRId64 ",\n  \"num_heads\": %" PRId64
            ",\n  \"num_kv_heads\": %" PRId64 ",\n  \"head_dim\": %" PRId64
-           ",\n  \"vocab_size\": %" PRId64 ",\n  \"max_position_embeddings\": %" PRId64
+           ",\n  \"vocab_size\": %" PRId64
+           ",\n  \"max_position_embeddings\": %" PRId64
            ",\n  \"tie_word_embeddings\": %s,\n  \"num_experts\": %" PRId64
-           ",\n  \"experts_per_token\": %" PRId64 ",\n  \"moe_intermediate_size\": %" PRId64
+           ",\n  \"experts_per_token\": %" PRId64
+           ",\n  \"moe_intermediate_size\": %" PRId64
            ",\n  \"sliding_window\": %" PRId64 ",\n",
            m->n_layers, m->hidden, m->intermediate, m->n_heads, m->n_kv_heads,
            m->head_dim, m->vocab, m->max_position,
@@ -408,7 +427,8 @@ static void print_json(const struct show_ctx *c)
            m->experts_per_token, m->moe_intermediate, m->sliding_window);
     printf("  \"largest_module_name\": ");
     jstr(m->largest_leaf_name);
-    printf(",\n  \"largest_module_params\": %" PRId64 ",\n", m->largest_leaf_params);
+    printf(",\n  \"largest_module_params\": %" PRId64 ",\n",
+           m->largest_leaf_params);
     printf("  \"seq_len\": %" PRId64 ",\n", c->seq);
     printf("  \"flops_per_token_fwd\": %.0f,\n",
            zs_model_flops_per_token_fwd(m, c->seq));
@@ -426,7 +446,8 @@ static void print_json(const struct show_ctx *c)
         const struct zs_extra *x = &m->extra[i];
         printf("    {\"name\": ");
         jstr(x->name);
-        printf(", \"params\": %" PRId64 ", \"trainable\": %s, \"placement\": \"%s\""
+        printf(", \"params\": %" PRId64
+               ", \"trainable\": %s, \"placement\": \"%s\""
                ", \"flops_per_token_fwd\": %.0f}%s\n",
                x->params, x->trainable_default ? "true" : "false",
                zs_placement_name(x->placement_default), x->flops_per_token_fwd,
@@ -440,7 +461,8 @@ static void print_json(const struct show_ctx *c)
             s = zs_model_act_saved_per_layer(m, &o);
             printf("    {\"checkpointing\": \"%s\", \"attention\": \"%s\", "
                    "\"micro_batch\": 1, \"bytes_per_layer\": %" PRId64
-                   ", \"bytes_all_layers\": %" PRId64 ", \"work_fwd_bytes\": %" PRId64
+                   ", \"bytes_all_layers\": %" PRId64
+                   ", \"work_fwd_bytes\": %" PRId64
                    ", \"work_bwd_bytes\": %" PRId64 "}%s\n",
                    zs_ckpt_name(g_ckpts[i]), zs_attn_name(g_attns[j]), s,
                    s * m->n_layers, zs_model_act_work_fwd(m, &o),
@@ -525,7 +547,8 @@ static int run(int argc, char **argv, struct zs_err *err)
                           "model --help')");
     if (strcmp(args.pos[0], "list") == 0) {
         if (args.npos != 1)
-            return zs_err_set(err, ZS_EUSAGE, "'model list' takes no arguments");
+            return zs_err_set(err, ZS_EUSAGE,
+                              "'model list' takes no arguments");
         return cmd_list(err);
     }
     if (strcmp(args.pos[0], "show") == 0)

@@ -26,7 +26,8 @@
 #include <string.h>
 
 static const char *const g_family_names[ZS_FAM_COUNT] = {
-    "llama", "qwen2", "qwen3", "mistral", "mixtral", "qwen3_moe", "qwen2_5_omni"};
+    "llama",   "qwen2",     "qwen3",       "mistral",
+    "mixtral", "qwen3_moe", "qwen2_5_omni"};
 
 const char *zs_family_name(enum zs_family f)
 {
@@ -69,12 +70,16 @@ const char *zs_placement_name(enum zs_placement p)
 
 const char *zs_method_name(enum zs_method m)
 {
-    return m == ZS_METHOD_LORA ? "lora" : m == ZS_METHOD_QLORA ? "qlora" : "full";
+    return m == ZS_METHOD_LORA    ? "lora"
+           : m == ZS_METHOD_QLORA ? "qlora"
+                                  : "full";
 }
 
 const char *zs_ckpt_name(enum zs_ckpt c)
 {
-    return c == ZS_CKPT_SELECTIVE ? "selective" : c == ZS_CKPT_FULL ? "full" : "none";
+    return c == ZS_CKPT_SELECTIVE ? "selective"
+           : c == ZS_CKPT_FULL    ? "full"
+                                  : "none";
 }
 
 const char *zs_attn_name(enum zs_attn_impl a)
@@ -145,9 +150,13 @@ static int build_leaves(struct zs_model *m, struct zs_err *err)
     char nm[64];
 
     m->n_pre = m->n_layer_leaves = m->n_post = 0;
-#define PRE(...) ok &= add_leaf(m->pre, &m->n_pre, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
-#define LAY(...) ok &= add_leaf(m->layer, &m->n_layer_leaves, ZS_MODEL_MAX_LAYER_LEAVES, __VA_ARGS__) != NULL
-#define POST(...) ok &= add_leaf(m->post, &m->n_post, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
+#define PRE(...)                                                               \
+    ok &= add_leaf(m->pre, &m->n_pre, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
+#define LAY(...)                                                               \
+    ok &= add_leaf(m->layer, &m->n_layer_leaves, ZS_MODEL_MAX_LAYER_LEAVES,    \
+                   __VA_ARGS__) != NULL
+#define POST(...)                                                              \
+    ok &= add_leaf(m->post, &m->n_post, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
 
     PRE("model.embed_tokens", ZS_LEAF_EMBED, 0, h, m->vocab, 0);
 
@@ -161,7 +170,8 @@ static int build_leaves(struct zs_model *m, struct zs_err *err)
     if (m->qk_norm)
         LAY("self_attn.k_norm", ZS_LEAF_NORM, 0, d, d, 0);
     LAY("self_attn.v_proj", ZS_LEAF_LINEAR, ZS_ROLE_V, h, hkv, kvb);
-    LAY("self_attn.o_proj", ZS_LEAF_LINEAR, ZS_ROLE_O, hq, h, m->o_bias ? h : 0);
+    LAY("self_attn.o_proj", ZS_LEAF_LINEAR, ZS_ROLE_O, hq, h,
+        m->o_bias ? h : 0);
     LAY("post_attention_layernorm", ZS_LEAF_NORM, 0, h, h, 0);
     if (is_moe(m)) {
         struct zs_leaf *x;
@@ -178,14 +188,17 @@ static int build_leaves(struct zs_model *m, struct zs_err *err)
         if (ok) {
             x = &m->layer[m->n_layer_leaves - 1];
             x->params = m->n_experts * 3 * h * m->moe_intermediate;
-            x->params_active = m->experts_per_token * 3 * h * m->moe_intermediate;
+            x->params_active =
+                m->experts_per_token * 3 * h * m->moe_intermediate;
             x->n_tensors = (int)(m->n_experts * 3);
             x->gemms = (int)(3 * m->experts_per_token);
         }
     } else {
-        LAY("mlp.gate_proj", ZS_LEAF_LINEAR, ZS_ROLE_GATE, h, m->intermediate, 0);
+        LAY("mlp.gate_proj", ZS_LEAF_LINEAR, ZS_ROLE_GATE, h, m->intermediate,
+            0);
         LAY("mlp.up_proj", ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, 0);
-        LAY("mlp.down_proj", ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, 0);
+        LAY("mlp.down_proj", ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h,
+            0);
     }
 
     POST("model.norm", ZS_LEAF_NORM, 0, h, h, 0);
@@ -262,9 +275,10 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
     m->params_layer = sum_leaves(m->layer, m->n_layer_leaves, 0);
     m->params_lm = zs_model_leaf_sum(m);
     m->params_total = m->params_lm;
-    m->params_active = sum_leaves(m->pre, m->n_pre, 1) +
-                       m->n_layers * sum_leaves(m->layer, m->n_layer_leaves, 1) +
-                       sum_leaves(m->post, m->n_post, 1);
+    m->params_active =
+        sum_leaves(m->pre, m->n_pre, 1) +
+        m->n_layers * sum_leaves(m->layer, m->n_layer_leaves, 1) +
+        sum_leaves(m->post, m->n_post, 1);
     /* model.h: params_active includes the extras (towers, talker). */
     for (int i = 0; i < m->n_extra; i++) {
         m->params_total += m->extra[i].params;
@@ -306,7 +320,8 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
     return 0;
 }
 
-/* ---- Training method -------------------------------------------------------- */
+/* ---- Training method --------------------------------------------------------
+ */
 
 static unsigned popcount3(unsigned x)
 {
@@ -314,7 +329,8 @@ static unsigned popcount3(unsigned x)
            ((x & ZS_ROLE_DOWN) != 0);
 }
 
-int64_t zs_leaf_trainable(const struct zs_leaf *l, const struct zs_method_opts *mo)
+int64_t zs_leaf_trainable(const struct zs_leaf *l,
+                          const struct zs_method_opts *mo)
 {
     unsigned targets;
     int64_t r;
@@ -337,7 +353,8 @@ int64_t zs_leaf_trainable(const struct zs_leaf *l, const struct zs_method_opts *
     return 0;
 }
 
-int64_t zs_model_trainable(const struct zs_model *m, const struct zs_method_opts *mo)
+int64_t zs_model_trainable(const struct zs_model *m,
+                           const struct zs_method_opts *mo)
 {
     int64_t s = 0, layer = 0;
     for (int i = 0; i < m->n_pre; i++)
@@ -370,7 +387,8 @@ static int64_t nf4_bytes(int64_t n)
     return (n + 1) / 2 + blocks + 4 * ((blocks + 255) / 256);
 }
 
-int64_t zs_leaf_weight_bytes(const struct zs_leaf *l, const struct zs_method_opts *mo)
+int64_t zs_leaf_weight_bytes(const struct zs_leaf *l,
+                             const struct zs_method_opts *mo)
 {
     if (!mo || mo->method != ZS_METHOD_QLORA)
         return 2 * l->params; /* bf16 */
@@ -386,13 +404,15 @@ int64_t zs_leaf_weight_bytes(const struct zs_leaf *l, const struct zs_method_opt
     }
     case ZS_LEAF_EXPERTS:
         /* One quantised tensor per expert projection. */
-        return (int64_t)l->n_tensors * nf4_bytes(l->in_features * l->out_features);
+        return (int64_t)l->n_tensors *
+               nf4_bytes(l->in_features * l->out_features);
     default:
         return 2 * l->params;
     }
 }
 
-/* ---- FLOPs -------------------------------------------------------------------- */
+/* ---- FLOPs
+ * -------------------------------------------------------------------- */
 
 static double gemm_flops(const struct zs_leaf *l, int n)
 {
@@ -447,7 +467,8 @@ double zs_model_attn_core_flops(const struct zs_model *m, int64_t seq)
     return 4.0 * (double)m->head_dim * (double)m->n_heads * pairs;
 }
 
-/* ---- Activations ------------------------------------------------------------ */
+/* ---- Activations ------------------------------------------------------------
+ */
 
 static int64_t sat(double v)
 {
@@ -586,7 +607,8 @@ static double saved(const struct act_dims *d, enum zs_ckpt ckpt,
     }
 }
 
-int64_t zs_model_act_saved_per_layer(const struct zs_model *m, const struct zs_act_opts *o)
+int64_t zs_model_act_saved_per_layer(const struct zs_model *m,
+                                     const struct zs_act_opts *o)
 {
     struct act_dims d;
     act_dims(m, o, &d);
@@ -634,8 +656,8 @@ static double work_bwd(const struct act_dims *d, enum zs_ckpt ckpt,
     double norm = 8 * t * d->h;
     /* MLP backward: grads of the product, SiLU output and up output alive
      * together, then the gate grad [assumption]. */
-    double mlp = d->k > 0 ? 6 * (t * d->k / d->E) * d->mi + 2 * t * d->h
-                          : 6 * t * d->i;
+    double mlp =
+        d->k > 0 ? 6 * (t * d->k / d->E) * d->mi + 2 * t * d->h : 6 * t * d->i;
     double at;
     if (attn == ZS_ATTN_EAGER)
         /* grad of the bf16 probabilities upcast to fp32 and the fp32
@@ -654,14 +676,16 @@ static double work_bwd(const struct act_dims *d, enum zs_ckpt ckpt,
     return w;
 }
 
-int64_t zs_model_act_work_fwd(const struct zs_model *m, const struct zs_act_opts *o)
+int64_t zs_model_act_work_fwd(const struct zs_model *m,
+                              const struct zs_act_opts *o)
 {
     struct act_dims d;
     act_dims(m, o, &d);
     return sat(work_fwd(&d, o->ckpt, o->attn));
 }
 
-int64_t zs_model_act_work_bwd(const struct zs_model *m, const struct zs_act_opts *o)
+int64_t zs_model_act_work_bwd(const struct zs_model *m,
+                              const struct zs_act_opts *o)
 {
     struct act_dims d;
     act_dims(m, o, &d);

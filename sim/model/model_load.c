@@ -40,27 +40,36 @@
 #define LIM_EXPERTS 512
 #define LIM_EXTRA_PARAMS 1e13
 
-/* ---- The library ---------------------------------------------------------- */
+/* ---- The library ----------------------------------------------------------
+ */
 
 static const char *const g_library[] = {
-    "qwen2.5-7b",    "qwen2.5-14b",    "qwen2.5-32b",   "qwen2.5-72b",
-    "qwen3-32b",     "qwen3-30b-a3b",  "yi-34b",        "llama-2-7b",
-    "llama-2-70b",   "llama-3-8b",     "llama-3-70b",   "llama-3.1-405b",
-    "mistral-7b",    "mixtral-8x7b",   "qwen2.5-omni-7b",
+    "qwen2.5-7b",  "qwen2.5-14b",   "qwen2.5-32b",     "qwen2.5-72b",
+    "qwen3-32b",   "qwen3-30b-a3b", "yi-34b",          "llama-2-7b",
+    "llama-2-70b", "llama-3-8b",    "llama-3-70b",     "llama-3.1-405b",
+    "mistral-7b",  "mixtral-8x7b",  "qwen2.5-omni-7b",
 };
 
 /* Aliases: the size alone names the model people mean most often with it in
  * the issues behind DESIGN §1 (Qwen2.5 for 7b/14b/32b/72b, Yi for 34b, Llama 3
  * for 8b/70b/405b). */
 static const struct zs_model_alias g_aliases[] = {
-    {"7b", "qwen2.5-7b"},         {"14b", "qwen2.5-14b"},
-    {"32b", "qwen2.5-32b"},       {"72b", "qwen2.5-72b"},
-    {"34b", "yi-34b"},            {"8b", "llama-3-8b"},
-    {"70b", "llama-3-70b"},       {"405b", "llama-3.1-405b"},
-    {"30b-a3b", "qwen3-30b-a3b"}, {"8x7b", "mixtral-8x7b"},
-    {"omni", "qwen2.5-omni-7b"},  {"mistral", "mistral-7b"},
-    {"mixtral", "mixtral-8x7b"},  {"yi", "yi-34b"},
-    {"llama2-7b", "llama-2-7b"},  {"llama2-70b", "llama-2-70b"},
+    {"7b", "qwen2.5-7b"},
+    {"14b", "qwen2.5-14b"},
+    {"32b", "qwen2.5-32b"},
+    {"72b", "qwen2.5-72b"},
+    {"34b", "yi-34b"},
+    {"8b", "llama-3-8b"},
+    {"70b", "llama-3-70b"},
+    {"405b", "llama-3.1-405b"},
+    {"30b-a3b", "qwen3-30b-a3b"},
+    {"8x7b", "mixtral-8x7b"},
+    {"omni", "qwen2.5-omni-7b"},
+    {"mistral", "mistral-7b"},
+    {"mixtral", "mixtral-8x7b"},
+    {"yi", "yi-34b"},
+    {"llama2-7b", "llama-2-7b"},
+    {"llama2-70b", "llama-2-70b"},
 };
 
 int zs_model_library(const char *const **names, int *n)
@@ -83,7 +92,8 @@ const char *zs_model_library_dir(void)
     return (e && *e) ? e : ZS_SOURCE_DIR "/models";
 }
 
-/* ---- Shared helpers --------------------------------------------------------- */
+/* ---- Shared helpers ---------------------------------------------------------
+ */
 
 /* "invalid 'key' in file:line:col: <what>" at key's position. */
 static int bad_at(const struct zs_json_src *src, const char *objpath,
@@ -99,8 +109,8 @@ static int bad_at(const struct zs_json_src *src, const char *objpath,
     va_end(ap);
     zs_json_where(src, objpath, key, where, sizeof where);
     if (objpath && *objpath)
-        return zs_err_set(err, ZS_EINPUT, "invalid '%s.%s' in %s: %s",
-                          objpath, key, where, what);
+        return zs_err_set(err, ZS_EINPUT, "invalid '%s.%s' in %s: %s", objpath,
+                          key, where, what);
     return zs_err_set(err, ZS_EINPUT, "invalid '%s' in %s: %s", key, where,
                       what);
 }
@@ -153,11 +163,13 @@ static int check_shape(const struct zs_json_src *src, const cJSON *root,
     return 0;
 }
 
-/* ---- zsim model JSON ------------------------------------------------------ */
+/* ---- zsim model JSON ------------------------------------------------------
+ */
 
 static const char *const g_schema_choices[] = {"zsim.model/1", NULL};
 static const char *const g_family_choices[] = {
-    "llama", "qwen2", "qwen3", "mistral", "mixtral", "qwen3_moe", "qwen2_5_omni", NULL};
+    "llama",   "qwen2",     "qwen3",        "mistral",
+    "mixtral", "qwen3_moe", "qwen2_5_omni", NULL};
 static const char *const g_place_choices[] = {"sharded", "cpu", "gpu_full",
                                               "disabled", NULL};
 
@@ -172,13 +184,20 @@ struct zjson {
 };
 
 #define ZF(key, type, field, lo, hi, def, flags)                               \
-    {key, type, offsetof(struct zjson, field), lo, hi, def, flags, NULL, 0, NULL}
+    {                                                                          \
+        key, type, offsetof(struct zjson, field), lo, hi, def, flags, NULL, 0, \
+            NULL                                                               \
+    }
 
 static const struct zs_field g_zsim_fields[] = {
-    {"schema", ZS_F_ENUM, offsetof(struct zjson, schema), 0, 0, 0, ZS_F_REQUIRED, g_schema_choices, 0, NULL},
-    {"name", ZS_F_STRING, offsetof(struct zjson, name), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
-    {"family", ZS_F_ENUM, offsetof(struct zjson, family), 0, 0, 0, ZS_F_REQUIRED, g_family_choices, 0, NULL},
-    {"source", ZS_F_STRING, offsetof(struct zjson, source), 0, 0, 0, 0, NULL, 512, ""},
+    {"schema", ZS_F_ENUM, offsetof(struct zjson, schema), 0, 0, 0,
+     ZS_F_REQUIRED, g_schema_choices, 0, NULL},
+    {"name", ZS_F_STRING, offsetof(struct zjson, name), 0, 0, 0, ZS_F_REQUIRED,
+     NULL, 64, NULL},
+    {"family", ZS_F_ENUM, offsetof(struct zjson, family), 0, 0, 0,
+     ZS_F_REQUIRED, g_family_choices, 0, NULL},
+    {"source", ZS_F_STRING, offsetof(struct zjson, source), 0, 0, 0, 0, NULL,
+     512, ""},
     ZF("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 0, ZS_F_REQUIRED),
     ZF("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 0, ZS_F_REQUIRED),
     ZF("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 0, ZS_F_REQUIRED),
@@ -186,7 +205,8 @@ static const struct zs_field g_zsim_fields[] = {
     ZF("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 0, ZS_F_REQUIRED),
     ZF("head_dim", ZS_F_INT, head_dim, 1, LIM_HEAD_DIM, 0, 0),
     ZF("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 0, ZS_F_REQUIRED),
-    ZF("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 0, ZS_F_REQUIRED),
+    ZF("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 0,
+       ZS_F_REQUIRED),
     ZF("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 0, 0),
     ZF("qkv_bias", ZS_F_BOOL, qkv_bias, 0, 0, 0, 0),
     ZF("o_bias", ZS_F_BOOL, o_bias, 0, 0, 0, 0),
@@ -207,11 +227,16 @@ struct zextra {
 };
 
 static const struct zs_field g_extra_fields[] = {
-    {"params", ZS_F_INT, offsetof(struct zextra, params), 0, LIM_EXTRA_PARAMS, 0, ZS_F_REQUIRED, NULL, 0, NULL},
-    {"trainable", ZS_F_BOOL, offsetof(struct zextra, trainable), 0, 0, 0, 0, NULL, 0, NULL},
-    {"placement", ZS_F_ENUM, offsetof(struct zextra, placement), 0, 0, 0, 0, g_place_choices, 0, NULL},
-    {"flops_per_token_fwd", ZS_F_DOUBLE, offsetof(struct zextra, flops), 0, 1e15, 0, 0, NULL, 0, NULL},
-    {"source", ZS_F_STRING, offsetof(struct zextra, source), 0, 0, 0, 0, NULL, 512, ""},
+    {"params", ZS_F_INT, offsetof(struct zextra, params), 0, LIM_EXTRA_PARAMS,
+     0, ZS_F_REQUIRED, NULL, 0, NULL},
+    {"trainable", ZS_F_BOOL, offsetof(struct zextra, trainable), 0, 0, 0, 0,
+     NULL, 0, NULL},
+    {"placement", ZS_F_ENUM, offsetof(struct zextra, placement), 0, 0, 0, 0,
+     g_place_choices, 0, NULL},
+    {"flops_per_token_fwd", ZS_F_DOUBLE, offsetof(struct zextra, flops), 0,
+     1e15, 0, 0, NULL, 0, NULL},
+    {"source", ZS_F_STRING, offsetof(struct zextra, source), 0, 0, 0, 0, NULL,
+     512, ""},
 };
 
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
@@ -229,7 +254,8 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
     int rc;
 
     memset(&z, 0, sizeof z);
-    rc = zs_json_read(src, root, "", g_zsim_fields, NF(g_zsim_fields), &z, 0, err);
+    rc = zs_json_read(src, root, "", g_zsim_fields, NF(g_zsim_fields), &z, 0,
+                      err);
     if (rc)
         return rc;
 
@@ -250,15 +276,17 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
     m->o_bias = z.o_bias;
     /* Family defaults for absent flags: Qwen2 has q/k/v biases
      * (Qwen2Attention: bias=True), Qwen3 has q/k norms. */
-    m->qkv_bias = has_key(root, "qkv_bias")
-                      ? z.qkv_bias
-                      : (m->family == ZS_FAM_QWEN2 || m->family == ZS_FAM_QWEN2_5_OMNI);
-    m->qk_norm = has_key(root, "qk_norm")
-                     ? z.qk_norm
-                     : (m->family == ZS_FAM_QWEN3 || m->family == ZS_FAM_QWEN3_MOE);
+    m->qkv_bias =
+        has_key(root, "qkv_bias")
+            ? z.qkv_bias
+            : (m->family == ZS_FAM_QWEN2 || m->family == ZS_FAM_QWEN2_5_OMNI);
+    m->qk_norm = has_key(root, "qk_norm") ? z.qk_norm
+                                          : (m->family == ZS_FAM_QWEN3 ||
+                                             m->family == ZS_FAM_QWEN3_MOE);
     m->sliding_window = z.sliding;
 
-    rc = check_shape(src, root, "num_attention_heads", "num_key_value_heads", m, err);
+    rc = check_shape(src, root, "num_attention_heads", "num_key_value_heads", m,
+                     err);
     if (rc)
         return rc;
     if (is_moe_family(z.family)) {
@@ -297,8 +325,8 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
         m->experts_per_token = z.topk;
         m->moe_intermediate = z.moe_inter;
     } else {
-        const char *k = z.experts ? "num_experts"
-                        : z.topk  ? "experts_per_token"
+        const char *k = z.experts     ? "num_experts"
+                        : z.topk      ? "experts_per_token"
                         : z.moe_inter ? "moe_intermediate_size"
                                       : NULL;
         if (k)
@@ -347,8 +375,8 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
 /* ---- Hugging Face config.json ------------------------------------------- */
 
 /* Families zsim reads from a config.json, by model_type. */
-static const char *const g_hf_types[] = {"llama", "qwen2", "qwen3", "mistral",
-                                         "mixtral", "qwen3_moe", NULL};
+static const char *const g_hf_types[] = {
+    "llama", "qwen2", "qwen3", "mistral", "mixtral", "qwen3_moe", NULL};
 
 struct hfc {
     int model_type;
@@ -358,13 +386,17 @@ struct hfc {
 };
 
 #define HF(key, type, field, lo, hi, def, flags)                               \
-    {key, type, offsetof(struct hfc, field), lo, hi, def, flags, NULL, 0, NULL}
+    {                                                                          \
+        key, type, offsetof(struct hfc, field), lo, hi, def, flags, NULL, 0,   \
+            NULL                                                               \
+    }
 
 /* Keys every supported family uses (transformers configuration_llama.py and
  * siblings).  num_key_value_heads / head_dim / sliding_window may be null
  * (= the class default). */
 static const struct zs_field g_hf_common[] = {
-    {"model_type", ZS_F_ENUM, offsetof(struct hfc, model_type), 0, 0, 0, ZS_F_REQUIRED, g_hf_types, 0, NULL},
+    {"model_type", ZS_F_ENUM, offsetof(struct hfc, model_type), 0, 0, 0,
+     ZS_F_REQUIRED, g_hf_types, 0, NULL},
     HF("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 0, ZS_F_REQUIRED),
     HF("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 0, ZS_F_REQUIRED),
     HF("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 0, ZS_F_REQUIRED),
@@ -413,7 +445,8 @@ static const enum zs_family g_hf_family[] = {ZS_FAM_LLAMA,   ZS_FAM_QWEN2,
 /* max_position_embeddings when absent: the config classes' defaults
  * (LlamaConfig 2048, Qwen2Config 32768, Qwen3Config 32768, MistralConfig
  * 4096*32, MixtralConfig 4096*32, Qwen3MoeConfig 32768). */
-static const int64_t g_hf_maxpos[] = {2048, 32768, 32768, 131072, 131072, 32768};
+static const int64_t g_hf_maxpos[] = {2048,   32768,  32768,
+                                      131072, 131072, 32768};
 
 static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
                         struct zs_model *m, struct zs_err *err)
@@ -429,15 +462,32 @@ static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
     if (rc)
         return rc;
     switch (c.model_type) {
-    case 0: fam = g_hf_llama; nfam = NF(g_hf_llama); break;
-    case 1: fam = g_hf_qwen2; nfam = NF(g_hf_qwen2); break;
-    case 2: fam = g_hf_qwen3; nfam = NF(g_hf_qwen3); break;
-    case 4: fam = g_hf_mixtral; nfam = NF(g_hf_mixtral); break;
-    case 5: fam = g_hf_qwen3_moe; nfam = NF(g_hf_qwen3_moe); break;
-    default: break; /* mistral: nothing beyond the common keys */
+    case 0:
+        fam = g_hf_llama;
+        nfam = NF(g_hf_llama);
+        break;
+    case 1:
+        fam = g_hf_qwen2;
+        nfam = NF(g_hf_qwen2);
+        break;
+    case 2:
+        fam = g_hf_qwen3;
+        nfam = NF(g_hf_qwen3);
+        break;
+    case 4:
+        fam = g_hf_mixtral;
+        nfam = NF(g_hf_mixtral);
+        break;
+    case 5:
+        fam = g_hf_qwen3_moe;
+        nfam = NF(g_hf_qwen3_moe);
+        break;
+    default:
+        break; /* mistral: nothing beyond the common keys */
     }
     if (fam) {
-        rc = zs_json_read(src, root, "", fam, nfam, &c, ZS_JSON_ALLOW_UNKNOWN, err);
+        rc = zs_json_read(src, root, "", fam, nfam, &c, ZS_JSON_ALLOW_UNKNOWN,
+                          err);
         if (rc)
             return rc;
     }
@@ -446,7 +496,8 @@ static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
     stem_name(src->path, m->name, sizeof m->name);
     zs_strlcpy(m->source, src->path, sizeof m->source);
     snprintf(m->provenance, sizeof m->provenance,
-             "hugging face config.json, model_type %s", g_hf_types[c.model_type]);
+             "hugging face config.json, model_type %s",
+             g_hf_types[c.model_type]);
     m->family = g_hf_family[c.model_type];
     m->hidden = c.hidden;
     m->intermediate = c.inter;
@@ -458,7 +509,8 @@ static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
     m->head_dim = c.head_dim;
     /* Qwen3Config / Qwen3MoeConfig default head_dim to 128, not
      * hidden/heads. */
-    if (!m->head_dim && (m->family == ZS_FAM_QWEN3 || m->family == ZS_FAM_QWEN3_MOE))
+    if (!m->head_dim &&
+        (m->family == ZS_FAM_QWEN3 || m->family == ZS_FAM_QWEN3_MOE))
         m->head_dim = 128;
     m->vocab = c.vocab;
     m->max_position = c.maxpos ? c.maxpos : g_hf_maxpos[c.model_type];
@@ -471,29 +523,33 @@ static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
      * Qwen2/Qwen3 only with use_sliding_window.  [assumption] all layers
      * (Qwen's max_window_layers split is not modelled). */
     if (m->family == ZS_FAM_MISTRAL)
-        m->sliding_window = cJSON_GetObjectItemCaseSensitive(root, "sliding_window")
-                                ? c.sliding
-                                : 4096;
+        m->sliding_window =
+            cJSON_GetObjectItemCaseSensitive(root, "sliding_window") ? c.sliding
+                                                                     : 4096;
     else if (m->family == ZS_FAM_MIXTRAL || m->family == ZS_FAM_LLAMA)
         m->sliding_window = m->family == ZS_FAM_MIXTRAL ? c.sliding : 0;
     else
         m->sliding_window = c.use_sw ? c.sliding : 0;
 
-    rc = check_shape(src, root, "num_attention_heads", "num_key_value_heads", m, err);
+    rc = check_shape(src, root, "num_attention_heads", "num_key_value_heads", m,
+                     err);
     if (rc)
         return rc;
     if (m->family == ZS_FAM_MIXTRAL || m->family == ZS_FAM_QWEN3_MOE) {
-        const char *k_e = m->family == ZS_FAM_MIXTRAL ? "num_local_experts" : "num_experts";
+        const char *k_e =
+            m->family == ZS_FAM_MIXTRAL ? "num_local_experts" : "num_experts";
         if (c.topk > c.experts)
             return bad_at(src, "", "num_experts_per_tok", err,
                           "must be in [1, %s = %lld] (got %lld)", k_e,
                           (long long)c.experts, (long long)c.topk);
         m->n_experts = c.experts;
         m->experts_per_token = c.topk;
-        m->moe_intermediate = m->family == ZS_FAM_MIXTRAL ? c.inter : c.moe_inter;
+        m->moe_intermediate =
+            m->family == ZS_FAM_MIXTRAL ? c.inter : c.moe_inter;
     }
     if (m->family == ZS_FAM_QWEN3_MOE) {
-        const cJSON *mlp_only = cJSON_GetObjectItemCaseSensitive(root, "mlp_only_layers");
+        const cJSON *mlp_only =
+            cJSON_GetObjectItemCaseSensitive(root, "mlp_only_layers");
         /* Qwen3MoeDecoderLayer: a layer is sparse when it is not in
          * mlp_only_layers and (idx + 1) % decoder_sparse_step == 0.  zsim
          * repeats one layer, so only the all-sparse layout is read. */
@@ -507,13 +563,15 @@ static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
             return bad_at(src, "", "mlp_only_layers", err,
                           "must be an empty array (zsim models identical "
                           "layers) (got %s)",
-                          cJSON_IsArray(mlp_only) ? "a non-empty array"
-                                                  : zs_json_type_name(mlp_only));
+                          cJSON_IsArray(mlp_only)
+                              ? "a non-empty array"
+                              : zs_json_type_name(mlp_only));
     }
     return zs_model_finish(m, err);
 }
 
-/* ---- Entry points ------------------------------------------------------------ */
+/* ---- Entry points
+ * ------------------------------------------------------------ */
 
 static int load_file(const char *path, int want, struct zs_model *out,
                      int *was_hf, struct zs_err *err)
@@ -526,10 +584,11 @@ static int load_file(const char *path, int want, struct zs_model *out,
         return rc;
     rc = zs_json_expect_object(&src, root, "", err);
     if (!rc) {
-        int hf = want == 2 ||
-                 (want == 0 && !cJSON_GetObjectItemCaseSensitive(root, "schema") &&
-                  (cJSON_GetObjectItemCaseSensitive(root, "model_type") ||
-                   cJSON_GetObjectItemCaseSensitive(root, "architectures")));
+        int hf =
+            want == 2 ||
+            (want == 0 && !cJSON_GetObjectItemCaseSensitive(root, "schema") &&
+             (cJSON_GetObjectItemCaseSensitive(root, "model_type") ||
+              cJSON_GetObjectItemCaseSensitive(root, "architectures")));
         rc = hf ? hf_from_tree(&src, root, out, err)
                 : zsim_from_tree(&src, root, out, err);
         if (was_hf)
@@ -540,12 +599,14 @@ static int load_file(const char *path, int want, struct zs_model *out,
     return rc;
 }
 
-int zs_model_load_hf_config(const char *path, struct zs_model *out, struct zs_err *err)
+int zs_model_load_hf_config(const char *path, struct zs_model *out,
+                            struct zs_err *err)
 {
     return load_file(path, 2, out, NULL, err);
 }
 
-int zs_model_load_zsim_json(const char *path, struct zs_model *out, struct zs_err *err)
+int zs_model_load_zsim_json(const char *path, struct zs_model *out,
+                            struct zs_err *err)
 {
     return load_file(path, 1, out, NULL, err);
 }
@@ -557,8 +618,8 @@ static int is_file(const char *path)
 }
 
 /* Loads library model `lib` and records how `typed` resolved to it. */
-static int load_library(const char *typed, const char *lib, struct zs_model *out,
-                        struct zs_err *err)
+static int load_library(const char *typed, const char *lib,
+                        struct zs_model *out, struct zs_err *err)
 {
     char path[512], shown[512];
     const char *dir = zs_model_library_dir();
@@ -575,8 +636,8 @@ static int load_library(const char *typed, const char *lib, struct zs_model *out
         return rc;
     zs_strlcpy(out->source, shown, sizeof out->source);
     if (strcmp(typed, lib) == 0)
-        snprintf(out->resolved_from, sizeof out->resolved_from, "%.63s (%.180s)",
-                 lib, shown);
+        snprintf(out->resolved_from, sizeof out->resolved_from,
+                 "%.63s (%.180s)", lib, shown);
     else
         snprintf(out->resolved_from, sizeof out->resolved_from,
                  "%.60s -> %.63s (%.120s)", typed, lib, shown);
