@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NEAR(a, b, rel) (fabs((a) - (b)) <= (rel) * fabs(b))
+#define NEAR(a, b, rel) (fabs((a) - (b)) <= (rel)*fabs(b))
 
 /* A resolved cluster is ~11 KiB: keep them off the test stack. */
 static struct zs_cluster *resolve_ok(const char *spec, int64_t ram, int nodes)
@@ -117,14 +117,14 @@ START_TEST(test_curve_eval)
     struct zs_curve one = {1, {8}, {5}, 0, {0}};
     struct zs_curve none = {0, {0}, {0}, 0, {0}};
     for (int pass = 0; pass < 2; pass++) {
-        ck_assert(NEAR(zs_curve_eval(&c, 2), 1.0, 1e-12));   /* log2 1 */
-        ck_assert(NEAR(zs_curve_eval(&c, 8), 3.0, 1e-12));   /* log2 3 */
-        ck_assert(NEAR(zs_curve_eval(&c, 4), 2.0, 1e-12));   /* a point */
+        ck_assert(NEAR(zs_curve_eval(&c, 2), 1.0, 1e-12)); /* log2 1 */
+        ck_assert(NEAR(zs_curve_eval(&c, 8), 3.0, 1e-12)); /* log2 3 */
+        ck_assert(NEAR(zs_curve_eval(&c, 4), 2.0, 1e-12)); /* a point */
         ck_assert(NEAR(zs_curve_eval(&c, 5.656854249), 2.5, 1e-9)); /* 2^2.5 */
-        ck_assert(zs_curve_eval(&c, 0.5) == 0);  /* clamped below */
+        ck_assert(zs_curve_eval(&c, 0.5) == 0); /* clamped below */
         ck_assert(zs_curve_eval(&c, 0) == 0);
         ck_assert(zs_curve_eval(&c, -3) == 0);
-        ck_assert(zs_curve_eval(&c, 100) == 4);  /* clamped above */
+        ck_assert(zs_curve_eval(&c, 100) == 4); /* clamped above */
         ck_assert(zs_curve_eval(&c, NAN) == 0);
         zs_curve_prepare(&c); /* second pass: cached log2 */
         ck_assert_int_eq(c.lx_n, 3);
@@ -164,34 +164,46 @@ START_TEST(test_collectives)
     struct zs_cluster *c = resolve_ok("8xH100", 0, 0);
     double gib = (double)ZS_GiB;
     /* On the measured points. */
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, gib, 8, 1), 463.6e9, 1e-12));
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLGATHER, 16 * gib, 8, 1), 350e9, 1e-12));
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_REDUCESCATTER, 16 * gib, 8, 1), 360e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, gib, 8, 1), 463.6e9,
+                   1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLGATHER, 16 * gib, 8, 1),
+                   350e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_REDUCESCATTER, 16 * gib, 8, 1),
+                   360e9, 1e-12));
     /* Between 1 and 16 MiB (log2 0 and 4): at 4 MiB, halfway:
      * 39.9 + (219.9 - 39.9) / 2 = 129.9 GB/s. */
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 4.0 * ZS_MiB, 8, 1), 129.9e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 4.0 * ZS_MiB, 8, 1),
+                   129.9e9, 1e-12));
     /* 4 GPUs in the node: NVLS factor 0.768 -> 463.6 * 0.768 = 356.0448. */
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, gib, 4, 1), 356.0448e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, gib, 4, 1),
+                   356.0448e9, 1e-12));
     /* Across 2 nodes: min(482.3, 8 NICs x 50 GB/s x 0.9 = 360). */
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 16 * gib, 16, 2), 360e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 16 * gib, 16, 2),
+                   360e9, 1e-12));
     /* Small messages stay on the in-node curve: 39.9 < 360. */
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 1.0 * ZS_MiB, 16, 2), 39.9e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 1.0 * ZS_MiB, 16, 2),
+                   39.9e9, 1e-12));
     /* 2 nodes with 2 GPUs each: 2 NICs carry rings: 2 x 50 x 0.9 = 90. */
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLGATHER, 16 * gib, 4, 2), 90e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLGATHER, 16 * gib, 4, 2), 90e9,
+                   1e-12));
 
     /* Times: all-gather of 1 GiB over 8: 8 us + 2^30 * 7/8 / 336.4e9
      * = 8e-6 + 939524096 / 336.4e9 = 8e-6 + 2.792878e-3 = 2.800878e-3 s;
      * all-reduce: 8e-6 + 2 * 939524096 / 463.6e9 = 8e-6 + 4.053167e-3
      * = 4.061167e-3 s. */
-    ck_assert(NEAR(zs_cluster_collective_s(c, ZS_COLL_ALLGATHER, gib, 8, 1), 2.800878e-3, 1e-6));
-    ck_assert(NEAR(zs_cluster_collective_s(c, ZS_COLL_ALLREDUCE, gib, 8, 1), 4.061167e-3, 1e-6));
+    ck_assert(NEAR(zs_cluster_collective_s(c, ZS_COLL_ALLGATHER, gib, 8, 1),
+                   2.800878e-3, 1e-6));
+    ck_assert(NEAR(zs_cluster_collective_s(c, ZS_COLL_ALLREDUCE, gib, 8, 1),
+                   4.061167e-3, 1e-6));
     ck_assert(zs_cluster_collective_s(c, ZS_COLL_ALLREDUCE, gib, 1, 1) == 0);
     ck_assert(zs_cluster_collective_s(c, ZS_COLL_ALLGATHER, 0, 8, 1) == 0);
 
     /* PCIe H100: a bridged pair all-reduces 3x faster than the PCIe ring. */
     c = resolve_ok("8xH100-PCIe", 0, 0);
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 16 * gib, 2, 1), 114e9, 1e-12));
-    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 16 * gib, 8, 1), 38e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 16 * gib, 2, 1),
+                   114e9, 1e-12));
+    ck_assert(NEAR(zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, 16 * gib, 8, 1), 38e9,
+                   1e-12));
 }
 END_TEST
 
@@ -221,28 +233,62 @@ START_TEST(test_bad_specs)
         int nodes;
         const char *msg;
     } cases[] = {
-        {"0x8xH100", 0, 0, "invalid node count 0 in '0x8xH100': must be in [1, 1024]"},
-        {"2000x8xH100", 0, 0, "invalid node count 2000 in '2000x8xH100': must be in [1, 1024]"},
-        {"8xH999", 0, 0, "unknown GPU 'H999' in '8xH999': closest are H100, H200, A100 (see 'zsim hw list')"},
-        {"8xA10", 0, 0, "unknown GPU 'A10' in '8xA10': closest are A100, A100-40GB, H100 (see 'zsim hw list')"},
-        {"x8", 0, 0, "invalid cluster spec 'x8': must start with a GPU count (e.g. 8xH100, 2x8xH100, 4xA100-80GB)"},
-        {"", 0, 0, "invalid cluster spec '': must start with a GPU count (e.g. 8xH100, 2x8xH100, 4xA100-80GB)"},
-        {"8x", 0, 0, "invalid cluster spec '8x': missing the GPU name (e.g. 8xH100, 2x8xH100, 4xA100-80GB)"},
-        {"2x8x", 0, 0, "invalid cluster spec '2x8x': missing the GPU name (e.g. 8xH100, 2x8xH100, 4xA100-80GB)"},
-        {"8H100", 0, 0, "invalid cluster spec '8H100': expected 'x' after the count (e.g. 8xH100, 2x8xH100, 4xA100-80GB)"},
-        {"2x8-H100", 0, 0, "invalid cluster spec '2x8-H100': expected 'x' after the count (e.g. 8xH100, 2x8xH100, 4xA100-80GB)"},
-        {"99999xH100", 0, 0, "invalid GPU count 99999 in '99999xH100': must be in [1, 8], the GPUs of one DGX H100 node (for more, give nodes: 2x8xH100)"},
-        {"99999999999999999999xH100", 0, 0, "invalid GPU count 99999999999999999999 in '99999999999999999999xH100': must be in [1, 8], the GPUs of one DGX H100 node (for more, give nodes: 2x8xH100)"},
-        {"16xH100", 0, 0, "invalid GPU count 16 in '16xH100': must be in [1, 8], the GPUs of one DGX H100 node (for more, give nodes: 2x8xH100)"},
-        {"2x0xA100", 0, 0, "invalid GPU count 0 in '2x0xA100': must be in [1, 8], the GPUs of one DGX A100 640GB node (for more, give nodes: 2x8xA100)"},
-        {"8xH100", 32 * ZS_GiB, 0, "invalid host RAM 32.0 GiB for DGX H100: must be more than the 64.0 GiB reserved for the OS"},
+        {"0x8xH100", 0, 0,
+         "invalid node count 0 in '0x8xH100': must be in [1, 1024]"},
+        {"2000x8xH100", 0, 0,
+         "invalid node count 2000 in '2000x8xH100': must be in [1, 1024]"},
+        {"8xH999", 0, 0,
+         "unknown GPU 'H999' in '8xH999': closest are H100, H200, A100 (see "
+         "'zsim hw list')"},
+        {"8xA10", 0, 0,
+         "unknown GPU 'A10' in '8xA10': closest are A100, A100-40GB, H100 (see "
+         "'zsim hw list')"},
+        {"x8", 0, 0,
+         "invalid cluster spec 'x8': must start with a GPU count (e.g. 8xH100, "
+         "2x8xH100, 4xA100-80GB)"},
+        {"", 0, 0,
+         "invalid cluster spec '': must start with a GPU count (e.g. 8xH100, "
+         "2x8xH100, 4xA100-80GB)"},
+        {"8x", 0, 0,
+         "invalid cluster spec '8x': missing the GPU name (e.g. 8xH100, "
+         "2x8xH100, 4xA100-80GB)"},
+        {"2x8x", 0, 0,
+         "invalid cluster spec '2x8x': missing the GPU name (e.g. 8xH100, "
+         "2x8xH100, 4xA100-80GB)"},
+        {"8H100", 0, 0,
+         "invalid cluster spec '8H100': expected 'x' after the count (e.g. "
+         "8xH100, 2x8xH100, 4xA100-80GB)"},
+        {"2x8-H100", 0, 0,
+         "invalid cluster spec '2x8-H100': expected 'x' after the count (e.g. "
+         "8xH100, 2x8xH100, 4xA100-80GB)"},
+        {"99999xH100", 0, 0,
+         "invalid GPU count 99999 in '99999xH100': must be in [1, 8], the GPUs "
+         "of one DGX H100 node (for more, give nodes: 2x8xH100)"},
+        {"99999999999999999999xH100", 0, 0,
+         "invalid GPU count 99999999999999999999 in "
+         "'99999999999999999999xH100': must be in [1, 8], the GPUs of one DGX "
+         "H100 node (for more, give nodes: 2x8xH100)"},
+        {"16xH100", 0, 0,
+         "invalid GPU count 16 in '16xH100': must be in [1, 8], the GPUs of "
+         "one DGX H100 node (for more, give nodes: 2x8xH100)"},
+        {"2x0xA100", 0, 0,
+         "invalid GPU count 0 in '2x0xA100': must be in [1, 8], the GPUs of "
+         "one DGX A100 640GB node (for more, give nodes: 2x8xA100)"},
+        {"8xH100", 32 * ZS_GiB, 0,
+         "invalid host RAM 32.0 GiB for DGX H100: must be more than the 64.0 "
+         "GiB reserved for the OS"},
         {"8xH100", 0, 1025, "invalid node count 1025: must be in [1, 1024]"},
-        {"8xH100-SXM-80GB-with-a-name-that-goes-on-and-on-and-on-and-on-forever", 0, 0, "invalid cluster spec '8xH100-SXM-80GB-with-a-name-that-goes-on...': longer than 63 characters"},
+        {"8xH100-SXM-80GB-with-a-name-that-goes-on-and-on-and-on-and-on-"
+         "forever",
+         0, 0,
+         "invalid cluster spec '8xH100-SXM-80GB-with-a-name-that-goes-on...': "
+         "longer than 63 characters"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static struct zs_cluster c;
         struct zs_err err = {0, ""};
-        int rc = zs_hw_resolve(cases[i].spec, cases[i].ram, cases[i].nodes, &c, &err);
+        int rc = zs_hw_resolve(cases[i].spec, cases[i].ram, cases[i].nodes, &c,
+                               &err);
         ck_assert_msg(rc == ZS_EUSAGE, "case %zu: rc %d (%s)", i, rc, err.msg);
         ck_assert_str_eq(err.msg, cases[i].msg);
     }
@@ -256,14 +302,21 @@ START_TEST(test_bad_flags)
         int nodes;
     } cases[] = {
         {"-1", "invalid --host-ram '-1': must be in [1 GiB, 1 PiB]", 0},
-        {"12XB", "invalid --host-ram '12XB': not a size (use e.g. 512GiB, 2TB, 1.5TiB)", 0},
+        {"12XB",
+         "invalid --host-ram '12XB': not a size (use e.g. 512GiB, 2TB, 1.5TiB)",
+         0},
         {"512MiB", "invalid --host-ram '512MiB': must be in [1 GiB, 1 PiB]", 0},
-        {"2000PiB", "invalid --host-ram '2000PiB': must be in [1 GiB, 1 PiB]", 0},
-        {"", "invalid --host-ram '': not a size (use e.g. 512GiB, 2TB, 1.5TiB)", 0},
+        {"2000PiB", "invalid --host-ram '2000PiB': must be in [1 GiB, 1 PiB]",
+         0},
+        {"", "invalid --host-ram '': not a size (use e.g. 512GiB, 2TB, 1.5TiB)",
+         0},
         {"0", "invalid --nodes '0': must be an integer in [1, 1024]", 1},
         {"-2", "invalid --nodes '-2': must be an integer in [1, 1024]", 1},
         {"1.5", "invalid --nodes '1.5': must be an integer in [1, 1024]", 1},
-        {"99999999999999999999", "invalid --nodes '99999999999999999999': must be an integer in [1, 1024]", 1},
+        {"99999999999999999999",
+         "invalid --nodes '99999999999999999999': must be an integer in [1, "
+         "1024]",
+         1},
         {"two", "invalid --nodes 'two': must be an integer in [1, 1024]", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -289,28 +342,76 @@ START_TEST(test_bad_profiles)
         int node; /* load as a node profile */
         const char *msg;
     } cases[] = {
-        {"tests/data/bad/hw-malformed.json", 0, "malformed JSON in tests/data/bad/hw-malformed.json:3:30: unexpected 'G'"},
-        {"tests/data/bad/hw-truncated.json", 0, "malformed JSON in tests/data/bad/hw-truncated.json:1:46: unexpected end of input"},
-        {"tests/data/bad/hw-empty.json", 0, "empty file 'tests/data/bad/hw-empty.json': expected a JSON object"},
-        {"tests/data/bad/hw-binary.json", 0, "binary file 'tests/data/bad/hw-binary.json' (byte 0x02 at offset 4): expected a JSON object"},
-        {"tests/data/bad/hw-missing.json", 0, "cannot open 'tests/data/bad/hw-missing.json': No such file or directory"},
-        {"tests/data/bad/hw-wrong-type.json", 0, "invalid 'memory.hbm_bytes' in tests/data/bad/hw-wrong-type.json:5:5: must be a size in [1.00 GiB, 1.00 TiB] (bytes or e.g. \"80GiB\") (got boolean)"},
-        {"tests/data/bad/hw-neg-bw.json", 0, "invalid 'pcie.h2d_bytes_per_s' in tests/data/bad/hw-neg-bw.json:31:5: must be a number in [100000000, 1000000000000] (got -50000000000)"},
-        {"tests/data/bad/hw-missing-field.json", 0, "missing 'compute.peak_bf16_flops' in tests/data/bad/hw-missing-field.json: required, a number in [1000000000000, 1e+17]"},
-        {"tests/data/bad/hw-missing-group.json", 0, "missing 'nvlink' in tests/data/bad/hw-missing-group.json: required, an object"},
-        {"tests/data/bad/hw-missing-source.json", 0, "missing 'hbm.source' in tests/data/bad/hw-missing-source.json: required, a string of 1 to 239 characters"},
-        {"tests/data/bad/hw-unknown-key.json", 0, "unknown key 'memory.hbm_byts' in tests/data/bad/hw-unknown-key.json:8:5: did you mean 'hbm_bytes'?"},
-        {"tests/data/bad/hw-curve-order.json", 0, "invalid 'gemm_eff.x' in tests/data/bad/hw-curve-order.json:17:5: must be strictly increasing (x[2] = 100000000000 after x[1] = 1000000000000)"},
-        {"tests/data/bad/hw-curve-len.json", 0, "invalid 'gemm_eff.y' in tests/data/bad/hw-curve-len.json:18:5: must have as many points as 'x' (2) (got 1)"},
-        {"tests/data/bad/hw-curve-eff.json", 0, "invalid 'gemm_eff.y[1]' in tests/data/bad/hw-curve-eff.json:18:5: must be a number in [0.001, 1] (got 1.5)"},
-        {"tests/data/bad/hw-context-too-big.json", 0, "invalid 'memory.hbm_bytes' in tests/data/bad/hw-context-too-big.json:5:5: must exceed cuda_context_bytes + nccl_bytes"},
-        {"tests/data/bad/hw-gpus.json", 1, "invalid 'gpus_per_node' in tests/data/bad/hw-gpus.json:4:3: must be an integer in [1, 64] (got 0)"},
-        {"tests/data/bad/hw-reserved.json", 1, "invalid 'host.reserved_bytes' in tests/data/bad/hw-reserved.json:8:5: must be less than host.ram_bytes"},
-        {"tests/data/bad/hw-unknown-gpu.json", 1, "unknown GPU 'H999' in tests/data/bad/hw-unknown-gpu.json:3:3 (see 'zsim hw list')"},
-        {"tests/data/bad/hw-curve-size.json", 1, "invalid 'collectives.allgather_busbw.x[1]' in tests/data/bad/hw-curve-size.json:36:7: must be a number or a size in [1 B, 1.00 PiB] (got '12XB')"},
-        {"tests/data/bad/hw-missing-curve.json", 1, "missing 'collectives.allreduce_busbw' in tests/data/bad/hw-missing-curve.json: required, an object with \"x\", \"y\" and \"source\""},
+        {"tests/data/bad/hw-malformed.json", 0,
+         "malformed JSON in tests/data/bad/hw-malformed.json:3:30: unexpected "
+         "'G'"},
+        {"tests/data/bad/hw-truncated.json", 0,
+         "malformed JSON in tests/data/bad/hw-truncated.json:1:46: unexpected "
+         "end of input"},
+        {"tests/data/bad/hw-empty.json", 0,
+         "empty file 'tests/data/bad/hw-empty.json': expected a JSON object"},
+        {"tests/data/bad/hw-binary.json", 0,
+         "binary file 'tests/data/bad/hw-binary.json' (byte 0x02 at offset 4): "
+         "expected a JSON object"},
+        {"tests/data/bad/hw-missing.json", 0,
+         "cannot open 'tests/data/bad/hw-missing.json': No such file or "
+         "directory"},
+        {"tests/data/bad/hw-wrong-type.json", 0,
+         "invalid 'memory.hbm_bytes' in tests/data/bad/hw-wrong-type.json:5:5: "
+         "must be a size in [1.00 GiB, 1.00 TiB] (bytes or e.g. \"80GiB\") "
+         "(got boolean)"},
+        {"tests/data/bad/hw-neg-bw.json", 0,
+         "invalid 'pcie.h2d_bytes_per_s' in "
+         "tests/data/bad/hw-neg-bw.json:31:5: must be a number in [100000000, "
+         "1000000000000] (got -50000000000)"},
+        {"tests/data/bad/hw-missing-field.json", 0,
+         "missing 'compute.peak_bf16_flops' in "
+         "tests/data/bad/hw-missing-field.json: required, a number in "
+         "[1000000000000, 1e+17]"},
+        {"tests/data/bad/hw-missing-group.json", 0,
+         "missing 'nvlink' in tests/data/bad/hw-missing-group.json: required, "
+         "an object"},
+        {"tests/data/bad/hw-missing-source.json", 0,
+         "missing 'hbm.source' in tests/data/bad/hw-missing-source.json: "
+         "required, a string of 1 to 239 characters"},
+        {"tests/data/bad/hw-unknown-key.json", 0,
+         "unknown key 'memory.hbm_byts' in "
+         "tests/data/bad/hw-unknown-key.json:8:5: did you mean 'hbm_bytes'?"},
+        {"tests/data/bad/hw-curve-order.json", 0,
+         "invalid 'gemm_eff.x' in tests/data/bad/hw-curve-order.json:17:5: "
+         "must be strictly increasing (x[2] = 100000000000 after x[1] = "
+         "1000000000000)"},
+        {"tests/data/bad/hw-curve-len.json", 0,
+         "invalid 'gemm_eff.y' in tests/data/bad/hw-curve-len.json:18:5: must "
+         "have as many points as 'x' (2) (got 1)"},
+        {"tests/data/bad/hw-curve-eff.json", 0,
+         "invalid 'gemm_eff.y[1]' in tests/data/bad/hw-curve-eff.json:18:5: "
+         "must be a number in [0.001, 1] (got 1.5)"},
+        {"tests/data/bad/hw-context-too-big.json", 0,
+         "invalid 'memory.hbm_bytes' in "
+         "tests/data/bad/hw-context-too-big.json:5:5: must exceed "
+         "cuda_context_bytes + nccl_bytes"},
+        {"tests/data/bad/hw-gpus.json", 1,
+         "invalid 'gpus_per_node' in tests/data/bad/hw-gpus.json:4:3: must be "
+         "an integer in [1, 64] (got 0)"},
+        {"tests/data/bad/hw-reserved.json", 1,
+         "invalid 'host.reserved_bytes' in "
+         "tests/data/bad/hw-reserved.json:8:5: must be less than "
+         "host.ram_bytes"},
+        {"tests/data/bad/hw-unknown-gpu.json", 1,
+         "unknown GPU 'H999' in tests/data/bad/hw-unknown-gpu.json:3:3 (see "
+         "'zsim hw list')"},
+        {"tests/data/bad/hw-curve-size.json", 1,
+         "invalid 'collectives.allgather_busbw.x[1]' in "
+         "tests/data/bad/hw-curve-size.json:36:7: must be a number or a size "
+         "in [1 B, 1.00 PiB] (got '12XB')"},
+        {"tests/data/bad/hw-missing-curve.json", 1,
+         "missing 'collectives.allreduce_busbw' in "
+         "tests/data/bad/hw-missing-curve.json: required, an object with "
+         "\"x\", \"y\" and \"source\""},
         /* A GPU profile is not a node profile. */
-        {"tests/data/good/hw-gpu.json", 1, "unknown key 'memory' in tests/data/good/hw-gpu.json:4:3"},
+        {"tests/data/good/hw-gpu.json", 1,
+         "unknown key 'memory' in tests/data/good/hw-gpu.json:4:3"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static struct zs_node n;
@@ -329,7 +430,9 @@ START_TEST(test_bad_profiles)
     {
         static struct zs_cluster c;
         struct zs_err err = {0, ""};
-        ck_assert_int_eq(zs_hw_resolve("tests/data/bad/hw-reserved.json", 0, 0, &c, &err), ZS_EINPUT);
+        ck_assert_int_eq(
+            zs_hw_resolve("tests/data/bad/hw-reserved.json", 0, 0, &c, &err),
+            ZS_EINPUT);
     }
 }
 END_TEST
@@ -364,7 +467,10 @@ START_TEST(test_env_dir)
     setenv("ZSIM_HWPROFILES", "tests/data/nonexistent-hwprofiles", 1);
     ck_assert_str_eq(zs_hw_dir(), "tests/data/nonexistent-hwprofiles");
     ck_assert_int_eq(zs_hw_resolve("8xH100", 0, 0, &c, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "cannot open 'tests/data/nonexistent-hwprofiles/nodes/dgx-h100.json': No such file or directory");
+    ck_assert_str_eq(
+        err.msg,
+        "cannot open 'tests/data/nonexistent-hwprofiles/nodes/dgx-h100.json': "
+        "No such file or directory");
     unsetenv("ZSIM_HWPROFILES");
     ck_assert_int_eq(zs_hw_resolve("8xH100", 0, 0, &c, &err), 0);
 }

@@ -108,12 +108,11 @@ static int hw_list(struct zs_err *err)
                             ge[i].node_file, ge[i].name);
             break;
         }
-        rc = zs_table_rowf(t, "%s\t%s\t%s\t%.0f TFLOP/s\t%s\t%s", ge[i].name,
-                           aliases,
-                           zs_fmt_bytes(hbm, sizeof hbm, dn->gpu.hbm_bytes),
-                           dn->gpu.peak_bf16_flops / 1e12,
-                           fmt_rate(bw, sizeof bw, dn->gpu.hbm_bytes_per_s),
-                           dn->name);
+        rc = zs_table_rowf(
+            t, "%s\t%s\t%s\t%.0f TFLOP/s\t%s\t%s", ge[i].name, aliases,
+            zs_fmt_bytes(hbm, sizeof hbm, dn->gpu.hbm_bytes),
+            dn->gpu.peak_bf16_flops / 1e12,
+            fmt_rate(bw, sizeof bw, dn->gpu.hbm_bytes_per_s), dn->name);
     }
     if (rc) {
         zs_table_free(t);
@@ -192,7 +191,7 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
     struct zs_table *t;
     char a[32], b[32], d[32];
     int rc = 0, total = c->nodes * n->gpus_per_node;
-    static const double sizes[] = {1.0 * ZS_MiB, 16.0 * ZS_MiB,
+    static const double sizes[] = {1.0 * ZS_MiB,  16.0 * ZS_MiB,
                                    64.0 * ZS_MiB, 256.0 * ZS_MiB,
                                    1.0 * ZS_GiB,  16.0 * ZS_GiB};
 
@@ -222,11 +221,12 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
               zs_fmt_bytes(a, sizeof a, g->nccl_bytes));
     rc |= row(t, "usable for tensors", "%s",
               zs_fmt_bytes(a, sizeof a, zs_gpu_usable_bytes(g)));
-    rc |= row(t, "peak bf16 (dense)", "%.0f TFLOP/s",
-              g->peak_bf16_flops / 1e12);
-    rc |= row(t, "GEMM efficiency", "%.1f%% at 1e%d FLOP ... %.1f%% at 1e%d FLOP",
-              100 * ge->y[0], (int)lround(log10(ge->x[0])),
-              100 * ge->y[ge->n - 1], (int)lround(log10(ge->x[ge->n - 1])));
+    rc |=
+        row(t, "peak bf16 (dense)", "%.0f TFLOP/s", g->peak_bf16_flops / 1e12);
+    rc |=
+        row(t, "GEMM efficiency", "%.1f%% at 1e%d FLOP ... %.1f%% at 1e%d FLOP",
+            100 * ge->y[0], (int)lround(log10(ge->x[0])),
+            100 * ge->y[ge->n - 1], (int)lround(log10(ge->x[ge->n - 1])));
     rc |= row(t, "flash-attention efficiency", "%.0f%%", 100 * g->attn_eff);
     rc |= row(t, "HBM bandwidth", "%s (%.0f%% achievable)",
               fmt_rate(a, sizeof a, g->hbm_bytes_per_s), 100 * g->hbm_eff);
@@ -268,12 +268,12 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
     rc |= row(t, "GPUs per PCIe switch", "%d (uplink %s per direction)",
               n->gpus_per_pcie_switch,
               fmt_rate(a, sizeof a, n->pcie_switch_uplink_bytes_per_s));
-    rc |= row(t, "compute NICs", "%d x %s (inter-node efficiency %.2f)",
-              n->nics, fmt_rate(a, sizeof a, n->nic_bytes_per_s),
-              n->inter_node_eff);
-    rc |= row(t, "collective latency", "%s per call",
-              zs_fmt_seconds(a, sizeof a,
-                             zs_ns_to_s(n->collective_latency_ns)));
+    rc |=
+        row(t, "compute NICs", "%d x %s (inter-node efficiency %.2f)", n->nics,
+            fmt_rate(a, sizeof a, n->nic_bytes_per_s), n->inter_node_eff);
+    rc |=
+        row(t, "collective latency", "%s per call",
+            zs_fmt_seconds(a, sizeof a, zs_ns_to_s(n->collective_latency_ns)));
     if (!rc)
         zs_table_print(t, stdout, 2);
     zs_table_free(t);
@@ -291,21 +291,21 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
                            "all-to-all");
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         char e[32], sz[32];
-        rc |= zs_table_rowf(
-            t, "%s\t%s\t%s\t%s\t%s",
-            zs_fmt_bytes(sz, sizeof sz, (int64_t)sizes[i]),
-            fmt_gb(a, sizeof a,
-                   zs_cluster_busbw(c, ZS_COLL_ALLGATHER, sizes[i], total,
-                                    c->nodes)),
-            fmt_gb(b, sizeof b,
-                   zs_cluster_busbw(c, ZS_COLL_REDUCESCATTER, sizes[i], total,
-                                    c->nodes)),
-            fmt_gb(d, sizeof d,
-                   zs_cluster_busbw(c, ZS_COLL_ALLREDUCE, sizes[i], total,
-                                    c->nodes)),
-            fmt_gb(e, sizeof e,
-                   zs_cluster_busbw(c, ZS_COLL_ALLTOALL, sizes[i], total,
-                                    c->nodes)));
+        rc |=
+            zs_table_rowf(t, "%s\t%s\t%s\t%s\t%s",
+                          zs_fmt_bytes(sz, sizeof sz, (int64_t)sizes[i]),
+                          fmt_gb(a, sizeof a,
+                                 zs_cluster_busbw(c, ZS_COLL_ALLGATHER,
+                                                  sizes[i], total, c->nodes)),
+                          fmt_gb(b, sizeof b,
+                                 zs_cluster_busbw(c, ZS_COLL_REDUCESCATTER,
+                                                  sizes[i], total, c->nodes)),
+                          fmt_gb(d, sizeof d,
+                                 zs_cluster_busbw(c, ZS_COLL_ALLREDUCE,
+                                                  sizes[i], total, c->nodes)),
+                          fmt_gb(e, sizeof e,
+                                 zs_cluster_busbw(c, ZS_COLL_ALLTOALL, sizes[i],
+                                                  total, c->nodes)));
     }
     if (!rc)
         zs_table_print(t, stdout, 2);

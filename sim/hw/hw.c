@@ -29,15 +29,25 @@
  * SXM parts are usually rented in, and a generic 8-GPU PCIe server for PCIe
  * cards.  "A100" means the 80GB SXM part (the DGX A100 640GB). */
 static const struct zs_hw_gpu_entry g_gpus[] = {
-    {"H100-SXM-80GB", "h100-sxm-80gb", "dgx-h100",
+    {"H100-SXM-80GB",
+     "h100-sxm-80gb",
+     "dgx-h100",
      {"H100", "H100-SXM", "H100-80GB", "H100-SXM5-80GB", NULL}},
-    {"H100-PCIe-80GB", "h100-pcie-80gb", "pcie-h100",
+    {"H100-PCIe-80GB",
+     "h100-pcie-80gb",
+     "pcie-h100",
      {"H100-PCIe", "H100-PCIE-80GB", NULL}},
-    {"H200-SXM-141GB", "h200-sxm-141gb", "hgx-h200",
+    {"H200-SXM-141GB",
+     "h200-sxm-141gb",
+     "hgx-h200",
      {"H200", "H200-SXM", "H200-141GB", NULL}},
-    {"A100-SXM-80GB", "a100-sxm-80gb", "dgx-a100",
+    {"A100-SXM-80GB",
+     "a100-sxm-80gb",
+     "dgx-a100",
      {"A100", "A100-80GB", "A100-SXM4-80GB", NULL}},
-    {"A100-SXM-40GB", "a100-sxm-40gb", "dgx-a100-320gb",
+    {"A100-SXM-40GB",
+     "a100-sxm-40gb",
+     "dgx-a100-320gb",
      {"A100-40GB", "A100-SXM4-40GB", NULL}},
     {"L40S", "l40s", "pcie-l40s", {"L40S-48GB", NULL}},
 };
@@ -56,9 +66,12 @@ static const struct zs_hw_node_entry g_nodes[] = {
 static const char *const g_gpu_names[NGPUS] = {
     "H100-SXM-80GB", "H100-PCIe-80GB", "H200-SXM-141GB",
     "A100-SXM-80GB", "A100-SXM-40GB",  "L40S"};
-static const char *const g_node_names[NNODES] = {
-    "DGX H100", "HGX H200", "DGX A100 640GB", "DGX A100 320GB",
-    "PCIe server, 8x H100 PCIe", "PCIe server, 8x L40S"};
+static const char *const g_node_names[NNODES] = {"DGX H100",
+                                                 "HGX H200",
+                                                 "DGX A100 640GB",
+                                                 "DGX A100 320GB",
+                                                 "PCIe server, 8x H100 PCIe",
+                                                 "PCIe server, 8x L40S"};
 
 int zs_hw_gpu_entries(const struct zs_hw_gpu_entry **out)
 {
@@ -305,15 +318,14 @@ int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
             return zs_err_set(err, ZS_EINPUT,
                               "invalid 'gpu' in %s: the default node for %s "
                               "must hold %s (got %s)",
-                              c.node.file, ge->name, ge->name,
-                              c.node.gpu.name);
+                              c.node.file, ge->name, ge->name, c.node.gpu.name);
         if (ngpus < 1 || ngpus > c.node.gpus_installed)
             return zs_err_set(err, ZS_EUSAGE,
                               "invalid GPU count %.*s in '%s': must be in [1, "
                               "%d], the GPUs of one %s node (for more, give "
                               "nodes: 2x%dx%s)",
-                              b_len, b_txt, spec, c.node.gpus_installed, c.node.name,
-                              c.node.gpus_installed, name);
+                              b_len, b_txt, spec, c.node.gpus_installed,
+                              c.node.name, c.node.gpus_installed, name);
     }
     c.nodes = (int)nnodes;
     c.node.gpus_per_node = (int)ngpus;

@@ -108,9 +108,11 @@ struct zs_cluster {
 };
 
 /* Resolves SPEC, then applies overrides: host_ram_bytes > 0 replaces the
- * node's RAM; nodes > 0 replaces the node count.  Errors are ZS_EINPUT or
- * ZS_EUSAGE with exact one-line messages (e.g. "invalid GPU count 0 in
- * '0x8xH100': must be in [1, 64]"). */
+ * node's RAM; nodes > 0 replaces the node count.  Errors are ZS_EUSAGE for
+ * the SPEC and overrides (e.g. "invalid node count 0 in '0x8xH100': must be
+ * in [1, 1024]") and ZS_EINPUT for profile files, with exact one-line
+ * messages (docs/hw.md).  A SPEC ending in ".json" is a node profile file.
+ * *out is written only on success. */
 int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
                   struct zs_cluster *out, struct zs_err *err);
 int zs_hw_load_gpu(const char *path, struct zs_gpu *out, struct zs_err *err);

@@ -26,8 +26,10 @@
 
 #define REQ ZS_F_REQUIRED
 #define SRC_FIELD(T)                                                           \
-    {"source", ZS_F_STRING, offsetof(T, src), 0, 0, 0, REQ, NULL,              \
-     ZS_HW_SOURCE_CAP, NULL}
+    {                                                                          \
+        "source", ZS_F_STRING, offsetof(T, src), 0, 0, 0, REQ, NULL,           \
+            ZS_HW_SOURCE_CAP, NULL                                             \
+    }
 
 /* "%g" with a '.' whatever LC_NUMERIC says (messages must not change with
  * the user's locale, STYLE 26). */
@@ -96,9 +98,8 @@ struct curve_spec {
 
 /* Reads one array of a curve into v[]; *n gets its length. */
 static int read_points(const struct zs_json_src *src, const cJSON *curve,
-                       const char *path, const char *key, double lo,
-                       double hi, int sizes, double *v, int *n,
-                       struct zs_err *err)
+                       const char *path, const char *key, double lo, double hi,
+                       int sizes, double *v, int *n, struct zs_err *err)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(curve, key);
     const cJSON *it;
@@ -184,9 +185,9 @@ static int read_curve(const struct zs_json_src *src, const cJSON *obj,
         *out = cv;
         return 0;
     }
-    rc = zs_json_read(src, c, path, curve_fields,
-                      sizeof curve_fields / sizeof curve_fields[0], &cf, 0,
-                      err);
+    rc =
+        zs_json_read(src, c, path, curve_fields,
+                     sizeof curve_fields / sizeof curve_fields[0], &cf, 0, err);
     if (rc)
         return rc;
     rc = read_points(src, c, path, "x", cs->xmin, cs->xmax, cs->x_sizes, cv.x,
@@ -267,10 +268,10 @@ static const struct zs_field gpu_top[] = {
 };
 
 static const struct zs_field gpu_memory[] = {
-    {"hbm_bytes", ZS_F_BYTES, GF(hbm_bytes), (double)ZS_GiB, (double)ZS_TiB,
+    {"hbm_bytes", ZS_F_BYTES, GF(hbm_bytes), (double)ZS_GiB, (double)ZS_TiB, 0,
+     REQ, NULL, 0, NULL},
+    {"cuda_context_bytes", ZS_F_BYTES, GF(cuda_context_bytes), 0, 16.0 * ZS_GiB,
      0, REQ, NULL, 0, NULL},
-    {"cuda_context_bytes", ZS_F_BYTES, GF(cuda_context_bytes), 0,
-     16.0 * ZS_GiB, 0, REQ, NULL, 0, NULL},
     {"nccl_bytes", ZS_F_BYTES, GF(nccl_bytes), 0, 16.0 * ZS_GiB, 0, REQ, NULL,
      0, NULL},
     SRC_FIELD(struct gpu_file),
@@ -293,8 +294,8 @@ static const struct zs_field gpu_hbm[] = {
 };
 
 static const struct zs_field gpu_nvlink[] = {
-    {"bytes_per_s", ZS_F_DOUBLE, GF(nvlink_bytes_per_s), 0, 1e13, 0, REQ,
-     NULL, 0, NULL},
+    {"bytes_per_s", ZS_F_DOUBLE, GF(nvlink_bytes_per_s), 0, 1e13, 0, REQ, NULL,
+     0, NULL},
     SRC_FIELD(struct gpu_file),
 };
 
@@ -314,8 +315,7 @@ static const struct zs_field gpu_pcie[] = {
 
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
 
-static const struct curve_spec gemm_curve = {"gemm_eff", 1, 1e18, 0, 0.001,
-                                             1};
+static const struct curve_spec gemm_curve = {"gemm_eff", 1, 1e18, 0, 0.001, 1};
 
 static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
                          struct gpu_file *gf, struct zs_err *err)
@@ -331,8 +331,7 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
         rc = read_group(src, root, "compute", gpu_compute, NF(gpu_compute), gf,
                         gf->src, s, err);
     if (!rc)
-        rc = read_curve(src, root, "", &gemm_curve, 1, &gf->g.gemm_eff, s,
-                        err);
+        rc = read_curve(src, root, "", &gemm_curve, 1, &gf->g.gemm_eff, s, err);
     if (!rc)
         rc = read_group(src, root, "hbm", gpu_hbm, NF(gpu_hbm), gf, gf->src, s,
                         err);
@@ -431,14 +430,14 @@ static const struct zs_field node_cpu[] = {
 static const struct zs_field node_opt[] = {
     {"deepspeed_adam_bytes_per_s_per_core", ZS_F_DOUBLE, NFO(ds_adam), 1e7,
      1e11, 0, REQ, NULL, 0, NULL},
-    {"torch_adam_bytes_per_s_per_core", ZS_F_DOUBLE, NFO(torch_adam), 1e7,
-     1e11, 0, REQ, NULL, 0, NULL},
+    {"torch_adam_bytes_per_s_per_core", ZS_F_DOUBLE, NFO(torch_adam), 1e7, 1e11,
+     0, REQ, NULL, 0, NULL},
     SRC_FIELD(struct node_file),
 };
 
 static const struct zs_field node_pcie[] = {
-    {"gpus_per_switch", ZS_F_INT, NFO(gpus_per_switch), 1, 64, 0, REQ, NULL,
-     0, NULL},
+    {"gpus_per_switch", ZS_F_INT, NFO(gpus_per_switch), 1, 64, 0, REQ, NULL, 0,
+     NULL},
     {"switch_uplink_bytes_per_s", ZS_F_DOUBLE, NFO(uplink), 1e8, 1e12, 0, REQ,
      NULL, 0, NULL},
     SRC_FIELD(struct node_file),
@@ -469,8 +468,8 @@ static const struct curve_spec busbw_curves[4] = {
     {"allreduce_busbw", 1, (double)ZS_BYTES_MAX, 1, 1e6, 1e13},
     {"alltoall_busbw", 1, (double)ZS_BYTES_MAX, 1, 1e6, 1e13},
 };
-static const struct curve_spec rank_scale_curve = {"allreduce_rank_scale", 1,
-                                                   64, 0, 0.01, 4};
+static const struct curve_spec rank_scale_curve = {
+    "allreduce_rank_scale", 1, 64, 0, 0.01, 4};
 
 /* Directory part of path ("a/b/c.json" -> "a/b", "c.json" -> "."). */
 static void dir_of(const char *path, char *buf, size_t cap)
@@ -555,8 +554,7 @@ static int node_from_tree(const char *path, const struct zs_json_src *src,
                               "unknown GPU '%s' in %s (see 'zsim hw list')",
                               nf->gpu, where);
         }
-        snprintf(gpath, sizeof gpath, "%s/gpus/%s.json", zs_hw_dir(),
-                 ge->file);
+        snprintf(gpath, sizeof gpath, "%s/gpus/%s.json", zs_hw_dir(), ge->file);
     }
     rc = zs_hw_load_gpu(gpath, &n->gpu, err);
     if (rc)
