@@ -7,9 +7,9 @@
  *    the task graph is acyclic by construction; the only way a run can stall
  *    is a task that needs more cores than the pool has (reported as a
  *    deadlock naming that task).
- *  - task.pending counts the unfinished queue predecessor and dependencies;
+ *  - pend[id] counts the unfinished queue predecessor and dependencies;
  *    it reaches 0 exactly once, and the task whose completion brought it
- *    there is its blocked_by.  pending == -1 marks a task that holds its
+ *    there is its blocked_by.  pend == -1 marks a task that holds its
  *    cores (or needs none) and has started.
  *  - Ready tasks are started from a FIFO worklist at the current instant;
  *    zero-duration tasks complete inside that loop, so chains of any length
@@ -73,6 +73,7 @@ void zs_sim_free(zs_sim *s)
     zs_free(s->succ_off);
     zs_free(s->succ);
     zs_free(s->work);
+    zs_free(s->pend);
     zs_free(s->cwait);
     zs_free(s->touched);
     zs_free(s->act);
@@ -436,8 +437,10 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     default:
         break;
     }
-    if (s->queues[d->queue].last >= 0)
+    if (s->queues[d->queue].last >= 0) {
         s->tasks[s->queues[d->queue].last].qnext = (int32_t)id;
+        t->qprev = 1;
+    }
     s->queues[d->queue].last = (int32_t)id;
     r = &s->recs[id];
     r->start_ns = r->end_ns = -1;
@@ -678,16 +681,16 @@ static void complete(zs_sim *s, int32_t id)
                 break;
             s->cwait_head++;
             s->cores_free -= s->tasks[w].cores;
-            s->tasks[w].pending = -1; /* holds its cores */
+            s->pend[w] = -1; /* holds its cores */
             make_ready(s, w, id);
         }
     }
     q = t->qnext;
-    if (q >= 0 && --s->tasks[q].pending == 0)
+    if (q >= 0 && --s->pend[q] == 0)
         make_ready(s, q, id);
     for (int32_t i = s->succ_off[id]; i < s->succ_off[id + 1]; i++) {
         int32_t v = s->succ[i];
-        if (--s->tasks[v].pending == 0)
+        if (--s->pend[v] == 0)
             make_ready(s, v, id);
     }
 }
@@ -705,14 +708,14 @@ static int time_overflow(zs_sim *s, int32_t id, struct zs_err *err)
 static int start(zs_sim *s, int32_t id, struct zs_err *err)
 {
     struct task *t = &s->tasks[id];
-    if (t->cores > 0 && t->pending == 0) {
+    if (t->cores > 0 && s->pend[id] == 0) {
         if (s->cwait_head < s->cwait_tail || t->cores > s->cores_free) {
             s->cwait[s->cwait_tail++] = id;
             return 0;
         }
         s->cores_free -= t->cores;
     }
-    t->pending = -1;
+    s->pend[id] = -1;
     switch (t->kind) {
     case ZS_TASK_DELAY:
         s->recs[id].start_ns = s->now_ns;
@@ -772,7 +775,7 @@ static int deadlock(zs_sim *s, struct zs_err *err)
         const char *nm = s->recs[i].name ? s->recs[i].name : "";
         if (s->recs[i].end_ns >= 0)
             continue;
-        if (t->pending == 0 && t->cores > 0)
+        if (s->pend[i] == 0 && t->cores > 0)
             return zs_err_set(
                 err, ZS_ERUNTIME,
                 "deadlock at t=%lld ns: task '%s' (id %zu, queue '%s') "
@@ -815,6 +818,7 @@ static int prepare(zs_sim *s, struct zs_err *err)
         zs_grow((void **)&s->succ, &s->succ_cap, s->ndeps + 1,
                 sizeof *s->succ) ||
         zs_grow((void **)&s->work, &s->work_cap, n + 1, sizeof *s->work) ||
+        zs_grow((void **)&s->pend, &s->pend_cap, n + 1, sizeof *s->pend) ||
         zs_grow((void **)&s->cwait, &s->cwait_cap, n + 1, sizeof *s->cwait) ||
         zs_grow((void **)&s->act, &s->act_cap, s->nfdesc + 1,
                 sizeof *s->act) ||
@@ -845,7 +849,7 @@ static int prepare(zs_sim *s, struct zs_err *err)
     for (size_t i = 0; i < n; i++) {
         struct task *t = &s->tasks[i];
         struct zs_task_rec *r = &s->recs[i];
-        t->pending = t->ndeps;
+        s->pend[i] = t->ndeps + t->qprev;
         t->fslot = -1;
         t->held = 0;
         t->blk = -1;
@@ -853,9 +857,6 @@ static int prepare(zs_sim *s, struct zs_err *err)
         r->start_ns = r->end_ns = -1;
         r->blocked_by = -1;
     }
-    for (size_t i = 0; i < n; i++)
-        if (s->tasks[i].qnext >= 0)
-            s->tasks[s->tasks[i].qnext].pending++;
     return 0;
 }
 
@@ -872,7 +873,7 @@ int zs_sim_run(zs_sim *s, struct zs_err *err)
         return rc;
     s->cores_free = s->cores;
     for (size_t i = 0; i < s->ntasks; i++)
-        if (s->tasks[i].pending == 0)
+        if (s->pend[i] == 0)
             s->work[s->work_tail++] = (int32_t)i;
     for (;;) {
         while (s->work_head < s->work_tail) {

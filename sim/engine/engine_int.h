@@ -37,8 +37,8 @@ struct task {
     int16_t kind, cores;
     int16_t pool;
     uint16_t flags;
-    /* run state */
-    int32_t pending;     /* unfinished queue predecessor + deps */
+    int32_t qprev;       /* 1 when a task precedes it on its queue */
+    /* run state (the pending counts live in s->pend, packed for cache) */
     int32_t fslot;       /* FLOW: index in s->act while active */
     int64_t held;        /* ALLOC: bytes charged to `allocated` (rounded) */
     int32_t blk;         /* ALLOC on CUDA_CACHING: block index; HOST pinned:
@@ -132,6 +132,9 @@ struct zs_sim {
     size_t succ_off_cap;
     int32_t *succ;
     size_t succ_cap;
+    int32_t *pend; /* per task: unfinished queue predecessor + deps; 0 ready
+                      and waiting for cores; -1 started */
+    size_t pend_cap;
     int32_t *work; /* FIFO of tasks ready to start at `now` */
     size_t work_cap, work_head, work_tail;
     int32_t *cwait; /* FIFO of ready tasks waiting for cores */
