@@ -33,14 +33,21 @@ static double now_s(void)
 
 static int build(zs_sim *s, int64_t ntasks, struct zs_err *err)
 {
-    enum { COMP, H2D, D2H = H2D + 2, COMM = D2H + 2, CPU = COMM + 2, NQ = CPU + 4 };
+    enum {
+        COMP,
+        H2D,
+        D2H = H2D + 2,
+        COMM = D2H + 2,
+        CPU = COMM + 2,
+        NQ = CPU + 4
+    };
     static const char *const qnames[NQ] = {"compute", "h2d0", "h2d1", "d2h0",
                                            "d2h1",    "ag0",  "ag1",  "cpu0",
                                            "cpu1",    "cpu2", "cpu3"};
     int q[NQ], lh2d, ld2h, lnv, lmem, gpu, host;
     int32_t act_ring[4] = {-1, -1, -1, -1};
-    int32_t fp_ring[4] = {-1, -1, -1, -1}; /* free_param, last 4 layers */
-    int32_t opt_ring[4] = {-1, -1, -1, -1};  /* optimizer, last 4 layers */
+    int32_t fp_ring[4] = {-1, -1, -1, -1};  /* free_param, last 4 layers */
+    int32_t opt_ring[4] = {-1, -1, -1, -1}; /* optimizer, last 4 layers */
     uint64_t rng = 42;
     int64_t layers = ntasks / TASKS_PER_LAYER;
     if (layers < 1)
@@ -72,86 +79,117 @@ static int build(zs_sim *s, int64_t ntasks, struct zs_err *err)
     do {                                                                       \
         var = zs_sim_submit(s, &d);                                            \
         if (var < 0)                                                           \
-            return zs_err_set(err, var, "bench: %s", zs_sim_errmsg(s));       \
+            return zs_err_set(err, var, "bench: %s", zs_sim_errmsg(s));        \
     } while (0)
         /* gathered parameters: 4-68 MiB on the GPU */
         /* prefetch depth 4: layer i gathers once layer i-4 is released */
-        d = (struct zs_task_desc){.kind = ZS_TASK_ALLOC, .queue = q[H2D + side],
-                                  .name = "param", .pool = gpu,
+        d = (struct zs_task_desc){.kind = ZS_TASK_ALLOC,
+                                  .queue = q[H2D + side],
+                                  .name = "param",
+                                  .pool = gpu,
                                   .deps = &fp_ring[i & 3],
                                   .ndeps = fp_ring[i & 3] >= 0};
         d.alloc_bytes = (int64_t)(4 + lcg(&rng) % 64) << 20;
         SUBMIT(pa);
         dep[0] = pa;
-        d = (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q[H2D + side],
-                                  .name = "h2d", .deps = dep, .ndeps = 1,
-                                  .nlinks = 2, .links = {lh2d, lmem}};
+        d = (struct zs_task_desc){.kind = ZS_TASK_FLOW,
+                                  .queue = q[H2D + side],
+                                  .name = "h2d",
+                                  .deps = dep,
+                                  .ndeps = 1,
+                                  .nlinks = 2,
+                                  .links = {lh2d, lmem}};
         d.bytes = (double)(40 + lcg(&rng) % 60) * 1e6;
         SUBMIT(h2d);
         dep[0] = h2d;
-        d = (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q[COMM + side],
-                                  .name = "allgather", .deps = dep, .ndeps = 1,
-                                  .nlinks = 1, .links = {lnv},
+        d = (struct zs_task_desc){.kind = ZS_TASK_FLOW,
+                                  .queue = q[COMM + side],
+                                  .name = "allgather",
+                                  .deps = dep,
+                                  .ndeps = 1,
+                                  .nlinks = 1,
+                                  .links = {lnv},
                                   .rate_cap = 100e9};
         d.bytes = (double)(200 + lcg(&rng) % 200) * 1e6;
         SUBMIT(ag);
         dep[0] = ag;
-        d = (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q[COMP],
-                                  .name = "fwd", .deps = dep, .ndeps = 1};
+        d = (struct zs_task_desc){.kind = ZS_TASK_DELAY,
+                                  .queue = q[COMP],
+                                  .name = "fwd",
+                                  .deps = dep,
+                                  .ndeps = 1};
         d.dur_ns = 500000 + (int64_t)(lcg(&rng) % 500000);
         SUBMIT(comp);
-        d = (struct zs_task_desc){.kind = ZS_TASK_ALLOC, .queue = q[COMP],
-                                  .name = "act", .pool = gpu};
+        d = (struct zs_task_desc){.kind = ZS_TASK_ALLOC,
+                                  .queue = q[COMP],
+                                  .name = "act",
+                                  .pool = gpu};
         d.alloc_bytes = (int64_t)(256 + lcg(&rng) % 4096) << 10;
         SUBMIT(act);
-        d = (struct zs_task_desc){.kind = ZS_TASK_FREE, .queue = q[COMP],
-                                  .name = "free_param", .alloc_task = pa};
+        d = (struct zs_task_desc){.kind = ZS_TASK_FREE,
+                                  .queue = q[COMP],
+                                  .name = "free_param",
+                                  .alloc_task = pa};
         SUBMIT(id);
         fp_ring[i & 3] = id;
         if (act_ring[i & 3] >= 0) {
-            d = (struct zs_task_desc){.kind = ZS_TASK_FREE, .queue = q[COMP],
+            d = (struct zs_task_desc){.kind = ZS_TASK_FREE,
+                                      .queue = q[COMP],
                                       .name = "free_act",
                                       .alloc_task = act_ring[i & 3]};
             SUBMIT(id);
         } else {
-            d = (struct zs_task_desc){.kind = ZS_TASK_MARK, .queue = q[COMP],
-                                      .name = "mark"};
+            d = (struct zs_task_desc){
+                .kind = ZS_TASK_MARK, .queue = q[COMP], .name = "mark"};
             SUBMIT(id);
         }
         act_ring[i & 3] = act;
         dep[0] = comp;
-        d = (struct zs_task_desc){.kind = ZS_TASK_ALLOC, .queue = q[D2H + side],
-                                  .name = "grad_host", .pool = host,
-                                  .alloc_flags = ZS_ALLOC_PINNED, .deps = dep,
+        d = (struct zs_task_desc){.kind = ZS_TASK_ALLOC,
+                                  .queue = q[D2H + side],
+                                  .name = "grad_host",
+                                  .pool = host,
+                                  .alloc_flags = ZS_ALLOC_PINNED,
+                                  .deps = dep,
                                   .ndeps = 1};
         d.alloc_bytes = (int64_t)(1 + lcg(&rng) % 64) << 20;
         SUBMIT(hb);
-        d = (struct zs_task_desc){.kind = ZS_TASK_FLOW, .queue = q[D2H + side],
-                                  .name = "d2h", .nlinks = 2,
+        d = (struct zs_task_desc){.kind = ZS_TASK_FLOW,
+                                  .queue = q[D2H + side],
+                                  .name = "d2h",
+                                  .nlinks = 2,
                                   .links = {ld2h, lmem}};
         d.bytes = (double)(40 + lcg(&rng) % 60) * 1e6;
         SUBMIT(d2h);
         dep[0] = d2h;
         d = (struct zs_task_desc){.kind = ZS_TASK_DELAY,
                                   .queue = q[CPU + (int)(i & 3)],
-                                  .name = "adam", .deps = dep, .ndeps = 1,
+                                  .name = "adam",
+                                  .deps = dep,
+                                  .ndeps = 1,
                                   .cores = 2};
         d.dur_ns = 1000000 + (int64_t)(lcg(&rng) % 2000000);
         SUBMIT(id);
         d = (struct zs_task_desc){.kind = ZS_TASK_FREE,
                                   .queue = q[CPU + (int)(i & 3)],
-                                  .name = "free_grad_host", .alloc_task = hb};
+                                  .name = "free_grad_host",
+                                  .alloc_task = hb};
         SUBMIT(id);
         /* a zero-duration join of compute and the optimizer of layer i-4
          * (bounded optimizer lag), and a short kernel launch gap */
         dep[0] = comp;
         dep[1] = opt_ring[i & 3] >= 0 ? opt_ring[i & 3] : comp;
         opt_ring[i & 3] = id;
-        d = (struct zs_task_desc){.kind = ZS_TASK_MARK, .queue = q[COMP],
-                                  .name = "join", .deps = dep, .ndeps = 2};
+        d = (struct zs_task_desc){.kind = ZS_TASK_MARK,
+                                  .queue = q[COMP],
+                                  .name = "join",
+                                  .deps = dep,
+                                  .ndeps = 2};
         SUBMIT(id);
-        d = (struct zs_task_desc){.kind = ZS_TASK_DELAY, .queue = q[COMP],
-                                  .name = "gap", .dur_ns = 5000};
+        d = (struct zs_task_desc){.kind = ZS_TASK_DELAY,
+                                  .queue = q[COMP],
+                                  .name = "gap",
+                                  .dur_ns = 5000};
         SUBMIT(id);
 #undef SUBMIT
     }

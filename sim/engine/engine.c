@@ -385,9 +385,8 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
         zs_grow((void **)&s->recs, &s->recs_cap, id + 1, sizeof *s->recs) ||
         zs_grow((void **)&s->deps, &s->deps_cap,
                 s->ndeps + (size_t)d->ndeps + (size_t)extra, sizeof *s->deps) ||
-        (d->kind == ZS_TASK_FLOW &&
-         zs_grow((void **)&s->fdesc, &s->fdesc_cap, s->nfdesc + 1,
-                 sizeof *s->fdesc)))
+        (d->kind == ZS_TASK_FLOW && zs_grow((void **)&s->fdesc, &s->fdesc_cap,
+                                            s->nfdesc + 1, sizeof *s->fdesc)))
         return zs_err_set(&s->err, ZS_ENOMEM,
                           "out of memory submitting task '%s'", TNAME(d));
     t = &s->tasks[id];
@@ -820,8 +819,7 @@ static int prepare(zs_sim *s, struct zs_err *err)
         zs_grow((void **)&s->work, &s->work_cap, n + 1, sizeof *s->work) ||
         zs_grow((void **)&s->pend, &s->pend_cap, n + 1, sizeof *s->pend) ||
         zs_grow((void **)&s->cwait, &s->cwait_cap, n + 1, sizeof *s->cwait) ||
-        zs_grow((void **)&s->act, &s->act_cap, s->nfdesc + 1,
-                sizeof *s->act) ||
+        zs_grow((void **)&s->act, &s->act_cap, s->nfdesc + 1, sizeof *s->act) ||
         zs_grow((void **)&s->affl, &s->affl_cap, s->nfdesc + 1,
                 sizeof *s->affl) ||
         zs_heap_reserve(&s->heap, n, (size_t)s->nevtasks))

@@ -32,26 +32,26 @@ struct task {
     int64_t alloc_bytes; /* ALLOC */
     int32_t dep_off;     /* deps are s->deps[dep_off .. dep_off+ndeps) */
     int32_t ndeps;
-    int32_t qnext;       /* next task of the same queue, -1 */
-    int32_t aux;         /* FLOW: index in s->fdesc; FREE: alloc task */
+    int32_t qnext; /* next task of the same queue, -1 */
+    int32_t aux;   /* FLOW: index in s->fdesc; FREE: alloc task */
     int16_t kind, cores;
     int16_t pool;
     uint16_t flags;
-    int32_t qprev;       /* 1 when a task precedes it on its queue */
+    int32_t qprev; /* 1 when a task precedes it on its queue */
     /* run state (the pending counts live in s->pend, packed for cache) */
-    int32_t fslot;       /* FLOW: index in s->act while active */
-    int64_t held;        /* ALLOC: bytes charged to `allocated` (rounded) */
-    int32_t blk;         /* ALLOC on CUDA_CACHING: block index; HOST pinned:
-                            size class; else -1 */
-    int32_t freed;       /* ALLOC: set at submit when a FREE names it */
+    int32_t fslot; /* FLOW: index in s->act while active */
+    int64_t held;  /* ALLOC: bytes charged to `allocated` (rounded) */
+    int32_t blk;   /* ALLOC on CUDA_CACHING: block index; HOST pinned:
+                      size class; else -1 */
+    int32_t freed; /* ALLOC: set at submit when a FREE names it */
     int64_t log_alloc, log_free; /* ALLOC: pool log indices, -1 */
 };
 
 /* An active flow. */
 struct flow {
     const struct flowdesc *fd; /* in s->fdesc, fixed while a run lasts */
-    double rem;   /* bytes left as of t_ns */
-    double rate;  /* bytes/s since t_ns */
+    double rem;                /* bytes left as of t_ns */
+    double rate;               /* bytes/s since t_ns */
     int64_t t_ns;
     int64_t t_end_ns;
     int32_t task;
@@ -71,7 +71,7 @@ struct link {
 };
 
 struct queue {
-    char *name; /* owned */
+    char *name;   /* owned */
     int32_t last; /* last task submitted on it, -1 */
 };
 
@@ -101,7 +101,8 @@ struct pool {
     struct blk *blk;
     size_t nblk, blk_cap;
     int32_t blk_free; /* free list of unused blk structs (through .next) */
-    int32_t *fset[2]; /* free blocks, sorted by (size, addr): 0 large, 1 small */
+    int32_t
+        *fset[2]; /* free blocks, sorted by (size, addr): 0 large, 1 small */
     size_t nfset[2], fset_cap[2];
     int64_t next_addr;
     /* HOST pinned: cached free blocks per power-of-two class */

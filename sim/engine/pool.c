@@ -48,12 +48,12 @@
 #include <string.h>
 
 /* Constants of c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.x). */
-#define K_MIN_BLOCK_SIZE ((int64_t)512)            /* kMinBlockSize */
-#define K_SMALL_SIZE ((int64_t)1 << 20)            /* kSmallSize, 1 MiB */
-#define K_SMALL_BUFFER ((int64_t)2 << 20)          /* kSmallBuffer, 2 MiB */
-#define K_LARGE_BUFFER ((int64_t)20 << 20)         /* kLargeBuffer, 20 MiB */
-#define K_MIN_LARGE_ALLOC ((int64_t)10 << 20)      /* kMinLargeAlloc, 10 MiB */
-#define K_ROUND_LARGE ((int64_t)2 << 20)           /* kRoundLarge, 2 MiB */
+#define K_MIN_BLOCK_SIZE ((int64_t)512)       /* kMinBlockSize */
+#define K_SMALL_SIZE ((int64_t)1 << 20)       /* kSmallSize, 1 MiB */
+#define K_SMALL_BUFFER ((int64_t)2 << 20)     /* kSmallBuffer, 2 MiB */
+#define K_LARGE_BUFFER ((int64_t)20 << 20)    /* kLargeBuffer, 20 MiB */
+#define K_MIN_LARGE_ALLOC ((int64_t)10 << 20) /* kMinLargeAlloc, 10 MiB */
+#define K_ROUND_LARGE ((int64_t)2 << 20)      /* kRoundLarge, 2 MiB */
 
 /* Simulated segment addresses start here (any non-zero base will do; it only
  * orders blocks of equal size, as PyTorch compares pointers). */
@@ -153,7 +153,8 @@ static int64_t round_size(int64_t bytes)
 {
     if (bytes < K_MIN_BLOCK_SIZE)
         return K_MIN_BLOCK_SIZE;
-    return K_MIN_BLOCK_SIZE * ((bytes + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+    return K_MIN_BLOCK_SIZE *
+           ((bytes + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
 }
 
 static int64_t allocation_size(int64_t size)
