@@ -1,0 +1,688 @@
+/*
+ * measured_io.c — reader and writer of "zsim.measured/1" and the comparison
+ * of measurements with predictions; see measured_io.h.
+ *
+ * The header and predicted blocks use the schedule's tables' rules (same
+ * keys, same ranges) so a measured file is a schedule's header plus what was
+ * measured.  Tasks use one table for every kind: a measured task is a record,
+ * not an instruction, and its kind-specific fields are checked only where the
+ * comparison needs them (gemm shape, copy bytes).
+ */
+#include "out/measured_io.h"
+#include "out/schedule_io_int.h"
+#include "util/alloc.h"
+#include "util/json.h"
+#include "util/strutil.h"
+#include "util/units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+static const char *const g_mkind_names[] = {"harness", "fsdp2_reference", NULL};
+static const char *const g_kind_names[] = {
+    "alloc",      "free",     "h2d",       "d2h",  "gemm", "elementwise",
+    "collective", "cpu_adam", "host_wait", "mark", NULL};
+static const char *const g_adam_names[] = {"deepspeed", "torch", NULL};
+static const char *const g_vclass_names[] = {
+    "gemm", "h2d", "d2h", "collective", "cpu_adam", "elementwise", NULL};
+
+const char *zs_meas_kind_name(int kind)
+{
+    return kind >= 0 && kind <= ZS_MK_FSDP2_REFERENCE ? g_mkind_names[kind]
+                                                      : "?";
+}
+
+const char *zs_vclass_name(int cls)
+{
+    return cls >= 0 && cls < ZS_VC_COUNT ? g_vclass_names[cls] : "?";
+}
+
+int zs_vclass_of(enum zs_sched_kind k)
+{
+    switch (k) {
+    case ZS_SK_GEMM:
+        return ZS_VC_GEMM;
+    case ZS_SK_H2D:
+        return ZS_VC_H2D;
+    case ZS_SK_D2H:
+        return ZS_VC_D2H;
+    case ZS_SK_COLLECTIVE:
+        return ZS_VC_COLLECTIVE;
+    case ZS_SK_CPU_ADAM:
+        return ZS_VC_CPU_ADAM;
+    case ZS_SK_ELEMENTWISE:
+        return ZS_VC_ELEMENTWISE;
+    default:
+        return -1;
+    }
+}
+
+void zs_measured_init(struct zs_measured *m)
+{
+    memset(m, 0, sizeof *m);
+    m->pred.peak_device_allocated_bytes = -1;
+    m->pred.peak_device_reserved_bytes = -1;
+    m->pred.peak_host_bytes = -1;
+    m->pred.peak_pinned_bytes = -1;
+    m->pred.step_time_ns = -1;
+    m->meas.peak_device_allocated_bytes = -1;
+    m->meas.peak_device_reserved_bytes = -1;
+    m->meas.peak_device_used_bytes = -1;
+    m->meas.peak_host_bytes = -1;
+    m->meas.peak_pinned_bytes = -1;
+    m->meas.step_time_ns = -1;
+    m->meas.scratch_device_bytes = -1;
+}
+
+void zs_measured_release(struct zs_measured *m)
+{
+    if (!m)
+        return;
+    zs_free(m->tasks);
+    zs_measured_init(m);
+}
+
+int zs_measured_add(struct zs_measured *m, const struct zs_meas_task *t,
+                    struct zs_err *err)
+{
+    if (m->ntasks >= ZS_SCHED_MAX_TASKS)
+        return zs_err_set(err, ZS_ELIMIT, "too many tasks: at most %d",
+                          ZS_SCHED_MAX_TASKS);
+    if (zs_grow((void **)&m->tasks, &m->tasks_cap, (size_t)m->ntasks + 1,
+                sizeof *m->tasks))
+        return zs_err_set(err, ZS_ENOMEM, "out of memory adding a task");
+    m->tasks[m->ntasks++] = *t;
+    return 0;
+}
+
+void zs_meas_task_from_sched(struct zs_meas_task *mt,
+                             const struct zs_sched_task *t)
+{
+    memset(mt, 0, sizeof *mt);
+    mt->id = t->id;
+    mt->kind = t->kind;
+    zs_strlcpy(mt->name, t->name, sizeof mt->name);
+    mt->bytes = t->bytes;
+    mt->pinned = t->pinned;
+    mt->m = t->m;
+    mt->n = t->n;
+    mt->k = t->k;
+    mt->count = t->kind == ZS_SK_GEMM ? t->count : 0;
+    mt->elements = t->elements;
+    mt->threads = t->threads;
+    mt->adam_impl = t->adam_impl;
+    mt->step_end = t->step_end;
+    mt->pred_start_ns = t->pred_start_ns;
+    mt->pred_end_ns = t->pred_end_ns;
+    mt->start_ns = mt->end_ns = -1;
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+#define NF(a) (sizeof(a) / sizeof((a)[0]))
+#define NS_MAX 1e18
+#define ID_MAX ((double)ZS_SCHED_MAX_TASKS - 1)
+#define BMAX ((double)ZS_BYTES_MAX)
+
+#define HT(f) offsetof(struct zs_sched_header, f)
+static const struct zs_field f_header[] = {
+    {"zsim_version", ZS_F_STRING, HT(zsim_version), 0, 0, 0, ZS_F_REQUIRED, NULL, 32, NULL},
+    {"model", ZS_F_STRING, HT(model), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
+    {"hardware", ZS_F_STRING, HT(hardware), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
+    {"gpu", ZS_F_STRING, HT(gpu), 0, 0, 0, 0, NULL, 32, ""},
+    {"framework", ZS_F_STRING, HT(framework), 0, 0, 0, 0, NULL, 16, ""},
+    {"config", ZS_F_STRING, HT(config), 0, 0, 0, 0, NULL, 256, ""},
+    {"rank", ZS_F_INT, HT(rank), 0, 65535, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+    {"world", ZS_F_INT, HT(world), 1, 65536, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+    {"steps", ZS_F_INT, HT(steps), 1, 1000, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+};
+
+#define PT(f) offsetof(struct zs_sched_pred, f)
+static const struct zs_field f_pred[] = {
+    {"peak_device_allocated_bytes", ZS_F_INT, PT(peak_device_allocated_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_reserved_bytes", ZS_F_INT, PT(peak_device_reserved_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_host_bytes", ZS_F_INT, PT(peak_host_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_pinned_bytes", ZS_F_INT, PT(peak_pinned_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"step_time_ns", ZS_F_INT, PT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+};
+
+#define MT(f) offsetof(struct zs_meas_totals, f)
+static const struct zs_field f_meas[] = {
+    {"peak_device_allocated_bytes", ZS_F_INT, MT(peak_device_allocated_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_reserved_bytes", ZS_F_INT, MT(peak_device_reserved_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_used_bytes", ZS_F_INT, MT(peak_device_used_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_host_bytes", ZS_F_INT, MT(peak_host_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_pinned_bytes", ZS_F_INT, MT(peak_pinned_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"step_time_ns", ZS_F_INT, MT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"scratch_device_bytes", ZS_F_INT, MT(scratch_device_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+};
+
+#define ET(f) offsetof(struct zs_meas_env, f)
+static const struct zs_field f_env[] = {
+    {"gpu", ZS_F_STRING, ET(gpu), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
+    {"driver", ZS_F_STRING, ET(driver), 0, 0, 0, 0, NULL, 32, ""},
+    {"cuda", ZS_F_STRING, ET(cuda), 0, 0, 0, 0, NULL, 32, ""},
+    {"sm_clock_mhz", ZS_F_INT, ET(sm_clock_mhz), 0, 10000, 0, 0, NULL, 0, NULL},
+    {"mem_clock_mhz", ZS_F_INT, ET(mem_clock_mhz), 0, 100000, 0, 0, NULL, 0, NULL},
+    {"host", ZS_F_STRING, ET(host), 0, 0, 0, 0, NULL, 64, ""},
+    {"cpu", ZS_F_STRING, ET(cpu), 0, 0, 0, 0, NULL, 96, ""},
+    {"cpu_threads", ZS_F_INT, ET(cpu_threads), 0, 65536, 0, 0, NULL, 0, NULL},
+    {"date", ZS_F_STRING, ET(date), 0, 0, 0, ZS_F_REQUIRED, NULL, 32, NULL},
+    {"allocator", ZS_F_STRING, ET(allocator), 0, 0, 0, 0, NULL, 16, ""},
+    {"tool", ZS_F_STRING, ET(tool), 0, 0, 0, 0, NULL, 64, ""},
+};
+
+struct raw_mtask {
+    struct zs_meas_task t;
+    int64_t id;
+    int kind;
+};
+#define RT(f) offsetof(struct raw_mtask, f)
+#define TT(f) (offsetof(struct raw_mtask, t) + offsetof(struct zs_meas_task, f))
+static const struct zs_field f_task[] = {
+    {"id", ZS_F_INT, RT(id), 0, ID_MAX, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+    {"kind", ZS_F_ENUM, RT(kind), 0, 0, 0, ZS_F_REQUIRED, g_kind_names, 0, NULL},
+    {"name", ZS_F_STRING, TT(name), 0, 0, 0, ZS_F_REQUIRED, NULL, ZS_SCHED_NAME_CAP, NULL},
+    {"bytes", ZS_F_INT, TT(bytes), 0, BMAX, 0, 0, NULL, 0, NULL},
+    {"pinned", ZS_F_BOOL, TT(pinned), 0, 0, 0, 0, NULL, 0, NULL},
+    {"m", ZS_F_INT, TT(m), 0, 67108864.0, 0, 0, NULL, 0, NULL},
+    {"n", ZS_F_INT, TT(n), 0, 67108864.0, 0, 0, NULL, 0, NULL},
+    {"k", ZS_F_INT, TT(k), 0, 67108864.0, 0, 0, NULL, 0, NULL},
+    {"count", ZS_F_INT, TT(count), 0, 1048576, 0, 0, NULL, 0, NULL},
+    {"elements", ZS_F_INT, TT(elements), 0, 1099511627776.0, 0, 0, NULL, 0, NULL},
+    {"threads", ZS_F_INT, TT(threads), 0, 4096, 0, 0, NULL, 0, NULL},
+    {"impl", ZS_F_ENUM, TT(adam_impl), 0, 0, 0, 0, g_adam_names, 0, NULL},
+    {"step_end", ZS_F_INT, TT(step_end), 0, 1000, 0, 0, NULL, 0, NULL},
+    {"skipped", ZS_F_BOOL, TT(skipped), 0, 0, 0, 0, NULL, 0, NULL},
+    {"pred_start_ns", ZS_F_INT, TT(pred_start_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
+    {"pred_end_ns", ZS_F_INT, TT(pred_end_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
+    {"start_ns", ZS_F_INT, TT(start_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
+    {"end_ns", ZS_F_INT, TT(end_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
+};
+
+struct raw_top {
+    char schema[32];
+    int kind;
+};
+static const struct zs_field f_top[] = {
+    {"schema", ZS_F_STRING, offsetof(struct raw_top, schema), 0, 0, 0, ZS_F_REQUIRED, NULL, 32, NULL},
+    {"kind", ZS_F_ENUM, offsetof(struct raw_top, kind), 0, 0, 0, ZS_F_REQUIRED, g_mkind_names, 0, NULL},
+    {"header", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"environment", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"predicted", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"measured", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"tasks", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+};
+
+/* ---- reading --------------------------------------------------------------- */
+
+struct rd {
+    struct zs_json_src src;
+    struct zs_measured *m;
+    struct zs_err *err;
+};
+
+static int task_problem(struct rd *r, long idx, const char *key,
+                        const char *why)
+{
+    char where[300];
+    zs_sched_io_elem_where(&r->src, "tasks", idx, key, where, sizeof where);
+    return zs_err_set(r->err, ZS_EINPUT, "invalid 'tasks[%ld].%s' in %s: %s",
+                      idx, key, where, why);
+}
+
+static int read_tasks(struct rd *r, const cJSON *arr)
+{
+    const cJSON *it;
+    char where[300], why[200];
+    long i = 0;
+    int n, rc;
+
+    if (!cJSON_IsArray(arr)) {
+        zs_json_where(&r->src, "", "tasks", where, sizeof where);
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'tasks' in %s: must be an array of tasks (got %s)",
+                          where, zs_json_type_name(arr));
+    }
+    n = cJSON_GetArraySize(arr);
+    if (n > ZS_SCHED_MAX_TASKS) {
+        zs_json_where(&r->src, "", "tasks", where, sizeof where);
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'tasks' in %s: must list at most %d tasks (got %d)",
+                          where, ZS_SCHED_MAX_TASKS, n);
+    }
+    cJSON_ArrayForEach(it, arr)
+    {
+        struct raw_mtask rt;
+        struct zs_meas_task *t = &rt.t;
+        memset(&rt, 0, sizeof rt);
+        rc = zs_sched_io_read_elem(&r->src, "tasks", i, it, f_task, NF(f_task),
+                                   &rt, 0, r->err);
+        if (rc)
+            return rc;
+        t->id = (int32_t)rt.id;
+        t->kind = (enum zs_sched_kind)rt.kind;
+        if (i > 0 && t->id <= r->m->tasks[i - 1].id) {
+            snprintf(why, sizeof why,
+                     "must be greater than the previous task's (%d) (got %d)",
+                     (int)r->m->tasks[i - 1].id, (int)t->id);
+            return task_problem(r, i, "id", why);
+        }
+        if (t->kind == ZS_SK_GEMM) {
+            static const char *const dims[] = {"m", "n", "k", "count"};
+            const int64_t v[] = {t->m, t->n, t->k, t->count};
+            for (int d = 0; d < 4; d++)
+                if (v[d] < 1) {
+                    snprintf(why, sizeof why,
+                             "must be >= 1 for a gemm task (got %lld)",
+                             (long long)v[d]);
+                    return task_problem(r, i, dims[d], why);
+                }
+        }
+        if ((t->kind == ZS_SK_H2D || t->kind == ZS_SK_D2H ||
+             t->kind == ZS_SK_ELEMENTWISE || t->kind == ZS_SK_COLLECTIVE) &&
+            t->bytes < 1) {
+            snprintf(why, sizeof why, "must be >= 1 for a %s task (got %lld)",
+                     zs_sched_kind_name(t->kind), (long long)t->bytes);
+            return task_problem(r, i, "bytes", why);
+        }
+        if (t->kind == ZS_SK_CPU_ADAM && t->elements < 1) {
+            snprintf(why, sizeof why,
+                     "must be >= 1 for a cpu_adam task (got %lld)",
+                     (long long)t->elements);
+            return task_problem(r, i, "elements", why);
+        }
+        if ((t->start_ns < 0) != (t->end_ns < 0)) {
+            snprintf(why, sizeof why,
+                     "must be -1 when '%s' is -1 (got %lld)",
+                     t->start_ns < 0 ? "start_ns" : "end_ns",
+                     (long long)(t->start_ns < 0 ? t->end_ns : t->start_ns));
+            return task_problem(r, i, t->start_ns < 0 ? "end_ns" : "start_ns",
+                                why);
+        }
+        if (t->end_ns < t->start_ns) {
+            snprintf(why, sizeof why, "must be >= 'start_ns' (%lld) (got %lld)",
+                     (long long)t->start_ns, (long long)t->end_ns);
+            return task_problem(r, i, "end_ns", why);
+        }
+        if ((t->pred_start_ns < 0) != (t->pred_end_ns < 0)) {
+            snprintf(why, sizeof why,
+                     "must be -1 when '%s' is -1 (got %lld)",
+                     t->pred_start_ns < 0 ? "pred_start_ns" : "pred_end_ns",
+                     (long long)(t->pred_start_ns < 0 ? t->pred_end_ns
+                                                      : t->pred_start_ns));
+            return task_problem(r, i,
+                                t->pred_start_ns < 0 ? "pred_end_ns"
+                                                     : "pred_start_ns",
+                                why);
+        }
+        if (t->pred_end_ns < t->pred_start_ns) {
+            snprintf(why, sizeof why,
+                     "must be >= 'pred_start_ns' (%lld) (got %lld)",
+                     (long long)t->pred_start_ns, (long long)t->pred_end_ns);
+            return task_problem(r, i, "pred_end_ns", why);
+        }
+        if (t->skipped && t->start_ns >= 0) {
+            snprintf(why, sizeof why,
+                     "must be -1 for a skipped task (got %lld)",
+                     (long long)t->start_ns);
+            return task_problem(r, i, "start_ns", why);
+        }
+        rc = zs_measured_add(r->m, t, r->err);
+        if (rc)
+            return rc;
+        i++;
+    }
+    return 0;
+}
+
+static int read_root(struct rd *r, const cJSON *root)
+{
+    struct raw_top top;
+    const cJSON *node;
+    char where[300];
+    int rc;
+    static const char *const required[] = {"header", "environment", "measured",
+                                           "tasks"};
+
+    rc = zs_json_read(&r->src, root, "", f_top, NF(f_top), &top, 0, r->err);
+    if (rc)
+        return rc;
+    if (strcmp(top.schema, ZS_MEASURED_SCHEMA) != 0) {
+        zs_json_where(&r->src, "", "schema", where, sizeof where);
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'schema' in %s: must be \"%s\" (got '%s')",
+                          where, ZS_MEASURED_SCHEMA, top.schema);
+    }
+    r->m->kind = top.kind;
+    for (size_t k = 0; k < NF(required); k++)
+        if (!cJSON_GetObjectItemCaseSensitive(root, required[k]))
+            return zs_err_set(r->err, ZS_EINPUT, "missing '%s' in %s: required",
+                              required[k], r->src.path);
+    rc = zs_json_read(&r->src, cJSON_GetObjectItemCaseSensitive(root, "header"),
+                      "header", f_header, NF(f_header), &r->m->header, 0,
+                      r->err);
+    if (rc)
+        return rc;
+    if (r->m->header.rank >= r->m->header.world) {
+        zs_json_where(&r->src, "header", "rank", where, sizeof where);
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'header.rank' in %s: must be in [0, %lld] ('world' is %lld) (got %lld)",
+                          where, (long long)r->m->header.world - 1,
+                          (long long)r->m->header.world,
+                          (long long)r->m->header.rank);
+    }
+    rc = zs_json_read(&r->src,
+                      cJSON_GetObjectItemCaseSensitive(root, "environment"),
+                      "environment", f_env, NF(f_env), &r->m->env, 0, r->err);
+    if (rc)
+        return rc;
+    node = cJSON_GetObjectItemCaseSensitive(root, "predicted");
+    if (node && !cJSON_IsNull(node)) {
+        rc = zs_json_read(&r->src, node, "predicted", f_pred, NF(f_pred),
+                          &r->m->pred, 0, r->err);
+        if (rc)
+            return rc;
+        r->m->has_pred = true;
+    }
+    rc = zs_json_read(&r->src, cJSON_GetObjectItemCaseSensitive(root, "measured"),
+                      "measured", f_meas, NF(f_meas), &r->m->meas, 0, r->err);
+    if (rc)
+        return rc;
+    return read_tasks(r, cJSON_GetObjectItemCaseSensitive(root, "tasks"));
+}
+
+static int read_parsed(struct rd *r, cJSON *root)
+{
+    int rc = read_root(r, root);
+    cJSON_Delete(root);
+    zs_json_src_release(&r->src);
+    if (rc)
+        zs_measured_release(r->m);
+    return rc;
+}
+
+int zs_measured_read_text(const char *name, const char *text, size_t len,
+                          struct zs_measured *out, struct zs_err *err)
+{
+    struct rd r;
+    cJSON *root;
+    int rc;
+    zs_measured_init(out);
+    memset(&r, 0, sizeof r);
+    r.m = out;
+    r.err = err;
+    rc = zs_json_parse_text(name, text, len, &root, &r.src, err);
+    if (rc)
+        return rc;
+    return read_parsed(&r, root);
+}
+
+int zs_measured_read(const char *path, struct zs_measured *out,
+                     struct zs_err *err)
+{
+    struct rd r;
+    cJSON *root;
+    int rc;
+    zs_measured_init(out);
+    memset(&r, 0, sizeof r);
+    r.m = out;
+    r.err = err;
+    rc = zs_json_parse_file(path, &root, &r.src, err);
+    if (rc)
+        return rc;
+    return read_parsed(&r, root);
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+static void kv_str(FILE *f, const char *key, const char *v, int *first)
+{
+    if (!v[0])
+        return;
+    fprintf(f, "%s\"%s\": ", *first ? "" : ", ", key);
+    zs_sched_io_put_str(f, v);
+    *first = 0;
+}
+
+static void kv_int(FILE *f, const char *key, int64_t v, int *first)
+{
+    fprintf(f, "%s\"%s\": %lld", *first ? "" : ", ", key, (long long)v);
+    *first = 0;
+}
+
+int zs_measured_write_stream(const struct zs_measured *m, FILE *f,
+                             struct zs_err *err)
+{
+    const struct zs_sched_header *h = &m->header;
+    const struct zs_meas_env *e = &m->env;
+    int first = 1;
+
+    fprintf(f, "{\n  \"schema\": \"%s\",\n  \"kind\": \"%s\",\n  \"header\": {",
+            ZS_MEASURED_SCHEMA, zs_meas_kind_name(m->kind));
+    kv_str(f, "zsim_version", h->zsim_version, &first);
+    kv_str(f, "model", h->model, &first);
+    kv_str(f, "hardware", h->hardware, &first);
+    kv_str(f, "gpu", h->gpu, &first);
+    kv_str(f, "framework", h->framework, &first);
+    kv_str(f, "config", h->config, &first);
+    kv_int(f, "rank", h->rank, &first);
+    kv_int(f, "world", h->world, &first);
+    kv_int(f, "steps", h->steps, &first);
+    fputs("},\n  \"environment\": {", f);
+    first = 1;
+    kv_str(f, "gpu", e->gpu, &first);
+    kv_str(f, "driver", e->driver, &first);
+    kv_str(f, "cuda", e->cuda, &first);
+    kv_int(f, "sm_clock_mhz", e->sm_clock_mhz, &first);
+    kv_int(f, "mem_clock_mhz", e->mem_clock_mhz, &first);
+    kv_str(f, "host", e->host, &first);
+    kv_str(f, "cpu", e->cpu, &first);
+    kv_int(f, "cpu_threads", e->cpu_threads, &first);
+    kv_str(f, "date", e->date, &first);
+    kv_str(f, "allocator", e->allocator, &first);
+    kv_str(f, "tool", e->tool, &first);
+    fputs("},\n  \"predicted\": ", f);
+    if (m->has_pred) {
+        first = 1;
+        fputc('{', f);
+        kv_int(f, "peak_device_allocated_bytes", m->pred.peak_device_allocated_bytes, &first);
+        kv_int(f, "peak_device_reserved_bytes", m->pred.peak_device_reserved_bytes, &first);
+        kv_int(f, "peak_host_bytes", m->pred.peak_host_bytes, &first);
+        kv_int(f, "peak_pinned_bytes", m->pred.peak_pinned_bytes, &first);
+        kv_int(f, "step_time_ns", m->pred.step_time_ns, &first);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\n  \"measured\": {", f);
+    first = 1;
+    kv_int(f, "peak_device_allocated_bytes", m->meas.peak_device_allocated_bytes, &first);
+    kv_int(f, "peak_device_reserved_bytes", m->meas.peak_device_reserved_bytes, &first);
+    kv_int(f, "peak_device_used_bytes", m->meas.peak_device_used_bytes, &first);
+    kv_int(f, "peak_host_bytes", m->meas.peak_host_bytes, &first);
+    kv_int(f, "peak_pinned_bytes", m->meas.peak_pinned_bytes, &first);
+    kv_int(f, "step_time_ns", m->meas.step_time_ns, &first);
+    kv_int(f, "scratch_device_bytes", m->meas.scratch_device_bytes, &first);
+    fputs("},\n  \"tasks\": [\n", f);
+    for (int32_t i = 0; i < m->ntasks; i++) {
+        const struct zs_meas_task *t = &m->tasks[i];
+        first = 1;
+        fputs("    {", f);
+        kv_int(f, "id", t->id, &first);
+        kv_str(f, "kind", zs_sched_kind_name(t->kind), &first);
+        kv_str(f, "name", t->name, &first);
+        if (t->bytes)
+            kv_int(f, "bytes", t->bytes, &first);
+        if (t->kind == ZS_SK_H2D || t->kind == ZS_SK_D2H ||
+            (t->kind == ZS_SK_ALLOC && t->pinned))
+            fprintf(f, ", \"pinned\": %s", t->pinned ? "true" : "false");
+        if (t->kind == ZS_SK_GEMM) {
+            kv_int(f, "m", t->m, &first);
+            kv_int(f, "n", t->n, &first);
+            kv_int(f, "k", t->k, &first);
+            kv_int(f, "count", t->count, &first);
+        }
+        if (t->elements)
+            kv_int(f, "elements", t->elements, &first);
+        if (t->kind == ZS_SK_CPU_ADAM) {
+            kv_int(f, "threads", t->threads, &first);
+            kv_str(f, "impl", g_adam_names[t->adam_impl], &first);
+        }
+        if (t->step_end)
+            kv_int(f, "step_end", t->step_end, &first);
+        if (t->skipped)
+            fputs(", \"skipped\": true", f);
+        kv_int(f, "pred_start_ns", t->pred_start_ns, &first);
+        kv_int(f, "pred_end_ns", t->pred_end_ns, &first);
+        kv_int(f, "start_ns", t->start_ns, &first);
+        kv_int(f, "end_ns", t->end_ns, &first);
+        fputs(i + 1 < m->ntasks ? "},\n" : "}\n", f);
+    }
+    fputs("  ]\n}\n", f);
+    if (ferror(f))
+        return zs_err_set(err, ZS_EIO, "write error: %s", strerror(errno));
+    return 0;
+}
+
+int zs_measured_write(const struct zs_measured *m, const char *path,
+                      struct zs_err *err)
+{
+    char tmp[4096];
+    FILE *f;
+    int rc;
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return zs_err_set(err, ZS_EUSAGE, "output path too long: '%s'", path);
+    f = fopen(tmp, "w");
+    if (!f)
+        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
+                          strerror(errno));
+    rc = zs_measured_write_stream(m, f, err);
+    if (fclose(f) != 0 && !rc)
+        rc = zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
+                        strerror(errno));
+    if (!rc && rename(tmp, path) != 0)
+        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp,
+                        path, strerror(errno));
+    if (rc)
+        remove(tmp);
+    return rc;
+}
+
+/* ---- comparison ----------------------------------------------------------------- */
+
+static double err_pct(double pred, double meas)
+{
+    if (pred < 0 || meas <= 0)
+        return NAN;
+    return (pred - meas) / meas * 100.0;
+}
+
+static void add_q(struct zs_validation *v, const char *key, const char *label,
+                  int unit, double pred, double meas, double limit)
+{
+    struct zs_vquant *q;
+    if (v->nq >= ZS_VQ_MAX)
+        return;
+    q = &v->q[v->nq++];
+    q->key = key;
+    q->label = label;
+    q->unit = unit;
+    q->pred = pred;
+    q->meas = meas;
+    q->err_pct = err_pct(pred, meas);
+    q->limit_pct = limit;
+    q->ok = !(limit > 0 && isfinite(q->err_pct) && fabs(q->err_pct) > limit);
+    if (!q->ok)
+        v->ok = false;
+}
+
+void zs_validation_compute(const struct zs_measured *m, double max_mem_err_pct,
+                           double max_time_err_pct, struct zs_validation *v)
+{
+    const struct zs_sched_pred *p = &m->pred;
+    const struct zs_meas_totals *x = &m->meas;
+    double h2d_p = 0, h2d_m = 0, d2h_p = 0, d2h_m = 0, g_p = 0, g_m = 0;
+
+    memset(v, 0, sizeof *v);
+    v->ok = true;
+    for (int32_t i = 0; i < m->ntasks; i++) {
+        const struct zs_meas_task *t = &m->tasks[i];
+        int c = zs_vclass_of(t->kind);
+        struct zs_vclass_row *row;
+        double ps, ms;
+        if (c < 0)
+            continue;
+        if (t->skipped) {
+            v->skipped++;
+            continue;
+        }
+        if (t->start_ns < 0)
+            continue;
+        if (t->pred_start_ns < 0) {
+            v->unpredicted++;
+            continue;
+        }
+        ps = (double)(t->pred_end_ns - t->pred_start_ns) / 1e9;
+        ms = (double)(t->end_ns - t->start_ns) / 1e9;
+        row = &v->cls[c];
+        row->tasks++;
+        row->pred_s += ps;
+        row->meas_s += ms;
+        if (c == ZS_VC_GEMM)
+            row->flops += 2.0 * (double)t->m * (double)t->n * (double)t->k *
+                          (double)t->count;
+        else
+            row->bytes += (double)t->bytes;
+        v->total.tasks++;
+        v->total.pred_s += ps;
+        v->total.meas_s += ms;
+    }
+    for (int c = 0; c < ZS_VC_COUNT; c++)
+        v->cls[c].err_pct = err_pct(v->cls[c].pred_s, v->cls[c].meas_s);
+    v->total.err_pct = err_pct(v->total.pred_s, v->total.meas_s);
+
+    if (m->has_pred) {
+        add_q(v, "peak_device_allocated_bytes", "peak device allocated", 0,
+              (double)p->peak_device_allocated_bytes,
+              (double)x->peak_device_allocated_bytes, max_mem_err_pct);
+        add_q(v, "peak_device_reserved_bytes", "peak device reserved", 0,
+              (double)p->peak_device_reserved_bytes,
+              (double)x->peak_device_reserved_bytes, max_mem_err_pct);
+        add_q(v, "peak_host_bytes", "peak host", 0, (double)p->peak_host_bytes,
+              (double)x->peak_host_bytes, max_mem_err_pct);
+        add_q(v, "peak_pinned_bytes", "peak pinned", 0,
+              (double)p->peak_pinned_bytes, (double)x->peak_pinned_bytes, 0);
+        add_q(v, "step_time_ns", "step time", 1, (double)p->step_time_ns,
+              (double)x->step_time_ns, max_time_err_pct);
+    } else {
+        add_q(v, "peak_device_allocated_bytes", "peak device allocated", 0, -1,
+              (double)x->peak_device_allocated_bytes, max_mem_err_pct);
+        add_q(v, "peak_device_reserved_bytes", "peak device reserved", 0, -1,
+              (double)x->peak_device_reserved_bytes, max_mem_err_pct);
+        add_q(v, "peak_host_bytes", "peak host", 0, -1,
+              (double)x->peak_host_bytes, max_mem_err_pct);
+        add_q(v, "peak_pinned_bytes", "peak pinned", 0, -1,
+              (double)x->peak_pinned_bytes, 0);
+        add_q(v, "step_time_ns", "step time", 1, -1, (double)x->step_time_ns,
+              max_time_err_pct);
+    }
+    /* Rates: bytes (or FLOPs) over the summed durations of the same tasks. */
+    if (v->cls[ZS_VC_H2D].pred_s > 0 && v->cls[ZS_VC_H2D].meas_s > 0) {
+        h2d_p = v->cls[ZS_VC_H2D].bytes / v->cls[ZS_VC_H2D].pred_s;
+        h2d_m = v->cls[ZS_VC_H2D].bytes / v->cls[ZS_VC_H2D].meas_s;
+        add_q(v, "h2d_bytes_per_s", "h2d bandwidth", 2, h2d_p, h2d_m, 0);
+    }
+    if (v->cls[ZS_VC_D2H].pred_s > 0 && v->cls[ZS_VC_D2H].meas_s > 0) {
+        d2h_p = v->cls[ZS_VC_D2H].bytes / v->cls[ZS_VC_D2H].pred_s;
+        d2h_m = v->cls[ZS_VC_D2H].bytes / v->cls[ZS_VC_D2H].meas_s;
+        add_q(v, "d2h_bytes_per_s", "d2h bandwidth", 2, d2h_p, d2h_m, 0);
+    }
+    if (v->cls[ZS_VC_GEMM].pred_s > 0 && v->cls[ZS_VC_GEMM].meas_s > 0) {
+        g_p = v->cls[ZS_VC_GEMM].flops / v->cls[ZS_VC_GEMM].pred_s;
+        g_m = v->cls[ZS_VC_GEMM].flops / v->cls[ZS_VC_GEMM].meas_s;
+        add_q(v, "gemm_flops_per_s", "gemm throughput", 3, g_p, g_m, 0);
+    }
+}

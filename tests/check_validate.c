@@ -1,0 +1,427 @@
+/*
+ * check_validate.c — the measured file format (zsim.measured/1), the
+ * predicted-vs-measured comparison behind `zsim validate`, `zsim calibrate`
+ * on synthetic measurements made from known coefficients, and the CI check of
+ * every committed measurement under validation/.
+ */
+#include "cli/cmd.h"
+#include "hw/hw.h"
+#include "out/measured_io.h"
+#include "util/alloc.h"
+#include "util/json.h"
+#include "util/units.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GOOD "tests/data/good/sched-meas-tiny.json"
+
+extern const struct zs_cmd zs_cmd_calibrate;
+
+static int near(double got, double want, double rel)
+{
+    return fabs(got - want) <= rel * fabs(want);
+}
+
+/* Every figure below is computed by hand from sched-meas-tiny.json. */
+START_TEST(test_compare_good)
+{
+    struct zs_measured m;
+    struct zs_validation v;
+    struct zs_err err = {0, ""};
+
+    ck_assert_msg(zs_measured_read(GOOD, &m, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(m.kind, ZS_MK_HARNESS);
+    ck_assert(m.has_pred);
+    ck_assert_str_eq(m.env.gpu, "NVIDIA H100 80GB HBM3");
+    ck_assert_int_eq(m.env.sm_clock_mhz, 1980);
+    ck_assert_int_eq(m.ntasks, 14);
+    zs_validation_compute(&m, 5, 10, &v);
+
+    /* gemm: predicted 5 us, measured 4 us -> +25 %. */
+    ck_assert_int_eq(v.cls[ZS_VC_GEMM].tasks, 1);
+    ck_assert(near(v.cls[ZS_VC_GEMM].err_pct, 25.0, 1e-9));
+    ck_assert(v.cls[ZS_VC_GEMM].flops == 1073741824.0);
+    /* h2d 40 vs 50 us -> -20 %; d2h 48 vs 40 -> +20 %; adam 900 vs 1000 -> -10 %. */
+    ck_assert(near(v.cls[ZS_VC_H2D].err_pct, -20.0, 1e-9));
+    ck_assert(near(v.cls[ZS_VC_D2H].err_pct, 20.0, 1e-9));
+    ck_assert(near(v.cls[ZS_VC_CPU_ADAM].err_pct, -10.0, 1e-9));
+    ck_assert(near(v.cls[ZS_VC_ELEMENTWISE].err_pct, -20.0, 1e-9));
+    ck_assert(v.cls[ZS_VC_COLLECTIVE].err_pct == 0.0);
+    /* Total: 1,000,000 vs 1,101,500 ns -> -101500 / 1101500 = -9.2147 %. */
+    ck_assert_int_eq(v.total.tasks, 6);
+    ck_assert(near(v.total.pred_s, 1e-3, 1e-12));
+    ck_assert(near(v.total.meas_s, 1.1015e-3, 1e-12));
+    ck_assert(near(v.total.err_pct, -101500.0 / 1101500.0 * 100, 1e-9));
+
+    /* Quantities: allocated 3 MiB vs 3.125 MiB -> -4 %; reserved 0 %; host
+     * 6 vs 6.25 MiB -> -4 %; step 1.0 vs 1.1 ms -> -9.09 %: all within. */
+    ck_assert_int_eq(v.nq, 8);
+    ck_assert_str_eq(v.q[0].key, "peak_device_allocated_bytes");
+    ck_assert(near(v.q[0].err_pct, -4.0, 1e-9));
+    ck_assert(v.q[1].err_pct == 0.0);
+    ck_assert(near(v.q[2].err_pct, -4.0, 1e-9));
+    ck_assert_str_eq(v.q[4].key, "step_time_ns");
+    ck_assert(near(v.q[4].err_pct, -100.0 / 11.0, 1e-9));
+    ck_assert(v.q[4].limit_pct == 10);
+    /* h2d: 2 MiB over 40 us predicted (52.43 GB/s), 50 us measured. */
+    ck_assert_str_eq(v.q[5].key, "h2d_bytes_per_s");
+    ck_assert(near(v.q[5].pred, 2097152 / 40e-6, 1e-12));
+    ck_assert(near(v.q[5].err_pct, 25.0, 1e-9));
+    ck_assert_str_eq(v.q[7].key, "gemm_flops_per_s");
+    ck_assert(near(v.q[7].meas, 1073741824.0 / 4e-6, 1e-12));
+    ck_assert(v.ok);
+    ck_assert_int_eq(v.skipped, 0);
+
+    /* Tighter limits fail on the step time (9.09 % > 9 %) and on memory. */
+    zs_validation_compute(&m, 3.9, 9, &v);
+    ck_assert(!v.ok);
+    ck_assert(!v.q[0].ok && v.q[1].ok && !v.q[2].ok && !v.q[4].ok);
+    zs_measured_release(&m);
+}
+END_TEST
+
+START_TEST(test_gate_and_reference)
+{
+    struct zs_measured m;
+    struct zs_validation v;
+    struct zs_err err = {0, ""};
+
+    /* Host 6 MiB predicted vs 7 MiB measured: -1/7 = -14.29 %. */
+    ck_assert_int_eq(zs_measured_read("tests/data/good/sched-meas-tiny-hostfail.json",
+                                      &m, &err), 0);
+    zs_validation_compute(&m, 5, 10, &v);
+    ck_assert(!v.ok);
+    ck_assert(near(v.q[2].err_pct, -100.0 / 7.0, 1e-9));
+    zs_validation_compute(&m, 15, 10, &v);
+    ck_assert(v.ok);
+    zs_measured_release(&m);
+
+    /* The FSDP2 reference has no predictions of its own: nothing is gated. */
+    ck_assert_int_eq(zs_measured_read("tests/data/good/sched-meas-fsdp2.json", &m,
+                                      &err), 0);
+    ck_assert_int_eq(m.kind, ZS_MK_FSDP2_REFERENCE);
+    ck_assert(!m.has_pred);
+    ck_assert_int_eq(m.meas.peak_pinned_bytes, -1);
+    zs_validation_compute(&m, 5, 10, &v);
+    ck_assert(v.ok);
+    ck_assert_int_eq(v.total.tasks, 0);
+    ck_assert(isnan(v.q[0].err_pct));
+    zs_measured_release(&m);
+}
+END_TEST
+
+START_TEST(test_round_trip)
+{
+    struct zs_measured a, b;
+    struct zs_err err = {0, ""};
+    char path[] = "/tmp/zsim-meas-XXXXXX";
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(zs_measured_read(GOOD, &a, &err), 0);
+    ck_assert_msg(zs_measured_write(&a, path, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_measured_read(path, &b, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(a.ntasks, b.ntasks);
+    ck_assert_int_eq(memcmp(a.tasks, b.tasks, sizeof *a.tasks * (size_t)a.ntasks), 0);
+    ck_assert_int_eq(memcmp(&a.header, &b.header, sizeof a.header), 0);
+    ck_assert_int_eq(memcmp(&a.env, &b.env, sizeof a.env), 0);
+    ck_assert_int_eq(memcmp(&a.meas, &b.meas, sizeof a.meas), 0);
+    ck_assert_int_eq(memcmp(&a.pred, &b.pred, sizeof a.pred), 0);
+    zs_measured_release(&a);
+    zs_measured_release(&b);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_bad_files)
+{
+    static const struct {
+        const char *path, *msg;
+    } cases[] = {
+        {"tests/data/bad/sched-meas-end-before-start.json",
+         "invalid 'tasks[2].end_ns' in tests/data/bad/sched-meas-end-before-start.json:11:147: must be >= 'start_ns' (60000) (got 10000)"},
+        {"tests/data/bad/sched-meas-env-date.json",
+         "missing 'environment.date' in tests/data/bad/sched-meas-env-date.json: required, a string of 1 to 31 characters"},
+        {"tests/data/bad/sched-meas-gemm-dim.json",
+         "invalid 'tasks[4].m' in tests/data/bad/sched-meas-gemm-dim.json:13:53: must be >= 1 for a gemm task (got 0)"},
+        {"tests/data/bad/sched-meas-id-order.json",
+         "invalid 'tasks[3].id' in tests/data/bad/sched-meas-id-order.json:12:6: must be greater than the previous task's (2) (got 2)"},
+        {"tests/data/bad/sched-meas-kind.json",
+         "invalid 'kind' in tests/data/bad/sched-meas-kind.json:3:3: must be one of harness, fsdp2_reference (got 'harnes')"},
+        {"tests/data/bad/sched-meas-no-env.json",
+         "missing 'environment' in tests/data/bad/sched-meas-no-env.json: required"},
+        {"tests/data/bad/sched-meas-peak.json",
+         "invalid 'measured.peak_device_reserved_bytes' in tests/data/bad/sched-meas-peak.json:7:56: must be an integer in [-1, 1.1259e+15] (got -5)"},
+        {"tests/data/bad/sched-meas-rank.json",
+         "invalid 'header.rank' in tests/data/bad/sched-meas-rank.json:4:182: must be in [0, 1] ('world' is 2) (got 3)"},
+        {"tests/data/bad/sched-meas-schema.json",
+         "invalid 'schema' in tests/data/bad/sched-meas-schema.json:2:3: must be \"zsim.measured/1\" (got 'zsim.measured/2')"},
+        {"tests/data/bad/sched-meas-skipped.json",
+         "invalid 'tasks[3].start_ns' in tests/data/bad/sched-meas-skipped.json:12:140: must be -1 for a skipped task (got 60000)"},
+        {"tests/data/bad/sched-meas-task-key.json",
+         "unknown key 'tasks[5].byte' in tests/data/bad/sched-meas-task-key.json:14:54: did you mean 'bytes'?"},
+        {"tests/data/bad/sched-truncated.json",
+         "malformed JSON in tests/data/bad/sched-truncated.json:6:90: unexpected end of input"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_measured m;
+        struct zs_err err = {0, ""};
+        int rc = zs_measured_read(cases[i].path, &m, &err);
+        ck_assert_msg(rc == ZS_EINPUT, "%s: rc %d", cases[i].path, rc);
+        ck_assert_str_eq(err.msg, cases[i].msg);
+        ck_assert_ptr_null(m.tasks);
+    }
+}
+END_TEST
+
+START_TEST(test_alloc_failures)
+{
+    for (long n = 1; n < 100000; n++) {
+        struct zs_measured m;
+        struct zs_err err = {0, ""};
+        int rc;
+        zs_alloc_fail_at(n);
+        rc = zs_measured_read(GOOD, &m, &err);
+        if (!zs_alloc_failed()) {
+            zs_alloc_fail_at(0);
+            ck_assert_msg(rc == 0, "%s", err.msg);
+            zs_measured_release(&m);
+            return;
+        }
+        ck_assert_msg(rc == ZS_ENOMEM, "n=%ld rc=%d msg=%s", n, rc, err.msg);
+        ck_assert_ptr_null(m.tasks);
+    }
+    zs_alloc_fail_at(0);
+    ck_abort_msg("allocation loop did not terminate");
+}
+END_TEST
+
+/* ---- calibrate on synthetic measurements ------------------------------------ */
+
+/* Known coefficients the fits must recover within 1 %. */
+static const double g_peak = 989e12;           /* hwprofiles/gpus/h100-sxm-80gb.json */
+static const double g_eff[4] = {0.1, 0.35, 0.62, 0.76}; /* decades 1e9..1e12 */
+static const double g_lat_ns = 8000;
+static const double g_bw[3] = {50e9, 40e9, 10e9}; /* h2d, d2h, pageable */
+static const double g_adam = 1.0e9;             /* bytes/s per core */
+
+static void synth_header(struct zs_measured *m)
+{
+    zs_measured_init(m);
+    m->kind = ZS_MK_HARNESS;
+    strcpy(m->header.zsim_version, "0.1.0");
+    strcpy(m->header.model, "synthetic");
+    strcpy(m->header.hardware, "1xH100");
+    strcpy(m->header.gpu, "H100-SXM-80GB");
+    m->header.world = 1;
+    m->header.steps = 1;
+    strcpy(m->env.gpu, "synthetic H100");
+    strcpy(m->env.date, "2026-11-22T00:00:00Z");
+    m->env.cpu_threads = 16;
+}
+
+static void synth_task(struct zs_measured *m, struct zs_meas_task *t,
+                       double dur_ns)
+{
+    struct zs_err err = {0, ""};
+    t->id = m->ntasks;
+    snprintf(t->name, sizeof t->name, "t%d", (int)t->id);
+    t->pred_start_ns = t->pred_end_ns = -1;
+    t->start_ns = 1000 + (int64_t)t->id * 100000000LL;
+    t->end_ns = t->start_ns + (int64_t)llround(dur_ns);
+    ck_assert_int_eq(zs_measured_add(m, t, &err), 0);
+}
+
+/* File 1: GEMMs and pinned copies; file 2: pageable copies and CPU Adam. */
+static void write_synthetic(const char *p1, const char *p2)
+{
+    struct zs_measured m;
+    struct zs_meas_task t;
+    struct zs_err err = {0, ""};
+    /* Two shapes per decade: s^3 x 2 and (2s x s x s) x 2 FLOPs. */
+    static const int64_t side[4] = {1024, 2048, 4096, 8192};
+
+    synth_header(&m);
+    for (int d = 0; d < 4; d++)
+        for (int v = 0; v < 2; v++) {
+            double fl;
+            memset(&t, 0, sizeof t);
+            t.kind = ZS_SK_GEMM;
+            t.m = side[d] * (v + 1);
+            t.n = side[d];
+            t.k = side[d];
+            t.count = 1;
+            fl = 2.0 * (double)t.m * (double)t.n * (double)t.k;
+            synth_task(&m, &t, fl / (g_eff[d] * g_peak) * 1e9);
+        }
+    for (int dir = 0; dir < 2; dir++)
+        for (int64_t b = 65536; b <= ZS_GiB; b *= 4) {
+            memset(&t, 0, sizeof t);
+            t.kind = dir ? ZS_SK_D2H : ZS_SK_H2D;
+            t.pinned = true;
+            t.bytes = b;
+            synth_task(&m, &t, g_lat_ns + (double)b / g_bw[dir] * 1e9);
+        }
+    ck_assert_msg(zs_measured_write(&m, p1, &err) == 0, "%s", err.msg);
+    zs_measured_release(&m);
+
+    synth_header(&m);
+    for (int64_t b = 65536; b <= ZS_GiB; b *= 4) {
+        memset(&t, 0, sizeof t);
+        t.kind = (b / 65536) % 2 ? ZS_SK_H2D : ZS_SK_D2H;
+        t.pinned = false;
+        t.bytes = b;
+        synth_task(&m, &t, g_lat_ns + (double)b / g_bw[2] * 1e9);
+    }
+    for (int64_t e = 1000000; e <= 100000000; e *= 10)
+        for (int th = 4; th <= 8; th += 4) {
+            memset(&t, 0, sizeof t);
+            t.kind = ZS_SK_CPU_ADAM;
+            t.elements = e;
+            t.threads = th;
+            synth_task(&m, &t, 28.0 * (double)e / th / g_adam * 1e9);
+        }
+    ck_assert_msg(zs_measured_write(&m, p2, &err) == 0, "%s", err.msg);
+    zs_measured_release(&m);
+}
+
+static int run_quiet(const struct zs_cmd *c, int argc, char **argv,
+                     struct zs_err *err)
+{
+    int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY), rc;
+    fflush(stdout);
+    dup2(null, STDOUT_FILENO);
+    rc = c->run(argc, argv, err);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    close(null);
+    return rc;
+}
+
+START_TEST(test_calibrate_synthetic)
+{
+    char dir[] = "/tmp/zsim-cal-XXXXXX", p1[128], p2[128], out[128], fit[128];
+    struct zs_err err = {0, ""};
+    struct zs_gpu g;
+    struct zs_json_src src;
+    cJSON *rep, *o;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(p1, sizeof p1, "%s/a.measured.json", dir);
+    snprintf(p2, sizeof p2, "%s/b.measured.json", dir);
+    snprintf(out, sizeof out, "%s/h100-cal.json", dir);
+    snprintf(fit, sizeof fit, "%s/h100-cal.fit.json", dir);
+    write_synthetic(p1, p2);
+    {
+        char *argv[] = {"calibrate", "--measured", p1, "--measured", p2, "--out",
+                        out, "--base", "hwprofiles/gpus/h100-sxm-80gb.json", NULL};
+        int rc = run_quiet(&zs_cmd_calibrate, 9, argv, &err);
+        ck_assert_msg(rc == 0, "%s", err.msg);
+    }
+    /* The profile loads and carries the recovered coefficients. */
+    ck_assert_msg(zs_hw_load_gpu(out, &g, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(g.gemm_eff.n, 6); /* 1e8 kept, 4 fitted, 1e13 kept */
+    ck_assert(g.gemm_eff.x[0] == 1e8 && g.gemm_eff.x[5] == 1e13);
+    for (int d = 0; d < 4; d++)
+        ck_assert_msg(near(g.gemm_eff.y[d + 1], g_eff[d], 0.01), "eff[%d] %g", d,
+                      g.gemm_eff.y[d + 1]);
+    ck_assert(near(g.pcie_h2d_bytes_per_s, g_bw[0], 0.01));
+    ck_assert(near(g.pcie_d2h_bytes_per_s, g_bw[1], 0.01));
+    ck_assert(near(g.pcie_pageable_bytes_per_s, g_bw[2], 0.01));
+    ck_assert(g.peak_bf16_flops == g_peak);
+
+    /* The report: latencies, adam rate, fit quality. */
+    ck_assert_int_eq(zs_json_parse_file(fit, &rep, &src, &err), 0);
+    o = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "pcie"), "h2d");
+    ck_assert(near(cJSON_GetObjectItem(o, "latency_s")->valuedouble, g_lat_ns * 1e-9, 0.01));
+    ck_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "r2")->valuedouble > 0.9999);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint, 8); /* 64 KiB .. 1 GiB by 4x */
+    o = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "cpu_adam"), "deepspeed");
+    ck_assert(near(cJSON_GetObjectItem(o, "bytes_per_s_per_core")->valuedouble, g_adam, 0.01));
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint, 6);
+    o = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "gemm"), "groups"), 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint, 2);
+    ck_assert(near(cJSON_GetObjectItem(o, "efficiency")->valuedouble, 0.1, 0.01));
+    cJSON_Delete(rep);
+    zs_json_src_release(&src);
+
+    /* A reference measurement has no per-task times to fit. */
+    {
+        char *argv[] = {"calibrate", "--measured",
+                        "tests/data/good/sched-meas-fsdp2.json", "--out", out, NULL};
+        ck_assert_int_eq(run_quiet(&zs_cmd_calibrate, 5, argv, &err), ZS_EINPUT);
+        ck_assert_str_eq(err.msg, "invalid 'kind' in tests/data/good/sched-meas-fsdp2.json: "
+                                  "calibrate needs per-task measurements from the harness "
+                                  "(got 'fsdp2_reference')");
+    }
+    unlink(p1);
+    unlink(p2);
+    unlink(out);
+    unlink(fit);
+    rmdir(dir);
+}
+END_TEST
+
+/* ---- the CI check of committed measurements -------------------------------- */
+
+/* Every validation/NAME.measured.json must be within the accuracy targets of
+ * DESIGN §6: peak device memory within 5 %, step time within 10 %.  The
+ * predictions are those recorded in the file (copied from the schedule zsim
+ * exported when it was measured).  With no files it passes and says so. */
+START_TEST(test_committed_measurements)
+{
+    glob_t gl;
+    size_t checked = 0;
+    int g = glob("validation/*.measured.json", 0, NULL, &gl);
+
+    ck_assert(g == 0 || g == GLOB_NOMATCH);
+    for (size_t i = 0; g == 0 && i < gl.gl_pathc; i++) {
+        struct zs_measured m;
+        struct zs_validation v;
+        struct zs_err err = {0, ""};
+        const char *p = gl.gl_pathv[i];
+        ck_assert_msg(zs_measured_read(p, &m, &err) == 0, "%s", err.msg);
+        ck_assert_msg(m.has_pred, "%s: no predictions recorded", p);
+        zs_validation_compute(&m, 5, 10, &v);
+        for (int k = 0; k < v.nq; k++)
+            ck_assert_msg(v.q[k].ok, "%s: %s error %+.1f %% exceeds %g %%", p,
+                          v.q[k].label, v.q[k].err_pct, v.q[k].limit_pct);
+        zs_measured_release(&m);
+        checked++;
+    }
+    if (g == 0)
+        globfree(&gl);
+    printf("validation: %zu committed measurement%s checked "
+           "(validation/*.measured.json)\n",
+           checked, checked == 1 ? "" : "s");
+    fflush(stdout);
+}
+END_TEST
+
+Suite *suite_validate(void)
+{
+    Suite *s = suite_create("validate");
+    TCase *core = tcase_create("core");
+    TCase *limits = tcase_create("limits");
+    TCase *bad = tcase_create("bad input");
+    tcase_add_test(core, test_compare_good);
+    tcase_add_test(core, test_gate_and_reference);
+    tcase_add_test(core, test_round_trip);
+    tcase_add_test(core, test_calibrate_synthetic);
+    tcase_add_test(core, test_committed_measurements);
+    tcase_add_test(limits, test_alloc_failures);
+    tcase_add_test(bad, test_bad_files);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, limits);
+    suite_add_tcase(s, bad);
+    return s;
+}
