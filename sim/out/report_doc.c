@@ -50,7 +50,7 @@ static const struct zs_field g_step_fields[] = {
     {"peak_gpu_reserved_bytes", ZS_F_INT, offsetof(struct zs_rstep, peak_gpu_reserved_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
     {"peak_host_bytes_per_node", ZS_F_INT, offsetof(struct zs_rstep, peak_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
     {"pinned_host_bytes_per_node", ZS_F_INT, offsetof(struct zs_rstep, pinned_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"bottleneck", ZS_F_STRING, offsetof(struct zs_rstep, bottleneck), 0, 0, 0, F_OPT, NULL, sizeof(((struct zs_rstep *)0)->bottleneck), ""},
+    {"bottleneck", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"breakdown_s", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -63,9 +63,9 @@ static const struct zs_field g_breakdown_fields[] = {
 };
 
 static const struct zs_field g_oom_fields[] = {
-    {"where", ZS_F_STRING, offsetof(struct zs_room, where), 0, 0, 0, F_OPT, NULL, sizeof(((struct zs_room *)0)->where), ""},
-    {"phase", ZS_F_STRING, offsetof(struct zs_room, phase), 0, 0, 0, F_OPT, NULL, sizeof(((struct zs_room *)0)->phase), ""},
-    {"module", ZS_F_STRING, offsetof(struct zs_room, module), 0, 0, 0, F_OPT, NULL, sizeof(((struct zs_room *)0)->module), ""},
+    {"where", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"phase", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"module", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"step", ZS_F_INT, offsetof(struct zs_room, step), -1, 1e15, -1, F_OPT, NULL, 0, NULL},
     {"needed_bytes", ZS_F_INT, offsetof(struct zs_room, needed_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
     {"available_bytes", ZS_F_INT, offsetof(struct zs_room, available_bytes), -BYTES_MAX, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
@@ -88,7 +88,7 @@ struct host_oom {
 static const struct zs_field g_host_oom_fields[] = {
     {"epoch", ZS_F_INT, offsetof(struct host_oom, epoch), 0, 1e15, -1, F_OPT, NULL, 0, NULL},
     {"step", ZS_F_INT, offsetof(struct host_oom, step), -1, 1e15, -1, F_OPT, NULL, 0, NULL},
-    {"phase", ZS_F_STRING, offsetof(struct host_oom, phase), 0, 0, 0, F_OPT, NULL, sizeof(((struct host_oom *)0)->phase), ""},
+    {"phase", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 struct ds_est {
@@ -123,6 +123,17 @@ static const struct zs_field g_cand_fields[] = {
 
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
 
+/* Free-text members (names, phases, reasons) are copied when they are
+ * strings, cut to the buffer, and otherwise left empty: they label figures
+ * and are never worth refusing a run over. */
+static void copy_str(const cJSON *obj, const char *key, char *buf, size_t cap)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+    buf[0] = '\0';
+    if (cJSON_IsString(o))
+        zs_strlcpy(buf, o->valuestring, cap);
+}
+
 /* Reads an optional object member; absent or null leaves *present false. */
 static int read_obj(const struct zs_json_src *src, const cJSON *parent,
                     const char *key, const char *path,
@@ -156,21 +167,26 @@ static int read_step(const struct zs_json_src *src, const cJSON *parent,
     if (rc || !st->present)
         return rc;
     o = cJSON_GetObjectItemCaseSensitive(parent, key);
+    copy_str(o, "bottleneck", st->bottleneck, sizeof st->bottleneck);
     snprintf(sub, sizeof sub, "%s.breakdown_s", path);
     return read_obj(src, o, "breakdown_s", sub, g_breakdown_fields,
                     NF(g_breakdown_fields), &st->breakdown, &st->has_breakdown,
                     err);
 }
 
-/* "model" and "hardware" may be a name or an object with a "name". */
+/* "model" and "hardware" may be a name or an object with a "name" (or,
+ * for hardware, the "spec" it was resolved from). */
 static void read_name(const cJSON *root, const char *key, char *buf, size_t cap)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
     buf[0] = '\0';
-    if (cJSON_IsObject(o))
-        o = cJSON_GetObjectItemCaseSensitive(o, "name");
-    if (cJSON_IsString(o))
+    if (cJSON_IsString(o)) {
         zs_strlcpy(buf, o->valuestring, cap);
+    } else if (cJSON_IsObject(o)) {
+        copy_str(o, "name", buf, cap);
+        if (!buf[0])
+            copy_str(o, "spec", buf, cap);
+    }
 }
 
 static int dup_json(const cJSON *o, char **out, struct zs_err *err)
@@ -270,7 +286,6 @@ static int read_candidates(const struct zs_json_src *src, const cJSON *root,
         struct zs_rcand *k = &doc->cands[i];
         struct cand_top ct;
         char path[64];
-        const cJSON *r;
         int rc;
 
         snprintf(path, sizeof path, "candidates[%zu]", i);
@@ -285,9 +300,7 @@ static int read_candidates(const struct zs_json_src *src, const cJSON *root,
         if (rc)
             return rc;
         k->verdict = ct.verdict;
-        r = cJSON_GetObjectItemCaseSensitive(c, "reason");
-        if (cJSON_IsString(r))
-            zs_strlcpy(k->reason, r->valuestring, sizeof k->reason);
+        copy_str(c, "reason", k->reason, sizeof k->reason);
         snprintf(path, sizeof path, "candidates[%zu].steady_step", i);
         rc = read_step(&nowhere, c, "steady_step", path, &k->steady, err);
         if (rc)
@@ -376,6 +389,16 @@ static int parse_tree(const struct zs_json_src *src, const cJSON *root,
     if ((rc = read_obj(src, root, "oom", "oom", g_oom_fields, NF(g_oom_fields),
                        &doc->oom, &doc->oom.present, err)))
         return rc;
+    if (doc->oom.present) {
+        o = cJSON_GetObjectItemCaseSensitive(root, "oom");
+        copy_str(o, "where", doc->oom.where, sizeof doc->oom.where);
+        copy_str(o, "phase", doc->oom.phase, sizeof doc->oom.phase);
+        copy_str(o, "module", doc->oom.module, sizeof doc->oom.module);
+    }
+    copy_str(root, "verdict_text", doc->verdict_text, sizeof doc->verdict_text);
+    o = cJSON_GetObjectItemCaseSensitive(root, "config");
+    if (cJSON_IsObject(o))
+        copy_str(o, "summary", doc->config_summary, sizeof doc->config_summary);
     if ((rc = read_step(src, root, "first_step", "first_step", &doc->first, err)) ||
         (rc = read_step(src, root, "steady_step", "steady_step", &doc->steady, err)))
         return rc;
@@ -388,6 +411,9 @@ static int parse_tree(const struct zs_json_src *src, const cJSON *root,
                            NF(g_host_oom_fields), &ho, &have, err)))
             return rc;
         doc->run.host_oom = have;
+        if (have)
+            copy_str(cJSON_GetObjectItemCaseSensitive(o, "host_oom"), "phase",
+                     doc->run.host_oom_phase, sizeof doc->run.host_oom_phase);
         doc->run.host_oom_epoch = have ? ho.epoch : -1;
         doc->run.host_oom_step = have ? ho.step : -1;
     }

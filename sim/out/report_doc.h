@@ -92,12 +92,15 @@ struct zs_rrun {
     int64_t peak_host_bytes_per_node, peak_gpu_allocated_bytes;
     bool host_oom;
     int64_t host_oom_epoch, host_oom_step;
+    char host_oom_phase[64];
 };
 
 struct zs_rdoc {
     int kind;    /* enum zs_rdoc_kind */
     int verdict; /* enum zs_verdict */
     char model[96], hardware[96]; /* "" when absent */
+    char verdict_text[200];       /* "" when absent */
+    char config_summary[200];     /* config.summary, "" when absent */
     char *config_json;            /* owned, or NULL */
     struct zs_room oom;
     struct zs_rstep first, steady;

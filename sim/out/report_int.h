@@ -28,6 +28,8 @@ void zs_rbuf_printf(struct zs_rbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Appends s with &, <, >, " and ' escaped (HTML text, attributes and XML). */
 void zs_rbuf_escape(struct zs_rbuf *b, const char *s);
+/* Appends s as a JSON string literal, quotes included. */
+void zs_rbuf_json_str(struct zs_rbuf *b, const char *s);
 /* "" when nothing was appended, never NULL. */
 const char *zs_rbuf_str(const struct zs_rbuf *b);
 

@@ -90,6 +90,20 @@ void zs_rbuf_escape(struct zs_rbuf *b, const char *s)
     }
 }
 
+void zs_rbuf_json_str(struct zs_rbuf *b, const char *s)
+{
+    zs_rbuf_putn(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            zs_rbuf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            zs_rbuf_printf(b, "\\u%04x", *p);
+        else
+            zs_rbuf_putn(b, (const char *)p, 1);
+    }
+    zs_rbuf_putn(b, "\"", 1);
+}
+
 const char *zs_rbuf_str(const struct zs_rbuf *b) { return b->text ? b->text : ""; }
 
 int zs_write_atomic(const char *dir, const char *name, const char *data,

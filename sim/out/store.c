@@ -23,7 +23,9 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 
 struct zs_store {
     sqlite3 *db;
@@ -60,6 +62,18 @@ static const char *const g_migrations[ZS_STORE_SCHEMA_VERSION] = {
 
 static void (*g_hook)(void *);
 static void *g_hook_arg;
+
+int64_t zs_store_now(void)
+{
+    const char *e = getenv("SOURCE_DATE_EPOCH");
+    if (e && *e) {
+        char *end;
+        long long v = strtoll(e, &end, 10);
+        if (!*end && v >= 0)
+            return v;
+    }
+    return (int64_t)time(NULL);
+}
 
 void zs_store_set_test_hook(void (*hook)(void *arg), void *arg)
 {

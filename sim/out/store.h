@@ -104,6 +104,10 @@ int zs_store_figure(zs_store *st, int64_t run_id, const char *name,
 /* PRAGMA integrity_check; ZS_EINPUT "corrupt run store ..." when not ok. */
 int zs_store_check(zs_store *st, struct zs_err *err);
 
+/* The time to record: $SOURCE_DATE_EPOCH when set to a number (reproducible
+ * builds' convention, used by tests), else the clock. */
+int64_t zs_store_now(void);
+
 /* Test hook: called inside zs_store_record's transaction after the inserts
  * and before COMMIT (to kill a writer there).  NULL to remove. */
 void zs_store_set_test_hook(void (*hook)(void *arg), void *arg);

@@ -1,0 +1,332 @@
+/*
+ * cmd_report.c — `zsim report`: records documents into the run store, tags
+ * runs, writes baseline files, renders reports, and gates CI on drift
+ * against a baseline (exit 4).  The work is in out/store.h and out/report.h;
+ * this file parses options and orders the actions:
+ *   --add, --tag, --write-baseline, --out (render), --baseline (compare).
+ */
+#include "cli/cmd.h"
+#include "out/report.h"
+#include "out/store.h"
+#include "util/alloc.h"
+#include "util/strutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char g_usage[] =
+    "usage: zsim report --db FILE [--out DIR [--format html|md|both] [--no-charts]]\n"
+    "                   [--baseline REF [--tolerance SPEC] [--strict] [--junit FILE.xml]]\n"
+    "                   [--add DOC.json [--scenario NAME]] [--tag NAME]\n"
+    "                   [--write-baseline DIR]\n"
+    "\n"
+    "Reports on the runs recorded in a run store (an SQLite file written by\n"
+    "'zsim simulate --db FILE' and 'zsim plan --db FILE').\n"
+    "\n"
+    "  --db FILE            the run store (required)\n"
+    "  --out DIR            write a report of the latest run of each scenario:\n"
+    "                       index.html, report.md, summary.csv and gnuplot charts\n"
+    "                       (NAME.gp + NAME.dat, drawn to NAME.png and NAME.svg)\n"
+    "  --format F           html, md or both (default both)\n"
+    "  --no-charts          write chart scripts and data but do not run gnuplot\n"
+    "  --baseline REF       compare the latest runs with REF: a baseline file, a\n"
+    "                       folder of them (reports/baseline), or a tag in the store;\n"
+    "                       exits 4 on a regression beyond tolerance, a scenario\n"
+    "                       that no longer fits, or a baseline scenario with no run\n"
+    "  --tolerance SPEC     relative tolerance per metric (default 2%): '2%', or\n"
+    "                       '2%,step_time_s=5%,peak_host_bytes_per_node=1%'\n"
+    "  --strict             also fail on improvements and other drift (CI: the\n"
+    "                       baseline must be updated with every change of results)\n"
+    "  --junit FILE.xml     write the comparison as JUnit XML (one testcase per\n"
+    "                       scenario and metric)\n"
+    "  --add DOC.json       record a document printed by 'zsim simulate --json' or\n"
+    "                       'zsim plan --json'\n"
+    "  --scenario NAME      the scenario name for --add (default: the file's stem)\n"
+    "  --tag NAME           mark the latest run of each scenario as NAME\n"
+    "  --write-baseline DIR write DIR/<scenario>.json from the latest runs\n"
+    "\n"
+    "Metrics compared: verdict, peak_gpu_allocated_bytes, peak_gpu_reserved_bytes,\n"
+    "peak_host_bytes_per_node, step_time_s, tokens_per_s_per_gpu.\n"
+    "Charts need gnuplot on PATH (or $ZSIM_GNUPLOT); without it the tables are\n"
+    "still written and the report says so.\n"
+    "\n"
+    "exit codes: 0 ok, 1 runtime or I/O failure, 2 usage error, 3 invalid or\n"
+    "corrupt input (run store, document, baseline file), 4 regression found.\n";
+
+static const struct zs_opt g_opts[] = {
+    {"db", 1},      {"out", 1},      {"format", 1}, {"no-charts", 0},
+    {"baseline", 1}, {"tolerance", 1}, {"strict", 0}, {"junit", 1},
+    {"add", 1},     {"scenario", 1}, {"tag", 1},    {"write-baseline", 1},
+};
+#define NOPTS (sizeof g_opts / sizeof g_opts[0])
+
+static const char *opt(const struct zs_args *a, const char *name)
+{
+    return zs_args_get(a, g_opts, NOPTS, name);
+}
+
+/* Reads a whole text file (documents are at most ZS_STORE_DOC_MAX). */
+#define DOC_MAX_BYTES (256u << 20)
+static int read_text(const char *path, char **out, size_t *len, struct zs_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    if (!f)
+        return zs_err_set(err, ZS_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+    for (;;) {
+        size_t got;
+        if (zs_grow((void **)&buf, &cap, n + 65537, 1)) {
+            fclose(f);
+            zs_free(buf);
+            return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'", path);
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n > DOC_MAX_BYTES) {
+            fclose(f);
+            zs_free(buf);
+            return zs_err_set(err, ZS_EINPUT, "file '%s' is too large: at most %u MiB",
+                              path, DOC_MAX_BYTES >> 20);
+        }
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        fclose(f);
+        zs_free(buf);
+        return zs_err_set(err, ZS_EINPUT, "cannot read '%s': %s", path, strerror(errno));
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+static void join_argv(int argc, char **argv, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "zsim");
+    for (int i = 0; i < argc && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, " %s", argv[i]);
+}
+
+static int do_add(zs_store *st, const char *path, const char *scenario,
+                  int argc, char **argv, struct zs_err *err)
+{
+    struct zs_rdoc doc;
+    struct zs_run_meta m;
+    char stem[256], line[1024];
+    char *text;
+    size_t len;
+    int64_t id;
+    int rc;
+
+    if ((rc = read_text(path, &text, &len, err)))
+        return rc;
+    /* Checked here first so that messages name the file. */
+    if ((rc = zs_rdoc_parse(path, text, len, &doc, err))) {
+        zs_free(text);
+        return rc;
+    }
+    if (!scenario) {
+        const char *base = strrchr(path, '/');
+        char *dot;
+        zs_strlcpy(stem, base ? base + 1 : path, sizeof stem);
+        dot = strrchr(stem, '.');
+        if (dot && dot != stem)
+            *dot = '\0';
+        scenario = stem;
+    }
+    join_argv(argc, argv, line, sizeof line);
+    m.kind = doc.kind == ZS_RDOC_PLAN ? "plan" : "simulate";
+    m.scenario = scenario;
+    m.argv_joined = line;
+    m.version = ZS_VERSION;
+    m.git_commit = strcmp(ZS_GIT_COMMIT, "unknown") ? ZS_GIT_COMMIT : NULL;
+    m.unix_time = zs_store_now();
+    rc = zs_store_record_id(st, &m, text, &id, err);
+    if (!rc)
+        printf("recorded run %lld (%s '%s', verdict %s) in %s\n", (long long)id,
+               m.kind, scenario, zs_verdict_names[doc.verdict], zs_store_path(st));
+    zs_rdoc_release(&doc);
+    zs_free(text);
+    return rc;
+}
+
+static int do_render(zs_store *st, const char *out, const char *format,
+                     int charts, struct zs_err *err)
+{
+    struct zs_report_opts o = {out, ZS_REPORT_HTML | ZS_REPORT_MD, charts, NULL};
+    struct zs_report_stats s;
+    int rc;
+
+    if (format && strcmp(format, "both") != 0) {
+        if (strcmp(format, "html") == 0)
+            o.formats = ZS_REPORT_HTML;
+        else if (strcmp(format, "md") == 0)
+            o.formats = ZS_REPORT_MD;
+        else
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid --format '%s': must be html, md or both", format);
+    }
+    if ((rc = zs_report_render(st, &o, &s, err)))
+        return rc;
+    printf("wrote %s: %s%s%ssummary.csv for %zu scenario%s, %zu chart%s (%zu drawn)\n", out,
+           (o.formats & ZS_REPORT_HTML) ? "index.html, " : "",
+           (o.formats & ZS_REPORT_MD) ? "report.md, " : "", "", s.nscenarios,
+           s.nscenarios == 1 ? "" : "s", s.ncharts, s.ncharts == 1 ? "" : "s", s.ndrawn);
+    fflush(stdout);
+    if (charts && s.gnuplot_missing && s.ncharts)
+        fprintf(stderr,
+                "zsim: warning: gnuplot not found on PATH: %zu chart%s not drawn "
+                "(their .gp scripts and .dat data are in %s; install gnuplot-nox)\n",
+                s.ncharts, s.ncharts == 1 ? "" : "s", out);
+    else if (s.chart_problem[0])
+        fprintf(stderr, "zsim: warning: %zu of %zu charts not drawn: %s\n",
+                s.ncharts - s.ndrawn, s.ncharts, s.chart_problem);
+    return 0;
+}
+
+static int do_compare(zs_store *st, const char *ref, const char *tolspec,
+                      int strict, const char *junit, struct zs_err *err)
+{
+    struct zs_tolerance tol;
+    struct zs_baseline base;
+    struct zs_run_list latest = {NULL, 0};
+    struct zs_compare_stats cs;
+    struct stat sb;
+    int rc;
+
+    zs_tolerance_default(&tol);
+    if (tolspec && (rc = zs_tolerance_parse(tolspec, &tol, err)))
+        return rc;
+    if (stat(ref, &sb) == 0) {
+        if ((rc = zs_baseline_read_path(ref, &base, err)))
+            return rc;
+    } else {
+        struct zs_run_list tagged;
+        int found;
+        char tags[256], desc[300];
+        if ((rc = zs_store_tagged(st, ref, &found, &tagged, err)))
+            return rc;
+        if (!found) {
+            if ((rc = zs_store_tag_names(st, tags, sizeof tags, err)))
+                return rc;
+            return zs_err_set(err, ZS_EUSAGE,
+                              "unknown baseline '%s': no such file or folder, and "
+                              "no such tag in '%s' (%s%s)",
+                              ref, zs_store_path(st), tags[0] ? "tags: " : "no tags",
+                              tags);
+        }
+        snprintf(desc, sizeof desc, "tag '%s'", ref);
+        rc = zs_baseline_from_runs(&tagged, desc, &base, err);
+        zs_run_list_release(&tagged);
+        if (rc)
+            return rc;
+    }
+    rc = zs_store_latest(st, &latest, err);
+    if (!rc)
+        rc = zs_report_compare(&base, &latest, &tol, strict, stdout, junit, &cs, err);
+    zs_run_list_release(&latest);
+    zs_baseline_release(&base);
+    if (rc)
+        return rc;
+    if (junit)
+        printf("wrote %s\n", junit);
+    if (cs.nfailed) {
+        zs_err_clear(err);
+        return ZS_EGATE; /* reported above */
+    }
+    return 0;
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct zs_args a;
+    const char *db, *out, *base, *add, *tag, *wb;
+    zs_store *st = NULL;
+    int rc;
+
+    if ((rc = zs_args_parse(argc, argv, g_opts, NOPTS, "report", &a, err)))
+        return rc;
+    if (a.npos)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "unexpected argument '%s' for 'report' (see 'zsim report --help')",
+                          a.pos[0]);
+    db = opt(&a, "db");
+    out = opt(&a, "out");
+    base = opt(&a, "baseline");
+    add = opt(&a, "add");
+    tag = opt(&a, "tag");
+    wb = opt(&a, "write-baseline");
+    if (!db)
+        return zs_err_set(err, ZS_EUSAGE, "'report' needs --db FILE (see 'zsim report --help')");
+    if (!out && !base && !add && !tag && !wb)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "nothing to do: give --out DIR, --baseline REF, --add DOC.json, "
+                          "--tag NAME or --write-baseline DIR");
+    if (!out && (opt(&a, "format") || opt(&a, "no-charts")))
+        return zs_err_set(err, ZS_EUSAGE, "--%s needs --out DIR",
+                          opt(&a, "format") ? "format" : "no-charts");
+    if (!base && (opt(&a, "tolerance") || opt(&a, "strict") || opt(&a, "junit")))
+        return zs_err_set(err, ZS_EUSAGE, "--%s needs --baseline REF",
+                          opt(&a, "tolerance") ? "tolerance" : opt(&a, "strict") ? "strict" : "junit");
+    if (!add && opt(&a, "scenario"))
+        return zs_err_set(err, ZS_EUSAGE, "--scenario needs --add DOC.json");
+    if (opt(&a, "tolerance")) {
+        struct zs_tolerance tol;
+        if ((rc = zs_tolerance_parse(opt(&a, "tolerance"), &tol, err)))
+            return rc;
+    }
+    if (opt(&a, "format") && strcmp(opt(&a, "format"), "html") &&
+        strcmp(opt(&a, "format"), "md") && strcmp(opt(&a, "format"), "both"))
+        return zs_err_set(err, ZS_EUSAGE, "invalid --format '%s': must be html, md or both",
+                          opt(&a, "format"));
+
+    rc = add ? zs_store_open(db, &st, err) : zs_store_open_existing(db, &st, err);
+    if (rc)
+        return rc;
+    /* Readers check the whole file first: a corrupt store is an input
+     * error (exit 3), never a half-written report. */
+    if (!add && (rc = zs_store_check(st, err)))
+        goto out;
+    if (add && (rc = do_add(st, add, opt(&a, "scenario"), argc - 1, argv + 1, err)))
+        goto out;
+    if (tag) {
+        size_t n;
+        if ((rc = zs_store_tag(st, tag, zs_store_now(), &n, err)))
+            goto out;
+        printf("tagged %zu run%s as '%s' in %s\n", n, n == 1 ? "" : "s", tag, db);
+    }
+    if (wb) {
+        struct zs_run_list latest;
+        size_t n = 0;
+        if ((rc = zs_store_latest(st, &latest, err)))
+            goto out;
+        rc = zs_baseline_write(&latest, wb, &n, err);
+        zs_run_list_release(&latest);
+        if (rc)
+            goto out;
+        printf("wrote %zu baseline file%s to %s\n", n, n == 1 ? "" : "s", wb);
+    }
+    if (out && (rc = do_render(st, out, opt(&a, "format"), !opt(&a, "no-charts"), err)))
+        goto out;
+    if (base)
+        rc = do_compare(st, base, opt(&a, "tolerance"), opt(&a, "strict") != NULL,
+                        opt(&a, "junit"), err);
+out:
+    zs_store_close(st);
+    fflush(stdout);
+    return rc;
+}
+
+const struct zs_cmd zs_cmd_report = {
+    "report",
+    "regression reports from the run store (tables, gnuplot charts, CI gate)",
+    g_usage,
+    run,
+};
