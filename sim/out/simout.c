@@ -107,9 +107,15 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
             (long long)(c->micro_batch * c->accum * c->dp), (long long)c->tokens_per_step,
             c->deepspeed_version, c->pin_optimizer ? "yes" : "no",
             c->zero_init == ZS_NO ? "no" : "yes");
-    if (c->gpu_reserved_bytes)
+    if (c->gpu_reserved_bytes && !c->gpu_reserved_gpus)
         fprintf(out, "          %s held on every GPU by another process\n",
                 zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes));
+    else if (c->gpu_reserved_bytes)
+        fprintf(out, "          %s held by another process on the last %lld GPUs of each node: %s\n",
+                zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes), (long long)c->gpu_reserved_gpus,
+                zs_reserved_on_rank(c, &su->cluster->node)
+                    ? "training shares them (the worst rank is simulated)"
+                    : "training does not use them");
     zs_simout_verdict(o, buf, sizeof buf);
     fprintf(out, "\nverdict: %s\n\n", buf);
 
@@ -161,7 +167,7 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
             zs_fmt_bytes(a, sizeof a, r->gpu_capacity_bytes),
             zs_fmt_bytes(b, sizeof b, cl->node.gpu.hbm_bytes),
             zs_fmt_bytes(buf, 32, r->gpu_context_bytes),
-            c->gpu_reserved_bytes ? ", less the other process" : "");
+            zs_reserved_on_rank(c, &cl->node) ? ", less the other process" : "");
     fprintf(out, "  host RAM per node for training %s (%s installed less %s for the OS)\n",
             zs_fmt_bytes(a, sizeof a, r->host_capacity_per_node),
             zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes),

@@ -303,7 +303,8 @@ int zs_build_fsdp2(struct zs_bctx *b)
     }
 
     for (int st = 0; st < b->nsteps; st++) {
-        int nm = b->c->accum < 3 ? (int)b->c->accum : 3;
+        int maxm = b->su->plan_mode ? 2 : 3;
+        int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
         b->step = st + 1;
         b->step_start[st] = zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
         b->nmicro_sim[st] = nm;

@@ -229,14 +229,18 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
     r->t1_ns = t1;
     dur = (double)(t1 - t0) * 1e-9;
     breakdown(b, t0, t1, b->step_end[st], br);
-    if (c->accum > 3 && b->nmicro_sim[st] == 3) {
-        /* micro-steps 1..accum-2 are identical: count the middle one
-         * accum-2 times (sched.h) */
-        int64_t m0 = tend(b, b->micro_start[st][1]), m1 = tend(b, b->micro_start[st][2]);
-        extra = (double)(c->accum - 3) * (double)(m1 - m0) * 1e-9;
-        breakdown(b, m0, m1, b->micro_start[st][2], brm);
+    if (c->accum > b->nmicro_sim[st] && b->nmicro_sim[st] >= 2) {
+        /* micro-steps 1..accum-2 are identical: the simulated middle one (or,
+         * in planner mode, the first) stands for the ones not simulated
+         * (sched.h) */
+        int nm = b->nmicro_sim[st];
+        int k = nm == 3 ? 1 : 0;
+        int64_t m0 = tend(b, b->micro_start[st][k]), m1 = tend(b, b->micro_start[st][k + 1]);
+        double times = (double)(c->accum - nm);
+        extra = times * (double)(m1 - m0) * 1e-9;
+        breakdown(b, m0, m1, b->micro_start[st][k + 1], brm);
         for (int i = 0; i < BR_N; i++)
-            br[i] += brm[i] * (double)(c->accum - 3);
+            br[i] += brm[i] * times;
     }
     r->time_s = dur + extra;
     r->br_compute = br[BR_COMPUTE];
@@ -347,6 +351,8 @@ int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res)
         step_result(b, 0, res, &res->first);
     if (b->nsteps >= 2 && tend(b, b->step_end[b->nsteps - 1]) >= 0)
         step_result(b, b->nsteps - 1, res, &res->steady);
+    else if (b->nsteps == 1)
+        res->steady = res->first;
     return 0;
 }
 

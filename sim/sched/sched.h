@@ -54,6 +54,12 @@ struct zs_setup {
     const struct zs_model *model;
     const struct zs_cluster *cluster;
     const struct zs_cfg *cfg;
+    /* Planner mode: one step only, already with the steady prefetch but with
+     * the first step's lazy optimizer-state allocation, so its peaks cover
+     * both; at most two micro-steps (first and boundary), the first one's
+     * duration standing for the accum-2 in between.  Reported as both the
+     * first and the steady step. */
+    bool plan_mode;
 };
 
 #define ZS_LIVE_MAX 8
@@ -89,6 +95,8 @@ struct zs_oom_info {
     char module[112];
     int64_t needed_bytes, available_bytes; /* peak it would take vs capacity */
     int64_t request_bytes;
+    int64_t needed_reserved_bytes; /* GPU: what the caching allocator reserved
+                                      without a limit (fragmentation included) */
 };
 
 struct zs_sim_result {
@@ -111,6 +119,10 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
 
 /* The sim of the last zs_simulate with a caller-provided sim keeps its
  * records until reset: callers write traces and timelines from it. */
+
+/* Bytes another process holds on the simulated rank's GPU (--gpu-reserved on
+ * --gpu-reserved-gpus of them). */
+int64_t zs_reserved_on_rank(const struct zs_cfg *c, const struct zs_node *nd);
 
 /* DeepSpeed's estimate_zero3_model_states_mem_needs (peer-tools.md §1.2),
  * for printing beside our own numbers. */

@@ -22,6 +22,21 @@
 
 #include <string.h>
 
+/* Memory another process holds on the GPU of the representative rank.  A
+ * colocated server on the last `gpu_reserved_gpus` GPUs of a node shares a GPU
+ * with training only when the processes spill onto those GPUs (ranks take
+ * GPUs 0..procs-1); then the worst rank — the one sharing — is simulated
+ * (the DESIGN §1 TRL case: 8 processes OOM where 4 fit). */
+int64_t zs_reserved_on_rank(const struct zs_cfg *c, const struct zs_node *nd)
+{
+    if (!c->gpu_reserved_bytes)
+        return 0;
+    if (c->gpu_reserved_gpus == 0 ||
+        c->procs_per_node > nd->gpus_per_node - c->gpu_reserved_gpus)
+        return c->gpu_reserved_bytes;
+    return 0;
+}
+
 static int topology(struct zs_bctx *b)
 {
     const struct zs_node *nd = b->node;
@@ -53,7 +68,7 @@ static int topology(struct zs_bctx *b)
     b->cores = nd->cpu_cores / (int)c->procs_per_node;
     if (b->cores < 1)
         b->cores = 1;
-    gpu_cap = zs_gpu_usable_bytes(&nd->gpu) - c->gpu_reserved_bytes;
+    gpu_cap = zs_gpu_usable_bytes(&nd->gpu) - zs_reserved_on_rank(c, nd);
     if (gpu_cap < 1)
         gpu_cap = 1;
 
@@ -161,14 +176,14 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim, struct zs_sim_result *re
     b.mo.method = (enum zs_method)su->cfg->method;
     b.mo.lora_rank = (int)su->cfg->lora_rank;
     b.mo.lora_targets = ZS_ROLE_ALL_LINEAR;
-    b.nsteps = 1 + (int)(su->cfg->steps > 128 ? 128 : su->cfg->steps);
+    b.nsteps = su->plan_mode ? 1 : 1 + (int)(su->cfg->steps > 128 ? 128 : su->cfg->steps);
     if (own) {
         sim = zs_sim_new();
         if (!sim)
             return zs_err_set(err, ZS_ENOMEM, "out of memory creating the simulation");
     }
     b.sim = sim;
-    res->gpu_capacity_bytes = zs_gpu_usable_bytes(&b.node->gpu) - su->cfg->gpu_reserved_bytes;
+    res->gpu_capacity_bytes = zs_gpu_usable_bytes(&b.node->gpu) - zs_reserved_on_rank(su->cfg, b.node);
     res->gpu_context_bytes = b.node->gpu.cuda_context_bytes + b.node->gpu.nccl_bytes;
     res->host_capacity_per_node = b.node->host_ram_bytes - b.node->host_reserved_bytes;
     res->host_runtime_per_rank = ZS_HOST_RUNTIME_BYTES;
@@ -199,6 +214,7 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim, struct zs_sim_result *re
             zs_sim_pool_stats(sim, b.p_gpu, &ps);
             if (ps.peak_allocated > keep.needed_bytes)
                 keep.needed_bytes = ps.peak_allocated;
+            keep.needed_reserved_bytes = ps.peak_reserved;
         }
         /* The records now belong to the unlimited run: peaks and times are
          * what the configuration would need; the OOM stays the verdict. */

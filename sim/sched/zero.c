@@ -702,9 +702,10 @@ int zs_build_deepspeed(struct zs_bctx *b)
     b->micro = 0;
     init_buffers(&s);
     for (int st = 0; st < b->nsteps; st++) {
-        int nm = b->c->accum < 3 ? (int)b->c->accum : 3;
+        int maxm = b->su->plan_mode ? 2 : 3;
+        int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
         b->step = st + 1;
-        s.record = st == 0;
+        s.record = st == 0 && !b->su->plan_mode;
         b->step_start[st] = zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
         b->nmicro_sim[st] = nm;
         for (int mi = 0; mi < nm; mi++) {

@@ -52,6 +52,7 @@ static const struct zs_field k_fields[] = {
     {"dataset_samples", ZS_F_INT, OFF(dataset_samples), 0, 1e13, 0, 0, NULL, 0, NULL},
     {"epochs", ZS_F_INT, OFF(epochs), 1, 10000, 1, 0, NULL, 0, NULL},
     {"gpu_reserved", ZS_F_BYTES, OFF(gpu_reserved_bytes), 0, 1e13, 0, 0, NULL, 0, NULL},
+    {"gpu_reserved_gpus", ZS_F_INT, OFF(gpu_reserved_gpus), 0, 64, 0, 0, NULL, 0, NULL},
     {"deepspeed_version", ZS_F_STRING, OFF(deepspeed_version), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->deepspeed_version), "0.19.6"},
     {"optimizer", ZS_F_ENUM, OFF(optimizer), 0, 0, ZS_OPT_ADAMW, 0, k_optims, 0, NULL},
     {"zero_init", ZS_F_ENUM, OFF(zero_init), 0, 0, ZS_YES, 0, k_tri, 0, NULL},

@@ -48,7 +48,9 @@ struct zs_cfg {
     char ds_config[256];     /* DeepSpeed JSON to read knobs from ("" none) */
     int64_t dataset_samples;
     int64_t epochs;
-    int64_t gpu_reserved_bytes; /* held on every GPU by another process */
+    int64_t gpu_reserved_bytes; /* held by another process (a colocated server) */
+    int64_t gpu_reserved_gpus;  /* on how many GPUs per node, counted from the
+                                   last one (vLLM on GPUs 4-7); 0: on all */
     char deepspeed_version[16];
     int optimizer;           /* enum zs_optim */
     int zero_init;           /* enum zs_tristate: model built under zero.Init */

@@ -1,0 +1,402 @@
+/*
+ * cmd_plan.c — `zsim plan`: which configuration fits, and how fast.
+ */
+#include "cli/cli_setup.h"
+#include "out/simout.h"
+#include "plan/plan.h"
+#include "train/dsconfig.h"
+#include "util/alloc.h"
+#include "util/table.h"
+#include "util/units.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: zsim plan --model M --gpus SPEC [--host-ram SIZE] [--seq-len N]\n"
+    "                 [--global-batch N] [--method full|lora|qlora]\n"
+    "                 [--framework deepspeed|fsdp2|any] [--gpu-reserved SIZE]\n"
+    "                 [--objective throughput|cost|memory] [--top N]\n"
+    "                 [--emit-ds-config FILE] [--json] [configuration flags]\n"
+    "\n"
+    "Searches processes per node, micro-batch, accumulation (to reach the global batch;\n"
+    "64 sequences when none is given), checkpointing, ZeRO stage, offload and framework,\n"
+    "simulates every candidate with the engine, and prints the feasible ones ranked, the\n"
+    "best in one line, and the rejected ones grouped by reason with their numbers.  When\n"
+    "nothing fits it says what would: more host RAM, LoRA or QLoRA, more nodes, shorter\n"
+    "sequences.  --emit-ds-config writes a DeepSpeed JSON for the best plan and prints the\n"
+    "launch command.  Every 'zsim simulate' configuration flag fixes that dimension\n"
+    "(e.g. --procs 4 searches only 4 processes per node).\n"
+    "\n"
+    "Exit: 0 ok (also when nothing fits), 1 runtime failure, 2 usage, 3 invalid input,\n"
+    "4 nothing fits with --fail-on-oom.\n";
+
+static const struct zs_opt own[] = {
+    {"json", 0},         {"top", 1},         {"objective", 1},
+    {"emit-ds-config", 1}, {"fail-on-oom", 0}, {"threads", 1},
+};
+
+static void fmt_cand_row(struct zs_table *t, int rank, const struct zs_candidate *c)
+{
+    const struct zs_cfg *f = &c->cfg;
+    const struct zs_step_result *s = &c->res.steady;
+    char g[32], h[32], st[32], hd[32];
+    const char *off = f->offload_param != ZS_OFF_NONE       ? "opt+param"
+                      : f->offload_optimizer != ZS_OFF_NONE ? "opt"
+                                                            : "none";
+    zs_table_rowf(t, "%d\t%s\t%lld\t%lld\t%lld\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f%%\t%s", rank,
+                  f->framework == ZS_FW_FSDP2 ? (f->zero == 3 ? "fsdp2" : "fsdp2-nrs")
+                                              : (f->zero == 3 ? "zero3" : "zero2"),
+                  (long long)f->procs_per_node, (long long)f->micro_batch, (long long)f->accum,
+                  zs_ckpt_name((enum zs_ckpt)f->checkpointing), off,
+                  zs_fmt_bytes(g, sizeof g, s->peak_gpu_reserved),
+                  zs_fmt_bytes(h, sizeof h, s->peak_host_per_node),
+                  zs_fmt_seconds(st, sizeof st, s->time_s), s->tokens_per_s_per_gpu, s->mfu * 100,
+                  zs_fmt_bytes(hd, sizeof hd, c->res.gpu_capacity_bytes - s->peak_gpu_reserved));
+}
+
+static void print_plan(const struct zs_plan *p, const struct zs_model *m,
+                       const struct zs_cluster *cl, const struct zs_cfg *base, int top)
+{
+    char a[32], b[32], c32[32], lab[200];
+    int ngpu = 0, nhost = 0, ninv = 0;
+    struct zs_table *t;
+    fprintf(stdout, "model:    %s (%s params) <- %s\n", m->name,
+            zs_fmt_count(a, sizeof a, (double)m->params_total), m->resolved_from);
+    fprintf(stdout, "hardware: %s: %d node(s) x %d %s, %s host RAM per node\n", cl->spec, cl->nodes,
+            cl->node.gpus_per_node, cl->node.gpu.name,
+            zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes));
+    fprintf(stdout, "search:   %s, seq %lld, global batch %lld sequences%s, %d candidates simulated in %.2f s (%lld events)\n",
+            zs_method_name((enum zs_method)base->method), (long long)base->seq_len,
+            (long long)p->global_batch, p->global_batch_default ? " (default)" : "", p->n,
+            p->elapsed_s, (long long)p->events);
+    if (base->gpu_reserved_bytes && !base->gpu_reserved_gpus)
+        fprintf(stdout, "          %s of every GPU held by another process\n",
+                zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes));
+    else if (base->gpu_reserved_bytes)
+        fprintf(stdout, "          %s held by another process on the last %lld GPUs of each node\n",
+                zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes),
+                (long long)base->gpu_reserved_gpus);
+    fputc('\n', stdout);
+    if (p->best >= 0) {
+        const struct zs_candidate *c = &p->cand[p->best];
+        zs_plan_cand_label(c, lab, sizeof lab);
+        fprintf(stdout, "best: %s: %.0f tok/s per GPU, step %s, peak GPU %s, host %s per node\n\n",
+                lab, c->res.steady.tokens_per_s_per_gpu,
+                zs_fmt_seconds(a, sizeof a, c->res.steady.time_s),
+                zs_fmt_bytes(b, sizeof b, c->res.steady.peak_gpu_reserved),
+                zs_fmt_bytes(c32, sizeof c32, c->res.steady.peak_host_per_node));
+        t = zs_table_new(13, "rlrrrllrrrrrr");
+        if (t) {
+            zs_table_header(t);
+            zs_table_rowf(t, "#\tmode\tprocs\tmicro\taccum\tckpt\toffload\tpeak GPU\thost/node\tstep\ttok/s/GPU\tMFU\theadroom");
+            for (int i = 0; i < p->nfeasible && i < top; i++)
+                fmt_cand_row(t, i + 1, &p->cand[p->order[i]]);
+            zs_table_print(t, stdout, 0);
+            zs_table_free(t);
+        }
+        if (p->nfeasible > top)
+            fprintf(stdout, "(%d more feasible; --top N shows more)\n", p->nfeasible - top);
+    } else {
+        fprintf(stdout, "best: nothing fits\n");
+    }
+    for (int i = 0; i < p->n; i++) {
+        ngpu += p->cand[i].status == ZS_CAND_GPU_OOM;
+        nhost += p->cand[i].status == ZS_CAND_HOST_OOM;
+        ninv += p->cand[i].status == ZS_CAND_INVALID || p->cand[i].status == ZS_CAND_ERROR;
+    }
+    fprintf(stdout, "\nrejected: %d of %d\n", ngpu + nhost + ninv, p->n);
+    {
+        const int kinds[3] = {ZS_CAND_GPU_OOM, ZS_CAND_HOST_OOM, ZS_CAND_INVALID};
+        const char *titles[3] = {"GPU out of memory", "host RAM", "invalid"};
+        const int counts[3] = {ngpu, nhost, ninv};
+        for (int k = 0; k < 3; k++) {
+            int shown = 0, closest = -1;
+            if (!counts[k])
+                continue;
+            fprintf(stdout, "  %s: %d candidates\n", titles[k], counts[k]);
+            /* show the closest misses first: smallest need over capacity */
+            for (int pass = 0; pass < 3; pass++) {
+                double best = 1e300;
+                closest = -1;
+                for (int i = 0; i < p->n; i++) {
+                    const struct zs_candidate *c = &p->cand[i];
+                    double ratio;
+                    bool match = c->status == kinds[k] ||
+                                 (kinds[k] == ZS_CAND_INVALID && c->status == ZS_CAND_ERROR);
+                    if (!match || c->score < 0)
+                        continue;
+                    ratio = c->res.oom.available_bytes > 0
+                                ? (double)c->res.oom.needed_bytes / (double)c->res.oom.available_bytes
+                                : (double)i;
+                    if (ratio < best) {
+                        best = ratio;
+                        closest = i;
+                    }
+                }
+                if (closest < 0)
+                    break;
+                /* the same reason for another candidate adds nothing */
+                {
+                    bool dup = false;
+                    for (int j = 0; j < p->n && !dup; j++)
+                        dup = p->cand[j].score == -2 &&
+                              !strcmp(p->cand[j].reason, p->cand[closest].reason);
+                    if (dup) {
+                        ((struct zs_candidate *)&p->cand[closest])->score = -1;
+                        pass--;
+                        continue;
+                    }
+                }
+                zs_plan_cand_label(&p->cand[closest], lab, sizeof lab);
+                fprintf(stdout, "    %s: %s\n", lab, p->cand[closest].reason);
+                ((struct zs_candidate *)&p->cand[closest])->score = -2; /* shown */
+                shown++;
+            }
+            if (counts[k] > shown)
+                fprintf(stdout, "    ... and %d more\n", counts[k] - shown);
+        }
+    }
+    if (p->best < 0 && p->nsuggest) {
+        fprintf(stdout, "\nwhat would fit:\n");
+        for (int i = 0; i < p->nsuggest; i++)
+            fprintf(stdout, "  - %s\n", p->suggestion[i]);
+    }
+}
+
+static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
+                       const struct zs_cluster *cl)
+{
+    cJSON *d = cJSON_CreateObject(), *arr;
+    char *text;
+    if (!d)
+        return NULL;
+    cJSON_AddStringToObject(d, "schema", "zsim.plan/1");
+    cJSON_AddStringToObject(d, "model", m->name);
+    cJSON_AddStringToObject(d, "hardware", cl->spec);
+    cJSON_AddNumberToObject(d, "searched", p->n);
+    cJSON_AddNumberToObject(d, "feasible", p->nfeasible);
+    cJSON_AddNumberToObject(d, "elapsed_s", p->elapsed_s);
+    cJSON_AddNumberToObject(d, "global_batch", (double)p->global_batch);
+    if (p->best >= 0)
+        cJSON_AddNumberToObject(d, "best", p->best);
+    else
+        cJSON_AddNullToObject(d, "best");
+    arr = cJSON_AddArrayToObject(d, "ranking");
+    for (int i = 0; arr && i < p->nfeasible; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(p->order[i]));
+    arr = cJSON_AddArrayToObject(d, "candidates");
+    for (int i = 0; arr && i < p->n; i++) {
+        const struct zs_candidate *c = &p->cand[i];
+        const struct zs_cfg *f = &c->cfg;
+        cJSON *o = cJSON_CreateObject(), *cf;
+        char lab[200];
+        if (!o)
+            break;
+        cf = cJSON_AddObjectToObject(o, "config");
+        if (cf) {
+            zs_plan_cand_label(c, lab, sizeof lab);
+            cJSON_AddStringToObject(cf, "label", lab);
+            cJSON_AddStringToObject(cf, "framework", zs_framework_name(f->framework));
+            cJSON_AddNumberToObject(cf, "zero", (double)f->zero);
+            cJSON_AddNumberToObject(cf, "procs_per_node", (double)f->procs_per_node);
+            cJSON_AddNumberToObject(cf, "micro_batch", (double)f->micro_batch);
+            cJSON_AddNumberToObject(cf, "grad_accum", (double)f->accum);
+            cJSON_AddStringToObject(cf, "checkpointing", zs_ckpt_name((enum zs_ckpt)f->checkpointing));
+            cJSON_AddStringToObject(cf, "offload_optimizer", zs_offload_name(f->offload_optimizer));
+            cJSON_AddStringToObject(cf, "offload_param", zs_offload_name(f->offload_param));
+        }
+        cJSON_AddStringToObject(o, "verdict",
+                                c->status == ZS_CAND_FITS       ? "fits"
+                                : c->status == ZS_CAND_GPU_OOM  ? "gpu_oom"
+                                : c->status == ZS_CAND_HOST_OOM ? "host_oom"
+                                                                : "invalid");
+        if (c->status == ZS_CAND_FITS)
+            cJSON_AddNullToObject(o, "reason");
+        else
+            cJSON_AddStringToObject(o, "reason", c->reason);
+        if (c->status != ZS_CAND_INVALID && c->status != ZS_CAND_ERROR)
+            cJSON_AddItemToObject(o, "steady_step", zs_simout_step_json(&c->res.steady));
+        else
+            cJSON_AddNullToObject(o, "steady_step");
+        cJSON_AddItemToArray(arr, o);
+    }
+    arr = cJSON_AddArrayToObject(d, "what_would_fit");
+    for (int i = 0; arr && i < p->nsuggest; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(p->suggestion[i]));
+    text = cJSON_Print(d);
+    cJSON_Delete(d);
+    return text;
+}
+
+/* DeepSpeed JSON for the best plan (the lint module writes it atomically). */
+static int emit_ds(const struct zs_candidate *c, const struct zs_model *m, const char *path,
+                   struct zs_err *err)
+{
+    const struct zs_cfg *f = &c->cfg;
+    struct zs_dsconfig ds;
+    memset(&ds, 0, sizeof ds);
+#define SETI(fld, val)                                                         \
+    do {                                                                       \
+        ds.fld.v = (val);                                                      \
+        ds.fld.from = ZS_DS_SET;                                               \
+    } while (0)
+    ds.have_zero_block = true;
+    SETI(zero_stage, f->zero);
+    ds.offload_optimizer.present = f->offload_optimizer != ZS_OFF_NONE;
+    ds.offload_optimizer.device.v = f->offload_optimizer;
+    ds.offload_optimizer.device.from = ZS_DS_SET;
+    ds.offload_optimizer.pin_memory.v = f->pin_optimizer;
+    ds.offload_optimizer.pin_memory.from = ZS_DS_SET;
+    ds.offload_optimizer.ratio.v = 1.0;
+    ds.offload_param.present = f->offload_param != ZS_OFF_NONE;
+    ds.offload_param.device.v = f->offload_param;
+    ds.offload_param.device.from = ZS_DS_SET;
+    ds.offload_param.pin_memory.v = f->pin_param;
+    ds.offload_param.pin_memory.from = ZS_DS_SET;
+    SETI(reduce_bucket_size, f->reduce_bucket_size);
+    SETI(stage3_prefetch_bucket_size, f->prefetch_bucket_size);
+    SETI(stage3_param_persistence_threshold, f->param_persistence_threshold);
+    SETI(stage3_max_live_parameters, f->max_live_parameters);
+    SETI(stage3_max_reuse_distance, f->max_reuse_distance);
+    SETI(sub_group_size, f->sub_group_size);
+    ds.overlap_comm.v = f->overlap_comm;
+    ds.overlap_comm.from = ZS_DS_SET;
+    ds.contiguous_gradients.v = f->contiguous_gradients;
+    ds.contiguous_gradients.from = ZS_DS_SET;
+    ds.reduce_scatter.v = true;
+    ds.reduce_scatter.from = ZS_DS_SET;
+    ds.stage3_gather_16bit_weights_on_model_save.v = true;
+    ds.stage3_gather_16bit_weights_on_model_save.from = ZS_DS_SET;
+    SETI(train_micro_batch_size_per_gpu, f->micro_batch);
+    SETI(gradient_accumulation_steps, f->accum);
+    SETI(train_batch_size, f->micro_batch * f->accum * f->dp);
+    ds.gradient_clipping.v = f->gradient_clipping;
+    ds.gradient_clipping.from = ZS_DS_SET;
+    ds.bf16_enabled.v = true;
+    ds.bf16_enabled.from = ZS_DS_SET;
+    ds.fp16_enabled.v = false;
+    ds.fp16_enabled.from = ZS_DS_SET;
+    SETI(zero_hpz_partition_size, 1);
+#undef SETI
+    (void)m;
+    return zs_dsconfig_write(&ds, path, err);
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct zs_opt opts[64];
+    size_t nopts = zs_cli_opts(own, sizeof own / sizeof own[0], opts);
+    struct zs_args a;
+    struct zs_cfg base;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_plan p;
+    struct zs_plan_opts po;
+    const char *v;
+    int top = 10, rc;
+
+    rc = zs_args_parse(argc, argv, opts, nopts, "plan", &a, err);
+    if (rc)
+        return rc;
+    if (a.npos > 1)
+        return zs_err_set(err, ZS_EUSAGE, "'plan' takes at most one scenario file (got %d)", a.npos);
+    memset(&po, 0, sizeof po);
+    po.suggest = true;
+    po.progress = zs_stderr_is_tty();
+    zs_cfg_defaults(&base);
+    /* --framework any is the planner's default and its own value */
+    v = zs_args_get(&a, opts, nopts, "framework");
+    if (!v || !strcmp(v, "any")) {
+        po.framework_any = 1;
+        for (size_t k = 0; k < nopts; k++)
+            if (!strcmp(opts[k].name, "framework"))
+                a.val[k] = NULL;
+    }
+    rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, err);
+    if (rc)
+        return rc;
+    if ((v = zs_args_get(&a, opts, nopts, "top"))) {
+        char *end;
+        long t = strtol(v, &end, 10);
+        if (*end || t < 1 || t > 10000)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--top': must be an integer in [1, 10000] (got '%s')", v);
+        top = (int)t;
+    }
+    if ((v = zs_args_get(&a, opts, nopts, "threads"))) {
+        char *end;
+        long t = strtol(v, &end, 10);
+        if (*end || t < 1 || t > 8)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--threads': must be an integer in [1, 8] (got '%s')", v);
+        po.threads = (int)t;
+    }
+    if ((v = zs_args_get(&a, opts, nopts, "objective"))) {
+        if (!strcmp(v, "throughput"))
+            po.objective = ZS_OBJ_THROUGHPUT;
+        else if (!strcmp(v, "cost"))
+            po.objective = ZS_OBJ_COST;
+        else if (!strcmp(v, "memory"))
+            po.objective = ZS_OBJ_MEMORY;
+        else
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--objective': must be one of throughput, cost, memory (got '%s')", v);
+    }
+    rc = zs_model_resolve(base.model, &m, err);
+    if (!rc)
+        rc = zs_hw_resolve(base.gpus, base.host_ram_bytes, (int)base.nodes, &cl, err);
+    if (rc)
+        return rc;
+    rc = zs_plan_run(&m, &cl, &base, &po, &p, err);
+    if (rc)
+        return rc;
+    if (zs_args_get(&a, opts, nopts, "json")) {
+        char *doc = plan_json(&p, &m, &cl);
+        if (!doc) {
+            zs_plan_release(&p);
+            return zs_err_set(err, ZS_ENOMEM, "out of memory writing JSON");
+        }
+        fputs(doc, stdout);
+        fputc('\n', stdout);
+        zs_free(doc);
+    } else {
+        print_plan(&p, &m, &cl, &base, top);
+    }
+    if ((v = zs_args_get(&a, opts, nopts, "emit-ds-config"))) {
+        if (p.best < 0) {
+            fprintf(stderr, "zsim: nothing fits: no DeepSpeed config written\n");
+        } else if (p.cand[p.best].cfg.framework != ZS_FW_DEEPSPEED) {
+            const struct zs_cfg *f = &p.cand[p.best].cfg;
+            fprintf(stderr, "zsim: the best plan uses FSDP2, not DeepSpeed: no DeepSpeed config written\n");
+            fprintf(stdout, "\nlaunch: torchrun --nnodes %d --nproc-per-node %lld train.py  # fully_shard%s, micro %lld, accum %lld\n",
+                    cl.nodes, (long long)f->procs_per_node,
+                    f->offload_param ? " + CPUOffloadPolicy()" : "", (long long)f->micro_batch,
+                    (long long)f->accum);
+        } else {
+            const struct zs_cfg *f = &p.cand[p.best].cfg;
+            rc = emit_ds(&p.cand[p.best], &m, v, err);
+            if (!rc) {
+                fprintf(stdout, "\nwrote %s\n", v);
+                if (cl.nodes > 1)
+                    fprintf(stdout, "launch: deepspeed --hostfile hostfile --num_nodes %d --num_gpus %lld train.py --deepspeed %s\n",
+                            cl.nodes, (long long)f->procs_per_node, v);
+                else
+                    fprintf(stdout, "launch: deepspeed --num_gpus %lld train.py --deepspeed %s\n",
+                            (long long)f->procs_per_node, v);
+                fprintf(stdout, "    or: accelerate launch --use_deepspeed --deepspeed_config_file %s --num_processes %lld train.py\n",
+                        v, (long long)(f->procs_per_node * cl.nodes));
+            }
+        }
+    }
+    if (!rc && p.best < 0 && zs_args_get(&a, opts, nopts, "fail-on-oom"))
+        rc = zs_err_set(err, ZS_EGATE, "%s", "");
+    zs_plan_release(&p);
+    return rc;
+}
+
+const struct zs_cmd zs_cmd_plan = {
+    "plan", "choose processes, micro-batch, accumulation, checkpointing and offload", usage, run,
+};

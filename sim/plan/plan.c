@@ -1,0 +1,426 @@
+/*
+ * plan.c — see plan.h.
+ *
+ * Ranking: throughput = tokens/s of the whole job (per GPU x processes used);
+ * cost = GPU-hours per million tokens counting every GPU of the rented
+ * nodes, used or not (so it ranks like throughput at a fixed node count but
+ * is the figure to compare across node counts); memory = the largest GPU
+ * headroom.  Ties go to the simpler configuration (no offload, less
+ * checkpointing) because it has fewer ways to fail.
+ */
+#include "plan/plan.h"
+#include "util/alloc.h"
+#include "util/units.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Default global batch when none is given: 64 sequences [assumption: a
+ * common SFT setting, e.g. TRL/Axolotl examples use 64-128 sequences of
+ * 2-4k tokens per step]; stated in the output. */
+#define DEFAULT_GLOBAL_BATCH 64
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap)
+{
+    const struct zs_cfg *f = &c->cfg;
+    const char *off = f->offload_param != ZS_OFF_NONE       ? "offload opt+param"
+                      : f->offload_optimizer != ZS_OFF_NONE ? "offload opt"
+                                                            : "no offload";
+    snprintf(buf, cap, "%s %s, %s, %lld procs, micro %lld x accum %lld, ckpt %s",
+             f->framework == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
+             f->framework == ZS_FW_FSDP2 ? (f->zero == 3 ? "full-shard" : "no-reshard")
+                                         : (f->zero == 3 ? "zero3" : "zero2"),
+             off, (long long)f->procs_per_node, (long long)f->micro_batch, (long long)f->accum,
+             zs_ckpt_name((enum zs_ckpt)f->checkpointing));
+}
+
+static int add(struct zs_plan *p, const struct zs_cfg *c)
+{
+    size_t cap = (size_t)p->cap;
+    if (zs_grow((void **)&p->cand, &cap, (size_t)p->n + 1, sizeof *p->cand))
+        return ZS_ENOMEM;
+    p->cap = (int)cap;
+    memset(&p->cand[p->n], 0, sizeof p->cand[p->n]);
+    p->cand[p->n].cfg = *c;
+    p->n++;
+    return 0;
+}
+
+static int enumerate(struct zs_plan *p, const struct zs_model *m, const struct zs_cluster *cl,
+                     const struct zs_cfg *base, const struct zs_plan_opts *po)
+{
+    static const int micros[] = {1, 2, 4, 8};
+    struct {
+        int fw, zero, oo, op;
+    } modes[] = {
+        {ZS_FW_DEEPSPEED, 3, ZS_OFF_NONE, ZS_OFF_NONE},
+        {ZS_FW_DEEPSPEED, 3, ZS_OFF_CPU, ZS_OFF_NONE},
+        {ZS_FW_DEEPSPEED, 3, ZS_OFF_CPU, ZS_OFF_CPU},
+        {ZS_FW_DEEPSPEED, 2, ZS_OFF_NONE, ZS_OFF_NONE},
+        {ZS_FW_DEEPSPEED, 2, ZS_OFF_CPU, ZS_OFF_NONE},
+        {ZS_FW_FSDP2, 3, ZS_OFF_NONE, ZS_OFF_NONE},
+        {ZS_FW_FSDP2, 3, ZS_OFF_CPU, ZS_OFF_CPU},
+        {ZS_FW_FSDP2, 2, ZS_OFF_NONE, ZS_OFF_NONE},
+        {ZS_FW_FSDP2, 2, ZS_OFF_CPU, ZS_OFF_CPU},
+    };
+    int gpn = cl->node.gpus_per_node;
+    int procs[8], nprocs = 0;
+    if (base->procs) {
+        procs[nprocs++] = (int)base->procs;
+    } else {
+        for (int q = 1; q <= gpn && nprocs < 7; q *= 2)
+            procs[nprocs++] = q;
+        if (procs[nprocs - 1] != gpn)
+            procs[nprocs++] = gpn;
+    }
+    for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++) {
+        if (!po->framework_any && modes[md].fw != base->framework)
+            continue;
+        for (int pi = 0; pi < nprocs; pi++)
+            for (size_t mi = 0; mi < sizeof micros / sizeof micros[0]; mi++)
+                for (int ck = ZS_CKPT_NONE; ck <= ZS_CKPT_FULL; ck++) {
+                    struct zs_cfg c = *base;
+                    c.framework = modes[md].fw;
+                    c.zero = modes[md].zero;
+                    c.offload_optimizer = modes[md].oo;
+                    c.offload_param = modes[md].op;
+                    c.procs = procs[pi];
+                    c.micro_batch = micros[mi];
+                    c.checkpointing = ck;
+                    c.grad_accum = 0;
+                    c.global_batch = p->global_batch;
+                    if (add(p, &c))
+                        return ZS_ENOMEM;
+                }
+    }
+    (void)m;
+    return 0;
+}
+
+struct worker {
+    struct zs_plan *p;
+    const struct zs_model *m;
+    const struct zs_cluster *cl;
+    const struct zs_plan_opts *po;
+    int *next;
+    int *done;
+    pthread_mutex_t *mu;
+    int rc;
+    struct zs_err err;
+};
+
+static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
+{
+    struct zs_err err = {0, ""};
+    struct zs_setup su;
+    char a[32], b[32];
+    int rc = zs_cfg_resolve(&c->cfg, w->m, w->cl, &err);
+    if (rc) {
+        c->status = ZS_CAND_INVALID;
+        snprintf(c->reason, sizeof c->reason, "%s", err.msg);
+        return;
+    }
+    su.model = w->m;
+    su.cluster = w->cl;
+    su.cfg = &c->cfg;
+    su.plan_mode = true;
+    rc = zs_simulate(&su, sim, &c->res, &err);
+    if (rc) {
+        c->status = ZS_CAND_ERROR;
+        snprintf(c->reason, sizeof c->reason, "%s", err.msg);
+        return;
+    }
+    switch (c->res.oom.where) {
+    case ZS_OOM_GPU:
+        c->status = ZS_CAND_GPU_OOM;
+        if (c->res.oom.needed_bytes <= c->res.oom.available_bytes) {
+            char r[32];
+            snprintf(c->reason, sizeof c->reason,
+                     "GPU OOM in %s of %s: fragmentation: %s allocated but %s reserved by the "
+                     "caching allocator, of %s",
+                     c->res.oom.phase, c->res.oom.module,
+                     zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
+                     zs_fmt_bytes(r, sizeof r, c->res.oom.needed_reserved_bytes),
+                     zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
+        } else {
+            snprintf(c->reason, sizeof c->reason, "GPU OOM in %s of %s: needs %s of %s",
+                     c->res.oom.phase, c->res.oom.module,
+                     zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
+                     zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
+        }
+        break;
+    case ZS_OOM_HOST:
+        c->status = ZS_CAND_HOST_OOM;
+        snprintf(c->reason, sizeof c->reason, "host RAM: needs %s of %s per node%s%s (%s)",
+                 zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
+                 zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes),
+                 c->res.oom.step == 0 ? " already at init" : " at the first ",
+                 c->res.oom.step == 0 ? "" : c->res.oom.phase, c->res.oom.module);
+        break;
+    default: {
+        double tput = c->res.steady.tokens_per_s_per_gpu * (double)c->cfg.world;
+        int64_t gpu_peak = c->res.steady.peak_gpu_reserved;
+        c->status = ZS_CAND_FITS;
+        switch (w->po->objective) {
+        case ZS_OBJ_MEMORY:
+            c->score = (double)(c->res.gpu_capacity_bytes - gpu_peak) + tput * 1e-6;
+            break;
+        default:
+            c->score = tput;
+            break;
+        }
+        break;
+    }
+    }
+}
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    zs_sim *sim = zs_sim_new();
+    if (!sim) {
+        w->rc = ZS_ENOMEM;
+        return NULL;
+    }
+    for (;;) {
+        int i;
+        pthread_mutex_lock(w->mu);
+        i = (*w->next)++;
+        pthread_mutex_unlock(w->mu);
+        if (i >= w->p->n)
+            break;
+        evaluate(w, sim, &w->p->cand[i]);
+        pthread_mutex_lock(w->mu);
+        (*w->done)++;
+        pthread_mutex_unlock(w->mu);
+    }
+    zs_sim_free(sim);
+    return NULL;
+}
+
+static int run_all(struct zs_plan *p, const struct zs_model *m, const struct zs_cluster *cl,
+                   const struct zs_plan_opts *po)
+{
+    int nt = po->threads > 0 ? po->threads : 2;
+    pthread_t th[8];
+    struct worker w[8];
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int next = 0, done = 0, started = 0;
+    double t0 = now_s(), last = t0;
+    if (nt > 8)
+        nt = 8;
+    for (int i = 0; i < nt; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].p = p;
+        w[i].m = m;
+        w[i].cl = cl;
+        w[i].po = po;
+        w[i].next = &next;
+        w[i].done = &done;
+        w[i].mu = &mu;
+        if (i > 0 && pthread_create(&th[i], NULL, work, &w[i]) == 0)
+            started++;
+    }
+    /* the calling thread works too, and reports progress between candidates */
+    for (;;) {
+        int i;
+        double t;
+        pthread_mutex_lock(&mu);
+        i = next++;
+        pthread_mutex_unlock(&mu);
+        if (i >= p->n)
+            break;
+        {
+            static __thread zs_sim *sim0;
+            if (!sim0)
+                sim0 = zs_sim_new();
+            if (!sim0)
+                return ZS_ENOMEM;
+            evaluate(&w[0], sim0, &p->cand[i]);
+        }
+        pthread_mutex_lock(&mu);
+        done++;
+        pthread_mutex_unlock(&mu);
+        t = now_s();
+        if (po->progress && t - t0 > 1.0 && t - last > 0.2) {
+            fprintf(stderr, "\rzsim plan: %d/%d candidates simulated", done, p->n);
+            last = t;
+        }
+    }
+    for (int i = 1; i <= started; i++)
+        pthread_join(th[i], NULL);
+    if (po->progress && now_s() - t0 > 1.0)
+        fprintf(stderr, "\rzsim plan: %d/%d candidates simulated\n", p->n, p->n);
+    for (int i = 0; i < nt; i++)
+        if (w[i].rc)
+            return w[i].rc;
+    return 0;
+}
+
+static int simpler(const struct zs_cfg *a, const struct zs_cfg *b)
+{
+    int sa = a->offload_optimizer + a->offload_param + a->checkpointing;
+    int sb = b->offload_optimizer + b->offload_param + b->checkpointing;
+    return sa < sb;
+}
+
+static void rank(struct zs_plan *p)
+{
+    p->nfeasible = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->cand[i].status == ZS_CAND_FITS)
+            p->order[p->nfeasible++] = i;
+    /* insertion sort: a few hundred entries */
+    for (int i = 1; i < p->nfeasible; i++) {
+        int k = p->order[i], j = i - 1;
+        while (j >= 0) {
+            const struct zs_candidate *a = &p->cand[k], *b = &p->cand[p->order[j]];
+            bool better = a->score > b->score * (1 + 1e-9) ||
+                          (a->score >= b->score * (1 - 1e-9) && simpler(&a->cfg, &b->cfg));
+            if (!better)
+                break;
+            p->order[j + 1] = p->order[j];
+            j--;
+        }
+        p->order[j + 1] = k;
+    }
+    p->best = p->nfeasible ? p->order[0] : -1;
+}
+
+/* Nothing fits: what would?  More host RAM, LoRA/QLoRA, more nodes, shorter
+ * sequences — each checked by simulating the candidates again. */
+static void suggest(struct zs_plan *p, const struct zs_model *m, const struct zs_cluster *cl,
+                    const struct zs_cfg *base, const struct zs_plan_opts *po)
+{
+    char a[32], b[32];
+    int64_t best_host = -1;
+    int hi = -1;
+    for (int i = 0; i < p->n; i++) {
+        const struct zs_candidate *c = &p->cand[i];
+        if (c->status == ZS_CAND_HOST_OOM && (best_host < 0 || c->res.oom.needed_bytes < best_host)) {
+            best_host = c->res.oom.needed_bytes;
+            hi = i;
+        }
+    }
+    if (hi >= 0 && p->nsuggest < 6) {
+        char lab[160];
+        zs_plan_cand_label(&p->cand[hi], lab, sizeof lab);
+        snprintf(p->suggestion[p->nsuggest++], 256,
+                 "more host RAM: %s per node (have %s) lets '%s' fit the GPUs and the host",
+                 zs_fmt_bytes(a, sizeof a, best_host + cl->node.host_reserved_bytes),
+                 zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes), lab);
+    }
+    {
+        struct zs_plan_opts q = *po;
+        q.suggest = false;
+        q.progress = false;
+        const int methods[] = {ZS_METHOD_LORA, ZS_METHOD_QLORA};
+        for (int k = 0; k < 2 && base->method == ZS_METHOD_FULL; k++) {
+            struct zs_cfg c = *base;
+            struct zs_plan sub;
+            struct zs_err e;
+            c.method = methods[k];
+            if (zs_plan_run(m, cl, &c, &q, &sub, &e) == 0) {
+                if (sub.best >= 0 && p->nsuggest < 6) {
+                    char lab[160];
+                    zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
+                    snprintf(p->suggestion[p->nsuggest++], 256,
+                             "%s (rank %lld) fits: best '%s', %.0f tok/s per GPU",
+                             k ? "QLoRA" : "LoRA", (long long)c.lora_rank, lab,
+                             sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
+                }
+                zs_plan_release(&sub);
+                if (p->nsuggest && strstr(p->suggestion[p->nsuggest - 1], "LoRA"))
+                    break;
+            }
+        }
+        {
+            struct zs_cluster more = *cl;
+            struct zs_plan sub;
+            struct zs_err e;
+            more.nodes = cl->nodes * 2;
+            snprintf(more.spec, sizeof more.spec, "%dx%s", more.nodes, cl->node.gpu.name);
+            if (zs_plan_run(m, &more, base, &q, &sub, &e) == 0) {
+                if (sub.best >= 0 && p->nsuggest < 6) {
+                    char lab[160];
+                    zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
+                    snprintf(p->suggestion[p->nsuggest++], 256,
+                             "more nodes: %d nodes fit with '%s', %.0f tok/s per GPU", more.nodes,
+                             lab, sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
+                }
+                zs_plan_release(&sub);
+            }
+        }
+        if (base->seq_len >= 1024) {
+            struct zs_cfg c = *base;
+            struct zs_plan sub;
+            struct zs_err e;
+            c.seq_len = base->seq_len / 2;
+            if (zs_plan_run(m, cl, &c, &q, &sub, &e) == 0) {
+                if (sub.best >= 0 && p->nsuggest < 6) {
+                    char lab[160];
+                    zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
+                    snprintf(p->suggestion[p->nsuggest++], 256,
+                             "shorter sequences: seq %lld fits with '%s'", (long long)c.seq_len,
+                             lab);
+                }
+                zs_plan_release(&sub);
+            }
+        }
+    }
+}
+
+int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
+                const struct zs_cfg *base, const struct zs_plan_opts *po, struct zs_plan *p,
+                struct zs_err *err)
+{
+    double t0 = now_s();
+    int rc;
+    memset(p, 0, sizeof *p);
+    p->best = -1;
+    p->global_batch = base->global_batch;
+    if (!p->global_batch) {
+        p->global_batch = DEFAULT_GLOBAL_BATCH;
+        p->global_batch_default = true;
+    }
+    rc = enumerate(p, m, cl, base, po);
+    if (rc)
+        goto fail;
+    p->order = zs_calloc((size_t)(p->n ? p->n : 1), sizeof *p->order);
+    if (!p->order) {
+        rc = ZS_ENOMEM;
+        goto fail;
+    }
+    rc = run_all(p, m, cl, po);
+    if (rc)
+        goto fail;
+    for (int i = 0; i < p->n; i++)
+        p->events += p->cand[i].res.events;
+    rank(p);
+    if (p->best < 0 && po->suggest)
+        suggest(p, m, cl, base, po);
+    p->elapsed_s = now_s() - t0;
+    return 0;
+fail:
+    zs_plan_release(p);
+    return zs_err_set(err, rc, "out of memory planning");
+}
+
+void zs_plan_release(struct zs_plan *p)
+{
+    zs_free(p->cand);
+    zs_free(p->order);
+    p->cand = NULL;
+    p->order = NULL;
+    p->n = p->cap = 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * plan.h — the planner: enumerate configurations, simulate every one with the
+ * engine (planner mode of zs_simulate), rank the feasible ones, and explain
+ * the rest.
+ *
+ * Search space (per the plan issue): processes per node (1, 2, 4, ... up to the
+ * node's GPUs), micro-batch (1, 2, 4, 8), accumulation (derived from the
+ * global batch), checkpointing (none, selective, full), framework and ZeRO
+ * stage (DeepSpeed ZeRO-3 and ZeRO-2, FSDP2 full and no-reshard) and offload
+ * (none, optimizer, optimizer+params; FSDP2: none or both).  Candidates run
+ * on two threads, each with its own engine.
+ */
+#ifndef ZS_PLAN_H
+#define ZS_PLAN_H
+
+#include "sched/sched.h"
+
+enum zs_objective { ZS_OBJ_THROUGHPUT, ZS_OBJ_COST, ZS_OBJ_MEMORY };
+
+enum zs_cand_status {
+    ZS_CAND_FITS,
+    ZS_CAND_GPU_OOM,
+    ZS_CAND_HOST_OOM,
+    ZS_CAND_INVALID, /* e.g. the global batch does not divide */
+    ZS_CAND_ERROR
+};
+
+struct zs_candidate {
+    struct zs_cfg cfg;
+    int status;             /* enum zs_cand_status */
+    char reason[256];       /* for rejected candidates, with the numbers */
+    struct zs_sim_result res;
+    double score;           /* higher is better, by objective */
+};
+
+struct zs_plan {
+    struct zs_candidate *cand;
+    int n, cap;
+    int best;               /* index or -1 */
+    int *order;             /* feasible candidates, best first */
+    int nfeasible;
+    double elapsed_s;
+    int64_t events;
+    int64_t global_batch;   /* sequences per optimizer step */
+    bool global_batch_default;
+    char suggestion[6][256];/* when nothing fits: what would */
+    int nsuggest;
+};
+
+struct zs_plan_opts {
+    int framework_any;      /* 1: search DeepSpeed and FSDP2 */
+    int objective;          /* enum zs_objective */
+    int threads;            /* 0: 2 */
+    bool progress;          /* progress on stderr (terminal only) */
+    bool suggest;           /* when nothing fits, search what would */
+};
+
+/* base: model/gpus/seq/method/... as given (framework fixed unless
+ * framework_any).  Returns 0 or a negative ZS_E*. */
+int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
+                const struct zs_cfg *base, const struct zs_plan_opts *po,
+                struct zs_plan *out, struct zs_err *err);
+void zs_plan_release(struct zs_plan *p);
+
+/* "deepspeed zero3 offload opt+param, 8 procs, micro 1 x accum 8, ckpt full" */
+void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap);
+
+#endif
