@@ -1,0 +1,173 @@
+/*
+ * cmd_bench.c — `zsim bench`: the performance figures zsim promises, measured
+ * (DESIGN §6; never a timed test).  Each figure is the median of --repeat
+ * runs, wall clock (CLOCK_MONOTONIC), on this machine as it is.
+ */
+#include "cli/cli_setup.h"
+#include "plan/plan.h"
+#include "sched/sched.h"
+#include "util/units.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: zsim bench [--repeat N] [--json]\n"
+    "\n"
+    "Measures, on this machine:\n"
+    "  engine       events/s of the engine on a synthetic schedule (1M tasks)\n"
+    "  step 8       one steady step of Qwen2.5-72B on 8xH100 (ZeRO-3 offload, accum 8):\n"
+    "               wall time to build and simulate it, events, events/s\n"
+    "  step 1024    the same model on 128x8xH100 (1024 GPUs): one representative rank\n"
+    "  plan         'zsim plan --model 72b --gpus 8xH100': candidates, wall time,\n"
+    "               candidates/s (two threads)\n"
+    "Figures are medians of --repeat runs (default 5).\n";
+
+static const struct zs_opt opts[] = {{"repeat", 1}, {"json", 0}};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int step_bench(const char *gpus, int repeat, double *secs, int64_t *events,
+                      struct zs_err *err)
+{
+    struct zs_cfg cfg;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su;
+    struct zs_sim_result res;
+    double t[64];
+    int rc;
+    zs_cfg_defaults(&cfg);
+    snprintf(cfg.model, sizeof cfg.model, "qwen2.5-72b");
+    snprintf(cfg.gpus, sizeof cfg.gpus, "%s", gpus);
+    cfg.offload_optimizer = ZS_OFF_CPU;
+    cfg.offload_param = ZS_OFF_CPU;
+    cfg.grad_accum = 8;
+    rc = zs_cli_resolve(&cfg, &m, &cl, err);
+    if (rc)
+        return rc;
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &cfg;
+    su.plan_mode = true; /* one step: the steady step */
+    {
+        zs_sim *sim = zs_sim_new();
+        if (!sim)
+            return zs_err_set(err, ZS_ENOMEM, "out of memory");
+        for (int i = 0; i < repeat; i++) {
+            double t0 = now_s();
+            rc = zs_simulate(&su, sim, &res, err);
+            t[i] = now_s() - t0;
+            if (rc) {
+                zs_sim_free(sim);
+                return rc;
+            }
+        }
+        zs_sim_free(sim);
+    }
+    *secs = median(t, repeat);
+    *events = res.events;
+    return 0;
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct zs_args a;
+    int repeat = 5, rc;
+    const char *v;
+    double ev_s[64], eng_eps, s8, s1024, plan_t[64], plan_s;
+    int64_t eng_events = 0, e8 = 0, e1024 = 0, plan_events = 0;
+    int plan_n = 0;
+    rc = zs_args_parse(argc, argv, opts, 2, "bench", &a, err);
+    if (rc)
+        return rc;
+    if (a.npos)
+        return zs_err_set(err, ZS_EUSAGE, "'bench' takes no arguments (got '%s')", a.pos[0]);
+    if ((v = zs_args_get(&a, opts, 2, "repeat"))) {
+        char *end;
+        long r = strtol(v, &end, 10);
+        if (*end || r < 1 || r > 64)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--repeat': must be an integer in [1, 64] (got '%s')", v);
+        repeat = (int)r;
+    }
+    for (int i = 0; i < repeat; i++) {
+        rc = zs_engine_bench(1000000, &ev_s[i], &eng_events, err);
+        if (rc)
+            return rc;
+    }
+    eng_eps = median(ev_s, repeat);
+    if ((rc = step_bench("8xH100", repeat, &s8, &e8, err)))
+        return rc;
+    if ((rc = step_bench("128x8xH100", repeat, &s1024, &e1024, err)))
+        return rc;
+    {
+        struct zs_cfg base;
+        struct zs_model m;
+        struct zs_cluster cl;
+        struct zs_plan_opts po;
+        zs_cfg_defaults(&base);
+        memset(&po, 0, sizeof po);
+        po.framework_any = 1;
+        if ((rc = zs_model_resolve("72b", &m, err)) ||
+            (rc = zs_hw_resolve("8xH100", 0, 0, &cl, err)))
+            return rc;
+        for (int i = 0; i < repeat; i++) {
+            struct zs_plan p;
+            double t0 = now_s();
+            rc = zs_plan_run(&m, &cl, &base, &po, &p, err);
+            plan_t[i] = now_s() - t0;
+            if (rc)
+                return rc;
+            plan_n = p.n;
+            plan_events = p.events;
+            zs_plan_release(&p);
+        }
+        plan_s = median(plan_t, repeat);
+    }
+    if (zs_args_get(&a, opts, 2, "json")) {
+        printf("{\n  \"schema\": \"zsim.bench/1\",\n  \"repeat\": %d,\n  \"cpus\": %ld,\n"
+               "  \"engine\": {\"events\": %lld, \"events_per_s\": %.0f},\n"
+               "  \"step_72b_8xH100\": {\"seconds\": %.6f, \"events\": %lld, \"events_per_s\": %.0f},\n"
+               "  \"step_72b_128x8xH100\": {\"seconds\": %.6f, \"events\": %lld, \"events_per_s\": %.0f},\n"
+               "  \"plan_72b_8xH100\": {\"candidates\": %d, \"seconds\": %.4f, \"candidates_per_s\": %.1f, \"events\": %lld}\n}\n",
+               repeat, sysconf(_SC_NPROCESSORS_ONLN), (long long)eng_events, eng_eps, s8,
+               (long long)e8, (double)e8 / s8, s1024, (long long)e1024, (double)e1024 / s1024,
+               plan_n, plan_s, plan_n / plan_s, (long long)plan_events);
+        return 0;
+    }
+    printf("zsim bench (median of %d runs, %ld CPUs)\n\n", repeat, sysconf(_SC_NPROCESSORS_ONLN));
+    printf("  engine, synthetic schedule    %lld events        %6.1f M events/s   (target >= 10)\n",
+           (long long)eng_events, eng_eps / 1e6);
+    printf("  72B step on 8xH100            %lld events %8.1f ms  %6.1f M events/s incl. building\n",
+           (long long)e8, s8 * 1e3, (double)e8 / s8 / 1e6);
+    printf("  72B step on 128x8xH100        %lld events %8.1f ms  (target < 50 ms for 1024 GPUs)\n",
+           (long long)e1024, s1024 * 1e3);
+    printf("  plan --model 72b --gpus 8xH100  %d candidates in %.3f s = %.0f candidates/s (target >= 300 in < 1 s)\n",
+           plan_n, plan_s, plan_n / plan_s);
+    return 0;
+}
+
+const struct zs_cmd zs_cmd_bench = {
+    "bench", "measure engine events/s, step and plan latency on this machine", usage, run,
+};
