@@ -31,6 +31,8 @@ static const char g_usage[] =
     "                       (NAME.gp + NAME.dat, drawn to NAME.png and NAME.svg)\n"
     "  --format F           html, md or both (default both)\n"
     "  --no-charts          write chart scripts and data but do not run gnuplot\n"
+    "  --validation DIR     measured files (NAME.measured.json) to show predicted vs\n"
+    "                       measured (default: validation)\n"
     "  --baseline REF       compare the latest runs with REF: a baseline file, a\n"
     "                       folder of them (reports/baseline), or a tag in the store;\n"
     "                       exits 4 on a regression beyond tolerance, a scenario\n"
@@ -59,6 +61,7 @@ static const struct zs_opt g_opts[] = {
     {"db", 1},      {"out", 1},      {"format", 1}, {"no-charts", 0},
     {"baseline", 1}, {"tolerance", 1}, {"strict", 0}, {"junit", 1},
     {"add", 1},     {"scenario", 1}, {"tag", 1},    {"write-baseline", 1},
+    {"validation", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
@@ -158,9 +161,9 @@ static int do_add(zs_store *st, const char *path, const char *scenario,
 }
 
 static int do_render(zs_store *st, const char *out, const char *format,
-                     int charts, struct zs_err *err)
+                     int charts, const char *validation, struct zs_err *err)
 {
-    struct zs_report_opts o = {out, ZS_REPORT_HTML | ZS_REPORT_MD, charts, NULL};
+    struct zs_report_opts o = {out, ZS_REPORT_HTML | ZS_REPORT_MD, charts, validation};
     struct zs_report_stats s;
     int rc;
 
@@ -175,10 +178,12 @@ static int do_render(zs_store *st, const char *out, const char *format,
     }
     if ((rc = zs_report_render(st, &o, &s, err)))
         return rc;
-    printf("wrote %s: %s%s%ssummary.csv for %zu scenario%s, %zu chart%s (%zu drawn)\n", out,
-           (o.formats & ZS_REPORT_HTML) ? "index.html, " : "",
-           (o.formats & ZS_REPORT_MD) ? "report.md, " : "", "", s.nscenarios,
-           s.nscenarios == 1 ? "" : "s", s.ncharts, s.ncharts == 1 ? "" : "s", s.ndrawn);
+    printf("wrote %s: %s%ssummary.csv for %zu scenario%s and %zu measured file%s, "
+           "%zu chart%s (%zu drawn)\n",
+           out, (o.formats & ZS_REPORT_HTML) ? "index.html, " : "",
+           (o.formats & ZS_REPORT_MD) ? "report.md, " : "", s.nscenarios,
+           s.nscenarios == 1 ? "" : "s", s.nmeasured, s.nmeasured == 1 ? "" : "s",
+           s.ncharts, s.ncharts == 1 ? "" : "s", s.ndrawn);
     fflush(stdout);
     if (charts && s.gnuplot_missing && s.ncharts)
         fprintf(stderr,
@@ -269,9 +274,9 @@ static int run(int argc, char **argv, struct zs_err *err)
         return zs_err_set(err, ZS_EUSAGE,
                           "nothing to do: give --out DIR, --baseline REF, --add DOC.json, "
                           "--tag NAME or --write-baseline DIR");
-    if (!out && (opt(&a, "format") || opt(&a, "no-charts")))
+    if (!out && (opt(&a, "format") || opt(&a, "no-charts") || opt(&a, "validation")))
         return zs_err_set(err, ZS_EUSAGE, "--%s needs --out DIR",
-                          opt(&a, "format") ? "format" : "no-charts");
+                          opt(&a, "format") ? "format" : opt(&a, "no-charts") ? "no-charts" : "validation");
     if (!base && (opt(&a, "tolerance") || opt(&a, "strict") || opt(&a, "junit")))
         return zs_err_set(err, ZS_EUSAGE, "--%s needs --baseline REF",
                           opt(&a, "tolerance") ? "tolerance" : opt(&a, "strict") ? "strict" : "junit");
@@ -294,7 +299,7 @@ static int run(int argc, char **argv, struct zs_err *err)
      * error (exit 3), never a half-written report. */
     if (!add && (rc = zs_store_check(st, err)))
         goto out;
-    if (add && (rc = do_add(st, add, opt(&a, "scenario"), argc - 1, argv + 1, err)))
+    if (add && (rc = do_add(st, add, opt(&a, "scenario"), argc, argv, err)))
         goto out;
     if (tag) {
         size_t n;
@@ -313,7 +318,8 @@ static int run(int argc, char **argv, struct zs_err *err)
             goto out;
         printf("wrote %zu baseline file%s to %s\n", n, n == 1 ? "" : "s", wb);
     }
-    if (out && (rc = do_render(st, out, opt(&a, "format"), !opt(&a, "no-charts"), err)))
+    if (out && (rc = do_render(st, out, opt(&a, "format"), !opt(&a, "no-charts"),
+                               opt(&a, "validation"), err)))
         goto out;
     if (base)
         rc = do_compare(st, base, opt(&a, "tolerance"), opt(&a, "strict") != NULL,

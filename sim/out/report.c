@@ -11,18 +11,24 @@
  *   frontier-<scenario>   a plan's feasible candidates, tokens/s per GPU
  *                         against peak GPU and peak host memory, with the
  *                         Pareto frontier (no other candidate is faster with
- *                         no more memory) and the best candidate.
+ *                         no more memory) and the best candidate;
+ *   validation            error of zsim's predictions against each measured
+ *                         file in validation/ (NAME.measured.json, read with
+ *                         out/measured_io.h), with the accuracy targets of
+ *                         DESIGN §6: 5 % for peak memory, 10 % for step time.
  * Everything written depends only on the store, never on the clock, so a
  * rerun rewrites identical files (idempotent).  Cost: linear in the stored
  * documents of the latest runs, plus one gnuplot process per chart.
  */
 #include "out/report.h"
 #include "out/gnuplot.h"
+#include "out/measured_io.h"
 #include "out/report_int.h"
 #include "util/alloc.h"
 #include "util/strutil.h"
 #include "util/units.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +45,21 @@ struct scen {
     const struct zs_rstep *bd_step; /* steady step with a breakdown, or NULL */
 };
 
+#define MEM_TARGET_PCT 5.0   /* DESIGN §6: peak GPU memory within 5 % */
+#define TIME_TARGET_PCT 10.0 /* DESIGN §6: step time within 10 % */
+
+struct vfile {
+    char name[256]; /* file name inside the validation folder */
+    struct zs_meas_env env;
+    struct zs_sched_header header;
+    struct zs_validation v;
+};
+
 struct ctx {
     const struct zs_report_opts *o;
+    struct vfile *vf;
+    size_t nvf;
+    int val_chart, val_drawn;
     struct zs_report_stats *s;
     const char *dbname; /* file name of the store, for titles */
     char gnuplot[1024];
@@ -79,11 +98,59 @@ static char *fmt_f(char *buf, size_t cap, const char *fmt, double v)
     return buf;
 }
 
+/* A configuration for people: {"procs":8,"offload":"cpu"} becomes
+ * "procs=8 offload=cpu" (nested values keep their JSON). */
+static char *config_text(char *buf, size_t cap, const char *json)
+{
+    size_t n = 0;
+    int depth = 0, in_str = 0;
+    if (!json || cap == 0) {
+        snprintf(buf, cap, "-");
+        return buf;
+    }
+    for (const char *p = json; *p && n + 1 < cap; p++) {
+        char ch = *p;
+        if (in_str) {
+            if (ch == '\\' && p[1]) {
+                buf[n++] = *++p;
+                continue;
+            }
+            if (ch == '"') {
+                in_str = 0;
+                if (depth > 1)
+                    buf[n++] = ch;
+                continue;
+            }
+            buf[n++] = ch;
+            continue;
+        }
+        if (ch == '"') {
+            in_str = 1;
+            if (depth > 1)
+                buf[n++] = ch;
+        } else if (ch == '{' || ch == '[') {
+            if (depth++ > 0)
+                buf[n++] = ch;
+        } else if (ch == '}' || ch == ']') {
+            if (--depth > 0)
+                buf[n++] = ch;
+        } else if (depth == 1 && ch == ':') {
+            buf[n++] = '=';
+        } else if (depth == 1 && ch == ',') {
+            buf[n++] = ' ';
+        } else {
+            buf[n++] = ch;
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 static char *fmt_time(char *buf, size_t cap, int64_t unix_time)
 {
     time_t t = (time_t)unix_time;
     struct tm tm;
-    if (!gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S UTC", &tm))
+    if (!gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M UTC", &tm))
         snprintf(buf, cap, "%lld", (long long)unix_time);
     return buf;
 }
@@ -143,7 +210,7 @@ __attribute__((format(printf, 2, 3))) static void rt_row(struct rtable *t,
 
 static void rt_html(const struct rtable *t, struct zs_rbuf *h, const char *cls)
 {
-    zs_rbuf_printf(h, "<table class=\"%s\">\n", cls);
+    zs_rbuf_printf(h, "<div class=\"wide\"><table class=\"%s\">\n", cls);
     for (size_t r = 0; r < t->n; r++) {
         zs_rbuf_puts(h, "<tr>");
         for (int c = 0; c < t->ncols; c++) {
@@ -161,7 +228,7 @@ static void rt_html(const struct rtable *t, struct zs_rbuf *h, const char *cls)
         }
         zs_rbuf_puts(h, "</tr>\n");
     }
-    zs_rbuf_puts(h, "</table>\n");
+    zs_rbuf_puts(h, "</table></div>\n");
 }
 
 static void md_cell(struct zs_rbuf *m, const char *s)
@@ -249,7 +316,7 @@ static int chart_memory(struct ctx *c, struct scen *s, struct zs_err *err)
     snprintf(title, sizeof title, "memory over time for '%s' (run %lld)",
              s->run->scenario, (long long)s->run->id);
     zs_gnuplot_begin(&gp, title);
-    zs_rbuf_puts(&gp, "set key outside bottom center horizontal\n"
+    zs_rbuf_puts(&gp, "set key below horizontal\n"
                       "set xlabel \"time (s)\"\n"
                       "set ylabel \"GPU memory per rank (GiB)\"\n"
                       "set yrange [0:*]\n");
@@ -440,7 +507,7 @@ static int chart_breakdown(struct ctx *c, struct zs_err *err)
                       "set grid noxtics ytics\n"
                       "set title \"where the steady step's time goes\"\n");
     for (int svg = 0; svg < 2; svg++) {
-        zs_gnuplot_output(&gp, "breakdown", svg, 960, 120 + 40 * (int)(n < 10 ? 10 : n));
+        zs_gnuplot_output(&gp, "breakdown", svg, 960, 160 + 30 * (int)(n < 8 ? 8 : n > 40 ? 40 : n));
         zs_rbuf_puts(&gp,
                      "plot \"breakdown.dat\" using 2:xtic(1) lc rgb \"#1f77b4\" title \"compute\", \\\n"
                      "     \"\" using 3 lc rgb \"#ff7f0e\" title \"exposed collective\", \\\n"
@@ -531,7 +598,7 @@ static void heading(struct zs_rbuf *h, struct zs_rbuf *m, int level,
 
 static void summary_table(const struct ctx *c, struct rtable *t)
 {
-    rt_init(t, 13, "llllrrrrrrlll");
+    rt_init(t, 13, "lllrrrrrrllll");
     rt_row(t, "scenario\tkind\tverdict\tpeak GPU allocated\tpeak GPU reserved\t"
               "peak host / node\tstep time\ttokens/s/GPU\tMFU\tbottleneck\tzsim\tcommit\trecorded");
     for (size_t i = 0; i < c->n; i++) {
@@ -549,6 +616,50 @@ static void summary_table(const struct ctx *c, struct rtable *t)
                st && st->bottleneck[0] ? st->bottleneck : "-", s->run->version,
                s->run->git_commit[0] ? s->run->git_commit : "-",
                fmt_time(when, sizeof when, s->run->unix_time));
+    }
+}
+
+/* One CSV field (RFC 4180 quoting when needed). */
+static void csv_field(struct zs_rbuf *b, const char *v, int last)
+{
+    if (strpbrk(v, ",\"\n")) {
+        zs_rbuf_puts(b, "\"");
+        for (const char *p = v; *p; p++) {
+            if (*p == '"')
+                zs_rbuf_puts(b, "\"\"");
+            else
+                zs_rbuf_putn(b, p, 1);
+        }
+        zs_rbuf_puts(b, "\"");
+    } else {
+        zs_rbuf_puts(b, v);
+    }
+    zs_rbuf_puts(b, last ? "\n" : ",");
+}
+
+/* summary.csv: the summary for machines, in bytes and seconds. */
+static void summary_csv(const struct ctx *c, struct zs_rbuf *b)
+{
+    zs_rbuf_puts(b, "scenario,kind,verdict,peak_gpu_allocated_bytes,peak_gpu_reserved_bytes,"
+                    "peak_host_bytes_per_node,step_time_s,tokens_per_s_per_gpu,mfu,bottleneck,"
+                    "run_id,zsim_version,git_commit,unix_time\n");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct scen *s = &c->sc[i];
+        const struct zs_rstep *st = main_step(s);
+        char num[64];
+        csv_field(b, s->run->scenario, 0);
+        csv_field(b, s->run->kind, 0);
+        csv_field(b, zs_verdict_names[s->doc.verdict], 0);
+        for (int m = 0; m < ZS_M_COUNT; m++)
+            csv_field(b, isnan(s->doc.metric[m]) ? "" : zs_fmt_num(num, sizeof num, s->doc.metric[m]), 0);
+        csv_field(b, st && !isnan(st->mfu) ? zs_fmt_num(num, sizeof num, st->mfu) : "", 0);
+        csv_field(b, st ? st->bottleneck : "", 0);
+        snprintf(num, sizeof num, "%lld", (long long)s->run->id);
+        csv_field(b, num, 0);
+        csv_field(b, s->run->version, 0);
+        csv_field(b, s->run->git_commit, 0);
+        snprintf(num, sizeof num, "%lld", (long long)s->run->unix_time);
+        csv_field(b, num, 1);
     }
 }
 
@@ -629,12 +740,16 @@ static void section_simulate(const struct ctx *c, const struct scen *s,
         rt_release(&t);
     }
     if (d->ds_gpu_bytes >= 0 || d->ds_host_bytes_per_node >= 0) {
+        int known = !isnan(d->metric[ZS_M_PEAK_GPU_ALLOC]) && !isnan(d->metric[ZS_M_PEAK_HOST]);
         snprintf(line, sizeof line,
                  "DeepSpeed's own estimator (estimate_zero3_model_states_mem_needs): GPU %s, "
-                 "host %s per node; zsim's peaks: GPU %s, host %s per node.",
+                 "host %s per node%s%s%s%s%s.",
                  fmt_b(a, sizeof a, d->ds_gpu_bytes), fmt_b(b, sizeof b, d->ds_host_bytes_per_node),
-                 fmt_b(x, sizeof x, isnan(d->metric[ZS_M_PEAK_GPU_ALLOC]) ? -1 : (int64_t)d->metric[ZS_M_PEAK_GPU_ALLOC]),
-                 fmt_b(y, sizeof y, isnan(d->metric[ZS_M_PEAK_HOST]) ? -1 : (int64_t)d->metric[ZS_M_PEAK_HOST]));
+                 known ? "; zsim's peaks: GPU " : "",
+                 known ? fmt_b(x, sizeof x, (int64_t)d->metric[ZS_M_PEAK_GPU_ALLOC]) : "",
+                 known ? ", host " : "",
+                 known ? fmt_b(y, sizeof y, (int64_t)d->metric[ZS_M_PEAK_HOST]) : "",
+                 known ? " per node" : "");
         para(h, m, line);
     }
     if (d->run.present) {
@@ -673,10 +788,10 @@ static void section_plan(const struct ctx *c, const struct scen *s,
     for (size_t i = 0; i < d->ncands; i++) {
         const struct zs_rcand *k = &d->cands[i];
         const struct zs_rstep *st = &k->steady;
-        char a[32], b[32], ts[32], tok[32], mfu[32];
+        char a[32], b[32], ts[32], tok[32], mfu[32], cfg[TCELL];
         int p = st->present;
         rt_row(&t, "%zu%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", i, (int64_t)i == d->best ? " (best)" : "",
-               k->config_json ? k->config_json : "-", zs_verdict_names[k->verdict],
+               config_text(cfg, sizeof cfg, k->config_json), zs_verdict_names[k->verdict],
                p ? fmt_s(ts, sizeof ts, st->time_s) : "-",
                p ? fmt_f(tok, sizeof tok, "%.1f", st->tokens_per_s_per_gpu) : "-",
                p ? fmt_f(mfu, sizeof mfu, "%.1f%%", st->mfu * 100) : "-",
@@ -697,6 +812,9 @@ static void section_plan(const struct ctx *c, const struct scen *s,
     }
 }
 
+static void section_validation(const struct ctx *c, const char *note,
+                               struct zs_rbuf *h, struct zs_rbuf *m);
+
 static const char g_css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
     "margin:1.5em auto;max-width:1250px;padding:0 1em;color:#1d1d1f;line-height:1.4}\n"
@@ -704,8 +822,10 @@ static const char g_css[] =
     "table{border-collapse:collapse;margin:0.8em 0;font-size:0.86em}\n"
     "th,td{border:1px solid #d0d0d0;padding:0.25em 0.5em;vertical-align:top}\n"
     "th{background:#f2f2f2}.r{text-align:right;white-space:nowrap}.l{text-align:left}\n"
-    "td.fits{color:#11772d;font-weight:600}td.oom{color:#b00020;font-weight:600}\n"
-    "table.candidates td.l{max-width:420px;word-break:break-all}\n"
+    "td.fits{color:#11772d;font-weight:600;white-space:nowrap}"
+    "td.oom{color:#b00020;font-weight:600;white-space:nowrap}\n"
+    "table.summary td:first-child,table.summary td:last-child{white-space:nowrap}\n"
+    "div.wide{overflow-x:auto}\n"
     "figure{margin:0.8em 0}figure img{max-width:100%;border:1px solid #e4e4e4}\n"
     "figcaption{font-size:0.85em;color:#555}\n"
     ".note{color:#6b4700;background:#fff6e0;padding:0.4em 0.8em;border-left:4px solid #e0a800}\n"
@@ -741,23 +861,7 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
     summary_table(c, &t);
     rt_html(&t, &h, "summary");
     rt_md(&t, &m);
-    /* summary.csv: the same table for machines (RFC 4180 quoting). */
-    for (size_t r = 0; r < t.n; r++) {
-        for (int col = 0; col < t.ncols; col++) {
-            const char *cell = t.cells[r][col];
-            if (col)
-                zs_rbuf_puts(&csv, ",");
-            if (strpbrk(cell, ",\"\n")) {
-                zs_rbuf_puts(&csv, "\"");
-                for (const char *p = cell; *p; p++)
-                    zs_rbuf_puts(&csv, *p == '"' ? "\"\"" : (char[2]){*p, 0});
-                zs_rbuf_puts(&csv, "\"");
-            } else {
-                zs_rbuf_puts(&csv, cell);
-            }
-        }
-        zs_rbuf_puts(&csv, "\n");
-    }
+    summary_csv(c, &csv);
     if (t.failed)
         rc = zs_err_set(err, ZS_ENOMEM, "out of memory writing the report");
     rt_release(&t);
@@ -785,8 +889,10 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
             code_line(&h, &m, "Command", s->run->argv_joined);
         if (s->doc.config_summary[0])
             code_line(&h, &m, "Configuration", s->doc.config_summary);
-        else if (s->doc.config_json)
-            code_line(&h, &m, "Configuration", s->doc.config_json);
+        else if (s->doc.config_json) {
+            char cfg[600];
+            code_line(&h, &m, "Configuration", config_text(cfg, sizeof cfg, s->doc.config_json));
+        }
         if (s->doc.kind == ZS_RDOC_PLAN)
             section_plan(c, s, &h, &m);
         else
@@ -794,7 +900,7 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
     }
 
     heading(&h, &m, 2, "validation", "Predicted vs measured");
-    para(&h, &m, validation);
+    section_validation(c, validation, &h, &m);
 
     zs_rbuf_puts(&h, "</body>\n</html>\n");
     if (!rc && (h.failed || m.failed || csv.failed))
@@ -811,18 +917,194 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
     return rc;
 }
 
-/* Predicted vs measured: the hook for validation/NAME.measured.json.  The
- * reader (out/measured_io.h) belongs to `zsim validate`, which was not yet
- * part of this build when the report was written; until it is wired in, the
- * report says what it found and how to compare. */
-static void validation_note(const struct ctx *c, char *buf, size_t cap)
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const struct vfile *)a)->name, ((const struct vfile *)b)->name);
+}
+
+/* Reads every NAME.measured.json of the validation folder (sorted) and
+ * compares it; a missing folder is no error (nothing measured yet). */
+static int read_validation(struct ctx *c, char *note, size_t cap,
+                           struct zs_err *err)
 {
     const char *dir = c->o->validation_dir ? c->o->validation_dir : "validation";
-    snprintf(buf, cap,
-             "Predicted vs measured is not drawn in this build: the report does "
-             "not read measured files (%s/*.measured.json) yet; compare them with "
-             "'zsim validate --measured FILE'.",
-             dir);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    size_t vcap = 0;
+    int rc = 0;
+
+    note[0] = '\0';
+    if (!d) {
+        snprintf(note, cap, "No measurements: there is no folder %s/ of NAME.measured.json files "
+                            "(see 'zsim validate --help').", dir);
+        return 0;
+    }
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || !zs_str_endswith(de->d_name, ".measured.json") ||
+            strlen(de->d_name) >= sizeof c->vf[0].name)
+            continue;
+        if (zs_grow((void **)&c->vf, &vcap, c->nvf + 1, sizeof *c->vf)) {
+            rc = zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'", dir);
+            break;
+        }
+        memset(&c->vf[c->nvf], 0, sizeof c->vf[c->nvf]);
+        zs_strlcpy(c->vf[c->nvf].name, de->d_name, sizeof c->vf[c->nvf].name);
+        c->nvf++;
+    }
+    closedir(d);
+    if (rc)
+        return rc;
+    qsort(c->vf, c->nvf, sizeof *c->vf, cmp_name);
+    for (size_t i = 0; i < c->nvf; i++) {
+        struct zs_measured m;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, c->vf[i].name);
+        zs_measured_init(&m);
+        if ((rc = zs_measured_read(path, &m, err)))
+            return rc;
+        c->vf[i].env = m.env;
+        c->vf[i].header = m.header;
+        zs_validation_compute(&m, MEM_TARGET_PCT, TIME_TARGET_PCT, &c->vf[i].v);
+        zs_measured_release(&m);
+    }
+    if (c->nvf == 0)
+        snprintf(note, cap, "No measurements: %s/ has no NAME.measured.json files.", dir);
+    return 0;
+}
+
+/* The gated quantities, in chart column order. */
+static const char *const g_vkeys[] = {"peak_device_allocated_bytes", "peak_device_reserved_bytes",
+                                      "peak_host_bytes", "step_time_ns"};
+
+static const struct zs_vquant *vq(const struct zs_validation *v, const char *key)
+{
+    for (int i = 0; i < v->nq; i++)
+        if (strcmp(v->q[i].key, key) == 0)
+            return &v->q[i];
+    return NULL;
+}
+
+static int chart_validation(struct ctx *c, struct zs_err *err)
+{
+    struct zs_rbuf gp, dat;
+    size_t n = 0;
+    int rc;
+
+    zs_rbuf_init(&gp);
+    zs_rbuf_init(&dat);
+    zs_rbuf_puts(&dat, "# zsim report: prediction error (predicted - measured) / measured in %, per measured file\n"
+                       "# file peak_device_allocated peak_device_reserved peak_host step_time ('?' = not measured)\n");
+    for (size_t i = 0; i < c->nvf; i++) {
+        int any = 0;
+        char label[300];
+        snprintf(label, sizeof label, "%s", c->vf[i].name);
+        label[strlen(label) - strlen(".measured.json")] = '\0';
+        zs_rbuf_json_str(&dat, label);
+        for (size_t k = 0; k < sizeof g_vkeys / sizeof g_vkeys[0]; k++) {
+            const struct zs_vquant *q = vq(&c->vf[i].v, g_vkeys[k]);
+            if (q && isfinite(q->err_pct)) {
+                zs_rbuf_printf(&dat, " %.4f", q->err_pct);
+                any = 1;
+            } else {
+                zs_rbuf_puts(&dat, " ?");
+            }
+        }
+        zs_rbuf_puts(&dat, "\n");
+        n += (size_t)any;
+    }
+    if (n == 0) {
+        rc = 0;
+        goto out;
+    }
+    zs_gnuplot_begin(&gp, "prediction error against measurements (validation/)");
+    zs_rbuf_printf(&gp, "set datafile missing \"?\"\n"
+                        "set style data histograms\n"
+                        "set style histogram clustered gap 1\n"
+                        "set style fill solid 0.85 border -1\n"
+                        "set key outside right top vertical\n"
+                        "set ylabel \"error: (predicted - measured) / measured (%%)\"\n"
+                        "set xtics rotate by -25 nomirror\n"
+                        "set grid noxtics ytics\n"
+                        "set xzeroaxis lt -1\n"
+                        "set title \"predicted vs measured (targets: memory within %.0f %%, step time within %.0f %%)\"\n",
+                   MEM_TARGET_PCT, TIME_TARGET_PCT);
+    for (int svg = 0; svg < 2; svg++) {
+        zs_gnuplot_output(&gp, "validation", svg, 960, 480);
+        zs_rbuf_printf(&gp,
+                       "plot \"validation.dat\" using 2:xtic(1) lc rgb \"#1f77b4\" title \"peak device allocated\", \\\n"
+                       "     \"\" using 3 lc rgb \"#6baed6\" title \"peak device reserved\", \\\n"
+                       "     \"\" using 4 lc rgb \"#d62728\" title \"peak host\", \\\n"
+                       "     \"\" using 5 lc rgb \"#2ca02c\" title \"step time\", \\\n"
+                       "     %.0f with lines dt 2 lc rgb \"#888888\" title \"memory target\", \\\n"
+                       "     -%.0f with lines dt 2 lc rgb \"#888888\" notitle, \\\n"
+                       "     %.0f with lines dt 3 lc rgb \"#2ca02c\" title \"time target\", \\\n"
+                       "     -%.0f with lines dt 3 lc rgb \"#2ca02c\" notitle\n",
+                       MEM_TARGET_PCT, MEM_TARGET_PCT, TIME_TARGET_PCT, TIME_TARGET_PCT);
+        zs_gnuplot_end_output(&gp);
+    }
+    rc = gp.failed || dat.failed
+             ? zs_err_set(err, ZS_ENOMEM, "out of memory writing a chart")
+             : write_chart(c, "validation", &gp, &dat, &c->val_drawn, err);
+    c->val_chart = rc == 0;
+out:
+    zs_rbuf_release(&gp);
+    zs_rbuf_release(&dat);
+    return rc;
+}
+
+static void fmt_vq(char *buf, size_t cap, int unit, double v)
+{
+    if (v < 0)
+        snprintf(buf, cap, "-");
+    else if (unit == 0)
+        zs_fmt_bytes(buf, cap, (int64_t)v);
+    else if (unit == 1)
+        zs_fmt_seconds(buf, cap, v / 1e9);
+    else if (unit == 2)
+        snprintf(buf, cap, "%.1f GB/s", v / 1e9);
+    else
+        snprintf(buf, cap, "%.1f TFLOP/s", v / 1e12);
+}
+
+static void section_validation(const struct ctx *c, const char *note,
+                               struct zs_rbuf *h, struct zs_rbuf *m)
+{
+    struct rtable t;
+    if (note[0]) {
+        para(h, m, note);
+        return;
+    }
+    para(h, m, "zsim's predictions for the schedules run on real GPUs, against what was "
+               "measured. Error = (predicted - measured) / measured; targets (DESIGN §6): "
+               "peak memory within 5 %, step time within 10 %.");
+    rt_init(&t, 8, "lllrrrrl");
+    rt_row(&t, "file\tmeasured on\tquantity\tpredicted\tmeasured\terror\ttarget\tstatus");
+    for (size_t i = 0; i < c->nvf; i++) {
+        const struct vfile *f = &c->vf[i];
+        char on[200];
+        snprintf(on, sizeof on, "%s%s%s", f->env.gpu[0] ? f->env.gpu : f->header.gpu,
+                 f->env.date[0] ? ", " : "", f->env.date);
+        for (int k = 0; k < f->v.nq; k++) {
+            const struct zs_vquant *q = &f->v.q[k];
+            char p[32], x[32], e[32], tg[32];
+            fmt_vq(p, sizeof p, q->unit, q->pred);
+            fmt_vq(x, sizeof x, q->unit, q->meas);
+            fmt_f(e, sizeof e, "%+.1f%%", q->err_pct);
+            if (q->limit_pct > 0)
+                snprintf(tg, sizeof tg, "%.0f%%", q->limit_pct);
+            else
+                snprintf(tg, sizeof tg, "-");
+            rt_row(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", k == 0 ? f->name : "", k == 0 ? on : "",
+                   q->label, p, x, e, tg,
+                   !isfinite(q->err_pct) ? "n/a" : q->limit_pct <= 0 ? "-" : q->ok ? "ok" : "OUTSIDE");
+        }
+    }
+    rt_html(&t, h, "validation");
+    rt_md(&t, m);
+    rt_release(&t);
+    if (c->val_chart)
+        figure(c, h, m, "validation", c->val_drawn,
+               "Prediction error per measured file (peak device allocated and reserved, peak host, step time)");
 }
 
 int zs_report_render(zs_store *st, const struct zs_report_opts *o,
@@ -885,10 +1167,14 @@ int zs_report_render(zs_store *st, const struct zs_report_opts *o,
         if (rc)
             goto out;
     }
-    validation_note(&c, note, sizeof note);
+    if ((rc = read_validation(&c, note, sizeof note, err)) ||
+        (rc = chart_validation(&c, err)))
+        goto out;
     zs_strlcpy(s->validation_note, note, sizeof s->validation_note);
+    s->nmeasured = c.nvf;
     rc = write_docs(&c, note, err);
 out:
+    zs_free(c.vf);
     for (size_t i = 0; i < c.n; i++)
         zs_rdoc_release(&c.sc[i].doc);
     zs_free(c.sc);

@@ -34,6 +34,7 @@ struct zs_report_stats {
     size_t ndrawn;                      /* charts gnuplot drew */
     int gnuplot_missing;                /* 1: no gnuplot found */
     char chart_problem[ZS_ERR_MSG_MAX]; /* first gnuplot failure, or "" */
+    size_t nmeasured;                   /* measured files compared */
     char validation_note[256];          /* why predicted-vs-measured is absent, or "" */
 };
 
