@@ -4,7 +4,6 @@
 #include "cli/cli_setup.h"
 #include "out/simout.h"
 #include "plan/plan.h"
-#include "train/dsconfig.h"
 #include "util/alloc.h"
 #include "util/table.h"
 #include "util/units.h"
@@ -231,60 +230,6 @@ static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
     return text;
 }
 
-/* DeepSpeed JSON for the best plan (the lint module writes it atomically). */
-static int emit_ds(const struct zs_candidate *c, const struct zs_model *m, const char *path,
-                   struct zs_err *err)
-{
-    const struct zs_cfg *f = &c->cfg;
-    struct zs_dsconfig ds;
-    memset(&ds, 0, sizeof ds);
-#define SETI(fld, val)                                                         \
-    do {                                                                       \
-        ds.fld.v = (val);                                                      \
-        ds.fld.from = ZS_DS_SET;                                               \
-    } while (0)
-    ds.have_zero_block = true;
-    SETI(zero_stage, f->zero);
-    ds.offload_optimizer.present = f->offload_optimizer != ZS_OFF_NONE;
-    ds.offload_optimizer.device.v = f->offload_optimizer;
-    ds.offload_optimizer.device.from = ZS_DS_SET;
-    ds.offload_optimizer.pin_memory.v = f->pin_optimizer;
-    ds.offload_optimizer.pin_memory.from = ZS_DS_SET;
-    ds.offload_optimizer.ratio.v = 1.0;
-    ds.offload_param.present = f->offload_param != ZS_OFF_NONE;
-    ds.offload_param.device.v = f->offload_param;
-    ds.offload_param.device.from = ZS_DS_SET;
-    ds.offload_param.pin_memory.v = f->pin_param;
-    ds.offload_param.pin_memory.from = ZS_DS_SET;
-    SETI(reduce_bucket_size, f->reduce_bucket_size);
-    SETI(stage3_prefetch_bucket_size, f->prefetch_bucket_size);
-    SETI(stage3_param_persistence_threshold, f->param_persistence_threshold);
-    SETI(stage3_max_live_parameters, f->max_live_parameters);
-    SETI(stage3_max_reuse_distance, f->max_reuse_distance);
-    SETI(sub_group_size, f->sub_group_size);
-    ds.overlap_comm.v = f->overlap_comm;
-    ds.overlap_comm.from = ZS_DS_SET;
-    ds.contiguous_gradients.v = f->contiguous_gradients;
-    ds.contiguous_gradients.from = ZS_DS_SET;
-    ds.reduce_scatter.v = true;
-    ds.reduce_scatter.from = ZS_DS_SET;
-    ds.stage3_gather_16bit_weights_on_model_save.v = true;
-    ds.stage3_gather_16bit_weights_on_model_save.from = ZS_DS_SET;
-    SETI(train_micro_batch_size_per_gpu, f->micro_batch);
-    SETI(gradient_accumulation_steps, f->accum);
-    SETI(train_batch_size, f->micro_batch * f->accum * f->dp);
-    ds.gradient_clipping.v = f->gradient_clipping;
-    ds.gradient_clipping.from = ZS_DS_SET;
-    ds.bf16_enabled.v = true;
-    ds.bf16_enabled.from = ZS_DS_SET;
-    ds.fp16_enabled.v = false;
-    ds.fp16_enabled.from = ZS_DS_SET;
-    SETI(zero_hpz_partition_size, 1);
-#undef SETI
-    (void)m;
-    return zs_dsconfig_write(&ds, path, err);
-}
-
 static int run(int argc, char **argv, struct zs_err *err)
 {
     struct zs_opt opts[64];
@@ -377,7 +322,7 @@ static int run(int argc, char **argv, struct zs_err *err)
                     (long long)f->accum);
         } else {
             const struct zs_cfg *f = &p.cand[p.best].cfg;
-            rc = emit_ds(&p.cand[p.best], &m, v, err);
+            rc = zs_plan_emit_ds(&p.cand[p.best], v, err);
             if (!rc) {
                 fprintf(stdout, "\nwrote %s\n", v);
                 if (cl.nodes > 1)

@@ -65,4 +65,9 @@ void zs_plan_release(struct zs_plan *p);
 /* "deepspeed zero3 offload opt+param, 8 procs, micro 1 x accum 8, ckpt full" */
 void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap);
 
+/* Writes a DeepSpeed JSON for candidate c (atomically): what
+ * `plan --emit-ds-config` writes; it lints clean and `simulate --ds-config`
+ * reads it back to the same configuration. */
+int zs_plan_emit_ds(const struct zs_candidate *c, const char *path, struct zs_err *err);
+
 #endif

@@ -251,10 +251,13 @@ static void optimizer_step(struct fs *s, bool first)
         }
     } else {
         int32_t a;
+        bool q8 = b->c->optimizer != ZS_OPT_ADAMW; /* bitsandbytes: ≈2 B/element (zero.c) */
         if (first && b->n_adam_alloc < 64)
             b->adam_alloc[b->n_adam_alloc++] =
-                zs_t_alloc(b, b->q_comp, b->p_gpu, T * 8, 0, "AdamW exp_avg + exp_avg_sq (lazy)",
-                         -1, b->last_host);
+                zs_t_alloc(b, b->q_comp, b->p_gpu, q8 ? T * 2 + (T / 2048 + 1) * 8 : T * 8, 0,
+                           q8 ? "AdamW 8-bit states (bitsandbytes, lazy)"
+                              : "AdamW exp_avg + exp_avg_sq (lazy)",
+                           -1, b->last_host);
         a = zs_t_gpu_mem(b, b->q_comp, (double)T * 28, ZS_CLS_OPT, "AdamW (GPU, foreach)", -1,
                        b->last_host, -1);
         for (int g = 0; g < b->nunits; g++) {

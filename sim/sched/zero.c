@@ -559,10 +559,16 @@ static void optimizer_step(struct ds *s, bool first)
             }
         } else {
             int32_t f32, a;
+            /* bitsandbytes 8-bit Adam: one byte per state plus an fp32 absmax
+             * per 2048-element block (Dettmers et al. 2022, "8-bit Optimizers
+             * via Block-wise Quantization") ≈ 2 B/element instead of 8 */
+            bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
             if (first && b->n_adam_alloc < 64)
                 b->adam_alloc[b->n_adam_alloc++] =
-                    zs_t_alloc(b, b->q_comp, b->p_gpu, e * 8, 0,
-                             "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host);
+                    zs_t_alloc(b, b->q_comp, b->p_gpu, q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
+                               q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
+                                  : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
+                               -1, b->last_host);
             /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
              * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
             f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0, "fp32 grads (sub-group)", -1,
@@ -638,21 +644,30 @@ static void init_buffers(struct ds *s)
         /* initial per-param ds_tensor partitions, pinned iff pin_memory; freed
          * into PyTorch's host cache when copied into the flat buffer */
         unsigned f = b->c->pin_param ? ZS_ALLOC_PINNED : 0;
+        int32_t *init = zs_calloc((size_t)b->nunits, sizeof *init);
+        if (!init) {
+            b->failed = ZS_ENOMEM;
+            return;
+        }
+        /* zero.Init creates every partition; at optimizer init they are
+         * copied into the flat buffer and released together */
         for (int u = 0; u < b->nunits; u++) {
             const struct zs_unit *un = &b->units[u];
-            int32_t a;
+            init[u] = -1;
             if (un->persistent)
                 continue;
-            a = zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
-                         un->trainable ? "initial param partitions (ds_tensor)"
-                                       : "frozen param partitions",
-                         u, -1);
-            if (un->trainable || b->mo.method == ZS_METHOD_FULL)
-                zs_t_free(b, q, a, -1);
+            init[u] = zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
+                                 un->trainable ? "initial param partitions (ds_tensor)"
+                                               : "frozen param partitions",
+                                 u, -1);
         }
         if (T > 0 || b->mo.method == ZS_METHOD_FULL)
             zs_t_alloc(b, q, b->p_host, (b->mo.method == ZS_METHOD_FULL ? P : T) * 2,
-                     ZS_ALLOC_PINNED, "bf16 flat partition (always pinned)", -1, -1);
+                       ZS_ALLOC_PINNED, "bf16 flat partition (always pinned)", -1, -1);
+        for (int u = 0; u < b->nunits; u++)
+            if (init[u] >= 0 && (b->units[u].trainable || b->mo.method == ZS_METHOD_FULL))
+                zs_t_free(b, q, init[u], -1);
+        zs_free(init);
     }
     if (s->off_opt && T > 0) {
         int32_t tmp;

@@ -25,6 +25,7 @@ static const char *const k_ckpts[] = {"none", "selective", "full", NULL};
 static const char *const k_attns[] = {"flash", "eager", NULL};
 static const char *const k_tri[] = {"no", "yes", "auto", NULL};
 static const char *const k_optims[] = {"adamw", "adamw_8bit", "paged_adamw_8bit", NULL};
+static const char *const k_load_dtypes[] = {"fp32", "bf16", NULL};
 
 /* Knobs that accept "auto" (resolved like Accelerate/TRL) are ZS_F_CUSTOM and
  * read by read_auto_knob; their min/max still state the range. */
@@ -67,6 +68,22 @@ static const struct zs_field k_fields[] = {
     {"overlap_comm", ZS_F_BOOL, OFF(overlap_comm), 0, 0, 1, 0, NULL, 0, NULL},
     {"contiguous_gradients", ZS_F_BOOL, OFF(contiguous_gradients), 0, 0, 1, 0, NULL, 0, NULL},
     {"gradient_clipping", ZS_F_DOUBLE, OFF(gradient_clipping), 0, 1e6, 1.0, 0, NULL, 0, NULL},
+    /* Whole run (issue 4, sim/sched/run.c).  Defaults: torch DataLoader
+     * num_workers=0 and persistent_workers=False; save_last as mmengine's
+     * CheckpointHook (save_last=True); load_dtype fp32 as HF from_pretrained
+     * without torch_dtype (the model is built in torch's default float32). */
+    {"max_steps", ZS_F_INT, OFF(max_steps), 0, 1e13, 0, 0, NULL, 0, NULL},
+    {"eval_every", ZS_F_INT, OFF(eval_every), 0, 1e13, 0, 0, NULL, 0, NULL},
+    {"eval_samples", ZS_F_INT, OFF(eval_samples), 0, 1e13, 0, 0, NULL, 0, NULL},
+    {"save_every", ZS_F_INT, OFF(save_every), 0, 1e13, 0, 0, NULL, 0, NULL},
+    {"save_epoch_end", ZS_F_BOOL, OFF(save_epoch_end), 0, 0, 0, 0, NULL, 0, NULL},
+    {"save_last", ZS_F_BOOL, OFF(save_last), 0, 0, 1, 0, NULL, 0, NULL},
+    {"dataloader_workers", ZS_F_INT, OFF(dataloader_workers), 0, 256, 0, 0, NULL, 0, NULL},
+    {"persistent_workers", ZS_F_BOOL, OFF(persistent_workers), 0, 0, 0, 0, NULL, 0, NULL},
+    {"dataset_bytes", ZS_F_BYTES, OFF(dataset_bytes), 0, 1e15, 0, 0, NULL, 0, NULL},
+    {"leak", ZS_F_STRING, OFF(leak), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->leak), "none"},
+    {"load_dtype", ZS_F_ENUM, OFF(load_dtype), 0, 0, ZS_LOAD_FP32, 0, k_load_dtypes, 0, NULL},
+    {"gpu_hour_price", ZS_F_DOUBLE, OFF(gpu_hour_price), 0, 1e6, 0, 0, NULL, 0, NULL},
 };
 #define NFIELDS (sizeof k_fields / sizeof k_fields[0])
 
@@ -348,6 +365,15 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
             return zs_err_set(err, ZS_EUSAGE,
                               "nvme offload is not modelled yet: use none or cpu");
     }
+    /* bitsandbytes optimizers keep their states on the GPU and fail on CPU
+     * tensors: "Expected a cuda device, but got: cpu" (zsim lint rule
+     * bnb-optimizer-offload; bitsandbytes #1402) */
+    if (c->optimizer != ZS_OPT_ADAMW && c->offload_optimizer != ZS_OFF_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--optimizer %s' (bitsandbytes) cannot run with '--offload-optimizer "
+                          "%s': it fails with \"Expected a cuda device, but got: cpu\" "
+                          "(bitsandbytes #1402; see 'zsim lint')",
+                          k_optims[c->optimizer], zs_offload_name(c->offload_optimizer));
     if (c->method == ZS_METHOD_QLORA && c->framework == ZS_FW_DEEPSPEED &&
         c->zero == 3 && c->offload_param != ZS_OFF_NONE)
         return zs_err_set(err, ZS_EUSAGE,

@@ -1,0 +1,202 @@
+/*
+ * check_plan.c — planner outcomes that follow from first principles (the
+ * plan issue's acceptance 2 and 3) and the emitted DeepSpeed config's round
+ * trip through lint and simulate (acceptance 4).
+ */
+#include "cli/cli_setup.h"
+#include "plan/plan.h"
+#include "train/dsconfig.h"
+#include "train/lint.h"
+#include "util/units.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct pl {
+    struct zs_cfg base;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_plan p;
+};
+
+static void plan(struct pl *x, const char *model, const char *gpus, const char *flags)
+{
+    struct zs_err err = {0, ""};
+    struct zs_plan_opts po;
+    char buf[256], *save = NULL;
+    zs_cfg_defaults(&x->base);
+    snprintf(buf, sizeof buf, "%s", flags);
+    for (char *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        ck_assert_int_eq(zs_cfg_apply_flag(&x->base, kv, eq + 1, &err), 0);
+    }
+    ck_assert_int_eq(zs_model_resolve(model, &x->m, &err), 0);
+    ck_assert_msg(zs_hw_resolve(gpus, x->base.host_ram_bytes, 0, &x->cl, &err) == 0, "%s", err.msg);
+    memset(&po, 0, sizeof po);
+    po.framework_any = 1;
+    po.suggest = true;
+    ck_assert_msg(zs_plan_run(&x->m, &x->cl, &x->base, &po, &x->p, &err) == 0, "%s", err.msg);
+}
+
+static bool any_fits(const struct zs_plan *p, bool (*pred)(const struct zs_cfg *))
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->cand[i].status == ZS_CAND_FITS && pred(&p->cand[i].cfg))
+            return true;
+    return false;
+}
+
+static bool no_offload(const struct zs_cfg *c)
+{
+    return c->offload_optimizer == ZS_OFF_NONE && c->offload_param == ZS_OFF_NONE;
+}
+static bool eight_procs(const struct zs_cfg *c) { return c->procs_per_node == 8; }
+static bool four_procs(const struct zs_cfg *c) { return c->procs_per_node == 4; }
+
+START_TEST(test_72b_full_needs_offload)
+{
+    struct pl x;
+    plan(&x, "72b", "8xH100", "seq-len=4096");
+    ck_assert_int_ge(x.p.n, 300);
+    ck_assert_int_ge(x.p.best, 0);
+    ck_assert(!any_fits(&x.p, no_offload));
+    ck_assert(!no_offload(&x.p.cand[x.p.best].cfg));
+    zs_plan_release(&x.p);
+}
+END_TEST
+
+START_TEST(test_72b_512g_nothing_fits)
+{
+    struct pl x;
+    bool ram = false, lora = false;
+    plan(&x, "72b", "8xH100", "host-ram=512GiB");
+    ck_assert_int_eq(x.p.best, -1);
+    for (int i = 0; i < x.p.nsuggest; i++) {
+        ram |= strncmp(x.p.suggestion[i], "more host RAM", 13) == 0;
+        lora |= strstr(x.p.suggestion[i], "LoRA") != NULL;
+    }
+    ck_assert_msg(ram && lora, "suggestions: %d", x.p.nsuggest);
+    zs_plan_release(&x.p);
+}
+END_TEST
+
+START_TEST(test_72b_lora_fits)
+{
+    struct pl x;
+    plan(&x, "72b", "8xH100", "method=lora");
+    ck_assert_int_ge(x.p.best, 0);
+    zs_plan_release(&x.p);
+}
+END_TEST
+
+START_TEST(test_7b_prefers_no_offload)
+{
+    struct pl x;
+    plan(&x, "7b", "8xH100", "seq-len=4096");
+    ck_assert_int_ge(x.p.best, 0);
+    ck_assert(no_offload(&x.p.cand[x.p.best].cfg));
+    zs_plan_release(&x.p);
+}
+END_TEST
+
+/* DESIGN §1 / TRL: Qwen2.5-7B LoRA on 8xH100 with a vLLM server holding
+ * 70 GiB on GPUs 4-7 (gpu_memory_utilization 0.9 of 79.1 GiB [assumption]):
+ * every 8-process configuration fails, 4 processes fit; checkpointing
+ * decides which micro-batches fit. */
+START_TEST(test_trl_colocated)
+{
+    struct pl x;
+    int fit_none = 0, fit_full = 0;
+    plan(&x, "7b", "8xH100", "method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4");
+    ck_assert(!any_fits(&x.p, eight_procs));
+    ck_assert(any_fits(&x.p, four_procs));
+    for (int i = 0; i < x.p.n; i++) {
+        const struct zs_candidate *c = &x.p.cand[i];
+        if (c->cfg.procs_per_node != 4 || c->status != ZS_CAND_FITS)
+            continue;
+        fit_none += c->cfg.checkpointing == ZS_CKPT_NONE;
+        fit_full += c->cfg.checkpointing == ZS_CKPT_FULL;
+    }
+    ck_assert_int_gt(fit_full, fit_none);
+    zs_plan_release(&x.p);
+}
+END_TEST
+
+/* The emitted DeepSpeed JSON lints clean and simulates to the same result. */
+START_TEST(test_emit_roundtrip)
+{
+    struct pl x;
+    struct zs_err err = {0, ""};
+    char dir[] = "/tmp/zsim-plan-XXXXXX", path[128];
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su;
+    struct zs_sim_result r;
+    const struct zs_candidate *best;
+    plan(&x, "7b", "8xH100", "framework=deepspeed;offload-optimizer=cpu");
+    ck_assert_int_ge(x.p.best, 0);
+    best = &x.p.cand[x.p.best];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/ds.json", dir);
+    ck_assert_msg(zs_plan_emit_ds(best, path, &err) == 0, "%s", err.msg);
+    zs_cfg_defaults(&c);
+    snprintf(c.model, sizeof c.model, "7b");
+    snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
+    c.procs = best->cfg.procs_per_node;
+    c.checkpointing = best->cfg.checkpointing;
+    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(c.zero, best->cfg.zero);
+    ck_assert_int_eq(c.offload_optimizer, best->cfg.offload_optimizer);
+    ck_assert_int_eq(c.micro_batch, best->cfg.micro_batch);
+    ck_assert_int_eq(c.accum, best->cfg.accum);
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &c;
+    su.plan_mode = true;
+    ck_assert_int_eq(zs_simulate(&su, NULL, &r, &err), 0);
+    ck_assert_int_eq(r.steady.peak_gpu_allocated, best->res.steady.peak_gpu_allocated);
+    ck_assert(r.steady.time_s == best->res.steady.time_s);
+    {
+        struct zs_dsconfig ds;
+        struct zs_dsconfig_ctx ctx;
+        struct zs_lint_input in;
+        struct zs_lint_report rep;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.hidden_size = m.hidden;
+        ctx.world_size = (int)c.world;
+        zs_ds_version_parse("0.19.6", &ctx.version, &err);
+        ck_assert_int_eq(zs_dsconfig_load(path, &ctx, &ds, &err), 0);
+        memset(&in, 0, sizeof in);
+        in.ds = &ds;
+        in.model = &m;
+        in.cluster = &cl;
+        in.zero_init = true;
+        in.audio_output = -1;
+        ck_assert_msg(zs_lint_run(&in, &rep, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(rep.n_error, 0);
+    }
+    unlink(path);
+    rmdir(dir);
+    zs_plan_release(&x.p);
+}
+END_TEST
+
+Suite *suite_plan(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 300);
+    tcase_add_test(core, test_72b_full_needs_offload);
+    tcase_add_test(core, test_72b_512g_nothing_fits);
+    tcase_add_test(core, test_72b_lora_fits);
+    tcase_add_test(core, test_7b_prefers_no_offload);
+    tcase_add_test(core, test_trl_colocated);
+    tcase_add_test(core, test_emit_roundtrip);
+    suite_add_tcase(s, core);
+    return s;
+}

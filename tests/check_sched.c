@@ -1,0 +1,310 @@
+/*
+ * check_sched.c — one simulated step: buffer sizes against the mechanics
+ * document, properties that follow from first principles, the seed
+ * scenarios, and the torchtitan rows of reference-data §B1 with their error.
+ */
+#include "cli/cli_setup.h"
+#include "sched/sched.h"
+#include "util/units.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+struct run {
+    struct zs_cfg cfg;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_sim_result res;
+};
+
+/* Runs `zsim simulate` as the CLI would with flags "k=v;k=v". */
+static void sim(struct run *r, const char *flags)
+{
+    char buf[512], *save = NULL, *kv;
+    struct zs_err err = {0, ""};
+    struct zs_setup su;
+    zs_cfg_defaults(&r->cfg);
+    snprintf(buf, sizeof buf, "%s", flags);
+    for (kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(kv, '=');
+        ck_assert_ptr_nonnull(eq);
+        *eq = '\0';
+        ck_assert_msg(zs_cfg_apply_flag(&r->cfg, kv, eq + 1, &err) == 0, "%s", err.msg);
+    }
+    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s", err.msg);
+    su.model = &r->m;
+    su.cluster = &r->cl;
+    su.cfg = &r->cfg;
+    su.plan_mode = false;
+    ck_assert_msg(zs_simulate(&su, NULL, &r->res, &err) == 0, "%s", err.msg);
+}
+
+static int64_t pow2(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+static int64_t host_peak(const struct run *r)
+{
+    return r->res.first.peak_host_per_node > r->res.steady.peak_host_per_node
+               ? r->res.first.peak_host_per_node
+               : r->res.steady.peak_host_per_node;
+}
+
+/* Qwen2.5-7B on 8 ranks, offload both, pinned (DeepSpeed 0.19.6 default):
+ * the pinned host buffers of mechanics §2, each rounded to a power of two by
+ * PyTorch's CachingHostAllocator:
+ *   bf16 flat partition      P x 2 B   (always pinned)
+ *   fp32 grads (1 sub-group) T x 4 B   (pin_memory)
+ *   bf16 grad accumulation   T x 2 B   (pin_memory)
+ *   initial ds_tensor partitions, per module, cached after the copy.
+ * P = T = Σ ceil(module params / 8) over the modules ZeRO-3 partitions. */
+START_TEST(test_buffers_7b_offload_both)
+{
+    struct run r;
+    int64_t P = 0, pinned = 0, per_module = 0;
+    sim(&r, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=cpu;offload-param=cpu;pin-memory=yes");
+    for (int i = 0; i < r.m.n_pre; i++) {
+        int64_t part = (r.m.pre[i].params + 7) / 8;
+        P += part;
+        per_module += pow2(part * 2);
+    }
+    for (int i = 0; i < r.m.n_post; i++) {
+        int64_t part = (r.m.post[i].params + 7) / 8;
+        P += part;
+        if (r.m.post[i].params > 100000) /* persistence threshold 1e5 */
+            per_module += pow2(part * 2);
+    }
+    for (int i = 0; i < r.m.n_layer_leaves; i++) {
+        int64_t part = (r.m.layer[i].params + 7) / 8;
+        P += part * r.m.n_layers;
+        if (r.m.layer[i].params > 100000)
+            per_module += pow2(part * 2) * r.m.n_layers;
+    }
+    /* the 7.6B model's partition on 8 ranks: about 952M elements */
+    ck_assert(P > 951000000 && P < 953000000);
+    pinned = pow2(P * 2) + pow2(P * 4) + pow2(P * 2) + per_module;
+    ck_assert_int_eq(pow2(P * 2), 2LL << 30);
+    ck_assert_int_eq(pow2(P * 4), 4LL << 30);
+    ck_assert_int_eq(r.res.steady.pinned_host_per_rank, pinned);
+    ck_assert_int_eq(r.res.steady.pinned_host_per_node, pinned * 8);
+    /* Adam states: 8 B x P pageable, allocated lazily in the first step:
+     * the first step's host peak includes them */
+    ck_assert_int_ge(r.res.first.peak_host_per_rank, pinned + P * 4 + P * 8);
+    ck_assert_str_eq(r.res.oom.phase, "");
+    ck_assert_int_eq(r.res.oom.where, ZS_OOM_NONE);
+}
+END_TEST
+
+START_TEST(test_offload_moves_memory)
+{
+    struct run none, opt, both;
+    sim(&none, "model=7b;micro-batch=2;checkpointing=full");
+    sim(&opt, "model=7b;micro-batch=2;checkpointing=full;offload-optimizer=cpu");
+    sim(&both, "model=7b;micro-batch=2;checkpointing=full;offload-optimizer=cpu;offload-param=cpu");
+    ck_assert_int_lt(opt.res.steady.peak_gpu_allocated, none.res.steady.peak_gpu_allocated);
+    ck_assert_int_lt(both.res.steady.peak_gpu_allocated, opt.res.steady.peak_gpu_allocated);
+    ck_assert_int_gt(host_peak(&opt), host_peak(&none));
+    ck_assert_int_gt(host_peak(&both), host_peak(&opt));
+    /* and it costs time: the CPU optimizer and PCIe traffic */
+    ck_assert(opt.res.steady.time_s > none.res.steady.time_s);
+}
+END_TEST
+
+START_TEST(test_more_ranks_less_model_state)
+{
+    struct run r4, r8;
+    sim(&r4, "model=7b;gpus=4xH100;checkpointing=full");
+    sim(&r8, "model=7b;gpus=8xH100;checkpointing=full");
+    ck_assert_int_lt(r8.res.steady.peak_gpu_allocated, r4.res.steady.peak_gpu_allocated);
+}
+END_TEST
+
+START_TEST(test_checkpointing_trades_memory_for_time)
+{
+    struct run none, full;
+    sim(&none, "model=7b;micro-batch=2;checkpointing=none");
+    sim(&full, "model=7b;micro-batch=2;checkpointing=full");
+    ck_assert_int_lt(full.res.steady.peak_gpu_allocated, none.res.steady.peak_gpu_allocated);
+    ck_assert(full.res.steady.time_s > none.res.steady.time_s);
+}
+END_TEST
+
+START_TEST(test_accumulation_keeps_gpu_peak)
+{
+    struct run a1, a8;
+    sim(&a1, "model=7b;checkpointing=full;grad-accum=1");
+    sim(&a8, "model=7b;checkpointing=full;grad-accum=8");
+    /* the peak may differ by transient copies of the boundary micro-step but
+     * not by a micro-step's activations */
+    ck_assert(a8.res.steady.peak_gpu_allocated <= a1.res.steady.peak_gpu_allocated * 1.02);
+    ck_assert(a8.res.steady.time_s > 6 * a1.res.steady.time_s);
+}
+END_TEST
+
+/* 72B full fine-tune: no configuration without offload fits 8x80 GB. */
+START_TEST(test_72b_needs_offload)
+{
+    struct run r;
+    sim(&r, "model=72b;gpus=8xH100;checkpointing=full");
+    ck_assert_int_eq(r.res.oom.where, ZS_OOM_GPU);
+    ck_assert_int_gt(r.res.oom.needed_bytes, r.res.oom.available_bytes);
+    sim(&r, "model=72b;gpus=8xH100;checkpointing=full;offload-optimizer=cpu;offload-param=cpu;grad-accum=8");
+    ck_assert_int_eq(r.res.oom.where, ZS_OOM_NONE);
+    /* the host holds the optimizer: more than 1 TiB per node */
+    ck_assert_int_gt(host_peak(&r), ZS_TiB);
+}
+END_TEST
+
+/* The host OOM is found where it first happens, with the numbers. */
+START_TEST(test_host_oom_located)
+{
+    struct run r;
+    sim(&r, "model=72b;gpus=8xH100;host-ram=512GiB;checkpointing=full;offload-optimizer=cpu;offload-param=cpu");
+    ck_assert_int_eq(r.res.oom.where, ZS_OOM_HOST);
+    ck_assert_int_gt(r.res.oom.needed_bytes, r.res.oom.available_bytes);
+    ck_assert_int_eq(r.res.oom.available_bytes, 512 * ZS_GiB - r.cl.node.host_reserved_bytes);
+}
+END_TEST
+
+/* A colocated server on GPUs 4-7: 8 processes share them, 4 do not. */
+START_TEST(test_colocated_server)
+{
+    struct run r8, r4;
+    sim(&r8, "model=7b;method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4;procs=8");
+    sim(&r4, "model=7b;method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4;procs=4");
+    ck_assert_int_eq(r8.res.oom.where, ZS_OOM_GPU);
+    ck_assert_int_eq(r4.res.oom.where, ZS_OOM_NONE);
+}
+END_TEST
+
+/* torchtitan Llama 3.1 8B, FSDP on 8 H100, seq 8192, local batch 2,
+ * selective AC (reference-data §B1, Table 1, no compile): 5,762 tokens/s per
+ * GPU and 82.4 GiB.  Their H100s are the 96 GB HBM2e parts at 500 W; we
+ * simulate the 80 GB SXM profile without a memory limit reached?  No: 82.4 GiB
+ * exceeds it, so the run reports an OOM and the needed bytes, which we
+ * compare.  Errors measured when this test was written (uncalibrated
+ * profile, 2026-11-22): memory +41 % (116 vs 82.4 GiB: zsim's "selective"
+ * keeps every matmul output, torchtitan's per-op SAC recomputes some),
+ * throughput +87 % (10,787 vs 5,762 tok/s; 700 W vs 500 W parts explain part
+ * of it).  The bounds below fail if the model drifts further. */
+START_TEST(test_torchtitan_b1)
+{
+    struct run r;
+    double mem_gib, mem_err, tps_err;
+    sim(&r, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;seq-len=8192;micro-batch=2;checkpointing=selective");
+    mem_gib = (double)(r.res.oom.where == ZS_OOM_GPU ? r.res.oom.needed_bytes
+                                                      : r.res.steady.peak_gpu_allocated) /
+              (double)ZS_GiB;
+    mem_err = mem_gib / 82.4 - 1;
+    tps_err = r.res.steady.tokens_per_s_per_gpu / 5762.0 - 1;
+    fprintf(stderr, "torchtitan B1: memory %.1f GiB vs 82.4 (%+.0f%%), %.0f tok/s vs 5762 (%+.0f%%)\n",
+            mem_gib, mem_err * 100, r.res.steady.tokens_per_s_per_gpu, tps_err * 100);
+    ck_assert_msg(mem_err > -0.25 && mem_err < 0.50, "memory error %+.0f%%", mem_err * 100);
+    ck_assert_msg(tps_err > -0.25 && tps_err < 1.00, "throughput error %+.0f%%", tps_err * 100);
+}
+END_TEST
+
+START_TEST(test_bad_configs)
+{
+    static const struct {
+        const char *flag, *value, *msg;
+    } cases[] = {
+        {"micro-batch", "0", "invalid value for '--micro-batch': must be an integer in [1, 4096] (got '0')"},
+        {"offload-optimizer", "gpu", "invalid value for '--offload-optimizer': must be one of none, cpu, nvme (got 'gpu')"},
+        {"overlap-comm", "maybe", "invalid value for '--overlap-comm': must be yes or no (got 'maybe')"},
+        {"reduce-bucket-size", "-5", "invalid value for '--reduce-bucket-size': must be \"auto\" or an integer in [1, 1000000000000] (got '-5')"},
+        {"host-ram", "12XB", "invalid value for '--host-ram': must be a size in [0 B, 909 TiB] (bytes or e.g. \"80GiB\") (got '12XB')"},
+        {"micro-bach", "2", "unknown option '--micro-bach': did you mean '--micro-batch'?"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_cfg c;
+        struct zs_err err = {0, ""};
+        zs_cfg_defaults(&c);
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, cases[i].flag, cases[i].value, &err), ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, cases[i].msg);
+    }
+}
+END_TEST
+
+START_TEST(test_bad_cross_field)
+{
+    static const struct {
+        const char *flags, *msg;
+    } cases[] = {
+        {"framework=fsdp2;offload-optimizer=cpu",
+         "fsdp2 offloads parameters and optimizer together (CPUOffloadPolicy): use both '--offload-optimizer' and '--offload-param' none, or both cpu (got cpu and none)"},
+        {"zero=2;offload-optimizer=cpu;offload-param=cpu",
+         "'--offload-param cpu' needs '--zero 3' (DeepSpeed offloads parameters only in stage 3)"},
+        {"sp=3", "invalid value for '--sp': must divide the 8 processes (got 3)"},
+        {"global-batch=12", "invalid value for '--global-batch': must be a multiple of micro-batch x data-parallel degree = 1 x 8 = 8 (got 12)"},
+        {"procs=16", "invalid value for '--procs': must be in [1, 8] for '8xH100' (got 16)"},
+        {"optimizer=adamw_8bit;offload-optimizer=cpu",
+         "'--optimizer adamw_8bit' (bitsandbytes) cannot run with '--offload-optimizer cpu': it fails with \"Expected a cuda device, but got: cpu\" (bitsandbytes #1402; see 'zsim lint')"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_cfg c;
+        struct zs_model m;
+        struct zs_cluster cl;
+        struct zs_err err = {0, ""};
+        char buf[256], *save = NULL;
+        zs_cfg_defaults(&c);
+        snprintf(c.model, sizeof c.model, "7b");
+        snprintf(buf, sizeof buf, "%s", cases[i].flags);
+        for (char *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+            char *eq = strchr(kv, '=');
+            *eq = '\0';
+            ck_assert_int_eq(zs_cfg_apply_flag(&c, kv, eq + 1, &err), 0);
+        }
+        ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, cases[i].msg);
+    }
+}
+END_TEST
+
+START_TEST(test_scenario_files)
+{
+    static const char *const bad[][2] = {
+        {"tests/data/bad/scenario-unknown-key.json",
+         "unknown key 'micro_bach' in tests/data/bad/scenario-unknown-key.json:3:3: did you mean 'micro_batch'?"},
+        {"tests/data/bad/scenario-bad-offload.json",
+         "invalid 'offload_optimizer' in tests/data/bad/scenario-bad-offload.json:3:3: must be one of none, cpu, nvme (got 'gpu')"},
+        {"tests/data/bad/scenario-auto.json",
+         "invalid 'reduce_bucket_size' in tests/data/bad/scenario-auto.json:2:3: must be \"auto\" or an integer in [1, 1000000000000] (got automatic)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct zs_cfg c;
+        struct zs_err err = {0, ""};
+        zs_cfg_defaults(&c);
+        ck_assert_int_eq(zs_cfg_load_scenario(bad[i][0], &c, &err), ZS_EINPUT);
+        ck_assert_str_eq(err.msg, bad[i][1]);
+    }
+}
+END_TEST
+
+Suite *suite_sched(void)
+{
+    Suite *s = suite_create("sched");
+    TCase *core = tcase_create("core");
+    TCase *bad = tcase_create("bad input");
+    tcase_set_timeout(core, 120);
+    tcase_add_test(core, test_buffers_7b_offload_both);
+    tcase_add_test(core, test_offload_moves_memory);
+    tcase_add_test(core, test_more_ranks_less_model_state);
+    tcase_add_test(core, test_checkpointing_trades_memory_for_time);
+    tcase_add_test(core, test_accumulation_keeps_gpu_peak);
+    tcase_add_test(core, test_72b_needs_offload);
+    tcase_add_test(core, test_host_oom_located);
+    tcase_add_test(core, test_colocated_server);
+    tcase_add_test(core, test_torchtitan_b1);
+    tcase_add_test(bad, test_bad_configs);
+    tcase_add_test(bad, test_bad_cross_field);
+    tcase_add_test(bad, test_scenario_files);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, bad);
+    return s;
+}
