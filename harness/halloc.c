@@ -11,19 +11,19 @@
 
 #define KB 1024ull
 #define MB (1024ull * 1024)
-#define ROUND 512ull          /* kMinBlockSize */
-#define SMALL_MAX (1 * MB)    /* kSmallSize */
-#define SMALL_SEG (2 * MB)    /* kSmallBuffer */
-#define LARGE_SEG (20 * MB)   /* kLargeBuffer */
-#define MIN_LARGE (10 * MB)   /* kMinLargeAlloc */
-#define ROUND_LARGE (2 * MB)  /* kRoundLarge */
+#define ROUND 512ull         /* kMinBlockSize */
+#define SMALL_MAX (1 * MB)   /* kSmallSize */
+#define SMALL_SEG (2 * MB)   /* kSmallBuffer */
+#define LARGE_SEG (20 * MB)  /* kLargeBuffer */
+#define MIN_LARGE (10 * MB)  /* kMinLargeAlloc */
+#define ROUND_LARGE (2 * MB) /* kRoundLarge */
 
 struct blk {
     char *ptr;
     size_t size;
-    int seg;          /* index into segs */
-    int prev, next;   /* neighbours in the segment, -1 none */
-    int state;        /* 0 free, 1 in use, 2 pending free, -1 unused slot */
+    int seg;        /* index into segs */
+    int prev, next; /* neighbours in the segment, -1 none */
+    int state;      /* 0 free, 1 in use, 2 pending free, -1 unused slot */
     int32_t token;
 };
 
@@ -31,7 +31,7 @@ struct seg {
     char *ptr;
     size_t size;
     int small;
-    int first;        /* first block, -1 when released */
+    int first; /* first block, -1 when released */
 };
 
 struct halloc {

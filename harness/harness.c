@@ -60,9 +60,11 @@ static const char g_usage[] =
     "\n"
     "Runs one rank's zsim schedule on one GPU and writes the measured file\n"
     "(zsim.measured/1) that 'zsim validate' and 'zsim calibrate' read.\n"
-    "--dry-run checks the schedule and replays its allocations without a GPU.\n";
+    "--dry-run checks the schedule and replays its allocations without a "
+    "GPU.\n";
 
-/* ---- small helpers -------------------------------------------------------- */
+/* ---- small helpers --------------------------------------------------------
+ */
 
 static int64_t now_ns(void)
 {
@@ -113,7 +115,8 @@ static void read_line_after(const char *path, const char *key, char *out,
     fclose(f);
 }
 
-/* ---- CPU Adam ------------------------------------------------------------------ */
+/* ---- CPU Adam
+ * ------------------------------------------------------------------ */
 
 /* One fused AdamW pass: reads p, g, m, v (16 B) and writes p, m, v (12 B)
  * per element, the 28 B of DeepSpeedCPUAdam (zero3-offload-mechanics.md §5).
@@ -163,7 +166,8 @@ static int run_adam(float *p, float *g, float *m, float *v, size_t n,
     return 0;
 }
 
-/* ---- dry run: allocator replay without a GPU ----------------------------------- */
+/* ---- dry run: allocator replay without a GPU
+ * ----------------------------------- */
 
 struct fake {
     uintptr_t next;
@@ -176,14 +180,25 @@ static int fake_alloc(void *ctx, size_t bytes, void **ptr)
     f->next += (bytes + 4095) & ~(uintptr_t)4095;
     return 0;
 }
-static void fake_free(void *ctx, void *ptr) { (void)ctx, (void)ptr; }
-static int fake_ready(void *ctx, int32_t t) { (void)ctx, (void)t; return 1; }
-static void fake_wait(void *ctx, int32_t t) { (void)ctx, (void)t; }
+static void fake_free(void *ctx, void *ptr)
+{
+    (void)ctx, (void)ptr;
+}
+static int fake_ready(void *ctx, int32_t t)
+{
+    (void)ctx, (void)t;
+    return 1;
+}
+static void fake_wait(void *ctx, int32_t t)
+{
+    (void)ctx, (void)t;
+}
 
 static int dry_run(const struct zs_schedule *s)
 {
     struct fake fk = {4096};
-    struct halloc_backend be = {&fk, fake_alloc, fake_free, fake_ready, fake_wait};
+    struct halloc_backend be = {&fk, fake_alloc, fake_free, fake_ready,
+                                fake_wait};
     struct halloc *a = halloc_new(&be);
     struct halloc_stats st;
     void **ptr = calloc((size_t)s->ntasks + 1, sizeof *ptr);
@@ -222,7 +237,8 @@ static int dry_run(const struct zs_schedule *s)
             peak_host = pinned + pageable;
     }
     halloc_get_stats(a, &st);
-    printf("schedule: %s on %s, rank %lld of %lld, %lld step(s), %d tasks, %d queues\n",
+    printf("schedule: %s on %s, rank %lld of %lld, %lld step(s), %d tasks, %d "
+           "queues\n",
            s->header.model, s->header.hardware, (long long)s->header.rank,
            (long long)s->header.world, (long long)s->header.steps,
            (int)s->ntasks, s->nqueues);
@@ -230,7 +246,8 @@ static int dry_run(const struct zs_schedule *s)
         if (kinds[k])
             printf("  %-12s %lld\n", zs_sched_kind_name((enum zs_sched_kind)k),
                    (long long)kinds[k]);
-    printf("allocator replay (caching rules, no reuse delay; pinned rounded to 2^k):\n");
+    printf("allocator replay (caching rules, no reuse delay; pinned rounded to "
+           "2^k):\n");
     printf("  peak device allocated %lld (predicted %lld)\n",
            (long long)st.peak_allocated,
            (long long)s->pred.peak_device_allocated_bytes);
@@ -247,7 +264,8 @@ static int dry_run(const struct zs_schedule *s)
 }
 
 #ifndef ZSH_DRY_ONLY
-/* ---- the GPU run ------------------------------------------------------------------ */
+/* ---- the GPU run
+ * ------------------------------------------------------------------ */
 
 #define CK(call)                                                               \
     do {                                                                       \
@@ -270,15 +288,15 @@ struct hostblk {
 struct run {
     const struct zs_schedule *s;
     int caching, threads;
-    cudaStream_t *stream;            /* per queue; NULL for host queues */
-    cudaEvent_t *ev0, *ev1;          /* per task (GPU tasks only) */
+    cudaStream_t *stream;   /* per queue; NULL for host queues */
+    cudaEvent_t *ev0, *ev1; /* per task (GPU tasks only) */
     cudaEvent_t t0_ev;
     int64_t t0_host;
-    int64_t *hs, *he;                /* host task times, ns from t0 */
-    void **ptr;                      /* per alloc task */
+    int64_t *hs, *he; /* host task times, ns from t0 */
+    void **ptr;       /* per alloc task */
     struct halloc *dev;
-    int64_t dev_alloc, dev_peak;     /* cudamalloc mode counters */
-    struct hostblk *hcache;          /* pinned host cache (caching mode) */
+    int64_t dev_alloc, dev_peak; /* cudamalloc mode counters */
+    struct hostblk *hcache;      /* pinned host cache (caching mode) */
     int nh, caph;
     int64_t pinned, pinned_peak;
     int64_t rss0, rss_peak, used0, used_peak;
@@ -399,7 +417,9 @@ static void host_task(struct run *r, int32_t i)
         if (t->pool == ZS_SP_DEVICE) {
             if (r->caching) {
                 if (halloc_malloc(r->dev, (size_t)t->bytes, &r->ptr[i])) {
-                    fprintf(stderr, "zsim-harness: device out of memory at task %d ('%s', %lld bytes)\n",
+                    fprintf(stderr,
+                            "zsim-harness: device out of memory at task %d "
+                            "('%s', %lld bytes)\n",
                             (int)i, t->name, (long long)t->bytes);
                     exit(1);
                 }
@@ -414,7 +434,8 @@ static void host_task(struct run *r, int32_t i)
         } else {
             r->ptr[i] = malloc((size_t)t->bytes);
             if (!r->ptr[i]) {
-                fprintf(stderr, "zsim-harness: host out of memory at task %d\n", (int)i);
+                fprintf(stderr, "zsim-harness: host out of memory at task %d\n",
+                        (int)i);
                 exit(1);
             }
             memset(r->ptr[i], 0, (size_t)t->bytes); /* first touch: RSS */
@@ -480,9 +501,11 @@ static void gpu_task(struct run *r, int32_t i)
                                    : (t->pinned ? r->hpin : r->hpage);
         void *dv = t->dev_buf >= 0 ? r->ptr[t->dev_buf] : r->dcopy;
         if (t->kind == ZS_SK_H2D)
-            CK(cudaMemcpyAsync(dv, h, (size_t)t->bytes, cudaMemcpyHostToDevice, st));
+            CK(cudaMemcpyAsync(dv, h, (size_t)t->bytes, cudaMemcpyHostToDevice,
+                               st));
         else
-            CK(cudaMemcpyAsync(h, dv, (size_t)t->bytes, cudaMemcpyDeviceToHost, st));
+            CK(cudaMemcpyAsync(h, dv, (size_t)t->bytes, cudaMemcpyDeviceToHost,
+                               st));
         break;
     }
     case ZS_SK_GEMM: {
@@ -497,7 +520,8 @@ static void gpu_task(struct run *r, int32_t i)
                 CUDA_R_16BF, (int)t->k, &beta, r->gc, CUDA_R_16BF, (int)t->n,
                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
             if (bs != CUBLAS_STATUS_SUCCESS) {
-                fprintf(stderr, "zsim-harness: cublasGemmEx failed (%d) at task %d\n",
+                fprintf(stderr,
+                        "zsim-harness: cublasGemmEx failed (%d) at task %d\n",
                         (int)bs, (int)i);
                 exit(1);
             }
@@ -509,7 +533,9 @@ static void gpu_task(struct run *r, int32_t i)
         while (left >= 16) {
             size_t chunk = left < EW_SCRATCH ? left : EW_SCRATCH;
             if (zsh_elementwise(r->ew_in, r->ew_out, chunk / 16, st)) {
-                fprintf(stderr, "zsim-harness: kernel launch failed at task %d\n", (int)i);
+                fprintf(stderr,
+                        "zsim-harness: kernel launch failed at task %d\n",
+                        (int)i);
                 exit(1);
             }
             left -= chunk;
@@ -564,7 +590,8 @@ static int gpu_run(const struct zs_schedule *s, const char *out, int caching,
         const struct zs_sched_task *t = &s->tasks[i];
         size_t b = (size_t)t->bytes;
         if (t->kind == ZS_SK_GEMM) {
-            size_t a_ = (size_t)(t->m * t->k * 2), b_ = (size_t)(t->k * t->n * 2),
+            size_t a_ = (size_t)(t->m * t->k * 2),
+                   b_ = (size_t)(t->k * t->n * 2),
                    c_ = (size_t)(t->m * t->n * 2);
             ga = a_ > ga ? a_ : ga;
             gb = b_ > gb ? b_ : gb;
@@ -694,9 +721,11 @@ static int gpu_run(const struct zs_schedule *s, const char *out, int caching,
                  rt % 1000 / 10);
     /* Maximum clocks as the device reports them (kHz); the clocks during the
      * run are for nvidia-smi (validation/README.md records them). */
-    if (cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, device) == cudaSuccess)
+    if (cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, device) ==
+        cudaSuccess)
         m.env.sm_clock_mhz = clk / 1000;
-    if (cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, device) == cudaSuccess)
+    if (cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, device) ==
+        cudaSuccess)
         m.env.mem_clock_mhz = mclk / 1000;
     gethostname(m.env.host, sizeof m.env.host - 1);
     read_line_after("/proc/cpuinfo", "model name", name, sizeof name);
@@ -739,8 +768,10 @@ static int gpu_run(const struct zs_schedule *s, const char *out, int caching,
         struct halloc_stats st = {0};
         if (caching)
             halloc_get_stats(r.dev, &st);
-        m.meas.peak_device_allocated_bytes = caching ? st.peak_allocated : r.dev_peak;
-        m.meas.peak_device_reserved_bytes = caching ? st.peak_reserved : r.dev_peak;
+        m.meas.peak_device_allocated_bytes =
+            caching ? st.peak_allocated : r.dev_peak;
+        m.meas.peak_device_reserved_bytes =
+            caching ? st.peak_reserved : r.dev_peak;
     }
     m.meas.peak_device_used_bytes = r.used_peak - r.used0;
     m.meas.peak_host_bytes = r.rss0 >= 0 ? r.rss_peak - r.rss0 : -1;
@@ -755,7 +786,8 @@ static int gpu_run(const struct zs_schedule *s, const char *out, int caching,
         for (int32_t i = 0; i < m.ntasks; i++)
             end[i] = m.tasks[i].end_ns;
         nsteps = zs_schedule_step_ends(s, end, ends, 1000);
-        m.meas.step_time_ns = nsteps > 0 ? zs_sched_steady_step_ns(ends, nsteps) : -1;
+        m.meas.step_time_ns =
+            nsteps > 0 ? zs_sched_steady_step_ns(ends, nsteps) : -1;
         free(end);
     }
     if (zs_measured_write(&m, out, &err)) {
@@ -792,7 +824,9 @@ int main(int argc, char **argv)
             dry = 1;
             continue;
         } else if (!v) {
-            fprintf(stderr, "zsim-harness: unknown option or missing value '%s'\n%s", a, g_usage);
+            fprintf(stderr,
+                    "zsim-harness: unknown option or missing value '%s'\n%s", a,
+                    g_usage);
             return 2;
         } else if (strcmp(a, "--schedule") == 0) {
             sched = v;
@@ -805,22 +839,27 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--threads") == 0) {
             threads = atoi(v);
         } else {
-            fprintf(stderr, "zsim-harness: unknown option '%s'\n%s", a, g_usage);
+            fprintf(stderr, "zsim-harness: unknown option '%s'\n%s", a,
+                    g_usage);
             return 2;
         }
         i++;
     }
     if (!sched || (!dry && !out)) {
-        fprintf(stderr, "zsim-harness: needs --schedule FILE and --out FILE (or --dry-run)\n");
+        fprintf(stderr, "zsim-harness: needs --schedule FILE and --out FILE "
+                        "(or --dry-run)\n");
         return 2;
     }
     if (strcmp(alloc, "caching") != 0 && strcmp(alloc, "cudamalloc") != 0) {
-        fprintf(stderr, "zsim-harness: invalid value for '--allocator': must be caching or cudamalloc (got '%s')\n",
+        fprintf(stderr,
+                "zsim-harness: invalid value for '--allocator': must be "
+                "caching or cudamalloc (got '%s')\n",
                 alloc);
         return 2;
     }
     if (threads < 1 || threads > 256) {
-        fprintf(stderr, "zsim-harness: invalid value for '--threads': must be in [1, 256]\n");
+        fprintf(stderr, "zsim-harness: invalid value for '--threads': must be "
+                        "in [1, 256]\n");
         return 2;
     }
     rc = zs_schedule_read(sched, &s, &err);
@@ -832,7 +871,8 @@ int main(int argc, char **argv)
         rc = dry_run(&s);
     } else {
 #ifndef ZSH_DRY_ONLY
-        rc = gpu_run(&s, out, strcmp(alloc, "caching") == 0, device, threads, sched);
+        rc = gpu_run(&s, out, strcmp(alloc, "caching") == 0, device, threads,
+                     sched);
 #else
         fprintf(stderr, "zsim-harness: built without CUDA: only --dry-run\n");
         rc = 1;

@@ -99,7 +99,8 @@ START_TEST(test_round_trip)
     ck_assert_msg(zs_schedule_read(path, &b, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(a.ntasks, b.ntasks);
     ck_assert_int_eq((long)a.ndeps, (long)b.ndeps);
-    ck_assert_int_eq(memcmp(a.tasks, b.tasks, sizeof *a.tasks * (size_t)a.ntasks), 0);
+    ck_assert_int_eq(
+        memcmp(a.tasks, b.tasks, sizeof *a.tasks * (size_t)a.ntasks), 0);
     ck_assert_int_eq(memcmp(a.deps, b.deps, sizeof *a.deps * a.ndeps), 0);
     ck_assert_int_eq(memcmp(&a.header, &b.header, sizeof a.header), 0);
     ck_assert_int_eq(memcmp(&a.pred, &b.pred, sizeof a.pred), 0);
@@ -149,7 +150,8 @@ START_TEST(test_build_api)
     qh = zs_schedule_add_queue(&s, "main", true, &err);
     ck_assert_int_eq(qs, 0);
     ck_assert_int_eq(qh, 1);
-    ck_assert_int_eq(zs_schedule_add_queue(&s, "main", true, &err), ZS_ERUNTIME);
+    ck_assert_int_eq(zs_schedule_add_queue(&s, "main", true, &err),
+                     ZS_ERUNTIME);
     ck_assert_str_eq(err.msg, "duplicate queue 'main'");
 
     zs_sched_task_init(&t, ZS_SK_ALLOC, qs, "buf");
@@ -186,19 +188,22 @@ START_TEST(test_build_api)
     /* An invalid schedule is refused by the writer (an exporter bug). */
     s.tasks[2].bytes = 4 << 20;
     ck_assert_int_eq(zs_schedule_write(&s, path, &err), ZS_ERUNTIME);
-    ck_assert_str_eq(err.msg, "internal: refusing to write an invalid schedule: "
-                              "invalid 'tasks[2].host_buf': buffer of task 1 holds "
-                              "1048576 bytes, fewer than the 4194304 needed");
+    ck_assert_str_eq(err.msg,
+                     "internal: refusing to write an invalid schedule: "
+                     "invalid 'tasks[2].host_buf': buffer of task 1 holds "
+                     "1048576 bytes, fewer than the 4194304 needed");
     s.tasks[2].bytes = 1 << 20;
     s.tasks[0].pinned = true;
     ck_assert_int_eq(zs_schedule_check(&s, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "invalid 'tasks[0].pinned': only host buffers can be "
-                              "pinned (got true for a device buffer)");
+    ck_assert_str_eq(err.msg,
+                     "invalid 'tasks[0].pinned': only host buffers can be "
+                     "pinned (got true for a device buffer)");
     s.tasks[0].pinned = false;
     s.header.model[0] = '\0';
     ck_assert_int_eq(zs_schedule_check(&s, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "invalid 'header.model': must be a string of 1 to 63 "
-                              "characters (got '')");
+    ck_assert_str_eq(err.msg,
+                     "invalid 'header.model': must be a string of 1 to 63 "
+                     "characters (got '')");
     zs_schedule_release(&s);
     unlink(path);
 }
@@ -225,61 +230,104 @@ START_TEST(test_bad_files)
         const char *path, *msg;
     } cases[] = {
         {"tests/data/bad/sched-adam-buf-small.json",
-         "invalid 'tasks[1].bufs' in tests/data/bad/sched-adam-buf-small.json:7:97: buffer of task 0 holds 4096 bytes, fewer than the 8192 needed"},
+         "invalid 'tasks[1].bufs' in "
+         "tests/data/bad/sched-adam-buf-small.json:7:97: buffer of task 0 "
+         "holds 4096 bytes, fewer than the 8192 needed"},
         {"tests/data/bad/sched-adam-bufs.json",
-         "invalid 'tasks[1].bufs' in tests/data/bad/sched-adam-bufs.json:7:95: must list exactly 4 task ids (got 3)"},
+         "invalid 'tasks[1].bufs' in tests/data/bad/sched-adam-bufs.json:7:95: "
+         "must list exactly 4 task ids (got 3)"},
         {"tests/data/bad/sched-adam-on-stream.json",
-         "invalid 'tasks[1].queue' in tests/data/bad/sched-adam-on-stream.json:7:35: a cpu_adam task must run on a host queue ('s0' is a GPU stream)"},
+         "invalid 'tasks[1].queue' in "
+         "tests/data/bad/sched-adam-on-stream.json:7:35: a cpu_adam task must "
+         "run on a host queue ('s0' is a GPU stream)"},
         {"tests/data/bad/sched-collective-op.json",
-         "invalid 'tasks[1].op' in tests/data/bad/sched-collective-op.json:7:78: must be one of allgather, reducescatter, allreduce, alltoall, broadcast (got 'allgathr')"},
+         "invalid 'tasks[1].op' in "
+         "tests/data/bad/sched-collective-op.json:7:78: must be one of "
+         "allgather, reducescatter, allreduce, alltoall, broadcast (got "
+         "'allgathr')"},
         {"tests/data/bad/sched-copy-pinned.json",
-         "invalid 'tasks[2].pinned' in tests/data/bad/sched-copy-pinned.json:8:5: must match host buffer task 1 (pinned: true) (got false)"},
+         "invalid 'tasks[2].pinned' in "
+         "tests/data/bad/sched-copy-pinned.json:8:5: must match host buffer "
+         "task 1 (pinned: true) (got false)"},
         {"tests/data/bad/sched-dep-forward.json",
-         "invalid 'tasks[1].deps' in tests/data/bad/sched-dep-forward.json:7:46: must name earlier tasks, in [0, 0] (got 5)"},
+         "invalid 'tasks[1].deps' in "
+         "tests/data/bad/sched-dep-forward.json:7:46: must name earlier tasks, "
+         "in [0, 0] (got 5)"},
         {"tests/data/bad/sched-dep-twice.json",
-         "invalid 'tasks[1].deps' in tests/data/bad/sched-dep-twice.json:7:46: lists task 0 twice"},
+         "invalid 'tasks[1].deps' in tests/data/bad/sched-dep-twice.json:7:46: "
+         "lists task 0 twice"},
         {"tests/data/bad/sched-deps-type.json",
-         "invalid 'tasks[1].deps' in tests/data/bad/sched-deps-type.json:7:46: must be an array of task ids (integers) (got string)"},
+         "invalid 'tasks[1].deps' in tests/data/bad/sched-deps-type.json:7:46: "
+         "must be an array of task ids (integers) (got string)"},
         {"tests/data/bad/sched-free-nonalloc.json",
-         "invalid 'tasks[2].buffer' in tests/data/bad/sched-free-nonalloc.json:8:71: must name an alloc task (task 1 is a host_wait)"},
+         "invalid 'tasks[2].buffer' in "
+         "tests/data/bad/sched-free-nonalloc.json:8:71: must name an alloc "
+         "task (task 1 is a host_wait)"},
         {"tests/data/bad/sched-free-twice.json",
-         "invalid 'tasks[2].buffer' in tests/data/bad/sched-free-twice.json:8:72: buffer of task 0 is already freed by task 1"},
+         "invalid 'tasks[2].buffer' in "
+         "tests/data/bad/sched-free-twice.json:8:72: buffer of task 0 is "
+         "already freed by task 1"},
         {"tests/data/bad/sched-gemm-dim.json",
-         "invalid 'tasks[1].m' in tests/data/bad/sched-gemm-dim.json:7:71: must be an integer in [1, 67108864] (got 0)"},
+         "invalid 'tasks[1].m' in tests/data/bad/sched-gemm-dim.json:7:71: "
+         "must be an integer in [1, 67108864] (got 0)"},
         {"tests/data/bad/sched-gpu-on-host.json",
-         "invalid 'tasks[1].queue' in tests/data/bad/sched-gpu-on-host.json:7:31: a gemm task must run on a GPU stream ('cpu' is a host queue)"},
+         "invalid 'tasks[1].queue' in "
+         "tests/data/bad/sched-gpu-on-host.json:7:31: a gemm task must run on "
+         "a GPU stream ('cpu' is a host queue)"},
         {"tests/data/bad/sched-hostbuf-pool.json",
-         "invalid 'tasks[2].host_buf' in tests/data/bad/sched-hostbuf-pool.json:8:100: must name a host buffer (task 0 is a device buffer)"},
+         "invalid 'tasks[2].host_buf' in "
+         "tests/data/bad/sched-hostbuf-pool.json:8:100: must name a host "
+         "buffer (task 0 is a device buffer)"},
         {"tests/data/bad/sched-hostbuf-small.json",
-         "invalid 'tasks[2].host_buf' in tests/data/bad/sched-hostbuf-small.json:8:105: buffer of task 1 holds 4096 bytes, fewer than the 8192 needed"},
+         "invalid 'tasks[2].host_buf' in "
+         "tests/data/bad/sched-hostbuf-small.json:8:105: buffer of task 1 "
+         "holds 4096 bytes, fewer than the 8192 needed"},
         {"tests/data/bad/sched-id.json",
-         "invalid 'tasks[1].id' in tests/data/bad/sched-id.json:7:6: must be 1 (tasks are numbered in order from 0) (got 2)"},
+         "invalid 'tasks[1].id' in tests/data/bad/sched-id.json:7:6: must be 1 "
+         "(tasks are numbered in order from 0) (got 2)"},
         {"tests/data/bad/sched-kind.json",
-         "invalid 'tasks[1].kind' in tests/data/bad/sched-kind.json:7:15: must be one of alloc, free, h2d, d2h, gemm, elementwise, collective, cpu_adam, host_wait, mark (got 'gem')"},
+         "invalid 'tasks[1].kind' in tests/data/bad/sched-kind.json:7:15: must "
+         "be one of alloc, free, h2d, d2h, gemm, elementwise, collective, "
+         "cpu_adam, host_wait, mark (got 'gem')"},
         {"tests/data/bad/sched-missing-tasks.json",
-         "missing 'tasks' in tests/data/bad/sched-missing-tasks.json: required"},
+         "missing 'tasks' in tests/data/bad/sched-missing-tasks.json: "
+         "required"},
         {"tests/data/bad/sched-pinned-device.json",
-         "invalid 'tasks[0].pinned' in tests/data/bad/sched-pinned-device.json:6:105: only host buffers can be pinned (got true for a device buffer)"},
+         "invalid 'tasks[0].pinned' in "
+         "tests/data/bad/sched-pinned-device.json:6:105: only host buffers can "
+         "be pinned (got true for a device buffer)"},
         {"tests/data/bad/sched-pred.json",
-         "invalid 'tasks[1].pred_end_ns' in tests/data/bad/sched-pred.json:7:113: must be >= 'pred_start_ns' (500) (got 400)"},
+         "invalid 'tasks[1].pred_end_ns' in "
+         "tests/data/bad/sched-pred.json:7:113: must be >= 'pred_start_ns' "
+         "(500) (got 400)"},
         {"tests/data/bad/sched-queue-dup.json",
-         "invalid 'queues[1].name' in tests/data/bad/sched-queue-dup.json:4:31: must be unique ('s0' is listed twice)"},
+         "invalid 'queues[1].name' in "
+         "tests/data/bad/sched-queue-dup.json:4:31: must be unique ('s0' is "
+         "listed twice)"},
         {"tests/data/bad/sched-queue.json",
-         "invalid 'tasks[1].queue' in tests/data/bad/sched-queue.json:7:31: no queue named 's1': did you mean 's0'?"},
+         "invalid 'tasks[1].queue' in tests/data/bad/sched-queue.json:7:31: no "
+         "queue named 's1': did you mean 's0'?"},
         {"tests/data/bad/sched-rank.json",
-         "invalid 'header.rank' in tests/data/bad/sched-rank.json:3:75: must be in [0, 0] ('world' is 1) (got 1)"},
+         "invalid 'header.rank' in tests/data/bad/sched-rank.json:3:75: must "
+         "be in [0, 0] ('world' is 1) (got 1)"},
         {"tests/data/bad/sched-schema.json",
-         "invalid 'schema' in tests/data/bad/sched-schema.json:2:3: must be \"zsim.schedule/1\" (got 'zsim.schedule/2')"},
+         "invalid 'schema' in tests/data/bad/sched-schema.json:2:3: must be "
+         "\"zsim.schedule/1\" (got 'zsim.schedule/2')"},
         {"tests/data/bad/sched-step.json",
-         "invalid 'tasks[1].step_end' in tests/data/bad/sched-step.json:7:74: must be 1 (steps end in order from 1) (got 2)"},
+         "invalid 'tasks[1].step_end' in tests/data/bad/sched-step.json:7:74: "
+         "must be 1 (steps end in order from 1) (got 2)"},
         {"tests/data/bad/sched-steps-count.json",
-         "invalid 'tasks' in tests/data/bad/sched-steps-count.json:5:3: marks end 1 step, but 'header.steps' is 2"},
+         "invalid 'tasks' in tests/data/bad/sched-steps-count.json:5:3: marks "
+         "end 1 step, but 'header.steps' is 2"},
         {"tests/data/bad/sched-truncated.json",
-         "malformed JSON in tests/data/bad/sched-truncated.json:6:90: unexpected end of input"},
+         "malformed JSON in tests/data/bad/sched-truncated.json:6:90: "
+         "unexpected end of input"},
         {"tests/data/bad/sched-unknown-key.json",
-         "unknown key 'tasks[1].byts' in tests/data/bad/sched-unknown-key.json:7:79: did you mean 'bytes'?"},
+         "unknown key 'tasks[1].byts' in "
+         "tests/data/bad/sched-unknown-key.json:7:79: did you mean 'bytes'?"},
         {"tests/data/bad/sched-does-not-exist.json",
-         "cannot open 'tests/data/bad/sched-does-not-exist.json': No such file or directory"},
+         "cannot open 'tests/data/bad/sched-does-not-exist.json': No such file "
+         "or directory"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zs_schedule s;
@@ -294,7 +342,8 @@ START_TEST(test_bad_files)
 END_TEST
 
 static const char g_head[] =
-    "{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": \"0.1.0\", "
+    "{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": "
+    "\"0.1.0\", "
     "\"model\": \"m\", \"hardware\": \"1xH100\", \"rank\": 0, \"world\": 1, "
     "\"steps\": 1}, \"queues\": [{\"name\": \"s0\"}],\n\"tasks\": [\n";
 
@@ -304,24 +353,38 @@ START_TEST(test_bad_inline)
     static const struct {
         const char *text, *msg;
     } cases[] = {
-        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": \"0.1.0\", "
-         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 0, \"steps\": 1}, "
+        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": "
+         "\"0.1.0\", "
+         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 0, "
+         "\"steps\": 1}, "
          "\"queues\": [], \"tasks\": []}",
-         "invalid 'header.world' in t.json:1:109: must be an integer in [1, 65536] (got 0)"},
-        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": \"0.1.0\", "
-         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 1, \"steps\": 1}, "
+         "invalid 'header.world' in t.json:1:109: must be an integer in [1, "
+         "65536] (got 0)"},
+        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": "
+         "\"0.1.0\", "
+         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 1, "
+         "\"steps\": 1}, "
          "\"queues\": [], \"tasks\": []}",
          "invalid 'queues' in t.json:1:134: must list 1 to 32 queues (got 0)"},
-        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": \"0.1.0\", "
-         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 1, \"steps\": 1}, "
-         "\"predicted\": {\"step_time_ns\": -2}, \"queues\": [{\"name\": \"q\"}], \"tasks\": []}",
-         "invalid 'predicted.step_time_ns' in t.json:1:148: must be an integer in [-1, 1e+18] (got -2)"},
-        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": \"0.1.0\", "
-         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 1, \"steps\": 1}, "
+        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": "
+         "\"0.1.0\", "
+         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 1, "
+         "\"steps\": 1}, "
+         "\"predicted\": {\"step_time_ns\": -2}, \"queues\": [{\"name\": "
+         "\"q\"}], \"tasks\": []}",
+         "invalid 'predicted.step_time_ns' in t.json:1:148: must be an integer "
+         "in [-1, 1e+18] (got -2)"},
+        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": "
+         "\"0.1.0\", "
+         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 1, "
+         "\"steps\": 1}, "
          "\"queues\": [{\"name\": \"q\"}], \"tasks\": {}}",
-         "invalid 'tasks' in t.json:1:161: must be an array of tasks (got object)"},
-        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": \"0.1.0\", "
-         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 1, \"steps\": 1}, "
+         "invalid 'tasks' in t.json:1:161: must be an array of tasks (got "
+         "object)"},
+        {"{\"schema\": \"zsim.schedule/1\", \"header\": {\"zsim_version\": "
+         "\"0.1.0\", "
+         "\"model\": \"m\", \"hardware\": \"h\", \"rank\": 0, \"world\": 1, "
+         "\"steps\": 1}, "
          "\"queues\": [{\"name\": \"q\", \"hots\": true}], \"tasks\": []}",
          "unknown key 'queues[0].hots' in t.json:1:159: did you mean 'host'?"},
         {"{\"schema\": \"zsim.schedule/1\", \"hedaer\": {}}",
@@ -350,40 +413,54 @@ START_TEST(test_limits)
     int32_t deps[65] = {0};
 
     n = (size_t)snprintf(text, sizeof text, "%s", g_head);
-    n += (size_t)snprintf(text + n, sizeof text - n,
-                          "{\"id\": 0, \"kind\": \"alloc\", \"queue\": \"s0\", "
-                          "\"name\": \"a\", \"pool\": \"device\", \"bytes\": 1},\n"
-                          "{\"id\": 1, \"kind\": \"host_wait\", \"queue\": \"s0\", "
-                          "\"name\": \"w\", \"deps\": [");
+    n += (size_t)snprintf(
+        text + n, sizeof text - n,
+        "{\"id\": 0, \"kind\": \"alloc\", \"queue\": \"s0\", "
+        "\"name\": \"a\", \"pool\": \"device\", \"bytes\": 1},\n"
+        "{\"id\": 1, \"kind\": \"host_wait\", \"queue\": \"s0\", "
+        "\"name\": \"w\", \"deps\": [");
     for (int i = 0; i < 65; i++)
         n += (size_t)snprintf(text + n, sizeof text - n, i ? ", 0" : "0");
     snprintf(text + n, sizeof text - n, "]}]}");
-    ck_assert_int_eq(zs_schedule_read_text("t.json", text, strlen(text), &s, &err),
-                     ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "invalid 'tasks[1].deps' in t.json:4:60: must list at "
-                              "most 64 tasks (got 65)");
+    ck_assert_int_eq(
+        zs_schedule_read_text("t.json", text, strlen(text), &s, &err),
+        ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'tasks[1].deps' in t.json:4:60: must list at "
+                     "most 64 tasks (got 65)");
 
-    snprintf(text, sizeof text, "%s{\"id\": 0, \"kind\": \"host_wait\", \"queue\": "
-             "\"s0\", \"name\": \"w\", \"deps\": [0]}]}", g_head);
-    ck_assert_int_eq(zs_schedule_read_text("t.json", text, strlen(text), &s, &err),
-                     ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "invalid 'tasks[0].deps' in t.json:3:60: must be empty "
-                              "for task 0 (got 0)");
-
-    snprintf(text, sizeof text, "%s{\"id\": 0, \"kind\": \"alloc\", \"queue\": "
-             "\"s0\", \"name\": \"a\", \"pool\": \"device\", \"bytes\": 2000000000000000}]}",
+    snprintf(text, sizeof text,
+             "%s{\"id\": 0, \"kind\": \"host_wait\", \"queue\": "
+             "\"s0\", \"name\": \"w\", \"deps\": [0]}]}",
              g_head);
-    ck_assert_int_eq(zs_schedule_read_text("t.json", text, strlen(text), &s, &err),
-                     ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "invalid 'tasks[0].bytes' in t.json:3:74: must be an "
-                              "integer in [1, 1.1259e+15] (got 2e+15)");
+    ck_assert_int_eq(
+        zs_schedule_read_text("t.json", text, strlen(text), &s, &err),
+        ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'tasks[0].deps' in t.json:3:60: must be empty "
+                     "for task 0 (got 0)");
+
+    snprintf(text, sizeof text,
+             "%s{\"id\": 0, \"kind\": \"alloc\", \"queue\": "
+             "\"s0\", \"name\": \"a\", \"pool\": \"device\", \"bytes\": "
+             "2000000000000000}]}",
+             g_head);
+    ck_assert_int_eq(
+        zs_schedule_read_text("t.json", text, strlen(text), &s, &err),
+        ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'tasks[0].bytes' in t.json:3:74: must be an "
+                     "integer in [1, 1.1259e+15] (got 2e+15)");
 
     /* Exactly at the limits reads fine: 1 PiB buffer, 64 deps. */
-    snprintf(text, sizeof text, "%s{\"id\": 0, \"kind\": \"alloc\", \"queue\": "
-             "\"s0\", \"name\": \"a\", \"pool\": \"device\", \"bytes\": 1125899906842624}]}",
+    snprintf(text, sizeof text,
+             "%s{\"id\": 0, \"kind\": \"alloc\", \"queue\": "
+             "\"s0\", \"name\": \"a\", \"pool\": \"device\", \"bytes\": "
+             "1125899906842624}]}",
              g_head);
-    ck_assert_msg(zs_schedule_read_text("t.json", text, strlen(text), &s, &err) == 0,
-                  "%s", err.msg);
+    ck_assert_msg(
+        zs_schedule_read_text("t.json", text, strlen(text), &s, &err) == 0,
+        "%s", err.msg);
     zs_schedule_release(&s);
 
     zs_schedule_init(&s);
@@ -395,7 +472,8 @@ START_TEST(test_limits)
         snprintf(name, sizeof name, "q%d", q);
         ck_assert_int_eq(zs_schedule_add_queue(&s, name, false, &err), q);
     }
-    ck_assert_int_eq(zs_schedule_add_queue(&s, "one-more", false, &err), ZS_ELIMIT);
+    ck_assert_int_eq(zs_schedule_add_queue(&s, "one-more", false, &err),
+                     ZS_ELIMIT);
     ck_assert_str_eq(err.msg, "too many queues: at most 32");
     zs_schedule_release(&s);
 }

@@ -48,7 +48,8 @@ START_TEST(test_compare_good)
     ck_assert_int_eq(v.cls[ZS_VC_GEMM].tasks, 1);
     ck_assert(near(v.cls[ZS_VC_GEMM].err_pct, 25.0, 1e-9));
     ck_assert(v.cls[ZS_VC_GEMM].flops == 1073741824.0);
-    /* h2d 40 vs 50 us -> -20 %; d2h 48 vs 40 -> +20 %; adam 900 vs 1000 -> -10 %. */
+    /* h2d 40 vs 50 us -> -20 %; d2h 48 vs 40 -> +20 %; adam 900 vs 1000 -> -10
+     * %. */
     ck_assert(near(v.cls[ZS_VC_H2D].err_pct, -20.0, 1e-9));
     ck_assert(near(v.cls[ZS_VC_D2H].err_pct, 20.0, 1e-9));
     ck_assert(near(v.cls[ZS_VC_CPU_ADAM].err_pct, -10.0, 1e-9));
@@ -94,8 +95,10 @@ START_TEST(test_gate_and_reference)
     struct zs_err err = {0, ""};
 
     /* Host 6 MiB predicted vs 7 MiB measured: -1/7 = -14.29 %. */
-    ck_assert_int_eq(zs_measured_read("tests/data/good/sched-meas-tiny-hostfail.json",
-                                      &m, &err), 0);
+    ck_assert_int_eq(
+        zs_measured_read("tests/data/good/sched-meas-tiny-hostfail.json", &m,
+                         &err),
+        0);
     zs_validation_compute(&m, 5, 10, &v);
     ck_assert(!v.ok);
     ck_assert(near(v.q[2].err_pct, -100.0 / 7.0, 1e-9));
@@ -104,8 +107,8 @@ START_TEST(test_gate_and_reference)
     zs_measured_release(&m);
 
     /* The FSDP2 reference has no predictions of its own: nothing is gated. */
-    ck_assert_int_eq(zs_measured_read("tests/data/good/sched-meas-fsdp2.json", &m,
-                                      &err), 0);
+    ck_assert_int_eq(
+        zs_measured_read("tests/data/good/sched-meas-fsdp2.json", &m, &err), 0);
     ck_assert_int_eq(m.kind, ZS_MK_FSDP2_REFERENCE);
     ck_assert(!m.has_pred);
     ck_assert_int_eq(m.meas.peak_pinned_bytes, -1);
@@ -130,7 +133,8 @@ START_TEST(test_round_trip)
     ck_assert_msg(zs_measured_write(&a, path, &err) == 0, "%s", err.msg);
     ck_assert_msg(zs_measured_read(path, &b, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(a.ntasks, b.ntasks);
-    ck_assert_int_eq(memcmp(a.tasks, b.tasks, sizeof *a.tasks * (size_t)a.ntasks), 0);
+    ck_assert_int_eq(
+        memcmp(a.tasks, b.tasks, sizeof *a.tasks * (size_t)a.ntasks), 0);
     ck_assert_int_eq(memcmp(&a.header, &b.header, sizeof a.header), 0);
     ck_assert_int_eq(memcmp(&a.env, &b.env, sizeof a.env), 0);
     ck_assert_int_eq(memcmp(&a.meas, &b.meas, sizeof a.meas), 0);
@@ -147,29 +151,48 @@ START_TEST(test_bad_files)
         const char *path, *msg;
     } cases[] = {
         {"tests/data/bad/sched-meas-end-before-start.json",
-         "invalid 'tasks[2].end_ns' in tests/data/bad/sched-meas-end-before-start.json:11:147: must be >= 'start_ns' (60000) (got 10000)"},
+         "invalid 'tasks[2].end_ns' in "
+         "tests/data/bad/sched-meas-end-before-start.json:11:147: must be >= "
+         "'start_ns' (60000) (got 10000)"},
         {"tests/data/bad/sched-meas-env-date.json",
-         "missing 'environment.date' in tests/data/bad/sched-meas-env-date.json: required, a string of 1 to 31 characters"},
+         "missing 'environment.date' in "
+         "tests/data/bad/sched-meas-env-date.json: required, a string of 1 to "
+         "31 characters"},
         {"tests/data/bad/sched-meas-gemm-dim.json",
-         "invalid 'tasks[4].m' in tests/data/bad/sched-meas-gemm-dim.json:13:53: must be >= 1 for a gemm task (got 0)"},
+         "invalid 'tasks[4].m' in "
+         "tests/data/bad/sched-meas-gemm-dim.json:13:53: must be >= 1 for a "
+         "gemm task (got 0)"},
         {"tests/data/bad/sched-meas-id-order.json",
-         "invalid 'tasks[3].id' in tests/data/bad/sched-meas-id-order.json:12:6: must be greater than the previous task's (2) (got 2)"},
+         "invalid 'tasks[3].id' in "
+         "tests/data/bad/sched-meas-id-order.json:12:6: must be greater than "
+         "the previous task's (2) (got 2)"},
         {"tests/data/bad/sched-meas-kind.json",
-         "invalid 'kind' in tests/data/bad/sched-meas-kind.json:3:3: must be one of harness, fsdp2_reference (got 'harnes')"},
+         "invalid 'kind' in tests/data/bad/sched-meas-kind.json:3:3: must be "
+         "one of harness, fsdp2_reference (got 'harnes')"},
         {"tests/data/bad/sched-meas-no-env.json",
-         "missing 'environment' in tests/data/bad/sched-meas-no-env.json: required"},
+         "missing 'environment' in tests/data/bad/sched-meas-no-env.json: "
+         "required"},
         {"tests/data/bad/sched-meas-peak.json",
-         "invalid 'measured.peak_device_reserved_bytes' in tests/data/bad/sched-meas-peak.json:7:56: must be an integer in [-1, 1.1259e+15] (got -5)"},
+         "invalid 'measured.peak_device_reserved_bytes' in "
+         "tests/data/bad/sched-meas-peak.json:7:56: must be an integer in [-1, "
+         "1.1259e+15] (got -5)"},
         {"tests/data/bad/sched-meas-rank.json",
-         "invalid 'header.rank' in tests/data/bad/sched-meas-rank.json:4:182: must be in [0, 1] ('world' is 2) (got 3)"},
+         "invalid 'header.rank' in tests/data/bad/sched-meas-rank.json:4:182: "
+         "must be in [0, 1] ('world' is 2) (got 3)"},
         {"tests/data/bad/sched-meas-schema.json",
-         "invalid 'schema' in tests/data/bad/sched-meas-schema.json:2:3: must be \"zsim.measured/1\" (got 'zsim.measured/2')"},
+         "invalid 'schema' in tests/data/bad/sched-meas-schema.json:2:3: must "
+         "be \"zsim.measured/1\" (got 'zsim.measured/2')"},
         {"tests/data/bad/sched-meas-skipped.json",
-         "invalid 'tasks[3].start_ns' in tests/data/bad/sched-meas-skipped.json:12:140: must be -1 for a skipped task (got 60000)"},
+         "invalid 'tasks[3].start_ns' in "
+         "tests/data/bad/sched-meas-skipped.json:12:140: must be -1 for a "
+         "skipped task (got 60000)"},
         {"tests/data/bad/sched-meas-task-key.json",
-         "unknown key 'tasks[5].byte' in tests/data/bad/sched-meas-task-key.json:14:54: did you mean 'bytes'?"},
+         "unknown key 'tasks[5].byte' in "
+         "tests/data/bad/sched-meas-task-key.json:14:54: did you mean "
+         "'bytes'?"},
         {"tests/data/bad/sched-truncated.json",
-         "malformed JSON in tests/data/bad/sched-truncated.json:6:90: unexpected end of input"},
+         "malformed JSON in tests/data/bad/sched-truncated.json:6:90: "
+         "unexpected end of input"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zs_measured m;
@@ -204,14 +227,15 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
-/* ---- calibrate on synthetic measurements ------------------------------------ */
+/* ---- calibrate on synthetic measurements ------------------------------------
+ */
 
 /* Known coefficients the fits must recover within 1 %. */
-static const double g_peak = 989e12;           /* hwprofiles/gpus/h100-sxm-80gb.json */
+static const double g_peak = 989e12; /* hwprofiles/gpus/h100-sxm-80gb.json */
 static const double g_eff[4] = {0.1, 0.35, 0.62, 0.76}; /* decades 1e9..1e12 */
 static const double g_lat_ns = 8000;
 static const double g_bw[3] = {50e9, 40e9, 10e9}; /* h2d, d2h, pageable */
-static const double g_adam = 1.0e9;             /* bytes/s per core */
+static const double g_adam = 1.0e9;               /* bytes/s per core */
 
 static void synth_header(struct zs_measured *m)
 {
@@ -322,8 +346,11 @@ START_TEST(test_calibrate_synthetic)
     snprintf(fit, sizeof fit, "%s/h100-cal.fit.json", dir);
     write_synthetic(p1, p2);
     {
-        char *argv[] = {"calibrate", "--measured", p1, "--measured", p2, "--out",
-                        out, "--base", "hwprofiles/gpus/h100-sxm-80gb.json", NULL};
+        char *argv[] = {
+            "calibrate",  "--measured", p1,
+            "--measured", p2,           "--out",
+            out,          "--base",     "hwprofiles/gpus/h100-sxm-80gb.json",
+            NULL};
         int rc = run_quiet(&zs_cmd_calibrate, 9, argv, &err);
         ck_assert_msg(rc == 0, "%s", err.msg);
     }
@@ -332,8 +359,8 @@ START_TEST(test_calibrate_synthetic)
     ck_assert_int_eq(g.gemm_eff.n, 6); /* 1e8 kept, 4 fitted, 1e13 kept */
     ck_assert(g.gemm_eff.x[0] == 1e8 && g.gemm_eff.x[5] == 1e13);
     for (int d = 0; d < 4; d++)
-        ck_assert_msg(near(g.gemm_eff.y[d + 1], g_eff[d], 0.01), "eff[%d] %g", d,
-                      g.gemm_eff.y[d + 1]);
+        ck_assert_msg(near(g.gemm_eff.y[d + 1], g_eff[d], 0.01), "eff[%d] %g",
+                      d, g.gemm_eff.y[d + 1]);
     ck_assert(near(g.pcie_h2d_bytes_per_s, g_bw[0], 0.01));
     ck_assert(near(g.pcie_d2h_bytes_per_s, g_bw[1], 0.01));
     ck_assert(near(g.pcie_pageable_bytes_per_s, g_bw[2], 0.01));
@@ -342,26 +369,39 @@ START_TEST(test_calibrate_synthetic)
     /* The report: latencies, adam rate, fit quality. */
     ck_assert_int_eq(zs_json_parse_file(fit, &rep, &src, &err), 0);
     o = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "pcie"), "h2d");
-    ck_assert(near(cJSON_GetObjectItem(o, "latency_s")->valuedouble, g_lat_ns * 1e-9, 0.01));
-    ck_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "r2")->valuedouble > 0.9999);
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint, 8); /* 64 KiB .. 1 GiB by 4x */
+    ck_assert(near(cJSON_GetObjectItem(o, "latency_s")->valuedouble,
+                   g_lat_ns * 1e-9, 0.01));
+    ck_assert(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "r2")->valuedouble >
+        0.9999);
+    ck_assert_int_eq(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint,
+        8); /* 64 KiB .. 1 GiB by 4x */
     o = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "cpu_adam"), "deepspeed");
-    ck_assert(near(cJSON_GetObjectItem(o, "bytes_per_s_per_core")->valuedouble, g_adam, 0.01));
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint, 6);
-    o = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "gemm"), "groups"), 0);
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint, 2);
-    ck_assert(near(cJSON_GetObjectItem(o, "efficiency")->valuedouble, 0.1, 0.01));
+    ck_assert(near(cJSON_GetObjectItem(o, "bytes_per_s_per_core")->valuedouble,
+                   g_adam, 0.01));
+    ck_assert_int_eq(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint, 6);
+    o = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "gemm"), "groups"), 0);
+    ck_assert_int_eq(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fit"), "n")->valueint, 2);
+    ck_assert(
+        near(cJSON_GetObjectItem(o, "efficiency")->valuedouble, 0.1, 0.01));
     cJSON_Delete(rep);
     zs_json_src_release(&src);
 
     /* A reference measurement has no per-task times to fit. */
     {
-        char *argv[] = {"calibrate", "--measured",
-                        "tests/data/good/sched-meas-fsdp2.json", "--out", out, NULL};
-        ck_assert_int_eq(run_quiet(&zs_cmd_calibrate, 5, argv, &err), ZS_EINPUT);
-        ck_assert_str_eq(err.msg, "invalid 'kind' in tests/data/good/sched-meas-fsdp2.json: "
-                                  "calibrate needs per-task measurements from the harness "
-                                  "(got 'fsdp2_reference')");
+        char *argv[] = {
+            "calibrate", "--measured", "tests/data/good/sched-meas-fsdp2.json",
+            "--out",     out,          NULL};
+        ck_assert_int_eq(run_quiet(&zs_cmd_calibrate, 5, argv, &err),
+                         ZS_EINPUT);
+        ck_assert_str_eq(
+            err.msg, "invalid 'kind' in tests/data/good/sched-meas-fsdp2.json: "
+                     "calibrate needs per-task measurements from the harness "
+                     "(got 'fsdp2_reference')");
     }
     unlink(p1);
     unlink(p2);
@@ -371,7 +411,8 @@ START_TEST(test_calibrate_synthetic)
 }
 END_TEST
 
-/* ---- the CI check of committed measurements -------------------------------- */
+/* ---- the CI check of committed measurements --------------------------------
+ */
 
 /* Every validation/NAME.measured.json must be within the accuracy targets of
  * DESIGN §6: peak device memory within 5 %, step time within 10 %.  The

@@ -51,7 +51,8 @@
 #define ZS_CAL_SOURCE_MAX 239
 
 static const char g_usage[] =
-    "usage: zsim calibrate --measured FILE [--measured FILE ...] --out NAME.json\n"
+    "usage: zsim calibrate --measured FILE [--measured FILE ...] --out "
+    "NAME.json\n"
     "                      [--base GPU_PROFILE.json]\n"
     "\n"
     "Fits hardware-profile coefficients from harness measurements by least\n"
@@ -243,16 +244,17 @@ static int collect(struct cal *c, const struct zs_measured *m,
             rc = pts_add(&c->gemm[d], fl, s);
             c->gemm_lx[d] += log10(fl);
         } else if (t->kind == ZS_SK_H2D || t->kind == ZS_SK_D2H) {
-            int dir = !t->pinned ? DIR_PAGEABLE
-                                 : t->kind == ZS_SK_H2D ? DIR_H2D : DIR_D2H;
+            int dir = !t->pinned             ? DIR_PAGEABLE
+                      : t->kind == ZS_SK_H2D ? DIR_H2D
+                                             : DIR_D2H;
             int b = bucket_of((double)t->bytes);
             rc = pts_add(&c->pcie[dir], (double)t->bytes, s);
             c->bucket_bytes[dir][b] += (double)t->bytes;
             c->bucket_s[dir][b] += s;
             c->bucket_n[dir][b]++;
         } else if (t->kind == ZS_SK_CPU_ADAM) {
-            double threads = (double)(t->threads > 0 ? t->threads
-                                                     : m->env.cpu_threads);
+            double threads =
+                (double)(t->threads > 0 ? t->threads : m->env.cpu_threads);
             if (threads < 1)
                 threads = 1;
             rc = pts_add(&c->adam[t->adam_impl == ZS_SA_TORCH],
@@ -301,7 +303,9 @@ static int write_text(const char *path, const char *text, struct zs_err *err)
 }
 
 static const struct zs_opt g_opts[] = {
-    {"measured", 1}, {"out", 1}, {"base", 1},
+    {"measured", 1},
+    {"out", 1},
+    {"base", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
@@ -319,7 +323,8 @@ static int measured_paths(int argc, char **argv, const char **paths, int *n,
         else if (strncmp(argv[i], "--measured=", 11) == 0)
             v = argv[i] + 11;
         else if ((strcmp(argv[i], "--out") == 0 ||
-                  strcmp(argv[i], "--base") == 0) && i + 1 < argc)
+                  strcmp(argv[i], "--base") == 0) &&
+                 i + 1 < argc)
             i++;
         if (!v)
             continue;
@@ -377,11 +382,11 @@ static int run(int argc, char **argv, struct zs_err *err)
                           "'calibrate' needs --measured FILE and --out FILE "
                           "(see 'zsim calibrate --help')");
     if (!zs_str_endswith(out, ".json"))
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid value for '--out': must end in .json (got '%s')",
-                          out);
-    snprintf(fit_path, sizeof fit_path, "%.*s.fit.json",
-             (int)(strlen(out) - 5), out);
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "invalid value for '--out': must end in .json (got '%s')", out);
+    snprintf(fit_path, sizeof fit_path, "%.*s.fit.json", (int)(strlen(out) - 5),
+             out);
     fit_base = strrchr(fit_path, '/') ? strrchr(fit_path, '/') + 1 : fit_path;
 
     for (int i = 0; i < npaths; i++) {
@@ -422,8 +427,8 @@ static int run(int argc, char **argv, struct zs_err *err)
                             paths[0]);
             goto out;
         }
-        k = (size_t)snprintf(base_buf, sizeof base_buf,
-                             "%s/hwprofiles/gpus/", ZS_SOURCE_DIR);
+        k = (size_t)snprintf(base_buf, sizeof base_buf, "%s/hwprofiles/gpus/",
+                             ZS_SOURCE_DIR);
         for (const char *p = gpu_name; *p && k + 6 < sizeof base_buf; p++)
             base_buf[k++] = (char)tolower((unsigned char)*p);
         snprintf(base_buf + k, sizeof base_buf - k, ".json");
@@ -463,8 +468,10 @@ static int run(int argc, char **argv, struct zs_err *err)
      * outside them; pcie rates replaced where measured. */
     if (ngroups) {
         const cJSON *old = cJSON_GetObjectItemCaseSensitive(prof, "gemm_eff");
-        const cJSON *ox = old ? cJSON_GetObjectItemCaseSensitive(old, "x") : NULL;
-        const cJSON *oy = old ? cJSON_GetObjectItemCaseSensitive(old, "y") : NULL;
+        const cJSON *ox =
+            old ? cJSON_GetObjectItemCaseSensitive(old, "x") : NULL;
+        const cJSON *oy =
+            old ? cJSON_GetObjectItemCaseSensitive(old, "y") : NULL;
         double px[ZS_CURVE_MAX], py[ZS_CURVE_MAX];
         int np = 0, lo = NDEC, hi = -1, kept = 0;
         for (int d = 0; d < NDEC; d++)
@@ -574,10 +581,11 @@ static int run(int argc, char **argv, struct zs_err *err)
                 break;
             cJSON_AddNumberToObject(g, "flops_lo", pow(10.0, d));
             cJSON_AddNumberToObject(g, "flops_hi", pow(10.0, d + 1));
-            cJSON_AddNumberToObject(g, "x_flops",
-                                    pow(10.0, c.gemm_lx[d] / (double)c.gemm[d].n));
-            cJSON_AddNumberToObject(g, "efficiency",
-                                    gfit[d].slope > 0 ? 1.0 / (gfit[d].slope * peak) : 0);
+            cJSON_AddNumberToObject(
+                g, "x_flops", pow(10.0, c.gemm_lx[d] / (double)c.gemm[d].n));
+            cJSON_AddNumberToObject(
+                g, "efficiency",
+                gfit[d].slope > 0 ? 1.0 / (gfit[d].slope * peak) : 0);
             cJSON_AddItemToObject(g, "fit", fit_json(&gfit[d]));
             cJSON_AddItemToArray(arr, g);
         }
@@ -602,7 +610,8 @@ static int run(int argc, char **argv, struct zs_err *err)
             e = cJSON_CreateObject();
             if (!e)
                 break;
-            cJSON_AddNumberToObject(e, "bytes_lo", k ? 65536.0 * pow(16, k - 1) : 0);
+            cJSON_AddNumberToObject(e, "bytes_lo",
+                                    k ? 65536.0 * pow(16, k - 1) : 0);
             cJSON_AddNumberToObject(e, "bytes_hi", 65536.0 * pow(16, k));
             cJSON_AddNumberToObject(e, "n", c.bucket_n[d][k]);
             cJSON_AddNumberToObject(e, "bytes_per_s",
@@ -618,9 +627,10 @@ static int run(int argc, char **argv, struct zs_err *err)
         g = cJSON_AddObjectToObject(o, d ? "torch" : "deepspeed");
         if (!g)
             break;
-        cJSON_AddStringToObject(g, "node_profile_key",
-                                d ? "optimizer.torch_adam_bytes_per_s_per_core"
-                                  : "optimizer.deepspeed_adam_bytes_per_s_per_core");
+        cJSON_AddStringToObject(
+            g, "node_profile_key",
+            d ? "optimizer.torch_adam_bytes_per_s_per_core"
+              : "optimizer.deepspeed_adam_bytes_per_s_per_core");
         cJSON_AddNumberToObject(g, "bytes_per_s_per_core",
                                 afit[d].slope > 0 ? 1.0 / afit[d].slope : 0);
         cJSON_AddNumberToObject(g, "bytes_per_element", ADAM_BYTES_PER_ELEMENT);
@@ -645,15 +655,16 @@ static int run(int argc, char **argv, struct zs_err *err)
         rc = zs_hw_load_gpu(tmp_prof, &g, err);
         if (rc) {
             remove(tmp_prof);
-            zs_err_prefix(err, "internal: the calibrated profile does not load");
+            zs_err_prefix(err,
+                          "internal: the calibrated profile does not load");
             rc = ZS_ERUNTIME;
             err->code = rc;
             goto out;
         }
     }
     if (rename(tmp_prof, out) != 0) {
-        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s",
-                        tmp_prof, out, strerror(errno));
+        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp_prof,
+                        out, strerror(errno));
         remove(tmp_prof);
         goto out;
     }
@@ -679,19 +690,20 @@ static int run(int argc, char **argv, struct zs_err *err)
         zs_table_rowf(t, "group\tpoints\tfitted\tr2\trms residual");
         for (int d = 0; d < NDEC; d++)
             if (c.gemm[d].n)
-                zs_table_rowf(t, "gemm 1e%d..1e%d FLOP\t%d\teff %.3f\t%.4f\t%.3g s",
-                              d, d + 1, gfit[d].n,
-                              1.0 / (gfit[d].slope * peak), gfit[d].r2,
-                              gfit[d].rms_s);
+                zs_table_rowf(
+                    t, "gemm 1e%d..1e%d FLOP\t%d\teff %.3f\t%.4f\t%.3g s", d,
+                    d + 1, gfit[d].n, 1.0 / (gfit[d].slope * peak), gfit[d].r2,
+                    gfit[d].rms_s);
         for (int d = 0; d < NDIR; d++)
             if (c.pcie[d].n)
-                zs_table_rowf(t, "pcie %s\t%d\t%.2f GB/s + %.3g us\t%.4f\t%.3g s",
-                              g_dir_names[d], pfit[d].n,
-                              1e-9 / pfit[d].slope, pfit[d].icept * 1e6,
-                              pfit[d].r2, pfit[d].rms_s);
+                zs_table_rowf(t,
+                              "pcie %s\t%d\t%.2f GB/s + %.3g us\t%.4f\t%.3g s",
+                              g_dir_names[d], pfit[d].n, 1e-9 / pfit[d].slope,
+                              pfit[d].icept * 1e6, pfit[d].r2, pfit[d].rms_s);
         for (int d = 0; d < 2; d++)
             if (c.adam[d].n)
-                zs_table_rowf(t, "cpu_adam %s\t%d\t%.3g GB/s/core\t%.4f\t%.3g s",
+                zs_table_rowf(t,
+                              "cpu_adam %s\t%d\t%.3g GB/s/core\t%.4f\t%.3g s",
                               d ? "torch" : "deepspeed", afit[d].n,
                               1e-9 / afit[d].slope, afit[d].r2, afit[d].rms_s);
         zs_table_print(t, stdout, 2);

@@ -26,7 +26,8 @@ static const char g_usage[] =
     "usage: zsim validate --measured FILE [--schedule FILE] [--json]\n"
     "                     [--max-mem-err PCT] [--max-time-err PCT]\n"
     "\n"
-    "Compares zsim's predictions with a measurement taken on a real GPU by the\n"
+    "Compares zsim's predictions with a measurement taken on a real GPU by "
+    "the\n"
     "CUDA harness (harness/) or the FSDP2 reference script: per task class\n"
     "(gemm, h2d, d2h, collective, cpu_adam, elementwise) the summed task\n"
     "times, then peak device memory (allocated, reserved), peak host memory,\n"
@@ -34,7 +35,8 @@ static const char g_usage[] =
     "((predicted - measured) / measured; positive means zsim over-predicts).\n"
     "\n"
     "options:\n"
-    "  --measured FILE      a zsim.measured/1 file (validation/*.measured.json)\n"
+    "  --measured FILE      a zsim.measured/1 file "
+    "(validation/*.measured.json)\n"
     "  --schedule FILE      take predictions from this zsim.schedule/1 file\n"
     "                       (needed when the measured file has none, e.g. the\n"
     "                       FSDP2 reference); its header must match\n"
@@ -47,7 +49,7 @@ static const char g_usage[] =
     "            3 invalid input file, 4 an error exceeds its limit\n";
 
 static const struct zs_opt g_opts[] = {
-    {"measured", 1}, {"schedule", 1}, {"json", 0},
+    {"measured", 1},    {"schedule", 1},     {"json", 0},
     {"max-mem-err", 1}, {"max-time-err", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
@@ -206,9 +208,10 @@ static int print_text(const char *path, const struct zs_measured *m,
     zs_table_print(t, stdout, 2);
     zs_table_free(t);
     if (v->skipped || v->unpredicted)
-        printf("  (%lld task%s skipped on one GPU, %lld without a prediction)\n",
-               (long long)v->skipped, v->skipped == 1 ? "" : "s",
-               (long long)v->unpredicted);
+        printf(
+            "  (%lld task%s skipped on one GPU, %lld without a prediction)\n",
+            (long long)v->skipped, v->skipped == 1 ? "" : "s",
+            (long long)v->unpredicted);
     printf("\n");
 
     t = zs_table_new(5, "lrrrr");
@@ -222,7 +225,8 @@ static int print_text(const char *path, const struct zs_measured *m,
         fmt_val(b, sizeof b, q->unit, q->meas);
         fmt_err(c, sizeof c, q->err_pct);
         if (q->limit_pct > 0)
-            snprintf(d, sizeof d, "%g %%%s", q->limit_pct, q->ok ? "" : " FAIL");
+            snprintf(d, sizeof d, "%g %%%s", q->limit_pct,
+                     q->ok ? "" : " FAIL");
         else
             snprintf(d, sizeof d, "-");
         zs_table_rowf(t, "%s\t%s\t%s\t%s\t%s", q->label, a, b, c, d);
@@ -234,7 +238,10 @@ static int print_text(const char *path, const struct zs_measured *m,
     return 0;
 }
 
-static double round2(double x) { return round(x * 100.0) / 100.0; }
+static double round2(double x)
+{
+    return round(x * 100.0) / 100.0;
+}
 
 static void add_num_or_null(cJSON *o, const char *key, double v, int valid)
 {
@@ -374,10 +381,11 @@ static int run(int argc, char **argv, struct zs_err *err)
             goto out;
     }
     if (!m.has_pred) {
-        rc = zs_err_set(err, ZS_EUSAGE,
-                        "'%s' holds no predictions ('predicted' is null): "
-                        "pass the schedule of the same run with --schedule FILE",
-                        mpath);
+        rc =
+            zs_err_set(err, ZS_EUSAGE,
+                       "'%s' holds no predictions ('predicted' is null): "
+                       "pass the schedule of the same run with --schedule FILE",
+                       mpath);
         goto out;
     }
     zs_validation_compute(&m, mem_lim, time_lim, &v);

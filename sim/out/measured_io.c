@@ -119,7 +119,8 @@ void zs_meas_task_from_sched(struct zs_meas_task *mt,
     mt->start_ns = mt->end_ns = -1;
 }
 
-/* ---- tables ------------------------------------------------------------------ */
+/* ---- tables
+ * ------------------------------------------------------------------ */
 
 #define NF(a) (sizeof(a) / sizeof((a)[0]))
 #define NS_MAX 1e18
@@ -128,9 +129,11 @@ void zs_meas_task_from_sched(struct zs_meas_task *mt,
 
 #define HT(f) offsetof(struct zs_sched_header, f)
 static const struct zs_field f_header[] = {
-    {"zsim_version", ZS_F_STRING, HT(zsim_version), 0, 0, 0, ZS_F_REQUIRED, NULL, 32, NULL},
+    {"zsim_version", ZS_F_STRING, HT(zsim_version), 0, 0, 0, ZS_F_REQUIRED,
+     NULL, 32, NULL},
     {"model", ZS_F_STRING, HT(model), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
-    {"hardware", ZS_F_STRING, HT(hardware), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
+    {"hardware", ZS_F_STRING, HT(hardware), 0, 0, 0, ZS_F_REQUIRED, NULL, 64,
+     NULL},
     {"gpu", ZS_F_STRING, HT(gpu), 0, 0, 0, 0, NULL, 32, ""},
     {"framework", ZS_F_STRING, HT(framework), 0, 0, 0, 0, NULL, 16, ""},
     {"config", ZS_F_STRING, HT(config), 0, 0, 0, 0, NULL, 256, ""},
@@ -141,22 +144,34 @@ static const struct zs_field f_header[] = {
 
 #define PT(f) offsetof(struct zs_sched_pred, f)
 static const struct zs_field f_pred[] = {
-    {"peak_device_allocated_bytes", ZS_F_INT, PT(peak_device_allocated_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_device_reserved_bytes", ZS_F_INT, PT(peak_device_reserved_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_host_bytes", ZS_F_INT, PT(peak_host_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_pinned_bytes", ZS_F_INT, PT(peak_pinned_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"step_time_ns", ZS_F_INT, PT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_allocated_bytes", ZS_F_INT, PT(peak_device_allocated_bytes),
+     -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_reserved_bytes", ZS_F_INT, PT(peak_device_reserved_bytes), -1,
+     BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_host_bytes", ZS_F_INT, PT(peak_host_bytes), -1, BMAX, -1,
+     ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_pinned_bytes", ZS_F_INT, PT(peak_pinned_bytes), -1, BMAX, -1,
+     ZS_F_NULLABLE, NULL, 0, NULL},
+    {"step_time_ns", ZS_F_INT, PT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE,
+     NULL, 0, NULL},
 };
 
 #define MT(f) offsetof(struct zs_meas_totals, f)
 static const struct zs_field f_meas[] = {
-    {"peak_device_allocated_bytes", ZS_F_INT, MT(peak_device_allocated_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_device_reserved_bytes", ZS_F_INT, MT(peak_device_reserved_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_device_used_bytes", ZS_F_INT, MT(peak_device_used_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_host_bytes", ZS_F_INT, MT(peak_host_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_pinned_bytes", ZS_F_INT, MT(peak_pinned_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"step_time_ns", ZS_F_INT, MT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"scratch_device_bytes", ZS_F_INT, MT(scratch_device_bytes), -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_allocated_bytes", ZS_F_INT, MT(peak_device_allocated_bytes),
+     -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_reserved_bytes", ZS_F_INT, MT(peak_device_reserved_bytes), -1,
+     BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_used_bytes", ZS_F_INT, MT(peak_device_used_bytes), -1, BMAX,
+     -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_host_bytes", ZS_F_INT, MT(peak_host_bytes), -1, BMAX, -1,
+     ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_pinned_bytes", ZS_F_INT, MT(peak_pinned_bytes), -1, BMAX, -1,
+     ZS_F_NULLABLE, NULL, 0, NULL},
+    {"step_time_ns", ZS_F_INT, MT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE,
+     NULL, 0, NULL},
+    {"scratch_device_bytes", ZS_F_INT, MT(scratch_device_bytes), -1, BMAX, -1,
+     ZS_F_NULLABLE, NULL, 0, NULL},
 };
 
 #define ET(f) offsetof(struct zs_meas_env, f)
@@ -165,7 +180,8 @@ static const struct zs_field f_env[] = {
     {"driver", ZS_F_STRING, ET(driver), 0, 0, 0, 0, NULL, 32, ""},
     {"cuda", ZS_F_STRING, ET(cuda), 0, 0, 0, 0, NULL, 32, ""},
     {"sm_clock_mhz", ZS_F_INT, ET(sm_clock_mhz), 0, 10000, 0, 0, NULL, 0, NULL},
-    {"mem_clock_mhz", ZS_F_INT, ET(mem_clock_mhz), 0, 100000, 0, 0, NULL, 0, NULL},
+    {"mem_clock_mhz", ZS_F_INT, ET(mem_clock_mhz), 0, 100000, 0, 0, NULL, 0,
+     NULL},
     {"host", ZS_F_STRING, ET(host), 0, 0, 0, 0, NULL, 64, ""},
     {"cpu", ZS_F_STRING, ET(cpu), 0, 0, 0, 0, NULL, 96, ""},
     {"cpu_threads", ZS_F_INT, ET(cpu_threads), 0, 65536, 0, 0, NULL, 0, NULL},
@@ -183,21 +199,26 @@ struct raw_mtask {
 #define TT(f) (offsetof(struct raw_mtask, t) + offsetof(struct zs_meas_task, f))
 static const struct zs_field f_task[] = {
     {"id", ZS_F_INT, RT(id), 0, ID_MAX, 0, ZS_F_REQUIRED, NULL, 0, NULL},
-    {"kind", ZS_F_ENUM, RT(kind), 0, 0, 0, ZS_F_REQUIRED, g_kind_names, 0, NULL},
-    {"name", ZS_F_STRING, TT(name), 0, 0, 0, ZS_F_REQUIRED, NULL, ZS_SCHED_NAME_CAP, NULL},
+    {"kind", ZS_F_ENUM, RT(kind), 0, 0, 0, ZS_F_REQUIRED, g_kind_names, 0,
+     NULL},
+    {"name", ZS_F_STRING, TT(name), 0, 0, 0, ZS_F_REQUIRED, NULL,
+     ZS_SCHED_NAME_CAP, NULL},
     {"bytes", ZS_F_INT, TT(bytes), 0, BMAX, 0, 0, NULL, 0, NULL},
     {"pinned", ZS_F_BOOL, TT(pinned), 0, 0, 0, 0, NULL, 0, NULL},
     {"m", ZS_F_INT, TT(m), 0, 67108864.0, 0, 0, NULL, 0, NULL},
     {"n", ZS_F_INT, TT(n), 0, 67108864.0, 0, 0, NULL, 0, NULL},
     {"k", ZS_F_INT, TT(k), 0, 67108864.0, 0, 0, NULL, 0, NULL},
     {"count", ZS_F_INT, TT(count), 0, 1048576, 0, 0, NULL, 0, NULL},
-    {"elements", ZS_F_INT, TT(elements), 0, 1099511627776.0, 0, 0, NULL, 0, NULL},
+    {"elements", ZS_F_INT, TT(elements), 0, 1099511627776.0, 0, 0, NULL, 0,
+     NULL},
     {"threads", ZS_F_INT, TT(threads), 0, 4096, 0, 0, NULL, 0, NULL},
     {"impl", ZS_F_ENUM, TT(adam_impl), 0, 0, 0, 0, g_adam_names, 0, NULL},
     {"step_end", ZS_F_INT, TT(step_end), 0, 1000, 0, 0, NULL, 0, NULL},
     {"skipped", ZS_F_BOOL, TT(skipped), 0, 0, 0, 0, NULL, 0, NULL},
-    {"pred_start_ns", ZS_F_INT, TT(pred_start_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
-    {"pred_end_ns", ZS_F_INT, TT(pred_end_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
+    {"pred_start_ns", ZS_F_INT, TT(pred_start_ns), -1, NS_MAX, -1, 0, NULL, 0,
+     NULL},
+    {"pred_end_ns", ZS_F_INT, TT(pred_end_ns), -1, NS_MAX, -1, 0, NULL, 0,
+     NULL},
     {"start_ns", ZS_F_INT, TT(start_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
     {"end_ns", ZS_F_INT, TT(end_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
 };
@@ -207,8 +228,10 @@ struct raw_top {
     int kind;
 };
 static const struct zs_field f_top[] = {
-    {"schema", ZS_F_STRING, offsetof(struct raw_top, schema), 0, 0, 0, ZS_F_REQUIRED, NULL, 32, NULL},
-    {"kind", ZS_F_ENUM, offsetof(struct raw_top, kind), 0, 0, 0, ZS_F_REQUIRED, g_mkind_names, 0, NULL},
+    {"schema", ZS_F_STRING, offsetof(struct raw_top, schema), 0, 0, 0,
+     ZS_F_REQUIRED, NULL, 32, NULL},
+    {"kind", ZS_F_ENUM, offsetof(struct raw_top, kind), 0, 0, 0, ZS_F_REQUIRED,
+     g_mkind_names, 0, NULL},
     {"header", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"environment", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"predicted", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
@@ -216,7 +239,8 @@ static const struct zs_field f_top[] = {
     {"tasks", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
-/* ---- reading --------------------------------------------------------------- */
+/* ---- reading ---------------------------------------------------------------
+ */
 
 struct rd {
     struct zs_json_src src;
@@ -242,16 +266,18 @@ static int read_tasks(struct rd *r, const cJSON *arr)
 
     if (!cJSON_IsArray(arr)) {
         zs_json_where(&r->src, "", "tasks", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'tasks' in %s: must be an array of tasks (got %s)",
-                          where, zs_json_type_name(arr));
+        return zs_err_set(
+            r->err, ZS_EINPUT,
+            "invalid 'tasks' in %s: must be an array of tasks (got %s)", where,
+            zs_json_type_name(arr));
     }
     n = cJSON_GetArraySize(arr);
     if (n > ZS_SCHED_MAX_TASKS) {
         zs_json_where(&r->src, "", "tasks", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'tasks' in %s: must list at most %d tasks (got %d)",
-                          where, ZS_SCHED_MAX_TASKS, n);
+        return zs_err_set(
+            r->err, ZS_EINPUT,
+            "invalid 'tasks' in %s: must list at most %d tasks (got %d)", where,
+            ZS_SCHED_MAX_TASKS, n);
     }
     cJSON_ArrayForEach(it, arr)
     {
@@ -295,8 +321,7 @@ static int read_tasks(struct rd *r, const cJSON *arr)
             return task_problem(r, i, "elements", why);
         }
         if ((t->start_ns < 0) != (t->end_ns < 0)) {
-            snprintf(why, sizeof why,
-                     "must be -1 when '%s' is -1 (got %lld)",
+            snprintf(why, sizeof why, "must be -1 when '%s' is -1 (got %lld)",
                      t->start_ns < 0 ? "start_ns" : "end_ns",
                      (long long)(t->start_ns < 0 ? t->end_ns : t->start_ns));
             return task_problem(r, i, t->start_ns < 0 ? "end_ns" : "start_ns",
@@ -308,15 +333,13 @@ static int read_tasks(struct rd *r, const cJSON *arr)
             return task_problem(r, i, "end_ns", why);
         }
         if ((t->pred_start_ns < 0) != (t->pred_end_ns < 0)) {
-            snprintf(why, sizeof why,
-                     "must be -1 when '%s' is -1 (got %lld)",
+            snprintf(why, sizeof why, "must be -1 when '%s' is -1 (got %lld)",
                      t->pred_start_ns < 0 ? "pred_start_ns" : "pred_end_ns",
                      (long long)(t->pred_start_ns < 0 ? t->pred_end_ns
                                                       : t->pred_start_ns));
-            return task_problem(r, i,
-                                t->pred_start_ns < 0 ? "pred_end_ns"
-                                                     : "pred_start_ns",
-                                why);
+            return task_problem(
+                r, i, t->pred_start_ns < 0 ? "pred_end_ns" : "pred_start_ns",
+                why);
         }
         if (t->pred_end_ns < t->pred_start_ns) {
             snprintf(why, sizeof why,
@@ -369,7 +392,8 @@ static int read_root(struct rd *r, const cJSON *root)
     if (r->m->header.rank >= r->m->header.world) {
         zs_json_where(&r->src, "header", "rank", where, sizeof where);
         return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'header.rank' in %s: must be in [0, %lld] ('world' is %lld) (got %lld)",
+                          "invalid 'header.rank' in %s: must be in [0, %lld] "
+                          "('world' is %lld) (got %lld)",
                           where, (long long)r->m->header.world - 1,
                           (long long)r->m->header.world,
                           (long long)r->m->header.rank);
@@ -387,7 +411,8 @@ static int read_root(struct rd *r, const cJSON *root)
             return rc;
         r->m->has_pred = true;
     }
-    rc = zs_json_read(&r->src, cJSON_GetObjectItemCaseSensitive(root, "measured"),
+    rc = zs_json_read(&r->src,
+                      cJSON_GetObjectItemCaseSensitive(root, "measured"),
                       "measured", f_meas, NF(f_meas), &r->m->meas, 0, r->err);
     if (rc)
         return rc;
@@ -436,7 +461,8 @@ int zs_measured_read(const char *path, struct zs_measured *out,
     return read_parsed(&r, root);
 }
 
-/* ---- writing ----------------------------------------------------------------- */
+/* ---- writing
+ * ----------------------------------------------------------------- */
 
 static void kv_str(FILE *f, const char *key, const char *v, int *first)
 {
@@ -488,8 +514,10 @@ int zs_measured_write_stream(const struct zs_measured *m, FILE *f,
     if (m->has_pred) {
         first = 1;
         fputc('{', f);
-        kv_int(f, "peak_device_allocated_bytes", m->pred.peak_device_allocated_bytes, &first);
-        kv_int(f, "peak_device_reserved_bytes", m->pred.peak_device_reserved_bytes, &first);
+        kv_int(f, "peak_device_allocated_bytes",
+               m->pred.peak_device_allocated_bytes, &first);
+        kv_int(f, "peak_device_reserved_bytes",
+               m->pred.peak_device_reserved_bytes, &first);
         kv_int(f, "peak_host_bytes", m->pred.peak_host_bytes, &first);
         kv_int(f, "peak_pinned_bytes", m->pred.peak_pinned_bytes, &first);
         kv_int(f, "step_time_ns", m->pred.step_time_ns, &first);
@@ -499,8 +527,10 @@ int zs_measured_write_stream(const struct zs_measured *m, FILE *f,
     }
     fputs(",\n  \"measured\": {", f);
     first = 1;
-    kv_int(f, "peak_device_allocated_bytes", m->meas.peak_device_allocated_bytes, &first);
-    kv_int(f, "peak_device_reserved_bytes", m->meas.peak_device_reserved_bytes, &first);
+    kv_int(f, "peak_device_allocated_bytes",
+           m->meas.peak_device_allocated_bytes, &first);
+    kv_int(f, "peak_device_reserved_bytes", m->meas.peak_device_reserved_bytes,
+           &first);
     kv_int(f, "peak_device_used_bytes", m->meas.peak_device_used_bytes, &first);
     kv_int(f, "peak_host_bytes", m->meas.peak_host_bytes, &first);
     kv_int(f, "peak_pinned_bytes", m->meas.peak_pinned_bytes, &first);
@@ -571,7 +601,8 @@ int zs_measured_write(const struct zs_measured *m, const char *path,
     return rc;
 }
 
-/* ---- comparison ----------------------------------------------------------------- */
+/* ---- comparison
+ * ----------------------------------------------------------------- */
 
 static double err_pct(double pred, double meas)
 {

@@ -34,28 +34,29 @@ enum zs_meas_kind { ZS_MK_HARNESS, ZS_MK_FSDP2_REFERENCE };
 
 /* Where and when it was measured (strings may be empty when unknown). */
 struct zs_meas_env {
-    char gpu[64];          /* cudaGetDeviceProperties name */
-    char driver[32];       /* "570.124.06" */
-    char cuda[32];         /* runtime version: "13.0" */
-    int64_t sm_clock_mhz;  /* at measurement (nvidia-smi / NVML); 0 unknown */
+    char gpu[64];         /* cudaGetDeviceProperties name */
+    char driver[32];      /* "570.124.06" */
+    char cuda[32];        /* runtime version: "13.0" */
+    int64_t sm_clock_mhz; /* at measurement (nvidia-smi / NVML); 0 unknown */
     int64_t mem_clock_mhz;
     char host[64];
     char cpu[96];
-    int64_t cpu_threads;   /* logical CPUs the process could use */
-    char date[32];         /* ISO 8601 UTC: "2026-11-22T10:15:00Z" */
-    char allocator[16];    /* "caching" or "cudamalloc" (harness), "torch" */
-    char tool[64];         /* "zsim-harness 0.1.0", "torch 2.9.0" */
+    int64_t cpu_threads; /* logical CPUs the process could use */
+    char date[32];       /* ISO 8601 UTC: "2026-11-22T10:15:00Z" */
+    char allocator[16];  /* "caching" or "cudamalloc" (harness), "torch" */
+    char tool[64];       /* "zsim-harness 0.1.0", "torch 2.9.0" */
 };
 
 /* Measured totals; -1 when not measured. */
 struct zs_meas_totals {
-    int64_t peak_device_allocated_bytes; /* allocator: live requested (rounded) bytes */
+    int64_t peak_device_allocated_bytes; /* allocator: live requested (rounded)
+                                            bytes */
     int64_t peak_device_reserved_bytes;  /* allocator: segments held */
-    int64_t peak_device_used_bytes;      /* cudaMemGetInfo used minus the baseline */
-    int64_t peak_host_bytes;             /* RSS minus the baseline before the run */
+    int64_t peak_device_used_bytes; /* cudaMemGetInfo used minus the baseline */
+    int64_t peak_host_bytes;        /* RSS minus the baseline before the run */
     int64_t peak_pinned_bytes;
-    int64_t step_time_ns;                /* steady: mean of steps 2..N (1 if N = 1) */
-    int64_t scratch_device_bytes;        /* harness operands outside the schedule */
+    int64_t step_time_ns;         /* steady: mean of steps 2..N (1 if N = 1) */
+    int64_t scratch_device_bytes; /* harness operands outside the schedule */
 };
 
 /* One task as run (a copy of the schedule's fields that matter for the
@@ -68,7 +69,7 @@ struct zs_meas_task {
     bool pinned;
     int64_t m, n, k, count;
     int64_t elements, threads;
-    int adam_impl;                 /* cpu_adam: enum zs_sched_adam */
+    int adam_impl; /* cpu_adam: enum zs_sched_adam */
     int64_t step_end;
     bool skipped;
     int64_t pred_start_ns, pred_end_ns;
@@ -76,13 +77,13 @@ struct zs_meas_task {
 };
 
 struct zs_measured {
-    int kind;                      /* enum zs_meas_kind */
+    int kind; /* enum zs_meas_kind */
     struct zs_sched_header header;
-    bool has_pred;                 /* "predicted" present and not null */
+    bool has_pred; /* "predicted" present and not null */
     struct zs_sched_pred pred;
     struct zs_meas_env env;
     struct zs_meas_totals meas;
-    struct zs_meas_task *tasks;    /* owned */
+    struct zs_meas_task *tasks; /* owned */
     int32_t ntasks;
     size_t tasks_cap;
 };
@@ -123,21 +124,21 @@ enum zs_vclass {
 };
 
 struct zs_vclass_row {
-    int64_t tasks;          /* timed in both prediction and measurement */
-    double pred_s, meas_s;  /* summed durations */
-    double bytes, flops;    /* summed over those tasks (copies, gemm) */
-    double err_pct;         /* NAN when meas_s == 0 */
+    int64_t tasks;         /* timed in both prediction and measurement */
+    double pred_s, meas_s; /* summed durations */
+    double bytes, flops;   /* summed over those tasks (copies, gemm) */
+    double err_pct;        /* NAN when meas_s == 0 */
 };
 
 /* A compared quantity; a side is -1 when unknown, and err_pct is NAN then. */
 struct zs_vquant {
-    const char *key;        /* JSON key: "peak_device_allocated_bytes" */
-    const char *label;      /* "peak device allocated" */
-    int unit;               /* 0 bytes, 1 ns, 2 bytes/s, 3 FLOP/s */
+    const char *key;   /* JSON key: "peak_device_allocated_bytes" */
+    const char *label; /* "peak device allocated" */
+    int unit;          /* 0 bytes, 1 ns, 2 bytes/s, 3 FLOP/s */
     double pred, meas;
     double err_pct;
-    double limit_pct;       /* gate; 0: not gated */
-    bool ok;                /* within limit (true when not gated or unknown) */
+    double limit_pct; /* gate; 0: not gated */
+    bool ok;          /* within limit (true when not gated or unknown) */
 };
 
 #define ZS_VQ_MAX 10
@@ -145,11 +146,11 @@ struct zs_vquant {
 struct zs_validation {
     struct zs_vclass_row cls[ZS_VC_COUNT];
     struct zs_vclass_row total;
-    int64_t skipped;         /* tasks the harness listed as skipped */
-    int64_t unpredicted;     /* timed tasks without a prediction */
+    int64_t skipped;     /* tasks the harness listed as skipped */
+    int64_t unpredicted; /* timed tasks without a prediction */
     struct zs_vquant q[ZS_VQ_MAX];
     int nq;
-    bool ok;                 /* every gated quantity within its limit */
+    bool ok; /* every gated quantity within its limit */
 };
 
 const char *zs_vclass_name(int cls);

@@ -28,9 +28,8 @@ static const char *const g_kind_names[] = {
     "alloc",      "free",     "h2d",       "d2h",  "gemm", "elementwise",
     "collective", "cpu_adam", "host_wait", "mark", NULL};
 static const char *const g_pool_names[] = {"device", "host", NULL};
-static const char *const g_coll_names[] = {"allgather", "reducescatter",
-                                           "allreduce", "alltoall",
-                                           "broadcast", NULL};
+static const char *const g_coll_names[] = {
+    "allgather", "reducescatter", "allreduce", "alltoall", "broadcast", NULL};
 static const char *const g_local_names[] = {"copy", "skip", NULL};
 static const char *const g_adam_names[] = {"deepspeed", "torch", NULL};
 
@@ -144,7 +143,8 @@ int32_t zs_schedule_add(struct zs_schedule *s, const struct zs_sched_task *t,
     return s->ntasks++;
 }
 
-/* ---- field tables ---------------------------------------------------------- */
+/* ---- field tables ----------------------------------------------------------
+ */
 
 /* What the reader fills per task: the task itself plus the fields whose file
  * type differs from the struct's (ids are int64 in JSON tables). */
@@ -159,34 +159,52 @@ struct raw_task {
 #define TT(f) (offsetof(struct raw_task, t) + offsetof(struct zs_sched_task, f))
 #define NS_MAX 1e18 /* 31 years in ns: any finite prediction */
 #define ID_MAX ((double)ZS_SCHED_MAX_TASKS - 1)
-#define DIM_MAX 67108864.0 /* 2^26: tokens x vocab still fits; larger is a typo */
+#define DIM_MAX                                                                \
+    67108864.0 /* 2^26: tokens x vocab still fits; larger is a typo */
 
-#define COMMON_FIELDS                                                              \
-    {"id", ZS_F_INT, RT(id), 0, ID_MAX, 0, ZS_F_REQUIRED, NULL, 0, NULL},          \
-    {"kind", ZS_F_ENUM, RT(kind), 0, 0, 0, ZS_F_REQUIRED, g_kind_names, 0, NULL},   \
-    {"queue", ZS_F_STRING, RT(queue), 0, 0, 0, ZS_F_REQUIRED, NULL,                 \
-     ZS_SCHED_QNAME_CAP, NULL},                                                     \
-    {"deps", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},                            \
-    {"name", ZS_F_STRING, TT(name), 0, 0, 0, ZS_F_REQUIRED, NULL,                   \
-     ZS_SCHED_NAME_CAP, NULL},                                                      \
-    {"owner", ZS_F_STRING, TT(owner), 0, 0, 0, 0, NULL, ZS_SCHED_NAME_CAP, ""},     \
-    {"pred_start_ns", ZS_F_INT, TT(pred_start_ns), -1, NS_MAX, -1, 0, NULL, 0,      \
-     NULL},                                                                         \
-    {"pred_end_ns", ZS_F_INT, TT(pred_end_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL}
+#define COMMON_FIELDS                                                          \
+    {"id", ZS_F_INT, RT(id), 0, ID_MAX, 0, ZS_F_REQUIRED, NULL, 0, NULL},      \
+        {"kind", ZS_F_ENUM,     RT(kind),     0, 0,                            \
+         0,      ZS_F_REQUIRED, g_kind_names, 0, NULL},                        \
+        {"queue",       ZS_F_STRING, RT(queue),          0,   0, 0,            \
+         ZS_F_REQUIRED, NULL,        ZS_SCHED_QNAME_CAP, NULL},                \
+        {"deps", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},                   \
+        {"name",        ZS_F_STRING, TT(name),          0,   0, 0,             \
+         ZS_F_REQUIRED, NULL,        ZS_SCHED_NAME_CAP, NULL},                 \
+        {"owner", ZS_F_STRING, TT(owner),         0, 0, 0,                     \
+         0,       NULL,        ZS_SCHED_NAME_CAP, ""},                         \
+        {"pred_start_ns",                                                      \
+         ZS_F_INT,                                                             \
+         TT(pred_start_ns),                                                    \
+         -1,                                                                   \
+         NS_MAX,                                                               \
+         -1,                                                                   \
+         0,                                                                    \
+         NULL,                                                                 \
+         0,                                                                    \
+         NULL},                                                                \
+    {                                                                          \
+        "pred_end_ns", ZS_F_INT, TT(pred_end_ns), -1, NS_MAX, -1, 0, NULL, 0,  \
+            NULL                                                               \
+    }
 
-#define BYTES_FIELD                                                                \
-    {"bytes", ZS_F_INT, TT(bytes), 1, (double)ZS_BYTES_MAX, 0, ZS_F_REQUIRED,      \
-     NULL, 0, NULL}
+#define BYTES_FIELD                                                            \
+    {                                                                          \
+        "bytes", ZS_F_INT, TT(bytes), 1, (double)ZS_BYTES_MAX, 0,              \
+            ZS_F_REQUIRED, NULL, 0, NULL                                       \
+    }
 
 static const struct zs_field f_alloc[] = {
     COMMON_FIELDS,
     BYTES_FIELD,
-    {"pool", ZS_F_ENUM, TT(pool), 0, 0, 0, ZS_F_REQUIRED, g_pool_names, 0, NULL},
+    {"pool", ZS_F_ENUM, TT(pool), 0, 0, 0, ZS_F_REQUIRED, g_pool_names, 0,
+     NULL},
     {"pinned", ZS_F_BOOL, TT(pinned), 0, 0, 0, 0, NULL, 0, NULL},
 };
 static const struct zs_field f_free[] = {
     COMMON_FIELDS,
-    {"buffer", ZS_F_INT, RT(buffer), 0, ID_MAX, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+    {"buffer", ZS_F_INT, RT(buffer), 0, ID_MAX, 0, ZS_F_REQUIRED, NULL, 0,
+     NULL},
 };
 static const struct zs_field f_copy[] = {
     COMMON_FIELDS,
@@ -230,7 +248,8 @@ static const struct zs_field f_mark[] = {
     {"step_end", ZS_F_INT, TT(step_end), 0, 1000, 0, 0, NULL, 0, NULL},
 };
 static const struct zs_field f_kind_only[] = {
-    {"kind", ZS_F_ENUM, RT(kind), 0, 0, 0, ZS_F_REQUIRED, g_kind_names, 0, NULL},
+    {"kind", ZS_F_ENUM, RT(kind), 0, 0, 0, ZS_F_REQUIRED, g_kind_names, 0,
+     NULL},
 };
 
 #define NF(a) (sizeof(a) / sizeof((a)[0]))
@@ -238,18 +257,25 @@ static const struct {
     const struct zs_field *f;
     size_t n;
 } g_kind_tables[ZS_SK_COUNT] = {
-    {f_alloc, NF(f_alloc)},           {f_free, NF(f_free)},
-    {f_copy, NF(f_copy)},             {f_copy, NF(f_copy)},
-    {f_gemm, NF(f_gemm)},             {f_elementwise, NF(f_elementwise)},
-    {f_collective, NF(f_collective)}, {f_cpu_adam, NF(f_cpu_adam)},
-    {f_host_wait, NF(f_host_wait)},   {f_mark, NF(f_mark)},
+    {f_alloc, NF(f_alloc)},
+    {f_free, NF(f_free)},
+    {f_copy, NF(f_copy)},
+    {f_copy, NF(f_copy)},
+    {f_gemm, NF(f_gemm)},
+    {f_elementwise, NF(f_elementwise)},
+    {f_collective, NF(f_collective)},
+    {f_cpu_adam, NF(f_cpu_adam)},
+    {f_host_wait, NF(f_host_wait)},
+    {f_mark, NF(f_mark)},
 };
 
 #define HT(f) offsetof(struct zs_sched_header, f)
 static const struct zs_field f_header[] = {
-    {"zsim_version", ZS_F_STRING, HT(zsim_version), 0, 0, 0, ZS_F_REQUIRED, NULL, 32, NULL},
+    {"zsim_version", ZS_F_STRING, HT(zsim_version), 0, 0, 0, ZS_F_REQUIRED,
+     NULL, 32, NULL},
     {"model", ZS_F_STRING, HT(model), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
-    {"hardware", ZS_F_STRING, HT(hardware), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
+    {"hardware", ZS_F_STRING, HT(hardware), 0, 0, 0, ZS_F_REQUIRED, NULL, 64,
+     NULL},
     {"gpu", ZS_F_STRING, HT(gpu), 0, 0, 0, 0, NULL, 32, ""},
     {"framework", ZS_F_STRING, HT(framework), 0, 0, 0, 0, NULL, 16, ""},
     {"config", ZS_F_STRING, HT(config), 0, 0, 0, 0, NULL, 256, ""},
@@ -260,11 +286,16 @@ static const struct zs_field f_header[] = {
 
 #define PT(f) offsetof(struct zs_sched_pred, f)
 static const struct zs_field f_pred[] = {
-    {"peak_device_allocated_bytes", ZS_F_INT, PT(peak_device_allocated_bytes), -1, (double)ZS_BYTES_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_device_reserved_bytes", ZS_F_INT, PT(peak_device_reserved_bytes), -1, (double)ZS_BYTES_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_host_bytes", ZS_F_INT, PT(peak_host_bytes), -1, (double)ZS_BYTES_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_pinned_bytes", ZS_F_INT, PT(peak_pinned_bytes), -1, (double)ZS_BYTES_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"step_time_ns", ZS_F_INT, PT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_allocated_bytes", ZS_F_INT, PT(peak_device_allocated_bytes),
+     -1, (double)ZS_BYTES_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_device_reserved_bytes", ZS_F_INT, PT(peak_device_reserved_bytes), -1,
+     (double)ZS_BYTES_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_host_bytes", ZS_F_INT, PT(peak_host_bytes), -1, (double)ZS_BYTES_MAX,
+     -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_pinned_bytes", ZS_F_INT, PT(peak_pinned_bytes), -1,
+     (double)ZS_BYTES_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"step_time_ns", ZS_F_INT, PT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE,
+     NULL, 0, NULL},
 };
 
 struct raw_queue {
@@ -272,15 +303,18 @@ struct raw_queue {
     bool host;
 };
 static const struct zs_field f_queue[] = {
-    {"name", ZS_F_STRING, offsetof(struct raw_queue, name), 0, 0, 0, ZS_F_REQUIRED, NULL, ZS_SCHED_QNAME_CAP, NULL},
-    {"host", ZS_F_BOOL, offsetof(struct raw_queue, host), 0, 0, 0, 0, NULL, 0, NULL},
+    {"name", ZS_F_STRING, offsetof(struct raw_queue, name), 0, 0, 0,
+     ZS_F_REQUIRED, NULL, ZS_SCHED_QNAME_CAP, NULL},
+    {"host", ZS_F_BOOL, offsetof(struct raw_queue, host), 0, 0, 0, 0, NULL, 0,
+     NULL},
 };
 
 struct raw_top {
     char schema[32];
 };
 static const struct zs_field f_top[] = {
-    {"schema", ZS_F_STRING, offsetof(struct raw_top, schema), 0, 0, 0, ZS_F_REQUIRED, NULL, 32, NULL},
+    {"schema", ZS_F_STRING, offsetof(struct raw_top, schema), 0, 0, 0,
+     ZS_F_REQUIRED, NULL, 32, NULL},
     {"header", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"predicted", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"queues", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
@@ -392,8 +426,8 @@ int zs_sched_io_read_elem(struct zs_json_src *src, const char *arr, long idx,
     return rc;
 }
 
-void zs_sched_io_elem_where(struct zs_json_src *src, const char *arr,
-                            long idx, const char *key, char *buf, size_t cap)
+void zs_sched_io_elem_where(struct zs_json_src *src, const char *arr, long idx,
+                            const char *key, char *buf, size_t cap)
 {
     long open;
     size_t a = 0, b = 0;
@@ -516,7 +550,8 @@ static int bad_ref(const struct zs_schedule *s, const struct chk *c, int32_t i,
 {
     const struct zs_sched_task *b;
     if (ref < 0 || ref >= i) {
-        snprintf(why, cap, "must name an earlier alloc task, in [0, %d] (got %lld)",
+        snprintf(why, cap,
+                 "must name an earlier alloc task, in [0, %d] (got %lld)",
                  (int)i - 1, (long long)ref);
         return 1;
     }
@@ -559,7 +594,8 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
     c->freed_by[i] = -1;
     if (t->id != i) {
         *key = "id";
-        snprintf(why, cap, "must be %d (tasks are numbered in order from 0) (got %d)",
+        snprintf(why, cap,
+                 "must be %d (tasks are numbered in order from 0) (got %d)",
                  (int)i, (int)t->id);
         return 1;
     }
@@ -581,15 +617,17 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
     }
     if (zs_sched_kind_on_gpu(t->kind) && s->queues[t->queue].host) {
         *key = "queue";
-        snprintf(why, cap, "a %s task must run on a GPU stream ('%s' is a host queue)",
+        snprintf(why, cap,
+                 "a %s task must run on a GPU stream ('%s' is a host queue)",
                  zs_sched_kind_name(t->kind), s->queues[t->queue].name);
         return 1;
     }
     if (t->kind == ZS_SK_CPU_ADAM && !s->queues[t->queue].host) {
         *key = "queue";
-        snprintf(why, cap,
-                 "a cpu_adam task must run on a host queue ('%s' is a GPU stream)",
-                 s->queues[t->queue].name);
+        snprintf(
+            why, cap,
+            "a cpu_adam task must run on a host queue ('%s' is a GPU stream)",
+            s->queues[t->queue].name);
         return 1;
     }
     if (t->ndeps < 0 || t->ndeps > ZS_SCHED_MAX_DEPS) {
@@ -605,7 +643,8 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
                 snprintf(why, cap, "must be empty for task 0 (got %d)",
                          (int)deps[d]);
             else
-                snprintf(why, cap, "must name earlier tasks, in [0, %d] (got %d)",
+                snprintf(why, cap,
+                         "must name earlier tasks, in [0, %d] (got %d)",
                          (int)i - 1, (int)deps[d]);
             return 1;
         }
@@ -634,7 +673,9 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
     case ZS_SK_ALLOC:
         if (t->pinned && t->pool != ZS_SP_HOST) {
             *key = "pinned";
-            snprintf(why, cap, "only host buffers can be pinned (got true for a device buffer)");
+            snprintf(why, cap,
+                     "only host buffers can be pinned (got true for a device "
+                     "buffer)");
             return 1;
         }
         break;
@@ -642,7 +683,8 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
         int32_t b = t->buffer;
         if (b < 0 || b >= i) {
             *key = "buffer";
-            snprintf(why, cap, "must name an earlier alloc task, in [0, %d] (got %d)",
+            snprintf(why, cap,
+                     "must name an earlier alloc task, in [0, %d] (got %d)",
                      (int)i - 1, (int)b);
             return 1;
         }
@@ -670,7 +712,8 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
             }
             if (s->tasks[t->host_buf].pinned != t->pinned) {
                 *key = "pinned";
-                snprintf(why, cap, "must match host buffer task %d (pinned: %s) (got %s)",
+                snprintf(why, cap,
+                         "must match host buffer task %d (pinned: %s) (got %s)",
                          (int)t->host_buf,
                          s->tasks[t->host_buf].pinned ? "true" : "false",
                          t->pinned ? "true" : "false");
@@ -696,13 +739,15 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
         if (t->step_end > 0) {
             if (t->step_end != c->step_marks + 1) {
                 *key = "step_end";
-                snprintf(why, cap, "must be %lld (steps end in order from 1) (got %lld)",
+                snprintf(why, cap,
+                         "must be %lld (steps end in order from 1) (got %lld)",
                          (long long)c->step_marks + 1, (long long)t->step_end);
                 return 1;
             }
             if (t->step_end > s->header.steps) {
                 *key = "step_end";
-                snprintf(why, cap, "must be at most 'header.steps' (%lld) (got %lld)",
+                snprintf(why, cap,
+                         "must be at most 'header.steps' (%lld) (got %lld)",
                          (long long)s->header.steps, (long long)t->step_end);
                 return 1;
             }
@@ -746,7 +791,8 @@ int zs_schedule_check(const struct zs_schedule *s, struct zs_err *err)
         return zs_err_set(err, ZS_EINPUT, "invalid '%s.%s': %s",
                           h == 1 ? "header" : "predicted", key, why);
     if (s->nqueues < 1)
-        return zs_err_set(err, ZS_EINPUT, "invalid 'queues': must list 1 to %d queues (got 0)",
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid 'queues': must list 1 to %d queues (got 0)",
                           ZS_SCHED_MAX_QUEUES);
     c.freed_by = zs_calloc((size_t)s->ntasks + 1, sizeof *c.freed_by);
     if (!c.freed_by)
@@ -760,7 +806,8 @@ int zs_schedule_check(const struct zs_schedule *s, struct zs_err *err)
     }
     if (c.step_marks && c.step_marks != s->header.steps)
         rc = zs_err_set(err, ZS_EINPUT,
-                        "invalid 'tasks': marks end %lld step%s, but 'header.steps' is %lld",
+                        "invalid 'tasks': marks end %lld step%s, but "
+                        "'header.steps' is %lld",
                         (long long)c.step_marks, c.step_marks == 1 ? "" : "s",
                         (long long)s->header.steps);
 out:
@@ -840,16 +887,18 @@ static int read_queues(struct rd *r, const cJSON *arr)
     int n;
     if (!cJSON_IsArray(arr)) {
         zs_json_where(&r->src, "", "queues", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'queues' in %s: must be an array of queues (got %s)",
-                          where, zs_json_type_name(arr));
+        return zs_err_set(
+            r->err, ZS_EINPUT,
+            "invalid 'queues' in %s: must be an array of queues (got %s)",
+            where, zs_json_type_name(arr));
     }
     n = cJSON_GetArraySize(arr);
     if (n < 1 || n > ZS_SCHED_MAX_QUEUES) {
         zs_json_where(&r->src, "", "queues", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'queues' in %s: must list 1 to %d queues (got %d)",
-                          where, ZS_SCHED_MAX_QUEUES, n);
+        return zs_err_set(
+            r->err, ZS_EINPUT,
+            "invalid 'queues' in %s: must list 1 to %d queues (got %d)", where,
+            ZS_SCHED_MAX_QUEUES, n);
     }
     cJSON_ArrayForEach(it, arr)
     {
@@ -862,10 +911,12 @@ static int read_queues(struct rd *r, const cJSON *arr)
             zs_sched_io_elem_where(&r->src, "queues", i, "name", where,
                                    sizeof where);
             return zs_err_set(r->err, ZS_EINPUT,
-                              "invalid 'queues[%ld].name' in %s: must be unique ('%s' is listed twice)",
+                              "invalid 'queues[%ld].name' in %s: must be "
+                              "unique ('%s' is listed twice)",
                               i, where, q.name);
         }
-        zs_strlcpy(r->s->queues[r->s->nqueues].name, q.name, ZS_SCHED_QNAME_CAP);
+        zs_strlcpy(r->s->queues[r->s->nqueues].name, q.name,
+                   ZS_SCHED_QNAME_CAP);
         r->s->queues[r->s->nqueues].host = q.host;
         r->s->nqueues++;
         i++;
@@ -883,16 +934,18 @@ static int read_tasks(struct rd *r, const cJSON *arr)
 
     if (!cJSON_IsArray(arr)) {
         zs_json_where(&r->src, "", "tasks", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'tasks' in %s: must be an array of tasks (got %s)",
-                          where, zs_json_type_name(arr));
+        return zs_err_set(
+            r->err, ZS_EINPUT,
+            "invalid 'tasks' in %s: must be an array of tasks (got %s)", where,
+            zs_json_type_name(arr));
     }
     n = cJSON_GetArraySize(arr);
     if (n > ZS_SCHED_MAX_TASKS) {
         zs_json_where(&r->src, "", "tasks", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'tasks' in %s: must list at most %d tasks (got %d)",
-                          where, ZS_SCHED_MAX_TASKS, n);
+        return zs_err_set(
+            r->err, ZS_EINPUT,
+            "invalid 'tasks' in %s: must list at most %d tasks (got %d)", where,
+            ZS_SCHED_MAX_TASKS, n);
     }
     c.freed_by = zs_calloc((size_t)n + 1, sizeof *c.freed_by);
     if (!c.freed_by)
@@ -944,8 +997,9 @@ static int read_tasks(struct rd *r, const cJSON *arr)
                 names[j] = r->s->queues[j].name;
             best = zs_str_closest(rt.queue, names, (size_t)r->s->nqueues);
             if (best >= 0)
-                snprintf(why, sizeof why, "no queue named '%s': did you mean '%s'?",
-                         rt.queue, names[best]);
+                snprintf(why, sizeof why,
+                         "no queue named '%s': did you mean '%s'?", rt.queue,
+                         names[best]);
             else
                 snprintf(why, sizeof why, "no queue named '%s' in 'queues'",
                          rt.queue);
@@ -969,7 +1023,8 @@ static int read_tasks(struct rd *r, const cJSON *arr)
     if (c.step_marks && c.step_marks != r->s->header.steps) {
         zs_json_where(&r->src, "", "tasks", where, sizeof where);
         rc = zs_err_set(r->err, ZS_EINPUT,
-                        "invalid 'tasks' in %s: marks end %lld step%s, but 'header.steps' is %lld",
+                        "invalid 'tasks' in %s: marks end %lld step%s, but "
+                        "'header.steps' is %lld",
                         where, (long long)c.step_marks,
                         c.step_marks == 1 ? "" : "s",
                         (long long)r->s->header.steps);
@@ -1173,8 +1228,10 @@ int zs_schedule_write_stream(const struct zs_schedule *s, FILE *f,
     put_kv_int(f, "steps", h->steps, &first);
     fprintf(f, "},\n  \"predicted\": {");
     first = 1;
-    put_kv_int(f, "peak_device_allocated_bytes", p->peak_device_allocated_bytes, &first);
-    put_kv_int(f, "peak_device_reserved_bytes", p->peak_device_reserved_bytes, &first);
+    put_kv_int(f, "peak_device_allocated_bytes", p->peak_device_allocated_bytes,
+               &first);
+    put_kv_int(f, "peak_device_reserved_bytes", p->peak_device_reserved_bytes,
+               &first);
     put_kv_int(f, "peak_host_bytes", p->peak_host_bytes, &first);
     put_kv_int(f, "peak_pinned_bytes", p->peak_pinned_bytes, &first);
     put_kv_int(f, "step_time_ns", p->step_time_ns, &first);
@@ -1228,7 +1285,8 @@ int zs_schedule_write(const struct zs_schedule *s, const char *path,
     return rc;
 }
 
-/* ---- steps ----------------------------------------------------------------- */
+/* ---- steps -----------------------------------------------------------------
+ */
 
 int zs_schedule_step_ends(const struct zs_schedule *s,
                           const int64_t *measured_end_ns, int64_t *ends_ns,

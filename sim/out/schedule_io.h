@@ -33,23 +33,25 @@
 
 #define ZS_SCHEDULE_SCHEMA "zsim.schedule/1"
 
-#define ZS_SCHED_MAX_TASKS (1 << 21)  /* 2,097,152: far above one rank x few steps */
-#define ZS_SCHED_MAX_DEPS 64          /* per task */
+#define ZS_SCHED_MAX_TASKS                                                     \
+    (1 << 21)                /* 2,097,152: far above one rank x few steps */
+#define ZS_SCHED_MAX_DEPS 64 /* per task */
 #define ZS_SCHED_MAX_QUEUES 32
-#define ZS_SCHED_NAME_CAP 64          /* task name and owner, NUL included */
-#define ZS_SCHED_QNAME_CAP 32         /* queue name, NUL included */
+#define ZS_SCHED_NAME_CAP 64  /* task name and owner, NUL included */
+#define ZS_SCHED_QNAME_CAP 32 /* queue name, NUL included */
 
 enum zs_sched_kind {
-    ZS_SK_ALLOC,       /* a buffer appears: device or host (pinned / pageable) */
-    ZS_SK_FREE,        /* the buffer of alloc task `buffer` is freed */
-    ZS_SK_H2D,         /* host -> device copy of `bytes` */
-    ZS_SK_D2H,         /* device -> host copy of `bytes` */
-    ZS_SK_GEMM,        /* `count` bf16 GEMMs [m x k] x [k x n] */
+    ZS_SK_ALLOC, /* a buffer appears: device or host (pinned / pageable) */
+    ZS_SK_FREE,  /* the buffer of alloc task `buffer` is freed */
+    ZS_SK_H2D,   /* host -> device copy of `bytes` */
+    ZS_SK_D2H,   /* device -> host copy of `bytes` */
+    ZS_SK_GEMM,  /* `count` bf16 GEMMs [m x k] x [k x n] */
     ZS_SK_ELEMENTWISE, /* memory-bound kernel moving `bytes` through HBM */
     ZS_SK_COLLECTIVE,  /* NCCL collective; one GPU: a local copy or skipped */
-    ZS_SK_CPU_ADAM,    /* optimizer step over `elements` fp32 elements on the CPU */
-    ZS_SK_HOST_WAIT,   /* the host blocks until its deps have finished */
-    ZS_SK_MARK,        /* a named point (host); step_end > 0 ends that step */
+    ZS_SK_CPU_ADAM,  /* optimizer step over `elements` fp32 elements on the CPU
+                      */
+    ZS_SK_HOST_WAIT, /* the host blocks until its deps have finished */
+    ZS_SK_MARK,      /* a named point (host); step_end > 0 ends that step */
     ZS_SK_COUNT
 };
 
@@ -73,49 +75,53 @@ enum zs_sched_adam { ZS_SA_DEEPSPEED, ZS_SA_TORCH };
 struct zs_sched_task {
     int32_t id;
     enum zs_sched_kind kind;
-    int queue;                      /* index into zs_schedule.queues */
-    int32_t dep_off, ndeps;         /* deps are zs_schedule.deps[dep_off ..] */
-    char name[ZS_SCHED_NAME_CAP];   /* what it is: "layers.3.mlp.up_proj fwd" */
-    char owner[ZS_SCHED_NAME_CAP];  /* who it belongs to: "layers.3", "optimizer" ("" none) */
-    int64_t bytes;                  /* alloc, h2d, d2h, elementwise, collective */
-    int pool;                       /* alloc: enum zs_sched_pool */
-    bool pinned;                    /* alloc (host pool), h2d, d2h: page-locked host side */
-    int32_t buffer;                 /* free: the alloc task's id */
-    int32_t host_buf, dev_buf;      /* h2d, d2h: alloc ids of the two sides, -1 none */
-    int64_t m, n, k, count;         /* gemm: shape and repeat count (count >= 1) */
-    int coll;                       /* collective: enum zs_sched_coll */
-    int64_t ranks;                  /* collective: ranks taking part */
-    int local;                      /* collective: enum zs_sched_local */
-    int64_t elements;               /* cpu_adam */
-    int64_t threads;                /* cpu_adam: 0 means all cores */
-    int adam_impl;                  /* cpu_adam: enum zs_sched_adam */
-    int32_t adam_bufs[4];           /* cpu_adam: param, grad, exp_avg, exp_avg_sq allocs or -1 */
-    int64_t step_end;               /* mark: the step this mark ends (0: none) */
+    int queue;                     /* index into zs_schedule.queues */
+    int32_t dep_off, ndeps;        /* deps are zs_schedule.deps[dep_off ..] */
+    char name[ZS_SCHED_NAME_CAP];  /* what it is: "layers.3.mlp.up_proj fwd" */
+    char owner[ZS_SCHED_NAME_CAP]; /* who it belongs to: "layers.3", "optimizer"
+                                      ("" none) */
+    int64_t bytes;  /* alloc, h2d, d2h, elementwise, collective */
+    int pool;       /* alloc: enum zs_sched_pool */
+    bool pinned;    /* alloc (host pool), h2d, d2h: page-locked host side */
+    int32_t buffer; /* free: the alloc task's id */
+    int32_t host_buf,
+        dev_buf;            /* h2d, d2h: alloc ids of the two sides, -1 none */
+    int64_t m, n, k, count; /* gemm: shape and repeat count (count >= 1) */
+    int coll;               /* collective: enum zs_sched_coll */
+    int64_t ranks;          /* collective: ranks taking part */
+    int local;              /* collective: enum zs_sched_local */
+    int64_t elements;       /* cpu_adam */
+    int64_t threads;        /* cpu_adam: 0 means all cores */
+    int adam_impl;          /* cpu_adam: enum zs_sched_adam */
+    int32_t adam_bufs[4];   /* cpu_adam: param, grad, exp_avg, exp_avg_sq allocs
+                               or -1 */
+    int64_t step_end;       /* mark: the step this mark ends (0: none) */
     int64_t pred_start_ns, pred_end_ns; /* zsim's prediction; -1 when none */
 };
 
 struct zs_sched_queue {
     char name[ZS_SCHED_QNAME_CAP];
-    bool host;                      /* a host thread; otherwise a GPU stream */
+    bool host; /* a host thread; otherwise a GPU stream */
 };
 
 struct zs_sched_header {
     char zsim_version[32];
-    char model[64];                 /* resolved model name: "qwen2.5-7b" */
-    char hardware[64];              /* spec as given: "1xH100" */
-    char gpu[32];                   /* canonical GPU: "H100-SXM-80GB" */
-    char framework[16];             /* "deepspeed" or "fsdp2" */
-    char config[256];               /* one-line configuration summary */
-    int64_t rank, world, steps;     /* rank in [0, world) */
+    char model[64];             /* resolved model name: "qwen2.5-7b" */
+    char hardware[64];          /* spec as given: "1xH100" */
+    char gpu[32];               /* canonical GPU: "H100-SXM-80GB" */
+    char framework[16];         /* "deepspeed" or "fsdp2" */
+    char config[256];           /* one-line configuration summary */
+    int64_t rank, world, steps; /* rank in [0, world) */
 };
 
 /* zsim's predicted totals for this rank; -1 when not predicted. */
 struct zs_sched_pred {
     int64_t peak_device_allocated_bytes;
     int64_t peak_device_reserved_bytes;
-    int64_t peak_host_bytes;        /* whole process: pinned + pageable */
+    int64_t peak_host_bytes; /* whole process: pinned + pageable */
     int64_t peak_pinned_bytes;
-    int64_t step_time_ns;           /* steady step: mean of steps 2..N (step 1 if N = 1) */
+    int64_t
+        step_time_ns; /* steady step: mean of steps 2..N (step 1 if N = 1) */
 };
 
 struct zs_schedule {
@@ -123,10 +129,10 @@ struct zs_schedule {
     struct zs_sched_pred pred;
     struct zs_sched_queue queues[ZS_SCHED_MAX_QUEUES];
     int nqueues;
-    struct zs_sched_task *tasks;    /* owned */
+    struct zs_sched_task *tasks; /* owned */
     int32_t ntasks;
     size_t tasks_cap;
-    int32_t *deps;                  /* owned, all tasks' deps back to back */
+    int32_t *deps; /* owned, all tasks' deps back to back */
     size_t ndeps, deps_cap;
 };
 

@@ -29,8 +29,8 @@ int zs_sched_io_read_elem(struct zs_json_src *src, const char *arr, long idx,
                           struct zs_err *err);
 
 /* "path:line:col" of key inside element idx of `arr` (masks the text). */
-void zs_sched_io_elem_where(struct zs_json_src *src, const char *arr,
-                            long idx, const char *key, char *buf, size_t cap);
+void zs_sched_io_elem_where(struct zs_json_src *src, const char *arr, long idx,
+                            const char *key, char *buf, size_t cap);
 
 /* Writes s as a JSON string literal (quotes and escapes). */
 void zs_sched_io_put_str(FILE *f, const char *s);
