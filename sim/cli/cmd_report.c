@@ -117,46 +117,68 @@ static void join_argv(int argc, char **argv, char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, " %s", argv[i]);
 }
 
-static int do_add(zs_store *st, const char *path, const char *scenario,
-                  int argc, char **argv, struct zs_err *err)
-{
-    struct zs_rdoc doc;
-    struct zs_run_meta m;
-    char stem[256], line[1024];
-    char *text;
+/* A document to record, read and checked before the store is opened so
+ * that a bad file creates nothing. */
+struct pending_add {
+    char *text; /* owned */
     size_t len;
+    struct zs_rdoc doc;
+    char scenario[256];
+};
+
+static int read_add(const char *path, const char *scenario, struct pending_add *pa,
+                    struct zs_err *err)
+{
+    int rc;
+    memset(pa, 0, sizeof *pa);
+    if ((rc = read_text(path, &pa->text, &pa->len, err)))
+        return rc;
+    /* Checked here first so that messages name the file. */
+    if ((rc = zs_rdoc_parse(path, pa->text, pa->len, &pa->doc, err))) {
+        zs_free(pa->text);
+        pa->text = NULL;
+        return rc;
+    }
+    if (scenario) {
+        zs_strlcpy(pa->scenario, scenario, sizeof pa->scenario);
+    } else {
+        const char *base = strrchr(path, '/');
+        char *dot;
+        zs_strlcpy(pa->scenario, base ? base + 1 : path, sizeof pa->scenario);
+        dot = strrchr(pa->scenario, '.');
+        if (dot && dot != pa->scenario)
+            *dot = '\0';
+    }
+    return 0;
+}
+
+static void release_add(struct pending_add *pa)
+{
+    if (pa->text)
+        zs_rdoc_release(&pa->doc);
+    zs_free(pa->text);
+    pa->text = NULL;
+}
+
+static int do_add(zs_store *st, struct pending_add *pa, int argc, char **argv,
+                  struct zs_err *err)
+{
+    struct zs_run_meta m;
+    char line[1024];
     int64_t id;
     int rc;
 
-    if ((rc = read_text(path, &text, &len, err)))
-        return rc;
-    /* Checked here first so that messages name the file. */
-    if ((rc = zs_rdoc_parse(path, text, len, &doc, err))) {
-        zs_free(text);
-        return rc;
-    }
-    if (!scenario) {
-        const char *base = strrchr(path, '/');
-        char *dot;
-        zs_strlcpy(stem, base ? base + 1 : path, sizeof stem);
-        dot = strrchr(stem, '.');
-        if (dot && dot != stem)
-            *dot = '\0';
-        scenario = stem;
-    }
     join_argv(argc, argv, line, sizeof line);
-    m.kind = doc.kind == ZS_RDOC_PLAN ? "plan" : "simulate";
-    m.scenario = scenario;
+    m.kind = pa->doc.kind == ZS_RDOC_PLAN ? "plan" : "simulate";
+    m.scenario = pa->scenario;
     m.argv_joined = line;
     m.version = ZS_VERSION;
     m.git_commit = strcmp(ZS_GIT_COMMIT, "unknown") ? ZS_GIT_COMMIT : NULL;
     m.unix_time = zs_store_now();
-    rc = zs_store_record_id(st, &m, text, &id, err);
+    rc = zs_store_record_id(st, &m, pa->text, &id, err);
     if (!rc)
         printf("recorded run %lld (%s '%s', verdict %s) in %s\n", (long long)id,
-               m.kind, scenario, zs_verdict_names[doc.verdict], zs_store_path(st));
-    zs_rdoc_release(&doc);
-    zs_free(text);
+               m.kind, pa->scenario, zs_verdict_names[pa->doc.verdict], zs_store_path(st));
     return rc;
 }
 
@@ -253,6 +275,7 @@ static int run(int argc, char **argv, struct zs_err *err)
 {
     struct zs_args a;
     const char *db, *out, *base, *add, *tag, *wb;
+    struct pending_add pa;
     zs_store *st = NULL;
     int rc;
 
@@ -292,14 +315,19 @@ static int run(int argc, char **argv, struct zs_err *err)
         return zs_err_set(err, ZS_EUSAGE, "invalid --format '%s': must be html, md or both",
                           opt(&a, "format"));
 
-    rc = add ? zs_store_open(db, &st, err) : zs_store_open_existing(db, &st, err);
-    if (rc)
+    memset(&pa, 0, sizeof pa);
+    if (add && (rc = read_add(add, opt(&a, "scenario"), &pa, err)))
         return rc;
+    rc = add ? zs_store_open(db, &st, err) : zs_store_open_existing(db, &st, err);
+    if (rc) {
+        release_add(&pa);
+        return rc;
+    }
     /* Readers check the whole file first: a corrupt store is an input
      * error (exit 3), never a half-written report. */
     if (!add && (rc = zs_store_check(st, err)))
         goto out;
-    if (add && (rc = do_add(st, add, opt(&a, "scenario"), argc, argv, err)))
+    if (add && (rc = do_add(st, &pa, argc, argv, err)))
         goto out;
     if (tag) {
         size_t n;
@@ -325,6 +353,7 @@ static int run(int argc, char **argv, struct zs_err *err)
         rc = do_compare(st, base, opt(&a, "tolerance"), opt(&a, "strict") != NULL,
                         opt(&a, "junit"), err);
 out:
+    release_add(&pa);
     zs_store_close(st);
     fflush(stdout);
     return rc;

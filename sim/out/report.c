@@ -210,6 +210,8 @@ __attribute__((format(printf, 2, 3))) static void rt_row(struct rtable *t,
 
 static void rt_html(const struct rtable *t, struct zs_rbuf *h, const char *cls)
 {
+    if (t->failed)
+        h->failed = 1; /* a row was lost: the document must not be written */
     zs_rbuf_printf(h, "<div class=\"wide\"><table class=\"%s\">\n", cls);
     for (size_t r = 0; r < t->n; r++) {
         zs_rbuf_puts(h, "<tr>");
@@ -243,6 +245,8 @@ static void md_cell(struct zs_rbuf *m, const char *s)
 
 static void rt_md(const struct rtable *t, struct zs_rbuf *m)
 {
+    if (t->failed)
+        m->failed = 1;
     for (size_t r = 0; r < t->n; r++) {
         zs_rbuf_puts(m, "|");
         for (int c = 0; c < t->ncols; c++) {
@@ -954,7 +958,8 @@ static int read_validation(struct ctx *c, char *note, size_t cap,
     closedir(d);
     if (rc)
         return rc;
-    qsort(c->vf, c->nvf, sizeof *c->vf, cmp_name);
+    if (c->nvf)
+        qsort(c->vf, c->nvf, sizeof *c->vf, cmp_name);
     for (size_t i = 0; i < c->nvf; i++) {
         struct zs_measured m;
         char path[1200];

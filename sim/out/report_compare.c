@@ -87,7 +87,8 @@ int zs_tolerance_parse(const char *spec, struct zs_tolerance *tol,
             if (have_default || parse_pct(p, n, &frac))
                 return tol_usage(spec, err);
             for (int i = 0; i < ZS_M_COUNT; i++)
-                t.frac[i] = frac;
+                if (t.frac[i] >= 0) /* not set per metric */
+                    t.frac[i] = frac;
             have_default = 1;
         } else {
             char name[64];
@@ -137,6 +138,8 @@ int zs_tolerance_parse(const char *spec, struct zs_tolerance *tol,
 
 static const char *const g_base_schemas[] = {"zsim.baseline/1", NULL};
 static const char *const g_kinds[] = {"simulate", "plan", NULL};
+/* zs_verdict_names without "unknown": a baseline always knows its verdict. */
+static const char *const g_base_verdicts[] = {"fits", "gpu_oom", "host_oom", "none_fits", NULL};
 
 struct base_top {
     int schema, kind, verdict;
@@ -147,16 +150,16 @@ static const struct zs_field g_base_fields[] = {
     {"schema", ZS_F_ENUM, offsetof(struct base_top, schema), 0, 0, 0, ZS_F_REQUIRED, g_base_schemas, 0, NULL},
     {"scenario", ZS_F_STRING, offsetof(struct base_top, scenario), 0, 0, 0, ZS_F_REQUIRED, NULL, sizeof(((struct base_top *)0)->scenario), NULL},
     {"kind", ZS_F_ENUM, offsetof(struct base_top, kind), 0, 0, 0, ZS_F_REQUIRED, g_kinds, 0, NULL},
-    {"verdict", ZS_F_ENUM, offsetof(struct base_top, verdict), 0, 0, 0, ZS_F_REQUIRED, zs_verdict_names, 0, NULL},
+    {"verdict", ZS_F_ENUM, offsetof(struct base_top, verdict), 0, 0, 0, ZS_F_REQUIRED, g_base_verdicts, 0, NULL},
     {"zsim_version", ZS_F_STRING, offsetof(struct base_top, version), 0, 0, 0, ZS_F_NULLABLE, NULL, sizeof(((struct base_top *)0)->version), ""},
-    {"metrics", ZS_F_CUSTOM, 0, 0, 0, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+    {"metrics", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"comment", ZS_F_SKIP, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 static const struct zs_field g_metric_fields[ZS_M_COUNT] = {
-    {"peak_gpu_allocated_bytes", ZS_F_DOUBLE, ZS_M_PEAK_GPU_ALLOC * sizeof(double), 0, 4611686018427387904.0, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_gpu_reserved_bytes", ZS_F_DOUBLE, ZS_M_PEAK_GPU_RESERVED * sizeof(double), 0, 4611686018427387904.0, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_host_bytes_per_node", ZS_F_DOUBLE, ZS_M_PEAK_HOST * sizeof(double), 0, 4611686018427387904.0, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_gpu_allocated_bytes", ZS_F_DOUBLE, ZS_M_PEAK_GPU_ALLOC * sizeof(double), 0, (double)ZS_BYTES_MAX, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_gpu_reserved_bytes", ZS_F_DOUBLE, ZS_M_PEAK_GPU_RESERVED * sizeof(double), 0, (double)ZS_BYTES_MAX, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_host_bytes_per_node", ZS_F_DOUBLE, ZS_M_PEAK_HOST * sizeof(double), 0, (double)ZS_BYTES_MAX, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
     {"step_time_s", ZS_F_DOUBLE, ZS_M_STEP_TIME * sizeof(double), 0, 1e12, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
     {"tokens_per_s_per_gpu", ZS_F_DOUBLE, ZS_M_TOKENS * sizeof(double), 0, 1e15, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
 };
@@ -200,6 +203,15 @@ static int read_file(const char *path, struct zs_baseline *b, struct zs_err *err
         goto out;
     }
     zs_json_defaults(g_metric_fields, ZS_M_COUNT, e->metric);
+    if (!cJSON_GetObjectItemCaseSensitive(root, "metrics")) {
+        b->n--;
+        rc = zs_err_set(err, ZS_EINPUT,
+                        "missing 'metrics' in %s: required, an object of "
+                        "peak_gpu_allocated_bytes, peak_gpu_reserved_bytes, "
+                        "peak_host_bytes_per_node, step_time_s, tokens_per_s_per_gpu",
+                        path);
+        goto out;
+    }
     rc = zs_json_read(&src, cJSON_GetObjectItemCaseSensitive(root, "metrics"),
                       "metrics", g_metric_fields, ZS_M_COUNT, e->metric, 0, err);
     if (rc) {
@@ -262,7 +274,8 @@ static int read_dir(const char *dir, struct zs_baseline *b, struct zs_err *err)
 
 static int check_unique(struct zs_baseline *b, struct zs_err *err)
 {
-    qsort(b->e, b->n, sizeof *b->e, cmp_entry);
+    if (b->n)
+        qsort(b->e, b->n, sizeof *b->e, cmp_entry);
     for (size_t i = 1; i < b->n; i++)
         if (strcmp(b->e[i - 1].scenario, b->e[i].scenario) == 0)
             return zs_err_set(err, ZS_EINPUT,

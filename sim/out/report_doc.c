@@ -11,6 +11,7 @@
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
+#include "util/units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ int zs_metric_find(const char *name)
     return -1;
 }
 
-#define BYTES_MAX 4611686018427387904.0 /* 2^62: far above any real figure */
+#define BYTES_MAX ((double)ZS_BYTES_MAX) /* 1 PiB: zsim's largest size */
 #define SECONDS_MAX 1e12
 #define F_OPT (ZS_F_NULLABLE)
 
