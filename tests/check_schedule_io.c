@@ -450,7 +450,7 @@ START_TEST(test_limits)
         ZS_EINPUT);
     ck_assert_str_eq(err.msg,
                      "invalid 'tasks[0].bytes' in t.json:3:74: must be an "
-                     "integer in [1, 1.1259e+15] (got 2e+15)");
+                     "integer in [1, 1125899906842624] (got 2000000000000000)");
 
     /* Exactly at the limits reads fine: 1 PiB buffer, 64 deps. */
     snprintf(text, sizeof text,

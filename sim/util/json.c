@@ -124,13 +124,18 @@ int zs_json_parse_text(const char *name, const char *text, size_t len,
             zs_err_set(err, ZS_EINPUT,
                        "malformed JSON in %s:%d:%d: unexpected end of input",
                        name, line, col);
-        else
+        else if (src->text[off] >= 0x21 && src->text[off] < 0x7f)
             zs_err_set(err, ZS_EINPUT,
                        "malformed JSON in %s:%d:%d: unexpected '%c'", name,
-                       line, col,
-                       (src->text[off] >= 0x20 && src->text[off] < 0x7f)
-                           ? src->text[off]
-                           : '?');
+                       line, col, src->text[off]);
+        else if (src->text[off] == '\n' || src->text[off] == '\r')
+            zs_err_set(err, ZS_EINPUT,
+                       "malformed JSON in %s:%d:%d: unexpected end of line",
+                       name, line, col);
+        else
+            zs_err_set(err, ZS_EINPUT,
+                       "malformed JSON in %s:%d:%d: unexpected byte 0x%02x",
+                       name, line, col, (unsigned char)src->text[off]);
         zs_json_src_release(src);
         return ZS_EINPUT;
     }
@@ -303,7 +308,8 @@ static void qual(char *buf, size_t cap, const char *objpath, const char *key)
  * and repair it so messages are identical under any LC_NUMERIC. */
 static void fmt_num(char *buf, size_t cap, double v)
 {
-    if (fabs(v) < 1e15 && v == floor(v))
+    /* integers are exact up to 2^53 in a double: print them whole */
+    if (fabs(v) < 9007199254740992.0 && v == floor(v))
         snprintf(buf, cap, "%.0f", v);
     else
         snprintf(buf, cap, "%g", v);
