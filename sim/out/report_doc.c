@@ -47,10 +47,10 @@ static const struct zs_field g_step_fields[] = {
     {"time_s", ZS_F_DOUBLE, offsetof(struct zs_rstep, time_s), 0, SECONDS_MAX, NAN, F_OPT, NULL, 0, NULL},
     {"tokens_per_s_per_gpu", ZS_F_DOUBLE, offsetof(struct zs_rstep, tokens_per_s_per_gpu), 0, 1e15, NAN, F_OPT, NULL, 0, NULL},
     {"mfu", ZS_F_DOUBLE, offsetof(struct zs_rstep, mfu), 0, 10, NAN, F_OPT, NULL, 0, NULL},
-    {"peak_gpu_allocated_bytes", ZS_F_INT, offsetof(struct zs_rstep, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"peak_gpu_reserved_bytes", ZS_F_INT, offsetof(struct zs_rstep, peak_gpu_reserved_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"peak_host_bytes_per_node", ZS_F_INT, offsetof(struct zs_rstep, peak_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"pinned_host_bytes_per_node", ZS_F_INT, offsetof(struct zs_rstep, pinned_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"peak_gpu_allocated_bytes", ZS_F_BYTES, offsetof(struct zs_rstep, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"peak_gpu_reserved_bytes", ZS_F_BYTES, offsetof(struct zs_rstep, peak_gpu_reserved_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"peak_host_bytes_per_node", ZS_F_BYTES, offsetof(struct zs_rstep, peak_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"pinned_host_bytes_per_node", ZS_F_BYTES, offsetof(struct zs_rstep, pinned_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
     {"bottleneck", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"breakdown_s", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
@@ -68,7 +68,7 @@ static const struct zs_field g_oom_fields[] = {
     {"phase", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"module", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"step", ZS_F_INT, offsetof(struct zs_room, step), -1, 1e15, -1, F_OPT, NULL, 0, NULL},
-    {"needed_bytes", ZS_F_INT, offsetof(struct zs_room, needed_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"needed_bytes", ZS_F_BYTES, offsetof(struct zs_room, needed_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
     {"available_bytes", ZS_F_INT, offsetof(struct zs_room, available_bytes), -BYTES_MAX, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
 };
 
@@ -77,8 +77,8 @@ static const struct zs_field g_run_fields[] = {
     {"steps_total", ZS_F_INT, offsetof(struct zs_rrun, steps_total), 0, 1e15, -1, F_OPT, NULL, 0, NULL},
     {"wall_s", ZS_F_DOUBLE, offsetof(struct zs_rrun, wall_s), 0, 1e15, NAN, F_OPT, NULL, 0, NULL},
     {"gpu_hours", ZS_F_DOUBLE, offsetof(struct zs_rrun, gpu_hours), 0, 1e15, NAN, F_OPT, NULL, 0, NULL},
-    {"peak_host_bytes_per_node", ZS_F_INT, offsetof(struct zs_rrun, peak_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"peak_gpu_allocated_bytes", ZS_F_INT, offsetof(struct zs_rrun, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"peak_host_bytes_per_node", ZS_F_BYTES, offsetof(struct zs_rrun, peak_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"peak_gpu_allocated_bytes", ZS_F_BYTES, offsetof(struct zs_rrun, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
     {"host_oom", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -96,8 +96,8 @@ struct ds_est {
     int64_t gpu_bytes, host_bytes_per_node;
 };
 static const struct zs_field g_ds_fields[] = {
-    {"gpu_bytes", ZS_F_INT, offsetof(struct ds_est, gpu_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"host_bytes_per_node", ZS_F_INT, offsetof(struct ds_est, host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"gpu_bytes", ZS_F_BYTES, offsetof(struct ds_est, gpu_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"host_bytes_per_node", ZS_F_BYTES, offsetof(struct ds_est, host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
 };
 
 struct top {
