@@ -2,6 +2,7 @@
  * cmd_simulate.c — `zsim simulate`: one configuration, step by step.
  */
 #include "cli/cli_setup.h"
+#include "out/runout.h"
 #include "out/simout.h"
 #include "sched/sched.h"
 #include "util/alloc.h"
@@ -34,17 +35,26 @@ static const char usage[] =
     "  --param-persistence-threshold N|auto  --max-live-parameters N\n"
     "  --max-reuse-distance N  --sub-group-size N  --overlap-comm yes|no\n"
     "  --contiguous-gradients yes|no  --gradient-clipping X  --steps N (steady steps, 1)\n"
-    "  --dataset-samples N  --epochs N  --name NAME\n"
+    "  --name NAME\n"
+    "Whole run (given --dataset-samples; docs/run.md): load, init, steps, evaluations,\n"
+    "saves, epoch boundaries and leaks on rank 0's node, the OOM point or the headroom:\n"
+    "  --dataset-samples N  --epochs N (1)  --max-steps S  --eval-every K  --eval-samples N\n"
+    "  --save-every K  --save-epoch-end yes|no (no)  --save-last yes|no (yes)\n"
+    "  --dataloader-workers W  --persistent-workers yes|no (no)  --dataset-bytes SIZE\n"
+    "  --leak none|ds7693|ds2984|BYTES/step|BYTES/epoch (per rank)  --load-dtype fp32|bf16\n"
+    "  --gpu-hour-price X\n"
     "Output:\n"
     "  --json                    one JSON document (schema zsim.simulate/1) on stdout\n"
     "  --trace FILE              Chrome trace (open in Perfetto): a track per stream and link\n"
-    "  --timeline FILE           CSV of GPU and host memory over time\n"
+    "  --timeline FILE           CSV of GPU and host memory over time (of the whole run\n"
+    "                            when --dataset-samples is given)\n"
+    "  --plot FILE.png           the whole run's memory drawn by gnuplot (and FILE.svg)\n"
     "  --fail-on-oom             exit 4 when the verdict is an OOM\n"
     "\n"
     "Exit: 0 ok, 1 runtime failure, 2 usage, 3 invalid input file, 4 OOM with --fail-on-oom.\n";
 
 static const struct zs_opt own[] = {
-    {"json", 0}, {"trace", 1}, {"timeline", 1}, {"fail-on-oom", 0},
+    {"json", 0}, {"trace", 1}, {"timeline", 1}, {"fail-on-oom", 0}, {"plot", 1},
 };
 
 static int run(int argc, char **argv, struct zs_err *err)
@@ -55,7 +65,9 @@ static int run(int argc, char **argv, struct zs_err *err)
     struct zs_cfg cfg;
     struct zs_model m;
     struct zs_cluster cl;
-    struct zs_setup su;
+    struct zs_setup su = {0};
+    struct zs_runout ro;
+    bool whole;
     struct zs_sim_result res;
     struct zs_simout o;
     zs_sim *sim = NULL;
@@ -74,6 +86,17 @@ static int run(int argc, char **argv, struct zs_err *err)
         rc = zs_cli_resolve(&cfg, &m, &cl, err);
     if (rc)
         return rc;
+    whole = zs_run_wanted(&cfg);
+    /* whole-run fields: a bad value names the flag, or the file it came from */
+    rc = zs_run_check(&cfg, zs_args_get(&a, opts, nopts, "leak") ? NULL : (a.npos ? a.pos[0] : NULL),
+                      zs_args_get(&a, opts, nopts, "dataset-samples") ? NULL
+                                                                      : (a.npos ? a.pos[0] : NULL),
+                      err);
+    if (rc)
+        return rc;
+    if (zs_args_get(&a, opts, nopts, "plot") && !whole)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--plot' draws the whole run: give '--dataset-samples N' too");
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &cfg;
@@ -83,6 +106,8 @@ static int run(int argc, char **argv, struct zs_err *err)
     rc = zs_simulate(&su, sim, &res, err);
     if (rc)
         goto out;
+    if (whole && (rc = zs_runout_compose(&ro, &su, &res, sim, err)))
+        goto out;
     o.su = &su;
     o.res = &res;
     o.model_input = cfg.model;
@@ -90,10 +115,17 @@ static int run(int argc, char **argv, struct zs_err *err)
     timeline = zs_args_get(&a, opts, nopts, "timeline");
     if (trace && (rc = zs_write_trace(sim, trace, err)))
         goto out;
-    if (timeline && (rc = zs_write_timeline(sim, 0, 1, (int)cfg.procs_per_node, timeline, err)))
+    if (timeline && !whole &&
+        (rc = zs_write_timeline(sim, 0, 1, (int)cfg.procs_per_node, timeline, err)))
+        goto out;
+    if (timeline && whole && (rc = zs_runout_write_timeline(&ro, timeline, err)))
+        goto out;
+    if (whole && zs_args_get(&a, opts, nopts, "plot") &&
+        (rc = zs_runout_plot(&ro, zs_args_get(&a, opts, nopts, "plot"), err)))
         goto out;
     if (zs_args_get(&a, opts, nopts, "json")) {
-        char *doc = zs_simout_json(&o);
+        char *doc = whole ? zs_simout_json_with(&o, "run", zs_runout_json(&ro))
+                          : zs_simout_json(&o);
         if (!doc) {
             rc = zs_err_set(err, ZS_ENOMEM, "out of memory writing JSON");
             goto out;
@@ -103,8 +135,11 @@ static int run(int argc, char **argv, struct zs_err *err)
         zs_free(doc);
     } else {
         zs_simout_print(&o, stdout);
+        if (whole)
+            zs_runout_print(&ro, stdout);
     }
-    if (res.oom.where != ZS_OOM_NONE && zs_args_get(&a, opts, nopts, "fail-on-oom"))
+    if ((res.oom.where != ZS_OOM_NONE || (whole && ro.run.oom.where != ZS_OOM_NONE)) &&
+        zs_args_get(&a, opts, nopts, "fail-on-oom"))
         rc = zs_err_set(err, ZS_EGATE, "%s", "");
 out:
     zs_sim_free(sim);

@@ -247,7 +247,9 @@ void *zs_simout_step_json(const struct zs_step_result *r)
     return o;
 }
 
-char *zs_simout_json(const struct zs_simout *o)
+char *zs_simout_json(const struct zs_simout *o) { return zs_simout_json_with(o, NULL, NULL); }
+
+char *zs_simout_json_with(const struct zs_simout *o, const char *key, void *item)
 {
     const struct zs_setup *su = o->su;
     const struct zs_sim_result *r = o->res;
@@ -255,8 +257,10 @@ char *zs_simout_json(const struct zs_simout *o)
     cJSON *d = cJSON_CreateObject(), *x;
     char buf[512];
     char *text;
-    if (!d)
+    if (!d) {
+        cJSON_Delete((cJSON *)item);
         return NULL;
+    }
     cJSON_AddStringToObject(d, "schema", "zsim.simulate/1");
     x = cJSON_AddObjectToObject(d, "model");
     if (x) {
@@ -323,6 +327,10 @@ char *zs_simout_json(const struct zs_simout *o)
         }
     }
     cJSON_AddNumberToObject(d, "events", (double)r->events);
+    if (key && item)
+        cJSON_AddItemToObject(d, key, (cJSON *)item);
+    else
+        cJSON_Delete((cJSON *)item);
     text = cJSON_Print(d);
     cJSON_Delete(d);
     return text;

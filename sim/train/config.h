@@ -77,7 +77,23 @@ struct zs_cfg {
     int64_t tokens_per_step; /* global tokens per optimizer step */
     bool pin_param, pin_optimizer; /* resolved pin_memory for each offload */
     int ds_version[3];
+
+    /* ---- whole run (issue 4; sim/sched/run.h), inputs appended here ---- */
+    int64_t max_steps;          /* optimizer steps in all; 0: epochs x steps per epoch */
+    int64_t eval_every;         /* evaluation pass every K optimizer steps; 0: none */
+    int64_t eval_samples;       /* samples per evaluation pass; 0: 1% of the dataset */
+    int64_t save_every;         /* checkpoint every K optimizer steps; 0: none */
+    bool save_epoch_end;        /* checkpoint at the end of every epoch */
+    bool save_last;             /* checkpoint when training ends */
+    int64_t dataloader_workers; /* DataLoader num_workers per rank */
+    bool persistent_workers;    /* DataLoader persistent_workers */
+    int64_t dataset_bytes;      /* the dataset's in-memory size in each rank */
+    char leak[64];              /* "none", a preset, "BYTES/step" or "BYTES/epoch" */
+    int load_dtype;             /* enum zs_load_dtype: model materialised at load */
+    double gpu_hour_price;      /* currency per GPU-hour; 0: no cost line */
 };
+
+enum zs_load_dtype { ZS_LOAD_FP32, ZS_LOAD_BF16 };
 
 /* Writes every default (the table's) into cfg. */
 void zs_cfg_defaults(struct zs_cfg *cfg);

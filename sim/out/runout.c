@@ -1,0 +1,538 @@
+/*
+ * runout.c — see runout.h.  Figures are those of sim/sched/run.c; this file
+ * only words, tabulates and draws them.
+ */
+#include "out/runout.h"
+#include "out/gnuplot.h"
+#include "out/report_int.h"
+#include "util/alloc.h"
+#include "util/table.h"
+#include "util/units.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int zs_runout_compose(struct zs_runout *ro, const struct zs_setup *su,
+                      const struct zs_sim_result *res, zs_sim *sim,
+                      struct zs_err *err)
+{
+    memset(ro, 0, sizeof *ro);
+    ro->su = su;
+    ro->res = res;
+    zs_run_levels_from_sim(sim, res, &ro->lv);
+    return zs_run_compose(su, res, &ro->lv, &ro->run, err);
+}
+
+/* "epoch 2, step 1137" / "before step 1" */
+static void where(char *buf, size_t cap, int64_t epoch, int64_t step)
+{
+    if (step <= 0)
+        snprintf(buf, cap, "before step 1");
+    else
+        snprintf(buf, cap, "epoch %lld, step %lld", (long long)epoch,
+                 (long long)step);
+}
+
+void zs_runout_verdict(const struct zs_runout *ro, char *buf, size_t cap)
+{
+    const struct zs_run *r = &ro->run;
+    char w[64], a[32], b[32], c[32];
+    if (r->oom.where != ZS_OOM_NONE) {
+        where(w, sizeof w, r->oom.epoch, r->oom.step);
+        snprintf(buf, cap, "%s OOM at %s (%s): needs %s of %s%s",
+                 r->oom.where == ZS_OOM_GPU ? "GPU" : "host", w,
+                 zs_run_phase_name(r->oom.phase),
+                 zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
+                 zs_fmt_bytes(b, sizeof b, r->oom.available_bytes),
+                 r->oom.where == ZS_OOM_GPU ? " per GPU"
+                                            : " host RAM per node");
+        return;
+    }
+    where(w, sizeof w, r->peak_epoch, r->peak_step);
+    snprintf(
+        buf, cap,
+        "fits: worst moment %s at %s, %s of %s host RAM per node; headroom %s",
+        zs_run_phase_name(r->peak_phase), w,
+        zs_fmt_bytes(a, sizeof a, r->peak_host_node),
+        zs_fmt_bytes(b, sizeof b, r->host_capacity_node),
+        zs_fmt_bytes(c, sizeof c, r->host_capacity_node - r->peak_host_node));
+}
+
+static void money(char *buf, size_t cap, double v)
+{
+    snprintf(buf, cap, "%.2f", v);
+}
+
+void zs_runout_print(const struct zs_runout *ro, FILE *out)
+{
+    const struct zs_run *r = &ro->run;
+    const struct zs_cfg *c = ro->su->cfg;
+    struct zs_table *t;
+    char buf[512], a[32], b[32], d[32], w[64];
+
+    fprintf(out, "\nwhole run\n");
+    fprintf(out,
+            "  %lld epoch%s x %lld optimizer steps = %lld steps (%lld samples; "
+            "%lld per step = "
+            "micro %lld x data-parallel %lld x accumulation %lld; drop_last "
+            "drops %lld per "
+            "epoch)\n",
+            (long long)c->epochs, c->epochs == 1 ? "" : "s",
+            (long long)r->steps_per_epoch,
+            (long long)(r->steps_per_epoch * c->epochs),
+            (long long)c->dataset_samples, (long long)r->samples_per_step,
+            (long long)c->micro_batch, (long long)c->dp, (long long)c->accum,
+            (long long)r->dropped_samples);
+    if (r->max_steps_cut) {
+        int64_t e = (r->steps_total - 1) / r->steps_per_epoch + 1;
+        if (r->steps_total < r->steps_per_epoch)
+            fprintf(out,
+                    "  --max-steps %lld ends the run before one epoch: %lld of "
+                    "%lld steps of "
+                    "epoch 1 (%.1f%% of the data; max_iters vs max_epochs, "
+                    "xtuner #589)\n",
+                    (long long)c->max_steps, (long long)r->steps_total,
+                    (long long)r->steps_per_epoch,
+                    100.0 * (double)r->steps_total /
+                        (double)r->steps_per_epoch);
+        else
+            fprintf(
+                out, "  --max-steps %lld ends the run in epoch %lld of %lld\n",
+                (long long)c->max_steps, (long long)e, (long long)c->epochs);
+    }
+    fprintf(out,
+            "  load: %s%s; saves: %lld; evaluations: %lld; dataloader workers: "
+            "%lld per rank%s\n",
+            c->zero_init == ZS_NO ? "each local rank materialises the model in "
+                                  : "zero.Init",
+            c->zero_init == ZS_NO
+                ? (c->load_dtype == ZS_LOAD_BF16 ? "bf16" : "fp32")
+                : "",
+            (long long)r->nsaves, (long long)r->nevals,
+            (long long)c->dataloader_workers,
+            c->dataloader_workers
+                ? (c->persistent_workers ? " (persistent)"
+                                         : " (re-forked each epoch)")
+                : "");
+    fprintf(out, "  leak: %s (%s)\n\n", r->leak.name,
+            r->leak.source ? r->leak.source : "-");
+
+    t = zs_table_new(6, "lrrlrr");
+    if (!t)
+        return;
+    zs_table_header(t);
+    zs_table_rowf(t, "phase\tcount\tpeak host/node\tat\tGPU alloc/rank\ttime");
+    for (int i = 0; i < ZS_RP_COUNT; i++) {
+        const struct zs_run_row *row = &r->row[i];
+        if (!row->count)
+            continue;
+        where(w, sizeof w, row->epoch, row->step);
+        zs_table_rowf(t, "%s\t%lld\t%s\t%s\t%s\t%s", zs_run_phase_name(i),
+                      (long long)row->count,
+                      zs_fmt_bytes(a, sizeof a, row->host_node),
+                      i <= ZS_RP_INIT ? "before step 1" : w,
+                      zs_fmt_bytes(b, sizeof b, row->gpu_rank),
+                      zs_fmt_seconds(d, sizeof d, row->time_s));
+    }
+    zs_table_print(t, out, 2);
+    zs_table_free(t);
+    fprintf(out,
+            "  host figures are rank 0's node (%lld ranks; it gathers the "
+            "16-bit weights "
+            "at a save); RAM for training %s per node\n",
+            (long long)r->procs,
+            zs_fmt_bytes(a, sizeof a, r->host_capacity_node));
+
+    zs_runout_verdict(ro, buf, sizeof buf);
+    fprintf(out, "\nrun verdict: %s\n", buf);
+    if (r->oom.where != ZS_OOM_NONE) {
+        where(w, sizeof w, r->peak_epoch, r->peak_step);
+        fprintf(out,
+                "  the whole run needs %s host RAM per node at its worst "
+                "moment (%s, %s)\n",
+                zs_fmt_bytes(a, sizeof a, r->peak_host_node),
+                zs_run_phase_name(r->peak_phase), w);
+        fprintf(out, "  it fails after %s: %.1f GPU-hours lost",
+                zs_fmt_seconds(b, sizeof b, r->oom.after_s),
+                r->oom.after_s * (double)r->world / 3600.0);
+        if (c->gpu_hour_price > 0) {
+            money(d, sizeof d,
+                  r->oom.after_s * (double)r->world / 3600.0 *
+                      c->gpu_hour_price);
+            fprintf(out, " (%s)", d);
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "  wall time %s, %.1f GPU-hours on %lld GPUs",
+            zs_fmt_seconds(a, sizeof a, r->wall_s), r->gpu_hours,
+            (long long)r->world);
+    if (c->gpu_hour_price > 0) {
+        money(d, sizeof d, r->cost);
+        fprintf(out, ", cost %s at %g per GPU-hour", d, c->gpu_hour_price);
+    }
+    fputc('\n', out);
+}
+
+void *zs_runout_json(const struct zs_runout *ro)
+{
+    const struct zs_run *r = &ro->run;
+    const struct zs_cfg *c = ro->su->cfg;
+    cJSON *o = cJSON_CreateObject(), *x, *arr;
+    char buf[512];
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "epochs", (double)c->epochs);
+    cJSON_AddNumberToObject(o, "samples_per_step", (double)r->samples_per_step);
+    cJSON_AddNumberToObject(o, "steps_per_epoch", (double)r->steps_per_epoch);
+    cJSON_AddNumberToObject(o, "dropped_samples_per_epoch",
+                            (double)r->dropped_samples);
+    cJSON_AddNumberToObject(o, "steps_total", (double)r->steps_total);
+    cJSON_AddBoolToObject(o, "max_steps_cut", r->max_steps_cut);
+    cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+    cJSON_AddNumberToObject(o, "gpu_hours", r->gpu_hours);
+    if (c->gpu_hour_price > 0)
+        cJSON_AddNumberToObject(o, "cost", r->cost);
+    else
+        cJSON_AddNullToObject(o, "cost");
+    cJSON_AddNumberToObject(o, "peak_host_bytes_per_node",
+                            (double)r->peak_host_node);
+    cJSON_AddStringToObject(o, "peak_host_phase",
+                            zs_run_phase_name(r->peak_phase));
+    cJSON_AddNumberToObject(o, "peak_host_epoch", (double)r->peak_epoch);
+    cJSON_AddNumberToObject(o, "peak_host_step", (double)r->peak_step);
+    cJSON_AddNumberToObject(o, "peak_gpu_allocated_bytes",
+                            (double)r->peak_gpu_rank);
+    cJSON_AddNumberToObject(o, "host_capacity_bytes_per_node",
+                            (double)r->host_capacity_node);
+    if (r->oom.where == ZS_OOM_HOST) {
+        x = cJSON_AddObjectToObject(o, "host_oom");
+        if (x) {
+            cJSON_AddNumberToObject(x, "epoch", (double)r->oom.epoch);
+            cJSON_AddNumberToObject(x, "step", (double)r->oom.step);
+            cJSON_AddNumberToObject(x, "step_in_epoch",
+                                    (double)r->oom.step_in_epoch);
+            cJSON_AddStringToObject(x, "phase",
+                                    zs_run_phase_name(r->oom.phase));
+            cJSON_AddNumberToObject(x, "needed_bytes",
+                                    (double)r->oom.needed_bytes);
+            cJSON_AddNumberToObject(x, "available_bytes",
+                                    (double)r->oom.available_bytes);
+            cJSON_AddNumberToObject(x, "after_s", r->oom.after_s);
+        }
+    } else {
+        cJSON_AddNullToObject(o, "host_oom");
+    }
+    if (r->oom.where == ZS_OOM_GPU) {
+        x = cJSON_AddObjectToObject(o, "gpu_oom");
+        if (x) {
+            cJSON_AddNumberToObject(x, "epoch", (double)r->oom.epoch);
+            cJSON_AddNumberToObject(x, "step", (double)r->oom.step);
+            cJSON_AddStringToObject(x, "phase",
+                                    zs_run_phase_name(r->oom.phase));
+        }
+    } else {
+        cJSON_AddNullToObject(o, "gpu_oom");
+    }
+    cJSON_AddStringToObject(o, "leak", r->leak.name);
+    zs_runout_verdict(ro, buf, sizeof buf);
+    cJSON_AddStringToObject(o, "verdict_text", buf);
+    arr = cJSON_AddArrayToObject(o, "phases");
+    for (int i = 0; arr && i < ZS_RP_COUNT; i++) {
+        const struct zs_run_row *row = &r->row[i];
+        cJSON *e;
+        if (!row->count)
+            continue;
+        e = cJSON_CreateObject();
+        if (!e)
+            break;
+        cJSON_AddStringToObject(e, "phase", zs_run_phase_name(i));
+        cJSON_AddNumberToObject(e, "count", (double)row->count);
+        cJSON_AddNumberToObject(e, "peak_host_bytes_per_node",
+                                (double)row->host_node);
+        cJSON_AddNumberToObject(e, "peak_epoch", (double)row->epoch);
+        cJSON_AddNumberToObject(e, "peak_step", (double)row->step);
+        cJSON_AddNumberToObject(e, "peak_gpu_allocated_bytes",
+                                (double)row->gpu_rank);
+        cJSON_AddNumberToObject(e, "time_s", row->time_s);
+        cJSON_AddItemToArray(arr, e);
+    }
+    return o;
+}
+
+/* ---- timeline ---------------------------------------------------------------
+ */
+
+struct pt {
+    double t_s;
+    int64_t epoch, step;
+    int ph;
+    int64_t host, gpu;
+};
+
+struct pts {
+    struct pt *p;
+    size_t n, cap;
+    int failed;
+};
+
+static void add(struct pts *v, const struct zs_runout *ro, int ph, int64_t g,
+                double t_s)
+{
+    struct zs_run_moment m;
+    const struct zs_run *r = &ro->run;
+    if (v->failed)
+        return;
+    if (zs_grow((void **)&v->p, &v->cap, v->n + 1, sizeof *v->p)) {
+        v->failed = 1;
+        return;
+    }
+    zs_run_moment_at(ro->su, ro->res, &ro->lv, r, ph, g, &m);
+    v->p[v->n].t_s = t_s < 0 ? m.t_end_s : t_s;
+    v->p[v->n].epoch = g >= 1 ? (g - 1) / r->steps_per_epoch + 1 : 1;
+    v->p[v->n].step = g < 0 ? 0 : g;
+    v->p[v->n].ph = ph;
+    v->p[v->n].host = m.host_node;
+    v->p[v->n].gpu = m.gpu_rank;
+    v->n++;
+}
+
+/* A spike after step g: the step's level, the event, the step's level again
+ * (all at the event's end time, so the chart draws a needle). */
+static void spike(struct pts *v, const struct zs_runout *ro, int ph, int64_t g)
+{
+    struct zs_run_moment m;
+    zs_run_moment_at(ro->su, ro->res, &ro->lv, &ro->run, ph, g, &m);
+    add(v, ro, g == 1 ? ZS_RP_FIRST : ZS_RP_STEADY, g, m.t_end_s);
+    add(v, ro, ph, g, -1);
+    add(v, ro, g == 1 ? ZS_RP_FIRST : ZS_RP_STEADY, g, m.t_end_s);
+}
+
+static int build_points(const struct zs_runout *ro, struct pts *v)
+{
+    const struct zs_run *r = &ro->run;
+    const struct zs_cfg *c = ro->su->cfg;
+    int64_t N = r->steps_total, spe = r->steps_per_epoch,
+            nev = r->nevals + r->nsaves;
+    int64_t stride =
+                nev > ZS_RUNOUT_MAX_EVENTS ? nev / ZS_RUNOUT_MAX_EVENTS + 1 : 1,
+            k = 0;
+    int64_t estride = r->epochs_run > ZS_RUNOUT_MAX_EVENTS
+                          ? r->epochs_run / ZS_RUNOUT_MAX_EVENTS + 1
+                          : 1;
+    memset(v, 0, sizeof *v);
+    add(v, ro, ZS_RP_LOAD, 0, 0);
+    add(v, ro, ZS_RP_LOAD, 0, -1);
+    add(v, ro, ZS_RP_INIT, 0, r->load_s);
+    add(v, ro, ZS_RP_INIT, 0, -1);
+    add(v, ro, ZS_RP_FIRST, 1, r->load_s + r->row[ZS_RP_INIT].time_s);
+    add(v, ro, ZS_RP_FIRST, 1, -1);
+    for (int64_t e = 1; e <= r->epochs_run && !v->failed; e++) {
+        int64_t g0 = (e - 1) * spe + 1, g1 = e * spe < N ? e * spe : N;
+        bool keep = (e - 1) % estride == 0 || e == r->epochs_run ||
+                    e == r->peak_epoch || e == r->oom.epoch;
+        if (e > 1 && keep) {
+            add(v, ro, ZS_RP_EPOCH, g0, -1);
+            add(v, ro, ZS_RP_STEADY, g0, -1);
+        } else if (g0 + 1 <= g1 && e == 1) {
+            add(v, ro, ZS_RP_STEADY, 2, -1);
+        }
+        /* events inside the epoch, in step order */
+        {
+            int64_t Ke = c->eval_every, Ks = c->save_every, g = g0 - 1;
+            for (;;) {
+                int64_t ne = Ke > 0 ? (g / Ke + 1) * Ke : INT64_MAX;
+                int64_t ns = Ks > 0 ? (g / Ks + 1) * Ks : INT64_MAX;
+                int64_t nx = ne < ns ? ne : ns;
+                if (nx > g1)
+                    break;
+                g = nx;
+                if ((k++ % stride) == 0 || g == r->oom.step ||
+                    g == r->peak_step) {
+                    if (zs_run_is_eval(c, r, g))
+                        spike(v, ro, ZS_RP_EVAL, g);
+                    if (zs_run_is_save(c, r, g))
+                        spike(v, ro, ZS_RP_SAVE, g);
+                }
+                if (v->failed)
+                    break;
+            }
+        }
+        if (keep || e == 1) {
+            add(v, ro, g1 == 1 ? ZS_RP_FIRST : ZS_RP_STEADY, g1, -1);
+            if (zs_run_is_save(c, r, g1) &&
+                !(c->save_every > 0 && g1 % c->save_every == 0))
+                spike(v, ro, ZS_RP_SAVE, g1);
+        }
+        if (r->oom.where != ZS_OOM_NONE && e == r->oom.epoch &&
+            r->oom.step >= 1 && r->oom.step > g0 && r->oom.step < g1 &&
+            r->oom.phase == ZS_RP_STEADY)
+            add(v, ro, ZS_RP_STEADY, r->oom.step, -1);
+    }
+    if (v->failed)
+        return ZS_ENOMEM;
+    /* keep time order (the OOM point was appended after its epoch's end) */
+    for (size_t i = 1; i < v->n; i++) {
+        struct pt x = v->p[i];
+        size_t j = i;
+        while (j > 0 && v->p[j - 1].t_s > x.t_s) {
+            v->p[j] = v->p[j - 1];
+            j--;
+        }
+        v->p[j] = x;
+    }
+    return 0;
+}
+
+static void csv(struct zs_rbuf *b, const struct pts *v)
+{
+    zs_rbuf_puts(b, "t_s,epoch,step,phase,host_bytes_per_node,gpu_allocated_"
+                    "bytes_per_rank\n");
+    for (size_t i = 0; i < v->n; i++)
+        zs_rbuf_printf(b, "%.3f,%lld,%lld,%s,%lld,%lld\n", v->p[i].t_s,
+                       (long long)v->p[i].epoch, (long long)v->p[i].step,
+                       zs_run_phase_name(v->p[i].ph), (long long)v->p[i].host,
+                       (long long)v->p[i].gpu);
+}
+
+int zs_runout_write_timeline(const struct zs_runout *ro, const char *path,
+                             struct zs_err *err)
+{
+    struct pts v;
+    struct zs_rbuf b;
+    int rc = build_points(ro, &v);
+    if (rc) {
+        zs_free(v.p);
+        return zs_err_set(err, rc, "out of memory building the run timeline");
+    }
+    zs_rbuf_init(&b);
+    csv(&b, &v);
+    if (b.failed)
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory writing '%s'", path);
+    else
+        rc = zs_write_atomic(NULL, path, zs_rbuf_str(&b), b.len, err);
+    zs_rbuf_release(&b);
+    zs_free(v.p);
+    return rc;
+}
+
+int zs_runout_plot(const struct zs_runout *ro, const char *path,
+                   struct zs_err *err)
+{
+    const struct zs_run *r = &ro->run;
+    char gp[1024], dir[1024], stem[256], dat[300], script[300], tmp[1400];
+    const char *slash;
+    struct pts v;
+    struct zs_rbuf d, s;
+    double unit = r->wall_s > 7200 ? 3600.0 : 60.0;
+    size_t n = strlen(path);
+    int rc;
+
+    if (n < 5 || strcmp(path + n - 4, ".png") != 0)
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "invalid value for '--plot': must name a .png file (got '%s')",
+            path);
+    slash = strrchr(path, '/');
+    if (slash) {
+        size_t dl = (size_t)(slash - path);
+        if (dl >= sizeof dir || strlen(slash + 1) - 4 >= sizeof stem)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--plot': path too long");
+        memcpy(dir, path, dl);
+        dir[dl] = '\0';
+        if (!dl)
+            snprintf(dir, sizeof dir, "/");
+        snprintf(stem, sizeof stem, "%.*s", (int)(strlen(slash + 1) - 4),
+                 slash + 1);
+    } else {
+        if (n - 4 >= sizeof stem)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--plot': path too long");
+        snprintf(dir, sizeof dir, ".");
+        snprintf(stem, sizeof stem, "%.*s", (int)(n - 4), path);
+    }
+    if (!stem[0] || strpbrk(stem, "\"'\\\n"))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--plot': the file name must not "
+                          "be empty or hold "
+                          "quotes (got '%s')",
+                          path);
+    if (zs_gnuplot_find(gp, sizeof gp) != 0)
+        return zs_err_set(
+            err, ZS_ERUNTIME,
+            "cannot draw '%s': gnuplot not found on PATH (or set ZSIM_GNUPLOT)",
+            path);
+    rc = build_points(ro, &v);
+    if (rc) {
+        zs_free(v.p);
+        return zs_err_set(err, rc, "out of memory building the run timeline");
+    }
+    snprintf(dat, sizeof dat, ".%s.run.dat", stem);
+    snprintf(script, sizeof script, ".%s.run.gp", stem);
+    zs_rbuf_init(&d);
+    zs_rbuf_init(&s);
+    zs_rbuf_puts(&d, "# time host_GiB_per_node gpu_GiB_per_rank\n");
+    for (size_t i = 0; i < v.n; i++)
+        zs_rbuf_printf(&d, "%.6f %.4f %.4f\n", v.p[i].t_s / unit,
+                       (double)v.p[i].host / ZS_GiB,
+                       (double)v.p[i].gpu / ZS_GiB);
+    zs_gnuplot_begin(&s,
+                     "zsim simulate: host and GPU memory over the whole run");
+    zs_gnuplot_output(&s, stem, 0, 1100, 560);
+    {
+        char verdict[512];
+        zs_runout_verdict(ro, verdict, sizeof verdict);
+        for (char *p = verdict; *p; p++)
+            if (*p == '"' || *p == '\\')
+                *p = '\'';
+        zs_rbuf_printf(&s, "set title \"%s: %s\"\n", ro->su->cfg->name,
+                       verdict);
+    }
+    zs_rbuf_printf(&s,
+                   "set xlabel \"wall time (%s)\"\n"
+                   "set ylabel \"host GiB per node (rank 0's)\"\n"
+                   "set y2label \"GPU GiB allocated per rank\"\n"
+                   "set ytics nomirror\nset y2tics\nset key bottom right\n"
+                   "set yrange [0:*]\nset y2range [0:*]\n",
+                   unit == 3600.0 ? "hours" : "minutes");
+    if (r->oom.where == ZS_OOM_HOST)
+        zs_rbuf_printf(
+            &s,
+            "set label 1 \"host OOM\" at %.6f,%.4f point pt 7 ps 1.8 lc rgb "
+            "\"red\" offset 1,0.5\n",
+            r->oom.after_s / unit, (double)r->oom.needed_bytes / ZS_GiB);
+    zs_rbuf_printf(
+        &s,
+        "plot \"%s\" using 1:2 with lines lw 2 title \"host per node\", \\\n"
+        "     %.4f with lines dt 2 lw 2 title \"host RAM for training\", \\\n"
+        "     \"%s\" using 1:3 axes x1y2 with lines lw 1 title \"GPU allocated "
+        "per rank\"",
+        dat, (double)r->host_capacity_node / ZS_GiB, dat);
+    zs_rbuf_puts(&s, "\n");
+    zs_gnuplot_end_output(&s);
+    /* SVG beside the PNG (zs_gnuplot_draw renames both) */
+    zs_gnuplot_output(&s, stem, 1, 1100, 560);
+    zs_rbuf_puts(&s, "replot\n");
+    zs_gnuplot_end_output(&s);
+    if (d.failed || s.failed) {
+        rc = zs_err_set(err, ZS_ENOMEM,
+                        "out of memory writing the plot of '%s'", path);
+        goto out;
+    }
+    rc = zs_write_atomic(dir, dat, zs_rbuf_str(&d), d.len, err);
+    if (!rc)
+        rc = zs_write_atomic(dir, script, zs_rbuf_str(&s), s.len, err);
+    if (!rc)
+        rc = zs_gnuplot_draw(gp, dir, script, stem, err);
+    snprintf(tmp, sizeof tmp, "%s/%s", dir, dat);
+    unlink(tmp);
+    snprintf(tmp, sizeof tmp, "%s/%s", dir, script);
+    unlink(tmp);
+out:
+    zs_rbuf_release(&d);
+    zs_rbuf_release(&s);
+    zs_free(v.p);
+    return rc;
+}
