@@ -89,9 +89,13 @@ static char *replaced(const char *text, const char *from, const char *to)
 static void record_text(zs_store *st, const char *scenario, const char *doc)
 {
     struct zs_err err = {0, ""};
-    struct zs_run_meta m = {strstr(doc, "zsim.plan/1") ? "plan" : "simulate", scenario,
-                            "zsim simulate scenarios/x.json --json --db runs.db", "0.1.0",
-                            "abc123def456", 1700000000};
+    struct zs_run_meta m = {
+        strstr(doc, "zsim.plan/1") ? "plan" : "simulate",
+        scenario,
+        "zsim simulate scenarios/x.json --json --db runs.db",
+        "0.1.0",
+        "abc123def456",
+        1700000000};
     int rc = zs_store_record(st, &m, doc, &err);
     ck_assert_msg(rc == 0, "record %s: %s", scenario, err.msg);
 }
@@ -111,19 +115,27 @@ static zs_store *sample_store(void)
     zs_store *st;
     ck_assert_int_eq(zs_store_open(g_db, &st, &err), 0);
     record_file(st, "qwen72b-sft", GOOD "report-sim-qwen72b-sft.json");
-    record_file(st, "qwen7b-lora-8proc", GOOD "report-sim-qwen7b-lora-8proc.json");
+    record_file(st, "qwen7b-lora-8proc",
+                GOOD "report-sim-qwen7b-lora-8proc.json");
     record_file(st, "yi34b-sp4", GOOD "report-sim-yi34b-sp4.json");
     record_file(st, "plan-72b-8xh100", GOOD "report-plan-72b-8xh100.json");
     return st;
 }
 
 static const char *const g_render_files[] = {
-    "index.html", "report.md", "summary.csv",
-    "breakdown.gp", "breakdown.dat",
-    "memory-qwen72b-sft.gp", "memory-qwen72b-sft.dat",
-    "memory-yi34b-sp4.gp", "memory-yi34b-sp4.dat",
-    "frontier-plan-72b-8xh100.gp", "frontier-plan-72b-8xh100.dat",
-    "validation.gp", "validation.dat",
+    "index.html",
+    "report.md",
+    "summary.csv",
+    "breakdown.gp",
+    "breakdown.dat",
+    "memory-qwen72b-sft.gp",
+    "memory-qwen72b-sft.dat",
+    "memory-yi34b-sp4.gp",
+    "memory-yi34b-sp4.dat",
+    "frontier-plan-72b-8xh100.gp",
+    "frontier-plan-72b-8xh100.dat",
+    "validation.gp",
+    "validation.dat",
 };
 #define NRENDER (sizeof g_render_files / sizeof g_render_files[0])
 
@@ -141,12 +153,14 @@ START_TEST(test_render_golden)
 {
     struct zs_report_stats s;
     zs_store *st = sample_store();
-    int update = getenv("UPDATE_GOLDEN") && strcmp(getenv("UPDATE_GOLDEN"), "1") == 0;
+    int update =
+        getenv("UPDATE_GOLDEN") && strcmp(getenv("UPDATE_GOLDEN"), "1") == 0;
 
     render(st, 0, &s);
     zs_store_close(st);
     ck_assert_int_eq(s.nscenarios, 4);
-    ck_assert_int_eq(s.ncharts, 5); /* breakdown, 2 memory, 1 frontier, validation */
+    ck_assert_int_eq(s.ncharts,
+                     5); /* breakdown, 2 memory, 1 frontier, validation */
     ck_assert_int_eq(s.ndrawn, 0);
     ck_assert_int_eq(s.nmeasured, 1);
     if (update)
@@ -161,8 +175,10 @@ START_TEST(test_render_golden)
         if (update)
             spit(want_path, got);
         want = slurp(want_path, NULL);
-        ck_assert_msg(want != NULL, "no golden %s (run with UPDATE_GOLDEN=1)", want_path);
-        ck_assert_msg(strcmp(got, want) == 0, "%s differs from %s", got_path, want_path);
+        ck_assert_msg(want != NULL, "no golden %s (run with UPDATE_GOLDEN=1)",
+                      want_path);
+        ck_assert_msg(strcmp(got, want) == 0, "%s differs from %s", got_path,
+                      want_path);
         free(got);
         free(want);
     }
@@ -201,9 +217,11 @@ START_TEST(test_render_idempotent)
     d = opendir(g_out);
     ck_assert_ptr_nonnull(d);
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' && (!de->d_name[1] || strcmp(de->d_name, "..") == 0))
+        if (de->d_name[0] == '.' &&
+            (!de->d_name[1] || strcmp(de->d_name, "..") == 0))
             continue;
-        ck_assert_msg(strstr(de->d_name, ".tmp") == NULL, "temporary left: %s", de->d_name);
+        ck_assert_msg(strstr(de->d_name, ".tmp") == NULL, "temporary left: %s",
+                      de->d_name);
         nfiles++;
     }
     closedir(d);
@@ -221,8 +239,9 @@ START_TEST(test_render_charts)
     char p[256];
 
     if (access("/usr/bin/gnuplot", X_OK) == 0) {
-        static const char *const charts[] = {"breakdown", "memory-qwen72b-sft", "memory-yi34b-sp4",
-                                             "frontier-plan-72b-8xh100", "validation"};
+        static const char *const charts[] = {
+            "breakdown", "memory-qwen72b-sft", "memory-yi34b-sp4",
+            "frontier-plan-72b-8xh100", "validation"};
         setenv("ZSIM_GNUPLOT", "/usr/bin/gnuplot", 1);
         render(st, 1, &s);
         ck_assert_msg(s.chart_problem[0] == '\0', "%s", s.chart_problem);
@@ -232,7 +251,8 @@ START_TEST(test_render_charts)
             char *png, *svg;
             snprintf(p, sizeof p, "%s/%s.png", g_out, charts[i]);
             png = slurp(p, &n);
-            ck_assert_msg(png && n > 1000 && memcmp(png, "\x89PNG", 4) == 0, "%s", p);
+            ck_assert_msg(png && n > 1000 && memcmp(png, "\x89PNG", 4) == 0,
+                          "%s", p);
             snprintf(p, sizeof p, "%s/%s.svg", g_out, charts[i]);
             svg = slurp(p, NULL);
             ck_assert_msg(svg && strstr(svg, "<svg") != NULL, "%s", p);
@@ -241,7 +261,8 @@ START_TEST(test_render_charts)
         }
         snprintf(p, sizeof p, "%s/index.html", g_out);
         html = slurp(p, NULL);
-        ck_assert_ptr_nonnull(strstr(html, "<img src=\"memory-qwen72b-sft.svg\""));
+        ck_assert_ptr_nonnull(
+            strstr(html, "<img src=\"memory-qwen72b-sft.svg\""));
         free(html);
     }
     setenv("ZSIM_GNUPLOT", "", 1); /* as if none were installed */
@@ -252,7 +273,8 @@ START_TEST(test_render_charts)
     ck_assert_int_eq(s.ncharts, 5);
     snprintf(p, sizeof p, "%s/index.html", g_out);
     html = slurp(p, NULL);
-    ck_assert_ptr_nonnull(strstr(html, "chart not drawn: gnuplot was not found on PATH"));
+    ck_assert_ptr_nonnull(
+        strstr(html, "chart not drawn: gnuplot was not found on PATH"));
     ck_assert_ptr_null(strstr(html, "<img "));
     ck_assert_ptr_nonnull(strstr(html, "<td class=\"l\">qwen72b-sft</td>"));
     free(html);
@@ -273,7 +295,9 @@ START_TEST(test_render_gnuplot_fails)
     render(st, 1, &s);
     zs_store_close(st);
     ck_assert_int_eq(s.ndrawn, 0);
-    snprintf(p, sizeof p, "gnuplot failed on '%s/breakdown.gp': line 1: no terminal here", g_out);
+    snprintf(p, sizeof p,
+             "gnuplot failed on '%s/breakdown.gp': line 1: no terminal here",
+             g_out);
     ck_assert_str_eq(s.chart_problem, p);
     snprintf(p, sizeof p, "%s/breakdown.png", g_out);
     ck_assert_int_ne(access(p, F_OK), 0);
@@ -324,7 +348,8 @@ START_TEST(test_compare_clean)
     char *text;
 
     zs_tolerance_default(&tol);
-    ck_assert_int_eq(zs_baseline_read_path(GOOD "report-baseline", &b, &err), 0);
+    ck_assert_int_eq(zs_baseline_read_path(GOOD "report-baseline", &b, &err),
+                     0);
     ck_assert_int_eq(b.n, 4);
     ck_assert_str_eq(b.e[0].scenario, "plan-72b-8xh100");
     ck_assert(b.e[1].metric[ZS_M_STEP_TIME] == 47.12);
@@ -357,9 +382,11 @@ START_TEST(test_compare_drift)
     zs_store *st;
     char *sim72 = slurp(GOOD "report-sim-qwen72b-sft.json", NULL);
     char *t1 = replaced(sim72, "\"time_s\": 47.12", "\"time_s\": 49.0");
-    char *t2 = replaced(t1, "\"tokens_per_s_per_gpu\": 695.4", "\"tokens_per_s_per_gpu\": 668.7");
+    char *t2 = replaced(t1, "\"tokens_per_s_per_gpu\": 695.4",
+                        "\"tokens_per_s_per_gpu\": 668.7");
     char *yi = slurp(GOOD "report-sim-yi34b-sp4.json", NULL);
-    char *yi2 = replaced(yi, "\"verdict\": \"host_oom\"", "\"verdict\": \"fits\"");
+    char *yi2 =
+        replaced(yi, "\"verdict\": \"host_oom\"", "\"verdict\": \"fits\"");
     char *plan = slurp(GOOD "report-plan-72b-8xh100.json", NULL);
     char *plan2 = replaced(plan, "\"best\": 2", "\"best\": null");
     char junit[160], *text, *xml;
@@ -369,7 +396,8 @@ START_TEST(test_compare_drift)
     record_text(st, "yi34b-sp4", yi2);
     record_text(st, "plan-72b-8xh100", plan2);
     record_text(st, "extra", sim72);
-    ck_assert_int_eq(zs_baseline_read_path(GOOD "report-baseline", &b, &err), 0);
+    ck_assert_int_eq(zs_baseline_read_path(GOOD "report-baseline", &b, &err),
+                     0);
     snprintf(junit, sizeof junit, "%s/junit.xml", g_dir);
 
     zs_tolerance_default(&tol);
@@ -381,9 +409,13 @@ START_TEST(test_compare_drift)
     ck_assert_int_eq(cs.nmissing, 1);
     ck_assert_int_eq(cs.nnew, 1);
     ck_assert_int_eq(cs.nfailed, 4);
-    ck_assert_ptr_nonnull(strstr(text, "REGRESSED: step_time_s 47.12 s -> 49 s (+3.99%, tolerance 2.00%)"));
-    ck_assert_ptr_nonnull(strstr(text, "REGRESSED: tokens_per_s_per_gpu 695.4 -> 668.7 (-3.84%, tolerance 2.00%)"));
-    ck_assert_ptr_nonnull(strstr(text, "REGRESSED: newly infeasible: none_fits, was fits"));
+    ck_assert_ptr_nonnull(strstr(
+        text,
+        "REGRESSED: step_time_s 47.12 s -> 49 s (+3.99%, tolerance 2.00%)"));
+    ck_assert_ptr_nonnull(strstr(text, "REGRESSED: tokens_per_s_per_gpu 695.4 "
+                                       "-> 668.7 (-3.84%, tolerance 2.00%)"));
+    ck_assert_ptr_nonnull(
+        strstr(text, "REGRESSED: newly infeasible: none_fits, was fits"));
     free(text);
     xml = slurp(junit, NULL);
     check_golden_text("compare-drift.junit.xml", xml);
@@ -395,14 +427,18 @@ START_TEST(test_compare_drift)
     free(text);
 
     /* 5 % on step time and tokens/s: those two pass. */
-    ck_assert_int_eq(zs_tolerance_parse("2%,step_time_s=5%,tokens_per_s_per_gpu=5%", &tol, &err), 0);
+    ck_assert_int_eq(
+        zs_tolerance_parse("2%,step_time_s=5%,tokens_per_s_per_gpu=5%", &tol,
+                           &err),
+        0);
     text = compare_text(&b, st, &tol, 0, NULL, &cs);
     ck_assert_int_eq(cs.nfailed, 2);
     free(text);
 
     zs_baseline_release(&b);
     zs_store_close(st);
-    free(sim72), free(t1), free(t2), free(yi), free(yi2), free(plan), free(plan2);
+    free(sim72), free(t1), free(t2), free(yi), free(yi2), free(plan),
+        free(plan2);
 }
 END_TEST
 
@@ -452,15 +488,34 @@ START_TEST(test_tolerance)
     static const struct {
         const char *spec, *msg;
     } bad[] = {
-        {"2", "invalid --tolerance '2': must be a percentage in [0%, 100%] such as '2%', optionally with per-metric overrides such as '2%,step_time_s=5%'"},
-        {"", "invalid --tolerance '': must be a percentage in [0%, 100%] such as '2%', optionally with per-metric overrides such as '2%,step_time_s=5%'"},
-        {"150%", "invalid --tolerance '150%': must be a percentage in [0%, 100%] such as '2%', optionally with per-metric overrides such as '2%,step_time_s=5%'"},
-        {"2%,", "invalid --tolerance '2%,': must be a percentage in [0%, 100%] such as '2%', optionally with per-metric overrides such as '2%,step_time_s=5%'"},
-        {"2%,3%", "invalid --tolerance '2%,3%': must be a percentage in [0%, 100%] such as '2%', optionally with per-metric overrides such as '2%,step_time_s=5%'"},
-        {"-1%", "invalid --tolerance '-1%': must be a percentage in [0%, 100%] such as '2%', optionally with per-metric overrides such as '2%,step_time_s=5%'"},
-        {"step_time=5%", "invalid --tolerance 'step_time=5%': unknown metric 'step_time': did you mean 'step_time_s'?"},
-        {"zzzz=5%", "invalid --tolerance 'zzzz=5%': unknown metric 'zzzz' (metrics: peak_gpu_allocated_bytes, peak_gpu_reserved_bytes, peak_host_bytes_per_node, step_time_s, tokens_per_s_per_gpu)"},
-        {"step_time_s=5", "invalid --tolerance 'step_time_s=5': must be a percentage in [0%, 100%] such as '2%', optionally with per-metric overrides such as '2%,step_time_s=5%'"},
+        {"2", "invalid --tolerance '2': must be a percentage in [0%, 100%] "
+              "such as '2%', optionally with per-metric overrides such as "
+              "'2%,step_time_s=5%'"},
+        {"", "invalid --tolerance '': must be a percentage in [0%, 100%] such "
+             "as '2%', optionally with per-metric overrides such as "
+             "'2%,step_time_s=5%'"},
+        {"150%", "invalid --tolerance '150%': must be a percentage in [0%, "
+                 "100%] such as '2%', optionally with per-metric overrides "
+                 "such as '2%,step_time_s=5%'"},
+        {"2%,", "invalid --tolerance '2%,': must be a percentage in [0%, 100%] "
+                "such as '2%', optionally with per-metric overrides such as "
+                "'2%,step_time_s=5%'"},
+        {"2%,3%", "invalid --tolerance '2%,3%': must be a percentage in [0%, "
+                  "100%] such as '2%', optionally with per-metric overrides "
+                  "such as '2%,step_time_s=5%'"},
+        {"-1%", "invalid --tolerance '-1%': must be a percentage in [0%, 100%] "
+                "such as '2%', optionally with per-metric overrides such as "
+                "'2%,step_time_s=5%'"},
+        {"step_time=5%", "invalid --tolerance 'step_time=5%': unknown metric "
+                         "'step_time': did you mean 'step_time_s'?"},
+        {"zzzz=5%",
+         "invalid --tolerance 'zzzz=5%': unknown metric 'zzzz' (metrics: "
+         "peak_gpu_allocated_bytes, peak_gpu_reserved_bytes, "
+         "peak_host_bytes_per_node, step_time_s, tokens_per_s_per_gpu)"},
+        {"step_time_s=5",
+         "invalid --tolerance 'step_time_s=5': must be a percentage in [0%, "
+         "100%] such as '2%', optionally with per-metric overrides such as "
+         "'2%,step_time_s=5%'"},
     };
     ck_assert_int_eq(zs_tolerance_parse("2.5%", &t, &err), 0);
     for (int m = 0; m < ZS_M_COUNT; m++)
@@ -469,7 +524,8 @@ START_TEST(test_tolerance)
     ck_assert_int_eq(zs_tolerance_parse("step_time_s=5%,0.5%", &t, &err), 0);
     ck_assert(fabs(t.frac[ZS_M_STEP_TIME] - 0.05) < 1e-15);
     ck_assert(fabs(t.frac[ZS_M_PEAK_HOST] - 0.005) < 1e-15);
-    ck_assert_int_eq(zs_tolerance_parse("peak_host_bytes_per_node=0%", &t, &err), 0);
+    ck_assert_int_eq(
+        zs_tolerance_parse("peak_host_bytes_per_node=0%", &t, &err), 0);
     ck_assert(t.frac[ZS_M_PEAK_HOST] == 0);
     ck_assert(t.frac[ZS_M_TOKENS] == ZS_TOLERANCE_DEFAULT);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -485,21 +541,44 @@ START_TEST(test_bad_baselines)
     static const struct {
         const char *file, *msg;
     } cases[] = {
-        {BAD "report-baseline-malformed.json", "malformed JSON in tests/data/bad/report-baseline-malformed.json:4:3: unexpected '\"'"},
-        {BAD "report-baseline-metrics-array.json", "invalid 'metrics' in tests/data/bad/report-baseline-metrics-array.json:6:3: must be an object (got array)"},
-        {BAD "report-baseline-negative.json", "invalid 'metrics.tokens_per_s_per_gpu' in tests/data/bad/report-baseline-negative.json:7:5: must be a number in [0, 1e+15] (got -695.4)"},
-        {BAD "report-baseline-no-metrics.json", "missing 'metrics' in tests/data/bad/report-baseline-no-metrics.json: required, an object of peak_gpu_allocated_bytes, peak_gpu_reserved_bytes, peak_host_bytes_per_node, step_time_s, tokens_per_s_per_gpu"},
-        {BAD "report-baseline-schema.json", "invalid 'schema' in tests/data/bad/report-baseline-schema.json:2:3: must be one of zsim.baseline/1 (got 'zsim.baseline/2')"},
-        {BAD "report-baseline-typo.json", "unknown key 'metrics.step_time' in tests/data/bad/report-baseline-typo.json:8:5: did you mean 'step_time_s'?"},
-        {BAD "report-baseline-verdict.json", "invalid 'verdict' in tests/data/bad/report-baseline-verdict.json:5:3: must be one of fits, gpu_oom, host_oom, none_fits (got 'oom')"},
-        {BAD "report-missing-baseline.json", "cannot open 'tests/data/bad/report-missing-baseline.json': No such file or directory"},
+        {BAD "report-baseline-malformed.json",
+         "malformed JSON in tests/data/bad/report-baseline-malformed.json:4:3: "
+         "unexpected '\"'"},
+        {BAD "report-baseline-metrics-array.json",
+         "invalid 'metrics' in "
+         "tests/data/bad/report-baseline-metrics-array.json:6:3: must be an "
+         "object (got array)"},
+        {BAD "report-baseline-negative.json",
+         "invalid 'metrics.tokens_per_s_per_gpu' in "
+         "tests/data/bad/report-baseline-negative.json:7:5: must be a number "
+         "in [0, 1000000000000000] (got -695.4)"},
+        {BAD "report-baseline-no-metrics.json",
+         "missing 'metrics' in tests/data/bad/report-baseline-no-metrics.json: "
+         "required, an object of peak_gpu_allocated_bytes, "
+         "peak_gpu_reserved_bytes, peak_host_bytes_per_node, step_time_s, "
+         "tokens_per_s_per_gpu"},
+        {BAD "report-baseline-schema.json",
+         "invalid 'schema' in tests/data/bad/report-baseline-schema.json:2:3: "
+         "must be one of zsim.baseline/1 (got 'zsim.baseline/2')"},
+        {BAD "report-baseline-typo.json",
+         "unknown key 'metrics.step_time' in "
+         "tests/data/bad/report-baseline-typo.json:8:5: did you mean "
+         "'step_time_s'?"},
+        {BAD "report-baseline-verdict.json",
+         "invalid 'verdict' in "
+         "tests/data/bad/report-baseline-verdict.json:5:3: must be one of "
+         "fits, gpu_oom, host_oom, none_fits (got 'oom')"},
+        {BAD "report-missing-baseline.json",
+         "cannot open 'tests/data/bad/report-missing-baseline.json': No such "
+         "file or directory"},
     };
     struct zs_err err = {0, ""};
     struct zs_baseline b;
     char dir[128], want[400], p[200];
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        ck_assert_int_eq(zs_baseline_read_path(cases[i].file, &b, &err), ZS_EINPUT);
+        ck_assert_int_eq(zs_baseline_read_path(cases[i].file, &b, &err),
+                         ZS_EINPUT);
         ck_assert_str_eq(err.msg, cases[i].msg);
         ck_assert_ptr_null(b.e);
     }
@@ -510,7 +589,8 @@ START_TEST(test_bad_baselines)
     spit(p, "not a baseline\n");
     ck_assert_int_eq(zs_baseline_read_path(dir, &b, &err), ZS_EINPUT);
     snprintf(want, sizeof want,
-             "baseline folder '%s' has no *.json files: write them with 'zsim report --db FILE --write-baseline %s'",
+             "baseline folder '%s' has no *.json files: write them with 'zsim "
+             "report --db FILE --write-baseline %s'",
              dir, dir);
     ck_assert_str_eq(err.msg, want);
     {
@@ -522,13 +602,15 @@ START_TEST(test_bad_baselines)
         free(one);
     }
     ck_assert_int_eq(zs_baseline_read_path(dir, &b, &err), ZS_EINPUT);
-    snprintf(want, sizeof want, "duplicate scenario 'qwen72b-sft' in baseline '%s'", dir);
+    snprintf(want, sizeof want,
+             "duplicate scenario 'qwen72b-sft' in baseline '%s'", dir);
     ck_assert_str_eq(err.msg, want);
 }
 END_TEST
 
 /* Runs `zsim report ARGS` in-process with stdout captured. */
-static int run_cli(char *out, size_t cap, struct zs_err *err, int argc, char **argv)
+static int run_cli(char *out, size_t cap, struct zs_err *err, int argc,
+                   char **argv)
 {
     char path[160];
     int fd, saved, rc;
@@ -566,12 +648,20 @@ START_TEST(test_cli_flow)
     spit(slow_path, slow);
     snprintf(junit, sizeof junit, "%s/j.xml", g_dir);
     {
-        char *a[] = {"report", "--db", g_db, "--add", GOOD "report-sim-qwen72b-sft.json",
-                     "--scenario", "qwen72b-sft", "--tag", "v1"};
+        char *a[] = {"report",
+                     "--db",
+                     g_db,
+                     "--add",
+                     GOOD "report-sim-qwen72b-sft.json",
+                     "--scenario",
+                     "qwen72b-sft",
+                     "--tag",
+                     "v1"};
         ck_assert_int_eq(run_cli(out, sizeof out, &err, 9, a), 0);
         snprintf(want, sizeof want,
                  "recorded run 1 (simulate 'qwen72b-sft', verdict fits) in %s\n"
-                 "tagged 1 run as 'v1' in %s\n", g_db, g_db);
+                 "tagged 1 run as 'v1' in %s\n",
+                 g_db, g_db);
         ck_assert_str_eq(out, want);
     }
     {
@@ -579,29 +669,37 @@ START_TEST(test_cli_flow)
         ck_assert_int_eq(run_cli(out, sizeof out, &err, 5, a), 0);
     }
     {
-        char *a[] = {"report", "--db", g_db, "--baseline", "v1", "--junit", junit};
+        char *a[] = {"report", "--db",    g_db, "--baseline",
+                     "v1",     "--junit", junit};
         ck_assert_int_eq(run_cli(out, sizeof out, &err, 7, a), ZS_EGATE);
         ck_assert_str_eq(err.msg, "");
-        ck_assert_ptr_nonnull(strstr(out, "regression check against tag 'v1' (1 scenarios)\n"));
-        ck_assert_ptr_nonnull(strstr(out, "REGRESSED: step_time_s 47.12 s -> 52 s (+10.36%, tolerance 2.00%)"));
-        ck_assert_ptr_nonnull(strstr(out, "6 checks: 5 ok, 1 regressed, 0 improved"));
+        ck_assert_ptr_nonnull(
+            strstr(out, "regression check against tag 'v1' (1 scenarios)\n"));
+        ck_assert_ptr_nonnull(strstr(out, "REGRESSED: step_time_s 47.12 s -> "
+                                          "52 s (+10.36%, tolerance 2.00%)"));
+        ck_assert_ptr_nonnull(
+            strstr(out, "6 checks: 5 ok, 1 regressed, 0 improved"));
         ck_assert_int_eq(access(junit, F_OK), 0);
     }
     {
         char *a[] = {"report", "--db", g_db, "--baseline", "v2"};
         ck_assert_int_eq(run_cli(out, sizeof out, &err, 5, a), ZS_EUSAGE);
         snprintf(want, sizeof want,
-                 "unknown baseline 'v2': no such file or folder, and no such tag in '%s' (tags: v1)", g_db);
+                 "unknown baseline 'v2': no such file or folder, and no such "
+                 "tag in '%s' (tags: v1)",
+                 g_db);
         ck_assert_str_eq(err.msg, want);
     }
     {
         /* The store's run was recorded with its command line. */
-        char *a[] = {"report", "--db", g_db, "--out", g_out, "--no-charts", "--format", "md"};
+        char *a[] = {"report", "--db",        g_db,       "--out",
+                     g_out,    "--no-charts", "--format", "md"};
         char md[200], *text;
         ck_assert_int_eq(run_cli(out, sizeof out, &err, 8, a), 0);
         snprintf(md, sizeof md, "%s/report.md", g_out);
         text = slurp(md, NULL);
-        snprintf(want, sizeof want, "Command: `zsim report --db %s --add %s`", g_db, slow_path);
+        snprintf(want, sizeof want, "Command: `zsim report --db %s --add %s`",
+                 g_db, slow_path);
         ck_assert_ptr_nonnull(strstr(text, want));
         free(text);
         snprintf(md, sizeof md, "%s/index.html", g_out);
@@ -619,7 +717,8 @@ START_TEST(test_cli_flow)
         snprintf(path, sizeof path, "%s-wal", g_db);
         unlink(path);
         ck_assert_int_eq(run_cli(out, sizeof out, &err, 5, a), ZS_EINPUT);
-        snprintf(want, sizeof want, "corrupt run store '%s': file is not a database", g_db);
+        snprintf(want, sizeof want,
+                 "corrupt run store '%s': file is not a database", g_db);
         ck_assert_str_eq(err.msg, want);
         ck_assert_str_eq(out, "");
     }
@@ -639,10 +738,12 @@ START_TEST(test_alloc_failures)
     long n;
 
     zs_tolerance_default(&tol);
-    ck_assert_int_eq(zs_baseline_read_path(GOOD "report-baseline", &b, &err), 0);
+    ck_assert_int_eq(zs_baseline_read_path(GOOD "report-baseline", &b, &err),
+                     0);
     snprintf(junit, sizeof junit, "%s/j.xml", g_dir);
     for (n = 1; n < 200000; n++) {
-        struct zs_report_opts o = {g_out, ZS_REPORT_HTML | ZS_REPORT_MD, 0, GOOD "report-validation"};
+        struct zs_report_opts o = {g_out, ZS_REPORT_HTML | ZS_REPORT_MD, 0,
+                                   GOOD "report-validation"};
         struct zs_report_stats s;
         struct zs_run_list latest = {NULL, 0};
         struct zs_compare_stats cs;
@@ -652,7 +753,8 @@ START_TEST(test_alloc_failures)
         if (!rc)
             rc = zs_store_latest(st, &latest, &err);
         if (!rc)
-            rc = zs_report_compare(&b, &latest, &tol, 0, NULL, junit, &cs, &err);
+            rc =
+                zs_report_compare(&b, &latest, &tol, 0, NULL, junit, &cs, &err);
         zs_run_list_release(&latest);
         if (!zs_alloc_failed()) {
             zs_alloc_fail_at(0);
@@ -662,14 +764,16 @@ START_TEST(test_alloc_failures)
         zs_alloc_fail_at(0);
         /* SQLite survives some failures on its own (its "benign" ones):
          * then the result must be whole, the same as without failures. */
-        ck_assert_msg(rc == ZS_ENOMEM || rc == 0, "n=%ld rc=%d msg=%s", n, rc, err.msg);
+        ck_assert_msg(rc == ZS_ENOMEM || rc == 0, "n=%ld rc=%d msg=%s", n, rc,
+                      err.msg);
         if (rc == 0) {
             char p[200];
             char *got, *want;
             snprintf(p, sizeof p, "%s/report.md", g_out);
             got = slurp(p, NULL);
             want = slurp(GOLDEN "report.md", NULL);
-            ck_assert_msg(got && want && strcmp(got, want) == 0, "n=%ld: report differs", n);
+            ck_assert_msg(got && want && strcmp(got, want) == 0,
+                          "n=%ld: report differs", n);
             free(got);
             free(want);
         }

@@ -69,8 +69,9 @@ static void write_file(const char *path, const void *data, size_t n)
 
 static struct zs_run_meta meta(const char *kind, const char *scenario)
 {
-    struct zs_run_meta m = {kind, scenario, "zsim simulate x.json --db runs.db",
-                            "0.1.0", "abc123def456", 1700000000};
+    struct zs_run_meta m = {
+        kind,    scenario,       "zsim simulate x.json --db runs.db",
+        "0.1.0", "abc123def456", 1700000000};
     return m;
 }
 
@@ -79,7 +80,8 @@ static int64_t sql_int(const char *path, const char *sql)
     sqlite3 *db;
     sqlite3_stmt *s;
     int64_t v = -1;
-    ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
     ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
     if (sqlite3_step(s) == SQLITE_ROW)
         v = sqlite3_column_int64(s, 0);
@@ -120,25 +122,39 @@ START_TEST(test_record_and_read)
 
     /* Every figure of the document, by dotted name, and the compared
      * metrics: peaks are the max over first and steady step and the run. */
-    ck_assert_int_eq(zs_store_figure(st, 1, "steady_step.time_s", &v, &found, &err), 0);
+    ck_assert_int_eq(
+        zs_store_figure(st, 1, "steady_step.time_s", &v, &found, &err), 0);
     ck_assert(found && v == 47.12);
-    ck_assert_int_eq(zs_store_figure(st, 1, "steady_step.breakdown_s.compute", &v, &found, &err), 0);
+    ck_assert_int_eq(zs_store_figure(st, 1, "steady_step.breakdown_s.compute",
+                                     &v, &found, &err),
+                     0);
     ck_assert(found && v == 31.95);
-    ck_assert_int_eq(zs_store_figure(st, 1, "estimators.deepspeed.gpu_bytes", &v, &found, &err), 0);
+    ck_assert_int_eq(zs_store_figure(st, 1, "estimators.deepspeed.gpu_bytes",
+                                     &v, &found, &err),
+                     0);
     ck_assert(found && v == (double)(int64_t)(33.5 * ZS_GiB));
-    ck_assert_int_eq(zs_store_figure(st, 1, "compare.peak_gpu_allocated_bytes", &v, &found, &err), 0);
-    ck_assert(found && v == (double)(int64_t)(53.1 * ZS_GiB)); /* first step's */
-    ck_assert_int_eq(zs_store_figure(st, 1, "compare.step_time_s", &v, &found, &err), 0);
+    ck_assert_int_eq(zs_store_figure(st, 1, "compare.peak_gpu_allocated_bytes",
+                                     &v, &found, &err),
+                     0);
+    ck_assert(found &&
+              v == (double)(int64_t)(53.1 * ZS_GiB)); /* first step's */
+    ck_assert_int_eq(
+        zs_store_figure(st, 1, "compare.step_time_s", &v, &found, &err), 0);
     ck_assert(found && v == 47.12);
-    ck_assert_int_eq(zs_store_figure(st, 1, "timeline.gpu", &v, &found, &err), 0);
+    ck_assert_int_eq(zs_store_figure(st, 1, "timeline.gpu", &v, &found, &err),
+                     0);
     ck_assert(!found);
     /* The OOM run has no step figures, only its verdict and oom record. */
-    ck_assert_int_eq(zs_store_figure(st, 2, "compare.step_time_s", &v, &found, &err), 0);
+    ck_assert_int_eq(
+        zs_store_figure(st, 2, "compare.step_time_s", &v, &found, &err), 0);
     ck_assert(!found);
-    ck_assert_int_eq(zs_store_figure(st, 2, "oom.needed_bytes", &v, &found, &err), 0);
+    ck_assert_int_eq(
+        zs_store_figure(st, 2, "oom.needed_bytes", &v, &found, &err), 0);
     ck_assert(found && v == 1535115264.0);
     /* A plan's compared metrics are its best candidate's (index 2). */
-    ck_assert_int_eq(zs_store_figure(st, 3, "compare.tokens_per_s_per_gpu", &v, &found, &err), 0);
+    ck_assert_int_eq(zs_store_figure(st, 3, "compare.tokens_per_s_per_gpu", &v,
+                                     &found, &err),
+                     0);
     ck_assert(found && v == 820.2);
     ck_assert_int_eq(zs_store_figure(st, 3, "searched", &v, &found, &err), 0);
     ck_assert(found && v == 8);
@@ -160,8 +176,11 @@ START_TEST(test_record_and_read)
 
     /* The file is a WAL-mode zsim store at the latest schema version. */
     ck_assert_int_eq(sql_int(g_db, "PRAGMA application_id"), ZS_STORE_APP_ID);
-    ck_assert_int_eq(sql_int(g_db, "PRAGMA user_version"), ZS_STORE_SCHEMA_VERSION);
-    ck_assert_int_eq(sql_int(g_db, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'"), 1);
+    ck_assert_int_eq(sql_int(g_db, "PRAGMA user_version"),
+                     ZS_STORE_SCHEMA_VERSION);
+    ck_assert_int_eq(sql_int(g_db, "SELECT count(*) FROM pragma_journal_mode "
+                                   "WHERE journal_mode = 'wal'"),
+                     1);
 }
 END_TEST
 
@@ -175,9 +194,9 @@ START_TEST(test_latest_history_tags)
     char names[128];
 
     ck_assert_int_eq(zs_store_open(g_db, &st, &err), 0);
-    record_file(st, "simulate", "a", SIM72);  /* 1 */
-    record_file(st, "simulate", "b", SIM34);  /* 2 */
-    record_file(st, "simulate", "a", SIM34);  /* 3 */
+    record_file(st, "simulate", "a", SIM72); /* 1 */
+    record_file(st, "simulate", "b", SIM34); /* 2 */
+    record_file(st, "simulate", "a", SIM34); /* 3 */
     ck_assert_int_eq(zs_store_tag(st, "v1", 1700000100, &ntag, &err), 0);
     ck_assert_int_eq(ntag, 2);
     record_file(st, "simulate", "a", SIM7); /* 4: after the tag */
@@ -215,7 +234,8 @@ START_TEST(test_latest_history_tags)
     zs_run_list_release(&l);
 
     ck_assert_int_eq(zs_store_tag(st, "no/slash", 0, &ntag, &err), ZS_EUSAGE);
-    ck_assert_str_eq(err.msg, "invalid tag 'no/slash': must be 1 to 64 of letters, digits, '.', '_' and '-'");
+    ck_assert_str_eq(err.msg, "invalid tag 'no/slash': must be 1 to 64 of "
+                              "letters, digits, '.', '_' and '-'");
     ck_assert_int_eq(zs_store_check(st, &err), 0);
     zs_store_close(st);
 }
@@ -233,17 +253,26 @@ START_TEST(test_migration_from_v1)
     int64_t n;
 
     ck_assert_int_eq(sqlite3_open(g_db, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db,
-        "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL CHECK (kind IN ('simulate', 'plan')),"
-        " scenario TEXT NOT NULL, argv TEXT NOT NULL DEFAULT '', version TEXT NOT NULL, git_commit TEXT,"
-        " unix_time INTEGER NOT NULL, doc_schema TEXT NOT NULL, verdict TEXT NOT NULL, doc TEXT NOT NULL);"
-        "CREATE INDEX runs_by_scenario ON runs(scenario, id);"
-        "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, name TEXT NOT NULL,"
-        " value REAL NOT NULL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
-        "INSERT INTO runs(kind, scenario, version, unix_time, doc_schema, verdict, doc)"
-        " VALUES ('simulate', 'old', '0.0.9', 1600000000, 'zsim.simulate/1', 'fits', '{\"schema\": \"zsim.simulate/1\"}');"
-        "PRAGMA application_id = 2054383981; PRAGMA user_version = 1;",
-        NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(
+            db,
+            "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT "
+            "NOT NULL CHECK (kind IN ('simulate', 'plan')),"
+            " scenario TEXT NOT NULL, argv TEXT NOT NULL DEFAULT '', version "
+            "TEXT NOT NULL, git_commit TEXT,"
+            " unix_time INTEGER NOT NULL, doc_schema TEXT NOT NULL, verdict "
+            "TEXT NOT NULL, doc TEXT NOT NULL);"
+            "CREATE INDEX runs_by_scenario ON runs(scenario, id);"
+            "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) "
+            "ON DELETE CASCADE, name TEXT NOT NULL,"
+            " value REAL NOT NULL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
+            "INSERT INTO runs(kind, scenario, version, unix_time, doc_schema, "
+            "verdict, doc)"
+            " VALUES ('simulate', 'old', '0.0.9', 1600000000, "
+            "'zsim.simulate/1', 'fits', '{\"schema\": \"zsim.simulate/1\"}');"
+            "PRAGMA application_id = 2054383981; PRAGMA user_version = 1;",
+            NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
 
     ck_assert_int_eq(zs_store_open(g_db, &st, &err), 0);
@@ -293,15 +322,21 @@ START_TEST(test_concurrent_writers)
     for (int w = 0; w < 2; w++) {
         int status;
         ck_assert_int_eq(waitpid(pid[w], &status, 0), pid[w]);
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed", w);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "writer %d failed", w);
     }
     ck_assert_int_eq(zs_store_open(g_db, &st, &err), 0);
     ck_assert_int_eq(zs_store_count(st, &n, &err), 0);
     ck_assert_int_eq(n, 2 * N);
     ck_assert_int_eq(zs_store_check(st, &err), 0);
     zs_store_close(st);
-    ck_assert_int_eq(sql_int(g_db, "SELECT count(*) FROM metrics WHERE name = 'compare.step_time_s'"), 2 * N);
-    ck_assert_int_eq(sql_int(g_db, "SELECT count(DISTINCT scenario) FROM runs"), 8);
+    ck_assert_int_eq(
+        sql_int(
+            g_db,
+            "SELECT count(*) FROM metrics WHERE name = 'compare.step_time_s'"),
+        2 * N);
+    ck_assert_int_eq(sql_int(g_db, "SELECT count(DISTINCT scenario) FROM runs"),
+                     8);
     free(doc);
 }
 END_TEST
@@ -365,7 +400,11 @@ START_TEST(test_killed_writer)
     ck_assert_int_eq(zs_store_count(st, &n, &err), 0);
     ck_assert_int_eq(n, K + 1);
     zs_store_close(st);
-    ck_assert_int_eq(sql_int(g_db, "SELECT count(*) FROM metrics WHERE name = 'compare.step_time_s'"), K + 1);
+    ck_assert_int_eq(
+        sql_int(
+            g_db,
+            "SELECT count(*) FROM metrics WHERE name = 'compare.step_time_s'"),
+        K + 1);
     free(doc);
 }
 END_TEST
@@ -398,12 +437,17 @@ START_TEST(test_alloc_failures)
             break;
         }
         zs_alloc_fail_at(0);
-        ck_assert_msg(rc == ZS_ENOMEM || rc == 0, "n=%ld rc=%d msg=%s", n, rc, err.msg);
+        ck_assert_msg(rc == ZS_ENOMEM || rc == 0, "n=%ld rc=%d msg=%s", n, rc,
+                      err.msg);
     }
     ck_assert_msg(n < 100000, "allocation loop did not terminate");
     /* Whole runs only: every stored run has its compared figures. */
-    ck_assert_int_eq(sql_int(g_db, "SELECT count(*) FROM runs WHERE id NOT IN "
-                                   "(SELECT run_id FROM metrics WHERE name = 'compare.step_time_s')"), 0);
+    ck_assert_int_eq(
+        sql_int(
+            g_db,
+            "SELECT count(*) FROM runs WHERE id NOT IN "
+            "(SELECT run_id FROM metrics WHERE name = 'compare.step_time_s')"),
+        0);
     ck_assert_int_ge(sql_int(g_db, "SELECT count(*) FROM runs"), 1);
     free(doc);
 }
@@ -432,7 +476,8 @@ START_TEST(test_bad_files)
     /* Not SQLite at all. */
     snprintf(path, sizeof path, "%s/notes.txt", g_dir);
     write_file(path, text, sizeof text - 1);
-    snprintf(want, sizeof want, "corrupt run store '%s': file is not a database", path);
+    snprintf(want, sizeof want,
+             "corrupt run store '%s': file is not a database", path);
     expect_open_error(path, 0, ZS_EINPUT, want);
     /* ... and left untouched. */
     {
@@ -444,33 +489,55 @@ START_TEST(test_bad_files)
     /* Somebody else's SQLite database. */
     snprintf(path, sizeof path, "%s/other.db", g_dir);
     ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", NULL,
+                     NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
-    snprintf(want, sizeof want, "'%s' is not a zsim run store (application_id 0x00000000, expected 0x7a73696d)", path);
+    snprintf(want, sizeof want,
+             "'%s' is not a zsim run store (application_id 0x00000000, "
+             "expected 0x7a73696d)",
+             path);
     expect_open_error(path, 0, ZS_EINPUT, want);
-    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'delete'"), 1);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_journal_mode "
+                                   "WHERE journal_mode = 'delete'"),
+                     1);
 
     /* Another application's id (a Fossil repository's, 252006673). */
     snprintf(path, sizeof path, "%s/fossil.db", g_dir);
     ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA application_id = 252006673;", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA application_id = 252006673;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
     sqlite3_close(db);
-    snprintf(want, sizeof want, "'%s' is not a zsim run store (application_id 0x0f055111, expected 0x7a73696d)", path);
+    snprintf(want, sizeof want,
+             "'%s' is not a zsim run store (application_id 0x0f055111, "
+             "expected 0x7a73696d)",
+             path);
     expect_open_error(path, 1, ZS_EINPUT, want);
 
     /* A store from a newer zsim. */
     snprintf(path, sizeof path, "%s/newer.db", g_dir);
     ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA application_id = 2054383981; PRAGMA user_version = 9;", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(
+            db, "PRAGMA application_id = 2054383981; PRAGMA user_version = 9;",
+            NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
-    snprintf(want, sizeof want, "run store '%s' has schema version 9, newer than this zsim supports (2): use a newer zsim", path);
+    snprintf(want, sizeof want,
+             "run store '%s' has schema version 9, newer than this zsim "
+             "supports (2): use a newer zsim",
+             path);
     expect_open_error(path, 0, ZS_EINPUT, want);
 
     /* Missing (for readers) and a folder. */
     snprintf(path, sizeof path, "%s/missing.db", g_dir);
-    snprintf(want, sizeof want, "cannot open run store '%s': No such file or directory", path);
+    snprintf(want, sizeof want,
+             "cannot open run store '%s': No such file or directory", path);
     expect_open_error(path, 1, ZS_EINPUT, want);
-    snprintf(want, sizeof want, "cannot open run store '%s': is a folder", g_dir);
+    snprintf(want, sizeof want, "cannot open run store '%s': is a folder",
+             g_dir);
     expect_open_error(g_dir, 0, ZS_EINPUT, want);
 }
 END_TEST
@@ -507,7 +574,8 @@ START_TEST(test_corrupt_pages)
     }
     ck_assert_int_eq(rc, ZS_EINPUT);
     snprintf(want, sizeof want, "corrupt run store '%s': ", g_db);
-    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "got: %s", err.msg);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "got: %s",
+                  err.msg);
 }
 END_TEST
 
@@ -519,25 +587,75 @@ START_TEST(test_bad_documents)
         int rc;
         const char *msg;
     } cases[] = {
-        {"simulate", "s", "", ZS_EINPUT, "empty file 'run document': expected a JSON object"},
-        {"simulate", "s", "{\"schema\": \"zsim.simulate/1\",", ZS_EINPUT, "malformed JSON in run document:1:30: unexpected end of input"},
-        {"simulate", "s", "[]", ZS_EINPUT, "invalid top level in run document: must be an object (got array)"},
-        {"simulate", "s", "{\"verdict\": \"fits\"}", ZS_EINPUT, "missing 'schema' in run document: required, one of zsim.simulate/1, zsim.plan/1"},
-        {"simulate", "s", "{\"schema\": \"zsim.simulate/2\"}", ZS_EINPUT, "invalid 'schema' in run document:1:2: must be one of zsim.simulate/1, zsim.plan/1 (got 'zsim.simulate/2')"},
-        {"simulate", "s", "{\"schema\": \"zsim.simulate/1\", \"verdict\": \"oom\"}", ZS_EINPUT, "invalid 'verdict' in run document:1:31: must be one of fits, gpu_oom, host_oom (got 'oom')"},
-        {"simulate", "s", "{\"schema\": \"zsim.simulate/1\",\n \"steady_step\": {\"time_s\": -1}}", ZS_EINPUT, "invalid 'steady_step.time_s' in run document:2:18: must be a number in [0, 1000000000000] (got -1)"},
-        {"simulate", "s", "{\"schema\": \"zsim.simulate/1\", \"steady_step\": 5}", ZS_EINPUT, "invalid 'steady_step' in run document:1:31: must be an object (got number)"},
-        {"simulate", "s", "{\"schema\": \"zsim.simulate/1\", \"steady_step\": {\"breakdown_s\": {\"compute\": \"1s\"}}}", ZS_EINPUT, "invalid 'steady_step.breakdown_s.compute' in run document:1:63: must be a number in [0, 1000000000000] (got '1s')"},
-        {"simulate", "s", "{\"schema\": \"zsim.simulate/1\", \"timeline\": {\"gpu\": [[0, 1, 2], [1, 2]]}}", ZS_EINPUT, "invalid 'timeline.gpu' in run document:1:44: element 1 must be [t_s, allocated_bytes, reserved_bytes] with numbers >= 0"},
-        {"simulate", "s", "{\"schema\": \"zsim.simulate/1\", \"timeline\": {\"host\": 3}}", ZS_EINPUT, "invalid 'timeline.host' in run document:1:44: must be an array of [t_s, bytes] (got number)"},
-        {"plan", "s", "{\"schema\": \"zsim.plan/1\", \"candidates\": [1]}", ZS_EINPUT, "invalid 'candidates' in run document:1:27: element 0 must be an object (got number)"},
-        {"plan", "s", "{\"schema\": \"zsim.plan/1\", \"candidates\": [{}, {\"steady_step\": {\"mfu\": 12}}]}", ZS_EINPUT, "invalid 'candidates[1].steady_step.mfu' in run document: must be a number in [0, 10] (got 12)"},
-        {"plan", "s", "{\"schema\": \"zsim.plan/1\", \"candidates\": [{}], \"best\": 1}", ZS_EINPUT, "invalid 'best' in run document:1:47: must be null or an index in [0, 0]"},
-        {"plan", "s", "{\"schema\": \"zsim.plan/1\", \"best\": 0}", ZS_EINPUT, "invalid 'best' in run document:1:27: must be null when there are no candidates"},
-        {"plan", "s", "{\"schema\": \"zsim.simulate/1\"}", ZS_EINPUT, "run document of kind 'simulate' recorded as 'plan'"},
-        {"train", "s", "{\"schema\": \"zsim.simulate/1\"}", ZS_EUSAGE, "invalid run kind 'train': must be simulate or plan"},
-        {"simulate", "", "{\"schema\": \"zsim.simulate/1\"}", ZS_EUSAGE, "invalid scenario name: must be 1 to 200 characters (got 0)"},
-        {"simulate", "a\nb", "{\"schema\": \"zsim.simulate/1\"}", ZS_EUSAGE, "invalid scenario name: control character 0x0a"},
+        {"simulate", "s", "", ZS_EINPUT,
+         "empty file 'run document': expected a JSON object"},
+        {"simulate", "s", "{\"schema\": \"zsim.simulate/1\",", ZS_EINPUT,
+         "malformed JSON in run document:1:30: unexpected end of input"},
+        {"simulate", "s", "[]", ZS_EINPUT,
+         "invalid top level in run document: must be an object (got array)"},
+        {"simulate", "s", "{\"verdict\": \"fits\"}", ZS_EINPUT,
+         "missing 'schema' in run document: required, one of zsim.simulate/1, "
+         "zsim.plan/1"},
+        {"simulate", "s", "{\"schema\": \"zsim.simulate/2\"}", ZS_EINPUT,
+         "invalid 'schema' in run document:1:2: must be one of "
+         "zsim.simulate/1, zsim.plan/1 (got 'zsim.simulate/2')"},
+        {"simulate", "s",
+         "{\"schema\": \"zsim.simulate/1\", \"verdict\": \"oom\"}", ZS_EINPUT,
+         "invalid 'verdict' in run document:1:31: must be one of fits, "
+         "gpu_oom, host_oom (got 'oom')"},
+        {"simulate", "s",
+         "{\"schema\": \"zsim.simulate/1\",\n \"steady_step\": {\"time_s\": "
+         "-1}}",
+         ZS_EINPUT,
+         "invalid 'steady_step.time_s' in run document:2:18: must be a number "
+         "in [0, 1000000000000] (got -1)"},
+        {"simulate", "s",
+         "{\"schema\": \"zsim.simulate/1\", \"steady_step\": 5}", ZS_EINPUT,
+         "invalid 'steady_step' in run document:1:31: must be an object (got "
+         "number)"},
+        {"simulate", "s",
+         "{\"schema\": \"zsim.simulate/1\", \"steady_step\": {\"breakdown_s\": "
+         "{\"compute\": \"1s\"}}}",
+         ZS_EINPUT,
+         "invalid 'steady_step.breakdown_s.compute' in run document:1:63: must "
+         "be a number in [0, 1000000000000] (got '1s')"},
+        {"simulate", "s",
+         "{\"schema\": \"zsim.simulate/1\", \"timeline\": {\"gpu\": [[0, 1, "
+         "2], [1, 2]]}}",
+         ZS_EINPUT,
+         "invalid 'timeline.gpu' in run document:1:44: element 1 must be [t_s, "
+         "allocated_bytes, reserved_bytes] with numbers >= 0"},
+        {"simulate", "s",
+         "{\"schema\": \"zsim.simulate/1\", \"timeline\": {\"host\": 3}}",
+         ZS_EINPUT,
+         "invalid 'timeline.host' in run document:1:44: must be an array of "
+         "[t_s, bytes] (got number)"},
+        {"plan", "s", "{\"schema\": \"zsim.plan/1\", \"candidates\": [1]}",
+         ZS_EINPUT,
+         "invalid 'candidates' in run document:1:27: element 0 must be an "
+         "object (got number)"},
+        {"plan", "s",
+         "{\"schema\": \"zsim.plan/1\", \"candidates\": [{}, {\"steady_step\": "
+         "{\"mfu\": 12}}]}",
+         ZS_EINPUT,
+         "invalid 'candidates[1].steady_step.mfu' in run document: must be a "
+         "number in [0, 10] (got 12)"},
+        {"plan", "s",
+         "{\"schema\": \"zsim.plan/1\", \"candidates\": [{}], \"best\": 1}",
+         ZS_EINPUT,
+         "invalid 'best' in run document:1:47: must be null or an index in [0, "
+         "0]"},
+        {"plan", "s", "{\"schema\": \"zsim.plan/1\", \"best\": 0}", ZS_EINPUT,
+         "invalid 'best' in run document:1:27: must be null when there are no "
+         "candidates"},
+        {"plan", "s", "{\"schema\": \"zsim.simulate/1\"}", ZS_EINPUT,
+         "run document of kind 'simulate' recorded as 'plan'"},
+        {"train", "s", "{\"schema\": \"zsim.simulate/1\"}", ZS_EUSAGE,
+         "invalid run kind 'train': must be simulate or plan"},
+        {"simulate", "", "{\"schema\": \"zsim.simulate/1\"}", ZS_EUSAGE,
+         "invalid scenario name: must be 1 to 200 characters (got 0)"},
+        {"simulate", "a\nb", "{\"schema\": \"zsim.simulate/1\"}", ZS_EUSAGE,
+         "invalid scenario name: control character 0x0a"},
     };
     struct zs_err err = {0, ""};
     zs_store *st;
@@ -547,13 +665,17 @@ START_TEST(test_bad_documents)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zs_run_meta m = meta(cases[i].kind, cases[i].scenario);
         int rc = zs_store_record(st, &m, cases[i].doc, &err);
-        ck_assert_msg(rc == cases[i].rc, "case %zu: rc %d (%s)", i, rc, err.msg);
+        ck_assert_msg(rc == cases[i].rc, "case %zu: rc %d (%s)", i, rc,
+                      err.msg);
         ck_assert_str_eq(err.msg, cases[i].msg);
     }
     /* Minimal documents are fine: every figure is optional. */
     {
         struct zs_run_meta m = meta("plan", "empty-plan");
-        ck_assert_int_eq(zs_store_record(st, &m, "{\"schema\": \"zsim.plan/1\", \"best\": null}", &err), 0);
+        ck_assert_int_eq(
+            zs_store_record(
+                st, &m, "{\"schema\": \"zsim.plan/1\", \"best\": null}", &err),
+            0);
     }
     ck_assert_int_eq(zs_store_count(st, &n, &err), 0);
     ck_assert_int_eq(n, 1);

@@ -17,8 +17,10 @@
 #include <sys/stat.h>
 
 static const char g_usage[] =
-    "usage: zsim report --db FILE [--out DIR [--format html|md|both] [--no-charts]]\n"
-    "                   [--baseline REF [--tolerance SPEC] [--strict] [--junit FILE.xml]]\n"
+    "usage: zsim report --db FILE [--out DIR [--format html|md|both] "
+    "[--no-charts]]\n"
+    "                   [--baseline REF [--tolerance SPEC] [--strict] [--junit "
+    "FILE.xml]]\n"
     "                   [--add DOC.json [--scenario NAME]] [--tag NAME]\n"
     "                   [--write-baseline DIR]\n"
     "\n"
@@ -26,41 +28,58 @@ static const char g_usage[] =
     "'zsim simulate --db FILE' and 'zsim plan --db FILE').\n"
     "\n"
     "  --db FILE            the run store (required)\n"
-    "  --out DIR            write a report of the latest run of each scenario:\n"
-    "                       index.html, report.md, summary.csv and gnuplot charts\n"
-    "                       (NAME.gp + NAME.dat, drawn to NAME.png and NAME.svg)\n"
+    "  --out DIR            write a report of the latest run of each "
+    "scenario:\n"
+    "                       index.html, report.md, summary.csv and gnuplot "
+    "charts\n"
+    "                       (NAME.gp + NAME.dat, drawn to NAME.png and "
+    "NAME.svg)\n"
     "  --format F           html, md or both (default both)\n"
-    "  --no-charts          write chart scripts and data but do not run gnuplot\n"
-    "  --validation DIR     measured files (NAME.measured.json) to show predicted vs\n"
+    "  --no-charts          write chart scripts and data but do not run "
+    "gnuplot\n"
+    "  --validation DIR     measured files (NAME.measured.json) to show "
+    "predicted vs\n"
     "                       measured (default: validation)\n"
-    "  --baseline REF       compare the latest runs with REF: a baseline file, a\n"
-    "                       folder of them (reports/baseline), or a tag in the store;\n"
-    "                       exits 4 on a regression beyond tolerance, a scenario\n"
-    "                       that no longer fits, or a baseline scenario with no run\n"
-    "  --tolerance SPEC     relative tolerance per metric (default 2%): '2%', or\n"
+    "  --baseline REF       compare the latest runs with REF: a baseline file, "
+    "a\n"
+    "                       folder of them (reports/baseline), or a tag in the "
+    "store;\n"
+    "                       exits 4 on a regression beyond tolerance, a "
+    "scenario\n"
+    "                       that no longer fits, or a baseline scenario with "
+    "no run\n"
+    "  --tolerance SPEC     relative tolerance per metric (default 2%): '2%', "
+    "or\n"
     "                       '2%,step_time_s=5%,peak_host_bytes_per_node=1%'\n"
-    "  --strict             also fail on improvements and other drift (CI: the\n"
-    "                       baseline must be updated with every change of results)\n"
-    "  --junit FILE.xml     write the comparison as JUnit XML (one testcase per\n"
+    "  --strict             also fail on improvements and other drift (CI: "
+    "the\n"
+    "                       baseline must be updated with every change of "
+    "results)\n"
+    "  --junit FILE.xml     write the comparison as JUnit XML (one testcase "
+    "per\n"
     "                       scenario and metric)\n"
-    "  --add DOC.json       record a document printed by 'zsim simulate --json' or\n"
+    "  --add DOC.json       record a document printed by 'zsim simulate "
+    "--json' or\n"
     "                       'zsim plan --json'\n"
-    "  --scenario NAME      the scenario name for --add (default: the file's stem)\n"
+    "  --scenario NAME      the scenario name for --add (default: the file's "
+    "stem)\n"
     "  --tag NAME           mark the latest run of each scenario as NAME\n"
     "  --write-baseline DIR write DIR/<scenario>.json from the latest runs\n"
     "\n"
-    "Metrics compared: verdict, peak_gpu_allocated_bytes, peak_gpu_reserved_bytes,\n"
+    "Metrics compared: verdict, peak_gpu_allocated_bytes, "
+    "peak_gpu_reserved_bytes,\n"
     "peak_host_bytes_per_node, step_time_s, tokens_per_s_per_gpu.\n"
-    "Charts need gnuplot on PATH (or $ZSIM_GNUPLOT); without it the tables are\n"
+    "Charts need gnuplot on PATH (or $ZSIM_GNUPLOT); without it the tables "
+    "are\n"
     "still written and the report says so.\n"
     "\n"
     "exit codes: 0 ok, 1 runtime or I/O failure, 2 usage error, 3 invalid or\n"
     "corrupt input (run store, document, baseline file), 4 regression found.\n";
 
 static const struct zs_opt g_opts[] = {
-    {"db", 1},      {"out", 1},      {"format", 1}, {"no-charts", 0},
-    {"baseline", 1}, {"tolerance", 1}, {"strict", 0}, {"junit", 1},
-    {"add", 1},     {"scenario", 1}, {"tag", 1},    {"write-baseline", 1},
+    {"db", 1},         {"out", 1},       {"format", 1}, {"no-charts", 0},
+    {"baseline", 1},   {"tolerance", 1}, {"strict", 0}, {"junit", 1},
+    {"add", 1},        {"scenario", 1},  {"tag", 1},    {"write-baseline", 1},
     {"validation", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
@@ -72,28 +91,32 @@ static const char *opt(const struct zs_args *a, const char *name)
 
 /* Reads a whole text file (documents are at most ZS_STORE_DOC_MAX). */
 #define DOC_MAX_BYTES (256u << 20)
-static int read_text(const char *path, char **out, size_t *len, struct zs_err *err)
+static int read_text(const char *path, char **out, size_t *len,
+                     struct zs_err *err)
 {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
     size_t n = 0, cap = 0;
     *out = NULL;
     if (!f)
-        return zs_err_set(err, ZS_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+        return zs_err_set(err, ZS_EINPUT, "cannot open '%s': %s", path,
+                          strerror(errno));
     for (;;) {
         size_t got;
         if (zs_grow((void **)&buf, &cap, n + 65537, 1)) {
             fclose(f);
             zs_free(buf);
-            return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'", path);
+            return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'",
+                              path);
         }
         got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
         if (n > DOC_MAX_BYTES) {
             fclose(f);
             zs_free(buf);
-            return zs_err_set(err, ZS_EINPUT, "file '%s' is too large: at most %u MiB",
-                              path, DOC_MAX_BYTES >> 20);
+            return zs_err_set(err, ZS_EINPUT,
+                              "file '%s' is too large: at most %u MiB", path,
+                              DOC_MAX_BYTES >> 20);
         }
         if (got == 0)
             break;
@@ -101,7 +124,8 @@ static int read_text(const char *path, char **out, size_t *len, struct zs_err *e
     if (ferror(f)) {
         fclose(f);
         zs_free(buf);
-        return zs_err_set(err, ZS_EINPUT, "cannot read '%s': %s", path, strerror(errno));
+        return zs_err_set(err, ZS_EINPUT, "cannot read '%s': %s", path,
+                          strerror(errno));
     }
     fclose(f);
     buf[n] = '\0';
@@ -126,8 +150,8 @@ struct pending_add {
     char scenario[256];
 };
 
-static int read_add(const char *path, const char *scenario, struct pending_add *pa,
-                    struct zs_err *err)
+static int read_add(const char *path, const char *scenario,
+                    struct pending_add *pa, struct zs_err *err)
 {
     int rc;
     memset(pa, 0, sizeof *pa);
@@ -178,14 +202,16 @@ static int do_add(zs_store *st, struct pending_add *pa, int argc, char **argv,
     rc = zs_store_record_id(st, &m, pa->text, &id, err);
     if (!rc)
         printf("recorded run %lld (%s '%s', verdict %s) in %s\n", (long long)id,
-               m.kind, pa->scenario, zs_verdict_names[pa->doc.verdict], zs_store_path(st));
+               m.kind, pa->scenario, zs_verdict_names[pa->doc.verdict],
+               zs_store_path(st));
     return rc;
 }
 
 static int do_render(zs_store *st, const char *out, const char *format,
                      int charts, const char *validation, struct zs_err *err)
 {
-    struct zs_report_opts o = {out, ZS_REPORT_HTML | ZS_REPORT_MD, charts, validation};
+    struct zs_report_opts o = {out, ZS_REPORT_HTML | ZS_REPORT_MD, charts,
+                               validation};
     struct zs_report_stats s;
     int rc;
 
@@ -196,22 +222,26 @@ static int do_render(zs_store *st, const char *out, const char *format,
             o.formats = ZS_REPORT_MD;
         else
             return zs_err_set(err, ZS_EUSAGE,
-                              "invalid --format '%s': must be html, md or both", format);
+                              "invalid --format '%s': must be html, md or both",
+                              format);
     }
     if ((rc = zs_report_render(st, &o, &s, err)))
         return rc;
-    printf("wrote %s: %s%ssummary.csv for %zu scenario%s and %zu measured file%s, "
-           "%zu chart%s (%zu drawn)\n",
-           out, (o.formats & ZS_REPORT_HTML) ? "index.html, " : "",
-           (o.formats & ZS_REPORT_MD) ? "report.md, " : "", s.nscenarios,
-           s.nscenarios == 1 ? "" : "s", s.nmeasured, s.nmeasured == 1 ? "" : "s",
-           s.ncharts, s.ncharts == 1 ? "" : "s", s.ndrawn);
+    printf(
+        "wrote %s: %s%ssummary.csv for %zu scenario%s and %zu measured file%s, "
+        "%zu chart%s (%zu drawn)\n",
+        out, (o.formats & ZS_REPORT_HTML) ? "index.html, " : "",
+        (o.formats & ZS_REPORT_MD) ? "report.md, " : "", s.nscenarios,
+        s.nscenarios == 1 ? "" : "s", s.nmeasured, s.nmeasured == 1 ? "" : "s",
+        s.ncharts, s.ncharts == 1 ? "" : "s", s.ndrawn);
     fflush(stdout);
     if (charts && s.gnuplot_missing && s.ncharts)
-        fprintf(stderr,
-                "zsim: warning: gnuplot not found on PATH: %zu chart%s not drawn "
-                "(their .gp scripts and .dat data are in %s; install gnuplot-nox)\n",
-                s.ncharts, s.ncharts == 1 ? "" : "s", out);
+        fprintf(
+            stderr,
+            "zsim: warning: gnuplot not found on PATH: %zu chart%s not drawn "
+            "(their .gp scripts and .dat data are in %s; install "
+            "gnuplot-nox)\n",
+            s.ncharts, s.ncharts == 1 ? "" : "s", out);
     else if (s.chart_problem[0])
         fprintf(stderr, "zsim: warning: %zu of %zu charts not drawn: %s\n",
                 s.ncharts - s.ndrawn, s.ncharts, s.chart_problem);
@@ -243,11 +273,11 @@ static int do_compare(zs_store *st, const char *ref, const char *tolspec,
         if (!found) {
             if ((rc = zs_store_tag_names(st, tags, sizeof tags, err)))
                 return rc;
-            return zs_err_set(err, ZS_EUSAGE,
-                              "unknown baseline '%s': no such file or folder, and "
-                              "no such tag in '%s' (%s%s)",
-                              ref, zs_store_path(st), tags[0] ? "tags: " : "no tags",
-                              tags);
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "unknown baseline '%s': no such file or folder, and "
+                "no such tag in '%s' (%s%s)",
+                ref, zs_store_path(st), tags[0] ? "tags: " : "no tags", tags);
         }
         snprintf(desc, sizeof desc, "tag '%s'", ref);
         rc = zs_baseline_from_runs(&tagged, desc, &base, err);
@@ -257,7 +287,8 @@ static int do_compare(zs_store *st, const char *ref, const char *tolspec,
     }
     rc = zs_store_latest(st, &latest, err);
     if (!rc)
-        rc = zs_report_compare(&base, &latest, &tol, strict, stdout, junit, &cs, err);
+        rc = zs_report_compare(&base, &latest, &tol, strict, stdout, junit, &cs,
+                               err);
     zs_run_list_release(&latest);
     zs_baseline_release(&base);
     if (rc)
@@ -282,9 +313,10 @@ static int run(int argc, char **argv, struct zs_err *err)
     if ((rc = zs_args_parse(argc, argv, g_opts, NOPTS, "report", &a, err)))
         return rc;
     if (a.npos)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "unexpected argument '%s' for 'report' (see 'zsim report --help')",
-                          a.pos[0]);
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "unexpected argument '%s' for 'report' (see 'zsim report --help')",
+            a.pos[0]);
     db = opt(&a, "db");
     out = opt(&a, "out");
     base = opt(&a, "baseline");
@@ -292,17 +324,26 @@ static int run(int argc, char **argv, struct zs_err *err)
     tag = opt(&a, "tag");
     wb = opt(&a, "write-baseline");
     if (!db)
-        return zs_err_set(err, ZS_EUSAGE, "'report' needs --db FILE (see 'zsim report --help')");
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "'report' needs --db FILE (see 'zsim report --help')");
     if (!out && !base && !add && !tag && !wb)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "nothing to do: give --out DIR, --baseline REF, --add DOC.json, "
-                          "--tag NAME or --write-baseline DIR");
-    if (!out && (opt(&a, "format") || opt(&a, "no-charts") || opt(&a, "validation")))
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "nothing to do: give --out DIR, --baseline REF, --add DOC.json, "
+            "--tag NAME or --write-baseline DIR");
+    if (!out &&
+        (opt(&a, "format") || opt(&a, "no-charts") || opt(&a, "validation")))
         return zs_err_set(err, ZS_EUSAGE, "--%s needs --out DIR",
-                          opt(&a, "format") ? "format" : opt(&a, "no-charts") ? "no-charts" : "validation");
-    if (!base && (opt(&a, "tolerance") || opt(&a, "strict") || opt(&a, "junit")))
+                          opt(&a, "format")      ? "format"
+                          : opt(&a, "no-charts") ? "no-charts"
+                                                 : "validation");
+    if (!base &&
+        (opt(&a, "tolerance") || opt(&a, "strict") || opt(&a, "junit")))
         return zs_err_set(err, ZS_EUSAGE, "--%s needs --baseline REF",
-                          opt(&a, "tolerance") ? "tolerance" : opt(&a, "strict") ? "strict" : "junit");
+                          opt(&a, "tolerance") ? "tolerance"
+                          : opt(&a, "strict")  ? "strict"
+                                               : "junit");
     if (!add && opt(&a, "scenario"))
         return zs_err_set(err, ZS_EUSAGE, "--scenario needs --add DOC.json");
     if (opt(&a, "tolerance")) {
@@ -312,13 +353,15 @@ static int run(int argc, char **argv, struct zs_err *err)
     }
     if (opt(&a, "format") && strcmp(opt(&a, "format"), "html") &&
         strcmp(opt(&a, "format"), "md") && strcmp(opt(&a, "format"), "both"))
-        return zs_err_set(err, ZS_EUSAGE, "invalid --format '%s': must be html, md or both",
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid --format '%s': must be html, md or both",
                           opt(&a, "format"));
 
     memset(&pa, 0, sizeof pa);
     if (add && (rc = read_add(add, opt(&a, "scenario"), &pa, err)))
         return rc;
-    rc = add ? zs_store_open(db, &st, err) : zs_store_open_existing(db, &st, err);
+    rc = add ? zs_store_open(db, &st, err)
+             : zs_store_open_existing(db, &st, err);
     if (rc) {
         release_add(&pa);
         return rc;
@@ -333,7 +376,8 @@ static int run(int argc, char **argv, struct zs_err *err)
         size_t n;
         if ((rc = zs_store_tag(st, tag, zs_store_now(), &n, err)))
             goto out;
-        printf("tagged %zu run%s as '%s' in %s\n", n, n == 1 ? "" : "s", tag, db);
+        printf("tagged %zu run%s as '%s' in %s\n", n, n == 1 ? "" : "s", tag,
+               db);
     }
     if (wb) {
         struct zs_run_list latest;
@@ -346,12 +390,13 @@ static int run(int argc, char **argv, struct zs_err *err)
             goto out;
         printf("wrote %zu baseline file%s to %s\n", n, n == 1 ? "" : "s", wb);
     }
-    if (out && (rc = do_render(st, out, opt(&a, "format"), !opt(&a, "no-charts"),
-                               opt(&a, "validation"), err)))
+    if (out &&
+        (rc = do_render(st, out, opt(&a, "format"), !opt(&a, "no-charts"),
+                        opt(&a, "validation"), err)))
         goto out;
     if (base)
-        rc = do_compare(st, base, opt(&a, "tolerance"), opt(&a, "strict") != NULL,
-                        opt(&a, "junit"), err);
+        rc = do_compare(st, base, opt(&a, "tolerance"),
+                        opt(&a, "strict") != NULL, opt(&a, "junit"), err);
 out:
     release_add(&pa);
     zs_store_close(st);

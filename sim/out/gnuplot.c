@@ -21,7 +21,8 @@
 static int executable(const char *path)
 {
     struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+           access(path, X_OK) == 0;
 }
 
 int zs_gnuplot_find(char *buf, size_t cap)
@@ -56,14 +57,15 @@ int zs_gnuplot_find(char *buf, size_t cap)
 
 void zs_gnuplot_begin(struct zs_rbuf *gp, const char *title_comment)
 {
-    zs_rbuf_printf(gp,
-                   "# %s\n"
-                   "# Written by zsim report; run from this folder: gnuplot FILE.gp\n"
-                   "# draws FILE.png and FILE.svg (through hidden .tmp files).\n"
-                   "set encoding utf8\n"
-                   "set datafile commentschars \"#\"\n"
-                   "set grid\n",
-                   title_comment);
+    zs_rbuf_printf(
+        gp,
+        "# %s\n"
+        "# Written by zsim report; run from this folder: gnuplot FILE.gp\n"
+        "# draws FILE.png and FILE.svg (through hidden .tmp files).\n"
+        "set encoding utf8\n"
+        "set datafile commentschars \"#\"\n"
+        "set grid\n",
+        title_comment);
 }
 
 void zs_gnuplot_output(struct zs_rbuf *gp, const char *stem, int svg,
@@ -75,17 +77,22 @@ void zs_gnuplot_output(struct zs_rbuf *gp, const char *stem, int svg,
                        "noenhanced background \"white\"\n",
                        width_px, height_px);
     else
-        zs_rbuf_printf(gp,
-                       "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-                       "  set terminal pngcairo size %d,%d font \"sans,10\" noenhanced\n"
-                       "} else {\n"
-                       "  set terminal png size %d,%d noenhanced\n"
-                       "}\n",
-                       width_px, height_px, width_px, height_px);
-    zs_rbuf_printf(gp, "set output \".%s.%s.tmp\"\n", stem, svg ? "svg" : "png");
+        zs_rbuf_printf(
+            gp,
+            "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+            "  set terminal pngcairo size %d,%d font \"sans,10\" noenhanced\n"
+            "} else {\n"
+            "  set terminal png size %d,%d noenhanced\n"
+            "}\n",
+            width_px, height_px, width_px, height_px);
+    zs_rbuf_printf(gp, "set output \".%s.%s.tmp\"\n", stem,
+                   svg ? "svg" : "png");
 }
 
-void zs_gnuplot_end_output(struct zs_rbuf *gp) { zs_rbuf_puts(gp, "set output\n"); }
+void zs_gnuplot_end_output(struct zs_rbuf *gp)
+{
+    zs_rbuf_puts(gp, "set output\n");
+}
 
 static void remove_tmps(const char *dir, const char *stem)
 {
@@ -106,12 +113,14 @@ int zs_gnuplot_draw(const char *gnuplot, const char *dir, const char *script,
     int have_line = 0;
 
     if (pipe(fds) != 0)
-        return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s", strerror(errno));
+        return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s",
+                          strerror(errno));
     pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s", strerror(errno));
+        return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s",
+                          strerror(errno));
     }
     if (pid == 0) {
         int nul = open("/dev/null", O_RDWR);
@@ -151,15 +160,17 @@ int zs_gnuplot_draw(const char *gnuplot, const char *dir, const char *script,
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
             remove_tmps(dir, stem);
-            return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s", strerror(errno));
+            return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s",
+                              strerror(errno));
         }
     first[nfirst] = '\0';
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         remove_tmps(dir, stem);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-            return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot '%s'", gnuplot);
-        return zs_err_set(err, ZS_ERUNTIME, "gnuplot failed on '%s/%s'%s%s", dir,
-                          script, nfirst ? ": " : "", first);
+            return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot '%s'",
+                              gnuplot);
+        return zs_err_set(err, ZS_ERUNTIME, "gnuplot failed on '%s/%s'%s%s",
+                          dir, script, nfirst ? ": " : "", first);
     }
     {
         static const char *const ext[] = {"png", "svg"};

@@ -69,7 +69,8 @@ struct ctx {
     int bd_chart, bd_drawn;
 };
 
-/* ---- small formatting helpers --------------------------------------------- */
+/* ---- small formatting helpers ---------------------------------------------
+ */
 
 static char *fmt_b(char *buf, size_t cap, int64_t bytes)
 {
@@ -162,7 +163,8 @@ static const struct zs_rstep *main_step(const struct scen *s)
     return s->doc.steady.present ? &s->doc.steady : NULL;
 }
 
-/* ---- tables, emitted both as HTML and Markdown ---------------------------- */
+/* ---- tables, emitted both as HTML and Markdown ----------------------------
+ */
 
 #define TCOLS 16
 #define TCELL 320
@@ -182,7 +184,10 @@ static void rt_init(struct rtable *t, int ncols, const char *align)
     t->align = align;
 }
 
-static void rt_release(struct rtable *t) { zs_free(t->cells); }
+static void rt_release(struct rtable *t)
+{
+    zs_free(t->cells);
+}
 
 /* Adds a row of ncols cells separated by '\t' in the formatted text. */
 __attribute__((format(printf, 2, 3))) static void rt_row(struct rtable *t,
@@ -191,7 +196,8 @@ __attribute__((format(printf, 2, 3))) static void rt_row(struct rtable *t,
     char line[TCOLS * TCELL];
     char *p = line;
     va_list ap;
-    if (t->failed || zs_grow((void **)&t->cells, &t->cap, t->n + 1, sizeof *t->cells)) {
+    if (t->failed ||
+        zs_grow((void **)&t->cells, &t->cap, t->n + 1, sizeof *t->cells)) {
         t->failed = 1;
         return;
     }
@@ -219,9 +225,11 @@ static void rt_html(const struct rtable *t, struct zs_rbuf *h, const char *cls)
             const char *cell = t->cells[r][c];
             const char *tag = r == 0 ? "th" : "td";
             const char *vcls = "";
-            if (r > 0 && (strcmp(cell, "fits") == 0 || strncmp(cell, "fits ", 5) == 0))
+            if (r > 0 &&
+                (strcmp(cell, "fits") == 0 || strncmp(cell, "fits ", 5) == 0))
                 vcls = " fits";
-            else if (r > 0 && (strcmp(cell, "gpu_oom") == 0 || strcmp(cell, "host_oom") == 0 ||
+            else if (r > 0 && (strcmp(cell, "gpu_oom") == 0 ||
+                               strcmp(cell, "host_oom") == 0 ||
                                strcmp(cell, "none_fits") == 0))
                 vcls = " oom";
             zs_rbuf_printf(h, "<%s class=\"%c%s\">", tag, t->align[c], vcls);
@@ -265,10 +273,12 @@ static void rt_md(const struct rtable *t, struct zs_rbuf *m)
     zs_rbuf_puts(m, "\n");
 }
 
-/* ---- charts ----------------------------------------------------------------- */
+/* ---- charts -----------------------------------------------------------------
+ */
 
-static int write_chart(struct ctx *c, const char *stem, const struct zs_rbuf *gp,
-                       const struct zs_rbuf *dat, int *drawn, struct zs_err *err)
+static int write_chart(struct ctx *c, const char *stem,
+                       const struct zs_rbuf *gp, const struct zs_rbuf *dat,
+                       int *drawn, struct zs_err *err)
 {
     char name[240];
     struct zs_err gerr = {0, ""};
@@ -286,7 +296,8 @@ static int write_chart(struct ctx *c, const char *stem, const struct zs_rbuf *gp
         return 0;
     if (zs_gnuplot_draw(c->gnuplot, c->o->out_dir, name, stem, &gerr)) {
         if (!c->s->chart_problem[0])
-            zs_strlcpy(c->s->chart_problem, gerr.msg, sizeof c->s->chart_problem);
+            zs_strlcpy(c->s->chart_problem, gerr.msg,
+                       sizeof c->s->chart_problem);
         return 0;
     }
     *drawn = 1;
@@ -315,7 +326,8 @@ static int chart_memory(struct ctx *c, struct scen *s, struct zs_err *err)
                        d->gpu_tl[3 * i + 1] / GIB, d->gpu_tl[3 * i + 2] / GIB);
     zs_rbuf_puts(&dat, "\n\n# block 1: host per node: t_s GiB\n");
     for (size_t i = 0; i < d->n_host; i++)
-        zs_rbuf_printf(&dat, "%.9g %.6g\n", d->host_tl[2 * i], d->host_tl[2 * i + 1] / GIB);
+        zs_rbuf_printf(&dat, "%.9g %.6g\n", d->host_tl[2 * i],
+                       d->host_tl[2 * i + 1] / GIB);
 
     snprintf(title, sizeof title, "memory over time for '%s' (run %lld)",
              s->run->scenario, (long long)s->run->id);
@@ -337,15 +349,19 @@ static int chart_memory(struct ctx *c, struct scen *s, struct zs_err *err)
         zs_gnuplot_output(&gp, stem, svg, 960, 480);
         if (d->n_gpu) {
             zs_rbuf_printf(&gp,
-                           "%s\"%s.dat\" index 0 using 1:2 with steps lw 2 lc rgb \"#1f77b4\" title \"GPU allocated\", \\\n"
-                           "     \"\" index 0 using 1:3 with steps lw 2 dt 2 lc rgb \"#6baed6\" title \"GPU reserved\"",
+                           "%s\"%s.dat\" index 0 using 1:2 with steps lw 2 lc "
+                           "rgb \"#1f77b4\" title \"GPU allocated\", \\\n"
+                           "     \"\" index 0 using 1:3 with steps lw 2 dt 2 "
+                           "lc rgb \"#6baed6\" title \"GPU reserved\"",
                            sep, stem);
             sep = ", \\\n     ";
         }
         if (d->n_host)
-            zs_rbuf_printf(&gp,
-                           "%s\"%s.dat\" index 1 using 1:2 axes x1y%d with steps lw 2 lc rgb \"#d62728\" title \"host per node\"",
-                           sep, stem, d->n_gpu ? 2 : 1);
+            zs_rbuf_printf(
+                &gp,
+                "%s\"%s.dat\" index 1 using 1:2 axes x1y%d with steps lw 2 lc "
+                "rgb \"#d62728\" title \"host per node\"",
+                sep, stem, d->n_gpu ? 2 : 1);
         zs_rbuf_puts(&gp, "\n");
         zs_gnuplot_end_output(&gp);
     }
@@ -365,13 +381,17 @@ struct fpt {
 static int cmp_gpu(const void *a, const void *b)
 {
     const struct fpt *x = a, *y = b;
-    return x->gpu < y->gpu ? -1 : x->gpu > y->gpu ? 1 : (x->tok > y->tok ? -1 : x->tok < y->tok);
+    return x->gpu < y->gpu   ? -1
+           : x->gpu > y->gpu ? 1
+                             : (x->tok > y->tok ? -1 : x->tok < y->tok);
 }
 
 static int cmp_host(const void *a, const void *b)
 {
     const struct fpt *x = a, *y = b;
-    return x->host < y->host ? -1 : x->host > y->host ? 1 : (x->tok > y->tok ? -1 : x->tok < y->tok);
+    return x->host < y->host   ? -1
+           : x->host > y->host ? 1
+                               : (x->tok > y->tok ? -1 : x->tok < y->tok);
 }
 
 /* Frontier: sorted by memory, keep each point faster than all before it. */
@@ -381,7 +401,8 @@ static void frontier(struct zs_rbuf *dat, struct fpt *p, size_t n, int host)
     qsort(p, n, sizeof *p, host ? cmp_host : cmp_gpu);
     for (size_t i = 0; i < n; i++) {
         if (p[i].tok > best) {
-            zs_rbuf_printf(dat, "%.6g %.6g\n", host ? p[i].host : p[i].gpu, p[i].tok);
+            zs_rbuf_printf(dat, "%.6g %.6g\n", host ? p[i].host : p[i].gpu,
+                           p[i].tok);
             best = p[i].tok;
         }
     }
@@ -406,29 +427,35 @@ static int chart_frontier(struct ctx *c, struct scen *s, struct zs_err *err)
     snprintf(stem, sizeof stem, "frontier-%s", s->stem);
     zs_rbuf_printf(&dat,
                    "# zsim report: plan frontier, scenario '%s' (run %lld)\n"
-                   "# block 0: feasible candidates: peak_gpu_GiB peak_host_GiB tokens_per_s_per_gpu candidate\n",
+                   "# block 0: feasible candidates: peak_gpu_GiB peak_host_GiB "
+                   "tokens_per_s_per_gpu candidate\n",
                    s->run->scenario, (long long)s->run->id);
     for (size_t i = 0; i < d->ncands; i++) {
         const struct zs_rcand *k = &d->cands[i];
         if (k->verdict != ZS_VERDICT_FITS || !k->steady.present ||
             isnan(k->steady.tokens_per_s_per_gpu) ||
-            k->steady.peak_gpu_allocated_bytes < 0 || k->steady.peak_host_bytes_per_node < 0)
+            k->steady.peak_gpu_allocated_bytes < 0 ||
+            k->steady.peak_host_bytes_per_node < 0)
             continue;
         pts[n].gpu = (double)k->steady.peak_gpu_allocated_bytes / GIB;
         pts[n].host = (double)k->steady.peak_host_bytes_per_node / GIB;
         pts[n].tok = k->steady.tokens_per_s_per_gpu;
-        zs_rbuf_printf(&dat, "%.6g %.6g %.6g %zu\n", pts[n].gpu, pts[n].host, pts[n].tok, i);
+        zs_rbuf_printf(&dat, "%.6g %.6g %.6g %zu\n", pts[n].gpu, pts[n].host,
+                       pts[n].tok, i);
         n++;
     }
     if (n == 0) {
         rc = 0;
         goto out;
     }
-    zs_rbuf_puts(&dat, "\n\n# block 1: frontier over peak GPU memory: peak_gpu_GiB tokens_per_s_per_gpu\n");
+    zs_rbuf_puts(&dat, "\n\n# block 1: frontier over peak GPU memory: "
+                       "peak_gpu_GiB tokens_per_s_per_gpu\n");
     frontier(&dat, pts, n, 0);
-    zs_rbuf_puts(&dat, "\n\n# block 2: frontier over peak host memory: peak_host_GiB tokens_per_s_per_gpu\n");
+    zs_rbuf_puts(&dat, "\n\n# block 2: frontier over peak host memory: "
+                       "peak_host_GiB tokens_per_s_per_gpu\n");
     frontier(&dat, pts, n, 1);
-    zs_rbuf_puts(&dat, "\n\n# block 3: best candidate: peak_gpu_GiB peak_host_GiB tokens_per_s_per_gpu candidate\n");
+    zs_rbuf_puts(&dat, "\n\n# block 3: best candidate: peak_gpu_GiB "
+                       "peak_host_GiB tokens_per_s_per_gpu candidate\n");
     if (d->best >= 0 && d->cands[d->best].steady.present) {
         const struct zs_rstep *b = &d->cands[d->best].steady;
         zs_rbuf_printf(&dat, "%.6g %.6g %.6g %lld\n",
@@ -451,15 +478,22 @@ static int chart_frontier(struct ctx *c, struct scen *s, struct zs_err *err)
         zs_rbuf_puts(&gp, " . \": throughput against memory (plan)\"\n");
         for (int host = 0; host < 2; host++) {
             int x = host ? 2 : 1;
-            zs_rbuf_printf(&gp,
-                           "set xlabel \"%s\"\n"
-                           "plot \"%s.dat\" index 0 using %d:3 with points pt 7 ps 1.2 lc rgb \"#7f7f7f\" title \"feasible\", \\\n"
-                           "     \"\" index %d using 1:2 with linespoints lw 2 pt 7 lc rgb \"#1f77b4\" title \"frontier\"%s",
-                           host ? "peak host memory per node (GiB)" : "peak GPU allocated per rank (GiB)",
-                           stem, x, host ? 2 : 1,
-                           d->best >= 0 ? ", \\\n     \"\" index 3 using " : "\n");
+            zs_rbuf_printf(
+                &gp,
+                "set xlabel \"%s\"\n"
+                "plot \"%s.dat\" index 0 using %d:3 with points pt 7 ps 1.2 lc "
+                "rgb \"#7f7f7f\" title \"feasible\", \\\n"
+                "     \"\" index %d using 1:2 with linespoints lw 2 pt 7 lc "
+                "rgb \"#1f77b4\" title \"frontier\"%s",
+                host ? "peak host memory per node (GiB)"
+                     : "peak GPU allocated per rank (GiB)",
+                stem, x, host ? 2 : 1,
+                d->best >= 0 ? ", \\\n     \"\" index 3 using " : "\n");
             if (d->best >= 0)
-                zs_rbuf_printf(&gp, "%d:3 with points pt 6 ps 3 lw 2 lc rgb \"#d62728\" title \"best\"\n", x);
+                zs_rbuf_printf(&gp,
+                               "%d:3 with points pt 6 ps 3 lw 2 lc rgb "
+                               "\"#d62728\" title \"best\"\n",
+                               x);
         }
         zs_rbuf_puts(&gp, "unset multiplot\n");
         zs_gnuplot_end_output(&gp);
@@ -483,23 +517,28 @@ static int chart_breakdown(struct ctx *c, struct zs_err *err)
 
     zs_rbuf_init(&gp);
     zs_rbuf_init(&dat);
-    zs_rbuf_puts(&dat, "# zsim report: steady step time breakdown (s), latest run of each scenario\n"
-                       "# scenario compute exposed_collective exposed_pcie optimizer other\n");
+    zs_rbuf_puts(
+        &dat,
+        "# zsim report: steady step time breakdown (s), latest run of each "
+        "scenario\n"
+        "# scenario compute exposed_collective exposed_pcie optimizer other\n");
     for (size_t i = 0; i < c->n; i++) {
         const struct zs_rstep *st = c->sc[i].bd_step;
         if (!st)
             continue;
         zs_rbuf_json_str(&dat, c->sc[i].run->scenario);
-        zs_rbuf_printf(&dat, " %.6g %.6g %.6g %.6g %.6g\n", st->breakdown.compute,
-                       st->breakdown.exposed_collective, st->breakdown.exposed_pcie,
-                       st->breakdown.optimizer, st->breakdown.other);
+        zs_rbuf_printf(&dat, " %.6g %.6g %.6g %.6g %.6g\n",
+                       st->breakdown.compute, st->breakdown.exposed_collective,
+                       st->breakdown.exposed_pcie, st->breakdown.optimizer,
+                       st->breakdown.other);
         n++;
     }
     if (n == 0) {
         rc = 0;
         goto out;
     }
-    zs_gnuplot_begin(&gp, "steady step time breakdown, latest run of each scenario");
+    zs_gnuplot_begin(&gp,
+                     "steady step time breakdown, latest run of each scenario");
     zs_rbuf_puts(&gp, "set style data histograms\n"
                       "set style histogram rowstacked\n"
                       "set style fill solid 0.85 border -1\n"
@@ -511,13 +550,19 @@ static int chart_breakdown(struct ctx *c, struct zs_err *err)
                       "set grid noxtics ytics\n"
                       "set title \"where the steady step's time goes\"\n");
     for (int svg = 0; svg < 2; svg++) {
-        zs_gnuplot_output(&gp, "breakdown", svg, 960, 160 + 30 * (int)(n < 8 ? 8 : n > 40 ? 40 : n));
-        zs_rbuf_puts(&gp,
-                     "plot \"breakdown.dat\" using 2:xtic(1) lc rgb \"#1f77b4\" title \"compute\", \\\n"
-                     "     \"\" using 3 lc rgb \"#ff7f0e\" title \"exposed collective\", \\\n"
-                     "     \"\" using 4 lc rgb \"#d62728\" title \"exposed PCIe\", \\\n"
-                     "     \"\" using 5 lc rgb \"#2ca02c\" title \"optimizer\", \\\n"
-                     "     \"\" using 6 lc rgb \"#9467bd\" title \"other\"\n");
+        zs_gnuplot_output(&gp, "breakdown", svg, 960,
+                          160 + 30 * (int)(n < 8    ? 8
+                                           : n > 40 ? 40
+                                                    : n));
+        zs_rbuf_puts(
+            &gp,
+            "plot \"breakdown.dat\" using 2:xtic(1) lc rgb \"#1f77b4\" title "
+            "\"compute\", \\\n"
+            "     \"\" using 3 lc rgb \"#ff7f0e\" title \"exposed "
+            "collective\", \\\n"
+            "     \"\" using 4 lc rgb \"#d62728\" title \"exposed PCIe\", \\\n"
+            "     \"\" using 5 lc rgb \"#2ca02c\" title \"optimizer\", \\\n"
+            "     \"\" using 6 lc rgb \"#9467bd\" title \"other\"\n");
         zs_gnuplot_end_output(&gp);
     }
     rc = gp.failed || dat.failed
@@ -530,14 +575,16 @@ out:
     return rc;
 }
 
-/* ---- documents -------------------------------------------------------------- */
+/* ---- documents --------------------------------------------------------------
+ */
 
 static const char *not_drawn(const struct ctx *c)
 {
     if (!c->o->draw_charts)
         return "chart not drawn (charts were turned off)";
     if (!c->have_gnuplot)
-        return "chart not drawn: gnuplot was not found on PATH (install gnuplot-nox, "
+        return "chart not drawn: gnuplot was not found on PATH (install "
+               "gnuplot-nox, "
                "or run the script beside this report with gnuplot)";
     return "chart not drawn: gnuplot failed on its script";
 }
@@ -550,21 +597,25 @@ static void figure(const struct ctx *c, struct zs_rbuf *h, struct zs_rbuf *m,
         zs_rbuf_escape(h, caption);
         zs_rbuf_printf(h, "\"><figcaption>");
         zs_rbuf_escape(h, caption);
-        zs_rbuf_printf(h, " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.gp\">script</a>, "
-                          "<a href=\"%s.dat\">data</a>)</figcaption></figure>\n",
-                       stem, stem, stem);
+        zs_rbuf_printf(
+            h,
+            " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.gp\">script</a>, "
+            "<a href=\"%s.dat\">data</a>)</figcaption></figure>\n",
+            stem, stem, stem);
         zs_rbuf_printf(m, "![");
         md_cell(m, caption);
         zs_rbuf_printf(m, "](%s.png)\n\n", stem);
     } else {
         zs_rbuf_puts(h, "<p class=\"note\">");
         zs_rbuf_escape(h, caption);
-        zs_rbuf_printf(h, ": %s; script <a href=\"%s.gp\">%s.gp</a>, data "
-                          "<a href=\"%s.dat\">%s.dat</a>.</p>\n",
+        zs_rbuf_printf(h,
+                       ": %s; script <a href=\"%s.gp\">%s.gp</a>, data "
+                       "<a href=\"%s.dat\">%s.dat</a>.</p>\n",
                        not_drawn(c), stem, stem, stem, stem);
         zs_rbuf_puts(m, "> ");
         md_cell(m, caption);
-        zs_rbuf_printf(m, ": %s; script `%s.gp`, data `%s.dat`.\n\n", not_drawn(c), stem, stem);
+        zs_rbuf_printf(m, ": %s; script `%s.gp`, data `%s.dat`.\n\n",
+                       not_drawn(c), stem, stem);
     }
 }
 
@@ -604,16 +655,26 @@ static void summary_table(const struct ctx *c, struct rtable *t)
 {
     rt_init(t, 13, "lllrrrrrrllll");
     rt_row(t, "scenario\tkind\tverdict\tpeak GPU allocated\tpeak GPU reserved\t"
-              "peak host / node\tstep time\ttokens/s/GPU\tMFU\tbottleneck\tzsim\tcommit\trecorded");
+              "peak host / node\tstep "
+              "time\ttokens/s/GPU\tMFU\tbottleneck\tzsim\tcommit\trecorded");
     for (size_t i = 0; i < c->n; i++) {
         const struct scen *s = &c->sc[i];
         const struct zs_rstep *st = main_step(s);
         char a[32], r[32], h[32], ts[32], tok[32], mfu[32], when[48];
         rt_row(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s",
                s->run->scenario, s->run->kind, zs_verdict_names[s->doc.verdict],
-               fmt_b(a, sizeof a, isnan(s->doc.metric[ZS_M_PEAK_GPU_ALLOC]) ? -1 : (int64_t)s->doc.metric[ZS_M_PEAK_GPU_ALLOC]),
-               fmt_b(r, sizeof r, isnan(s->doc.metric[ZS_M_PEAK_GPU_RESERVED]) ? -1 : (int64_t)s->doc.metric[ZS_M_PEAK_GPU_RESERVED]),
-               fmt_b(h, sizeof h, isnan(s->doc.metric[ZS_M_PEAK_HOST]) ? -1 : (int64_t)s->doc.metric[ZS_M_PEAK_HOST]),
+               fmt_b(a, sizeof a,
+                     isnan(s->doc.metric[ZS_M_PEAK_GPU_ALLOC])
+                         ? -1
+                         : (int64_t)s->doc.metric[ZS_M_PEAK_GPU_ALLOC]),
+               fmt_b(r, sizeof r,
+                     isnan(s->doc.metric[ZS_M_PEAK_GPU_RESERVED])
+                         ? -1
+                         : (int64_t)s->doc.metric[ZS_M_PEAK_GPU_RESERVED]),
+               fmt_b(h, sizeof h,
+                     isnan(s->doc.metric[ZS_M_PEAK_HOST])
+                         ? -1
+                         : (int64_t)s->doc.metric[ZS_M_PEAK_HOST]),
                fmt_s(ts, sizeof ts, s->doc.metric[ZS_M_STEP_TIME]),
                fmt_f(tok, sizeof tok, "%.1f", s->doc.metric[ZS_M_TOKENS]),
                fmt_f(mfu, sizeof mfu, "%.1f%%", st ? st->mfu * 100 : NAN),
@@ -644,8 +705,10 @@ static void csv_field(struct zs_rbuf *b, const char *v, int last)
 /* summary.csv: the summary for machines, in bytes and seconds. */
 static void summary_csv(const struct ctx *c, struct zs_rbuf *b)
 {
-    zs_rbuf_puts(b, "scenario,kind,verdict,peak_gpu_allocated_bytes,peak_gpu_reserved_bytes,"
-                    "peak_host_bytes_per_node,step_time_s,tokens_per_s_per_gpu,mfu,bottleneck,"
+    zs_rbuf_puts(b, "scenario,kind,verdict,peak_gpu_allocated_bytes,peak_gpu_"
+                    "reserved_bytes,"
+                    "peak_host_bytes_per_node,step_time_s,tokens_per_s_per_gpu,"
+                    "mfu,bottleneck,"
                     "run_id,zsim_version,git_commit,unix_time\n");
     for (size_t i = 0; i < c->n; i++) {
         const struct scen *s = &c->sc[i];
@@ -655,8 +718,15 @@ static void summary_csv(const struct ctx *c, struct zs_rbuf *b)
         csv_field(b, s->run->kind, 0);
         csv_field(b, zs_verdict_names[s->doc.verdict], 0);
         for (int m = 0; m < ZS_M_COUNT; m++)
-            csv_field(b, isnan(s->doc.metric[m]) ? "" : zs_fmt_num(num, sizeof num, s->doc.metric[m]), 0);
-        csv_field(b, st && !isnan(st->mfu) ? zs_fmt_num(num, sizeof num, st->mfu) : "", 0);
+            csv_field(b,
+                      isnan(s->doc.metric[m])
+                          ? ""
+                          : zs_fmt_num(num, sizeof num, s->doc.metric[m]),
+                      0);
+        csv_field(b,
+                  st && !isnan(st->mfu) ? zs_fmt_num(num, sizeof num, st->mfu)
+                                        : "",
+                  0);
         csv_field(b, st ? st->bottleneck : "", 0);
         snprintf(num, sizeof num, "%lld", (long long)s->run->id);
         csv_field(b, num, 0);
@@ -667,12 +737,14 @@ static void summary_csv(const struct ctx *c, struct zs_rbuf *b)
     }
 }
 
-static void step_row(struct rtable *t, const char *name, const struct zs_rstep *st)
+static void step_row(struct rtable *t, const char *name,
+                     const struct zs_rstep *st)
 {
     char c[12][32];
     const struct zs_rbreakdown *b = &st->breakdown;
     rt_row(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", name,
-           fmt_s(c[0], 32, st->time_s), fmt_f(c[1], 32, "%.1f", st->tokens_per_s_per_gpu),
+           fmt_s(c[0], 32, st->time_s),
+           fmt_f(c[1], 32, "%.1f", st->tokens_per_s_per_gpu),
            fmt_f(c[2], 32, "%.1f%%", st->mfu * 100),
            fmt_b(c[3], 32, st->peak_gpu_allocated_bytes),
            fmt_b(c[4], 32, st->peak_gpu_reserved_bytes),
@@ -698,17 +770,23 @@ static void verdict_text(const struct scen *s, char *buf, size_t cap)
     snprintf(buf, cap, "Verdict: %s", zs_verdict_names[d->verdict]);
     n = strlen(buf);
     if (d->oom.present && n < cap) {
-        n += (size_t)snprintf(buf + n, cap - n, ": %s memory runs out", d->oom.where[0] ? d->oom.where : "?");
+        n += (size_t)snprintf(buf + n, cap - n, ": %s memory runs out",
+                              d->oom.where[0] ? d->oom.where : "?");
         if (d->oom.phase[0] && n < cap)
             n += (size_t)snprintf(buf + n, cap - n, " in %s", d->oom.phase);
         if (d->oom.step >= 0 && n < cap)
-            n += (size_t)snprintf(buf + n, cap - n, " at step %lld", (long long)d->oom.step);
+            n += (size_t)snprintf(buf + n, cap - n, " at step %lld",
+                                  (long long)d->oom.step);
         if (d->oom.module[0] && n < cap)
-            n += (size_t)snprintf(buf + n, cap - n, " (module %s)", d->oom.module);
+            n += (size_t)snprintf(buf + n, cap - n, " (module %s)",
+                                  d->oom.module);
         if (d->oom.needed_bytes >= 0 && n < cap)
-            n += (size_t)snprintf(buf + n, cap - n, ": needs %s, %s available",
-                                  fmt_b(a, sizeof a, d->oom.needed_bytes),
-                                  d->oom.available_bytes >= 0 ? fmt_b(b, sizeof b, d->oom.available_bytes) : "none");
+            n += (size_t)snprintf(
+                buf + n, cap - n, ": needs %s, %s available",
+                fmt_b(a, sizeof a, d->oom.needed_bytes),
+                d->oom.available_bytes >= 0
+                    ? fmt_b(b, sizeof b, d->oom.available_bytes)
+                    : "none");
     }
     if (n < cap)
         snprintf(buf + n, cap - n, ".");
@@ -724,16 +802,21 @@ static void section_simulate(const struct ctx *c, const struct scen *s,
     verdict_text(s, line, sizeof line);
     para(h, m, line);
     if (d->run.present && d->run.host_oom) {
-        snprintf(line, sizeof line, "Over the whole run, host memory runs out at epoch %lld, step %lld%s%s%s.",
-                 (long long)d->run.host_oom_epoch, (long long)d->run.host_oom_step,
+        snprintf(line, sizeof line,
+                 "Over the whole run, host memory runs out at epoch %lld, step "
+                 "%lld%s%s%s.",
+                 (long long)d->run.host_oom_epoch,
+                 (long long)d->run.host_oom_step,
                  d->run.host_oom_phase[0] ? " (" : "", d->run.host_oom_phase,
                  d->run.host_oom_phase[0] ? ")" : "");
         para(h, m, line);
     }
     if (d->first.present || d->steady.present) {
         rt_init(&t, 14, "lrrrrrrrrrrrrl");
-        rt_row(&t, "step\ttime\ttokens/s/GPU\tMFU\tpeak GPU allocated\tpeak GPU reserved\t"
-                   "peak host / node\tpinned host / node\tcompute\texposed collective\t"
+        rt_row(&t, "step\ttime\ttokens/s/GPU\tMFU\tpeak GPU allocated\tpeak "
+                   "GPU reserved\t"
+                   "peak host / node\tpinned host / node\tcompute\texposed "
+                   "collective\t"
                    "exposed PCIe\toptimizer\tother\tbottleneck");
         if (d->first.present)
             step_row(&t, "first", &d->first);
@@ -744,28 +827,39 @@ static void section_simulate(const struct ctx *c, const struct scen *s,
         rt_release(&t);
     }
     if (d->ds_gpu_bytes >= 0 || d->ds_host_bytes_per_node >= 0) {
-        int known = !isnan(d->metric[ZS_M_PEAK_GPU_ALLOC]) && !isnan(d->metric[ZS_M_PEAK_HOST]);
-        snprintf(line, sizeof line,
-                 "DeepSpeed's own estimator (estimate_zero3_model_states_mem_needs): GPU %s, "
-                 "host %s per node%s%s%s%s%s.",
-                 fmt_b(a, sizeof a, d->ds_gpu_bytes), fmt_b(b, sizeof b, d->ds_host_bytes_per_node),
-                 known ? "; zsim's peaks: GPU " : "",
-                 known ? fmt_b(x, sizeof x, (int64_t)d->metric[ZS_M_PEAK_GPU_ALLOC]) : "",
-                 known ? ", host " : "",
-                 known ? fmt_b(y, sizeof y, (int64_t)d->metric[ZS_M_PEAK_HOST]) : "",
-                 known ? " per node" : "");
+        int known = !isnan(d->metric[ZS_M_PEAK_GPU_ALLOC]) &&
+                    !isnan(d->metric[ZS_M_PEAK_HOST]);
+        snprintf(
+            line, sizeof line,
+            "DeepSpeed's own estimator "
+            "(estimate_zero3_model_states_mem_needs): GPU %s, "
+            "host %s per node%s%s%s%s%s.",
+            fmt_b(a, sizeof a, d->ds_gpu_bytes),
+            fmt_b(b, sizeof b, d->ds_host_bytes_per_node),
+            known ? "; zsim's peaks: GPU " : "",
+            known ? fmt_b(x, sizeof x, (int64_t)d->metric[ZS_M_PEAK_GPU_ALLOC])
+                  : "",
+            known ? ", host " : "",
+            known ? fmt_b(y, sizeof y, (int64_t)d->metric[ZS_M_PEAK_HOST]) : "",
+            known ? " per node" : "");
         para(h, m, line);
     }
     if (d->run.present) {
-        snprintf(line, sizeof line, "Whole run: %lld steps (%lld per epoch), %s simulated wall time, %s GPU-hours.",
-                 (long long)d->run.steps_total, (long long)d->run.steps_per_epoch,
-                 fmt_s(a, sizeof a, d->run.wall_s), fmt_f(b, sizeof b, "%.1f", d->run.gpu_hours));
+        snprintf(line, sizeof line,
+                 "Whole run: %lld steps (%lld per epoch), %s simulated wall "
+                 "time, %s GPU-hours.",
+                 (long long)d->run.steps_total,
+                 (long long)d->run.steps_per_epoch,
+                 fmt_s(a, sizeof a, d->run.wall_s),
+                 fmt_f(b, sizeof b, "%.1f", d->run.gpu_hours));
         para(h, m, line);
     }
     if (s->mem_chart) {
         char stem[240], cap[300];
         snprintf(stem, sizeof stem, "memory-%s", s->stem);
-        snprintf(cap, sizeof cap, "%s: GPU memory per rank and host memory per node over time", s->run->scenario);
+        snprintf(cap, sizeof cap,
+                 "%s: GPU memory per rank and host memory per node over time",
+                 s->run->scenario);
         figure(c, h, m, stem, s->mem_drawn, cap);
     }
 }
@@ -778,26 +872,38 @@ static void section_plan(const struct ctx *c, const struct scen *s,
     struct rtable t;
 
     if (d->best >= 0)
-        snprintf(line, sizeof line, "Searched %lld configurations in %s; best: candidate %lld (%s per GPU at %.1f tokens/s).",
-                 (long long)d->searched, fmt_s(e, sizeof e, d->elapsed_s), (long long)d->best,
-                 d->cands[d->best].steady.present && d->cands[d->best].steady.peak_gpu_allocated_bytes >= 0
-                     ? zs_fmt_bytes((char[32]){0}, 32, d->cands[d->best].steady.peak_gpu_allocated_bytes) : "-",
+        snprintf(line, sizeof line,
+                 "Searched %lld configurations in %s; best: candidate %lld (%s "
+                 "per GPU at %.1f tokens/s).",
+                 (long long)d->searched, fmt_s(e, sizeof e, d->elapsed_s),
+                 (long long)d->best,
+                 d->cands[d->best].steady.present &&
+                         d->cands[d->best].steady.peak_gpu_allocated_bytes >= 0
+                     ? zs_fmt_bytes(
+                           (char[32]){0}, 32,
+                           d->cands[d->best].steady.peak_gpu_allocated_bytes)
+                     : "-",
                  d->cands[d->best].steady.tokens_per_s_per_gpu);
     else
-        snprintf(line, sizeof line, "Searched %lld configurations in %s; none fits.",
+        snprintf(line, sizeof line,
+                 "Searched %lld configurations in %s; none fits.",
                  (long long)d->searched, fmt_s(e, sizeof e, d->elapsed_s));
     para(h, m, line);
     rt_init(&t, 9, "rllrrrrrl");
-    rt_row(&t, "#\tconfig\tverdict\tstep time\ttokens/s/GPU\tMFU\tpeak GPU allocated\tpeak host / node\treason");
+    rt_row(&t, "#\tconfig\tverdict\tstep time\ttokens/s/GPU\tMFU\tpeak GPU "
+               "allocated\tpeak host / node\treason");
     for (size_t i = 0; i < d->ncands; i++) {
         const struct zs_rcand *k = &d->cands[i];
         const struct zs_rstep *st = &k->steady;
         char a[32], b[32], ts[32], tok[32], mfu[32], cfg[TCELL];
         int p = st->present;
-        rt_row(&t, "%zu%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", i, (int64_t)i == d->best ? " (best)" : "",
-               config_text(cfg, sizeof cfg, k->config_json), zs_verdict_names[k->verdict],
+        rt_row(&t, "%zu%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", i,
+               (int64_t)i == d->best ? " (best)" : "",
+               config_text(cfg, sizeof cfg, k->config_json),
+               zs_verdict_names[k->verdict],
                p ? fmt_s(ts, sizeof ts, st->time_s) : "-",
-               p ? fmt_f(tok, sizeof tok, "%.1f", st->tokens_per_s_per_gpu) : "-",
+               p ? fmt_f(tok, sizeof tok, "%.1f", st->tokens_per_s_per_gpu)
+                 : "-",
                p ? fmt_f(mfu, sizeof mfu, "%.1f%%", st->mfu * 100) : "-",
                p ? fmt_b(a, sizeof a, st->peak_gpu_allocated_bytes) : "-",
                p ? fmt_b(b, sizeof b, st->peak_host_bytes_per_node) : "-",
@@ -811,7 +917,10 @@ static void section_plan(const struct ctx *c, const struct scen *s,
     if (s->front_chart) {
         char stem[240], cap[300];
         snprintf(stem, sizeof stem, "frontier-%s", s->stem);
-        snprintf(cap, sizeof cap, "%s: tokens/s per GPU against peak GPU and host memory, with the frontier", s->run->scenario);
+        snprintf(cap, sizeof cap,
+                 "%s: tokens/s per GPU against peak GPU and host memory, with "
+                 "the frontier",
+                 s->run->scenario);
         figure(c, h, m, stem, s->front_drawn, cap);
     }
 }
@@ -820,20 +929,28 @@ static void section_validation(const struct ctx *c, const char *note,
                                struct zs_rbuf *h, struct zs_rbuf *m);
 
 static const char g_css[] =
-    "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
-    "margin:1.5em auto;max-width:1250px;padding:0 1em;color:#1d1d1f;line-height:1.4}\n"
-    "h1{margin-bottom:0.2em}h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.6em}\n"
+    "body{font-family:system-ui,-apple-system,'Segoe "
+    "UI',Helvetica,Arial,sans-serif;"
+    "margin:1.5em auto;max-width:1250px;padding:0 "
+    "1em;color:#1d1d1f;line-height:1.4}\n"
+    "h1{margin-bottom:0.2em}h2{border-bottom:1px solid "
+    "#ddd;padding-bottom:0.2em;margin-top:1.6em}\n"
     "table{border-collapse:collapse;margin:0.8em 0;font-size:0.86em}\n"
     "th,td{border:1px solid #d0d0d0;padding:0.25em 0.5em;vertical-align:top}\n"
-    "th{background:#f2f2f2}.r{text-align:right;white-space:nowrap}.l{text-align:left}\n"
+    "th{background:#f2f2f2}.r{text-align:right;white-space:nowrap}.l{text-"
+    "align:left}\n"
     "td.fits{color:#11772d;font-weight:600;white-space:nowrap}"
     "td.oom{color:#b00020;font-weight:600;white-space:nowrap}\n"
-    "table.summary td:first-child,table.summary td:last-child{white-space:nowrap}\n"
+    "table.summary td:first-child,table.summary "
+    "td:last-child{white-space:nowrap}\n"
     "div.wide{overflow-x:auto}\n"
-    "figure{margin:0.8em 0}figure img{max-width:100%;border:1px solid #e4e4e4}\n"
+    "figure{margin:0.8em 0}figure img{max-width:100%;border:1px solid "
+    "#e4e4e4}\n"
     "figcaption{font-size:0.85em;color:#555}\n"
-    ".note{color:#6b4700;background:#fff6e0;padding:0.4em 0.8em;border-left:4px solid #e0a800}\n"
-    "code{font-size:0.88em;background:#f5f5f5;padding:0 0.2em;word-break:break-all}\n";
+    ".note{color:#6b4700;background:#fff6e0;padding:0.4em "
+    "0.8em;border-left:4px solid #e0a800}\n"
+    "code{font-size:0.88em;background:#f5f5f5;padding:0 "
+    "0.2em;word-break:break-all}\n";
 
 static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
 {
@@ -850,15 +967,20 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
         if (c->sc[i].run->unix_time > newest)
             newest = c->sc[i].run->unix_time;
 
-    zs_rbuf_puts(&h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    zs_rbuf_puts(&h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+                     "charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, "
+                     "initial-scale=1\">\n"
                      "<title>zsim report: ");
     zs_rbuf_escape(&h, c->dbname);
-    zs_rbuf_printf(&h, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", g_css);
+    zs_rbuf_printf(&h, "</title>\n<style>\n%s</style>\n</head>\n<body>\n",
+                   g_css);
     heading(&h, &m, 1, NULL, "zsim report");
-    snprintf(line, sizeof line, "%zu scenario%s, the latest run of each, from the run store %s%s%s.",
-             c->n, c->n == 1 ? "" : "s", c->dbname, c->n ? "; newest record " : "",
-             c->n ? fmt_time(when, sizeof when, newest) : "");
+    snprintf(
+        line, sizeof line,
+        "%zu scenario%s, the latest run of each, from the run store %s%s%s.",
+        c->n, c->n == 1 ? "" : "s", c->dbname, c->n ? "; newest record " : "",
+        c->n ? fmt_time(when, sizeof when, newest) : "");
     para(&h, &m, line);
 
     heading(&h, &m, 2, "summary", "Summary");
@@ -873,7 +995,8 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
     if (c->bd_chart) {
         heading(&h, &m, 2, "breakdown", "Step time breakdown");
         figure(c, &h, &m, "breakdown", c->bd_drawn,
-               "Steady step time by component (compute, exposed collective, exposed PCIe, optimizer, other)");
+               "Steady step time by component (compute, exposed collective, "
+               "exposed PCIe, optimizer, other)");
     }
 
     heading(&h, &m, 2, "scenarios", "Scenarios");
@@ -882,11 +1005,14 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
         char id[230], when2[48];
         snprintf(id, sizeof id, "s-%s", s->stem);
         heading(&h, &m, 3, id, s->run->scenario);
-        snprintf(line, sizeof line, "%s of %s on %s: run %lld, zsim %s%s%s%s, recorded %s.",
+        snprintf(line, sizeof line,
+                 "%s of %s on %s: run %lld, zsim %s%s%s%s, recorded %s.",
                  s->doc.kind == ZS_RDOC_PLAN ? "Plan" : "Simulation",
-                 s->doc.model[0] ? s->doc.model : "?", s->doc.hardware[0] ? s->doc.hardware : "?",
-                 (long long)s->run->id, s->run->version, s->run->git_commit[0] ? " (commit " : "",
-                 s->run->git_commit, s->run->git_commit[0] ? ")" : "",
+                 s->doc.model[0] ? s->doc.model : "?",
+                 s->doc.hardware[0] ? s->doc.hardware : "?",
+                 (long long)s->run->id, s->run->version,
+                 s->run->git_commit[0] ? " (commit " : "", s->run->git_commit,
+                 s->run->git_commit[0] ? ")" : "",
                  fmt_time(when2, sizeof when2, s->run->unix_time));
         para(&h, &m, line);
         if (s->run->argv_joined[0])
@@ -895,7 +1021,8 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
             code_line(&h, &m, "Configuration", s->doc.config_summary);
         else if (s->doc.config_json) {
             char cfg[600];
-            code_line(&h, &m, "Configuration", config_text(cfg, sizeof cfg, s->doc.config_json));
+            code_line(&h, &m, "Configuration",
+                      config_text(cfg, sizeof cfg, s->doc.config_json));
         }
         if (s->doc.kind == ZS_RDOC_PLAN)
             section_plan(c, s, &h, &m);
@@ -923,7 +1050,8 @@ static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
 
 static int cmp_name(const void *a, const void *b)
 {
-    return strcmp(((const struct vfile *)a)->name, ((const struct vfile *)b)->name);
+    return strcmp(((const struct vfile *)a)->name,
+                  ((const struct vfile *)b)->name);
 }
 
 /* Reads every NAME.measured.json of the validation folder (sorted) and
@@ -931,7 +1059,8 @@ static int cmp_name(const void *a, const void *b)
 static int read_validation(struct ctx *c, char *note, size_t cap,
                            struct zs_err *err)
 {
-    const char *dir = c->o->validation_dir ? c->o->validation_dir : "validation";
+    const char *dir =
+        c->o->validation_dir ? c->o->validation_dir : "validation";
     DIR *d = opendir(dir);
     struct dirent *de;
     size_t vcap = 0;
@@ -939,12 +1068,16 @@ static int read_validation(struct ctx *c, char *note, size_t cap,
 
     note[0] = '\0';
     if (!d) {
-        snprintf(note, cap, "No measurements: there is no folder %s/ of NAME.measured.json files "
-                            "(see 'zsim validate --help').", dir);
+        snprintf(note, cap,
+                 "No measurements: there is no folder %s/ of "
+                 "NAME.measured.json files "
+                 "(see 'zsim validate --help').",
+                 dir);
         return 0;
     }
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || !zs_str_endswith(de->d_name, ".measured.json") ||
+        if (de->d_name[0] == '.' ||
+            !zs_str_endswith(de->d_name, ".measured.json") ||
             strlen(de->d_name) >= sizeof c->vf[0].name)
             continue;
         if (zs_grow((void **)&c->vf, &vcap, c->nvf + 1, sizeof *c->vf)) {
@@ -973,15 +1106,18 @@ static int read_validation(struct ctx *c, char *note, size_t cap,
         zs_measured_release(&m);
     }
     if (c->nvf == 0)
-        snprintf(note, cap, "No measurements: %s/ has no NAME.measured.json files.", dir);
+        snprintf(note, cap,
+                 "No measurements: %s/ has no NAME.measured.json files.", dir);
     return 0;
 }
 
 /* The gated quantities, in chart column order. */
-static const char *const g_vkeys[] = {"peak_device_allocated_bytes", "peak_device_reserved_bytes",
+static const char *const g_vkeys[] = {"peak_device_allocated_bytes",
+                                      "peak_device_reserved_bytes",
                                       "peak_host_bytes", "step_time_ns"};
 
-static const struct zs_vquant *vq(const struct zs_validation *v, const char *key)
+static const struct zs_vquant *vq(const struct zs_validation *v,
+                                  const char *key)
 {
     for (int i = 0; i < v->nq; i++)
         if (strcmp(v->q[i].key, key) == 0)
@@ -997,8 +1133,10 @@ static int chart_validation(struct ctx *c, struct zs_err *err)
 
     zs_rbuf_init(&gp);
     zs_rbuf_init(&dat);
-    zs_rbuf_puts(&dat, "# zsim report: prediction error (predicted - measured) / measured in %, per measured file\n"
-                       "# file peak_device_allocated peak_device_reserved peak_host step_time ('?' = not measured)\n");
+    zs_rbuf_puts(&dat, "# zsim report: prediction error (predicted - measured) "
+                       "/ measured in %, per measured file\n"
+                       "# file peak_device_allocated peak_device_reserved "
+                       "peak_host step_time ('?' = not measured)\n");
     for (size_t i = 0; i < c->nvf; i++) {
         int any = 0;
         char label[300];
@@ -1021,30 +1159,39 @@ static int chart_validation(struct ctx *c, struct zs_err *err)
         rc = 0;
         goto out;
     }
-    zs_gnuplot_begin(&gp, "prediction error against measurements (validation/)");
-    zs_rbuf_printf(&gp, "set datafile missing \"?\"\n"
-                        "set style data histograms\n"
-                        "set style histogram clustered gap 1\n"
-                        "set style fill solid 0.85 border -1\n"
-                        "set key outside right top vertical\n"
-                        "set ylabel \"error: (predicted - measured) / measured (%%)\"\n"
-                        "set xtics rotate by -25 nomirror\n"
-                        "set grid noxtics ytics\n"
-                        "set xzeroaxis lt -1\n"
-                        "set title \"predicted vs measured (targets: memory within %.0f %%, step time within %.0f %%)\"\n",
-                   MEM_TARGET_PCT, TIME_TARGET_PCT);
+    zs_gnuplot_begin(&gp,
+                     "prediction error against measurements (validation/)");
+    zs_rbuf_printf(
+        &gp,
+        "set datafile missing \"?\"\n"
+        "set style data histograms\n"
+        "set style histogram clustered gap 1\n"
+        "set style fill solid 0.85 border -1\n"
+        "set key outside right top vertical\n"
+        "set ylabel \"error: (predicted - measured) / measured (%%)\"\n"
+        "set xtics rotate by -25 nomirror\n"
+        "set grid noxtics ytics\n"
+        "set xzeroaxis lt -1\n"
+        "set title \"predicted vs measured (targets: memory within %.0f %%, "
+        "step time within %.0f %%)\"\n",
+        MEM_TARGET_PCT, TIME_TARGET_PCT);
     for (int svg = 0; svg < 2; svg++) {
         zs_gnuplot_output(&gp, "validation", svg, 960, 480);
-        zs_rbuf_printf(&gp,
-                       "plot \"validation.dat\" using 2:xtic(1) lc rgb \"#1f77b4\" title \"peak device allocated\", \\\n"
-                       "     \"\" using 3 lc rgb \"#6baed6\" title \"peak device reserved\", \\\n"
-                       "     \"\" using 4 lc rgb \"#d62728\" title \"peak host\", \\\n"
-                       "     \"\" using 5 lc rgb \"#2ca02c\" title \"step time\", \\\n"
-                       "     %.0f with lines dt 2 lc rgb \"#888888\" title \"memory target\", \\\n"
-                       "     -%.0f with lines dt 2 lc rgb \"#888888\" notitle, \\\n"
-                       "     %.0f with lines dt 3 lc rgb \"#2ca02c\" title \"time target\", \\\n"
-                       "     -%.0f with lines dt 3 lc rgb \"#2ca02c\" notitle\n",
-                       MEM_TARGET_PCT, MEM_TARGET_PCT, TIME_TARGET_PCT, TIME_TARGET_PCT);
+        zs_rbuf_printf(
+            &gp,
+            "plot \"validation.dat\" using 2:xtic(1) lc rgb \"#1f77b4\" title "
+            "\"peak device allocated\", \\\n"
+            "     \"\" using 3 lc rgb \"#6baed6\" title \"peak device "
+            "reserved\", \\\n"
+            "     \"\" using 4 lc rgb \"#d62728\" title \"peak host\", \\\n"
+            "     \"\" using 5 lc rgb \"#2ca02c\" title \"step time\", \\\n"
+            "     %.0f with lines dt 2 lc rgb \"#888888\" title \"memory "
+            "target\", \\\n"
+            "     -%.0f with lines dt 2 lc rgb \"#888888\" notitle, \\\n"
+            "     %.0f with lines dt 3 lc rgb \"#2ca02c\" title \"time "
+            "target\", \\\n"
+            "     -%.0f with lines dt 3 lc rgb \"#2ca02c\" notitle\n",
+            MEM_TARGET_PCT, MEM_TARGET_PCT, TIME_TARGET_PCT, TIME_TARGET_PCT);
         zs_gnuplot_end_output(&gp);
     }
     rc = gp.failed || dat.failed
@@ -1079,15 +1226,20 @@ static void section_validation(const struct ctx *c, const char *note,
         para(h, m, note);
         return;
     }
-    para(h, m, "zsim's predictions for the schedules run on real GPUs, against what was "
-               "measured. Error = (predicted - measured) / measured; targets (DESIGN §6): "
-               "peak memory within 5 %, step time within 10 %.");
+    para(h, m,
+         "zsim's predictions for the schedules run on real GPUs, against what "
+         "was "
+         "measured. Error = (predicted - measured) / measured; targets (DESIGN "
+         "§6): "
+         "peak memory within 5 %, step time within 10 %.");
     rt_init(&t, 8, "lllrrrrl");
-    rt_row(&t, "file\tmeasured on\tquantity\tpredicted\tmeasured\terror\ttarget\tstatus");
+    rt_row(&t, "file\tmeasured "
+               "on\tquantity\tpredicted\tmeasured\terror\ttarget\tstatus");
     for (size_t i = 0; i < c->nvf; i++) {
         const struct vfile *f = &c->vf[i];
         char on[200];
-        snprintf(on, sizeof on, "%s%s%s", f->env.gpu[0] ? f->env.gpu : f->header.gpu,
+        snprintf(on, sizeof on, "%s%s%s",
+                 f->env.gpu[0] ? f->env.gpu : f->header.gpu,
                  f->env.date[0] ? ", " : "", f->env.date);
         for (int k = 0; k < f->v.nq; k++) {
             const struct zs_vquant *q = &f->v.q[k];
@@ -1099,9 +1251,12 @@ static void section_validation(const struct ctx *c, const char *note,
                 snprintf(tg, sizeof tg, "%.0f%%", q->limit_pct);
             else
                 snprintf(tg, sizeof tg, "-");
-            rt_row(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", k == 0 ? f->name : "", k == 0 ? on : "",
-                   q->label, p, x, e, tg,
-                   !isfinite(q->err_pct) ? "n/a" : q->limit_pct <= 0 ? "-" : q->ok ? "ok" : "OUTSIDE");
+            rt_row(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", k == 0 ? f->name : "",
+                   k == 0 ? on : "", q->label, p, x, e, tg,
+                   !isfinite(q->err_pct) ? "n/a"
+                   : q->limit_pct <= 0   ? "-"
+                   : q->ok               ? "ok"
+                                         : "OUTSIDE");
         }
     }
     rt_html(&t, h, "validation");
@@ -1109,7 +1264,8 @@ static void section_validation(const struct ctx *c, const char *note,
     rt_release(&t);
     if (c->val_chart)
         figure(c, h, m, "validation", c->val_drawn,
-               "Prediction error per measured file (peak device allocated and reserved, peak host, step time)");
+               "Prediction error per measured file (peak device allocated and "
+               "reserved, peak host, step time)");
 }
 
 int zs_report_render(zs_store *st, const struct zs_report_opts *o,
@@ -1138,7 +1294,8 @@ int zs_report_render(zs_store *st, const struct zs_report_opts *o,
         char name[64];
         sc->run = &runs.runs[i];
         snprintf(name, sizeof name, "stored run %lld", (long long)sc->run->id);
-        if ((rc = zs_rdoc_parse(name, sc->run->doc, sc->run->doc_len, &sc->doc, err))) {
+        if ((rc = zs_rdoc_parse(name, sc->run->doc, sc->run->doc_len, &sc->doc,
+                                err))) {
             zs_err_prefix(err, "in run store '%s'", zs_store_path(st));
             goto out;
         }
@@ -1167,8 +1324,9 @@ int zs_report_render(zs_store *st, const struct zs_report_opts *o,
     if ((rc = chart_breakdown(&c, err)))
         goto out;
     for (size_t i = 0; i < c.n; i++) {
-        rc = c.sc[i].doc.kind == ZS_RDOC_PLAN ? chart_frontier(&c, &c.sc[i], err)
-                                              : chart_memory(&c, &c.sc[i], err);
+        rc = c.sc[i].doc.kind == ZS_RDOC_PLAN
+                 ? chart_frontier(&c, &c.sc[i], err)
+                 : chart_memory(&c, &c.sc[i], err);
         if (rc)
             goto out;
     }

@@ -16,7 +16,8 @@
 
 #include <stdio.h>
 
-/* ---- rendering ------------------------------------------------------------ */
+/* ---- rendering ------------------------------------------------------------
+ */
 
 #define ZS_REPORT_HTML 1u
 #define ZS_REPORT_MD 2u
@@ -35,7 +36,7 @@ struct zs_report_stats {
     int gnuplot_missing;                /* 1: no gnuplot found */
     char chart_problem[ZS_ERR_MSG_MAX]; /* first gnuplot failure, or "" */
     size_t nmeasured;                   /* measured files compared */
-    char validation_note[256];          /* why predicted-vs-measured is absent, or "" */
+    char validation_note[256]; /* why predicted-vs-measured is absent, or "" */
 };
 
 /* Renders the latest run of each scenario into opts->out_dir: index.html
@@ -46,7 +47,8 @@ struct zs_report_stats {
 int zs_report_render(zs_store *st, const struct zs_report_opts *opts,
                      struct zs_report_stats *stats, struct zs_err *err);
 
-/* ---- comparison ----------------------------------------------------------- */
+/* ---- comparison -----------------------------------------------------------
+ */
 
 /* Relative tolerance per metric, as a fraction (0.02 = 2%). */
 struct zs_tolerance {
@@ -65,8 +67,8 @@ void zs_tolerance_default(struct zs_tolerance *tol);
 /* What a baseline records for one scenario. */
 struct zs_baseline_entry {
     char scenario[208];
-    char kind[16];  /* "simulate" | "plan" */
-    int verdict;    /* enum zs_verdict */
+    char kind[16];             /* "simulate" | "plan" */
+    int verdict;               /* enum zs_verdict */
     double metric[ZS_M_COUNT]; /* NaN: not recorded */
     char version[32];          /* zsim version that produced it */
 };

@@ -28,7 +28,8 @@
 
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
 
-/* ---- tolerances ----------------------------------------------------------- */
+/* ---- tolerances -----------------------------------------------------------
+ */
 
 void zs_tolerance_default(struct zs_tolerance *tol)
 {
@@ -103,10 +104,11 @@ int zs_tolerance_parse(const char *spec, struct zs_tolerance *tol,
                     names[i] = zs_metric_infos[i].name;
                 best = zs_str_closest(name, names, ZS_M_COUNT);
                 if (best >= 0)
-                    return zs_err_set(err, ZS_EUSAGE,
-                                      "invalid --tolerance '%s': unknown metric "
-                                      "'%s': did you mean '%s'?",
-                                      spec, name, names[best]);
+                    return zs_err_set(
+                        err, ZS_EUSAGE,
+                        "invalid --tolerance '%s': unknown metric "
+                        "'%s': did you mean '%s'?",
+                        spec, name, names[best]);
                 return zs_err_set(err, ZS_EUSAGE,
                                   "invalid --tolerance '%s': unknown metric "
                                   "'%s' (metrics: peak_gpu_allocated_bytes, "
@@ -134,12 +136,14 @@ int zs_tolerance_parse(const char *spec, struct zs_tolerance *tol,
     return 0;
 }
 
-/* ---- baselines ------------------------------------------------------------ */
+/* ---- baselines ------------------------------------------------------------
+ */
 
 static const char *const g_base_schemas[] = {"zsim.baseline/1", NULL};
 static const char *const g_kinds[] = {"simulate", "plan", NULL};
 /* zs_verdict_names without "unknown": a baseline always knows its verdict. */
-static const char *const g_base_verdicts[] = {"fits", "gpu_oom", "host_oom", "none_fits", NULL};
+static const char *const g_base_verdicts[] = {"fits", "gpu_oom", "host_oom",
+                                              "none_fits", NULL};
 
 struct base_top {
     int schema, kind, verdict;
@@ -147,21 +151,33 @@ struct base_top {
     char version[32];
 };
 static const struct zs_field g_base_fields[] = {
-    {"schema", ZS_F_ENUM, offsetof(struct base_top, schema), 0, 0, 0, ZS_F_REQUIRED, g_base_schemas, 0, NULL},
-    {"scenario", ZS_F_STRING, offsetof(struct base_top, scenario), 0, 0, 0, ZS_F_REQUIRED, NULL, sizeof(((struct base_top *)0)->scenario), NULL},
-    {"kind", ZS_F_ENUM, offsetof(struct base_top, kind), 0, 0, 0, ZS_F_REQUIRED, g_kinds, 0, NULL},
-    {"verdict", ZS_F_ENUM, offsetof(struct base_top, verdict), 0, 0, 0, ZS_F_REQUIRED, g_base_verdicts, 0, NULL},
-    {"zsim_version", ZS_F_STRING, offsetof(struct base_top, version), 0, 0, 0, ZS_F_NULLABLE, NULL, sizeof(((struct base_top *)0)->version), ""},
+    {"schema", ZS_F_ENUM, offsetof(struct base_top, schema), 0, 0, 0,
+     ZS_F_REQUIRED, g_base_schemas, 0, NULL},
+    {"scenario", ZS_F_STRING, offsetof(struct base_top, scenario), 0, 0, 0,
+     ZS_F_REQUIRED, NULL, sizeof(((struct base_top *)0)->scenario), NULL},
+    {"kind", ZS_F_ENUM, offsetof(struct base_top, kind), 0, 0, 0, ZS_F_REQUIRED,
+     g_kinds, 0, NULL},
+    {"verdict", ZS_F_ENUM, offsetof(struct base_top, verdict), 0, 0, 0,
+     ZS_F_REQUIRED, g_base_verdicts, 0, NULL},
+    {"zsim_version", ZS_F_STRING, offsetof(struct base_top, version), 0, 0, 0,
+     ZS_F_NULLABLE, NULL, sizeof(((struct base_top *)0)->version), ""},
     {"metrics", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"comment", ZS_F_SKIP, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 static const struct zs_field g_metric_fields[ZS_M_COUNT] = {
-    {"peak_gpu_allocated_bytes", ZS_F_DOUBLE, ZS_M_PEAK_GPU_ALLOC * sizeof(double), 0, (double)ZS_BYTES_MAX, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_gpu_reserved_bytes", ZS_F_DOUBLE, ZS_M_PEAK_GPU_RESERVED * sizeof(double), 0, (double)ZS_BYTES_MAX, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_host_bytes_per_node", ZS_F_DOUBLE, ZS_M_PEAK_HOST * sizeof(double), 0, (double)ZS_BYTES_MAX, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"step_time_s", ZS_F_DOUBLE, ZS_M_STEP_TIME * sizeof(double), 0, 1e12, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"tokens_per_s_per_gpu", ZS_F_DOUBLE, ZS_M_TOKENS * sizeof(double), 0, 1e15, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_gpu_allocated_bytes", ZS_F_DOUBLE,
+     ZS_M_PEAK_GPU_ALLOC * sizeof(double), 0, (double)ZS_BYTES_MAX, NAN,
+     ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_gpu_reserved_bytes", ZS_F_DOUBLE,
+     ZS_M_PEAK_GPU_RESERVED * sizeof(double), 0, (double)ZS_BYTES_MAX, NAN,
+     ZS_F_NULLABLE, NULL, 0, NULL},
+    {"peak_host_bytes_per_node", ZS_F_DOUBLE, ZS_M_PEAK_HOST * sizeof(double),
+     0, (double)ZS_BYTES_MAX, NAN, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"step_time_s", ZS_F_DOUBLE, ZS_M_STEP_TIME * sizeof(double), 0, 1e12, NAN,
+     ZS_F_NULLABLE, NULL, 0, NULL},
+    {"tokens_per_s_per_gpu", ZS_F_DOUBLE, ZS_M_TOKENS * sizeof(double), 0, 1e15,
+     NAN, ZS_F_NULLABLE, NULL, 0, NULL},
 };
 
 void zs_baseline_release(struct zs_baseline *b)
@@ -185,7 +201,8 @@ static int cmp_entry(const void *a, const void *b)
                   ((const struct zs_baseline_entry *)b)->scenario);
 }
 
-static int read_file(const char *path, struct zs_baseline *b, struct zs_err *err)
+static int read_file(const char *path, struct zs_baseline *b,
+                     struct zs_err *err)
 {
     cJSON *root;
     struct zs_json_src src;
@@ -195,7 +212,8 @@ static int read_file(const char *path, struct zs_baseline *b, struct zs_err *err
     if (rc)
         return rc;
     zs_json_defaults(g_base_fields, NF(g_base_fields), &t);
-    rc = zs_json_read(&src, root, "", g_base_fields, NF(g_base_fields), &t, 0, err);
+    rc = zs_json_read(&src, root, "", g_base_fields, NF(g_base_fields), &t, 0,
+                      err);
     if (rc)
         goto out;
     if (!(e = add_entry(b))) {
@@ -205,15 +223,17 @@ static int read_file(const char *path, struct zs_baseline *b, struct zs_err *err
     zs_json_defaults(g_metric_fields, ZS_M_COUNT, e->metric);
     if (!cJSON_GetObjectItemCaseSensitive(root, "metrics")) {
         b->n--;
-        rc = zs_err_set(err, ZS_EINPUT,
-                        "missing 'metrics' in %s: required, an object of "
-                        "peak_gpu_allocated_bytes, peak_gpu_reserved_bytes, "
-                        "peak_host_bytes_per_node, step_time_s, tokens_per_s_per_gpu",
-                        path);
+        rc = zs_err_set(
+            err, ZS_EINPUT,
+            "missing 'metrics' in %s: required, an object of "
+            "peak_gpu_allocated_bytes, peak_gpu_reserved_bytes, "
+            "peak_host_bytes_per_node, step_time_s, tokens_per_s_per_gpu",
+            path);
         goto out;
     }
-    rc = zs_json_read(&src, cJSON_GetObjectItemCaseSensitive(root, "metrics"),
-                      "metrics", g_metric_fields, ZS_M_COUNT, e->metric, 0, err);
+    rc =
+        zs_json_read(&src, cJSON_GetObjectItemCaseSensitive(root, "metrics"),
+                     "metrics", g_metric_fields, ZS_M_COUNT, e->metric, 0, err);
     if (rc) {
         b->n--;
         goto out;
@@ -242,7 +262,8 @@ static int read_dir(const char *dir, struct zs_baseline *b, struct zs_err *err)
     int rc = 0;
 
     if (!d)
-        return zs_err_set(err, ZS_EINPUT, "cannot open baseline folder '%s'", dir);
+        return zs_err_set(err, ZS_EINPUT, "cannot open baseline folder '%s'",
+                          dir);
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.' || !zs_str_endswith(de->d_name, ".json"))
             continue;
@@ -344,7 +365,8 @@ int zs_baseline_from_runs(const struct zs_run_list *runs, const char *ref,
     return rc;
 }
 
-static void json_metric(struct zs_rbuf *o, const struct zs_baseline_entry *e, int m)
+static void json_metric(struct zs_rbuf *o, const struct zs_baseline_entry *e,
+                        int m)
 {
     char num[64];
     zs_rbuf_printf(o, "    \"%s\": ", zs_metric_infos[m].name);
@@ -358,7 +380,7 @@ static void json_metric(struct zs_rbuf *o, const struct zs_baseline_entry *e, in
 int zs_baseline_write(const struct zs_run_list *runs, const char *dir,
                       size_t *nwritten, struct zs_err *err)
 {
-    char (*stems)[216] = NULL;
+    char(*stems)[216] = NULL;
     int rc;
 
     *nwritten = 0;
@@ -383,10 +405,12 @@ int zs_baseline_write(const struct zs_run_list *runs, const char *dir,
                 j = (size_t)-1; /* recheck against all */
             }
         zs_rbuf_init(&o);
-        zs_rbuf_puts(&o, "{\n  \"schema\": \"zsim.baseline/1\",\n  \"scenario\": ");
+        zs_rbuf_puts(&o,
+                     "{\n  \"schema\": \"zsim.baseline/1\",\n  \"scenario\": ");
         zs_rbuf_json_str(&o, e.scenario);
-        zs_rbuf_printf(&o, ",\n  \"kind\": \"%s\",\n  \"verdict\": \"%s\",\n"
-                           "  \"zsim_version\": ",
+        zs_rbuf_printf(&o,
+                       ",\n  \"kind\": \"%s\",\n  \"verdict\": \"%s\",\n"
+                       "  \"zsim_version\": ",
                        e.kind, zs_verdict_names[e.verdict]);
         zs_rbuf_json_str(&o, e.version);
         zs_rbuf_puts(&o, ",\n  \"metrics\": {\n");
@@ -403,11 +427,20 @@ int zs_baseline_write(const struct zs_run_list *runs, const char *dir,
     return rc;
 }
 
-/* ---- comparison ----------------------------------------------------------- */
+/* ---- comparison -----------------------------------------------------------
+ */
 
-enum cstatus { CS_OK, CS_REGRESSED, CS_IMPROVED, CS_CHANGED, CS_MISSING, CS_NEW, CS_SKIPPED };
-static const char *const g_cstatus[] = {"ok", "REGRESSED", "improved", "changed",
-                                        "MISSING", "new", "n/a"};
+enum cstatus {
+    CS_OK,
+    CS_REGRESSED,
+    CS_IMPROVED,
+    CS_CHANGED,
+    CS_MISSING,
+    CS_NEW,
+    CS_SKIPPED
+};
+static const char *const g_cstatus[] = {
+    "ok", "REGRESSED", "improved", "changed", "MISSING", "new", "n/a"};
 
 struct check {
     const char *scenario;
@@ -452,7 +485,8 @@ static void verdict_check(const struct zs_baseline_entry *b,
     if (strcmp(b->kind, c->kind) != 0) {
         k->status = CS_CHANGED;
         k->fails = 1;
-        snprintf(k->why, sizeof k->why, "kind changed from %s to %s", b->kind, c->kind);
+        snprintf(k->why, sizeof k->why, "kind changed from %s to %s", b->kind,
+                 c->kind);
         snprintf(k->base, sizeof k->base, "%s", b->kind);
         snprintf(k->cur, sizeof k->cur, "%s", c->kind);
     } else if (b->verdict == c->verdict) {
@@ -496,8 +530,9 @@ static void metric_check(const struct zs_baseline_entry *b,
          * verdict check already judges. */
         k->status = CS_CHANGED;
         k->fails = strict && b->verdict == c->verdict;
-        snprintf(k->why, sizeof k->why, "%s", isnan(bv) ? "figure new in this run"
-                                                       : "figure absent from this run");
+        snprintf(k->why, sizeof k->why, "%s",
+                 isnan(bv) ? "figure new in this run"
+                           : "figure absent from this run");
         return;
     }
     d = bv != 0 ? (cv - bv) / bv : (cv == 0 ? 0 : INFINITY);
@@ -537,8 +572,9 @@ static struct check *add_check(struct cmp_ctx *c, const char *scenario,
     return k;
 }
 
-static int write_junit(const struct cmp_ctx *c, const struct zs_compare_stats *s,
-                       const char *path, struct zs_err *err)
+static int write_junit(const struct cmp_ctx *c,
+                       const struct zs_compare_stats *s, const char *path,
+                       struct zs_err *err)
 {
     struct zs_rbuf x;
     size_t nskipped = 0;
@@ -554,13 +590,16 @@ static int write_junit(const struct cmp_ctx *c, const struct zs_compare_stats *s
                    c->n, s->nfailed, nskipped);
     for (size_t i = 0; i < c->n;) {
         size_t j = i, nf = 0, ns = 0;
-        for (; j < c->n && strcmp(c->k[j].scenario, c->k[i].scenario) == 0; j++) {
+        for (; j < c->n && strcmp(c->k[j].scenario, c->k[i].scenario) == 0;
+             j++) {
             nf += c->k[j].fails;
-            ns += !c->k[j].fails && (c->k[j].status == CS_SKIPPED || c->k[j].status == CS_NEW);
+            ns += !c->k[j].fails &&
+                  (c->k[j].status == CS_SKIPPED || c->k[j].status == CS_NEW);
         }
         zs_rbuf_puts(&x, "  <testsuite name=\"");
         zs_rbuf_escape(&x, c->k[i].scenario);
-        zs_rbuf_printf(&x, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
+        zs_rbuf_printf(&x,
+                       "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
                        j - i, nf, ns);
         for (size_t q = i; q < j; q++) {
             const struct check *k = &c->k[q];
@@ -570,7 +609,8 @@ static int write_junit(const struct cmp_ctx *c, const struct zs_compare_stats *s
             zs_rbuf_escape(&x, k->metric);
             zs_rbuf_puts(&x, "\" time=\"0\"");
             if (k->fails) {
-                zs_rbuf_printf(&x, "><failure type=\"%s\" message=\"", g_cstatus[k->status]);
+                zs_rbuf_printf(&x, "><failure type=\"%s\" message=\"",
+                               g_cstatus[k->status]);
                 zs_rbuf_escape(&x, k->why);
                 zs_rbuf_puts(&x, "\">baseline ");
                 zs_rbuf_escape(&x, k->base);
@@ -598,7 +638,8 @@ static int write_junit(const struct cmp_ctx *c, const struct zs_compare_stats *s
     return rc;
 }
 
-static int print_checks(const struct cmp_ctx *c, const struct zs_compare_stats *s,
+static int print_checks(const struct cmp_ctx *c,
+                        const struct zs_compare_stats *s,
                         const struct zs_baseline *base, int strict, FILE *out,
                         struct zs_err *err)
 {
@@ -607,7 +648,8 @@ static int print_checks(const struct cmp_ctx *c, const struct zs_compare_stats *
     if (t)
         zs_table_header(t);
     if (!rc)
-        rc = zs_table_rowf(t, "scenario\tcheck\tbaseline\tcurrent\tdelta\ttolerance\tstatus");
+        rc = zs_table_rowf(
+            t, "scenario\tcheck\tbaseline\tcurrent\tdelta\ttolerance\tstatus");
     for (size_t q = 0; !rc && q < c->n; q++) {
         const struct check *k = &c->k[q];
         int say = k->status != CS_OK && k->status != CS_SKIPPED && k->why[0];
@@ -620,7 +662,8 @@ static int print_checks(const struct cmp_ctx *c, const struct zs_compare_stats *
         zs_table_free(t);
         return zs_err_set(err, ZS_ENOMEM, "out of memory comparing runs");
     }
-    fprintf(out, "regression check against %s (%zu scenarios)\n", base->ref, base->n);
+    fprintf(out, "regression check against %s (%zu scenarios)\n", base->ref,
+            base->n);
     zs_table_print(t, out, 2);
     zs_table_free(t);
     fprintf(out,
@@ -649,8 +692,9 @@ int zs_report_compare(const struct zs_baseline *base,
         return rc;
     /* Merge the two sorted scenario lists. */
     while (i < base->n || j < cur.n) {
-        int o = i >= base->n ? 1 : j >= cur.n ? -1
-                                              : strcmp(base->e[i].scenario, cur.e[j].scenario);
+        int o = i >= base->n ? 1
+                : j >= cur.n ? -1
+                             : strcmp(base->e[i].scenario, cur.e[j].scenario);
         struct check *k;
         s->nscenarios++;
         if (o < 0) {
@@ -658,18 +702,21 @@ int zs_report_compare(const struct zs_baseline *base,
                 goto nomem;
             k->status = CS_MISSING;
             k->fails = 1;
-            snprintf(k->base, sizeof k->base, "%s", zs_verdict_names[base->e[i].verdict]);
+            snprintf(k->base, sizeof k->base, "%s",
+                     zs_verdict_names[base->e[i].verdict]);
             snprintf(k->cur, sizeof k->cur, "-");
             snprintf(k->delta, sizeof k->delta, "-");
             snprintf(k->tol, sizeof k->tol, "-");
-            snprintf(k->why, sizeof k->why, "no run of this scenario in the store");
+            snprintf(k->why, sizeof k->why,
+                     "no run of this scenario in the store");
             i++;
         } else if (o > 0) {
             if (!(k = add_check(&c, cur.e[j].scenario, "run")))
                 goto nomem;
             k->status = CS_NEW;
             snprintf(k->base, sizeof k->base, "-");
-            snprintf(k->cur, sizeof k->cur, "%s", zs_verdict_names[cur.e[j].verdict]);
+            snprintf(k->cur, sizeof k->cur, "%s",
+                     zs_verdict_names[cur.e[j].verdict]);
             snprintf(k->delta, sizeof k->delta, "-");
             snprintf(k->tol, sizeof k->tol, "-");
             snprintf(k->why, sizeof k->why, "not in the baseline");
@@ -679,9 +726,11 @@ int zs_report_compare(const struct zs_baseline *base,
                 goto nomem;
             verdict_check(&base->e[i], &cur.e[j], strict, k);
             for (int m = 0; m < ZS_M_COUNT; m++) {
-                if (!(k = add_check(&c, cur.e[j].scenario, zs_metric_infos[m].name)))
+                if (!(k = add_check(&c, cur.e[j].scenario,
+                                    zs_metric_infos[m].name)))
                     goto nomem;
-                metric_check(&base->e[i], &cur.e[j], m, tol->frac[m], strict, k);
+                metric_check(&base->e[i], &cur.e[j], m, tol->frac[m], strict,
+                             k);
             }
             i++;
             j++;
@@ -689,8 +738,9 @@ int zs_report_compare(const struct zs_baseline *base,
     }
     for (size_t q = 0; q < c.n; q++) {
         const struct check *k = &c.k[q];
-        size_t *cnt[] = {&s->nok, &s->nregressed, &s->nimproved, &s->nchanged,
-                         &s->nmissing, &s->nnew, &s->nskipped};
+        size_t *cnt[] = {&s->nok,      &s->nregressed, &s->nimproved,
+                         &s->nchanged, &s->nmissing,   &s->nnew,
+                         &s->nskipped};
         (*cnt[k->status])++;
         s->nfailed += (size_t)k->fails;
     }

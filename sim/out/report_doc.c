@@ -17,10 +17,11 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const zs_verdict_names[] = {"fits", "gpu_oom", "host_oom",
+const char *const zs_verdict_names[] = {"fits",      "gpu_oom", "host_oom",
                                         "none_fits", "unknown", NULL};
 /* What a simulate document or a plan candidate may say. */
-static const char *const g_doc_verdicts[] = {"fits", "gpu_oom", "host_oom", NULL};
+static const char *const g_doc_verdicts[] = {"fits", "gpu_oom", "host_oom",
+                                             NULL};
 static const char *const g_schemas[] = {"zsim.simulate/1", "zsim.plan/1", NULL};
 
 const struct zs_metric_info zs_metric_infos[ZS_M_COUNT] = {
@@ -44,41 +45,70 @@ int zs_metric_find(const char *name)
 #define F_OPT (ZS_F_NULLABLE)
 
 static const struct zs_field g_step_fields[] = {
-    {"time_s", ZS_F_DOUBLE, offsetof(struct zs_rstep, time_s), 0, SECONDS_MAX, NAN, F_OPT, NULL, 0, NULL},
-    {"tokens_per_s_per_gpu", ZS_F_DOUBLE, offsetof(struct zs_rstep, tokens_per_s_per_gpu), 0, 1e15, NAN, F_OPT, NULL, 0, NULL},
-    {"mfu", ZS_F_DOUBLE, offsetof(struct zs_rstep, mfu), 0, 10, NAN, F_OPT, NULL, 0, NULL},
-    {"peak_gpu_allocated_bytes", ZS_F_BYTES, offsetof(struct zs_rstep, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"peak_gpu_reserved_bytes", ZS_F_BYTES, offsetof(struct zs_rstep, peak_gpu_reserved_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"peak_host_bytes_per_node", ZS_F_BYTES, offsetof(struct zs_rstep, peak_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"pinned_host_bytes_per_node", ZS_F_BYTES, offsetof(struct zs_rstep, pinned_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"time_s", ZS_F_DOUBLE, offsetof(struct zs_rstep, time_s), 0, SECONDS_MAX,
+     NAN, F_OPT, NULL, 0, NULL},
+    {"tokens_per_s_per_gpu", ZS_F_DOUBLE,
+     offsetof(struct zs_rstep, tokens_per_s_per_gpu), 0, 1e15, NAN, F_OPT, NULL,
+     0, NULL},
+    {"mfu", ZS_F_DOUBLE, offsetof(struct zs_rstep, mfu), 0, 10, NAN, F_OPT,
+     NULL, 0, NULL},
+    {"peak_gpu_allocated_bytes", ZS_F_BYTES,
+     offsetof(struct zs_rstep, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1,
+     F_OPT, NULL, 0, NULL},
+    {"peak_gpu_reserved_bytes", ZS_F_BYTES,
+     offsetof(struct zs_rstep, peak_gpu_reserved_bytes), 0, BYTES_MAX, -1,
+     F_OPT, NULL, 0, NULL},
+    {"peak_host_bytes_per_node", ZS_F_BYTES,
+     offsetof(struct zs_rstep, peak_host_bytes_per_node), 0, BYTES_MAX, -1,
+     F_OPT, NULL, 0, NULL},
+    {"pinned_host_bytes_per_node", ZS_F_BYTES,
+     offsetof(struct zs_rstep, pinned_host_bytes_per_node), 0, BYTES_MAX, -1,
+     F_OPT, NULL, 0, NULL},
     {"bottleneck", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"breakdown_s", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 static const struct zs_field g_breakdown_fields[] = {
-    {"compute", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, compute), 0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
-    {"exposed_collective", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, exposed_collective), 0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
-    {"exposed_pcie", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, exposed_pcie), 0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
-    {"optimizer", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, optimizer), 0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
-    {"other", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, other), 0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
+    {"compute", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, compute), 0,
+     SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
+    {"exposed_collective", ZS_F_DOUBLE,
+     offsetof(struct zs_rbreakdown, exposed_collective), 0, SECONDS_MAX, 0,
+     F_OPT, NULL, 0, NULL},
+    {"exposed_pcie", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, exposed_pcie),
+     0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
+    {"optimizer", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, optimizer), 0,
+     SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
+    {"other", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, other), 0,
+     SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
 };
 
 static const struct zs_field g_oom_fields[] = {
     {"where", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"phase", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"module", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"step", ZS_F_INT, offsetof(struct zs_room, step), -1, 1e15, -1, F_OPT, NULL, 0, NULL},
-    {"needed_bytes", ZS_F_BYTES, offsetof(struct zs_room, needed_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"available_bytes", ZS_F_INT, offsetof(struct zs_room, available_bytes), -BYTES_MAX, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"step", ZS_F_INT, offsetof(struct zs_room, step), -1, 1e15, -1, F_OPT,
+     NULL, 0, NULL},
+    {"needed_bytes", ZS_F_BYTES, offsetof(struct zs_room, needed_bytes), 0,
+     BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"available_bytes", ZS_F_INT, offsetof(struct zs_room, available_bytes),
+     -BYTES_MAX, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
 };
 
 static const struct zs_field g_run_fields[] = {
-    {"steps_per_epoch", ZS_F_INT, offsetof(struct zs_rrun, steps_per_epoch), 0, 1e15, -1, F_OPT, NULL, 0, NULL},
-    {"steps_total", ZS_F_INT, offsetof(struct zs_rrun, steps_total), 0, 1e15, -1, F_OPT, NULL, 0, NULL},
-    {"wall_s", ZS_F_DOUBLE, offsetof(struct zs_rrun, wall_s), 0, 1e15, NAN, F_OPT, NULL, 0, NULL},
-    {"gpu_hours", ZS_F_DOUBLE, offsetof(struct zs_rrun, gpu_hours), 0, 1e15, NAN, F_OPT, NULL, 0, NULL},
-    {"peak_host_bytes_per_node", ZS_F_BYTES, offsetof(struct zs_rrun, peak_host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"peak_gpu_allocated_bytes", ZS_F_BYTES, offsetof(struct zs_rrun, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"steps_per_epoch", ZS_F_INT, offsetof(struct zs_rrun, steps_per_epoch), 0,
+     1e15, -1, F_OPT, NULL, 0, NULL},
+    {"steps_total", ZS_F_INT, offsetof(struct zs_rrun, steps_total), 0, 1e15,
+     -1, F_OPT, NULL, 0, NULL},
+    {"wall_s", ZS_F_DOUBLE, offsetof(struct zs_rrun, wall_s), 0, 1e15, NAN,
+     F_OPT, NULL, 0, NULL},
+    {"gpu_hours", ZS_F_DOUBLE, offsetof(struct zs_rrun, gpu_hours), 0, 1e15,
+     NAN, F_OPT, NULL, 0, NULL},
+    {"peak_host_bytes_per_node", ZS_F_BYTES,
+     offsetof(struct zs_rrun, peak_host_bytes_per_node), 0, BYTES_MAX, -1,
+     F_OPT, NULL, 0, NULL},
+    {"peak_gpu_allocated_bytes", ZS_F_BYTES,
+     offsetof(struct zs_rrun, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1,
+     F_OPT, NULL, 0, NULL},
     {"host_oom", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -87,8 +117,10 @@ struct host_oom {
     char phase[64];
 };
 static const struct zs_field g_host_oom_fields[] = {
-    {"epoch", ZS_F_INT, offsetof(struct host_oom, epoch), 0, 1e15, -1, F_OPT, NULL, 0, NULL},
-    {"step", ZS_F_INT, offsetof(struct host_oom, step), -1, 1e15, -1, F_OPT, NULL, 0, NULL},
+    {"epoch", ZS_F_INT, offsetof(struct host_oom, epoch), 0, 1e15, -1, F_OPT,
+     NULL, 0, NULL},
+    {"step", ZS_F_INT, offsetof(struct host_oom, step), -1, 1e15, -1, F_OPT,
+     NULL, 0, NULL},
     {"phase", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -96,8 +128,11 @@ struct ds_est {
     int64_t gpu_bytes, host_bytes_per_node;
 };
 static const struct zs_field g_ds_fields[] = {
-    {"gpu_bytes", ZS_F_BYTES, offsetof(struct ds_est, gpu_bytes), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
-    {"host_bytes_per_node", ZS_F_BYTES, offsetof(struct ds_est, host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    {"gpu_bytes", ZS_F_BYTES, offsetof(struct ds_est, gpu_bytes), 0, BYTES_MAX,
+     -1, F_OPT, NULL, 0, NULL},
+    {"host_bytes_per_node", ZS_F_BYTES,
+     offsetof(struct ds_est, host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT,
+     NULL, 0, NULL},
 };
 
 struct top {
@@ -106,10 +141,14 @@ struct top {
     double elapsed_s;
 };
 static const struct zs_field g_top_fields[] = {
-    {"schema", ZS_F_ENUM, offsetof(struct top, schema), 0, 0, 0, ZS_F_REQUIRED, g_schemas, 0, NULL},
-    {"verdict", ZS_F_ENUM, offsetof(struct top, verdict), 0, 0, ZS_VERDICT_UNKNOWN, F_OPT, g_doc_verdicts, 0, NULL},
-    {"searched", ZS_F_INT, offsetof(struct top, searched), 0, 1e12, -1, F_OPT, NULL, 0, NULL},
-    {"elapsed_s", ZS_F_DOUBLE, offsetof(struct top, elapsed_s), 0, SECONDS_MAX, NAN, F_OPT, NULL, 0, NULL},
+    {"schema", ZS_F_ENUM, offsetof(struct top, schema), 0, 0, 0, ZS_F_REQUIRED,
+     g_schemas, 0, NULL},
+    {"verdict", ZS_F_ENUM, offsetof(struct top, verdict), 0, 0,
+     ZS_VERDICT_UNKNOWN, F_OPT, g_doc_verdicts, 0, NULL},
+    {"searched", ZS_F_INT, offsetof(struct top, searched), 0, 1e12, -1, F_OPT,
+     NULL, 0, NULL},
+    {"elapsed_s", ZS_F_DOUBLE, offsetof(struct top, elapsed_s), 0, SECONDS_MAX,
+     NAN, F_OPT, NULL, 0, NULL},
 };
 
 struct cand_top {
@@ -117,7 +156,8 @@ struct cand_top {
     char reason[160];
 };
 static const struct zs_field g_cand_fields[] = {
-    {"verdict", ZS_F_ENUM, offsetof(struct cand_top, verdict), 0, 0, ZS_VERDICT_UNKNOWN, F_OPT, g_doc_verdicts, 0, NULL},
+    {"verdict", ZS_F_ENUM, offsetof(struct cand_top, verdict), 0, 0,
+     ZS_VERDICT_UNKNOWN, F_OPT, g_doc_verdicts, 0, NULL},
     /* Reasons are free text; longer ones are cut rather than refused. */
     {"reason", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
@@ -225,7 +265,8 @@ static int read_series(const struct zs_json_src *src, const cJSON *tl,
         return 0;
     *out = zs_calloc(cnt * (size_t)w, sizeof(double));
     if (!*out)
-        return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'", src->path);
+        return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'",
+                          src->path);
     cJSON_ArrayForEach(row, a)
     {
         const cJSON *x;
@@ -276,7 +317,8 @@ static int read_candidates(const struct zs_json_src *src, const cJSON *root,
         return 0;
     doc->cands = zs_calloc(cnt, sizeof *doc->cands);
     if (!doc->cands)
-        return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'", src->path);
+        return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'",
+                          src->path);
     doc->ncands = cnt;
     /* Elements have no key to locate, so messages name the element by index
      * and the file without a line (a source without text). */
@@ -339,21 +381,29 @@ static void derive(struct zs_rdoc *doc)
         st = &doc->cands[doc->best].steady;
         if (!st->present)
             return;
-        m[ZS_M_PEAK_GPU_ALLOC] = max_known(NAN, (double)st->peak_gpu_allocated_bytes);
-        m[ZS_M_PEAK_GPU_RESERVED] = max_known(NAN, (double)st->peak_gpu_reserved_bytes);
-        m[ZS_M_PEAK_HOST] = max_known(NAN, (double)st->peak_host_bytes_per_node);
+        m[ZS_M_PEAK_GPU_ALLOC] =
+            max_known(NAN, (double)st->peak_gpu_allocated_bytes);
+        m[ZS_M_PEAK_GPU_RESERVED] =
+            max_known(NAN, (double)st->peak_gpu_reserved_bytes);
+        m[ZS_M_PEAK_HOST] =
+            max_known(NAN, (double)st->peak_host_bytes_per_node);
     } else {
         const struct zs_rstep *f = &doc->first;
-        m[ZS_M_PEAK_GPU_ALLOC] = max_known(max_known(max_known(NAN,
-            f->present ? (double)f->peak_gpu_allocated_bytes : -1),
-            st->present ? (double)st->peak_gpu_allocated_bytes : -1),
+        m[ZS_M_PEAK_GPU_ALLOC] = max_known(
+            max_known(max_known(NAN, f->present
+                                         ? (double)f->peak_gpu_allocated_bytes
+                                         : -1),
+                      st->present ? (double)st->peak_gpu_allocated_bytes : -1),
             doc->run.present ? (double)doc->run.peak_gpu_allocated_bytes : -1);
-        m[ZS_M_PEAK_GPU_RESERVED] = max_known(max_known(NAN,
-            f->present ? (double)f->peak_gpu_reserved_bytes : -1),
+        m[ZS_M_PEAK_GPU_RESERVED] = max_known(
+            max_known(NAN,
+                      f->present ? (double)f->peak_gpu_reserved_bytes : -1),
             st->present ? (double)st->peak_gpu_reserved_bytes : -1);
-        m[ZS_M_PEAK_HOST] = max_known(max_known(max_known(NAN,
-            f->present ? (double)f->peak_host_bytes_per_node : -1),
-            st->present ? (double)st->peak_host_bytes_per_node : -1),
+        m[ZS_M_PEAK_HOST] = max_known(
+            max_known(max_known(NAN, f->present
+                                         ? (double)f->peak_host_bytes_per_node
+                                         : -1),
+                      st->present ? (double)st->peak_host_bytes_per_node : -1),
             doc->run.present ? (double)doc->run.peak_host_bytes_per_node : -1);
         if (!st->present)
             return;
@@ -400,16 +450,19 @@ static int parse_tree(const struct zs_json_src *src, const cJSON *root,
     o = cJSON_GetObjectItemCaseSensitive(root, "config");
     if (cJSON_IsObject(o))
         copy_str(o, "summary", doc->config_summary, sizeof doc->config_summary);
-    if ((rc = read_step(src, root, "first_step", "first_step", &doc->first, err)) ||
-        (rc = read_step(src, root, "steady_step", "steady_step", &doc->steady, err)))
+    if ((rc = read_step(src, root, "first_step", "first_step", &doc->first,
+                        err)) ||
+        (rc = read_step(src, root, "steady_step", "steady_step", &doc->steady,
+                        err)))
         return rc;
     if ((rc = read_obj(src, root, "run", "run", g_run_fields, NF(g_run_fields),
                        &doc->run, &doc->run.present, err)))
         return rc;
     if (doc->run.present) {
         o = cJSON_GetObjectItemCaseSensitive(root, "run");
-        if ((rc = read_obj(src, o, "host_oom", "run.host_oom", g_host_oom_fields,
-                           NF(g_host_oom_fields), &ho, &have, err)))
+        if ((rc =
+                 read_obj(src, o, "host_oom", "run.host_oom", g_host_oom_fields,
+                          NF(g_host_oom_fields), &ho, &have, err)))
             return rc;
         doc->run.host_oom = have;
         if (have)
@@ -542,7 +595,8 @@ int zs_rdoc_figures(const char *text, size_t len,
     root = cJSON_ParseWithLength(text, len);
     if (!root) {
         if (zs_alloc_failed())
-            return zs_err_set(err, ZS_ENOMEM, "out of memory reading a run document");
+            return zs_err_set(err, ZS_ENOMEM,
+                              "out of memory reading a run document");
         return zs_err_set(err, ZS_EINPUT, "run document is not valid JSON");
     }
     if (!cJSON_IsObject(root)) {

@@ -96,8 +96,8 @@ struct zs_rrun {
 };
 
 struct zs_rdoc {
-    int kind;    /* enum zs_rdoc_kind */
-    int verdict; /* enum zs_verdict */
+    int kind;                     /* enum zs_rdoc_kind */
+    int verdict;                  /* enum zs_verdict */
     char model[96], hardware[96]; /* "" when absent */
     char verdict_text[200];       /* "" when absent */
     char config_summary[200];     /* config.summary, "" when absent */
@@ -105,7 +105,8 @@ struct zs_rdoc {
     struct zs_room oom;
     struct zs_rstep first, steady;
     struct zs_rrun run;
-    int64_t ds_gpu_bytes, ds_host_bytes_per_node; /* estimators.deepspeed; -1 absent */
+    int64_t ds_gpu_bytes,
+        ds_host_bytes_per_node; /* estimators.deepspeed; -1 absent */
     /* timeline.gpu as n_gpu triples (t_s, allocated, reserved) and
      * timeline.host as n_host pairs (t_s, bytes); owned, may be NULL. */
     double *gpu_tl, *host_tl;

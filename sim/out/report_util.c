@@ -15,7 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void zs_rbuf_init(struct zs_rbuf *b) { memset(b, 0, sizeof *b); }
+void zs_rbuf_init(struct zs_rbuf *b)
+{
+    memset(b, 0, sizeof *b);
+}
 
 void zs_rbuf_release(struct zs_rbuf *b)
 {
@@ -44,7 +47,10 @@ void zs_rbuf_putn(struct zs_rbuf *b, const char *s, size_t n)
     b->text[b->len] = '\0';
 }
 
-void zs_rbuf_puts(struct zs_rbuf *b, const char *s) { zs_rbuf_putn(b, s, strlen(s)); }
+void zs_rbuf_puts(struct zs_rbuf *b, const char *s)
+{
+    zs_rbuf_putn(b, s, strlen(s));
+}
 
 void zs_rbuf_printf(struct zs_rbuf *b, const char *fmt, ...)
 {
@@ -75,11 +81,21 @@ void zs_rbuf_escape(struct zs_rbuf *b, const char *s)
 {
     for (const char *p = s; *p; p++) {
         switch (*p) {
-        case '&': zs_rbuf_puts(b, "&amp;"); break;
-        case '<': zs_rbuf_puts(b, "&lt;"); break;
-        case '>': zs_rbuf_puts(b, "&gt;"); break;
-        case '"': zs_rbuf_puts(b, "&quot;"); break;
-        case '\'': zs_rbuf_puts(b, "&#39;"); break;
+        case '&':
+            zs_rbuf_puts(b, "&amp;");
+            break;
+        case '<':
+            zs_rbuf_puts(b, "&lt;");
+            break;
+        case '>':
+            zs_rbuf_puts(b, "&gt;");
+            break;
+        case '"':
+            zs_rbuf_puts(b, "&quot;");
+            break;
+        case '\'':
+            zs_rbuf_puts(b, "&#39;");
+            break;
         default:
             /* XML 1.0 forbids most control characters even escaped. */
             if ((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t')
@@ -104,7 +120,10 @@ void zs_rbuf_json_str(struct zs_rbuf *b, const char *s)
     zs_rbuf_putn(b, "\"", 1);
 }
 
-const char *zs_rbuf_str(const struct zs_rbuf *b) { return b->text ? b->text : ""; }
+const char *zs_rbuf_str(const struct zs_rbuf *b)
+{
+    return b->text ? b->text : "";
+}
 
 int zs_write_atomic(const char *dir, const char *name, const char *data,
                     size_t len, struct zs_err *err)
@@ -118,19 +137,22 @@ int zs_write_atomic(const char *dir, const char *name, const char *data,
     else
         n = snprintf(path, sizeof path, "%s", name);
     if (n < 0 || (size_t)n >= sizeof path)
-        return zs_err_set(err, ZS_EIO, "path too long: '%s/%s'", dir ? dir : "", name);
+        return zs_err_set(err, ZS_EIO, "path too long: '%s/%s'", dir ? dir : "",
+                          name);
     /* The temporary lives beside the target so rename(2) stays in one file
      * system; the pid keeps two concurrent writers apart. */
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path, strerror(errno));
+        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path,
+                          strerror(errno));
     while (off < len) {
         ssize_t w = write(fd, data + off, len - off);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path, strerror(errno));
+            zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path,
+                       strerror(errno));
             close(fd);
             unlink(tmp);
             return ZS_EIO;
@@ -172,15 +194,18 @@ int zs_mkdir_p(const char *dir, struct zs_err *err)
             continue;
         *p = '\0';
         if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-            zs_err_set(err, ZS_EIO, "cannot create folder '%s': %s", path, strerror(errno));
+            zs_err_set(err, ZS_EIO, "cannot create folder '%s': %s", path,
+                       strerror(errno));
             return ZS_EIO;
         }
         *p = '/';
     }
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return zs_err_set(err, ZS_EIO, "cannot create folder '%s': %s", dir, strerror(errno));
+        return zs_err_set(err, ZS_EIO, "cannot create folder '%s': %s", dir,
+                          strerror(errno));
     if (stat(path, &stt) != 0 || !S_ISDIR(stt.st_mode))
-        return zs_err_set(err, ZS_EIO, "cannot create folder '%s': not a folder", dir);
+        return zs_err_set(err, ZS_EIO,
+                          "cannot create folder '%s': not a folder", dir);
     return 0;
 }
 

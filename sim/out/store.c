@@ -22,8 +22,8 @@
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -109,16 +109,25 @@ static void *sq_realloc(void *p, int n)
     *(size_t *)q = (size_t)n;
     return q + HDR;
 }
-static int sq_size(void *p) { return p ? (int)*(size_t *)((char *)p - HDR) : 0; }
-static int sq_roundup(int n) { return (n + 7) & ~7; }
-static int sq_init(void *arg) { return SQLITE_OK; }
+static int sq_size(void *p)
+{
+    return p ? (int)*(size_t *)((char *)p - HDR) : 0;
+}
+static int sq_roundup(int n)
+{
+    return (n + 7) & ~7;
+}
+static int sq_init(void *arg)
+{
+    return SQLITE_OK;
+}
 static void sq_shutdown(void *arg) {}
 
 static void sqlite_setup(void)
 {
     static int done;
-    static const sqlite3_mem_methods mem = {sq_malloc, sq_free, sq_realloc,
-                                            sq_size, sq_roundup, sq_init,
+    static const sqlite3_mem_methods mem = {sq_malloc,   sq_free,    sq_realloc,
+                                            sq_size,     sq_roundup, sq_init,
                                             sq_shutdown, NULL};
     if (done)
         return;
@@ -136,10 +145,12 @@ static int sql_fail(const char *path, sqlite3 *db, int rc, const char *what,
     const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     switch (rc & 0xff) {
     case SQLITE_NOMEM:
-        return zs_err_set(err, ZS_ENOMEM, "out of memory in run store '%s'", path);
+        return zs_err_set(err, ZS_ENOMEM, "out of memory in run store '%s'",
+                          path);
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
-        return zs_err_set(err, ZS_EINPUT, "corrupt run store '%s': %s", path, msg);
+        return zs_err_set(err, ZS_EINPUT, "corrupt run store '%s': %s", path,
+                          msg);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         return zs_err_set(err, ZS_EIO,
@@ -191,7 +202,8 @@ static int check_identity(zs_store *st, int64_t *version, struct zs_err *err)
     int rc;
     if ((rc = query_int(st, "PRAGMA application_id", &app, err)) ||
         (rc = query_int(st, "PRAGMA user_version", version, err)) ||
-        (rc = query_int(st, "SELECT count(*) FROM sqlite_master", &ntables, err)))
+        (rc = query_int(st, "SELECT count(*) FROM sqlite_master", &ntables,
+                        err)))
         return rc;
     if (app != ZS_STORE_APP_ID && (app != 0 || ntables > 0 || *version != 0))
         return zs_err_set(err, ZS_EINPUT,
@@ -203,7 +215,8 @@ static int check_identity(zs_store *st, int64_t *version, struct zs_err *err)
         return zs_err_set(err, ZS_EINPUT,
                           "run store '%s' has schema version %lld, newer than "
                           "this zsim supports (%d): use a newer zsim",
-                          st->path, (long long)*version, ZS_STORE_SCHEMA_VERSION);
+                          st->path, (long long)*version,
+                          ZS_STORE_SCHEMA_VERSION);
     return 0;
 }
 
@@ -221,9 +234,11 @@ static int migrate(zs_store *st, struct zs_err *err)
     for (int64_t v = version; v < ZS_STORE_SCHEMA_VERSION; v++)
         if ((rc = exec(st, g_migrations[v], "migrate", err)))
             goto fail;
-    snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
+    snprintf(sql, sizeof sql,
+             "PRAGMA application_id = %d; PRAGMA user_version = %d",
              ZS_STORE_APP_ID, ZS_STORE_SCHEMA_VERSION);
-    if ((rc = exec(st, sql, "migrate", err)) || (rc = exec(st, "COMMIT", "migrate", err)))
+    if ((rc = exec(st, sql, "migrate", err)) ||
+        (rc = exec(st, "COMMIT", "migrate", err)))
         goto fail;
     return 0;
 fail:
@@ -253,9 +268,9 @@ static int open_store(const char *path, int create, zs_store **out,
     if (!st)
         return zs_err_set(err, ZS_ENOMEM, "out of memory opening '%s'", path);
     zs_strlcpy(st->path, path, sizeof st->path);
-    rc = sqlite3_open_v2(path, &st->db,
-                         SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0),
-                         NULL);
+    rc = sqlite3_open_v2(
+        path, &st->db,
+        SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), NULL);
     if (rc != SQLITE_OK) {
         rc = sql_fail(path, st->db, rc, "open", err);
         goto fail;
@@ -299,7 +314,10 @@ void zs_store_close(zs_store *st)
     zs_free(st);
 }
 
-const char *zs_store_path(const zs_store *st) { return st->path; }
+const char *zs_store_path(const zs_store *st)
+{
+    return st->path;
+}
 
 static int bind_text(sqlite3_stmt *s, int i, const char *v)
 {
@@ -321,7 +339,8 @@ static int put_figure(const char *name, double value, void *arg)
     sqlite3_reset(c->ins);
     /* Binding a transient text copies it and can fail for memory. */
     if ((rc = sqlite3_bind_int64(c->ins, 1, c->run_id)) != SQLITE_OK ||
-        (rc = sqlite3_bind_text(c->ins, 2, name, -1, SQLITE_TRANSIENT)) != SQLITE_OK ||
+        (rc = sqlite3_bind_text(c->ins, 2, name, -1, SQLITE_TRANSIENT)) !=
+            SQLITE_OK ||
         (rc = sqlite3_bind_double(c->ins, 3, value)) != SQLITE_OK) {
         c->rc = rc;
         return ZS_EIO;
@@ -339,7 +358,8 @@ static int check_meta(const struct zs_run_meta *meta, const struct zs_rdoc *doc,
 {
     const char *want = doc->kind == ZS_RDOC_PLAN ? "plan" : "simulate";
     size_t n;
-    if (!meta->kind || (strcmp(meta->kind, "simulate") && strcmp(meta->kind, "plan")))
+    if (!meta->kind ||
+        (strcmp(meta->kind, "simulate") && strcmp(meta->kind, "plan")))
         return zs_err_set(err, ZS_EUSAGE,
                           "invalid run kind '%s': must be simulate or plan",
                           meta->kind ? meta->kind : "(null)");
@@ -376,7 +396,8 @@ int zs_store_record_id(zs_store *st, const struct zs_run_meta *meta,
     size_t len = json_doc ? strlen(json_doc) : 0;
     int rc;
 
-    rc = zs_rdoc_parse("run document", json_doc ? json_doc : "", len, &doc, err);
+    rc =
+        zs_rdoc_parse("run document", json_doc ? json_doc : "", len, &doc, err);
     if (rc)
         return rc;
     if ((rc = check_meta(meta, &doc, err)))
@@ -391,7 +412,8 @@ int zs_store_record_id(zs_store *st, const struct zs_run_meta *meta,
         bind_text(s, 4, meta->version ? meta->version : ZS_VERSION);
         bind_text(s, 5, meta->git_commit);
         sqlite3_bind_int64(s, 6, meta->unix_time);
-        bind_text(s, 7, doc.kind == ZS_RDOC_PLAN ? "zsim.plan/1" : "zsim.simulate/1");
+        bind_text(s, 7,
+                  doc.kind == ZS_RDOC_PLAN ? "zsim.plan/1" : "zsim.simulate/1");
         bind_text(s, 8, zs_verdict_names[doc.verdict]);
         sqlite3_bind_text(s, 9, json_doc, (int)len, SQLITE_STATIC);
         rc = sqlite3_step(s);
@@ -472,8 +494,9 @@ static char *col_dup(sqlite3_stmt *s, int i, size_t *len)
     return d;
 }
 
-#define RUN_COLS "r.id, r.kind, r.verdict, r.scenario, r.argv, r.version, " \
-                 "r.git_commit, r.unix_time, r.doc"
+#define RUN_COLS                                                               \
+    "r.id, r.kind, r.verdict, r.scenario, r.argv, r.version, "                 \
+    "r.git_commit, r.unix_time, r.doc"
 
 /* Runs the prepared statement s (selecting RUN_COLS) into out. */
 static int fill_list(zs_store *st, sqlite3_stmt *s, struct zs_run_list *out,
@@ -543,8 +566,8 @@ int zs_store_latest(zs_store *st, struct zs_run_list *out, struct zs_err *err)
                        NULL, out, err);
 }
 
-int zs_store_history(zs_store *st, const char *scenario, struct zs_run_list *out,
-                     struct zs_err *err)
+int zs_store_history(zs_store *st, const char *scenario,
+                     struct zs_run_list *out, struct zs_err *err)
 {
     return select_runs(st,
                        "SELECT " RUN_COLS " FROM runs r WHERE r.scenario = ? "
@@ -578,7 +601,8 @@ int zs_store_tag(zs_store *st, const char *tag, int64_t unix_time,
         return rc;
     if ((rc = exec(st, "BEGIN IMMEDIATE", "tag runs in", err)))
         return rc;
-    rc = sqlite3_prepare_v2(st->db, "DELETE FROM tags WHERE name = ?", -1, &s, NULL);
+    rc = sqlite3_prepare_v2(st->db, "DELETE FROM tags WHERE name = ?", -1, &s,
+                            NULL);
     if (rc == SQLITE_OK) {
         bind_text(s, 1, tag);
         rc = sqlite3_step(s);
@@ -587,11 +611,12 @@ int zs_store_tag(zs_store *st, const char *tag, int64_t unix_time,
     sqlite3_finalize(s);
     s = NULL;
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(st->db,
-                                "INSERT INTO tags(name, scenario, run_id, unix_time) "
-                                "SELECT ?, scenario, max(id), ? FROM runs "
-                                "GROUP BY scenario",
-                                -1, &s, NULL);
+        rc = sqlite3_prepare_v2(
+            st->db,
+            "INSERT INTO tags(name, scenario, run_id, unix_time) "
+            "SELECT ?, scenario, max(id), ? FROM runs "
+            "GROUP BY scenario",
+            -1, &s, NULL);
     if (rc == SQLITE_OK) {
         bind_text(s, 1, tag);
         sqlite3_bind_int64(s, 2, unix_time);
@@ -626,9 +651,8 @@ int zs_store_tag_names(zs_store *st, char *buf, size_t cap, struct zs_err *err)
 {
     sqlite3_stmt *s = NULL;
     size_t n = 0;
-    int rc = sqlite3_prepare_v2(st->db,
-                                "SELECT DISTINCT name FROM tags ORDER BY name",
-                                -1, &s, NULL);
+    int rc = sqlite3_prepare_v2(
+        st->db, "SELECT DISTINCT name FROM tags ORDER BY name", -1, &s, NULL);
     if (cap)
         buf[0] = '\0';
     while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -679,7 +703,8 @@ int zs_store_check(zs_store *st, struct zs_err *err)
 {
     sqlite3_stmt *s = NULL;
     char first[200] = "";
-    int rc = sqlite3_prepare_v2(st->db, "PRAGMA integrity_check(1)", -1, &s, NULL);
+    int rc =
+        sqlite3_prepare_v2(st->db, "PRAGMA integrity_check(1)", -1, &s, NULL);
     if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(s, 0);
         zs_strlcpy(first, t ? t : "", sizeof first);

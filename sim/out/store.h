@@ -48,7 +48,8 @@ struct zs_run_meta {
 int zs_store_open(const char *path, zs_store **out, struct zs_err *err);
 /* Same, but a missing file is an error (ZS_EINPUT "cannot open ..."): for
  * readers such as `zsim report`. */
-int zs_store_open_existing(const char *path, zs_store **out, struct zs_err *err);
+int zs_store_open_existing(const char *path, zs_store **out,
+                           struct zs_err *err);
 void zs_store_close(zs_store *st); /* NULL is fine */
 const char *zs_store_path(const zs_store *st);
 
@@ -67,8 +68,9 @@ struct zs_run {
     int64_t id;
     char kind[16];
     char verdict[16];
-    char *scenario, *argv_joined, *version, *git_commit; /* git_commit: "" when unknown */
-    char *doc;                                           /* the JSON document */
+    char *scenario, *argv_joined, *version,
+        *git_commit; /* git_commit: "" when unknown */
+    char *doc;       /* the JSON document */
     size_t doc_len;
     int64_t unix_time;
 };
@@ -81,8 +83,8 @@ struct zs_run_list {
 /* The latest run (highest id) of each scenario, ordered by scenario name. */
 int zs_store_latest(zs_store *st, struct zs_run_list *out, struct zs_err *err);
 /* Every run of one scenario, oldest first (for trends). */
-int zs_store_history(zs_store *st, const char *scenario, struct zs_run_list *out,
-                     struct zs_err *err);
+int zs_store_history(zs_store *st, const char *scenario,
+                     struct zs_run_list *out, struct zs_err *err);
 void zs_run_list_release(struct zs_run_list *l);
 
 /* Tags: a named set of runs (one per scenario) to compare against later.
