@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -269,6 +270,7 @@ struct pt {
     int64_t epoch, step;
     int ph;
     int64_t host, gpu;
+    size_t seq; /* order added, to keep spikes in order at equal times */
 };
 
 struct pts {
@@ -295,6 +297,7 @@ static void add(struct pts *v, const struct zs_runout *ro, int ph, int64_t g,
     v->p[v->n].ph = ph;
     v->p[v->n].host = m.host_node;
     v->p[v->n].gpu = m.gpu_rank;
+    v->p[v->n].seq = v->n;
     v->n++;
 }
 
@@ -309,15 +312,30 @@ static void spike(struct pts *v, const struct zs_runout *ro, int ph, int64_t g)
     add(v, ro, g == 1 ? ZS_RP_FIRST : ZS_RP_STEADY, g, m.t_end_s);
 }
 
+static void event(struct pts *v, const struct zs_runout *ro, int64_t g)
+{
+    if (zs_run_is_eval(ro->su->cfg, &ro->run, g))
+        spike(v, ro, ZS_RP_EVAL, g);
+    if (zs_run_is_save(ro->su->cfg, &ro->run, g))
+        spike(v, ro, ZS_RP_SAVE, g);
+}
+
+static int cmp_pt(const void *a, const void *b)
+{
+    const struct pt *x = a, *y = b;
+    if (x->t_s != y->t_s)
+        return x->t_s < y->t_s ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static int build_points(const struct zs_runout *ro, struct pts *v)
 {
     const struct zs_run *r = &ro->run;
     const struct zs_cfg *c = ro->su->cfg;
-    int64_t N = r->steps_total, spe = r->steps_per_epoch,
-            nev = r->nevals + r->nsaves;
-    int64_t stride =
-                nev > ZS_RUNOUT_MAX_EVENTS ? nev / ZS_RUNOUT_MAX_EVENTS + 1 : 1,
-            k = 0;
+    int64_t N = r->steps_total, spe = r->steps_per_epoch;
+    int64_t kept = r->epochs_run < ZS_RUNOUT_MAX_EVENTS ? r->epochs_run
+                                                        : ZS_RUNOUT_MAX_EVENTS;
+    int64_t budget = ZS_RUNOUT_MAX_EVENTS / (kept > 0 ? kept : 1);
     int64_t estride = r->epochs_run > ZS_RUNOUT_MAX_EVENTS
                           ? r->epochs_run / ZS_RUNOUT_MAX_EVENTS + 1
                           : 1;
@@ -338,26 +356,41 @@ static int build_points(const struct zs_runout *ro, struct pts *v)
         } else if (g0 + 1 <= g1 && e == 1) {
             add(v, ro, ZS_RP_STEADY, 2, -1);
         }
-        /* events inside the epoch, in step order */
-        {
-            int64_t Ke = c->eval_every, Ks = c->save_every, g = g0 - 1;
-            for (;;) {
-                int64_t ne = Ke > 0 ? (g / Ke + 1) * Ke : INT64_MAX;
-                int64_t ns = Ks > 0 ? (g / Ks + 1) * Ks : INT64_MAX;
-                int64_t nx = ne < ns ? ne : ns;
-                if (nx > g1)
-                    break;
-                g = nx;
-                if ((k++ % stride) == 0 || g == r->oom.step ||
-                    g == r->peak_step) {
-                    if (zs_run_is_eval(c, r, g))
-                        spike(v, ro, ZS_RP_EVAL, g);
-                    if (zs_run_is_save(c, r, g))
-                        spike(v, ro, ZS_RP_SAVE, g);
+        /* events inside the epoch: all of them when few, else `budget`
+         * of them spread evenly, plus the failing and the worst step */
+        if (keep) {
+            int64_t Ke = c->eval_every, Ks = c->save_every;
+            int64_t n = (Ke > 0 ? g1 / Ke - (g0 - 1) / Ke : 0) +
+                        (Ks > 0 ? g1 / Ks - (g0 - 1) / Ks : 0);
+            int64_t last = g0 - 1;
+            for (int64_t j = 0; j < (n < budget ? n : budget) && !v->failed;
+                 j++) {
+                int64_t g;
+                if (n <= budget) {
+                    int64_t ne = Ke > 0 ? (last / Ke + 1) * Ke : INT64_MAX;
+                    int64_t ns = Ks > 0 ? (last / Ks + 1) * Ks : INT64_MAX;
+                    g = ne < ns ? ne : ns;
+                } else {
+                    int64_t at =
+                        g0 + (int64_t)((double)(g1 - g0) * (double)(j + 1) /
+                                       (double)budget);
+                    int64_t ge = Ke > 0 ? at / Ke * Ke : 0,
+                            gs = Ks > 0 ? at / Ks * Ks : 0;
+                    g = ge > gs ? ge : gs;
                 }
-                if (v->failed)
-                    break;
+                if (g <= last || g > g1)
+                    continue;
+                last = g;
+                event(v, ro, g);
             }
+            /* when thinned, the failing and the worst step are added (the
+             * epoch's last step is the block below) */
+            if (n > budget && r->oom.step >= g0 && r->oom.step < g1 &&
+                (r->oom.phase == ZS_RP_EVAL || r->oom.phase == ZS_RP_SAVE))
+                event(v, ro, r->oom.step);
+            if (n > budget && r->peak_step >= g0 && r->peak_step < g1 &&
+                r->peak_step != r->oom.step)
+                event(v, ro, r->peak_step);
         }
         if (keep || e == 1) {
             add(v, ro, g1 == 1 ? ZS_RP_FIRST : ZS_RP_STEADY, g1, -1);
@@ -372,16 +405,8 @@ static int build_points(const struct zs_runout *ro, struct pts *v)
     }
     if (v->failed)
         return ZS_ENOMEM;
-    /* keep time order (the OOM point was appended after its epoch's end) */
-    for (size_t i = 1; i < v->n; i++) {
-        struct pt x = v->p[i];
-        size_t j = i;
-        while (j > 0 && v->p[j - 1].t_s > x.t_s) {
-            v->p[j] = v->p[j - 1];
-            j--;
-        }
-        v->p[j] = x;
-    }
+    /* time order; equal times keep the order added (a spike's three points) */
+    qsort(v->p, v->n, sizeof *v->p, cmp_pt);
     return 0;
 }
 
