@@ -135,7 +135,7 @@ START_TEST(test_emit_roundtrip)
     struct zs_cfg c;
     struct zs_model m;
     struct zs_cluster cl;
-    struct zs_setup su;
+    struct zs_setup su = {0};
     struct zs_sim_result r;
     const struct zs_candidate *best;
     plan(&x, "7b", "8xH100", "framework=deepspeed;offload-optimizer=cpu");

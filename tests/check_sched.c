@@ -4,12 +4,16 @@
  * scenarios, and the torchtitan rows of reference-data §B1 with their error.
  */
 #include "cli/cli_setup.h"
+#include "out/sched_export.h"
+#include "out/schedule_io.h"
+#include "util/alloc.h"
 #include "sched/sched.h"
 #include "util/units.h"
 
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 struct run {
     struct zs_cfg cfg;
@@ -23,7 +27,7 @@ static void sim(struct run *r, const char *flags)
 {
     char buf[512], *save = NULL, *kv;
     struct zs_err err = {0, ""};
-    struct zs_setup su;
+    struct zs_setup su = {0};
     zs_cfg_defaults(&r->cfg);
     snprintf(buf, sizeof buf, "%s", flags);
     for (kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
@@ -286,6 +290,60 @@ START_TEST(test_scenario_files)
 }
 END_TEST
 
+/* The exported schedule reads back through the harness's reader with the
+ * same tasks, step marks and predictions (issue 7). */
+START_TEST(test_export_roundtrip)
+{
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su = {0};
+    struct zs_sim_result res;
+    struct zs_export ex;
+    struct zs_schedule s;
+    struct zs_err err = {0, ""};
+    char dir[] = "/tmp/zsim-export-XXXXXX", path[128];
+    zs_sim *sim = zs_sim_new();
+    int gemms = 0, h2d = 0, adam = 0;
+    ck_assert_ptr_nonnull(sim);
+    zs_cfg_defaults(&c);
+    snprintf(c.model, sizeof c.model, "qwen2.5-7b");
+    snprintf(c.gpus, sizeof c.gpus, "1xH100");
+    c.offload_optimizer = ZS_OFF_CPU;
+    c.offload_param = ZS_OFF_CPU;
+    c.steps = 2;
+    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), 0);
+    memset(&ex, 0, sizeof ex);
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &c;
+    su.ex = &ex;
+    ck_assert_int_eq(zs_simulate(&su, sim, &res, &err), 0);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/s.json", dir);
+    ck_assert_msg(zs_export_schedule(&su, sim, &ex, &res, 0, path, &err) == 0, "%s", err.msg);
+    zs_schedule_init(&s);
+    ck_assert_msg(zs_schedule_read(path, &s, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(s.ntasks, zs_sim_ntasks(sim));
+    ck_assert_int_eq(s.header.steps, 3); /* first + 2 steady */
+    ck_assert_int_eq(s.pred.step_time_ns, (int64_t)(res.steady.time_s * 1e9));
+    for (int32_t i = 0; i < s.ntasks; i++) {
+        gemms += s.tasks[i].kind == ZS_SK_GEMM;
+        h2d += s.tasks[i].kind == ZS_SK_H2D;
+        adam += s.tasks[i].kind == ZS_SK_CPU_ADAM;
+    }
+    /* every linear of 28 layers in forward, recompute and backward */
+    ck_assert_int_gt(gemms, 28 * 7 * 3);
+    ck_assert_int_gt(h2d, 0);
+    ck_assert_int_gt(adam, 0);
+    zs_schedule_release(&s);
+    unlink(path);
+    rmdir(dir);
+    zs_free(ex.t);
+    zs_sim_free(sim);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -301,6 +359,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);
     tcase_add_test(core, test_torchtitan_b1);
+    tcase_add_test(core, test_export_roundtrip);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);
     tcase_add_test(bad, test_scenario_files);

@@ -53,7 +53,7 @@ static int step_bench(const char *gpus, int repeat, double *secs, int64_t *event
     struct zs_cfg cfg;
     struct zs_model m;
     struct zs_cluster cl;
-    struct zs_setup su;
+    struct zs_setup su = {0};
     struct zs_sim_result res;
     double t[64];
     int rc;

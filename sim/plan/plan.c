@@ -11,6 +11,7 @@
 #include "plan/plan.h"
 #include "train/dsconfig.h"
 #include "util/alloc.h"
+#include "util/strutil.h"
 #include "util/units.h"
 
 #include <pthread.h>
@@ -123,12 +124,12 @@ struct worker {
 static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
 {
     struct zs_err err = {0, ""};
-    struct zs_setup su;
+    struct zs_setup su = {0};
     char a[32], b[32];
     int rc = zs_cfg_resolve(&c->cfg, w->m, w->cl, &err);
     if (rc) {
         c->status = ZS_CAND_INVALID;
-        snprintf(c->reason, sizeof c->reason, "%s", err.msg);
+        zs_strlcpy(c->reason, err.msg, sizeof c->reason);
         return;
     }
     su.model = w->m;
@@ -138,7 +139,7 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
     rc = zs_simulate(&su, sim, &c->res, &err);
     if (rc) {
         c->status = ZS_CAND_ERROR;
-        snprintf(c->reason, sizeof c->reason, "%s", err.msg);
+        zs_strlcpy(c->reason, err.msg, sizeof c->reason);
         return;
     }
     switch (c->res.oom.where) {

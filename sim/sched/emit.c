@@ -34,6 +34,22 @@ int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
         b->failed = id;
         return -1;
     }
+    if (b->ex) {
+        struct zs_export *x = b->ex;
+        if (zs_grow((void **)&x->t, &x->cap, (size_t)id + 1, sizeof *x->t)) {
+            b->failed = ZS_ENOMEM;
+            return -1;
+        }
+        while (x->n < (size_t)id)
+            x->t[x->n++].kind = -1; /* not described */
+        x->t[id] = x->cur;
+        x->t[id].ndeps = n;
+        for (int i = 0; i < n; i++)
+            x->t[id].deps[i] = deps[i];
+        x->n = (size_t)id + 1;
+        memset(&x->cur, 0, sizeof x->cur);
+        x->cur.kind = -1;
+    }
     if (d->queue == b->q_host)
         b->last_host = id;
     return id;
@@ -72,6 +88,12 @@ int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
     struct zs_task_desc d;
     if (bytes <= 0)
         return -1;
+    if (b->ex) {
+        b->ex->cur.kind = ZS_X_ALLOC;
+        b->ex->cur.bytes = bytes;
+        b->ex->cur.pool = pool == b->p_gpu ? 0 : 1;
+        b->ex->cur.pinned = (flags & ZS_ALLOC_PINNED) != 0;
+    }
     memset(&d, 0, sizeof d);
     d.kind = ZS_TASK_ALLOC;
     d.queue = q;
@@ -89,6 +111,10 @@ int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0)
     struct zs_task_desc d;
     if (alloc < 0)
         return -1;
+    if (b->ex) {
+        b->ex->cur.kind = ZS_X_FREE;
+        b->ex->cur.buffer = alloc;
+    }
     memset(&d, 0, sizeof d);
     d.kind = ZS_TASK_FREE;
     d.queue = q;
@@ -105,6 +131,11 @@ int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
     struct zs_task_desc d;
     if (bytes <= 0)
         return zs_t_mark(b, q, name, d0, d1, -1);
+    if (b->ex) {
+        b->ex->cur.kind = dir ? ZS_X_D2H : ZS_X_H2D;
+        b->ex->cur.bytes = (int64_t)bytes;
+        b->ex->cur.pinned = pinned;
+    }
     memset(&d, 0, sizeof d);
     d.kind = ZS_TASK_FLOW;
     d.queue = q;
@@ -141,6 +172,11 @@ int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
     if (kind == ZS_COLL_ALLREDUCE)
         moved *= 2;
     moved += (double)cl->node.collective_latency_ns * 1e-9 * busbw;
+    if (b->ex) {
+        b->ex->cur.kind = ZS_X_COLL;
+        b->ex->cur.bytes = (int64_t)bytes;
+        b->ex->cur.coll = kind;
+    }
     memset(&d, 0, sizeof d);
     d.kind = ZS_TASK_FLOW;
     d.queue = q;
@@ -161,6 +197,12 @@ int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
     struct zs_task_desc d;
     if (bytes <= 0)
         return zs_t_mark(b, b->q_host, name, d0, -1, -1);
+    if (b->ex) {
+        /* CPU passes over fp32 state: exported as Adam work over the same
+         * bytes (28 B per element, mechanics §5) */
+        b->ex->cur.kind = cls == ZS_CLS_OPT ? ZS_X_CPU : ZS_X_WAIT;
+        b->ex->cur.elements = (int64_t)(bytes / 28);
+    }
     memset(&d, 0, sizeof d);
     d.kind = ZS_TASK_FLOW;
     d.queue = b->q_host;
@@ -179,6 +221,10 @@ int32_t zs_t_gpu_mem(struct zs_bctx *b, int q, double bytes, int cls,
                    const char *name, int unit, int32_t d0, int32_t d1)
 {
     const struct zs_gpu *g = &b->node->gpu;
+    if (b->ex) {
+        b->ex->cur.kind = ZS_X_MEM;
+        b->ex->cur.bytes = (int64_t)bytes;
+    }
     return zs_t_delay(b, q, (int64_t)(zs_gpu_membound_s(g, bytes) * 1e9), cls,
                     name, unit, d0, d1);
 }
@@ -195,4 +241,31 @@ int32_t zs_t_drain(struct zs_bctx *b, const char *name)
         h = zs_t_mark(b, b->q_host, name, k, h, -1);
     }
     return h;
+}
+
+int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32_t d0,
+                     int32_t d1)
+{
+    const struct zs_unit *un = &b->units[u];
+    const struct zs_piece *p = b->pieces + un->piece_off + (bwd ? un->npf : 0);
+    int n = bwd ? un->npb : un->npf;
+    int32_t t = -1;
+    if (!b->ex)
+        return zs_t_delay(b, b->q_comp, (int64_t)(bwd ? un->bwd_ns : un->fwd_ns),
+                          ZS_CLS_COMPUTE, name, u, d0, d1);
+    /* exporting: one task per piece, so the harness runs the same shapes */
+    for (int i = 0; i < n; i++) {
+        struct zs_xtask *x = &b->ex->cur;
+        x->kind = p[i].kind == 0 ? ZS_X_GEMM : ZS_X_MEM;
+        x->m = p[i].m;
+        x->n = p[i].n;
+        x->k = p[i].k;
+        x->count = p[i].count;
+        x->bytes = (int64_t)p[i].bytes;
+        t = zs_t_delay(b, b->q_comp, (int64_t)p[i].ns, ZS_CLS_COMPUTE, name, u,
+                       i == 0 ? d0 : t, i == 0 ? d1 : -1);
+    }
+    if (n == 0)
+        t = zs_t_mark(b, b->q_comp, name, d0, d1, -1);
+    return t;
 }

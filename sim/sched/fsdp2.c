@@ -169,8 +169,7 @@ static void micro_step(struct fs *s)
                                0, "saved activations", g, l);
         work = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao), 0,
                         "forward workspace", g, l);
-        c = zs_t_delay(b, b->q_comp, (int64_t)b->units[g].fwd_ns, ZS_CLS_COMPUTE, "forward", g,
-                     l, -1);
+        c = zs_t_compute(b, g, false, "forward", l, -1);
         zs_t_free(b, b->q_comp, work, c);
         if (s->reshard)
             reshard(s, g, c);
@@ -178,8 +177,7 @@ static void micro_step(struct fs *s)
     /* root's tail: final norm, lm_head, loss */
     l = launch(b, 0, b->units[0].kernels_fwd);
     s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0, "logits (bf16)", 0, l);
-    c = zs_t_delay(b, b->q_comp, (int64_t)b->units[0].fwd_ns, ZS_CLS_COMPUTE, "lm_head + loss", 0,
-                 l, -1);
+    c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
     {
         int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0, "logits upcast (fp32)", 0, c);
         s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
@@ -195,8 +193,7 @@ static void micro_step(struct fs *s)
         zs_t_free(b, b->q_comp, s->logprobs, g32);
         g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0, "logits grad (bf16)", 0, g32);
         zs_t_free(b, b->q_comp, g32, g16);
-        c = zs_t_delay(b, b->q_comp, (int64_t)b->units[0].bwd_ns, ZS_CLS_COMPUTE, "backward", 0,
-                     g16, -1);
+        c = zs_t_compute(b, 0, true, "backward", g16, -1);
         zs_t_free(b, b->q_comp, g16, c);
         zs_t_free(b, b->q_comp, s->logits, c);
     }
@@ -211,10 +208,8 @@ static void micro_step(struct fs *s)
                                            : "backward workspace",
                               g, l);
         if (s->full_ckpt)
-            c = zs_t_delay(b, b->q_comp, (int64_t)b->units[g].fwd_ns, ZS_CLS_COMPUTE,
-                         "recompute forward", g, s->act_bwd, -1);
-        c = zs_t_delay(b, b->q_comp, (int64_t)b->units[g].bwd_ns, ZS_CLS_COMPUTE, "backward", g,
-                     l, -1);
+            c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
+        c = zs_t_compute(b, g, true, "backward", l, -1);
         zs_t_free(b, b->q_comp, s->act_bwd, c);
         zs_t_free(b, b->q_comp, s->saved[g], c);
         reshard(s, g, c);

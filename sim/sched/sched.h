@@ -50,6 +50,37 @@ enum zs_phase {
 };
 const char *zs_phase_name(int ph);
 
+/* Export sidecar (for `zsim schedule export`): per engine task, what the
+ * CUDA harness should run in its place.  Filled only when zs_setup.ex is set. */
+enum zs_xkind {
+    ZS_X_NONE = -1,
+    ZS_X_ALLOC, /* bytes, pool (0 GPU, 1 host), pinned */
+    ZS_X_FREE,  /* buffer = the ALLOC task */
+    ZS_X_H2D,   /* bytes, pinned */
+    ZS_X_D2H,
+    ZS_X_GEMM,  /* count x [m x k] x [k x n] */
+    ZS_X_MEM,   /* memory-bound kernel moving bytes */
+    ZS_X_COLL,  /* coll (enum zs_coll), bytes = the full tensor */
+    ZS_X_CPU,   /* CPU optimizer work over elements */
+    ZS_X_WAIT   /* host-side work or wait */
+};
+
+struct zs_xtask {
+    int kind;
+    int64_t m, n, k, count, bytes, elements;
+    int coll, pool;
+    bool pinned;
+    int32_t buffer;
+    int32_t deps[3];
+    int ndeps;
+};
+
+struct zs_export {
+    struct zs_xtask *t; /* by engine task id; owned, zs_free */
+    size_t n, cap;
+    struct zs_xtask cur;
+};
+
 struct zs_setup {
     const struct zs_model *model;
     const struct zs_cluster *cluster;
@@ -60,6 +91,7 @@ struct zs_setup {
      * duration standing for the accum-2 in between.  Reported as both the
      * first and the steady step. */
     bool plan_mode;
+    struct zs_export *ex; /* NULL, or filled for `schedule export` */
 };
 
 #define ZS_LIVE_MAX 8

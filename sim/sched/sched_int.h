@@ -30,6 +30,17 @@
 #define ZS_TAG_STEP(t) (((t) >> 24) & 127)
 #define ZS_NO_UNIT 0xFFFF
 
+/* One piece of a unit's GPU work, kept so `zsim schedule export` can hand
+ * the harness the same GEMM shapes and memory-bound bytes the simulation
+ * timed.  kind: 0 = GEMM [m x k] x [k x n], `count` of them; 1 = memory-bound
+ * kernel moving `bytes` through HBM. */
+struct zs_piece {
+    int kind;
+    int64_t m, n, k, count;
+    double bytes;
+    double ns;
+};
+
 /* A unit: what the framework fetches as one piece.  DeepSpeed: one leaf
  * module in one layer; FSDP2: one fully_shard group (a decoder layer, or the
  * root's modules). */
@@ -44,6 +55,7 @@ struct zs_unit {
     int n_tensors;
     bool persistent;            /* DeepSpeed: below the persistence threshold */
     double fwd_ns, bwd_ns;      /* GPU time of this unit's forward / backward */
+    int piece_off, npf, npb;    /* forward then backward pieces in b->pieces */
     int kernels_fwd, kernels_bwd;
     bool last_of_layer, first_of_layer;
 };
@@ -63,6 +75,11 @@ struct zs_bctx {
     int p_gpu, p_host;
     double h2d_pinned, d2h_pinned, pageable; /* per-flow caps, bytes/s */
     int cores;                               /* CPU cores of this rank */
+
+    /* compute pieces of all units; export sidecar (NULL unless exporting) */
+    struct zs_piece *pieces;
+    size_t npieces, cap_pieces;
+    struct zs_export *ex;
 
     /* units in forward order */
     struct zs_unit *units;
@@ -134,6 +151,12 @@ int zs_units_build_leaves(struct zs_bctx *b);
 int zs_units_build_groups(struct zs_bctx *b);
 const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,
                          size_t cap);
+
+/* Emits unit u's forward (bwd = false) or backward compute on the compute
+ * stream after d0, d1: one task, or one per piece when exporting.  Returns
+ * the last task. */
+int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32_t d0,
+                     int32_t d1);
 
 /* zero.c, fsdp2.c */
 int zs_build_deepspeed(struct zs_bctx *b);

@@ -128,6 +128,8 @@ static int build(struct zs_bctx *b)
     b->nfetch = 0;
     b->fetch_ring[0] = b->fetch_ring[1] = -1;
     b->n_avail = 0;
+    if (b->ex)
+        b->ex->n = 0;
     /* tokens this rank processes per micro-step: Ulysses splits the sequence */
     b->tokens = b->c->micro_batch * b->c->seq_len / b->c->sp;
     rc = b->c->framework == ZS_FW_FSDP2 ? zs_units_build_groups(b) : zs_units_build_leaves(b);
@@ -183,6 +185,12 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim, struct zs_sim_result *re
             return zs_err_set(err, ZS_ENOMEM, "out of memory creating the simulation");
     }
     b.sim = sim;
+    b.ex = su->ex;
+    if (b.ex) {
+        b.ex->n = 0;
+        memset(&b.ex->cur, 0, sizeof b.ex->cur);
+        b.ex->cur.kind = ZS_X_NONE;
+    }
     res->gpu_capacity_bytes = zs_gpu_usable_bytes(&b.node->gpu) - zs_reserved_on_rank(su->cfg, b.node);
     res->gpu_context_bytes = b.node->gpu.cuda_context_bytes + b.node->gpu.nccl_bytes;
     res->host_capacity_per_node = b.node->host_ram_bytes - b.node->host_reserved_bytes;
@@ -229,6 +237,7 @@ out:
     zs_free(b.galloc2);
     zs_free(b.avail);
     zs_free(b.scratch);
+    zs_free(b.pieces);
     if (own)
         zs_sim_free(sim);
     return rc;

@@ -58,80 +58,162 @@ static double attn_fwd_ns(const struct zs_bctx *b)
            mem_ns(b, mb * heads * s * s * (2 + 4 + 4 + 2));
 }
 
-static void leaf_times(const struct zs_bctx *b, const struct zs_leaf *l,
-                       double *fwd, double *bwd, int *kf, int *kb)
+/* Pieces of one leaf's forward and backward, appended to out (cap 16). */
+struct plist {
+    struct zs_piece p[96];
+    int n;
+};
+
+static void add_gemm(const struct zs_bctx *b, struct plist *l, double m, double n, double k,
+                     double count)
+{
+    struct zs_piece *p;
+    if (l->n >= 96 || m <= 0 || n <= 0 || k <= 0 || count <= 0)
+        return;
+    p = &l->p[l->n++];
+    p->kind = 0;
+    p->m = (int64_t)m;
+    p->n = (int64_t)n;
+    p->k = (int64_t)k;
+    p->count = (int64_t)count;
+    p->bytes = 0;
+    p->ns = count * gemm_ns(b, m, n, k);
+}
+
+static void add_mem(const struct zs_bctx *b, struct plist *l, double bytes)
+{
+    struct zs_piece *p;
+    if (l->n >= 96 || bytes <= 0)
+        return;
+    p = &l->p[l->n++];
+    memset(p, 0, sizeof *p);
+    p->kind = 1;
+    p->bytes = bytes;
+    p->ns = mem_ns(b, bytes);
+}
+
+static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l, struct plist *f,
+                        struct plist *bw, int *kf, int *kb)
 {
     const struct zs_model *m = b->m;
     double t = (double)b->tokens;
     bool frozen = b->mo.method != ZS_METHOD_FULL;
-    double f = 0, w = 0; /* forward ns; weight-gradient ns */
-    int kernels = 1;
+    int f0 = f->n, kernels = 1;
     switch (l->kind) {
     case ZS_LEAF_LINEAR:
-        f = gemm_ns(b, t, (double)l->out_features, (double)l->in_features);
-        w = f;
+        add_gemm(b, f, t, (double)l->out_features, (double)l->in_features, 1);
         if (b->mo.method == ZS_METHOD_QLORA) /* NF4 -> bf16 dequantise: read 0.5 B, write 2 B */
-            f += mem_ns(b, (double)l->params * 2.5);
+            add_mem(b, f, (double)l->params * 2.5);
         if (frozen && (l->role & b->mo.lora_targets)) {
             double r = (double)b->mo.lora_rank;
-            f += gemm_ns(b, t, r, (double)l->in_features) +
-                 gemm_ns(b, t, (double)l->out_features, r);
+            add_gemm(b, f, t, r, (double)l->in_features, 1);
+            add_gemm(b, f, t, (double)l->out_features, r, 1);
             kernels += 2;
         }
         break;
     case ZS_LEAF_EXPERTS: {
+        /* gate, up and down of every expert on its share of the tokens:
+         * FLOP-equivalent to 3E GEMMs of [me x h] x [h x inter] */
         double e = (double)m->n_experts;
         double me = t * (double)m->experts_per_token / (e > 0 ? e : 1);
-        f = e * (2 * gemm_ns(b, me, (double)l->out_features, (double)l->in_features) +
-                 gemm_ns(b, me, (double)l->in_features, (double)l->out_features));
-        w = f;
+        add_gemm(b, f, me, (double)l->out_features, (double)l->in_features, 3 * e);
         kernels = (int)(3 * e);
         break;
     }
     case ZS_LEAF_ROUTER:
-        f = gemm_ns(b, t, (double)l->out_features, (double)l->in_features) +
-            mem_ns(b, t * (double)l->out_features * 4 * 2);
-        w = f;
+        add_gemm(b, f, t, (double)l->out_features, (double)l->in_features, 1);
+        add_mem(b, f, t * (double)l->out_features * 4 * 2);
         kernels = 3;
         break;
     case ZS_LEAF_EMBED:
-        f = mem_ns(b, t * (double)m->hidden * 2 * 2);
-        w = f;
+        add_mem(b, f, t * (double)m->hidden * 2 * 2);
         break;
     case ZS_LEAF_NORM:
-        f = mem_ns(b, t * (double)(l->params) * 2 * 3);
-        w = f;
+        add_mem(b, f, t * (double)(l->params) * 2 * 3);
         kernels = 2;
         break;
     case ZS_LEAF_LM_HEAD:
-        f = gemm_ns(b, t, (double)m->vocab, (double)m->hidden);
-        w = f;
+        add_gemm(b, f, t, (double)m->vocab, (double)m->hidden, 1);
         /* cross-entropy over fp32 logits: upcast, log_softmax, gather
          * (reads/writes ~14 B per logit) */
-        f += mem_ns(b, t * (double)m->vocab * 14);
+        add_mem(b, f, t * (double)m->vocab * 14);
         kernels = 4;
         break;
     }
-    *fwd = f;
-    /* dgrad costs what the forward did; wgrad only for trained weights */
-    *bwd = f + ((frozen || l->kind == ZS_LEAF_NORM) ? 0 : w);
+    /* backward: dgrad costs what the forward did; wgrad only for trained
+     * weights (the same pieces again) */
+    for (int i = f0; i < f->n && bw->n < 96; i++)
+        bw->p[bw->n++] = f->p[i];
+    if (!frozen && l->kind != ZS_LEAF_NORM)
+        for (int i = f0; i < f->n && bw->n < 96; i++)
+            bw->p[bw->n++] = f->p[i];
     *kf = kernels;
     *kb = 2 * kernels;
 }
 
-static int add_unit(struct zs_bctx *b, const struct zs_unit *u)
+/* Per-layer work outside any leaf's GEMM: the attention core (charged to the
+ * o_proj unit, which consumes its output; exported as the FLOP-equivalent
+ * GEMMs [s x hd] x [hd x s/2] and [s x s/2] x [s/2 x hd] per head, causal)
+ * and element-wise kernels (RoPE, SiLU*mul, residual adds; charged to the
+ * layer's last unit). */
+static void layer_extras(const struct zs_bctx *b, struct plist *af, struct plist *ab,
+                         struct plist *ef, struct plist *eb)
 {
-    size_t cap = (size_t)b->cap_units;
-    if (zs_grow((void **)&b->units, &cap, (size_t)b->nunits + 1,
-                sizeof *b->units))
+    const struct zs_model *m = b->m;
+    double t = (double)b->tokens;
+    double hq = (double)(m->n_heads * m->head_dim);
+    double hkv = (double)(m->n_kv_heads * m->head_dim);
+    double inter = m->n_experts ? (double)(m->moe_intermediate * m->experts_per_token)
+                                : (double)m->intermediate;
+    double ew = t * 2 * (2 * (hq + hkv) + 3 * inter + 4 * (double)m->hidden);
+    double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
+    double heads = (double)m->n_heads / (double)b->c->sp;
+    double afn = attn_fwd_ns(b);
+    struct zs_piece p;
+    memset(&p, 0, sizeof p);
+    p.kind = 0;
+    p.m = (int64_t)s;
+    p.n = (int64_t)(s / 2 > 1 ? s / 2 : 1);
+    p.k = m->head_dim;
+    p.count = (int64_t)(2 * mb * heads);
+    p.ns = afn;
+    af->p[af->n++] = p;
+    p.count = (int64_t)(5 * mb * heads);
+    p.ns = 2.5 * afn;
+    ab->p[ab->n++] = p;
+    add_mem(b, ef, ew);
+    add_mem(b, eb, 2 * ew);
+}
+
+static int add_unit(struct zs_bctx *b, struct zs_unit *u, const struct plist *f,
+                    const struct plist *bw)
+{
+    size_t cap = (size_t)b->cap_units, pcap = b->cap_pieces;
+    if (zs_grow((void **)&b->units, &cap, (size_t)b->nunits + 1, sizeof *b->units))
         return ZS_ENOMEM;
     b->cap_units = (int)cap;
+    if (zs_grow((void **)&b->pieces, &pcap, b->npieces + (size_t)(f->n + bw->n),
+                sizeof *b->pieces))
+        return ZS_ENOMEM;
+    b->cap_pieces = pcap;
+    u->piece_off = (int)b->npieces;
+    u->npf = f->n;
+    u->npb = bw->n;
+    u->fwd_ns = u->bwd_ns = 0;
+    for (int i = 0; i < f->n; i++) {
+        b->pieces[b->npieces++] = f->p[i];
+        u->fwd_ns += f->p[i].ns;
+    }
+    for (int i = 0; i < bw->n; i++) {
+        b->pieces[b->npieces++] = bw->p[i];
+        u->bwd_ns += bw->p[i].ns;
+    }
     b->units[b->nunits++] = *u;
     return 0;
 }
 
-static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
-                           const struct zs_leaf *l, int layer)
+static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u, const struct zs_leaf *l,
+                           int layer)
 {
     int64_t w = b->c->world;
     memset(u, 0, sizeof *u);
@@ -152,60 +234,58 @@ static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
      * stay gathered (partition_parameters.py; mechanics §1 "Persistence") */
     u->persistent = b->c->framework == ZS_FW_DEEPSPEED && b->c->zero == 3 &&
                     l->params <= b->c->param_persistence_threshold;
-    leaf_times(b, l, &u->fwd_ns, &u->bwd_ns, &u->kernels_fwd, &u->kernels_bwd);
-}
-
-/* Per-layer work outside any leaf's GEMM: the attention core (charged to the
- * o_proj unit, which consumes its output) and element-wise kernels (RoPE,
- * SiLU*mul, residual adds; charged to the layer's last unit). */
-static void add_layer_extras(struct zs_bctx *b, int first, int last)
-{
-    const struct zs_model *m = b->m;
-    double t = (double)b->tokens;
-    double hq = (double)(m->n_heads * m->head_dim);
-    double hkv = (double)(m->n_kv_heads * m->head_dim);
-    double inter = m->n_experts ? (double)(m->moe_intermediate * m->experts_per_token)
-                                : (double)m->intermediate;
-    double ew = mem_ns(b, t * 2 * (2 * (hq + hkv) + 3 * inter + 4 * (double)m->hidden));
-    double af = attn_fwd_ns(b);
-    int o = last;
-    for (int i = first; i <= last; i++)
-        if (b->units[i].leaf && (b->units[i].leaf->role & ZS_ROLE_O))
-            o = i;
-    b->units[o].fwd_ns += af;
-    b->units[o].bwd_ns += 2.5 * af;
-    b->units[o].kernels_fwd += 2;
-    b->units[o].kernels_bwd += 3;
-    b->units[last].fwd_ns += ew;
-    b->units[last].bwd_ns += 2 * ew;
-    b->units[last].kernels_fwd += 6;
-    b->units[last].kernels_bwd += 10;
 }
 
 int zs_units_build_leaves(struct zs_bctx *b)
 {
     const struct zs_model *m = b->m;
     struct zs_unit u;
+    struct plist f, bw, af, ab, ef, eb;
     b->nunits = 0;
+    b->npieces = 0;
+    af.n = ab.n = ef.n = eb.n = 0;
+    layer_extras(b, &af, &ab, &ef, &eb);
     for (int i = 0; i < m->n_pre; i++) {
+        f.n = bw.n = 0;
         fill_leaf_unit(b, &u, &m->pre[i], -1);
-        if (add_unit(b, &u))
+        leaf_pieces(b, &m->pre[i], &f, &bw, &u.kernels_fwd, &u.kernels_bwd);
+        if (add_unit(b, &u, &f, &bw))
             return ZS_ENOMEM;
     }
     for (int layer = 0; layer < m->n_layers; layer++) {
-        int first = b->nunits;
+        int o = m->n_layer_leaves - 1;
+        for (int i = 0; i < m->n_layer_leaves; i++)
+            if (m->layer[i].role & ZS_ROLE_O)
+                o = i;
         for (int i = 0; i < m->n_layer_leaves; i++) {
+            f.n = bw.n = 0;
             fill_leaf_unit(b, &u, &m->layer[i], layer);
             u.first_of_layer = i == 0;
             u.last_of_layer = i == m->n_layer_leaves - 1;
-            if (add_unit(b, &u))
+            if (i == o) { /* attention runs just before o_proj */
+                f.p[f.n++] = af.p[0];
+                bw.p[bw.n++] = ab.p[0];
+            }
+            leaf_pieces(b, &m->layer[i], &f, &bw, &u.kernels_fwd, &u.kernels_bwd);
+            if (i == o) {
+                u.kernels_fwd += 2;
+                u.kernels_bwd += 3;
+            }
+            if (u.last_of_layer) {
+                f.p[f.n++] = ef.p[0];
+                bw.p[bw.n++] = eb.p[0];
+                u.kernels_fwd += 6;
+                u.kernels_bwd += 10;
+            }
+            if (add_unit(b, &u, &f, &bw))
                 return ZS_ENOMEM;
         }
-        add_layer_extras(b, first, b->nunits - 1);
     }
     for (int i = 0; i < m->n_post; i++) {
+        f.n = bw.n = 0;
         fill_leaf_unit(b, &u, &m->post[i], -1);
-        if (add_unit(b, &u))
+        leaf_pieces(b, &m->post[i], &f, &bw, &u.kernels_fwd, &u.kernels_bwd);
+        if (add_unit(b, &u, &f, &bw))
             return ZS_ENOMEM;
     }
     return 0;
@@ -213,54 +293,58 @@ int zs_units_build_leaves(struct zs_bctx *b)
 
 /* FSDP2: one group per decoder layer (fully_shard per block, the common
  * recipe: torchtitan, Accelerate's transformer auto-wrap) and the root group
- * (embedding, final norm, lm_head) split into its forward-first and last
- * parts for ordering; both parts belong to the root's one all-gather in
- * reality, so the root is gathered once before the embedding. */
+ * (embedding, final norm, lm_head), gathered once for the whole micro-step. */
+static void group_add_leaf(struct zs_bctx *b, struct zs_unit *g, const struct zs_leaf *l,
+                           int layer, struct plist *f, struct plist *bw)
+{
+    struct zs_unit leafu;
+    int kf, kb;
+    fill_leaf_unit(b, &leafu, l, layer);
+    leaf_pieces(b, l, f, bw, &kf, &kb);
+    g->params += leafu.params;
+    g->gather_bytes += leafu.gather_bytes;
+    g->trainable += leafu.trainable;
+    g->n_tensors += leafu.n_tensors;
+    g->kernels_fwd += kf;
+    g->kernels_bwd += kb;
+}
+
 int zs_units_build_groups(struct zs_bctx *b)
 {
     const struct zs_model *m = b->m;
     int64_t w = b->c->world;
-    struct zs_unit g, leafu;
+    struct zs_unit g;
+    struct plist f, bw, af, ab, ef, eb;
     b->nunits = 0;
-    /* root: pre + post leaves */
+    b->npieces = 0;
+    af.n = ab.n = ef.n = eb.n = 0;
+    layer_extras(b, &af, &ab, &ef, &eb);
     memset(&g, 0, sizeof g);
     g.layer = -1;
-    for (int i = 0; i < m->n_pre + m->n_post; i++) {
-        const struct zs_leaf *l = i < m->n_pre ? &m->pre[i] : &m->post[i - m->n_pre];
-        fill_leaf_unit(b, &leafu, l, -1);
-        g.params += leafu.params;
-        g.gather_bytes += leafu.gather_bytes;
-        g.trainable += leafu.trainable;
-        g.n_tensors += leafu.n_tensors;
-        g.fwd_ns += leafu.fwd_ns;
-        g.bwd_ns += leafu.bwd_ns;
-        g.kernels_fwd += leafu.kernels_fwd;
-        g.kernels_bwd += leafu.kernels_bwd;
-    }
+    f.n = bw.n = 0;
+    for (int i = 0; i < m->n_pre + m->n_post; i++)
+        group_add_leaf(b, &g, i < m->n_pre ? &m->pre[i] : &m->post[i - m->n_pre], -1, &f, &bw);
     g.part_elems = (g.params + w - 1) / w;
-    if (add_unit(b, &g))
+    if (add_unit(b, &g, &f, &bw))
         return ZS_ENOMEM;
     for (int layer = 0; layer < m->n_layers; layer++) {
-        int first;
         memset(&g, 0, sizeof g);
         g.layer = layer;
-        first = b->nunits;
-        for (int i = 0; i < m->n_layer_leaves; i++) {
-            fill_leaf_unit(b, &leafu, &m->layer[i], layer);
-            g.params += leafu.params;
-            g.gather_bytes += leafu.gather_bytes;
-            g.trainable += leafu.trainable;
-            g.n_tensors += leafu.n_tensors;
-            g.fwd_ns += leafu.fwd_ns;
-            g.bwd_ns += leafu.bwd_ns;
-            g.kernels_fwd += leafu.kernels_fwd;
-            g.kernels_bwd += leafu.kernels_bwd;
-        }
+        f.n = bw.n = 0;
+        f.p[f.n++] = af.p[0];
+        bw.p[bw.n++] = ab.p[0];
+        for (int i = 0; i < m->n_layer_leaves; i++)
+            group_add_leaf(b, &g, &m->layer[i], layer, &f, &bw);
+        if (f.n < 96)
+            f.p[f.n++] = ef.p[0];
+        if (bw.n < 96)
+            bw.p[bw.n++] = eb.p[0];
+        g.kernels_fwd += 8;
+        g.kernels_bwd += 13;
         g.part_elems = (g.params + w - 1) / w;
         g.first_of_layer = g.last_of_layer = true;
-        if (add_unit(b, &g))
+        if (add_unit(b, &g, &f, &bw))
             return ZS_ENOMEM;
-        add_layer_extras(b, first, first);
     }
     return 0;
 }

@@ -388,15 +388,13 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
         int32_t f32;
         zs_model_loss_bytes(b->m, &ao, &lb);
         s->logits_bf16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0, "logits (bf16)", u, l);
-        c = zs_t_delay(b, b->q_comp, (int64_t)un->fwd_ns, ZS_CLS_COMPUTE, "lm_head + loss", u,
-                     l, dep_ready);
+        c = zs_t_compute(b, u, false, "lm_head + loss", l, dep_ready);
         f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0, "logits upcast (fp32)", u, c);
         s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
                                "log-softmax (fp32, saved)", u, f32);
         c = zs_t_free(b, b->q_comp, f32, s->logprobs);
     } else {
-        c = zs_t_delay(b, b->q_comp, (int64_t)un->fwd_ns, ZS_CLS_COMPUTE,
-                     recompute ? "recompute forward" : "forward", u, l, dep_ready);
+        c = zs_t_compute(b, u, false, recompute ? "recompute forward" : "forward", l, dep_ready);
     }
     if (un->layer >= 0 && un->last_of_layer && s->act_work >= 0) {
         zs_t_free(b, b->q_comp, s->act_work, c);
@@ -438,15 +436,13 @@ static void run_backward_unit(struct ds *s, int u, int pos)
         zs_t_free(b, b->q_comp, g32, g16);
         if (un->trainable > 0)
             g = zs_t_alloc(b, b->q_comp, b->p_gpu, un->trainable * 2, 0, "param grads", u, g16);
-        c = zs_t_delay(b, b->q_comp, (int64_t)un->bwd_ns, ZS_CLS_COMPUTE, "backward", u,
-                     l, dep_ready);
+        c = zs_t_compute(b, u, true, "backward", l, dep_ready);
         zs_t_free(b, b->q_comp, g16, c);
         zs_t_free(b, b->q_comp, s->logits_bf16, c);
     } else {
         if (un->trainable > 0)
             g = zs_t_alloc(b, b->q_comp, b->p_gpu, un->trainable * 2, 0, "param grads", u, l);
-        c = zs_t_delay(b, b->q_comp, (int64_t)un->bwd_ns, ZS_CLS_COMPUTE, "backward", u,
-                     l, dep_ready);
+        c = zs_t_compute(b, u, true, "backward", l, dep_ready);
     }
     if (un->layer >= 0 && un->first_of_layer) {
         zs_t_free(b, b->q_comp, s->layer_saved[un->layer], c);

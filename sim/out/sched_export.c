@@ -1,0 +1,194 @@
+/*
+ * sched_export.c — engine records + export sidecar -> zsim.schedule/1.
+ *
+ * Task ids are kept: engine task i becomes schedule task i, so dependencies
+ * carry over unchanged.  Mapping: ALLOC/FREE as they are; PCIe flows ->
+ * h2d/d2h; collective flows -> collective (one GPU: a local copy of the same
+ * bytes); GEMM and memory-bound pieces -> gemm/elementwise; CPU optimizer
+ * flows -> cpu_adam over the same elements; host hooks and waits ->
+ * host_wait; joins -> mark, the host's "step end" marks numbered 1..N.
+ */
+#include "out/sched_export.h"
+#include "out/schedule_io.h"
+#include "util/strutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int map_coll(int c)
+{
+    switch (c) {
+    case ZS_COLL_ALLGATHER:
+        return ZS_SC_ALLGATHER;
+    case ZS_COLL_REDUCESCATTER:
+        return ZS_SC_REDUCESCATTER;
+    case ZS_COLL_ALLREDUCE:
+        return ZS_SC_ALLREDUCE;
+    default:
+        return ZS_SC_ALLTOALL;
+    }
+}
+
+int zs_export_schedule(const struct zs_setup *su, zs_sim *sim, const struct zs_export *ex,
+                       const struct zs_sim_result *res, int64_t rank, const char *path,
+                       struct zs_err *err)
+{
+    struct zs_schedule s;
+    int qmap[64];
+    int32_t n = zs_sim_ntasks(sim);
+    int64_t steps = 0;
+    int rc = 0;
+    const struct zs_step_result *st = &res->steady;
+
+    zs_schedule_init(&s);
+    snprintf(s.header.zsim_version, sizeof s.header.zsim_version, "%s", ZS_VERSION);
+    zs_strlcpy(s.header.model, su->model->name, sizeof s.header.model);
+    zs_strlcpy(s.header.hardware, su->cluster->spec, sizeof s.header.hardware);
+    zs_strlcpy(s.header.gpu, su->cluster->node.gpu.name, sizeof s.header.gpu);
+    zs_strlcpy(s.header.framework, zs_framework_name(su->cfg->framework), sizeof s.header.framework);
+    zs_cfg_summary(su->cfg, s.header.config, sizeof s.header.config);
+    s.header.rank = rank;
+    s.header.world = su->cfg->world;
+    for (int32_t i = 0; i < n; i++) {
+        const struct zs_task_rec *r = zs_sim_task(sim, i);
+        if (r->kind == ZS_TASK_MARK && r->name && !strcmp(r->name, "step end"))
+            steps++;
+    }
+    s.header.steps = steps;
+    s.pred.peak_device_allocated_bytes = res->first.peak_gpu_allocated > st->peak_gpu_allocated
+                                             ? res->first.peak_gpu_allocated
+                                             : st->peak_gpu_allocated;
+    s.pred.peak_device_reserved_bytes = res->first.peak_gpu_reserved > st->peak_gpu_reserved
+                                            ? res->first.peak_gpu_reserved
+                                            : st->peak_gpu_reserved;
+    s.pred.peak_host_bytes = res->first.peak_host_per_rank > st->peak_host_per_rank
+                                 ? res->first.peak_host_per_rank
+                                 : st->peak_host_per_rank;
+    s.pred.peak_pinned_bytes = st->pinned_host_per_rank;
+    s.pred.step_time_ns = (int64_t)(st->time_s * 1e9);
+
+    for (int q = 0; q < zs_sim_nqueues(sim) && q < 64; q++) {
+        const char *qn = zs_sim_queue_name(sim, q);
+        char shortn[32];
+        zs_strlcpy(shortn, qn, sizeof shortn);
+        qmap[q] = zs_schedule_add_queue(&s, shortn, q == 0, err);
+        if (qmap[q] < 0) {
+            rc = qmap[q];
+            goto out;
+        }
+    }
+    {
+        int64_t step_no = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const struct zs_task_rec *r = zs_sim_task(sim, i);
+            const struct zs_xtask *x = (size_t)i < ex->n ? &ex->t[i] : NULL;
+            struct zs_sched_task t;
+            int kind = ZS_SK_MARK;
+            bool host_q = r->queue == 0;
+            if (x && x->kind != ZS_X_NONE) {
+                switch (x->kind) {
+                case ZS_X_ALLOC:
+                    kind = ZS_SK_ALLOC;
+                    break;
+                case ZS_X_FREE:
+                    kind = ZS_SK_FREE;
+                    break;
+                case ZS_X_H2D:
+                    kind = ZS_SK_H2D;
+                    break;
+                case ZS_X_D2H:
+                    kind = ZS_SK_D2H;
+                    break;
+                case ZS_X_GEMM:
+                    kind = ZS_SK_GEMM;
+                    break;
+                case ZS_X_MEM:
+                    kind = x->bytes > 0 ? ZS_SK_ELEMENTWISE : ZS_SK_MARK;
+                    break;
+                case ZS_X_COLL:
+                    kind = ZS_SK_COLLECTIVE;
+                    break;
+                case ZS_X_CPU:
+                    kind = host_q && x->elements > 0 ? ZS_SK_CPU_ADAM : ZS_SK_HOST_WAIT;
+                    break;
+                default:
+                    kind = ZS_SK_HOST_WAIT;
+                    break;
+                }
+            } else if (r->kind == ZS_TASK_DELAY && host_q) {
+                kind = ZS_SK_HOST_WAIT;
+            }
+            zs_sched_task_init(&t, kind, qmap[r->queue], r->name ? r->name : "task");
+            {
+                char owner[96];
+                int u = r->tag & 0xFFFF;
+                if (u != 0xFFFF)
+                    snprintf(owner, sizeof owner, "unit %d", u);
+                else
+                    owner[0] = '\0';
+                zs_strlcpy(t.owner, owner, sizeof t.owner);
+            }
+            t.pred_start_ns = r->start_ns;
+            t.pred_end_ns = r->end_ns;
+            switch (kind) {
+            case ZS_SK_ALLOC:
+                t.bytes = x->bytes;
+                t.pool = x->pool ? ZS_SP_HOST : ZS_SP_DEVICE;
+                t.pinned = x->pool && x->pinned;
+                break;
+            case ZS_SK_FREE:
+                t.buffer = x->buffer;
+                break;
+            case ZS_SK_H2D:
+            case ZS_SK_D2H:
+                t.bytes = x->bytes;
+                t.pinned = x->pinned;
+                t.host_buf = t.dev_buf = -1;
+                break;
+            case ZS_SK_GEMM:
+                t.m = x->m;
+                t.n = x->n;
+                t.k = x->k;
+                t.count = x->count > 0 ? x->count : 1;
+                break;
+            case ZS_SK_ELEMENTWISE:
+                t.bytes = x->bytes;
+                break;
+            case ZS_SK_COLLECTIVE:
+                t.bytes = x->bytes > 0 ? x->bytes : 1;
+                t.coll = map_coll(x->coll);
+                t.ranks = su->cfg->world;
+                t.local = ZS_SL_COPY;
+                break;
+            case ZS_SK_CPU_ADAM:
+                t.elements = x->elements;
+                t.threads = su->cluster->node.cpu_cores / su->cfg->procs_per_node;
+                t.adam_impl = su->cfg->framework == ZS_FW_FSDP2 ? ZS_SA_TORCH : ZS_SA_DEEPSPEED;
+                for (int k = 0; k < 4; k++)
+                    t.adam_bufs[k] = -1;
+                break;
+            case ZS_SK_MARK:
+                if (host_q && r->kind == ZS_TASK_MARK && r->name && !strcmp(r->name, "step end"))
+                    t.step_end = ++step_no;
+                break;
+            default:
+                break;
+            }
+            {
+                int32_t deps[3];
+                int nd = 0;
+                if (x)
+                    for (int k = 0; k < x->ndeps && k < 3; k++)
+                        deps[nd++] = x->deps[k];
+                if (zs_schedule_add(&s, &t, deps, nd, err) < 0) {
+                    rc = err->code ? err->code : ZS_ERUNTIME;
+                    goto out;
+                }
+            }
+        }
+    }
+    rc = zs_schedule_write(&s, path, err);
+out:
+    zs_schedule_release(&s);
+    return rc;
+}
