@@ -42,20 +42,20 @@ void zs_runout_verdict(const struct zs_runout *ro, char *buf, size_t cap)
     char w[64], a[32], b[32], c[32];
     if (r->oom.where != ZS_OOM_NONE) {
         where(w, sizeof w, r->oom.epoch, r->oom.step);
-        snprintf(buf, cap, "%s OOM at %s (%s): needs %s of %s%s",
-                 r->oom.where == ZS_OOM_GPU ? "GPU" : "host", w,
-                 zs_run_phase_name(r->oom.phase),
-                 zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
-                 zs_fmt_bytes(b, sizeof b, r->oom.available_bytes),
-                 r->oom.where == ZS_OOM_GPU ? " per GPU"
-                                            : " host RAM per node");
+        snprintf(
+            buf, cap, "%s OOM %s%s (%s): needs %s of %s%s",
+            r->oom.where == ZS_OOM_GPU ? "GPU" : "host",
+            r->oom.step > 0 ? "at " : "", w, zs_run_phase_name(r->oom.phase),
+            zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
+            zs_fmt_bytes(b, sizeof b, r->oom.available_bytes),
+            r->oom.where == ZS_OOM_GPU ? " per GPU" : " host RAM per node");
         return;
     }
     where(w, sizeof w, r->peak_epoch, r->peak_step);
     snprintf(
         buf, cap,
-        "fits: worst moment %s at %s, %s of %s host RAM per node; headroom %s",
-        zs_run_phase_name(r->peak_phase), w,
+        "fits: worst moment %s %s%s, %s of %s host RAM per node; headroom %s",
+        zs_run_phase_name(r->peak_phase), r->peak_step > 0 ? "at " : "", w,
         zs_fmt_bytes(a, sizeof a, r->peak_host_node),
         zs_fmt_bytes(b, sizeof b, r->host_capacity_node),
         zs_fmt_bytes(c, sizeof c, r->host_capacity_node - r->peak_host_node));
