@@ -5,6 +5,7 @@
  * it is applied after resolving them, and only to fields no flag set.
  */
 #include "cli/cli_setup.h"
+#include "out/store.h"
 #include "train/dsconfig.h"
 #include "util/strutil.h"
 
@@ -133,4 +134,33 @@ int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m, struct zs_cluster *cl
     /* the DeepSpeed JSON may change micro-batch and accumulation */
     cfg->global_batch = 0;
     return zs_cfg_resolve(cfg, m, cl, err);
+}
+
+int zs_cli_record(const char *db, const char *kind, const char *scenario, int argc,
+                  char **argv, const char *doc, struct zs_err *err)
+{
+    char line[2048];
+    size_t len = 0;
+    zs_store *st = NULL;
+    struct zs_run_meta meta;
+    int rc;
+    line[0] = '\0';
+    for (int i = 0; i < argc && len < sizeof line; i++) {
+        int w = snprintf(line + len, sizeof line - len, "%s%s", i ? " " : "zsim ", argv[i]);
+        if (w > 0)
+            len += (size_t)w;
+    }
+    rc = zs_store_open(db, &st, err);
+    if (rc)
+        return rc;
+    memset(&meta, 0, sizeof meta);
+    meta.kind = kind;
+    meta.scenario = scenario;
+    meta.argv_joined = line;
+    meta.version = ZS_VERSION;
+    meta.git_commit = strcmp(ZS_GIT_COMMIT, "unknown") ? ZS_GIT_COMMIT : NULL;
+    meta.unix_time = zs_store_now();
+    rc = zs_store_record(st, &meta, doc, err);
+    zs_store_close(st);
+    return rc;
 }

@@ -18,7 +18,8 @@ static const char usage[] =
     "                 [--global-batch N] [--method full|lora|qlora]\n"
     "                 [--framework deepspeed|fsdp2|any] [--gpu-reserved SIZE]\n"
     "                 [--objective throughput|cost|memory] [--top N]\n"
-    "                 [--emit-ds-config FILE] [--json] [configuration flags]\n"
+    "                 [--emit-ds-config FILE] [--json] [--db FILE]\n"
+    "                 [configuration flags]\n"
     "\n"
     "Searches processes per node, micro-batch, accumulation (to reach the global batch;\n"
     "64 sequences when none is given), checkpointing, ZeRO stage, offload and framework,\n"
@@ -27,14 +28,15 @@ static const char usage[] =
     "nothing fits it says what would: more host RAM, LoRA or QLoRA, more nodes, shorter\n"
     "sequences.  --emit-ds-config writes a DeepSpeed JSON for the best plan and prints the\n"
     "launch command.  Every 'zsim simulate' configuration flag fixes that dimension\n"
-    "(e.g. --procs 4 searches only 4 processes per node).\n"
+    "(e.g. --procs 4 searches only 4 processes per node).  --db FILE records the\n"
+    "plan in a SQLite run store (see 'zsim report').\n"
     "\n"
     "Exit: 0 ok (also when nothing fits), 1 runtime failure, 2 usage, 3 invalid input,\n"
     "4 nothing fits with --fail-on-oom.\n";
 
 static const struct zs_opt own[] = {
     {"json", 0},         {"top", 1},         {"objective", 1},
-    {"emit-ds-config", 1}, {"fail-on-oom", 0}, {"threads", 1},
+    {"emit-ds-config", 1}, {"fail-on-oom", 0}, {"threads", 1}, {"db", 1},
 };
 
 static void fmt_cand_row(struct zs_table *t, int rank, const struct zs_candidate *c)
@@ -298,18 +300,30 @@ static int run(int argc, char **argv, struct zs_err *err)
     rc = zs_plan_run(&m, &cl, &base, &po, &p, err);
     if (rc)
         return rc;
-    if (zs_args_get(&a, opts, nopts, "json")) {
+    if (zs_args_get(&a, opts, nopts, "json") || zs_args_get(&a, opts, nopts, "db")) {
         char *doc = plan_json(&p, &m, &cl);
         if (!doc) {
             zs_plan_release(&p);
             return zs_err_set(err, ZS_ENOMEM, "out of memory writing JSON");
         }
-        fputs(doc, stdout);
-        fputc('\n', stdout);
+        if (zs_args_get(&a, opts, nopts, "db")) {
+            char scen[160];
+            snprintf(scen, sizeof scen, "plan-%s-%s", m.name, cl.spec);
+            rc = zs_cli_record(zs_args_get(&a, opts, nopts, "db"), "plan",
+                               base.name[0] ? base.name : scen, argc, argv, doc, err);
+        }
+        if (zs_args_get(&a, opts, nopts, "json")) {
+            fputs(doc, stdout);
+            fputc('\n', stdout);
+        }
         zs_free(doc);
-    } else {
-        print_plan(&p, &m, &cl, &base, top);
+        if (rc) {
+            zs_plan_release(&p);
+            return rc;
+        }
     }
+    if (!zs_args_get(&a, opts, nopts, "json"))
+        print_plan(&p, &m, &cl, &base, top);
     if ((v = zs_args_get(&a, opts, nopts, "emit-ds-config"))) {
         if (p.best < 0) {
             fprintf(stderr, "zsim: nothing fits: no DeepSpeed config written\n");

@@ -50,11 +50,12 @@ static const char usage[] =
     "                            when --dataset-samples is given)\n"
     "  --plot FILE.png           the whole run's memory drawn by gnuplot (and FILE.svg)\n"
     "  --fail-on-oom             exit 4 when the verdict is an OOM\n"
+    "  --db FILE                 record the run (the --json document) in a SQLite store\n"
     "\n"
     "Exit: 0 ok, 1 runtime failure, 2 usage, 3 invalid input file, 4 OOM with --fail-on-oom.\n";
 
 static const struct zs_opt own[] = {
-    {"json", 0}, {"trace", 1}, {"timeline", 1}, {"fail-on-oom", 0}, {"plot", 1},
+    {"json", 0}, {"trace", 1}, {"timeline", 1}, {"fail-on-oom", 0}, {"plot", 1}, {"db", 1},
 };
 
 static int run(int argc, char **argv, struct zs_err *err)
@@ -111,6 +112,7 @@ static int run(int argc, char **argv, struct zs_err *err)
     o.su = &su;
     o.res = &res;
     o.model_input = cfg.model;
+    o.sim = sim;
     trace = zs_args_get(&a, opts, nopts, "trace");
     timeline = zs_args_get(&a, opts, nopts, "timeline");
     if (trace && (rc = zs_write_trace(sim, trace, err)))
@@ -123,20 +125,32 @@ static int run(int argc, char **argv, struct zs_err *err)
     if (whole && zs_args_get(&a, opts, nopts, "plot") &&
         (rc = zs_runout_plot(&ro, zs_args_get(&a, opts, nopts, "plot"), err)))
         goto out;
-    if (zs_args_get(&a, opts, nopts, "json")) {
-        char *doc = whole ? zs_simout_json_with(&o, "run", zs_runout_json(&ro))
-                          : zs_simout_json(&o);
-        if (!doc) {
-            rc = zs_err_set(err, ZS_ENOMEM, "out of memory writing JSON");
-            goto out;
+    {
+        bool want_json = zs_args_get(&a, opts, nopts, "json") != NULL;
+        const char *db = zs_args_get(&a, opts, nopts, "db");
+        if (want_json || db) {
+            char *doc = whole ? zs_simout_json_with(&o, "run", zs_runout_json(&ro))
+                              : zs_simout_json(&o);
+            if (!doc) {
+                rc = zs_err_set(err, ZS_ENOMEM, "out of memory writing JSON");
+                goto out;
+            }
+            /* --db records the same document --json prints */
+            if (db && (rc = zs_cli_record(db, "simulate", cfg.name, argc, argv, doc, err))) {
+                zs_free(doc);
+                goto out;
+            }
+            if (want_json) {
+                fputs(doc, stdout);
+                fputc('\n', stdout);
+            }
+            zs_free(doc);
         }
-        fputs(doc, stdout);
-        fputc('\n', stdout);
-        zs_free(doc);
-    } else {
-        zs_simout_print(&o, stdout);
-        if (whole)
-            zs_runout_print(&ro, stdout);
+        if (!want_json) {
+            zs_simout_print(&o, stdout);
+            if (whole)
+                zs_runout_print(&ro, stdout);
+        }
     }
     if ((res.oom.where != ZS_OOM_NONE || (whole && ro.run.oom.where != ZS_OOM_NONE)) &&
         zs_args_get(&a, opts, nopts, "fail-on-oom"))

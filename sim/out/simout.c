@@ -247,6 +247,39 @@ void *zs_simout_step_json(const struct zs_step_result *r)
     return o;
 }
 
+/* Memory over time for charts: each pool's log thinned to at most ~400
+ * points, keeping every point's running maximum inside its bucket so peaks
+ * survive the thinning.  Pools 0 (GPU) and 1 (host rank) as simulate.c
+ * creates them. */
+static void add_timeline(cJSON *d, zs_sim *sim, int ranks_per_node)
+{
+    cJSON *tl = cJSON_AddObjectToObject(d, "timeline");
+    for (int pool = 0; tl && pool < 2; pool++) {
+        int64_t n;
+        const struct zs_mem_event *log = zs_sim_pool_log(sim, pool, &n);
+        cJSON *arr = cJSON_AddArrayToObject(tl, pool == 0 ? "gpu" : "host");
+        int64_t step = n > 400 ? n / 400 : 1;
+        for (int64_t i = 0; arr && i < n; i += step) {
+            int64_t a = 0, rsv = 0, t = log[i].t_ns;
+            cJSON *pt = cJSON_CreateArray();
+            for (int64_t j = i; j < i + step && j < n; j++) {
+                if (log[j].allocated > a)
+                    a = log[j].allocated;
+                if (log[j].reserved > rsv)
+                    rsv = log[j].reserved;
+            }
+            cJSON_AddItemToArray(pt, cJSON_CreateNumber((double)t / 1e9));
+            if (pool == 0) {
+                cJSON_AddItemToArray(pt, cJSON_CreateNumber((double)a));
+                cJSON_AddItemToArray(pt, cJSON_CreateNumber((double)rsv));
+            } else {
+                cJSON_AddItemToArray(pt, cJSON_CreateNumber((double)rsv * ranks_per_node));
+            }
+            cJSON_AddItemToArray(arr, pt);
+        }
+    }
+}
+
 char *zs_simout_json(const struct zs_simout *o) { return zs_simout_json_with(o, NULL, NULL); }
 
 char *zs_simout_json_with(const struct zs_simout *o, const char *key, void *item)
@@ -327,6 +360,8 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key, void *item
         }
     }
     cJSON_AddNumberToObject(d, "events", (double)r->events);
+    if (o->sim)
+        add_timeline(d, o->sim, (int)c->procs_per_node);
     if (key && item)
         cJSON_AddItemToObject(d, key, (cJSON *)item);
     else

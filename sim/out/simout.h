@@ -14,6 +14,7 @@ struct zs_simout {
     const struct zs_setup *su;
     const struct zs_sim_result *res;
     const char *model_input; /* what the user typed */
+    zs_sim *sim;             /* optional: records of the run, for the timeline */
 };
 
 /* One-line verdict: "fits: ..." / "GPU OOM ..." / "host OOM ...". */
