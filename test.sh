@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs missing packages, builds zsim with
 # AddressSanitizer + UndefinedBehaviorSanitizer, runs the Check unit tests,
-# then the golden CLI tests against that build.  CI (.ci/run) runs exactly this.
+# then the golden CLI tests against that build, then the regression gate over
+# scenarios/ (scripts/regress.sh).  CI (.ci/run) runs exactly this.
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
 cd "$root"
@@ -17,4 +18,7 @@ fi
 rc=0
 build-asan/check_zsim || rc=1
 ZSIM="$root/build-asan/zsim" tests/cli/run.sh || rc=1
+# zsim's own regression gate: every scenario against reports/baseline
+# (scripts/update-baseline.sh accepts new results; see README)
+ZSIM="$root/build-asan/zsim" scripts/regress.sh || rc=1
 exit $rc
