@@ -187,30 +187,46 @@ START_TEST(test_colocated_server)
 }
 END_TEST
 
-/* torchtitan Llama 3.1 8B, FSDP on 8 H100, seq 8192, local batch 2,
- * selective AC (reference-data §B1, Table 1, no compile): 5,762 tokens/s per
- * GPU and 82.4 GiB.  Their H100s are the 96 GB HBM2e parts at 500 W; we
- * simulate the 80 GB SXM profile without a memory limit reached?  No: 82.4 GiB
- * exceeds it, so the run reports an OOM and the needed bytes, which we
- * compare.  Errors measured when this test was written (uncalibrated
- * profile, 2026-11-22): memory +41 % (116 vs 82.4 GiB: zsim's "selective"
- * keeps every matmul output, torchtitan's per-op SAC recomputes some),
- * throughput +87 % (10,787 vs 5,762 tok/s; 700 W vs 500 W parts explain part
- * of it).  The bounds below fail if the model drifts further. */
-START_TEST(test_torchtitan_b1)
+/* torchtitan Llama 3.1 8B with FSDP, seq 8192, local batch 2, selective AC,
+ * no compile (reference-data §B1): Table 1, 8 GPUs: 5,762 tokens/s per GPU,
+ * 82.4 GiB; Table 3, 128 GPUs: 5,605 tokens/s per GPU, 67.0 GiB.  Their
+ * H100s are the 96 GB HBM2e parts at 500 W; we simulate the 80 GB SXM
+ * profile, where these runs do not fit, so the needed bytes (the unlimited
+ * re-run) are compared.  Errors measured when this test was written
+ * (uncalibrated profile, 2026-11-22):
+ *   8 GPUs:   memory 116.0 vs 82.4 GiB (+41 %), 10,714 vs 5,762 tok/s (+86 %)
+ *   128 GPUs: memory 105.5 vs 67.0 GiB (+57 %), 10,766 vs 5,605 tok/s (+92 %)
+ * Causes we know of: zsim's "selective" keeps every matmul output (torchtitan's
+ * per-op SAC recomputes some), 700 W vs 500 W parts, and the GEMM-efficiency
+ * curve is not yet calibrated on a GPU.  The bounds fail if the model drifts
+ * further away. */
+static void titan_row(const char *gpus, double mem_ref, double tps_ref, double mem_hi,
+                      double tps_hi)
 {
     struct run r;
+    char flags[256];
     double mem_gib, mem_err, tps_err;
-    sim(&r, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;seq-len=8192;micro-batch=2;checkpointing=selective");
+    snprintf(flags, sizeof flags,
+             "model=llama-3-8b;gpus=%s;framework=fsdp2;seq-len=8192;micro-batch=2;"
+             "checkpointing=selective",
+             gpus);
+    sim(&r, flags);
     mem_gib = (double)(r.res.oom.where == ZS_OOM_GPU ? r.res.oom.needed_bytes
                                                       : r.res.steady.peak_gpu_allocated) /
               (double)ZS_GiB;
-    mem_err = mem_gib / 82.4 - 1;
-    tps_err = r.res.steady.tokens_per_s_per_gpu / 5762.0 - 1;
-    fprintf(stderr, "torchtitan B1: memory %.1f GiB vs 82.4 (%+.0f%%), %.0f tok/s vs 5762 (%+.0f%%)\n",
-            mem_gib, mem_err * 100, r.res.steady.tokens_per_s_per_gpu, tps_err * 100);
-    ck_assert_msg(mem_err > -0.25 && mem_err < 0.50, "memory error %+.0f%%", mem_err * 100);
-    ck_assert_msg(tps_err > -0.25 && tps_err < 1.00, "throughput error %+.0f%%", tps_err * 100);
+    mem_err = mem_gib / mem_ref - 1;
+    tps_err = r.res.steady.tokens_per_s_per_gpu / tps_ref - 1;
+    fprintf(stderr, "torchtitan B1 %s: memory %.1f GiB vs %.1f (%+.0f%%), %.0f tok/s vs %.0f (%+.0f%%)\n",
+            gpus, mem_gib, mem_ref, mem_err * 100, r.res.steady.tokens_per_s_per_gpu, tps_ref,
+            tps_err * 100);
+    ck_assert_msg(mem_err > -0.25 && mem_err < mem_hi, "memory error %+.0f%%", mem_err * 100);
+    ck_assert_msg(tps_err > -0.25 && tps_err < tps_hi, "throughput error %+.0f%%", tps_err * 100);
+}
+
+START_TEST(test_torchtitan_b1)
+{
+    titan_row("8xH100", 82.4, 5762, 0.50, 1.00);
+    titan_row("16x8xH100", 67.0, 5605, 0.65, 1.05);
 }
 END_TEST
 

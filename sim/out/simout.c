@@ -141,6 +141,7 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
 #define F_HN(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_host_per_node)
 #define F_HP(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->pinned_host_per_node)
 #define F_HR(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_host_per_rank)
+#define F_HG(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_host_per_node - (s)->pinned_host_per_node)
 #define F_BC(buf_, s) pct(buf_, sizeof buf_, (s)->br_compute, (s)->time_s)
 #define F_BL(buf_, s) pct(buf_, sizeof buf_, (s)->br_coll, (s)->time_s)
 #define F_BP(buf_, s) pct(buf_, sizeof buf_, (s)->br_pcie, (s)->time_s)
@@ -154,6 +155,7 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
     ROW2("peak GPU reserved", F_GR);
     ROW2("peak host per node", F_HN);
     ROW2("  pinned", F_HP);
+    ROW2("  pageable", F_HG);
     ROW2("  per rank", F_HR);
     ROW2("compute", F_BC);
     ROW2("exposed collectives", F_BL);

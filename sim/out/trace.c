@@ -9,6 +9,7 @@
  * Both files are written to NAME.tmp and renamed.
  */
 #include "out/simout.h"
+#include "sched/sched.h"
 #include "util/units.h"
 
 #include <errno.h>
@@ -81,6 +82,31 @@ int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
         esc(f, r->name);
         fprintf(f, "\",\"cat\":\"%s\",\"args\":{\"task\":%d,\"tag\":%d}}", zs_cls_name(r->cls), i,
                 r->tag);
+    }
+    /* flows again on the track of the link they load most: PCIe copies on
+     * their direction, collectives on the fabric, CPU passes on the host
+     * memory bus (link names as simulate.c creates them) */
+    for (int32_t i = 0; i < n; i++) {
+        const struct zs_task_rec *r = zs_sim_task(sim, i);
+        const char *want = NULL;
+        int link = -1;
+        if (r->kind != ZS_TASK_FLOW || r->start_ns < 0 || r->end_ns <= r->start_ns)
+            continue;
+        if (r->cls == ZS_CLS_PCIE)
+            want = r->name && strstr(r->name, "D2H") ? "PCIe D2H" : "PCIe H2D";
+        else if (r->cls == ZS_CLS_COLL)
+            want = "collective fabric";
+        else
+            want = "host memory bus";
+        for (int l = 0; l < nl; l++)
+            if (!strncmp(zs_sim_link_name(sim, l), want, strlen(want)))
+                link = l;
+        if (link < 0)
+            continue;
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":2,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":\"",
+                link, (double)r->start_ns / 1e3, (double)(r->end_ns - r->start_ns) / 1e3);
+        esc(f, r->name);
+        fprintf(f, "\",\"cat\":\"%s\"}", zs_cls_name(r->cls));
     }
     {
         int64_t nev;

@@ -157,13 +157,23 @@ int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
 int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
                 const char *name, int unit, int32_t d0, int32_t d1)
 {
+    return zs_t_coll_group(b, q, kind, bytes, (int)b->c->world, name, unit, d0, d1);
+}
+
+int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
+                        int ranks, const char *name, int unit, int32_t d0, int32_t d1)
+{
     struct zs_task_desc d;
     const struct zs_cluster *cl = b->su->cluster;
-    int ranks = (int)b->c->world;
-    int nodes = cl->nodes;
+    /* a group larger than a node spans nodes; sequence-parallel groups are
+     * placed within a node when they fit (consecutive ranks) */
+    int gpn = (int)b->c->procs_per_node;
+    int nodes = ranks <= gpn ? 1 : (ranks + gpn - 1) / gpn;
     double busbw, moved;
     if (ranks <= 1 || bytes <= 0)
         return zs_t_mark(b, q, name, d0, d1, -1);
+    if (nodes > cl->nodes)
+        nodes = cl->nodes;
     busbw = zs_cluster_busbw(cl, kind, bytes, ranks, nodes);
     /* nccl-tests: time = bytes*(n-1)/n / busbw (all-gather, reduce-scatter),
      * twice that for all-reduce.  The per-call latency is folded into the
@@ -250,9 +260,30 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32
     const struct zs_piece *p = b->pieces + un->piece_off + (bwd ? un->npf : 0);
     int n = bwd ? un->npb : un->npf;
     int32_t t = -1;
-    if (!b->ex)
-        return zs_t_delay(b, b->q_comp, (int64_t)(bwd ? un->bwd_ns : un->fwd_ns),
-                          ZS_CLS_COMPUTE, name, u, d0, d1);
+    int sp = (int)b->c->sp;
+    double a2a_in = 0, a2a_out = 0;
+    if (un->has_attn && sp > 1) {
+        /* DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509 §3): an
+         * all-to-all of q, k, v before attention (sequence-sharded ->
+         * head-sharded) and of the output after it, on the compute stream;
+         * the backward runs the same two in reverse.  Bytes: this rank's
+         * tokens x (h_q + 2 h_kv) x 2 B in, tokens x h_q x 2 B out. */
+        const struct zs_model *m = b->m;
+        double t_loc = (double)b->tokens;
+        a2a_in = t_loc * (double)((m->n_heads + 2 * m->n_kv_heads) * m->head_dim) * 2 * sp;
+        a2a_out = t_loc * (double)(m->n_heads * m->head_dim) * 2 * sp;
+        d0 = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL, bwd ? a2a_out : a2a_in, sp,
+                             "Ulysses all-to-all", u, d0, d1);
+        d1 = -1;
+    }
+    if (!b->ex) {
+        t = zs_t_delay(b, b->q_comp, (int64_t)(bwd ? un->bwd_ns : un->fwd_ns),
+                       ZS_CLS_COMPUTE, name, u, d0, d1);
+        if (a2a_in > 0)
+            t = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL, bwd ? a2a_in : a2a_out, sp,
+                                "Ulysses all-to-all", u, t, -1);
+        return t;
+    }
     /* exporting: one task per piece, so the harness runs the same shapes */
     for (int i = 0; i < n; i++) {
         struct zs_xtask *x = &b->ex->cur;
@@ -267,5 +298,8 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32
     }
     if (n == 0)
         t = zs_t_mark(b, b->q_comp, name, d0, d1, -1);
+    if (a2a_in > 0)
+        t = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL, bwd ? a2a_in : a2a_out, sp,
+                            "Ulysses all-to-all", u, t, -1);
     return t;
 }

@@ -56,6 +56,7 @@ struct zs_unit {
     bool persistent;            /* DeepSpeed: below the persistence threshold */
     double fwd_ns, bwd_ns;      /* GPU time of this unit's forward / backward */
     int piece_off, npf, npb;    /* forward then backward pieces in b->pieces */
+    bool has_attn;              /* runs the layer's attention core */
     int kernels_fwd, kernels_bwd;
     bool last_of_layer, first_of_layer;
 };
@@ -112,7 +113,7 @@ struct zs_bctx {
     int32_t *galloc2;    /* a second buffer to free with it (flat buffer view) */
     bool *avail;
     int64_t n_avail;
-    int32_t fetch_ring[2]; /* last two all-gather completions (back-pressure) */
+    int32_t fetch_ring[2]; /* last two fetch events on the compute stream */
     int nfetch;
 };
 
@@ -135,6 +136,9 @@ int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
 /* A collective: bytes = the full gathered / reduced tensor. */
 int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
                 const char *name, int unit, int32_t d0, int32_t d1);
+/* The same among `ranks` ranks of one node (sequence-parallel groups). */
+int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
+                        int ranks, const char *name, int unit, int32_t d0, int32_t d1);
 /* CPU work moving `bytes` through host memory using this rank's cores. */
 int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
                int cls, const char *name, int32_t d0);

@@ -263,6 +263,7 @@ int zs_units_build_leaves(struct zs_bctx *b)
             u.first_of_layer = i == 0;
             u.last_of_layer = i == m->n_layer_leaves - 1;
             if (i == o) { /* attention runs just before o_proj */
+                u.has_attn = true;
                 f.p[f.n++] = af.p[0];
                 bw.p[bw.n++] = ab.p[0];
             }
@@ -343,6 +344,7 @@ int zs_units_build_groups(struct zs_bctx *b)
         g.kernels_bwd += 13;
         g.part_elems = (g.params + w - 1) / w;
         g.first_of_layer = g.last_of_layer = true;
+        g.has_attn = true;
         if (add_unit(b, &g, &f, &bw))
             return ZS_ENOMEM;
     }

@@ -155,10 +155,8 @@ static void gather(struct ds *s, const int *group, int ng)
         part_bytes += u->part_elems * bpe;
         tensors += u->n_tensors;
     }
-    /* back-pressure: more than 2 fetches outstanding -> wait for the oldest
-     * (__max_ongoing_fetch_events = 2, mechanics §0) */
     launch = zs_t_delay(b, b->q_host, 5000, ZS_CLS_HOST, "launch all-gather", unit0,
-                      b->last_host, b->nfetch >= 2 ? b->fetch_ring[0] : -1);
+                        b->last_host, -1);
     flat = zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0, "all-gather flat buffer", unit0, launch);
     t = flat;
     if (s->off_param) {
@@ -196,9 +194,6 @@ static void gather(struct ds *s, const int *group, int ng)
         b->avail[group[i]] = true;
         b->n_avail += b->units[group[i]].params;
     }
-    b->fetch_ring[0] = b->fetch_ring[1];
-    b->fetch_ring[1] = t;
-    b->nfetch++;
 }
 
 static void fetch(struct ds *s, int pos)
@@ -211,6 +206,21 @@ static void fetch(struct ds *s, int pos)
 
     if (!b->avail[u])
         gather(s, &u, 1);
+    /* fetch_sub_module records an event on the current (compute) stream once
+     * the module's params are ready; with more than
+     * __max_ongoing_fetch_events = 2 outstanding the host synchronizes the
+     * oldest (partitioned_param_coordinator.py; mechanics §0, §1 step 2b).
+     * This keeps the host — and the gathers it issues — within about two
+     * modules of the compute stream. */
+    {
+        int32_t ev = zs_t_mark(b, b->q_comp, "fetch event", b->ready[u], -1, -1);
+        if (b->nfetch >= 2)
+            zs_t_mark(b, b->q_host, "host waits oldest fetch event", b->fetch_ring[0],
+                      b->last_host, -1);
+        b->fetch_ring[0] = b->fetch_ring[1];
+        b->fetch_ring[1] = ev;
+        b->nfetch++;
+    }
     if (s->record)
         return;
     /* prefetch (trace COMPLETE): min(max_live - available, bucket) */
