@@ -303,3 +303,37 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32
                             "Ulysses all-to-all", u, t, -1);
     return t;
 }
+
+void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao)
+{
+    memset(ao, 0, sizeof *ao);
+    ao->seq = b->c->seq_len;
+    ao->micro_batch = b->c->micro_batch;
+    ao->ckpt = (enum zs_ckpt)b->c->checkpointing;
+    ao->attn = (enum zs_attn_impl)b->c->attention;
+    ao->sp = (int)b->c->sp;
+    ao->method = b->mo.method;
+    ao->lora_rank = b->mo.lora_rank;
+}
+
+void zs_run_steps(struct zs_bctx *b, void *ctx, void (*micro)(void *ctx, bool boundary),
+                  void (*opt)(void *ctx, bool first))
+{
+    for (int st = 0; st < b->nsteps; st++) {
+        int maxm = b->su->plan_mode ? 2 : 3;
+        int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
+        b->step = st + 1;
+        b->step_start[st] = zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
+        b->nmicro_sim[st] = nm;
+        for (int mi = 0; mi < nm; mi++) {
+            b->micro = mi;
+            b->micro_start[st][mi] =
+                zs_t_mark(b, b->q_host, "micro-step start", b->last_host, -1, -1);
+            micro(ctx, mi == nm - 1);
+            b->micro_end[st][mi] = zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
+        }
+        opt(ctx, st == 0);
+        zs_t_drain(b, "step drain");
+        b->step_end[st] = zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);
+    }
+}

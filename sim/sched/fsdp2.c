@@ -42,18 +42,6 @@ struct fs {
     int32_t logits, logprobs, act_bwd;
 };
 
-static void act_opts(const struct zs_bctx *b, struct zs_act_opts *ao)
-{
-    memset(ao, 0, sizeof *ao);
-    ao->seq = b->c->seq_len;
-    ao->micro_batch = b->c->micro_batch;
-    ao->ckpt = b->c->checkpointing;
-    ao->attn = b->c->attention;
-    ao->sp = (int)b->c->sp;
-    ao->method = b->mo.method;
-    ao->lora_rank = b->mo.lora_rank;
-}
-
 static void unshard(struct fs *s, int g)
 {
     struct zs_bctx *b = s->b;
@@ -156,7 +144,7 @@ static void micro_step(struct fs *s)
     struct zs_loss_bytes lb;
     int n = b->nunits;
     int32_t l, c = -1, work;
-    act_opts(b, &ao);
+    zs_act_opts_of(b, &ao);
     zs_model_loss_bytes(b->m, &ao, &lb);
     s->prev_copyout = s->prev_agbuf = -1;
 
@@ -262,6 +250,17 @@ static void optimizer_step(struct fs *s, bool first)
     }
 }
 
+static void fs_micro(void *ctx, bool boundary)
+{
+    (void)boundary;
+    micro_step(ctx);
+}
+
+static void fs_opt(void *ctx, bool first)
+{
+    optimizer_step(ctx, first);
+}
+
 int zs_build_fsdp2(struct zs_bctx *b)
 {
     struct fs s;
@@ -289,33 +288,14 @@ int zs_build_fsdp2(struct zs_bctx *b)
              "process runtime (python, torch, CUDA host side)", -1, -1);
     for (int g = 0; g < n; g++) {
         const struct zs_unit *u = &b->units[g];
-        int64_t frozen = u->part_elems - (u->trainable + b->c->world - 1) / b->c->world;
-        if (frozen < 0)
-            frozen = 0;
         if (s.off) /* _init_sharded_param: .cpu().pin_memory() per parameter */
             zs_t_alloc(b, b->q_host, b->p_host, u->part_elems * 4,
                      b->c->pin_param ? ZS_ALLOC_PINNED : 0, "sharded fp32 params (pinned)", g, -1);
         else
             zs_t_alloc(b, b->q_comp, b->p_gpu, u->part_elems * 4, 0, "sharded fp32 params", g, -1);
-        (void)frozen;
     }
 
-    for (int st = 0; st < b->nsteps; st++) {
-        int maxm = b->su->plan_mode ? 2 : 3;
-        int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
-        b->step = st + 1;
-        b->step_start[st] = zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
-        b->nmicro_sim[st] = nm;
-        for (int mi = 0; mi < nm; mi++) {
-            b->micro = mi;
-            b->micro_start[st][mi] = zs_t_mark(b, b->q_host, "micro-step start", b->last_host, -1, -1);
-            micro_step(&s);
-            b->micro_end[st][mi] = zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
-        }
-        optimizer_step(&s, st == 0);
-        zs_t_drain(b, "step drain");
-        b->step_end[st] = zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);
-    }
+    zs_run_steps(b, &s, fs_micro, fs_opt);
     rc = b->failed;
 out:
     zs_free(s.saved);

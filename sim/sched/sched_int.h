@@ -162,6 +162,17 @@ const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,
 int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32_t d0,
                      int32_t d1);
 
+/* The activation options of this configuration (model.h). */
+void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao);
+
+/* The step loop both frameworks share: for each simulated step a "step
+ * start" mark, the simulated micro-steps (at most 3, or 2 in planner mode;
+ * sched.h) between "micro-step start/end" marks, the optimizer step, a drain
+ * of every GPU queue and the "step end" mark.  micro(ctx, boundary) runs one
+ * micro-step; opt(ctx, first) the optimizer step. */
+void zs_run_steps(struct zs_bctx *b, void *ctx, void (*micro)(void *ctx, bool boundary),
+                  void (*opt)(void *ctx, bool first));
+
 /* zero.c, fsdp2.c */
 int zs_build_deepspeed(struct zs_bctx *b);
 int zs_build_fsdp2(struct zs_bctx *b);

@@ -369,14 +369,7 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
     const struct zs_unit *un = &b->units[u];
     struct zs_act_opts ao;
     int32_t l, c, dep_ready;
-    memset(&ao, 0, sizeof ao);
-    ao.seq = b->c->seq_len;
-    ao.micro_batch = b->c->micro_batch;
-    ao.ckpt = b->c->checkpointing;
-    ao.attn = b->c->attention;
-    ao.sp = (int)b->c->sp;
-    ao.method = b->mo.method;
-    ao.lora_rank = b->mo.lora_rank;
+    zs_act_opts_of(b, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
@@ -420,14 +413,7 @@ static void run_backward_unit(struct ds *s, int u, int pos)
     const struct zs_unit *un = &b->units[u];
     struct zs_act_opts ao;
     int32_t l, c, g = -1, dep_ready;
-    memset(&ao, 0, sizeof ao);
-    ao.seq = b->c->seq_len;
-    ao.micro_batch = b->c->micro_batch;
-    ao.ckpt = b->c->checkpointing;
-    ao.attn = b->c->attention;
-    ao.sp = (int)b->c->sp;
-    ao.method = b->mo.method;
-    ao.lora_rank = b->mo.lora_rank;
+    zs_act_opts_of(b, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
@@ -698,6 +684,19 @@ static void init_buffers(struct ds *s)
     }
 }
 
+static void ds_micro(void *ctx, bool boundary)
+{
+    struct ds *s = ctx;
+    s->boundary = boundary;
+    s->record = s->b->step == 1 && !s->b->su->plan_mode;
+    micro_step(s);
+}
+
+static void ds_opt(void *ctx, bool first)
+{
+    optimizer_step(ctx, first);
+}
+
 int zs_build_deepspeed(struct zs_bctx *b)
 {
     struct ds s;
@@ -722,24 +721,7 @@ int zs_build_deepspeed(struct zs_bctx *b)
     b->step = 0;
     b->micro = 0;
     init_buffers(&s);
-    for (int st = 0; st < b->nsteps; st++) {
-        int maxm = b->su->plan_mode ? 2 : 3;
-        int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
-        b->step = st + 1;
-        s.record = st == 0 && !b->su->plan_mode;
-        b->step_start[st] = zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
-        b->nmicro_sim[st] = nm;
-        for (int mi = 0; mi < nm; mi++) {
-            b->micro = mi;
-            s.boundary = mi == nm - 1;
-            b->micro_start[st][mi] = zs_t_mark(b, b->q_host, "micro-step start", b->last_host, -1, -1);
-            micro_step(&s);
-            b->micro_end[st][mi] = zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
-        }
-        optimizer_step(&s, st == 0);
-        zs_t_drain(b, "step drain");
-        b->step_end[st] = zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);
-    }
+    zs_run_steps(b, &s, ds_micro, ds_opt);
     rc = b->failed;
 out:
     ds_release_trace(&s);
