@@ -9,6 +9,7 @@
 #include "out/report.h"
 #include "out/store.h"
 #include "util/alloc.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 #include <errno.h>
@@ -89,50 +90,8 @@ static const char *opt(const struct zs_args *a, const char *name)
     return zs_args_get(a, g_opts, NOPTS, name);
 }
 
-/* Reads a whole text file (documents are at most ZS_STORE_DOC_MAX). */
+/* A run document read by --add: at most 256 MiB. */
 #define DOC_MAX_BYTES (256u << 20)
-static int read_text(const char *path, char **out, size_t *len,
-                     struct zs_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    *out = NULL;
-    if (!f)
-        return zs_err_set(err, ZS_EINPUT, "cannot open '%s': %s", path,
-                          strerror(errno));
-    for (;;) {
-        size_t got;
-        if (zs_grow((void **)&buf, &cap, n + 65537, 1)) {
-            fclose(f);
-            zs_free(buf);
-            return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'",
-                              path);
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n > DOC_MAX_BYTES) {
-            fclose(f);
-            zs_free(buf);
-            return zs_err_set(err, ZS_EINPUT,
-                              "file '%s' is too large: at most %u MiB", path,
-                              DOC_MAX_BYTES >> 20);
-        }
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        fclose(f);
-        zs_free(buf);
-        return zs_err_set(err, ZS_EINPUT, "cannot read '%s': %s", path,
-                          strerror(errno));
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-}
 
 static void join_argv(int argc, char **argv, char *buf, size_t cap)
 {
@@ -155,7 +114,7 @@ static int read_add(const char *path, const char *scenario,
 {
     int rc;
     memset(pa, 0, sizeof *pa);
-    if ((rc = read_text(path, &pa->text, &pa->len, err)))
+    if ((rc = zs_read_file(path, DOC_MAX_BYTES, &pa->text, &pa->len, err)))
         return rc;
     /* Checked here first so that messages name the file. */
     if ((rc = zs_rdoc_parse(path, pa->text, pa->len, &pa->doc, err))) {

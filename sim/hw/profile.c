@@ -31,18 +31,6 @@
             ZS_HW_SOURCE_CAP, NULL                                             \
     }
 
-/* "%g" with a '.' whatever LC_NUMERIC says (messages must not change with
- * the user's locale, STYLE 26). */
-static void fmt_num(char *buf, size_t cap, double v)
-{
-    if (fabs(v) < 1e15 && v == floor(v))
-        snprintf(buf, cap, "%.0f", v);
-    else
-        snprintf(buf, cap, "%g", v);
-    for (char *p = buf; *p; p++)
-        if (*p == ',')
-            *p = '.';
-}
 
 static void join_path(char *buf, size_t cap, const char *parent,
                       const char *key)
@@ -111,8 +99,8 @@ static int read_points(const struct zs_json_src *src, const cJSON *curve,
         zs_fmt_bytes(los, sizeof los, (int64_t)lo);
         zs_fmt_bytes(his, sizeof his, (int64_t)hi);
     } else {
-        fmt_num(los, sizeof los, lo);
-        fmt_num(his, sizeof his, hi);
+        zs_json_fmt_num(los, sizeof los, lo);
+        zs_json_fmt_num(his, sizeof his, hi);
     }
     if (!arr)
         return zs_err_set(err, ZS_EINPUT,
@@ -144,7 +132,7 @@ static int read_points(const struct zs_json_src *src, const cJSON *curve,
         if (!isfinite(x) || x < lo || x > hi) {
             char got[64];
             if (cJSON_IsNumber(it))
-                fmt_num(got, sizeof got, it->valuedouble);
+                zs_json_fmt_num(got, sizeof got, it->valuedouble);
             else if (cJSON_IsString(it))
                 snprintf(got, sizeof got, "'%.40s'", it->valuestring);
             else
@@ -207,8 +195,8 @@ static int read_curve(const struct zs_json_src *src, const cJSON *obj,
     for (int i = 1; i < nx; i++) {
         if (!(cv.x[i] > cv.x[i - 1])) {
             char a[40], b[40];
-            fmt_num(a, sizeof a, cv.x[i]);
-            fmt_num(b, sizeof b, cv.x[i - 1]);
+            zs_json_fmt_num(a, sizeof a, cv.x[i]);
+            zs_json_fmt_num(b, sizeof b, cv.x[i - 1]);
             zs_json_where(src, path, "x", where, sizeof where);
             return zs_err_set(err, ZS_EINPUT,
                               "invalid '%s.x' in %s: must be strictly "

@@ -467,17 +467,6 @@ void zs_sched_io_put_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* "%g" without the locale's decimal comma (numbers in messages). */
-static void fmt_num(char *buf, size_t cap, double v)
-{
-    if (fabs(v) < 1e18 && v == floor(v))
-        snprintf(buf, cap, "%.0f", v);
-    else
-        snprintf(buf, cap, "%g", v);
-    for (char *p = buf; *p; p++)
-        if (*p == ',')
-            *p = '.';
-}
 
 int zs_sched_io_check_fields(const struct zs_field *fields, size_t n,
                              const void *src, size_t base_off,
@@ -491,12 +480,12 @@ int zs_sched_io_check_fields(const struct zs_field *fields, size_t n,
         /* Only fields stored inside the checked struct. */
         if (f->offset < base_off || f->offset >= base_off + span_bytes)
             continue;
-        fmt_num(lo, sizeof lo, f->min);
-        fmt_num(hi, sizeof hi, f->max);
+        zs_json_fmt_num(lo, sizeof lo, f->min);
+        zs_json_fmt_num(hi, sizeof hi, f->max);
         if (f->type == ZS_F_INT) {
             int64_t v = *(const int64_t *)(base + f->offset);
             if ((double)v < f->min || (double)v > f->max) {
-                fmt_num(got, sizeof got, (double)v);
+                zs_json_fmt_num(got, sizeof got, (double)v);
                 *key = f->key;
                 snprintf(why, cap, "must be an integer in [%s, %s] (got %s)",
                          lo, hi, got);
@@ -505,7 +494,7 @@ int zs_sched_io_check_fields(const struct zs_field *fields, size_t n,
         } else if (f->type == ZS_F_DOUBLE) {
             double v = *(const double *)(base + f->offset);
             if (!isfinite(v) || v < f->min || v > f->max) {
-                fmt_num(got, sizeof got, v);
+                zs_json_fmt_num(got, sizeof got, v);
                 *key = f->key;
                 snprintf(why, cap, "must be a number in [%s, %s] (got %s)", lo,
                          hi, got);
@@ -866,7 +855,7 @@ static int read_ids(struct rd *r, long idx, const cJSON *node, const char *key,
         if (!isfinite(v) || v != floor(v) || v < -1 || v > ID_MAX) {
             char got[64];
             if (cJSON_IsNumber(it))
-                fmt_num(got, sizeof got, it->valuedouble);
+                zs_json_fmt_num(got, sizeof got, it->valuedouble);
             else
                 snprintf(got, sizeof got, "%s", zs_json_type_name(it));
             snprintf(why, sizeof why,

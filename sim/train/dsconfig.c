@@ -535,19 +535,6 @@ static void want_text(char *buf, size_t cap, const struct dkey *k)
     }
 }
 
-static void got_text(char *buf, size_t cap, const cJSON *node)
-{
-    if (cJSON_IsNumber(node))
-        fmt_num(buf, cap, node->valuedouble);
-    else if (cJSON_IsString(node)) {
-        char s[40];
-        zs_strlcpy(s, node->valuestring, sizeof s);
-        if (strlen(node->valuestring) >= sizeof s)
-            memcpy(s + sizeof s - 4, "...", 4);
-        snprintf(buf, cap, "'%s'", s);
-    } else
-        snprintf(buf, cap, "%s", zs_json_type_name(node));
-}
 
 static int bad(struct rd *r, const char *objpath, const struct dkey *k,
                const cJSON *node)
@@ -556,7 +543,7 @@ static int bad(struct rd *r, const char *objpath, const struct dkey *k,
     zs_json_where(r->src, objpath, k->key, where, sizeof where);
     qual(name, sizeof name, objpath, k->key);
     want_text(want, sizeof want, k);
-    got_text(got, sizeof got, node);
+    zs_json_got_text(got, sizeof got, node);
     return zs_err_set(r->err, ZS_EINPUT,
                       "invalid '%s' in %s: must be %s (got %s)", name, where,
                       want, got);
@@ -714,7 +701,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
         if (!cJSON_IsObject(node)) {
             char where[300], got[64];
             zs_json_where(r->src, objpath, k->key, where, sizeof where);
-            got_text(got, sizeof got, node);
+            zs_json_got_text(got, sizeof got, node);
             return zs_err_set(r->err, ZS_EINPUT,
                               "invalid '%s' in %s: must be an object (got %s)",
                               path, where, got);

@@ -143,36 +143,35 @@ int zs_json_parse_text(const char *name, const char *text, size_t len,
     return 0;
 }
 
-int zs_json_parse_file(const char *path, cJSON **root, struct zs_json_src *src,
-                       struct zs_err *err)
+int zs_read_file(const char *path, size_t max_bytes, char **text, size_t *len,
+                 struct zs_err *err)
 {
     FILE *f;
     char *buf = NULL;
     size_t n = 0, cap = 0;
-    int rc;
 
-    *root = NULL;
-    memset(src, 0, sizeof *src);
+    *text = NULL;
+    *len = 0;
     f = fopen(path, "rb");
     if (!f)
         return zs_err_set(err, ZS_EINPUT, "cannot open '%s': %s", path,
                           strerror(errno));
     for (;;) {
         size_t got;
-        if (zs_grow((void **)&buf, &cap, n + 65536, 1)) {
+        if (zs_grow((void **)&buf, &cap, n + 65537, 1)) {
             fclose(f);
             zs_free(buf);
             return zs_err_set(err, ZS_ENOMEM, "out of memory reading '%s'",
                               path);
         }
-        got = fread(buf + n, 1, cap - n, f);
+        got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
-        if (n > ZS_JSON_MAX_FILE_BYTES) {
+        if (n > max_bytes) {
             fclose(f);
             zs_free(buf);
             return zs_err_set(err, ZS_EINPUT,
-                              "file '%s' is too large: at most %u MiB", path,
-                              ZS_JSON_MAX_FILE_BYTES >> 20);
+                              "file '%s' is too large: at most %zu MiB", path,
+                              max_bytes >> 20);
         }
         if (got == 0)
             break;
@@ -184,7 +183,25 @@ int zs_json_parse_file(const char *path, cJSON **root, struct zs_json_src *src,
                           strerror(errno));
     }
     fclose(f);
-    rc = zs_json_parse_text(path, buf ? buf : "", n, root, src, err);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+int zs_json_parse_file(const char *path, cJSON **root, struct zs_json_src *src,
+                       struct zs_err *err)
+{
+    char *buf;
+    size_t n;
+    int rc;
+
+    *root = NULL;
+    memset(src, 0, sizeof *src);
+    rc = zs_read_file(path, ZS_JSON_MAX_FILE_BYTES, &buf, &n, err);
+    if (rc)
+        return rc;
+    rc = zs_json_parse_text(path, buf, n, root, src, err);
     zs_free(buf);
     return rc;
 }
@@ -306,7 +323,7 @@ static void qual(char *buf, size_t cap, const char *objpath, const char *key)
 
 /* "%g" is locale-dependent for the decimal point; format through a buffer
  * and repair it so messages are identical under any LC_NUMERIC. */
-static void fmt_num(char *buf, size_t cap, double v)
+void zs_json_fmt_num(char *buf, size_t cap, double v)
 {
     /* integers are exact up to 2^53 in a double: print them whole */
     if (fabs(v) < 9007199254740992.0 && v == floor(v))
@@ -321,8 +338,8 @@ static void fmt_num(char *buf, size_t cap, double v)
 static void range_text(char *buf, size_t cap, const struct zs_field *f)
 {
     char lo[40], hi[40];
-    fmt_num(lo, sizeof lo, f->min);
-    fmt_num(hi, sizeof hi, f->max);
+    zs_json_fmt_num(lo, sizeof lo, f->min);
+    zs_json_fmt_num(hi, sizeof hi, f->max);
     snprintf(buf, cap, "[%s, %s]", lo, hi);
 }
 
@@ -367,10 +384,10 @@ void zs_field_want_text(const struct zs_field *f, char *buf, size_t cap)
     }
 }
 
-static void got_text(char *buf, size_t cap, const cJSON *node)
+void zs_json_got_text(char *buf, size_t cap, const cJSON *node)
 {
     if (cJSON_IsNumber(node))
-        fmt_num(buf, cap, node->valuedouble);
+        zs_json_fmt_num(buf, cap, node->valuedouble);
     else if (cJSON_IsString(node)) {
         char s[40];
         zs_strlcpy(s, node->valuestring, sizeof s);
@@ -389,7 +406,7 @@ static int bad_value(const struct zs_json_src *src, const char *objpath,
     zs_json_where(src, objpath, f->key, where, sizeof where);
     qual(name, sizeof name, objpath, f->key);
     zs_field_want_text(f, want, sizeof want);
-    got_text(got, sizeof got, node);
+    zs_json_got_text(got, sizeof got, node);
     return zs_err_set(err, ZS_EINPUT, "invalid '%s' in %s: must be %s (got %s)",
                       name, where, want, got);
 }

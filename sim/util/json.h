@@ -71,6 +71,19 @@ int zs_json_parse_text(const char *name, const char *text, size_t len,
                        struct zs_err *err);
 void zs_json_src_release(struct zs_json_src *src);
 
+/* Reads a whole file into a NUL-terminated heap buffer (zs_free).  Errors
+ * (ZS_EINPUT unless memory): "cannot open 'p': ...", "cannot read 'p': ...",
+ * "file 'p' is too large: at most N MiB". */
+int zs_read_file(const char *path, size_t max_bytes, char **text, size_t *len,
+                 struct zs_err *err);
+
+/* A number for messages: integers up to 2^53 whole, others "%g", always with
+ * a '.' whatever LC_NUMERIC says (STYLE 26). */
+void zs_json_fmt_num(char *buf, size_t cap, double v);
+/* What a node holds, for "(got ...)": the number, the quoted string (cut at
+ * 36 characters with "..."), or its type name. */
+void zs_json_got_text(char *buf, size_t cap, const cJSON *node);
+
 /* Copies obj's fields into dst per the table.  objpath names obj inside the
  * document ("" for the root, "text_config" or "a.b" for nested objects) and is
  * used to locate keys and to qualify names in messages.  Defaults are written
