@@ -18,6 +18,21 @@ fi
 rc=0
 build-asan/check_zsim || rc=1
 ZSIM="$root/build-asan/zsim" tests/cli/run.sh || rc=1
+# The CUDA harness (built only where nvcc is found) reads an exported
+# schedule and replays its allocations without a GPU (--dry-run).
+if [ -x build-asan/zsim-harness ]; then
+  tmp="$(mktemp -d)"
+  if build-asan/zsim schedule export --model 7b --gpus 1xH100 --offload-optimizer cpu \
+       --offload-param cpu --out "$tmp/s.json" >/dev/null &&
+     build-asan/zsim-harness --schedule "$tmp/s.json" --dry-run >"$tmp/dry.txt" 2>&1; then
+    echo "harness: dry run of an exported schedule passed"
+  else
+    echo "harness: dry run FAILED"; cat "$tmp/dry.txt"; rc=1
+  fi
+  rm -rf "$tmp"
+else
+  echo "harness: not built (no nvcc): skipped"
+fi
 # zsim's own regression gate: every scenario against reports/baseline
 # (scripts/update-baseline.sh accepts new results; see README)
 ZSIM="$root/build-asan/zsim" scripts/regress.sh || rc=1
