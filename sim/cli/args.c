@@ -13,7 +13,7 @@ int zs_args_parse(int argc, char **argv, const struct zs_opt *opts,
 {
     int only_pos = 0;
     memset(out, 0, sizeof *out);
-    if (nopts > 64)
+    if (nopts > ZS_ARGS_MAXOPTS)
         return zs_err_set(err, ZS_EUSAGE, "internal: too many options");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -30,7 +30,7 @@ int zs_args_parse(int argc, char **argv, const struct zs_opt *opts,
                     strncmp(opts[k].name, name, nlen) == 0)
                     break;
             if (k == nopts) {
-                const char *names[64];
+                const char *names[ZS_ARGS_MAXOPTS];
                 char bare[64];
                 int best;
                 for (size_t j = 0; j < nopts; j++)

@@ -11,16 +11,16 @@
 
 #include <string.h>
 
-static const char *g_flag_set[64];
+static const char *g_flag_set[ZS_ARGS_MAXOPTS];
 static size_t g_nflag_set;
 
 size_t zs_cli_opts(const struct zs_opt *own, size_t nown, struct zs_opt *opts)
 {
     const char *const *names = zs_cfg_flag_names();
     size_t n = 0;
-    for (size_t i = 0; i < nown && n < 64; i++)
+    for (size_t i = 0; i < nown && n < ZS_ARGS_MAXOPTS; i++)
         opts[n++] = own[i];
-    for (size_t i = 0; names[i] && n < 64; i++) {
+    for (size_t i = 0; names[i] && n < ZS_ARGS_MAXOPTS; i++) {
         opts[n].name = names[i];
         opts[n].has_arg = 1;
         n++;
@@ -52,7 +52,7 @@ int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts, size_t nop
         rc = zs_cfg_apply_flag(cfg, opts[k].name, a->val[k], err);
         if (rc)
             return rc;
-        if (g_nflag_set < 64)
+        if (g_nflag_set < ZS_ARGS_MAXOPTS)
             g_flag_set[g_nflag_set++] = opts[k].name;
     }
     return 0;

@@ -13,7 +13,7 @@
 #include "train/config.h"
 
 /* Options of a command: its own, followed by every configuration flag.
- * Returns the count (<= 64); opts has room for 64. */
+ * Returns the count (<= ZS_ARGS_MAXOPTS); opts has room for that many. */
 size_t zs_cli_opts(const struct zs_opt *own, size_t nown, struct zs_opt *opts);
 
 /* Applies a scenario file (positional pos, may be NULL) and then every

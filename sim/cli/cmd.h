@@ -29,14 +29,15 @@ struct zs_opt {
 };
 
 #define ZS_ARGS_MAXPOS 16
+#define ZS_ARGS_MAXOPTS 128 /* options one command may declare */
 
 struct zs_args {
-    const char *val[64];             /* per option: value, "" for a flag, or NULL */
+    const char *val[ZS_ARGS_MAXOPTS]; /* per option: value, "" for a flag, or NULL */
     const char *pos[ZS_ARGS_MAXPOS]; /* positional arguments */
     int npos;
 };
 
-/* Parses argv[1..argc-1] against opts (at most 64).  Unknown options are
+/* Parses argv[1..argc-1] against opts (at most ZS_ARGS_MAXOPTS).  Unknown options are
  * usage errors with a did-you-mean; a repeated option keeps the last value.
  * "--" ends options.  Returns 0 or ZS_EUSAGE. */
 int zs_args_parse(int argc, char **argv, const struct zs_opt *opts,

@@ -234,7 +234,7 @@ static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
 
 static int run(int argc, char **argv, struct zs_err *err)
 {
-    struct zs_opt opts[64];
+    struct zs_opt opts[ZS_ARGS_MAXOPTS];
     size_t nopts = zs_cli_opts(own, sizeof own / sizeof own[0], opts);
     struct zs_args a;
     struct zs_cfg base;

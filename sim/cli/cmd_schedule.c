@@ -30,7 +30,7 @@ static const struct zs_opt own[] = {{"rank", 1}, {"out", 1}};
 
 static int run(int argc, char **argv, struct zs_err *err)
 {
-    struct zs_opt opts[64];
+    struct zs_opt opts[ZS_ARGS_MAXOPTS];
     size_t nopts = zs_cli_opts(own, sizeof own / sizeof own[0], opts);
     struct zs_args a;
     struct zs_cfg cfg;
