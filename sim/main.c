@@ -25,27 +25,25 @@ static const struct zs_cmd *const g_commands[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: zsim <command> [options]\n"
-            "\n"
-            "zsim simulates sharded data-parallel training with offload\n"
-            "(DeepSpeed ZeRO-3, PyTorch FSDP2) and plans what fits.\n"
-            "\n"
-            "commands:\n");
+    fprintf(out, "usage: zsim <command> [options]\n"
+                 "\n"
+                 "zsim simulates sharded data-parallel training with offload\n"
+                 "(DeepSpeed ZeRO-3, PyTorch FSDP2) and plans what fits.\n"
+                 "\n"
+                 "commands:\n");
     for (size_t i = 0; g_commands[i]; i++)
         fprintf(out, "  %-10s %s\n", g_commands[i]->name,
                 g_commands[i]->summary);
-    fprintf(out,
-            "\n"
-            "'zsim <command> --help' describes a command.\n"
-            "\n"
-            "exit codes:\n"
-            "  0  ok\n"
-            "  1  runtime or I/O failure\n"
-            "  2  usage error\n"
-            "  3  invalid input file\n"
-            "  4  the prediction or check failed where asked to gate\n"
-            "     (--fail-on-oom, lint errors, report regressions)\n");
+    fprintf(out, "\n"
+                 "'zsim <command> --help' describes a command.\n"
+                 "\n"
+                 "exit codes:\n"
+                 "  0  ok\n"
+                 "  1  runtime or I/O failure\n"
+                 "  2  usage error\n"
+                 "  3  invalid input file\n"
+                 "  4  the prediction or check failed where asked to gate\n"
+                 "     (--fail-on-oom, lint errors, report regressions)\n");
 }
 
 int main(int argc, char **argv)
@@ -105,9 +103,8 @@ int main(int argc, char **argv)
             names[n] = g_commands[n]->name;
         best = zs_str_closest(name, names, n);
         if (best >= 0)
-            fprintf(stderr,
-                    "zsim: unknown command '%s': did you mean '%s'?\n", name,
-                    names[best]);
+            fprintf(stderr, "zsim: unknown command '%s': did you mean '%s'?\n",
+                    name, names[best]);
         else
             fprintf(stderr, "zsim: unknown command '%s' (see 'zsim --help')\n",
                     name);

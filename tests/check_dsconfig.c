@@ -39,8 +39,10 @@ START_TEST(test_auto_resolution)
     ctx.trainer = &t;
     ctx.notes = &notes;
     ck_assert_int_eq(zs_ds_version_parse("0.16.5", &ctx.version, &err), 0);
-    ck_assert_int_eq(zs_dsconfig_load("tests/data/good/ds-zero3-offload-auto.json",
-                                      &ctx, &c, &err), 0);
+    ck_assert_int_eq(
+        zs_dsconfig_load("tests/data/good/ds-zero3-offload-auto.json", &ctx, &c,
+                         &err),
+        0);
     ck_assert_int_eq(c.zero_stage.v, 3);
     ck_assert_int_eq(c.zero_stage.from, ZS_DS_SET);
     ck_assert_int_eq(c.zero_stage.line, 23);
@@ -81,18 +83,22 @@ START_TEST(test_auto_unresolved)
 {
     struct zs_dsconfig c;
     struct zs_err err = {0, ""};
-    ck_assert_int_eq(zs_dsconfig_load("tests/data/good/ds-zero3-offload-auto.json",
-                                      NULL, &c, &err), 0);
+    ck_assert_int_eq(
+        zs_dsconfig_load("tests/data/good/ds-zero3-offload-auto.json", NULL, &c,
+                         &err),
+        0);
     ck_assert_int_eq(c.reduce_bucket_size.v, 500000000);
     ck_assert_int_eq(c.reduce_bucket_size.from, ZS_DS_AUTO_UNRESOLVED);
     ck_assert_int_eq(c.stage3_prefetch_bucket_size.v, 50000000);
     ck_assert_int_eq(c.stage3_param_persistence_threshold.v, 100000);
-    ck_assert_int_eq(c.train_micro_batch_size_per_gpu.from, ZS_DS_AUTO_UNRESOLVED);
+    ck_assert_int_eq(c.train_micro_batch_size_per_gpu.from,
+                     ZS_DS_AUTO_UNRESOLVED);
     ck_assert_int_eq(c.train_batch_size.from, ZS_DS_AUTO_UNRESOLVED);
     ck_assert_int_eq(c.gradient_clipping.from, ZS_DS_AUTO_UNRESOLVED);
     ck_assert(!c.bf16_enabled.v);
     ck_assert_int_eq(zs_dsconfig_param_bytes(&c), 4);
-    ck_assert_str_eq(zs_ds_origin_name(c.reduce_bucket_size.from), "auto-unresolved");
+    ck_assert_str_eq(zs_ds_origin_name(c.reduce_bucket_size.from),
+                     "auto-unresolved");
 }
 END_TEST
 
@@ -119,7 +125,8 @@ START_TEST(test_defaults)
     ck_assert(c.offload_optimizer.pin_memory.v);
     ck_assert(c.offload_param.pin_memory.v);
     /* No version: the assumed one (0.19.6). */
-    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 2}}", NULL, &c, &err), 0);
+    ck_assert_int_eq(
+        load("{\"zero_optimization\": {\"stage\": 2}}", NULL, &c, &err), 0);
     ck_assert_int_eq(c.version.minor, 19);
     ck_assert_int_eq(c.version.patch, 6);
     ck_assert(!c.overlap_comm.v);
@@ -131,13 +138,18 @@ START_TEST(test_defaults)
     ck_assert_int_eq(c.communication_data_type.v, ZS_DS_DT_FP32);
     /* Batch derivation: train_batch_size 64, GA 4 on 8 ranks -> micro 2. */
     ctx.world_size = 8;
-    ck_assert_int_eq(load("{\"train_batch_size\": 64, \"gradient_accumulation_steps\": 4}",
-                          &ctx, &c, &err), 0);
+    ck_assert_int_eq(
+        load("{\"train_batch_size\": 64, \"gradient_accumulation_steps\": 4}",
+             &ctx, &c, &err),
+        0);
     ck_assert_int_eq(c.train_micro_batch_size_per_gpu.v, 2);
     /* Aliases: prefetch_bucket_size, bfloat16, explicit comm dtype. */
-    ck_assert_int_eq(load("{\"bfloat16\": {\"enabled\": true}, \"communication_data_type\": \"fp32\","
-                          " \"zero_optimization\": {\"prefetch_bucket_size\": 123}}",
-                          &ctx, &c, &err), 0);
+    ck_assert_int_eq(
+        load("{\"bfloat16\": {\"enabled\": true}, \"communication_data_type\": "
+             "\"fp32\","
+             " \"zero_optimization\": {\"prefetch_bucket_size\": 123}}",
+             &ctx, &c, &err),
+        0);
     ck_assert_int_eq(c.stage3_prefetch_bucket_size.v, 123);
     ck_assert(c.bf16_enabled.v);
     ck_assert_int_eq(c.communication_data_type.v, ZS_DS_DT_FP32);
@@ -152,23 +164,29 @@ START_TEST(test_unknown_keys)
     struct zs_dsconfig c;
     struct zs_err err = {0, ""};
     ctx.notes = &notes;
-    ck_assert_int_eq(zs_dsconfig_load("tests/data/good/ds-unknown-keys.json", &ctx,
-                                      &c, &err), 0);
+    ck_assert_int_eq(zs_dsconfig_load("tests/data/good/ds-unknown-keys.json",
+                                      &ctx, &c, &err),
+                     0);
     ck_assert_int_eq(c.n_unknown, 2);
     ck_assert_int_eq(notes.n, 2);
-    ck_assert_str_eq(notes.item[0].key, "zero_optimization.stage3_prefetch_bucket");
-    ck_assert_str_eq(notes.item[0].where, "tests/data/good/ds-unknown-keys.json:4:5");
+    ck_assert_str_eq(notes.item[0].key,
+                     "zero_optimization.stage3_prefetch_bucket");
+    ck_assert_str_eq(notes.item[0].where,
+                     "tests/data/good/ds-unknown-keys.json:4:5");
     ck_assert_str_eq(notes.item[0].suggest, "stage3_prefetch_bucket_size");
     ck_assert(notes.item[0].rejected);
     ck_assert_str_eq(notes.item[1].key, "gradient_acumulation_steps");
-    ck_assert_str_eq(notes.item[1].where, "tests/data/good/ds-unknown-keys.json:7:3");
+    ck_assert_str_eq(notes.item[1].where,
+                     "tests/data/good/ds-unknown-keys.json:7:3");
     ck_assert_str_eq(notes.item[1].suggest, "gradient_accumulation_steps");
     ck_assert(!notes.item[1].rejected);
     /* Open dicts (optimizer params) take any key without a note. */
     notes.n = 0;
-    ck_assert_int_eq(load("{\"optimizer\": {\"type\": \"AdamW\", \"params\": "
-                          "{\"lr\": 1e-4, \"torch_adam\": true, \"betas\": [0.9, 0.95]}}}",
-                          &ctx, &c, &err), 0);
+    ck_assert_int_eq(
+        load("{\"optimizer\": {\"type\": \"AdamW\", \"params\": "
+             "{\"lr\": 1e-4, \"torch_adam\": true, \"betas\": [0.9, 0.95]}}}",
+             &ctx, &c, &err),
+        0);
     ck_assert_int_eq(notes.n, 0);
     ck_assert(c.optimizer.beta2.v == 0.95);
 }
@@ -193,7 +211,9 @@ START_TEST(test_trainer_args)
 {
     struct zs_trainer_args t;
     struct zs_err err = {0, ""};
-    ck_assert_int_eq(zs_trainer_args_load("tests/data/good/ds-trainer-args.json", &t, &err), 0);
+    ck_assert_int_eq(
+        zs_trainer_args_load("tests/data/good/ds-trainer-args.json", &t, &err),
+        0);
     ck_assert(t.present);
     ck_assert_int_eq(t.per_device_train_batch_size, 1);
     ck_assert_int_eq(t.gradient_accumulation_steps, 8);
@@ -233,8 +253,10 @@ START_TEST(test_write_roundtrip)
     ctx.world_size = 8;
     ctx.trainer = &t;
     ctx.notes = &notes;
-    ck_assert_int_eq(zs_dsconfig_load("tests/data/good/ds-zero3-offload-auto.json",
-                                      &ctx, &a, &err), 0);
+    ck_assert_int_eq(
+        zs_dsconfig_load("tests/data/good/ds-zero3-offload-auto.json", &ctx, &a,
+                         &err),
+        0);
     ck_assert_int_eq(zs_dsconfig_write(&a, path, &err), 0);
     ck_assert_int_eq(zs_dsconfig_to_json(&a, &text, &err), 0);
     ck_assert_ptr_null(strstr(text, "auto"));
@@ -244,7 +266,8 @@ START_TEST(test_write_roundtrip)
     ck_assert_int_eq(b.zero_stage.v, 3);
     ck_assert_int_eq(b.reduce_bucket_size.v, 16777216);
     ck_assert_int_eq(b.reduce_bucket_size.from, ZS_DS_SET);
-    ck_assert_int_eq(b.stage3_prefetch_bucket_size.v, a.stage3_prefetch_bucket_size.v);
+    ck_assert_int_eq(b.stage3_prefetch_bucket_size.v,
+                     a.stage3_prefetch_bucket_size.v);
     ck_assert_int_eq(b.stage3_param_persistence_threshold.v, 40960);
     ck_assert_int_eq(b.train_micro_batch_size_per_gpu.v, 2);
     ck_assert_int_eq(b.train_batch_size.v, 16);
@@ -257,8 +280,10 @@ START_TEST(test_write_roundtrip)
     ck_assert(b.overlap_comm.v);
     unlink(path);
     /* Unwritable place: an i/o error naming the temp file. */
-    ck_assert_int_eq(zs_dsconfig_write(&a, "/nonexistent-dir/x.json", &err), ZS_EIO);
-    ck_assert_ptr_nonnull(strstr(err.msg, "cannot write '/nonexistent-dir/x.json.tmp."));
+    ck_assert_int_eq(zs_dsconfig_write(&a, "/nonexistent-dir/x.json", &err),
+                     ZS_EIO);
+    ck_assert_ptr_nonnull(
+        strstr(err.msg, "cannot write '/nonexistent-dir/x.json.tmp."));
 }
 END_TEST
 
@@ -273,33 +298,49 @@ START_TEST(test_bad_input)
         {"{\"zero_optimization\": {\n  \"stage\": 3\n  \"x\": 1}}",
          "malformed JSON in ds.json:3:3: unexpected '\"'"},
         {"{\"zero_optimization\": {\"stage\": 4}}",
-         "invalid 'zero_optimization.stage' in ds.json:1:24: must be an integer in [0, 3] or \"auto\" (got 4)"},
+         "invalid 'zero_optimization.stage' in ds.json:1:24: must be an "
+         "integer in [0, 3] or \"auto\" (got 4)"},
         {"{\"zero_optimization\": {\"stage\": 2.5}}",
-         "invalid 'zero_optimization.stage' in ds.json:1:24: must be an integer in [0, 3] or \"auto\" (got 2.5)"},
+         "invalid 'zero_optimization.stage' in ds.json:1:24: must be an "
+         "integer in [0, 3] or \"auto\" (got 2.5)"},
         {"{\"zero_optimization\": {\"stage3_max_live_parameters\": \"auto\"}}",
-         "invalid 'zero_optimization.stage3_max_live_parameters' in ds.json:1:24: must be an integer in [0, 1e+15] (got 'auto')"},
+         "invalid 'zero_optimization.stage3_max_live_parameters' in "
+         "ds.json:1:24: must be an integer in [0, 1e+15] (got 'auto')"},
         {"{\"zero_optimization\": {\"offload_param\": {\"device\": \"gpu\"}}}",
-         "invalid 'zero_optimization.offload_param.device' in ds.json:1:42: must be one of none, cpu, nvme (got 'gpu')"},
-        {"{\"zero_optimization\": {\"offload_optimizer\": {\"pin_memory\": \"yes\"}}}",
-         "invalid 'zero_optimization.offload_optimizer.pin_memory' in ds.json:1:46: must be true or false (got 'yes')"},
+         "invalid 'zero_optimization.offload_param.device' in ds.json:1:42: "
+         "must be one of none, cpu, nvme (got 'gpu')"},
+        {"{\"zero_optimization\": {\"offload_optimizer\": {\"pin_memory\": "
+         "\"yes\"}}}",
+         "invalid 'zero_optimization.offload_optimizer.pin_memory' in "
+         "ds.json:1:46: must be true or false (got 'yes')"},
         {"{\"zero_optimization\": {\"offload_optimizer\": {\"ratio\": 1.5}}}",
-         "invalid 'zero_optimization.offload_optimizer.ratio' in ds.json:1:46: must be a number in [0, 1] (got 1.5)"},
+         "invalid 'zero_optimization.offload_optimizer.ratio' in ds.json:1:46: "
+         "must be a number in [0, 1] (got 1.5)"},
         {"{\"zero_optimization\": {\"offload_param\": \"cpu\"}}",
-         "invalid 'zero_optimization.offload_param' in ds.json:1:24: must be an object (got 'cpu')"},
+         "invalid 'zero_optimization.offload_param' in ds.json:1:24: must be "
+         "an object (got 'cpu')"},
         {"{\"train_micro_batch_size_per_gpu\": 0}",
-         "invalid 'train_micro_batch_size_per_gpu' in ds.json:1:2: must be an integer in [1, 1e+09] or \"auto\" (got 0)"},
+         "invalid 'train_micro_batch_size_per_gpu' in ds.json:1:2: must be an "
+         "integer in [1, 1e+09] or \"auto\" (got 0)"},
         {"{\"gradient_clipping\": -1}",
-         "invalid 'gradient_clipping' in ds.json:1:2: must be a number in [0, 1e+09] or \"auto\" (got -1)"},
+         "invalid 'gradient_clipping' in ds.json:1:2: must be a number in [0, "
+         "1e+09] or \"auto\" (got -1)"},
         {"{\"communication_data_type\": \"int8\"}",
-         "invalid 'communication_data_type' in ds.json:1:2: must be one of fp16, bf16, fp32 or null (got 'int8')"},
+         "invalid 'communication_data_type' in ds.json:1:2: must be one of "
+         "fp16, bf16, fp32 or null (got 'int8')"},
         {"{\"bf16\": {\"enabled\": 1}}",
-         "invalid 'bf16.enabled' in ds.json:1:11: must be true or false or \"auto\" (got 1)"},
-        {"{\"optimizer\": {\"type\": \"AdamW\", \"params\": {\"betas\": [0.9]}}}",
-         "invalid 'optimizer.params.betas' in ds.json:1:44: must be two numbers in [0, 1] or \"auto\" (got array)"},
+         "invalid 'bf16.enabled' in ds.json:1:11: must be true or false or "
+         "\"auto\" (got 1)"},
+        {"{\"optimizer\": {\"type\": \"AdamW\", \"params\": {\"betas\": "
+         "[0.9]}}}",
+         "invalid 'optimizer.params.betas' in ds.json:1:44: must be two "
+         "numbers in [0, 1] or \"auto\" (got array)"},
         {"{\"optimizer\": {\"type\": 3}}",
-         "invalid 'optimizer.type' in ds.json:1:16: must be a string of 1 to 47 characters (got 3)"},
+         "invalid 'optimizer.type' in ds.json:1:16: must be a string of 1 to "
+         "47 characters (got 3)"},
         {"{\"zero_optimization\": {\"stage\": 3, \"stage\": 2}}",
-         "duplicate key 'zero_optimization.stage' in ds.json:1:24: DeepSpeed rejects repeated keys"},
+         "duplicate key 'zero_optimization.stage' in ds.json:1:24: DeepSpeed "
+         "rejects repeated keys"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zs_dsconfig c;
@@ -317,20 +358,35 @@ START_TEST(test_bad_files)
     struct zs_trainer_args t;
     struct zs_ds_version v;
     struct zs_err err = {0, ""};
-    static const char *const bad_versions[] = {"0.14", "x.y.z", "0.14.2.1", "1000.0.0", "", "0..1"};
+    static const char *const bad_versions[] = {"0.14",     "x.y.z", "0.14.2.1",
+                                               "1000.0.0", "",      "0..1"};
 
-    ck_assert_int_eq(zs_dsconfig_load("tests/data/bad/ds-malformed.json", NULL, &c, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "malformed JSON in tests/data/bad/ds-malformed.json:4:5: unexpected '\"'");
-    ck_assert_int_eq(zs_dsconfig_load("tests/data/bad/ds-no-such-file.json", NULL, &c, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "cannot open 'tests/data/bad/ds-no-such-file.json': No such file or directory");
-    ck_assert_int_eq(zs_trainer_args_load("tests/data/bad/ds-trainer-args-bad.json", &t, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "invalid 'per_device_train_batch_size' in tests/data/bad/ds-trainer-args-bad.json:2:3: must be an integer in [1, 1000000] (got 0)");
+    ck_assert_int_eq(
+        zs_dsconfig_load("tests/data/bad/ds-malformed.json", NULL, &c, &err),
+        ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "malformed JSON in tests/data/bad/ds-malformed.json:4:5: "
+                     "unexpected '\"'");
+    ck_assert_int_eq(
+        zs_dsconfig_load("tests/data/bad/ds-no-such-file.json", NULL, &c, &err),
+        ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "cannot open 'tests/data/bad/ds-no-such-file.json': No "
+                     "such file or directory");
+    ck_assert_int_eq(zs_trainer_args_load(
+                         "tests/data/bad/ds-trainer-args-bad.json", &t, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(err.msg, "invalid 'per_device_train_batch_size' in "
+                              "tests/data/bad/ds-trainer-args-bad.json:2:3: "
+                              "must be an integer in [1, 1000000] (got 0)");
     for (size_t i = 0; i < sizeof bad_versions / sizeof bad_versions[0]; i++) {
         char want[160];
         snprintf(want, sizeof want,
-                 "invalid DeepSpeed version '%s': must be X.Y.Z with each part in [0, 999], e.g. 0.14.2",
+                 "invalid DeepSpeed version '%s': must be X.Y.Z with each part "
+                 "in [0, 999], e.g. 0.14.2",
                  bad_versions[i]);
-        ck_assert_int_eq(zs_ds_version_parse(bad_versions[i], &v, &err), ZS_EUSAGE);
+        ck_assert_int_eq(zs_ds_version_parse(bad_versions[i], &v, &err),
+                         ZS_EUSAGE);
         ck_assert_str_eq(err.msg, want);
     }
 }
@@ -339,11 +395,14 @@ END_TEST
 /* Loader and writer under an allocation-failure loop. */
 START_TEST(test_alloc_failures)
 {
-    const char *text =
-        "{\"bf16\": {\"enabled\": \"auto\"}, \"optimizer\": {\"type\": \"AdamW\", \"params\": "
-        "{\"lr\": \"auto\", \"betas\": [0.9, 0.95]}}, \"zero_optimization\": {\"stage\": 3, "
-        "\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}, \"bogus\": 1, "
-        "\"reduce_bucket_size\": \"auto\"}, \"train_micro_batch_size_per_gpu\": 1}";
+    const char *text = "{\"bf16\": {\"enabled\": \"auto\"}, \"optimizer\": "
+                       "{\"type\": \"AdamW\", \"params\": "
+                       "{\"lr\": \"auto\", \"betas\": [0.9, 0.95]}}, "
+                       "\"zero_optimization\": {\"stage\": 3, "
+                       "\"offload_optimizer\": {\"device\": \"cpu\", "
+                       "\"pin_memory\": true}, \"bogus\": 1, "
+                       "\"reduce_bucket_size\": \"auto\"}, "
+                       "\"train_micro_batch_size_per_gpu\": 1}";
     for (long n = 1; n < 10000; n++) {
         struct zs_dsconfig c;
         struct zs_ds_notes notes = {0};

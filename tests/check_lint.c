@@ -72,7 +72,8 @@ static void load_ds(struct fixture *fx, const char *text, const char *version,
     ctx.hidden_size = hidden;
     ctx.world_size = world;
     ck_assert_int_eq(zs_dsconfig_load_text("ds.json", text, strlen(text), &ctx,
-                                           &fx->ds, &err), 0);
+                                           &fx->ds, &err),
+                     0);
     fx->in.ds = &fx->ds;
     fx->in.notes = &fx->notes;
     fx->in.trainer = t;
@@ -107,7 +108,8 @@ static const char *Z3_OFFLOAD =
     "   \"offload_param\": {\"device\": \"cpu\", \"pin_memory\": true}},\n"
     " \"gradient_clipping\": 1.0}";
 
-/* ---- host buffers ------------------------------------------------------------ */
+/* ---- host buffers
+ * ------------------------------------------------------------ */
 
 /* 7B on 8 ranks of one node, offload both, pinned, bf16 (reference §2's
  * illustrative case): P = 875,000,000. */
@@ -117,17 +119,18 @@ START_TEST(test_host_bytes_7b)
     struct zs_lint_host_terms h;
     struct zs_err err = {0, ""};
     load_ds(&fx, Z3_OFFLOAD, NULL, NULL, 0, 0);
-    ck_assert_int_eq(zs_lint_host_offload_bytes(7000000000LL, 8, 8, &fx.ds, &h, &err), 0);
+    ck_assert_int_eq(
+        zs_lint_host_offload_bytes(7000000000LL, 8, 8, &fx.ds, &h, &err), 0);
     ck_assert_int_eq(h.partition_elems, 875000000LL);
     ck_assert_int_eq(h.flat16, 1750000000LL);
-    ck_assert_int_eq(h.flat16_alloc, 2147483648LL);   /* 2^31 */
+    ck_assert_int_eq(h.flat16_alloc, 2147483648LL); /* 2^31 */
     ck_assert_int_eq(h.master32, 3500000000LL);
     ck_assert_int_eq(h.grad32, 3500000000LL);
-    ck_assert_int_eq(h.grad32_alloc, 4294967296LL);   /* one sub-group: 2^32 */
+    ck_assert_int_eq(h.grad32_alloc, 4294967296LL); /* one sub-group: 2^32 */
     ck_assert_int_eq(h.accum16, 1750000000LL);
     ck_assert_int_eq(h.accum16_alloc, 2147483648LL);
     ck_assert_int_eq(h.adam, 7000000000LL);
-    ck_assert_int_eq(h.rank_nominal, 17500000000LL);  /* 20 B x P */
+    ck_assert_int_eq(h.rank_nominal, 17500000000LL); /* 20 B x P */
     ck_assert_int_eq(h.rank_alloc, 19089934592LL);
     ck_assert_int_eq(h.pinned_nominal, 7000000000LL);
     ck_assert_int_eq(h.pinned_alloc, 8589934592LL);
@@ -146,25 +149,33 @@ START_TEST(test_host_bytes_subgroups)
     struct zs_lint_host_terms h;
     struct zs_err err = {0, ""};
     load_ds(&fx, Z3_OFFLOAD, NULL, NULL, 0, 0);
-    ck_assert_int_eq(zs_lint_host_offload_bytes(72000000000LL, 8, 8, &fx.ds, &h, &err), 0);
+    ck_assert_int_eq(
+        zs_lint_host_offload_bytes(72000000000LL, 8, 8, &fx.ds, &h, &err), 0);
     ck_assert_int_eq(h.partition_elems, 9000000000LL);
     ck_assert_int_eq(h.grad32_alloc, 9 * 4294967296LL);
     ck_assert_int_eq(h.flat16_alloc, 34359738368LL); /* 18e9 -> 2^35 */
     ck_assert_int_eq(h.rank_nominal, 180000000000LL);
     /* offload optimizer only, not pinned: 4 + 4 + 2 + 8 = 18 B, no rounding. */
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-                 "\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": false}}}",
-            NULL, NULL, 0, 0);
-    ck_assert_int_eq(zs_lint_host_offload_bytes(72000000000LL, 8, 8, &fx.ds, &h, &err), 0);
+    load_ds(
+        &fx,
+        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
+        "\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": false}}}",
+        NULL, NULL, 0, 0);
+    ck_assert_int_eq(
+        zs_lint_host_offload_bytes(72000000000LL, 8, 8, &fx.ds, &h, &err), 0);
     ck_assert_int_eq(h.flat16, 0);
     ck_assert_int_eq(h.rank_nominal, 162000000000LL);
     ck_assert_int_eq(h.rank_alloc, h.rank_nominal);
     ck_assert_int_eq(h.pinned_alloc, 0);
     /* ratio 0.5: half the optimizer on the CPU. */
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-                 "\"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.5, \"pin_memory\": false}}}",
-            NULL, NULL, 0, 0);
-    ck_assert_int_eq(zs_lint_host_offload_bytes(8000000000LL, 8, 8, &fx.ds, &h, &err), 0);
+    load_ds(
+        &fx,
+        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
+        "\"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.5, "
+        "\"pin_memory\": false}}}",
+        NULL, NULL, 0, 0);
+    ck_assert_int_eq(
+        zs_lint_host_offload_bytes(8000000000LL, 8, 8, &fx.ds, &h, &err), 0);
     ck_assert_int_eq(h.cpu_elems, 500000000LL);
     ck_assert_int_eq(h.rank_nominal, 500000000LL * 16 + 1000000000LL * 2);
 }
@@ -177,7 +188,8 @@ START_TEST(test_pow2)
     ck_assert_int_eq(zs_lint_pow2_ceil(3), 4);
     ck_assert_int_eq(zs_lint_pow2_ceil(4096), 4096);
     ck_assert_int_eq(zs_lint_pow2_ceil(4097), 8192);
-    ck_assert_int_eq(zs_lint_pow2_ceil(((int64_t)1 << 62) + 1), ((int64_t)1 << 62) + 1);
+    ck_assert_int_eq(zs_lint_pow2_ceil(((int64_t)1 << 62) + 1),
+                     ((int64_t)1 << 62) + 1);
     ck_assert(zs_lint_is_bnb_optimizer("adamw_bnb_8bit"));
     ck_assert(zs_lint_is_bnb_optimizer("paged_adamw_32bit"));
     ck_assert(zs_lint_is_bnb_optimizer("Lion_8bit"));
@@ -192,18 +204,22 @@ START_TEST(test_host_bytes_bad)
     struct zs_lint_host_terms h;
     struct zs_err err = {0, ""};
     load_ds(&fx, Z3_OFFLOAD, NULL, NULL, 0, 0);
-    ck_assert_int_eq(zs_lint_host_offload_bytes(0, 8, 8, &fx.ds, &h, &err), ZS_EUSAGE);
+    ck_assert_int_eq(zs_lint_host_offload_bytes(0, 8, 8, &fx.ds, &h, &err),
+                     ZS_EUSAGE);
     ck_assert_str_eq(err.msg, "invalid params 0: must be in [1, 1e15]");
-    ck_assert_int_eq(zs_lint_host_offload_bytes(100, 0, 1, &fx.ds, &h, &err), ZS_EUSAGE);
+    ck_assert_int_eq(zs_lint_host_offload_bytes(100, 0, 1, &fx.ds, &h, &err),
+                     ZS_EUSAGE);
     ck_assert_str_eq(err.msg, "invalid world size 0: must be in [1, 1000000]");
-    ck_assert_int_eq(zs_lint_host_offload_bytes(100, 8, 9, &fx.ds, &h, &err), ZS_EUSAGE);
+    ck_assert_int_eq(zs_lint_host_offload_bytes(100, 8, 9, &fx.ds, &h, &err),
+                     ZS_EUSAGE);
     ck_assert_str_eq(err.msg, "invalid local ranks 9: must be in [1, 8]");
     ck_assert_int_eq(zs_lint_run(NULL, &fx.rep, &err), ZS_EUSAGE);
     ck_assert_str_eq(err.msg, "lint needs a DeepSpeed config");
 }
 END_TEST
 
-/* ---- rules --------------------------------------------------------------------- */
+/* ---- rules
+ * --------------------------------------------------------------------- */
 
 START_TEST(test_unscale_clip)
 {
@@ -213,9 +229,14 @@ START_TEST(test_unscale_clip)
     f = run(&fx, "unscale-clip-device");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(f->severity, ZS_LINT_ERROR);
-    ck_assert_str_eq(f->title, "DeepSpeed 0.14.1-0.14.2 fails in unscale_and_clip_grads with optimizer offload and clipping");
+    ck_assert_str_eq(f->title,
+                     "DeepSpeed 0.14.1-0.14.2 fails in unscale_and_clip_grads "
+                     "with optimizer offload and clipping");
     ck_assert_str_eq(f->where, "ds.json:5:2");
-    ck_assert_str_eq(f->source, "DeepSpeed #5422, #5469, #5538, #5634; cause PR #5256 (v0.14.1); fix PR #5461, released in v0.14.3 (reference zero3-offload-mechanics.md §4)");
+    ck_assert_str_eq(f->source,
+                     "DeepSpeed #5422, #5469, #5538, #5634; cause PR #5256 "
+                     "(v0.14.1); fix PR #5461, released in v0.14.3 (reference "
+                     "zero3-offload-mechanics.md §4)");
     ck_assert_int_eq(fx.rep.n_error, 1);
     /* 0.14.1 too; 0.14.0 and 0.14.3 are clean; no clipping is clean. */
     load_ds(&fx, Z3_OFFLOAD, "0.14.1", NULL, 0, 0);
@@ -225,12 +246,18 @@ START_TEST(test_unscale_clip)
     ck_assert_int_eq(fx.rep.n_error, 0);
     load_ds(&fx, Z3_OFFLOAD, "0.14.0", NULL, 0, 0);
     ck_assert_ptr_null(run(&fx, "unscale-clip-device"));
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"cpu\"}},"
-                 " \"gradient_clipping\": 0}", "0.14.2", NULL, 0, 0);
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+            "{\"device\": \"cpu\"}},"
+            " \"gradient_clipping\": 0}",
+            "0.14.2", NULL, 0, 0);
     ck_assert_ptr_null(run(&fx, "unscale-clip-device"));
     /* "auto" without trainer args: HF's max_grad_norm default is 1.0. */
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"cpu\"}},"
-                 " \"gradient_clipping\": \"auto\"}", "0.14.2", NULL, 0, 0);
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+            "{\"device\": \"cpu\"}},"
+            " \"gradient_clipping\": \"auto\"}",
+            "0.14.2", NULL, 0, 0);
     ck_assert_ptr_nonnull(run(&fx, "unscale-clip-device"));
 }
 END_TEST
@@ -240,16 +267,20 @@ START_TEST(test_bnb)
     struct fixture fx;
     struct zs_trainer_args t;
     const struct zs_lint_finding *f;
-    const char *noopt = "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"cpu\"}}}";
+    const char *noopt = "{\"zero_optimization\": {\"stage\": 3, "
+                        "\"offload_optimizer\": {\"device\": \"cpu\"}}}";
 
     load_ds(&fx, noopt, NULL, NULL, 0, 0);
     fx.in.optimizer = "adamw_bnb_8bit";
     f = run(&fx, "bnb-optimizer-offload");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(f->severity, ZS_LINT_ERROR);
-    ck_assert_str_eq(f->title, "bitsandbytes 8-bit/paged optimizer under CPU offload: \"Expected a cuda device, but got: cpu\"");
+    ck_assert_str_eq(f->title,
+                     "bitsandbytes 8-bit/paged optimizer under CPU offload: "
+                     "\"Expected a cuda device, but got: cpu\"");
     ck_assert_str_eq(f->where, "ds.json:1:58");
-    ck_assert_ptr_nonnull(strstr(f->explanation, "--optimizer is 'adamw_bnb_8bit'"));
+    ck_assert_ptr_nonnull(
+        strstr(f->explanation, "--optimizer is 'adamw_bnb_8bit'"));
     /* Fixed: a plain optimizer. */
     fx.in.optimizer = "adamw_torch";
     ck_assert_ptr_null(run(&fx, "bnb-optimizer-offload"));
@@ -263,8 +294,11 @@ START_TEST(test_bnb)
     strcpy(t.optim, "paged_adamw_32bit");
     load_ds(&fx, noopt, NULL, &t, 0, 0);
     ck_assert_ptr_nonnull(run(&fx, "bnb-optimizer-offload"));
-    load_ds(&fx, "{\"optimizer\": {\"type\": \"AdamW\"}, \"zero_optimization\": {\"stage\": 3, "
-                 "\"offload_optimizer\": {\"device\": \"cpu\"}}}", NULL, &t, 0, 0);
+    load_ds(&fx,
+            "{\"optimizer\": {\"type\": \"AdamW\"}, \"zero_optimization\": "
+            "{\"stage\": 3, "
+            "\"offload_optimizer\": {\"device\": \"cpu\"}}}",
+            NULL, &t, 0, 0);
     ck_assert_ptr_null(run(&fx, "bnb-optimizer-offload"));
     f = run(&fx, "bnb-optimizer-ignored");
     ck_assert_ptr_nonnull(f);
@@ -285,17 +319,22 @@ START_TEST(test_outside_zero_init)
     m.extra[0].params = 1000000000LL;
     m.extra[0].placement_default = ZS_PLACE_CPU;
     mk_cluster(&c, 2 * ZS_TiB, 0);
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3}}", NULL, NULL, 3584, 8);
+    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3}}", NULL, NULL, 3584,
+            8);
     fx.in.model = &m;
     fx.in.cluster = &c;
     f = run(&fx, "module-outside-zero-init");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(f->severity, ZS_LINT_ERROR);
-    ck_assert_str_eq(f->explanation,
-                     "qwen2.5-omni-7b's 'talker' (1000000000 parameters) is constructed outside "
-                     "deepspeed.zero.Init, so ZeRO-3 never partitions it: each of 8 local rank(s) "
-                     "keeps a full fp32 copy on the CPU (3.73 GiB per rank, 29.8 GiB per node) and "
-                     "the first forward through it mixes CPU weights with CUDA activations");
+    ck_assert_str_eq(
+        f->explanation,
+        "qwen2.5-omni-7b's 'talker' (1000000000 parameters) is constructed "
+        "outside "
+        "deepspeed.zero.Init, so ZeRO-3 never partitions it: each of 8 local "
+        "rank(s) "
+        "keeps a full fp32 copy on the CPU (3.73 GiB per rank, 29.8 GiB per "
+        "node) and "
+        "the first forward through it mixes CPU weights with CUDA activations");
     ck_assert(number(f, "host_bytes_per_node") == 32e9);
     /* Fixed: audio output off (ENABLE_AUDIO_OUTPUT=0). */
     fx.in.audio_output = 0;
@@ -318,7 +357,9 @@ START_TEST(test_no_zero_init)
 
     mk_model(&m, "qwen2.5-72b", 72000000000LL, 8192, 80);
     mk_cluster(&c, 2 * ZS_TiB, 0);
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3}}",
+    load_ds(&fx,
+            "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
+            "{\"stage\": 3}}",
             NULL, NULL, 8192, 8);
     fx.in.model = &m;
     fx.in.cluster = &c;
@@ -328,12 +369,15 @@ START_TEST(test_no_zero_init)
     /* 72e9 x 4 B x 8 ranks = 2.304e12 B > 2 TiB (2.199e12). */
     ck_assert_int_eq(f->severity, ZS_LINT_ERROR);
     ck_assert(number(f, "load_bytes_per_node") == 2304e9);
-    ck_assert_str_eq(f->explanation,
-                     "without deepspeed.zero.Init each of the 8 local ranks materialises all "
-                     "72000000000 parameters on the CPU before partitioning: 268 GiB per rank "
-                     "(4 B x params, fp32) x 8 = 2.10 TiB per node at load, against 2.00 TiB usable "
-                     "host RAM (2.00 TiB installed - 0 B reserved): the node runs out of memory "
-                     "while loading");
+    ck_assert_str_eq(f->explanation, "without deepspeed.zero.Init each of the "
+                                     "8 local ranks materialises all "
+                                     "72000000000 parameters on the CPU before "
+                                     "partitioning: 268 GiB per rank "
+                                     "(4 B x params, fp32) x 8 = 2.10 TiB per "
+                                     "node at load, against 2.00 TiB usable "
+                                     "host RAM (2.00 TiB installed - 0 B "
+                                     "reserved): the node runs out of memory "
+                                     "while loading");
     /* Fixed: zero.Init on. */
     fx.in.zero_init = true;
     ck_assert_ptr_null(run(&fx, "no-zero-init-host-copies"));
@@ -364,13 +408,19 @@ START_TEST(test_host_ram_offload)
     ck_assert_str_eq(f->title, "host RAM is too small for the offload buffers");
     /* 20 B x 9e9 x 8 = 1.44e12 > 1 TiB. */
     ck_assert(number(f, "node_nominal_bytes") == 1440e9);
-    ck_assert(number(f, "rank_alloc_bytes") == 34359738368.0 + 36e9 + 9 * 4294967296.0 + 34359738368.0 + 72e9);
+    ck_assert(number(f, "rank_alloc_bytes") ==
+              34359738368.0 + 36e9 + 9 * 4294967296.0 + 34359738368.0 + 72e9);
     ck_assert_str_eq(f->explanation,
-                     "per rank (P = 9000000000 partition elements of 72000000000 params / 8 ranks): "
-                     "bf16 flat params 16.8 GiB (pinned) + fp32 master 33.5 GiB + fp32 grads 33.5 GiB "
-                     "(pinned) + grad accumulation 16.8 GiB (pinned) + Adam states 67.1 GiB (at the "
-                     "first step) = 168 GiB nominal, 201 GiB as allocated with pinned power-of-two "
-                     "rounding; x 8 local ranks = 1.31 TiB per node (1.57 TiB allocated), against "
+                     "per rank (P = 9000000000 partition elements of "
+                     "72000000000 params / 8 ranks): "
+                     "bf16 flat params 16.8 GiB (pinned) + fp32 master 33.5 "
+                     "GiB + fp32 grads 33.5 GiB "
+                     "(pinned) + grad accumulation 16.8 GiB (pinned) + Adam "
+                     "states 67.1 GiB (at the "
+                     "first step) = 168 GiB nominal, 201 GiB as allocated with "
+                     "pinned power-of-two "
+                     "rounding; x 8 local ranks = 1.31 TiB per node (1.57 TiB "
+                     "allocated), against "
                      "1.00 TiB usable host RAM");
     ck_assert_ptr_null(run(&fx, "pinned-rounding"));
     /* Fixed: 2 TiB per node. */
@@ -387,7 +437,8 @@ START_TEST(test_pinned_rounding)
     struct zs_cluster c;
     const struct zs_lint_finding *f;
 
-    /* Nominal 1.44e12 fits in 1.5 TiB (1.649e12); allocated 1.723e12 does not. */
+    /* Nominal 1.44e12 fits in 1.5 TiB (1.649e12); allocated 1.723e12 does not.
+     */
     mk_model(&m, "qwen2.5-72b", 72000000000LL, 8192, 80);
     mk_cluster(&c, 3 * ZS_TiB / 2, 0);
     load_ds(&fx, Z3_OFFLOAD, NULL, NULL, 8192, 8);
@@ -400,9 +451,12 @@ START_TEST(test_pinned_rounding)
     ck_assert_ptr_null(run(&fx, "host-ram-offload"));
     /* Fixed: optimizer buffers not pinned (the bf16 flat stays pinned):
      * (34.36e9 + 36e9 + 36e9 + 18e9 + 72e9) x 8 = 1.571e12 fits. */
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-                 "\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": false}, "
-                 "\"offload_param\": {\"device\": \"cpu\"}}}", "0.19.4", NULL, 8192, 8);
+    load_ds(
+        &fx,
+        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
+        "\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": false}, "
+        "\"offload_param\": {\"device\": \"cpu\"}}}",
+        "0.19.4", NULL, 8192, 8);
     fx.in.model = &m;
     fx.in.cluster = &c;
     ck_assert_ptr_null(run(&fx, "pinned-rounding"));
@@ -427,7 +481,9 @@ START_TEST(test_max_steps)
     strcpy(t.max_steps_key, "max_iters");
     t.dataset_samples = 10000;
     mk_cluster(&c, 2 * ZS_TiB, 0);
-    load_ds(&fx, "{\"train_micro_batch_size_per_gpu\": \"auto\", \"gradient_accumulation_steps\": \"auto\"}",
+    load_ds(&fx,
+            "{\"train_micro_batch_size_per_gpu\": \"auto\", "
+            "\"gradient_accumulation_steps\": \"auto\"}",
             NULL, &t, 0, 8);
     fx.in.cluster = &c;
     f = run(&fx, "max-steps-short");
@@ -435,10 +491,12 @@ START_TEST(test_max_steps)
     ck_assert_int_eq(f->severity, ZS_LINT_WARNING);
     /* ceil(10000 / 8) = 1250 micro-batches per rank, / 8 = 156 steps. */
     ck_assert(number(f, "steps_per_epoch") == 156);
-    ck_assert_str_eq(f->explanation,
-                     "max_iters=32 overrides the epoch count: one epoch of 10000 samples is 156 "
-                     "optimizer steps (micro-batch 1 x 8 ranks x accumulation 8 = 64 samples per "
-                     "step), so training ends after 20.5% of one epoch instead of 3 epoch(s)");
+    ck_assert_str_eq(f->explanation, "max_iters=32 overrides the epoch count: "
+                                     "one epoch of 10000 samples is 156 "
+                                     "optimizer steps (micro-batch 1 x 8 ranks "
+                                     "x accumulation 8 = 64 samples per "
+                                     "step), so training ends after 20.5% of "
+                                     "one epoch instead of 3 epoch(s)");
     /* Fixed: no step limit, or one beyond the epoch. */
     t.max_steps = -1;
     ck_assert_ptr_null(run(&fx, "max-steps-short"));
@@ -452,36 +510,54 @@ START_TEST(test_offload_consistency)
     struct fixture fx;
     const struct zs_lint_finding *f;
 
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 2, \"offload_param\": {\"device\": \"cpu\"}}}",
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 2, \"offload_param\": "
+            "{\"device\": \"cpu\"}}}",
             NULL, NULL, 0, 0);
     f = run(&fx, "offload-param-stage");
     ck_assert_ptr_nonnull(f);
     ck_assert_str_eq(f->title, "offload_param needs ZeRO stage 3");
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"offload_param\": {\"device\": \"cpu\"}, "
-                 "\"offload_optimizer\": {\"device\": \"cpu\"}}}", NULL, NULL, 0, 0);
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"offload_param\": "
+            "{\"device\": \"cpu\"}, "
+            "\"offload_optimizer\": {\"device\": \"cpu\"}}}",
+            NULL, NULL, 0, 0);
     ck_assert_ptr_null(run(&fx, "offload-param-stage"));
     ck_assert_ptr_null(run(&fx, "offload-param-only"));
     ck_assert_int_eq(fx.rep.n, 0);
 
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"offload_param\": {\"device\": \"cpu\"}}}",
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"offload_param\": "
+            "{\"device\": \"cpu\"}}}",
             NULL, NULL, 0, 0);
     ck_assert_ptr_nonnull(run(&fx, "offload-param-only"));
 
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 0, \"offload_optimizer\": {\"device\": \"cpu\"}}}",
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 0, \"offload_optimizer\": "
+            "{\"device\": \"cpu\"}}}",
             NULL, NULL, 0, 0);
     ck_assert_ptr_nonnull(run(&fx, "offload-optimizer-stage"));
 
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"ratio\": 0.3}}}",
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+            "{\"ratio\": 0.3}}}",
             NULL, NULL, 0, 0);
     f = run(&fx, "offload-ratio-ignored");
     ck_assert_ptr_nonnull(f);
-    ck_assert_str_eq(f->explanation, "ratio=0.3 (partial \"Twin-Flow\" offload) applies only to "
-                                     "ZeRO-3 with offload_optimizer.device cpu; here stage=3, device=none");
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"cpu\", "
-                 "\"ratio\": 0.3}}}", NULL, NULL, 0, 0);
+    ck_assert_str_eq(
+        f->explanation,
+        "ratio=0.3 (partial \"Twin-Flow\" offload) applies only to "
+        "ZeRO-3 with offload_optimizer.device cpu; here stage=3, device=none");
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+            "{\"device\": \"cpu\", "
+            "\"ratio\": 0.3}}}",
+            NULL, NULL, 0, 0);
     ck_assert_ptr_null(run(&fx, "offload-ratio-ignored"));
 
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"pin_memory\": true}}}",
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+            "{\"pin_memory\": true}}}",
             NULL, NULL, 0, 0);
     f = run(&fx, "pin-memory-ignored");
     ck_assert_ptr_nonnull(f);
@@ -499,8 +575,11 @@ START_TEST(test_buckets)
     mk_cluster(&c, 2 * ZS_TiB, 0);
     /* 6e9-element bucket: 12 GB IPG + 12 GB reduce-scatter copy + 0.2 GB
      * prefetch = 24.2e9 B > 78 GiB / 4 (20.9e9). */
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-                 "\"reduce_bucket_size\": 6e9}}", NULL, NULL, 0, 8);
+    load_ds(
+        &fx,
+        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
+        "\"reduce_bucket_size\": 6e9}}",
+        NULL, NULL, 0, 8);
     fx.in.cluster = &c;
     f = run(&fx, "buckets-gpu-peak");
     ck_assert_ptr_nonnull(f);
@@ -509,15 +588,21 @@ START_TEST(test_buckets)
     ck_assert(number(f, "gpu_usable_bytes") == 78.0 * ZS_GiB);
     ck_assert_str_eq(f->where, "ds.json:1:63");
     /* Fixed: "auto" for h = 8192 -> 67108864 elements. */
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-                 "\"reduce_bucket_size\": \"auto\"}}", NULL, NULL, 8192, 8);
+    load_ds(
+        &fx,
+        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
+        "\"reduce_bucket_size\": \"auto\"}}",
+        NULL, NULL, 8192, 8);
     fx.in.cluster = &c;
     ck_assert_ptr_null(run(&fx, "buckets-gpu-peak"));
     /* A persistence threshold above every tensor keeps the whole 72B model
      * gathered on every GPU: an error. */
     mk_model(&m, "qwen2.5-72b", 72000000000LL, 8192, 80);
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-                 "\"stage3_param_persistence_threshold\": 1e12}}", NULL, NULL, 8192, 8);
+    load_ds(
+        &fx,
+        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
+        "\"stage3_param_persistence_threshold\": 1e12}}",
+        NULL, NULL, 8192, 8);
     fx.in.cluster = &c;
     fx.in.model = &m;
     f = run(&fx, "buckets-gpu-peak");
@@ -534,58 +619,89 @@ START_TEST(test_unknown_and_batch)
     struct zs_cluster c;
     const struct zs_lint_finding *f;
 
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"stage3_prefetch_bucket\": 1},\n"
-                 " \"gradient_acumulation_steps\": 4}", NULL, NULL, 0, 0);
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, "
+            "\"stage3_prefetch_bucket\": 1},\n"
+            " \"gradient_acumulation_steps\": 4}",
+            NULL, NULL, 0, 0);
     f = run(&fx, "ds-unknown-key");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(f->severity, ZS_LINT_ERROR);
-    ck_assert_str_eq(f->title, "unknown key 'zero_optimization.stage3_prefetch_bucket'");
+    ck_assert_str_eq(f->title,
+                     "unknown key 'zero_optimization.stage3_prefetch_bucket'");
     ck_assert_str_eq(f->where, "ds.json:1:36");
-    ck_assert_str_eq(f->explanation, "'zero_optimization.stage3_prefetch_bucket' is not a DeepSpeed "
-                                     "setting; this block is validated with extra=\"forbid\", so "
-                                     "DeepSpeed refuses to start (did you mean "
-                                     "'stage3_prefetch_bucket_size'?)");
+    ck_assert_str_eq(
+        f->explanation,
+        "'zero_optimization.stage3_prefetch_bucket' is not a DeepSpeed "
+        "setting; this block is validated with extra=\"forbid\", so "
+        "DeepSpeed refuses to start (did you mean "
+        "'stage3_prefetch_bucket_size'?)");
     ck_assert_str_eq(f->fix, "rename it to 'stage3_prefetch_bucket_size'");
     ck_assert_int_eq(fx.rep.n_error, 1);
     ck_assert_int_eq(fx.rep.n_warning, 1);
-    ck_assert_str_eq(fx.rep.finding[1].title, "unknown key 'gradient_acumulation_steps'");
+    ck_assert_str_eq(fx.rep.finding[1].title,
+                     "unknown key 'gradient_acumulation_steps'");
 
     mk_cluster(&c, 2 * ZS_TiB, 0);
-    load_ds(&fx, "{\"train_batch_size\": 32, \"train_micro_batch_size_per_gpu\": 2, "
-                 "\"gradient_accumulation_steps\": 4}", NULL, NULL, 0, 8);
+    load_ds(&fx,
+            "{\"train_batch_size\": 32, \"train_micro_batch_size_per_gpu\": 2, "
+            "\"gradient_accumulation_steps\": 4}",
+            NULL, NULL, 0, 8);
     fx.in.cluster = &c;
     f = run(&fx, "batch-size-mismatch");
     ck_assert_ptr_nonnull(f);
     ck_assert(number(f, "expected") == 64);
-    load_ds(&fx, "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 2, "
-                 "\"gradient_accumulation_steps\": 4}", NULL, NULL, 0, 8);
+    load_ds(&fx,
+            "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 2, "
+            "\"gradient_accumulation_steps\": 4}",
+            NULL, NULL, 0, 8);
     fx.in.cluster = &c;
     ck_assert_ptr_null(run(&fx, "batch-size-mismatch"));
 
     zs_trainer_args_defaults(&t);
     t.present = true;
     t.per_device_train_batch_size = 4;
-    load_ds(&fx, "{\"train_micro_batch_size_per_gpu\": 2, \"gradient_clipping\": 1.0}", NULL, &t, 0, 0);
+    load_ds(
+        &fx,
+        "{\"train_micro_batch_size_per_gpu\": 2, \"gradient_clipping\": 1.0}",
+        NULL, &t, 0, 0);
     f = run(&fx, "trainer-mismatch");
     ck_assert_ptr_nonnull(f);
-    ck_assert_str_eq(f->explanation, "the HF Trainer stops with \"Please correct the following DeepSpeed "
-                                     "config values that mismatch TrainingArguments values\": "
-                                     "train_micro_batch_size_per_gpu=2 vs per_device_train_batch_size=4");
-    load_ds(&fx, "{\"train_micro_batch_size_per_gpu\": \"auto\", \"gradient_clipping\": 1.0}", NULL, &t, 0, 0);
+    ck_assert_str_eq(
+        f->explanation,
+        "the HF Trainer stops with \"Please correct the following DeepSpeed "
+        "config values that mismatch TrainingArguments values\": "
+        "train_micro_batch_size_per_gpu=2 vs per_device_train_batch_size=4");
+    load_ds(&fx,
+            "{\"train_micro_batch_size_per_gpu\": \"auto\", "
+            "\"gradient_clipping\": 1.0}",
+            NULL, &t, 0, 0);
     ck_assert_ptr_null(run(&fx, "trainer-mismatch"));
 
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"fp16\": {\"enabled\": true}}", NULL, NULL, 0, 0);
+    load_ds(&fx,
+            "{\"bf16\": {\"enabled\": true}, \"fp16\": {\"enabled\": true}}",
+            NULL, NULL, 0, 0);
     ck_assert_ptr_nonnull(run(&fx, "fp16-and-bf16"));
-    load_ds(&fx, "{\"bf16\": {\"enabled\": true}, \"fp16\": {\"enabled\": false}}", NULL, NULL, 0, 0);
+    load_ds(&fx,
+            "{\"bf16\": {\"enabled\": true}, \"fp16\": {\"enabled\": false}}",
+            NULL, NULL, 0, 0);
     ck_assert_ptr_null(run(&fx, "fp16-and-bf16"));
 
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": \"auto\"}}", NULL, NULL, 0, 0);
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": "
+            "\"auto\"}}",
+            NULL, NULL, 0, 0);
     f = run(&fx, "auto-unresolved");
     ck_assert_ptr_nonnull(f);
-    ck_assert_str_eq(f->explanation, "1 \"auto\" value(s) could not be resolved the way the HF Trainer "
-                                     "would: zero_optimization.reduce_bucket_size (needs --model "
-                                     "(hidden size)); the rules used DeepSpeed's defaults for them");
-    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": \"auto\"}}", NULL, NULL, 4096, 0);
+    ck_assert_str_eq(
+        f->explanation,
+        "1 \"auto\" value(s) could not be resolved the way the HF Trainer "
+        "would: zero_optimization.reduce_bucket_size (needs --model "
+        "(hidden size)); the rules used DeepSpeed's defaults for them");
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": "
+            "\"auto\"}}",
+            NULL, NULL, 4096, 0);
     ck_assert_ptr_null(run(&fx, "auto-unresolved"));
 }
 END_TEST
@@ -610,7 +726,10 @@ START_TEST(test_written_config_is_clean)
     ctx.hidden_size = 8192;
     ctx.world_size = 8;
     ctx.trainer = &t;
-    ck_assert_int_eq(zs_dsconfig_load("tests/data/good/ds-zero3-offload-auto.json", &ctx, &src, &err), 0);
+    ck_assert_int_eq(
+        zs_dsconfig_load("tests/data/good/ds-zero3-offload-auto.json", &ctx,
+                         &src, &err),
+        0);
     ck_assert_int_eq(zs_dsconfig_to_json(&src, &text, &err), 0);
     load_ds(&fx, text, "0.16.5", NULL, 8192, 8);
     zs_free(text);
@@ -619,7 +738,8 @@ START_TEST(test_written_config_is_clean)
     fx.in.model = &m;
     fx.in.cluster = &c;
     ck_assert_ptr_null(run(&fx, "none"));
-    ck_assert_msg(fx.rep.n == 0, "first finding: %s", fx.rep.n ? fx.rep.finding[0].id : "");
+    ck_assert_msg(fx.rep.n == 0, "first finding: %s",
+                  fx.rep.n ? fx.rep.finding[0].id : "");
 }
 END_TEST
 
@@ -630,17 +750,21 @@ START_TEST(test_report_overflow)
     char text[8192];
     size_t len = 0;
     struct fixture fx;
-    len += (size_t)snprintf(text + len, sizeof text - len, "{\"zero_optimization\": {");
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "{\"zero_optimization\": {");
     for (int i = 0; i < 30; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len, "%s\"z%d\": 1", i ? ", " : "", i);
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s\"z%d\": 1",
+                                i ? ", " : "", i);
     len += (size_t)snprintf(text + len, sizeof text - len, "}");
     for (int i = 0; i < 30; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len, ", \"t%d\": 1", i);
+        len +=
+            (size_t)snprintf(text + len, sizeof text - len, ", \"t%d\": 1", i);
     snprintf(text + len, sizeof text - len, "}");
     load_ds(&fx, text, NULL, NULL, 0, 0);
     run(&fx, "none");
     ck_assert_int_eq(fx.rep.n, ZS_DS_NOTES_MAX + 1);
-    /* 32 notes stored (30 errors + 2 warnings) + 1 summary of 28 dropped notes. */
+    /* 32 notes stored (30 errors + 2 warnings) + 1 summary of 28 dropped notes.
+     */
     ck_assert_int_eq(fx.rep.n_error, 30);
     ck_assert_int_eq(fx.rep.n_warning, 3);
     ck_assert_int_eq(fx.rep.dropped, 0);

@@ -22,27 +22,33 @@ struct pl {
     struct zs_plan p;
 };
 
-static void plan(struct pl *x, const char *model, const char *gpus, const char *flags)
+static void plan(struct pl *x, const char *model, const char *gpus,
+                 const char *flags)
 {
     struct zs_err err = {0, ""};
     struct zs_plan_opts po;
     char buf[256], *save = NULL;
     zs_cfg_defaults(&x->base);
     snprintf(buf, sizeof buf, "%s", flags);
-    for (char *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+    for (char *kv = strtok_r(buf, ";", &save); kv;
+         kv = strtok_r(NULL, ";", &save)) {
         char *eq = strchr(kv, '=');
         *eq = '\0';
         ck_assert_int_eq(zs_cfg_apply_flag(&x->base, kv, eq + 1, &err), 0);
     }
     ck_assert_int_eq(zs_model_resolve(model, &x->m, &err), 0);
-    ck_assert_msg(zs_hw_resolve(gpus, x->base.host_ram_bytes, 0, &x->cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(
+        zs_hw_resolve(gpus, x->base.host_ram_bytes, 0, &x->cl, &err) == 0, "%s",
+        err.msg);
     memset(&po, 0, sizeof po);
     po.framework_any = 1;
     po.suggest = true;
-    ck_assert_msg(zs_plan_run(&x->m, &x->cl, &x->base, &po, &x->p, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_plan_run(&x->m, &x->cl, &x->base, &po, &x->p, &err) == 0,
+                  "%s", err.msg);
 }
 
-static bool any_fits(const struct zs_plan *p, bool (*pred)(const struct zs_cfg *))
+static bool any_fits(const struct zs_plan *p,
+                     bool (*pred)(const struct zs_cfg *))
 {
     for (int i = 0; i < p->n; i++)
         if (p->cand[i].status == ZS_CAND_FITS && pred(&p->cand[i].cfg))
@@ -52,10 +58,17 @@ static bool any_fits(const struct zs_plan *p, bool (*pred)(const struct zs_cfg *
 
 static bool no_offload(const struct zs_cfg *c)
 {
-    return c->offload_optimizer == ZS_OFF_NONE && c->offload_param == ZS_OFF_NONE;
+    return c->offload_optimizer == ZS_OFF_NONE &&
+           c->offload_param == ZS_OFF_NONE;
 }
-static bool eight_procs(const struct zs_cfg *c) { return c->procs_per_node == 8; }
-static bool four_procs(const struct zs_cfg *c) { return c->procs_per_node == 4; }
+static bool eight_procs(const struct zs_cfg *c)
+{
+    return c->procs_per_node == 8;
+}
+static bool four_procs(const struct zs_cfg *c)
+{
+    return c->procs_per_node == 4;
+}
 
 START_TEST(test_72b_full_needs_offload)
 {
@@ -111,7 +124,8 @@ START_TEST(test_trl_colocated)
 {
     struct pl x;
     int fit_none = 0, fit_full = 0;
-    plan(&x, "7b", "8xH100", "method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4");
+    plan(&x, "7b", "8xH100",
+         "method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4");
     ck_assert(!any_fits(&x.p, eight_procs));
     ck_assert(any_fits(&x.p, four_procs));
     for (int i = 0; i < x.p.n; i++) {
@@ -159,7 +173,8 @@ START_TEST(test_emit_roundtrip)
     su.cfg = &c;
     su.plan_mode = true;
     ck_assert_int_eq(zs_simulate(&su, NULL, &r, &err), 0);
-    ck_assert_int_eq(r.steady.peak_gpu_allocated, best->res.steady.peak_gpu_allocated);
+    ck_assert_int_eq(r.steady.peak_gpu_allocated,
+                     best->res.steady.peak_gpu_allocated);
     ck_assert(r.steady.time_s == best->res.steady.time_s);
     {
         struct zs_dsconfig ds;

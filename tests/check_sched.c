@@ -6,8 +6,8 @@
 #include "cli/cli_setup.h"
 #include "out/sched_export.h"
 #include "out/schedule_io.h"
-#include "util/alloc.h"
 #include "sched/sched.h"
+#include "util/alloc.h"
 #include "util/units.h"
 
 #include <check.h>
@@ -35,9 +35,11 @@ static void sim(struct run *r, const char *flags)
         char *eq = strchr(kv, '=');
         ck_assert_ptr_nonnull(eq);
         *eq = '\0';
-        ck_assert_msg(zs_cfg_apply_flag(&r->cfg, kv, eq + 1, &err) == 0, "%s", err.msg);
+        ck_assert_msg(zs_cfg_apply_flag(&r->cfg, kv, eq + 1, &err) == 0, "%s",
+                      err.msg);
     }
-    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
+                  err.msg);
     su.model = &r->m;
     su.cluster = &r->cl;
     su.cfg = &r->cfg;
@@ -72,7 +74,8 @@ START_TEST(test_buffers_7b_offload_both)
 {
     struct run r;
     int64_t P = 0, pinned = 0, per_module = 0;
-    sim(&r, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=cpu;offload-param=cpu;pin-memory=yes");
+    sim(&r, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=cpu;offload-param="
+            "cpu;pin-memory=yes");
     for (int i = 0; i < r.m.n_pre; i++) {
         int64_t part = (r.m.pre[i].params + 7) / 8;
         P += part;
@@ -109,10 +112,14 @@ START_TEST(test_offload_moves_memory)
 {
     struct run none, opt, both;
     sim(&none, "model=7b;micro-batch=2;checkpointing=full");
-    sim(&opt, "model=7b;micro-batch=2;checkpointing=full;offload-optimizer=cpu");
-    sim(&both, "model=7b;micro-batch=2;checkpointing=full;offload-optimizer=cpu;offload-param=cpu");
-    ck_assert_int_lt(opt.res.steady.peak_gpu_allocated, none.res.steady.peak_gpu_allocated);
-    ck_assert_int_lt(both.res.steady.peak_gpu_allocated, opt.res.steady.peak_gpu_allocated);
+    sim(&opt,
+        "model=7b;micro-batch=2;checkpointing=full;offload-optimizer=cpu");
+    sim(&both, "model=7b;micro-batch=2;checkpointing=full;offload-optimizer="
+               "cpu;offload-param=cpu");
+    ck_assert_int_lt(opt.res.steady.peak_gpu_allocated,
+                     none.res.steady.peak_gpu_allocated);
+    ck_assert_int_lt(both.res.steady.peak_gpu_allocated,
+                     opt.res.steady.peak_gpu_allocated);
     ck_assert_int_gt(host_peak(&opt), host_peak(&none));
     ck_assert_int_gt(host_peak(&both), host_peak(&opt));
     /* and it costs time: the CPU optimizer and PCIe traffic */
@@ -125,7 +132,8 @@ START_TEST(test_more_ranks_less_model_state)
     struct run r4, r8;
     sim(&r4, "model=7b;gpus=4xH100;checkpointing=full");
     sim(&r8, "model=7b;gpus=8xH100;checkpointing=full");
-    ck_assert_int_lt(r8.res.steady.peak_gpu_allocated, r4.res.steady.peak_gpu_allocated);
+    ck_assert_int_lt(r8.res.steady.peak_gpu_allocated,
+                     r4.res.steady.peak_gpu_allocated);
 }
 END_TEST
 
@@ -134,7 +142,8 @@ START_TEST(test_checkpointing_trades_memory_for_time)
     struct run none, full;
     sim(&none, "model=7b;micro-batch=2;checkpointing=none");
     sim(&full, "model=7b;micro-batch=2;checkpointing=full");
-    ck_assert_int_lt(full.res.steady.peak_gpu_allocated, none.res.steady.peak_gpu_allocated);
+    ck_assert_int_lt(full.res.steady.peak_gpu_allocated,
+                     none.res.steady.peak_gpu_allocated);
     ck_assert(full.res.steady.time_s > none.res.steady.time_s);
 }
 END_TEST
@@ -146,7 +155,8 @@ START_TEST(test_accumulation_keeps_gpu_peak)
     sim(&a8, "model=7b;checkpointing=full;grad-accum=8");
     /* the peak may differ by transient copies of the boundary micro-step but
      * not by a micro-step's activations */
-    ck_assert(a8.res.steady.peak_gpu_allocated <= a1.res.steady.peak_gpu_allocated * 1.02);
+    ck_assert(a8.res.steady.peak_gpu_allocated <=
+              a1.res.steady.peak_gpu_allocated * 1.02);
     ck_assert(a8.res.steady.time_s > 6 * a1.res.steady.time_s);
 }
 END_TEST
@@ -158,7 +168,8 @@ START_TEST(test_72b_needs_offload)
     sim(&r, "model=72b;gpus=8xH100;checkpointing=full");
     ck_assert_int_eq(r.res.oom.where, ZS_OOM_GPU);
     ck_assert_int_gt(r.res.oom.needed_bytes, r.res.oom.available_bytes);
-    sim(&r, "model=72b;gpus=8xH100;checkpointing=full;offload-optimizer=cpu;offload-param=cpu;grad-accum=8");
+    sim(&r, "model=72b;gpus=8xH100;checkpointing=full;offload-optimizer=cpu;"
+            "offload-param=cpu;grad-accum=8");
     ck_assert_int_eq(r.res.oom.where, ZS_OOM_NONE);
     /* the host holds the optimizer: more than 1 TiB per node */
     ck_assert_int_gt(host_peak(&r), ZS_TiB);
@@ -169,10 +180,12 @@ END_TEST
 START_TEST(test_host_oom_located)
 {
     struct run r;
-    sim(&r, "model=72b;gpus=8xH100;host-ram=512GiB;checkpointing=full;offload-optimizer=cpu;offload-param=cpu");
+    sim(&r, "model=72b;gpus=8xH100;host-ram=512GiB;checkpointing=full;offload-"
+            "optimizer=cpu;offload-param=cpu");
     ck_assert_int_eq(r.res.oom.where, ZS_OOM_HOST);
     ck_assert_int_gt(r.res.oom.needed_bytes, r.res.oom.available_bytes);
-    ck_assert_int_eq(r.res.oom.available_bytes, 512 * ZS_GiB - r.cl.node.host_reserved_bytes);
+    ck_assert_int_eq(r.res.oom.available_bytes,
+                     512 * ZS_GiB - r.cl.node.host_reserved_bytes);
 }
 END_TEST
 
@@ -180,8 +193,10 @@ END_TEST
 START_TEST(test_colocated_server)
 {
     struct run r8, r4;
-    sim(&r8, "model=7b;method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4;procs=8");
-    sim(&r4, "model=7b;method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4;procs=4");
+    sim(&r8,
+        "model=7b;method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4;procs=8");
+    sim(&r4,
+        "model=7b;method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4;procs=4");
     ck_assert_int_eq(r8.res.oom.where, ZS_OOM_GPU);
     ck_assert_int_eq(r4.res.oom.where, ZS_OOM_NONE);
 }
@@ -200,27 +215,33 @@ END_TEST
  * per-op SAC recomputes some), 700 W vs 500 W parts, and the GEMM-efficiency
  * curve is not yet calibrated on a GPU.  The bounds fail if the model drifts
  * further away. */
-static void titan_row(const char *gpus, double mem_ref, double tps_ref, double mem_hi,
-                      double tps_hi)
+static void titan_row(const char *gpus, double mem_ref, double tps_ref,
+                      double mem_hi, double tps_hi)
 {
     struct run r;
     char flags[256];
     double mem_gib, mem_err, tps_err;
-    snprintf(flags, sizeof flags,
-             "model=llama-3-8b;gpus=%s;framework=fsdp2;seq-len=8192;micro-batch=2;"
-             "checkpointing=selective",
-             gpus);
+    snprintf(
+        flags, sizeof flags,
+        "model=llama-3-8b;gpus=%s;framework=fsdp2;seq-len=8192;micro-batch=2;"
+        "checkpointing=selective",
+        gpus);
     sim(&r, flags);
-    mem_gib = (double)(r.res.oom.where == ZS_OOM_GPU ? r.res.oom.needed_bytes
-                                                      : r.res.steady.peak_gpu_allocated) /
+    mem_gib = (double)(r.res.oom.where == ZS_OOM_GPU
+                           ? r.res.oom.needed_bytes
+                           : r.res.steady.peak_gpu_allocated) /
               (double)ZS_GiB;
     mem_err = mem_gib / mem_ref - 1;
     tps_err = r.res.steady.tokens_per_s_per_gpu / tps_ref - 1;
-    fprintf(stderr, "torchtitan B1 %s: memory %.1f GiB vs %.1f (%+.0f%%), %.0f tok/s vs %.0f (%+.0f%%)\n",
-            gpus, mem_gib, mem_ref, mem_err * 100, r.res.steady.tokens_per_s_per_gpu, tps_ref,
-            tps_err * 100);
-    ck_assert_msg(mem_err > -0.25 && mem_err < mem_hi, "memory error %+.0f%%", mem_err * 100);
-    ck_assert_msg(tps_err > -0.25 && tps_err < tps_hi, "throughput error %+.0f%%", tps_err * 100);
+    fprintf(stderr,
+            "torchtitan B1 %s: memory %.1f GiB vs %.1f (%+.0f%%), %.0f tok/s "
+            "vs %.0f (%+.0f%%)\n",
+            gpus, mem_gib, mem_ref, mem_err * 100,
+            r.res.steady.tokens_per_s_per_gpu, tps_ref, tps_err * 100);
+    ck_assert_msg(mem_err > -0.25 && mem_err < mem_hi, "memory error %+.0f%%",
+                  mem_err * 100);
+    ck_assert_msg(tps_err > -0.25 && tps_err < tps_hi,
+                  "throughput error %+.0f%%", tps_err * 100);
 }
 
 START_TEST(test_torchtitan_b1)
@@ -235,18 +256,30 @@ START_TEST(test_bad_configs)
     static const struct {
         const char *flag, *value, *msg;
     } cases[] = {
-        {"micro-batch", "0", "invalid value for '--micro-batch': must be an integer in [1, 4096] (got '0')"},
-        {"offload-optimizer", "gpu", "invalid value for '--offload-optimizer': must be one of none, cpu, nvme (got 'gpu')"},
-        {"overlap-comm", "maybe", "invalid value for '--overlap-comm': must be yes or no (got 'maybe')"},
-        {"reduce-bucket-size", "-5", "invalid value for '--reduce-bucket-size': must be \"auto\" or an integer in [1, 1000000000000] (got '-5')"},
-        {"host-ram", "12XB", "invalid value for '--host-ram': must be a size in [0 B, 909 TiB] (bytes or e.g. \"80GiB\") (got '12XB')"},
-        {"micro-bach", "2", "unknown option '--micro-bach': did you mean '--micro-batch'?"},
+        {"micro-batch", "0",
+         "invalid value for '--micro-batch': must be an integer in [1, 4096] "
+         "(got '0')"},
+        {"offload-optimizer", "gpu",
+         "invalid value for '--offload-optimizer': must be one of none, cpu, "
+         "nvme (got 'gpu')"},
+        {"overlap-comm", "maybe",
+         "invalid value for '--overlap-comm': must be yes or no (got 'maybe')"},
+        {"reduce-bucket-size", "-5",
+         "invalid value for '--reduce-bucket-size': must be \"auto\" or an "
+         "integer in [1, 1000000000000] (got '-5')"},
+        {"host-ram", "12XB",
+         "invalid value for '--host-ram': must be a size in [0 B, 909 TiB] "
+         "(bytes or e.g. \"80GiB\") (got '12XB')"},
+        {"micro-bach", "2",
+         "unknown option '--micro-bach': did you mean '--micro-batch'?"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zs_cfg c;
         struct zs_err err = {0, ""};
         zs_cfg_defaults(&c);
-        ck_assert_int_eq(zs_cfg_apply_flag(&c, cases[i].flag, cases[i].value, &err), ZS_EUSAGE);
+        ck_assert_int_eq(
+            zs_cfg_apply_flag(&c, cases[i].flag, cases[i].value, &err),
+            ZS_EUSAGE);
         ck_assert_str_eq(err.msg, cases[i].msg);
     }
 }
@@ -258,14 +291,23 @@ START_TEST(test_bad_cross_field)
         const char *flags, *msg;
     } cases[] = {
         {"framework=fsdp2;offload-optimizer=cpu",
-         "fsdp2 offloads parameters and optimizer together (CPUOffloadPolicy): use both '--offload-optimizer' and '--offload-param' none, or both cpu (got cpu and none)"},
+         "fsdp2 offloads parameters and optimizer together (CPUOffloadPolicy): "
+         "use both '--offload-optimizer' and '--offload-param' none, or both "
+         "cpu (got cpu and none)"},
         {"zero=2;offload-optimizer=cpu;offload-param=cpu",
-         "'--offload-param cpu' needs '--zero 3' (DeepSpeed offloads parameters only in stage 3)"},
-        {"sp=3", "invalid value for '--sp': must divide the 8 processes (got 3)"},
-        {"global-batch=12", "invalid value for '--global-batch': must be a multiple of micro-batch x data-parallel degree = 1 x 8 = 8 (got 12)"},
-        {"procs=16", "invalid value for '--procs': must be in [1, 8] for '8xH100' (got 16)"},
+         "'--offload-param cpu' needs '--zero 3' (DeepSpeed offloads "
+         "parameters only in stage 3)"},
+        {"sp=3",
+         "invalid value for '--sp': must divide the 8 processes (got 3)"},
+        {"global-batch=12",
+         "invalid value for '--global-batch': must be a multiple of "
+         "micro-batch x data-parallel degree = 1 x 8 = 8 (got 12)"},
+        {"procs=16", "invalid value for '--procs': must be in [1, 8] for "
+                     "'8xH100' (got 16)"},
         {"optimizer=adamw_8bit;offload-optimizer=cpu",
-         "'--optimizer adamw_8bit' (bitsandbytes) cannot run with '--offload-optimizer cpu': it fails with \"Expected a cuda device, but got: cpu\" (bitsandbytes #1402; see 'zsim lint')"},
+         "'--optimizer adamw_8bit' (bitsandbytes) cannot run with "
+         "'--offload-optimizer cpu': it fails with \"Expected a cuda device, "
+         "but got: cpu\" (bitsandbytes #1402; see 'zsim lint')"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zs_cfg c;
@@ -276,7 +318,8 @@ START_TEST(test_bad_cross_field)
         zs_cfg_defaults(&c);
         snprintf(c.model, sizeof c.model, "7b");
         snprintf(buf, sizeof buf, "%s", cases[i].flags);
-        for (char *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+        for (char *kv = strtok_r(buf, ";", &save); kv;
+             kv = strtok_r(NULL, ";", &save)) {
             char *eq = strchr(kv, '=');
             *eq = '\0';
             ck_assert_int_eq(zs_cfg_apply_flag(&c, kv, eq + 1, &err), 0);
@@ -291,11 +334,17 @@ START_TEST(test_scenario_files)
 {
     static const char *const bad[][2] = {
         {"tests/data/bad/scenario-unknown-key.json",
-         "unknown key 'micro_bach' in tests/data/bad/scenario-unknown-key.json:3:3: did you mean 'micro_batch'?"},
+         "unknown key 'micro_bach' in "
+         "tests/data/bad/scenario-unknown-key.json:3:3: did you mean "
+         "'micro_batch'?"},
         {"tests/data/bad/scenario-bad-offload.json",
-         "invalid 'offload_optimizer' in tests/data/bad/scenario-bad-offload.json:3:3: must be one of none, cpu, nvme (got 'gpu')"},
+         "invalid 'offload_optimizer' in "
+         "tests/data/bad/scenario-bad-offload.json:3:3: must be one of none, "
+         "cpu, nvme (got 'gpu')"},
         {"tests/data/bad/scenario-auto.json",
-         "invalid 'reduce_bucket_size' in tests/data/bad/scenario-auto.json:2:3: must be \"auto\" or an integer in [1, 1000000000000] (got automatic)"},
+         "invalid 'reduce_bucket_size' in "
+         "tests/data/bad/scenario-auto.json:2:3: must be \"auto\" or an "
+         "integer in [1, 1000000000000] (got automatic)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct zs_cfg c;
@@ -338,7 +387,8 @@ START_TEST(test_export_roundtrip)
     ck_assert_int_eq(zs_simulate(&su, sim, &res, &err), 0);
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/s.json", dir);
-    ck_assert_msg(zs_export_schedule(&su, sim, &ex, &res, 0, path, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_export_schedule(&su, sim, &ex, &res, 0, path, &err) == 0,
+                  "%s", err.msg);
     zs_schedule_init(&s);
     ck_assert_msg(zs_schedule_read(path, &s, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(s.ntasks, zs_sim_ntasks(sim));

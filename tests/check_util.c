@@ -49,7 +49,9 @@ START_TEST(test_fmt_bytes)
 {
     char buf[32];
     ck_assert_str_eq(zs_fmt_bytes(buf, sizeof buf, 0), "0 B");
-    ck_assert_str_eq(zs_fmt_bytes(buf, sizeof buf, 79LL * ZS_GiB + ZS_GiB / 10 + 1), "79.1 GiB");
+    ck_assert_str_eq(
+        zs_fmt_bytes(buf, sizeof buf, 79LL * ZS_GiB + ZS_GiB / 10 + 1),
+        "79.1 GiB");
     ck_assert_str_eq(zs_fmt_bytes(buf, sizeof buf, 3 * ZS_TiB / 2), "1.50 TiB");
     ck_assert_str_eq(zs_fmt_bytes(buf, sizeof buf, 512 * ZS_MiB), "512 MiB");
     ck_assert_str_eq(zs_fmt_seconds(buf, sizeof buf, 3.4149), "3.41 s");
@@ -60,13 +62,16 @@ END_TEST
 
 START_TEST(test_distance)
 {
-    static const char *const names[] = {"qwen2.5-72b", "qwen2.5-7b", "llama-3-70b",
-                                        "yi-34b"};
+    static const char *const names[] = {"qwen2.5-72b", "qwen2.5-7b",
+                                        "llama-3-70b", "yi-34b"};
     char buf[128];
     ck_assert_int_eq(zs_str_distance("kitten", "sitting"), 3);
     ck_assert_int_eq(zs_str_distance("", "abc"), 3);
     ck_assert_int_eq(zs_str_distance("ABC", "abc"), 0);
-    ck_assert_int_eq(zs_str_closest("hiden_size", (const char *const[]){"hidden_size", "vocab_size"}, 2), 0);
+    ck_assert_int_eq(
+        zs_str_closest("hiden_size",
+                       (const char *const[]){"hidden_size", "vocab_size"}, 2),
+        0);
     ck_assert_int_eq(zs_str_closest("zzzzzzzz", names, 4), -1);
     zs_str_closest_list("qwen-72b", names, 4, 2, buf, sizeof buf);
     ck_assert_str_eq(buf, "qwen2.5-72b, qwen2.5-7b");
@@ -84,12 +89,17 @@ struct demo {
 
 static const char *const demo_kinds[] = {"dense", "moe", NULL};
 static const struct zs_field demo_fields[] = {
-    {"layers", ZS_F_INT, offsetof(struct demo, layers), 1, 1000, 0, ZS_F_REQUIRED, NULL, 0, NULL},
-    {"ratio", ZS_F_DOUBLE, offsetof(struct demo, ratio), 0, 1, 0.5, 0, NULL, 0, NULL},
+    {"layers", ZS_F_INT, offsetof(struct demo, layers), 1, 1000, 0,
+     ZS_F_REQUIRED, NULL, 0, NULL},
+    {"ratio", ZS_F_DOUBLE, offsetof(struct demo, ratio), 0, 1, 0.5, 0, NULL, 0,
+     NULL},
     {"tie", ZS_F_BOOL, offsetof(struct demo, tie), 0, 0, 0, 0, NULL, 0, NULL},
-    {"name", ZS_F_STRING, offsetof(struct demo, name), 0, 0, 0, 0, NULL, 16, "anon"},
-    {"ram", ZS_F_BYTES, offsetof(struct demo, ram), 1, (double)ZS_TiB, (double)ZS_GiB, 0, NULL, 0, NULL},
-    {"kind", ZS_F_ENUM, offsetof(struct demo, kind), 0, 0, 0, 0, demo_kinds, 0, NULL},
+    {"name", ZS_F_STRING, offsetof(struct demo, name), 0, 0, 0, 0, NULL, 16,
+     "anon"},
+    {"ram", ZS_F_BYTES, offsetof(struct demo, ram), 1, (double)ZS_TiB,
+     (double)ZS_GiB, 0, NULL, 0, NULL},
+    {"kind", ZS_F_ENUM, offsetof(struct demo, kind), 0, 0, 0, 0, demo_kinds, 0,
+     NULL},
     {"comment", ZS_F_SKIP, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -97,7 +107,8 @@ static int load_demo(const char *text, struct demo *d, struct zs_err *err)
 {
     cJSON *root;
     struct zs_json_src src;
-    int rc = zs_json_parse_text("demo.json", text, strlen(text), &root, &src, err);
+    int rc =
+        zs_json_parse_text("demo.json", text, strlen(text), &root, &src, err);
     if (rc)
         return rc;
     rc = zs_json_read(&src, root, "", demo_fields,
@@ -111,9 +122,17 @@ START_TEST(test_json_good)
 {
     struct demo d;
     struct zs_err err = {0, ""};
-    ck_assert_int_eq(load_demo("{\"layers\": 80, \"ram\": \"2TiB\", \"kind\": \"moe\"}", &d, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "invalid 'ram' in demo.json:1:16: must be a size in [1 B, 1.00 TiB] (bytes or e.g. \"80GiB\") (got '2TiB')");
-    ck_assert_int_eq(load_demo("{\"layers\": 80, \"ram\": \"512GiB\", \"kind\": \"moe\", \"comment\": [1]}", &d, &err), 0);
+    ck_assert_int_eq(
+        load_demo("{\"layers\": 80, \"ram\": \"2TiB\", \"kind\": \"moe\"}", &d,
+                  &err),
+        ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'ram' in demo.json:1:16: must be a size in [1 B, "
+                     "1.00 TiB] (bytes or e.g. \"80GiB\") (got '2TiB')");
+    ck_assert_int_eq(load_demo("{\"layers\": 80, \"ram\": \"512GiB\", "
+                               "\"kind\": \"moe\", \"comment\": [1]}",
+                               &d, &err),
+                     0);
     ck_assert_int_eq(d.layers, 80);
     ck_assert_int_eq(d.ram, 512 * ZS_GiB);
     ck_assert_int_eq(d.kind, 1);
@@ -130,22 +149,43 @@ START_TEST(test_json_bad)
     } cases[] = {
         {"", "empty file 'demo.json': expected a JSON object"},
         {"  \n ", "empty file 'demo.json': expected a JSON object"},
-        {"{\"layers\": 1,\n \"x\": \x01}", "binary file 'demo.json' (byte 0x01 at offset 20): expected a JSON object"},
-        {"{\"layers\": 1,\n  \"tie\": tru}", "malformed JSON in demo.json:2:10: unexpected 't'"},
-        {"{\"layers\": 1", "malformed JSON in demo.json:1:13: unexpected end of input"},
-        {"[1, 2]", "invalid top level in demo.json: must be an object (got array)"},
-        {"{}", "missing 'layers' in demo.json: required, an integer in [1, 1000]"},
-        {"{\"layers\": -3}", "invalid 'layers' in demo.json:1:2: must be an integer in [1, 1000] (got -3)"},
-        {"{\"layers\": 2.5}", "invalid 'layers' in demo.json:1:2: must be an integer in [1, 1000] (got 2.5)"},
-        {"{\"layers\": \"80\"}", "invalid 'layers' in demo.json:1:2: must be an integer in [1, 1000] (got '80')"},
-        {"{\"layers\": 1e400}", "invalid 'layers' in demo.json:1:2: must be an integer in [1, 1000] (got inf)"},
-        {"{\"layers\": 1, \"lyers\": 2}", "unknown key 'lyers' in demo.json:1:15: did you mean 'layers'?"},
-        {"{\"layers\": 1, \"qqqqqqqq\": 2}", "unknown key 'qqqqqqqq' in demo.json:1:15"},
-        {"{\"layers\": 1, \"kind\": \"sparse\"}", "invalid 'kind' in demo.json:1:15: must be one of dense, moe (got 'sparse')"},
-        {"{\"layers\": 1, \"tie\": 1}", "invalid 'tie' in demo.json:1:15: must be true or false (got 1)"},
-        {"{\"layers\": 1, \"name\": \"a-very-long-name-indeed\"}", "invalid 'name' in demo.json:1:15: must be a string of 1 to 15 characters (got 'a-very-long-name-indeed')"},
-        {"{\"layers\": 1, \"ratio\": 1.5}", "invalid 'ratio' in demo.json:1:15: must be a number in [0, 1] (got 1.5)"},
-        {"{\"layers\": 1, \"ram\": -1}", "invalid 'ram' in demo.json:1:15: must be a size in [1 B, 1.00 TiB] (bytes or e.g. \"80GiB\") (got -1)"},
+        {"{\"layers\": 1,\n \"x\": \x01}",
+         "binary file 'demo.json' (byte 0x01 at offset 20): expected a JSON "
+         "object"},
+        {"{\"layers\": 1,\n  \"tie\": tru}",
+         "malformed JSON in demo.json:2:10: unexpected 't'"},
+        {"{\"layers\": 1",
+         "malformed JSON in demo.json:1:13: unexpected end of input"},
+        {"[1, 2]",
+         "invalid top level in demo.json: must be an object (got array)"},
+        {"{}",
+         "missing 'layers' in demo.json: required, an integer in [1, 1000]"},
+        {"{\"layers\": -3}", "invalid 'layers' in demo.json:1:2: must be an "
+                             "integer in [1, 1000] (got -3)"},
+        {"{\"layers\": 2.5}", "invalid 'layers' in demo.json:1:2: must be an "
+                              "integer in [1, 1000] (got 2.5)"},
+        {"{\"layers\": \"80\"}", "invalid 'layers' in demo.json:1:2: must be "
+                                 "an integer in [1, 1000] (got '80')"},
+        {"{\"layers\": 1e400}", "invalid 'layers' in demo.json:1:2: must be an "
+                                "integer in [1, 1000] (got inf)"},
+        {"{\"layers\": 1, \"lyers\": 2}",
+         "unknown key 'lyers' in demo.json:1:15: did you mean 'layers'?"},
+        {"{\"layers\": 1, \"qqqqqqqq\": 2}",
+         "unknown key 'qqqqqqqq' in demo.json:1:15"},
+        {"{\"layers\": 1, \"kind\": \"sparse\"}",
+         "invalid 'kind' in demo.json:1:15: must be one of dense, moe (got "
+         "'sparse')"},
+        {"{\"layers\": 1, \"tie\": 1}",
+         "invalid 'tie' in demo.json:1:15: must be true or false (got 1)"},
+        {"{\"layers\": 1, \"name\": \"a-very-long-name-indeed\"}",
+         "invalid 'name' in demo.json:1:15: must be a string of 1 to 15 "
+         "characters (got 'a-very-long-name-indeed')"},
+        {"{\"layers\": 1, \"ratio\": 1.5}",
+         "invalid 'ratio' in demo.json:1:15: must be a number in [0, 1] (got "
+         "1.5)"},
+        {"{\"layers\": 1, \"ram\": -1}",
+         "invalid 'ram' in demo.json:1:15: must be a size in [1 B, 1.00 TiB] "
+         "(bytes or e.g. \"80GiB\") (got -1)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct demo d;
@@ -161,7 +201,8 @@ END_TEST
  * every N until a run completes without hitting the failure. */
 START_TEST(test_json_alloc_failures)
 {
-    const char *text = "{\"layers\": 80, \"ram\": \"512GiB\", \"kind\": \"moe\", \"comment\": [1, {\"a\": 2}]}";
+    const char *text = "{\"layers\": 80, \"ram\": \"512GiB\", \"kind\": "
+                       "\"moe\", \"comment\": [1, {\"a\": 2}]}";
     for (long n = 1; n < 10000; n++) {
         struct demo d;
         struct zs_err err = {0, ""};
@@ -203,10 +244,13 @@ START_TEST(test_locale_independent)
 {
     struct demo d;
     struct zs_err err = {0, ""};
-    if (!setlocale(LC_NUMERIC, "de_DE.UTF-8") && !setlocale(LC_NUMERIC, "fr_FR.UTF-8"))
+    if (!setlocale(LC_NUMERIC, "de_DE.UTF-8") &&
+        !setlocale(LC_NUMERIC, "fr_FR.UTF-8"))
         setlocale(LC_NUMERIC, "C");
-    ck_assert_int_eq(load_demo("{\"layers\": 1, \"ratio\": 1.5}", &d, &err), ZS_EINPUT);
-    ck_assert_str_eq(err.msg, "invalid 'ratio' in demo.json:1:15: must be a number in [0, 1] (got 1.5)");
+    ck_assert_int_eq(load_demo("{\"layers\": 1, \"ratio\": 1.5}", &d, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(err.msg, "invalid 'ratio' in demo.json:1:15: must be a "
+                              "number in [0, 1] (got 1.5)");
     setlocale(LC_NUMERIC, "C");
 }
 END_TEST

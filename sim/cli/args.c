@@ -35,7 +35,8 @@ int zs_args_parse(int argc, char **argv, const struct zs_opt *opts,
                 int best;
                 for (size_t j = 0; j < nopts; j++)
                     names[j] = opts[j].name;
-                zs_strlcpy(bare, name, nlen + 1 < sizeof bare ? nlen + 1 : sizeof bare);
+                zs_strlcpy(bare, name,
+                           nlen + 1 < sizeof bare ? nlen + 1 : sizeof bare);
                 best = zs_str_closest(bare, names, nopts);
                 if (best >= 0)
                     return zs_err_set(err, ZS_EUSAGE,
@@ -72,8 +73,8 @@ int zs_args_parse(int argc, char **argv, const struct zs_opt *opts,
                               "long: see 'zsim %s --help')",
                               a, cmdname, cmdname);
         if (out->npos >= ZS_ARGS_MAXPOS)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "too many arguments for '%s'", cmdname);
+            return zs_err_set(err, ZS_EUSAGE, "too many arguments for '%s'",
+                              cmdname);
         out->pos[out->npos++] = a;
     }
     return 0;
@@ -88,4 +89,7 @@ const char *zs_args_get(const struct zs_args *a, const struct zs_opt *opts,
     return NULL;
 }
 
-int zs_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
+int zs_stderr_is_tty(void)
+{
+    return isatty(STDERR_FILENO);
+}

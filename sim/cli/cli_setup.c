@@ -36,8 +36,9 @@ static bool flag_given(const char *flag)
     return false;
 }
 
-int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts, size_t nopts,
-                  const char *scenario, struct zs_cfg *cfg, struct zs_err *err)
+int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts,
+                  size_t nopts, const char *scenario, struct zs_cfg *cfg,
+                  struct zs_err *err)
 {
     int rc;
     g_nflag_set = 0;
@@ -59,7 +60,8 @@ int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts, size_t nop
 }
 
 /* Copies what a DeepSpeed JSON says into cfg, except where a flag spoke. */
-static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m, struct zs_err *err)
+static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m,
+                    struct zs_err *err)
 {
     struct zs_dsconfig ds;
     struct zs_dsconfig_ctx ctx;
@@ -77,12 +79,14 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m, struct zs_err 
     if ((dsf).from == ZS_DS_SET || (dsf).from == ZS_DS_AUTO)                   \
         if (!flag_given(flag))                                                 \
     cfg->field = (dsf).v
-    if (ds.have_zero_block && ds.zero_stage.from == ZS_DS_SET && !flag_given("zero")) {
+    if (ds.have_zero_block && ds.zero_stage.from == ZS_DS_SET &&
+        !flag_given("zero")) {
         if (ds.zero_stage.v != 2 && ds.zero_stage.v != 3)
-            return zs_err_set(err, ZS_EINPUT,
-                              "unsupported 'zero_optimization.stage' in %s: zsim models "
-                              "stages 2 and 3 (got %lld)",
-                              cfg->ds_config, (long long)ds.zero_stage.v);
+            return zs_err_set(
+                err, ZS_EINPUT,
+                "unsupported 'zero_optimization.stage' in %s: zsim models "
+                "stages 2 and 3 (got %lld)",
+                cfg->ds_config, (long long)ds.zero_stage.v);
         cfg->zero = ds.zero_stage.v;
     }
     if (ds.offload_optimizer.present && !flag_given("offload-optimizer"))
@@ -92,37 +96,44 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m, struct zs_err 
     if ((ds.offload_optimizer.pin_memory.from == ZS_DS_SET ||
          ds.offload_param.pin_memory.from == ZS_DS_SET) &&
         !flag_given("pin-memory"))
-        cfg->pin_memory = (ds.offload_optimizer.present ? ds.offload_optimizer.pin_memory.v
-                                                        : ds.offload_param.pin_memory.v)
-                              ? ZS_YES
-                              : ZS_NO;
+        cfg->pin_memory =
+            (ds.offload_optimizer.present ? ds.offload_optimizer.pin_memory.v
+                                          : ds.offload_param.pin_memory.v)
+                ? ZS_YES
+                : ZS_NO;
     SET_INT("reduce-bucket-size", reduce_bucket_size, ds.reduce_bucket_size);
-    SET_INT("prefetch-bucket-size", prefetch_bucket_size, ds.stage3_prefetch_bucket_size);
+    SET_INT("prefetch-bucket-size", prefetch_bucket_size,
+            ds.stage3_prefetch_bucket_size);
     SET_INT("param-persistence-threshold", param_persistence_threshold,
             ds.stage3_param_persistence_threshold);
-    SET_INT("max-live-parameters", max_live_parameters, ds.stage3_max_live_parameters);
-    SET_INT("max-reuse-distance", max_reuse_distance, ds.stage3_max_reuse_distance);
+    SET_INT("max-live-parameters", max_live_parameters,
+            ds.stage3_max_live_parameters);
+    SET_INT("max-reuse-distance", max_reuse_distance,
+            ds.stage3_max_reuse_distance);
     SET_INT("sub-group-size", sub_group_size, ds.sub_group_size);
     SET_INT("micro-batch", micro_batch, ds.train_micro_batch_size_per_gpu);
     SET_INT("grad-accum", grad_accum, ds.gradient_accumulation_steps);
     if (ds.overlap_comm.from == ZS_DS_SET && !flag_given("overlap-comm"))
         cfg->overlap_comm = ds.overlap_comm.v;
-    if (ds.contiguous_gradients.from == ZS_DS_SET && !flag_given("contiguous-gradients"))
+    if (ds.contiguous_gradients.from == ZS_DS_SET &&
+        !flag_given("contiguous-gradients"))
         cfg->contiguous_gradients = ds.contiguous_gradients.v;
-    if (ds.gradient_clipping.from == ZS_DS_SET && !flag_given("gradient-clipping"))
+    if (ds.gradient_clipping.from == ZS_DS_SET &&
+        !flag_given("gradient-clipping"))
         cfg->gradient_clipping = ds.gradient_clipping.v;
 #undef SET_INT
     cfg->framework = ZS_FW_DEEPSPEED;
     return 0;
 }
 
-int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m, struct zs_cluster *cl,
-                   struct zs_err *err)
+int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m,
+                   struct zs_cluster *cl, struct zs_err *err)
 {
     int rc = zs_model_resolve(cfg->model, m, err);
     if (rc)
         return rc;
-    rc = zs_hw_resolve(cfg->gpus, cfg->host_ram_bytes, (int)cfg->nodes, cl, err);
+    rc =
+        zs_hw_resolve(cfg->gpus, cfg->host_ram_bytes, (int)cfg->nodes, cl, err);
     if (rc)
         return rc;
     rc = zs_cfg_resolve(cfg, m, cl, err);
@@ -136,8 +147,8 @@ int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m, struct zs_cluster *cl
     return zs_cfg_resolve(cfg, m, cl, err);
 }
 
-int zs_cli_record(const char *db, const char *kind, const char *scenario, int argc,
-                  char **argv, const char *doc, struct zs_err *err)
+int zs_cli_record(const char *db, const char *kind, const char *scenario,
+                  int argc, char **argv, const char *doc, struct zs_err *err)
 {
     char line[2048];
     size_t len = 0;
@@ -146,7 +157,8 @@ int zs_cli_record(const char *db, const char *kind, const char *scenario, int ar
     int rc;
     line[0] = '\0';
     for (int i = 0; i < argc && len < sizeof line; i++) {
-        int w = snprintf(line + len, sizeof line - len, "%s%s", i ? " " : "zsim ", argv[i]);
+        int w = snprintf(line + len, sizeof line - len, "%s%s",
+                         i ? " " : "zsim ", argv[i]);
         if (w > 0)
             len += (size_t)w;
     }

@@ -18,17 +18,18 @@ size_t zs_cli_opts(const struct zs_opt *own, size_t nown, struct zs_opt *opts);
 
 /* Applies a scenario file (positional pos, may be NULL) and then every
  * configuration flag present in a, over cfg's current values. */
-int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts, size_t nopts,
-                  const char *scenario, struct zs_cfg *cfg, struct zs_err *err);
+int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts,
+                  size_t nopts, const char *scenario, struct zs_cfg *cfg,
+                  struct zs_err *err);
 
 /* Resolves the model and cluster named by cfg, then cfg itself. */
-int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m, struct zs_cluster *cl,
-                   struct zs_err *err);
+int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m,
+                   struct zs_cluster *cl, struct zs_err *err);
 
 /* Records a run document in the SQLite store at db (the --db flag):
  * kind "simulate" or "plan", scenario the configuration's name, the command
  * line, zsim's version and commit, and the time. */
-int zs_cli_record(const char *db, const char *kind, const char *scenario, int argc,
-                  char **argv, const char *doc, struct zs_err *err);
+int zs_cli_record(const char *db, const char *kind, const char *scenario,
+                  int argc, char **argv, const char *doc, struct zs_err *err);
 
 #endif

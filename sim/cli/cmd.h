@@ -32,13 +32,15 @@ struct zs_opt {
 #define ZS_ARGS_MAXOPTS 128 /* options one command may declare */
 
 struct zs_args {
-    const char *val[ZS_ARGS_MAXOPTS]; /* per option: value, "" for a flag, or NULL */
+    const char
+        *val[ZS_ARGS_MAXOPTS]; /* per option: value, "" for a flag, or NULL */
     const char *pos[ZS_ARGS_MAXPOS]; /* positional arguments */
     int npos;
 };
 
-/* Parses argv[1..argc-1] against opts (at most ZS_ARGS_MAXOPTS).  Unknown options are
- * usage errors with a did-you-mean; a repeated option keeps the last value.
+/* Parses argv[1..argc-1] against opts (at most ZS_ARGS_MAXOPTS).  Unknown
+ * options are usage errors with a did-you-mean; a repeated option keeps the
+ * last value.
  * "--" ends options.  Returns 0 or ZS_EUSAGE. */
 int zs_args_parse(int argc, char **argv, const struct zs_opt *opts,
                   size_t nopts, const char *cmdname, struct zs_args *out,

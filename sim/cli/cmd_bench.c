@@ -19,10 +19,13 @@ static const char usage[] =
     "\n"
     "Measures, on this machine:\n"
     "  engine       events/s of the engine on a synthetic schedule (1M tasks)\n"
-    "  step 8       one steady step of Qwen2.5-72B on 8xH100 (ZeRO-3 offload, accum 8):\n"
+    "  step 8       one steady step of Qwen2.5-72B on 8xH100 (ZeRO-3 offload, "
+    "accum 8):\n"
     "               wall time to build and simulate it, events, events/s\n"
-    "  step 1024    the same model on 128x8xH100 (1024 GPUs): one representative rank\n"
-    "  plan         'zsim plan --model 72b --gpus 8xH100': candidates, wall time,\n"
+    "  step 1024    the same model on 128x8xH100 (1024 GPUs): one "
+    "representative rank\n"
+    "  plan         'zsim plan --model 72b --gpus 8xH100': candidates, wall "
+    "time,\n"
     "               candidates/s (two threads)\n"
     "Figures are medians of --repeat runs (default 5).\n";
 
@@ -47,8 +50,8 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int step_bench(const char *gpus, int repeat, double *secs, int64_t *events,
-                      struct zs_err *err)
+static int step_bench(const char *gpus, int repeat, double *secs,
+                      int64_t *events, struct zs_err *err)
 {
     struct zs_cfg cfg;
     struct zs_model m;
@@ -102,13 +105,16 @@ static int run(int argc, char **argv, struct zs_err *err)
     if (rc)
         return rc;
     if (a.npos)
-        return zs_err_set(err, ZS_EUSAGE, "'bench' takes no arguments (got '%s')", a.pos[0]);
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'bench' takes no arguments (got '%s')", a.pos[0]);
     if ((v = zs_args_get(&a, opts, 2, "repeat"))) {
         char *end;
         long r = strtol(v, &end, 10);
         if (*end || r < 1 || r > 64)
             return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--repeat': must be an integer in [1, 64] (got '%s')", v);
+                              "invalid value for '--repeat': must be an "
+                              "integer in [1, 64] (got '%s')",
+                              v);
         repeat = (int)r;
     }
     for (int i = 0; i < repeat; i++) {
@@ -146,28 +152,41 @@ static int run(int argc, char **argv, struct zs_err *err)
         plan_s = median(plan_t, repeat);
     }
     if (zs_args_get(&a, opts, 2, "json")) {
-        printf("{\n  \"schema\": \"zsim.bench/1\",\n  \"repeat\": %d,\n  \"cpus\": %ld,\n"
+        printf("{\n  \"schema\": \"zsim.bench/1\",\n  \"repeat\": %d,\n  "
+               "\"cpus\": %ld,\n"
                "  \"engine\": {\"events\": %lld, \"events_per_s\": %.0f},\n"
-               "  \"step_72b_8xH100\": {\"seconds\": %.6f, \"events\": %lld, \"events_per_s\": %.0f},\n"
-               "  \"step_72b_128x8xH100\": {\"seconds\": %.6f, \"events\": %lld, \"events_per_s\": %.0f},\n"
-               "  \"plan_72b_8xH100\": {\"candidates\": %d, \"seconds\": %.4f, \"candidates_per_s\": %.1f, \"events\": %lld}\n}\n",
-               repeat, sysconf(_SC_NPROCESSORS_ONLN), (long long)eng_events, eng_eps, s8,
-               (long long)e8, (double)e8 / s8, s1024, (long long)e1024, (double)e1024 / s1024,
-               plan_n, plan_s, plan_n / plan_s, (long long)plan_events);
+               "  \"step_72b_8xH100\": {\"seconds\": %.6f, \"events\": %lld, "
+               "\"events_per_s\": %.0f},\n"
+               "  \"step_72b_128x8xH100\": {\"seconds\": %.6f, \"events\": "
+               "%lld, \"events_per_s\": %.0f},\n"
+               "  \"plan_72b_8xH100\": {\"candidates\": %d, \"seconds\": %.4f, "
+               "\"candidates_per_s\": %.1f, \"events\": %lld}\n}\n",
+               repeat, sysconf(_SC_NPROCESSORS_ONLN), (long long)eng_events,
+               eng_eps, s8, (long long)e8, (double)e8 / s8, s1024,
+               (long long)e1024, (double)e1024 / s1024, plan_n, plan_s,
+               plan_n / plan_s, (long long)plan_events);
         return 0;
     }
-    printf("zsim bench (median of %d runs, %ld CPUs)\n\n", repeat, sysconf(_SC_NPROCESSORS_ONLN));
-    printf("  engine, synthetic schedule    %lld events        %6.1f M events/s   (target >= 10)\n",
+    printf("zsim bench (median of %d runs, %ld CPUs)\n\n", repeat,
+           sysconf(_SC_NPROCESSORS_ONLN));
+    printf("  engine, synthetic schedule    %lld events        %6.1f M "
+           "events/s   (target >= 10)\n",
            (long long)eng_events, eng_eps / 1e6);
-    printf("  72B step on 8xH100            %lld events %8.1f ms  %6.1f M events/s incl. building\n",
+    printf("  72B step on 8xH100            %lld events %8.1f ms  %6.1f M "
+           "events/s incl. building\n",
            (long long)e8, s8 * 1e3, (double)e8 / s8 / 1e6);
-    printf("  72B step on 128x8xH100        %lld events %8.1f ms  (target < 50 ms for 1024 GPUs)\n",
+    printf("  72B step on 128x8xH100        %lld events %8.1f ms  (target < 50 "
+           "ms for 1024 GPUs)\n",
            (long long)e1024, s1024 * 1e3);
-    printf("  plan --model 72b --gpus 8xH100  %d candidates in %.3f s = %.0f candidates/s (target >= 300 in < 1 s)\n",
+    printf("  plan --model 72b --gpus 8xH100  %d candidates in %.3f s = %.0f "
+           "candidates/s (target >= 300 in < 1 s)\n",
            plan_n, plan_s, plan_n / plan_s);
     return 0;
 }
 
 const struct zs_cmd zs_cmd_bench = {
-    "bench", "measure engine events/s, step and plan latency on this machine", usage, run,
+    "bench",
+    "measure engine events/s, step and plan latency on this machine",
+    usage,
+    run,
 };

@@ -24,16 +24,22 @@
 #include <string.h>
 
 static const struct zs_opt g_opts[] = {
-    {"ds-config", 1},         {"model", 1},     {"gpus", 1},
-    {"host-ram", 1},          {"deepspeed-version", 1},
-    {"optimizer", 1},         {"trainer-args", 1},
-    {"json", 0},              {"no-zero-init", 0},
+    {"ds-config", 1},
+    {"model", 1},
+    {"gpus", 1},
+    {"host-ram", 1},
+    {"deepspeed-version", 1},
+    {"optimizer", 1},
+    {"trainer-args", 1},
+    {"json", 0},
+    {"no-zero-init", 0},
     {"audio-output", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
 static const char g_usage[] =
-    "usage: zsim lint --ds-config FILE [--model M --gpus SPEC --host-ram SIZE]\n"
+    "usage: zsim lint --ds-config FILE [--model M --gpus SPEC --host-ram "
+    "SIZE]\n"
     "                 [--deepspeed-version X.Y.Z] [--optimizer NAME]\n"
     "                 [--trainer-args FILE.json] [--no-zero-init]\n"
     "                 [--audio-output on|off] [--json]\n"
@@ -81,19 +87,21 @@ static void print_text(const struct lint_job *j, const struct zs_lint_input *in,
     const struct zs_dsconfig *ds = &j->ds;
     char v[16];
 
-    fprintf(out, "%s: DeepSpeed %s%s, ZeRO-%lld, offload_param=%s, "
-                 "offload_optimizer=%s\n",
+    fprintf(out,
+            "%s: DeepSpeed %s%s, ZeRO-%lld, offload_param=%s, "
+            "offload_optimizer=%s\n",
             ds->path, zs_ds_version_fmt(&ds->version, v, sizeof v),
             in->version_given ? "" : " (assumed)", (long long)ds->zero_stage.v,
             zs_ds_device_name((int)ds->offload_param.device.v),
             zs_ds_device_name((int)ds->offload_optimizer.device.v));
     if (in->model)
-        fprintf(out, "model: %s\n", in->model->resolved_from[0]
-                                        ? in->model->resolved_from
-                                        : in->model->name);
+        fprintf(out, "model: %s\n",
+                in->model->resolved_from[0] ? in->model->resolved_from
+                                            : in->model->name);
     if (in->cluster) {
         char b[24];
-        fprintf(out, "cluster: %s (%d node(s) x %d GPUs, host RAM %s per node)\n",
+        fprintf(out,
+                "cluster: %s (%d node(s) x %d GPUs, host RAM %s per node)\n",
                 in->cluster->spec, in->cluster->nodes,
                 in->cluster->node.gpus_per_node,
                 zs_fmt_bytes(b, sizeof b, in->cluster->node.host_ram_bytes));
@@ -145,11 +153,13 @@ static int print_json(const struct lint_job *j, const struct zs_lint_input *in,
     if (ok) {
         CHK(cJSON_AddStringToObject(root, "schema", "zsim.lint/1"));
         CHK(cJSON_AddStringToObject(root, "ds_config", ds->path));
-        CHK(cJSON_AddStringToObject(root, "deepspeed_version",
-                                    zs_ds_version_fmt(&ds->version, v, sizeof v)));
+        CHK(cJSON_AddStringToObject(
+            root, "deepspeed_version",
+            zs_ds_version_fmt(&ds->version, v, sizeof v)));
         CHK(cJSON_AddBoolToObject(root, "deepspeed_version_assumed",
                                   !in->version_given));
-        CHK(cJSON_AddNumberToObject(root, "zero_stage", (double)ds->zero_stage.v));
+        CHK(cJSON_AddNumberToObject(root, "zero_stage",
+                                    (double)ds->zero_stage.v));
         CHK(cJSON_AddStringToObject(
             root, "offload_param",
             zs_ds_device_name((int)ds->offload_param.device.v)));
@@ -160,7 +170,8 @@ static int print_json(const struct lint_job *j, const struct zs_lint_input *in,
             CHK(cJSON_AddStringToObject(root, "model", in->model->name));
         if (in->cluster)
             CHK(cJSON_AddStringToObject(root, "cluster", in->cluster->spec));
-        CHK(cJSON_AddStringToObject(root, "verdict", r->n_error ? "fail" : "ok"));
+        CHK(cJSON_AddStringToObject(root, "verdict",
+                                    r->n_error ? "fail" : "ok"));
         CHK(cnt = cJSON_AddObjectToObject(root, "counts"));
         if (cnt) {
             CHK(cJSON_AddNumberToObject(cnt, "error", r->n_error));

@@ -21,25 +21,35 @@ static const char usage[] =
     "                 [--emit-ds-config FILE] [--json] [--db FILE]\n"
     "                 [configuration flags]\n"
     "\n"
-    "Searches processes per node, micro-batch, accumulation (to reach the global batch;\n"
-    "64 sequences when none is given), checkpointing, ZeRO stage, offload and framework,\n"
-    "simulates every candidate with the engine, and prints the feasible ones ranked, the\n"
-    "best in one line, and the rejected ones grouped by reason with their numbers.  When\n"
-    "nothing fits it says what would: more host RAM, LoRA or QLoRA, more nodes, shorter\n"
-    "sequences.  --emit-ds-config writes a DeepSpeed JSON for the best plan and prints the\n"
-    "launch command.  Every 'zsim simulate' configuration flag fixes that dimension\n"
-    "(e.g. --procs 4 searches only 4 processes per node).  --db FILE records the\n"
+    "Searches processes per node, micro-batch, accumulation (to reach the "
+    "global batch;\n"
+    "64 sequences when none is given), checkpointing, ZeRO stage, offload and "
+    "framework,\n"
+    "simulates every candidate with the engine, and prints the feasible ones "
+    "ranked, the\n"
+    "best in one line, and the rejected ones grouped by reason with their "
+    "numbers.  When\n"
+    "nothing fits it says what would: more host RAM, LoRA or QLoRA, more "
+    "nodes, shorter\n"
+    "sequences.  --emit-ds-config writes a DeepSpeed JSON for the best plan "
+    "and prints the\n"
+    "launch command.  Every 'zsim simulate' configuration flag fixes that "
+    "dimension\n"
+    "(e.g. --procs 4 searches only 4 processes per node).  --db FILE records "
+    "the\n"
     "plan in a SQLite run store (see 'zsim report').\n"
     "\n"
-    "Exit: 0 ok (also when nothing fits), 1 runtime failure, 2 usage, 3 invalid input,\n"
+    "Exit: 0 ok (also when nothing fits), 1 runtime failure, 2 usage, 3 "
+    "invalid input,\n"
     "4 nothing fits with --fail-on-oom.\n";
 
 static const struct zs_opt own[] = {
-    {"json", 0},         {"top", 1},         {"objective", 1},
-    {"emit-ds-config", 1}, {"fail-on-oom", 0}, {"threads", 1}, {"db", 1},
+    {"json", 0},        {"top", 1},     {"objective", 1}, {"emit-ds-config", 1},
+    {"fail-on-oom", 0}, {"threads", 1}, {"db", 1},
 };
 
-static void fmt_cand_row(struct zs_table *t, int rank, const struct zs_candidate *c)
+static void fmt_cand_row(struct zs_table *t, int rank,
+                         const struct zs_candidate *c)
 {
     const struct zs_cfg *f = &c->cfg;
     const struct zs_step_result *s = &c->res.steady;
@@ -47,70 +57,88 @@ static void fmt_cand_row(struct zs_table *t, int rank, const struct zs_candidate
     const char *off = f->offload_param != ZS_OFF_NONE       ? "opt+param"
                       : f->offload_optimizer != ZS_OFF_NONE ? "opt"
                                                             : "none";
-    zs_table_rowf(t, "%d\t%s\t%lld\t%lld\t%lld\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f%%\t%s", rank,
-                  f->framework == ZS_FW_FSDP2 ? (f->zero == 3 ? "fsdp2" : "fsdp2-nrs")
-                                              : (f->zero == 3 ? "zero3" : "zero2"),
-                  (long long)f->procs_per_node, (long long)f->micro_batch, (long long)f->accum,
-                  zs_ckpt_name((enum zs_ckpt)f->checkpointing), off,
-                  zs_fmt_bytes(g, sizeof g, s->peak_gpu_reserved),
-                  zs_fmt_bytes(h, sizeof h, s->peak_host_per_node),
-                  zs_fmt_seconds(st, sizeof st, s->time_s), s->tokens_per_s_per_gpu, s->mfu * 100,
-                  zs_fmt_bytes(hd, sizeof hd, c->res.gpu_capacity_bytes - s->peak_gpu_reserved));
+    zs_table_rowf(
+        t, "%d\t%s\t%lld\t%lld\t%lld\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f%%\t%s",
+        rank,
+        f->framework == ZS_FW_FSDP2 ? (f->zero == 3 ? "fsdp2" : "fsdp2-nrs")
+                                    : (f->zero == 3 ? "zero3" : "zero2"),
+        (long long)f->procs_per_node, (long long)f->micro_batch,
+        (long long)f->accum, zs_ckpt_name((enum zs_ckpt)f->checkpointing), off,
+        zs_fmt_bytes(g, sizeof g, s->peak_gpu_reserved),
+        zs_fmt_bytes(h, sizeof h, s->peak_host_per_node),
+        zs_fmt_seconds(st, sizeof st, s->time_s), s->tokens_per_s_per_gpu,
+        s->mfu * 100,
+        zs_fmt_bytes(hd, sizeof hd,
+                     c->res.gpu_capacity_bytes - s->peak_gpu_reserved));
 }
 
 static void print_plan(const struct zs_plan *p, const struct zs_model *m,
-                       const struct zs_cluster *cl, const struct zs_cfg *base, int top)
+                       const struct zs_cluster *cl, const struct zs_cfg *base,
+                       int top)
 {
     char a[32], b[32], c32[32], lab[200];
     int ngpu = 0, nhost = 0, ninv = 0;
     struct zs_table *t;
     fprintf(stdout, "model:    %s (%s params) <- %s\n", m->name,
-            zs_fmt_count(a, sizeof a, (double)m->params_total), m->resolved_from);
-    fprintf(stdout, "hardware: %s: %d node(s) x %d %s, %s host RAM per node\n", cl->spec, cl->nodes,
-            cl->node.gpus_per_node, cl->node.gpu.name,
+            zs_fmt_count(a, sizeof a, (double)m->params_total),
+            m->resolved_from);
+    fprintf(stdout, "hardware: %s: %d node(s) x %d %s, %s host RAM per node\n",
+            cl->spec, cl->nodes, cl->node.gpus_per_node, cl->node.gpu.name,
             zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes));
-    fprintf(stdout, "search:   %s, seq %lld, global batch %lld sequences%s, %d candidates simulated in %.2f s (%lld events)\n",
-            zs_method_name((enum zs_method)base->method), (long long)base->seq_len,
-            (long long)p->global_batch, p->global_batch_default ? " (default)" : "", p->n,
-            p->elapsed_s, (long long)p->events);
+    fprintf(stdout,
+            "search:   %s, seq %lld, global batch %lld sequences%s, %d "
+            "candidates simulated in %.2f s (%lld events)\n",
+            zs_method_name((enum zs_method)base->method),
+            (long long)base->seq_len, (long long)p->global_batch,
+            p->global_batch_default ? " (default)" : "", p->n, p->elapsed_s,
+            (long long)p->events);
     if (base->gpu_reserved_bytes && !base->gpu_reserved_gpus)
         fprintf(stdout, "          %s of every GPU held by another process\n",
                 zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes));
     else if (base->gpu_reserved_bytes)
-        fprintf(stdout, "          %s held by another process on the last %lld GPUs of each node\n",
+        fprintf(stdout,
+                "          %s held by another process on the last %lld GPUs of "
+                "each node\n",
                 zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes),
                 (long long)base->gpu_reserved_gpus);
     fputc('\n', stdout);
     if (p->best >= 0) {
         const struct zs_candidate *c = &p->cand[p->best];
         zs_plan_cand_label(c, lab, sizeof lab);
-        fprintf(stdout, "best: %s: %.0f tok/s per GPU, step %s, peak GPU %s, host %s per node\n\n",
-                lab, c->res.steady.tokens_per_s_per_gpu,
-                zs_fmt_seconds(a, sizeof a, c->res.steady.time_s),
-                zs_fmt_bytes(b, sizeof b, c->res.steady.peak_gpu_reserved),
-                zs_fmt_bytes(c32, sizeof c32, c->res.steady.peak_host_per_node));
+        fprintf(
+            stdout,
+            "best: %s: %.0f tok/s per GPU, step %s, peak GPU %s, host %s per "
+            "node\n\n",
+            lab, c->res.steady.tokens_per_s_per_gpu,
+            zs_fmt_seconds(a, sizeof a, c->res.steady.time_s),
+            zs_fmt_bytes(b, sizeof b, c->res.steady.peak_gpu_reserved),
+            zs_fmt_bytes(c32, sizeof c32, c->res.steady.peak_host_per_node));
         t = zs_table_new(13, "rlrrrllrrrrrr");
         if (t) {
             zs_table_header(t);
-            zs_table_rowf(t, "#\tmode\tprocs\tmicro\taccum\tckpt\toffload\tpeak GPU\thost/node\tstep\ttok/s/GPU\tMFU\theadroom");
+            zs_table_rowf(t, "#\tmode\tprocs\tmicro\taccum\tckpt\toffload\tpeak"
+                             " GPU\thost/node\tstep\ttok/s/GPU\tMFU\theadroom");
             for (int i = 0; i < p->nfeasible && i < top; i++)
                 fmt_cand_row(t, i + 1, &p->cand[p->order[i]]);
             zs_table_print(t, stdout, 0);
             zs_table_free(t);
         }
         if (p->nfeasible > top)
-            fprintf(stdout, "(%d more feasible; --top N shows more)\n", p->nfeasible - top);
+            fprintf(stdout, "(%d more feasible; --top N shows more)\n",
+                    p->nfeasible - top);
     } else {
         fprintf(stdout, "best: nothing fits\n");
     }
     for (int i = 0; i < p->n; i++) {
         ngpu += p->cand[i].status == ZS_CAND_GPU_OOM;
         nhost += p->cand[i].status == ZS_CAND_HOST_OOM;
-        ninv += p->cand[i].status == ZS_CAND_INVALID || p->cand[i].status == ZS_CAND_ERROR;
+        ninv += p->cand[i].status == ZS_CAND_INVALID ||
+                p->cand[i].status == ZS_CAND_ERROR;
     }
     fprintf(stdout, "\nrejected: %d of %d\n", ngpu + nhost + ninv, p->n);
     {
-        const int kinds[3] = {ZS_CAND_GPU_OOM, ZS_CAND_HOST_OOM, ZS_CAND_INVALID};
+        const int kinds[3] = {ZS_CAND_GPU_OOM, ZS_CAND_HOST_OOM,
+                              ZS_CAND_INVALID};
         const char *titles[3] = {"GPU out of memory", "host RAM", "invalid"};
         const int counts[3] = {ngpu, nhost, ninv};
         for (int k = 0; k < 3; k++) {
@@ -125,12 +153,14 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
                 for (int i = 0; i < p->n; i++) {
                     const struct zs_candidate *c = &p->cand[i];
                     double ratio;
-                    bool match = c->status == kinds[k] ||
-                                 (kinds[k] == ZS_CAND_INVALID && c->status == ZS_CAND_ERROR);
+                    bool match =
+                        c->status == kinds[k] || (kinds[k] == ZS_CAND_INVALID &&
+                                                  c->status == ZS_CAND_ERROR);
                     if (!match || c->score < 0)
                         continue;
                     ratio = c->res.oom.available_bytes > 0
-                                ? (double)c->res.oom.needed_bytes / (double)c->res.oom.available_bytes
+                                ? (double)c->res.oom.needed_bytes /
+                                      (double)c->res.oom.available_bytes
                                 : (double)i;
                     if (ratio < best) {
                         best = ratio;
@@ -143,8 +173,9 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
                 {
                     bool dup = false;
                     for (int j = 0; j < p->n && !dup; j++)
-                        dup = p->cand[j].score == -2 &&
-                              !strcmp(p->cand[j].reason, p->cand[closest].reason);
+                        dup =
+                            p->cand[j].score == -2 &&
+                            !strcmp(p->cand[j].reason, p->cand[closest].reason);
                     if (dup) {
                         ((struct zs_candidate *)&p->cand[closest])->score = -1;
                         pass--;
@@ -153,7 +184,8 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
                 }
                 zs_plan_cand_label(&p->cand[closest], lab, sizeof lab);
                 fprintf(stdout, "    %s: %s\n", lab, p->cand[closest].reason);
-                ((struct zs_candidate *)&p->cand[closest])->score = -2; /* shown */
+                ((struct zs_candidate *)&p->cand[closest])->score =
+                    -2; /* shown */
                 shown++;
             }
             if (counts[k] > shown)
@@ -200,14 +232,20 @@ static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
         if (cf) {
             zs_plan_cand_label(c, lab, sizeof lab);
             cJSON_AddStringToObject(cf, "label", lab);
-            cJSON_AddStringToObject(cf, "framework", zs_framework_name(f->framework));
+            cJSON_AddStringToObject(cf, "framework",
+                                    zs_framework_name(f->framework));
             cJSON_AddNumberToObject(cf, "zero", (double)f->zero);
-            cJSON_AddNumberToObject(cf, "procs_per_node", (double)f->procs_per_node);
+            cJSON_AddNumberToObject(cf, "procs_per_node",
+                                    (double)f->procs_per_node);
             cJSON_AddNumberToObject(cf, "micro_batch", (double)f->micro_batch);
             cJSON_AddNumberToObject(cf, "grad_accum", (double)f->accum);
-            cJSON_AddStringToObject(cf, "checkpointing", zs_ckpt_name((enum zs_ckpt)f->checkpointing));
-            cJSON_AddStringToObject(cf, "offload_optimizer", zs_offload_name(f->offload_optimizer));
-            cJSON_AddStringToObject(cf, "offload_param", zs_offload_name(f->offload_param));
+            cJSON_AddStringToObject(
+                cf, "checkpointing",
+                zs_ckpt_name((enum zs_ckpt)f->checkpointing));
+            cJSON_AddStringToObject(cf, "offload_optimizer",
+                                    zs_offload_name(f->offload_optimizer));
+            cJSON_AddStringToObject(cf, "offload_param",
+                                    zs_offload_name(f->offload_param));
         }
         cJSON_AddStringToObject(o, "verdict",
                                 c->status == ZS_CAND_FITS       ? "fits"
@@ -219,7 +257,8 @@ static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
         else
             cJSON_AddStringToObject(o, "reason", c->reason);
         if (c->status != ZS_CAND_INVALID && c->status != ZS_CAND_ERROR)
-            cJSON_AddItemToObject(o, "steady_step", zs_simout_step_json(&c->res.steady));
+            cJSON_AddItemToObject(o, "steady_step",
+                                  zs_simout_step_json(&c->res.steady));
         else
             cJSON_AddNullToObject(o, "steady_step");
         cJSON_AddItemToArray(arr, o);
@@ -249,7 +288,9 @@ static int run(int argc, char **argv, struct zs_err *err)
     if (rc)
         return rc;
     if (a.npos > 1)
-        return zs_err_set(err, ZS_EUSAGE, "'plan' takes at most one scenario file (got %d)", a.npos);
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'plan' takes at most one scenario file (got %d)",
+                          a.npos);
     memset(&po, 0, sizeof po);
     po.suggest = true;
     po.progress = zs_stderr_is_tty();
@@ -270,7 +311,9 @@ static int run(int argc, char **argv, struct zs_err *err)
         long t = strtol(v, &end, 10);
         if (*end || t < 1 || t > 10000)
             return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--top': must be an integer in [1, 10000] (got '%s')", v);
+                              "invalid value for '--top': must be an integer "
+                              "in [1, 10000] (got '%s')",
+                              v);
         top = (int)t;
     }
     if ((v = zs_args_get(&a, opts, nopts, "threads"))) {
@@ -278,7 +321,9 @@ static int run(int argc, char **argv, struct zs_err *err)
         long t = strtol(v, &end, 10);
         if (*end || t < 1 || t > 8)
             return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--threads': must be an integer in [1, 8] (got '%s')", v);
+                              "invalid value for '--threads': must be an "
+                              "integer in [1, 8] (got '%s')",
+                              v);
         po.threads = (int)t;
     }
     if ((v = zs_args_get(&a, opts, nopts, "objective"))) {
@@ -290,17 +335,21 @@ static int run(int argc, char **argv, struct zs_err *err)
             po.objective = ZS_OBJ_MEMORY;
         else
             return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--objective': must be one of throughput, cost, memory (got '%s')", v);
+                              "invalid value for '--objective': must be one of "
+                              "throughput, cost, memory (got '%s')",
+                              v);
     }
     rc = zs_model_resolve(base.model, &m, err);
     if (!rc)
-        rc = zs_hw_resolve(base.gpus, base.host_ram_bytes, (int)base.nodes, &cl, err);
+        rc = zs_hw_resolve(base.gpus, base.host_ram_bytes, (int)base.nodes, &cl,
+                           err);
     if (rc)
         return rc;
     rc = zs_plan_run(&m, &cl, &base, &po, &p, err);
     if (rc)
         return rc;
-    if (zs_args_get(&a, opts, nopts, "json") || zs_args_get(&a, opts, nopts, "db")) {
+    if (zs_args_get(&a, opts, nopts, "json") ||
+        zs_args_get(&a, opts, nopts, "db")) {
         char *doc = plan_json(&p, &m, &cl);
         if (!doc) {
             zs_plan_release(&p);
@@ -310,7 +359,8 @@ static int run(int argc, char **argv, struct zs_err *err)
             char scen[160];
             snprintf(scen, sizeof scen, "plan-%s-%s", m.name, cl.spec);
             rc = zs_cli_record(zs_args_get(&a, opts, nopts, "db"), "plan",
-                               base.name[0] ? base.name : scen, argc, argv, doc, err);
+                               base.name[0] ? base.name : scen, argc, argv, doc,
+                               err);
         }
         if (zs_args_get(&a, opts, nopts, "json")) {
             fputs(doc, stdout);
@@ -326,26 +376,37 @@ static int run(int argc, char **argv, struct zs_err *err)
         print_plan(&p, &m, &cl, &base, top);
     if ((v = zs_args_get(&a, opts, nopts, "emit-ds-config"))) {
         if (p.best < 0) {
-            fprintf(stderr, "zsim: nothing fits: no DeepSpeed config written\n");
+            fprintf(stderr,
+                    "zsim: nothing fits: no DeepSpeed config written\n");
         } else if (p.cand[p.best].cfg.framework != ZS_FW_DEEPSPEED) {
             const struct zs_cfg *f = &p.cand[p.best].cfg;
-            fprintf(stderr, "zsim: the best plan uses FSDP2, not DeepSpeed: no DeepSpeed config written\n");
-            fprintf(stdout, "\nlaunch: torchrun --nnodes %d --nproc-per-node %lld train.py  # fully_shard%s, micro %lld, accum %lld\n",
+            fprintf(stderr, "zsim: the best plan uses FSDP2, not DeepSpeed: no "
+                            "DeepSpeed config written\n");
+            fprintf(stdout,
+                    "\nlaunch: torchrun --nnodes %d --nproc-per-node %lld "
+                    "train.py  # fully_shard%s, micro %lld, accum %lld\n",
                     cl.nodes, (long long)f->procs_per_node,
-                    f->offload_param ? " + CPUOffloadPolicy()" : "", (long long)f->micro_batch,
-                    (long long)f->accum);
+                    f->offload_param ? " + CPUOffloadPolicy()" : "",
+                    (long long)f->micro_batch, (long long)f->accum);
         } else {
             const struct zs_cfg *f = &p.cand[p.best].cfg;
             rc = zs_plan_emit_ds(&p.cand[p.best], v, err);
             if (!rc) {
                 fprintf(stdout, "\nwrote %s\n", v);
                 if (cl.nodes > 1)
-                    fprintf(stdout, "launch: deepspeed --hostfile hostfile --num_nodes %d --num_gpus %lld train.py --deepspeed %s\n",
+                    fprintf(stdout,
+                            "launch: deepspeed --hostfile hostfile --num_nodes "
+                            "%d --num_gpus %lld train.py --deepspeed %s\n",
                             cl.nodes, (long long)f->procs_per_node, v);
                 else
-                    fprintf(stdout, "launch: deepspeed --num_gpus %lld train.py --deepspeed %s\n",
+                    fprintf(stdout,
+                            "launch: deepspeed --num_gpus %lld train.py "
+                            "--deepspeed %s\n",
                             (long long)f->procs_per_node, v);
-                fprintf(stdout, "    or: accelerate launch --use_deepspeed --deepspeed_config_file %s --num_processes %lld train.py\n",
+                fprintf(stdout,
+                        "    or: accelerate launch --use_deepspeed "
+                        "--deepspeed_config_file %s --num_processes %lld "
+                        "train.py\n",
                         v, (long long)(f->procs_per_node * cl.nodes));
             }
         }
@@ -357,5 +418,8 @@ static int run(int argc, char **argv, struct zs_err *err)
 }
 
 const struct zs_cmd zs_cmd_plan = {
-    "plan", "choose processes, micro-batch, accumulation, checkpointing and offload", usage, run,
+    "plan",
+    "choose processes, micro-batch, accumulation, checkpointing and offload",
+    usage,
+    run,
 };

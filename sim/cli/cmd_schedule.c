@@ -12,17 +12,25 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: zsim schedule export [SCENARIO.json] [configuration flags] --rank R --out FILE\n"
+    "usage: zsim schedule export [SCENARIO.json] [configuration flags] --rank "
+    "R --out FILE\n"
     "                            [--steps N]\n"
     "\n"
-    "Simulates the configuration (init, a first step and N steady steps) and writes one\n"
-    "rank's task list in the harness's format (zsim.schedule/1): every allocation and\n"
-    "free with its size and owner, pinned and pageable host buffers, H2D/D2H copies,\n"
-    "GEMMs with their shapes, memory-bound kernels with their bytes, collectives (one\n"
-    "GPU runs them as local copies of the same bytes), CPU optimizer work in elements,\n"
-    "with dependencies and zsim's predicted start/end times and peaks.  Ranks of a\n"
+    "Simulates the configuration (init, a first step and N steady steps) and "
+    "writes one\n"
+    "rank's task list in the harness's format (zsim.schedule/1): every "
+    "allocation and\n"
+    "free with its size and owner, pinned and pageable host buffers, H2D/D2H "
+    "copies,\n"
+    "GEMMs with their shapes, memory-bound kernels with their bytes, "
+    "collectives (one\n"
+    "GPU runs them as local copies of the same bytes), CPU optimizer work in "
+    "elements,\n"
+    "with dependencies and zsim's predicted start/end times and peaks.  Ranks "
+    "of a\n"
     "data-parallel job run the same schedule; R is recorded in the header.\n"
-    "Run it on a GPU with: build/harness/zsim-harness FILE --out measured.json\n"
+    "Run it on a GPU with: build/harness/zsim-harness FILE --out "
+    "measured.json\n"
     "\n"
     "Exit: 0 ok, 1 runtime failure, 2 usage, 3 invalid input file.\n";
 
@@ -48,14 +56,19 @@ static int run(int argc, char **argv, struct zs_err *err)
     if (rc)
         return rc;
     if (a.npos < 1 || strcmp(a.pos[0], "export") != 0)
-        return zs_err_set(err, ZS_EUSAGE, "usage: zsim schedule export [SCENARIO.json] [flags] --rank R --out FILE");
+        return zs_err_set(err, ZS_EUSAGE,
+                          "usage: zsim schedule export [SCENARIO.json] [flags] "
+                          "--rank R --out FILE");
     if (a.npos > 2)
-        return zs_err_set(err, ZS_EUSAGE, "'schedule export' takes at most one scenario file");
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'schedule export' takes at most one scenario file");
     out = zs_args_get(&a, opts, nopts, "out");
     if (!out)
-        return zs_err_set(err, ZS_EUSAGE, "'schedule export' needs '--out FILE'");
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'schedule export' needs '--out FILE'");
     zs_cfg_defaults(&cfg);
-    rc = zs_cli_config(&a, opts, nopts, a.npos == 2 ? a.pos[1] : NULL, &cfg, err);
+    rc = zs_cli_config(&a, opts, nopts, a.npos == 2 ? a.pos[1] : NULL, &cfg,
+                       err);
     if (!rc)
         rc = zs_cli_resolve(&cfg, &m, &cl, err);
     if (rc)
@@ -65,7 +78,8 @@ static int run(int argc, char **argv, struct zs_err *err)
         rank = strtol(rs, &end, 10);
         if (*end || rank < 0 || rank >= cfg.world)
             return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--rank': must be an integer in [0, %lld] (got '%s')",
+                              "invalid value for '--rank': must be an integer "
+                              "in [0, %lld] (got '%s')",
                               (long long)cfg.world - 1, rs);
     }
     memset(&ex, 0, sizeof ex);
@@ -81,13 +95,17 @@ static int run(int argc, char **argv, struct zs_err *err)
     if (!rc)
         rc = zs_export_schedule(&su, sim, &ex, &res, rank, out, err);
     if (!rc)
-        fprintf(stdout, "wrote %s: %d tasks, %s rank %ld of %lld (%s)\n", out, zs_sim_ntasks(sim),
-                m.name, rank, (long long)cfg.world, cl.spec);
+        fprintf(stdout, "wrote %s: %d tasks, %s rank %ld of %lld (%s)\n", out,
+                zs_sim_ntasks(sim), m.name, rank, (long long)cfg.world,
+                cl.spec);
     zs_free(ex.t);
     zs_sim_free(sim);
     return rc;
 }
 
 const struct zs_cmd zs_cmd_schedule = {
-    "schedule", "export one rank's task list for the CUDA harness", usage, run,
+    "schedule",
+    "export one rank's task list for the CUDA harness",
+    usage,
+    run,
 };

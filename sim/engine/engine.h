@@ -52,27 +52,34 @@ typedef struct zs_sim zs_sim;
 
 #define ZS_FLOW_MAXLINKS 4
 
-enum zs_task_kind { ZS_TASK_DELAY, ZS_TASK_FLOW, ZS_TASK_ALLOC, ZS_TASK_FREE, ZS_TASK_MARK };
+enum zs_task_kind {
+    ZS_TASK_DELAY,
+    ZS_TASK_FLOW,
+    ZS_TASK_ALLOC,
+    ZS_TASK_FREE,
+    ZS_TASK_MARK
+};
 
 enum zs_pool_kind { ZS_POOL_PLAIN, ZS_POOL_CUDA_CACHING, ZS_POOL_HOST };
 
 #define ZS_ALLOC_PINNED 1u /* HOST pools: page-locked, power-of-two rounded */
 
-/* A task as submitted (copied by zs_sim_submit; strings must outlive the sim). */
+/* A task as submitted (copied by zs_sim_submit; strings must outlive the sim).
+ */
 struct zs_task_desc {
     enum zs_task_kind kind;
-    int queue;            /* from zs_sim_add_queue */
-    const int32_t *deps;  /* task ids that must finish first (copied) */
+    int queue;           /* from zs_sim_add_queue */
+    const int32_t *deps; /* task ids that must finish first (copied) */
     int ndeps;
-    const char *name;     /* for traces and "live at peak" (static or sim-owned) */
-    int cls;              /* caller's class (0..15) for accounting and traces */
-    int32_t tag;          /* caller's data, e.g. layer index; returned in records */
-    int cores;            /* CPU cores held while running (0: none) */
+    const char *name; /* for traces and "live at peak" (static or sim-owned) */
+    int cls;          /* caller's class (0..15) for accounting and traces */
+    int32_t tag;      /* caller's data, e.g. layer index; returned in records */
+    int cores;        /* CPU cores held while running (0: none) */
     /* DELAY */
     int64_t dur_ns;
     /* FLOW */
     double bytes;
-    double rate_cap;      /* bytes/s the flow may not exceed alone; 0: no cap */
+    double rate_cap; /* bytes/s the flow may not exceed alone; 0: no cap */
     int nlinks;
     int links[ZS_FLOW_MAXLINKS];
     double weight[ZS_FLOW_MAXLINKS]; /* link use per byte moved; 0 means 1 */
@@ -86,9 +93,9 @@ struct zs_task_desc {
 
 /* Result of one task (read-only). */
 struct zs_task_rec {
-    int64_t start_ns, end_ns;   /* -1 when it never ran */
-    int32_t blocked_by;         /* the task whose completion let this one start
-                                   (queue predecessor or dependency), -1 if none */
+    int64_t start_ns, end_ns; /* -1 when it never ran */
+    int32_t blocked_by;       /* the task whose completion let this one start
+                                 (queue predecessor or dependency), -1 if none */
     int queue, cls;
     int32_t tag;
     enum zs_task_kind kind;
@@ -98,29 +105,30 @@ struct zs_task_rec {
 /* An allocation event in a pool's log, in execution order. */
 struct zs_mem_event {
     int64_t t_ns;
-    int32_t task;         /* the ALLOC task (also for its free) */
-    int64_t bytes;        /* requested, + for alloc, - for free */
-    int64_t allocated;    /* pool total allocated (rounded sizes) after the event */
-    int64_t reserved;     /* pool total reserved after the event */
+    int32_t task;  /* the ALLOC task (also for its free) */
+    int64_t bytes; /* requested, + for alloc, - for free */
+    int64_t
+        allocated;    /* pool total allocated (rounded sizes) after the event */
+    int64_t reserved; /* pool total reserved after the event */
 };
 
 struct zs_pool_stats {
     int64_t peak_allocated, peak_reserved, peak_pinned;
     int64_t t_peak_allocated_ns, t_peak_reserved_ns;
-    int64_t seq_peak_allocated;  /* log index of the peak, for live-at-peak */
+    int64_t seq_peak_allocated; /* log index of the peak, for live-at-peak */
     int64_t seq_peak_reserved;
-    int64_t cache_flushes;       /* CUDA_CACHING: reclaim-and-retry count */
+    int64_t cache_flushes; /* CUDA_CACHING: reclaim-and-retry count */
     int64_t allocs, frees;
 };
 
 /* Out-of-memory record (valid after zs_sim_run returned ZS_SIM_OOM). */
 struct zs_oom {
     int pool;
-    int32_t task;         /* the ALLOC that failed */
+    int32_t task; /* the ALLOC that failed */
     int64_t t_ns;
-    int64_t requested;    /* bytes asked */
-    int64_t allocated;    /* pool allocated at that moment */
-    int64_t reserved;     /* pool reserved at that moment */
+    int64_t requested; /* bytes asked */
+    int64_t allocated; /* pool allocated at that moment */
+    int64_t reserved;  /* pool reserved at that moment */
     int64_t capacity;
 };
 
@@ -152,13 +160,14 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *t);
 int zs_sim_run(zs_sim *s, struct zs_err *err);
 
 /* Results. */
-int64_t zs_sim_now(const zs_sim *s);           /* time of the last event */
+int64_t zs_sim_now(const zs_sim *s); /* time of the last event */
 int32_t zs_sim_ntasks(const zs_sim *s);
 const struct zs_task_rec *zs_sim_task(const zs_sim *s, int32_t id);
 const struct zs_oom *zs_sim_oom(const zs_sim *s);
 void zs_sim_pool_stats(const zs_sim *s, int pool, struct zs_pool_stats *out);
 /* The pool's log (owned by the sim, valid until reset/free). */
-const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool, int64_t *n);
+const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool,
+                                           int64_t *n);
 /* Allocations live just after log index seq: fills up to cap task ids,
  * largest first; returns how many were live in total. */
 int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,

@@ -2,11 +2,11 @@
  * hw.h — hardware profiles: GPUs, nodes, clusters, and the figures the
  * engine turns into link capacities and task times.
  *
- * Profiles are JSON files under ZS_SOURCE_DIR "/hwprofiles" (or $ZSIM_HWPROFILES):
- * gpus/<name>.json and nodes/<name>.json.  Every figure in them carries its
- * source in a "source" string beside it (reference-data.md §C, or our own
- * measurements under validation/).  A SPEC names a cluster: "8xH100",
- * "2x8xH100" (nodes x GPUs-per-node x GPU), "4xA100-80GB", "8xH200",
+ * Profiles are JSON files under ZS_SOURCE_DIR "/hwprofiles" (or
+ * $ZSIM_HWPROFILES): gpus/<name>.json and nodes/<name>.json.  Every figure in
+ * them carries its source in a "source" string beside it (reference-data.md §C,
+ * or our own measurements under validation/).  A SPEC names a cluster:
+ * "8xH100", "2x8xH100" (nodes x GPUs-per-node x GPU), "4xA100-80GB", "8xH200",
  * "8xL40S".  GPU names are case-insensitive and have aliases (H100 =
  * H100-SXM-80GB).
  *
@@ -45,8 +45,8 @@ void zs_curve_prepare(struct zs_curve *c);
 #define ZS_HW_SOURCES_MAX 12
 #define ZS_HW_SOURCE_CAP 240
 struct zs_hw_source {
-    char what[40];                /* group path in the profile */
-    char text[ZS_HW_SOURCE_CAP];  /* citation, or "[assumption] ..." */
+    char what[40];               /* group path in the profile */
+    char text[ZS_HW_SOURCE_CAP]; /* citation, or "[assumption] ..." */
 };
 struct zs_hw_sources {
     int n;
@@ -54,55 +54,66 @@ struct zs_hw_sources {
 };
 
 struct zs_gpu {
-    char name[32];                  /* canonical: "H100-SXM-80GB" */
-    int64_t hbm_bytes;              /* what torch.cuda.get_device_properties reports */
-    int64_t cuda_context_bytes;     /* CUDA context + cuBLAS workspace, per process */
-    int64_t nccl_bytes;             /* NCCL communicator buffers, per process */
-    double peak_bf16_flops;         /* dense spec peak, FLOP/s */
-    struct zs_curve gemm_eff;       /* achieved fraction of peak vs GEMM FLOPs (2mnk) */
-    double attn_eff;                /* flash-attention fraction of peak (fwd; bwd the same) */
-    double hbm_bytes_per_s;         /* spec */
-    double hbm_eff;                 /* achievable fraction for memory-bound kernels */
-    double nvlink_bytes_per_s;      /* per direction, per GPU; 0: none */
-    double pcie_h2d_bytes_per_s;    /* pinned host->device, measured, large copies */
-    double pcie_d2h_bytes_per_s;    /* pinned device->host */
-    double pcie_pageable_bytes_per_s;/* pageable copies (staged through a pinned bounce buffer) */
-    double pcie_bidir_factor;       /* fraction of each direction kept when both are busy */
-    int64_t launch_overhead_ns;     /* per kernel launch on the host */
+    char name[32];     /* canonical: "H100-SXM-80GB" */
+    int64_t hbm_bytes; /* what torch.cuda.get_device_properties reports */
+    int64_t
+        cuda_context_bytes; /* CUDA context + cuBLAS workspace, per process */
+    int64_t nccl_bytes;     /* NCCL communicator buffers, per process */
+    double peak_bf16_flops; /* dense spec peak, FLOP/s */
+    struct zs_curve
+        gemm_eff;    /* achieved fraction of peak vs GEMM FLOPs (2mnk) */
+    double attn_eff; /* flash-attention fraction of peak (fwd; bwd the same) */
+    double hbm_bytes_per_s; /* spec */
+    double hbm_eff;         /* achievable fraction for memory-bound kernels */
+    double nvlink_bytes_per_s; /* per direction, per GPU; 0: none */
+    double
+        pcie_h2d_bytes_per_s; /* pinned host->device, measured, large copies */
+    double pcie_d2h_bytes_per_s;      /* pinned device->host */
+    double pcie_pageable_bytes_per_s; /* pageable copies (staged through a
+                                         pinned bounce buffer) */
+    double pcie_bidir_factor;   /* fraction of each direction kept when both are
+                                   busy */
+    int64_t launch_overhead_ns; /* per kernel launch on the host */
     /* Added after the first contract: */
-    double pcie_bidir_d2h_factor;   /* same for D2H (pcie_bidir_factor is H2D's) */
-    struct zs_hw_sources sources;   /* read-only */
+    double
+        pcie_bidir_d2h_factor; /* same for D2H (pcie_bidir_factor is H2D's) */
+    struct zs_hw_sources sources; /* read-only */
 };
 
 struct zs_node {
-    char name[48];                 /* "DGX H100" */
+    char name[48]; /* "DGX H100" */
     struct zs_gpu gpu;
-    int gpus_per_node;             /* GPUs used per node (a SPEC like 4xA100 uses 4) */
-    int64_t host_ram_bytes;        /* installed (or --host-ram) */
-    int64_t host_reserved_bytes;   /* OS, page cache floor, daemons: not usable */
-    int cpu_cores;                 /* physical cores, all sockets */
-    double host_mem_bytes_per_s;   /* achievable memory bandwidth (STREAM-like), all sockets */
-    double cpu_adam_bytes_per_s_per_core; /* DeepSpeedCPUAdam traffic one core sustains */
-    double torch_adam_bytes_per_s_per_core; /* torch CPU AdamW (FSDP2) per core */
-    int gpus_per_pcie_switch;      /* GPUs behind one switch uplink (1: direct) */
+    int gpus_per_node;      /* GPUs used per node (a SPEC like 4xA100 uses 4) */
+    int64_t host_ram_bytes; /* installed (or --host-ram) */
+    int64_t host_reserved_bytes; /* OS, page cache floor, daemons: not usable */
+    int cpu_cores;               /* physical cores, all sockets */
+    double host_mem_bytes_per_s; /* achievable memory bandwidth (STREAM-like),
+                                    all sockets */
+    double cpu_adam_bytes_per_s_per_core; /* DeepSpeedCPUAdam traffic one core
+                                             sustains */
+    double
+        torch_adam_bytes_per_s_per_core; /* torch CPU AdamW (FSDP2) per core */
+    int gpus_per_pcie_switch; /* GPUs behind one switch uplink (1: direct) */
     double pcie_switch_uplink_bytes_per_s; /* per direction */
-    int nics;                      /* compute NICs per node */
-    double nic_bytes_per_s;        /* per NIC per direction */
-    /* Measured bus bandwidth (nccl-tests busbw) within one node, vs message bytes. */
-    struct zs_curve allgather_busbw, reducescatter_busbw, allreduce_busbw, alltoall_busbw;
-    double inter_node_eff;         /* fraction of NIC bandwidth achieved as busbw */
+    int nics;                              /* compute NICs per node */
+    double nic_bytes_per_s;                /* per NIC per direction */
+    /* Measured bus bandwidth (nccl-tests busbw) within one node, vs message
+     * bytes. */
+    struct zs_curve allgather_busbw, reducescatter_busbw, allreduce_busbw,
+        alltoall_busbw;
+    double inter_node_eff; /* fraction of NIC bandwidth achieved as busbw */
     int64_t collective_latency_ns; /* per collective call, base */
     /* Added after the first contract: */
-    int gpus_installed;            /* GPUs the node has (>= gpus_per_node) */
+    int gpus_installed; /* GPUs the node has (>= gpus_per_node) */
     /* All-reduce busbw factor vs GPUs taking part within the node (NVLS
      * gains with more GPUs); n == 0: factor 1. */
     struct zs_curve allreduce_rank_scale;
-    char file[256];                /* profile path it was loaded from */
-    struct zs_hw_sources sources;  /* read-only */
+    char file[256];               /* profile path it was loaded from */
+    struct zs_hw_sources sources; /* read-only */
 };
 
 struct zs_cluster {
-    char spec[64];   /* as given, e.g. "2x8xH100" */
+    char spec[64]; /* as given, e.g. "2x8xH100" */
     struct zs_node node;
     int nodes;
 };
@@ -124,14 +135,14 @@ int zs_hw_list(const char *const **gpus, int *ngpus, const char *const **nodes,
 /* The profile registry (static storage): canonical GPU names, their file
  * stems under gpus/, aliases and default node; node names and files. */
 struct zs_hw_gpu_entry {
-    const char *name;          /* "H100-SXM-80GB" */
-    const char *file;          /* "h100-sxm-80gb" -> gpus/h100-sxm-80gb.json */
-    const char *node_file;     /* default node: "dgx-h100" */
-    const char *aliases[6];    /* NULL-terminated */
+    const char *name;       /* "H100-SXM-80GB" */
+    const char *file;       /* "h100-sxm-80gb" -> gpus/h100-sxm-80gb.json */
+    const char *node_file;  /* default node: "dgx-h100" */
+    const char *aliases[6]; /* NULL-terminated */
 };
 struct zs_hw_node_entry {
-    const char *name;          /* "DGX H100" */
-    const char *file;          /* "dgx-h100" -> nodes/dgx-h100.json */
+    const char *name; /* "DGX H100" */
+    const char *file; /* "dgx-h100" -> nodes/dgx-h100.json */
 };
 int zs_hw_gpu_entries(const struct zs_hw_gpu_entry **out);   /* returns count */
 int zs_hw_node_entries(const struct zs_hw_node_entry **out); /* returns count */
@@ -157,7 +168,12 @@ double zs_gpu_gemm_s(const struct zs_gpu *g, double m, double n, double k);
 /* Time of a memory-bound kernel moving `bytes` through HBM. */
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes);
 
-enum zs_coll { ZS_COLL_ALLGATHER, ZS_COLL_REDUCESCATTER, ZS_COLL_ALLREDUCE, ZS_COLL_ALLTOALL };
+enum zs_coll {
+    ZS_COLL_ALLGATHER,
+    ZS_COLL_REDUCESCATTER,
+    ZS_COLL_ALLREDUCE,
+    ZS_COLL_ALLTOALL
+};
 
 /* Bus bandwidth (bytes/s) of a collective over `ranks` GPUs spanning `nodes`
  * nodes with total message `bytes` (the full gathered/reduced tensor), per

@@ -31,7 +31,6 @@
             ZS_HW_SOURCE_CAP, NULL                                             \
     }
 
-
 static void join_path(char *buf, size_t cap, const char *parent,
                       const char *key)
 {

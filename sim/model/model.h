@@ -12,8 +12,8 @@
  * set_z3_leaf_modules on the sparse block: all experts gathered at once).
  * Extra modules (vision/audio towers, a talker) have their own placement.
  *
- * All counts are elements; all bytes are bytes; FLOPs count a multiply-add as 2.
- * Invariant: params_total == Σ leaves (layer leaves × n_layers) + extras.
+ * All counts are elements; all bytes are bytes; FLOPs count a multiply-add
+ * as 2. Invariant: params_total == Σ leaves (layer leaves × n_layers) + extras.
  */
 #ifndef ZS_MODEL_H
 #define ZS_MODEL_H
@@ -57,33 +57,37 @@ enum zs_role {
 };
 
 struct zs_leaf {
-    char name[64];           /* in a layer: "self_attn.q_proj"; else "model.embed_tokens" */
+    char name[64]; /* in a layer: "self_attn.q_proj"; else "model.embed_tokens"
+                    */
     enum zs_leaf_kind kind;
-    unsigned role;           /* enum zs_role for linears (and experts: GATE|UP|DOWN) */
-    int64_t params;          /* elements of all direct parameters (weight + bias) */
-    int64_t params_active;   /* elements used per token (experts: top_k experts) */
-    int n_tensors;           /* parameter tensors (weight, bias): per-tensor costs */
-    int64_t in_features;     /* GEMM K (per expert for experts; hidden for embed) */
-    int64_t out_features;    /* GEMM N (per expert: intermediate) */
-    int gemms;               /* GEMMs of [tokens x in] x [in x out] per token pass:
-                                1 for a linear; experts: 3 per active expert
-                                (gate, up, down) with top_k experts per token */
+    unsigned role;  /* enum zs_role for linears (and experts: GATE|UP|DOWN) */
+    int64_t params; /* elements of all direct parameters (weight + bias) */
+    int64_t
+        params_active; /* elements used per token (experts: top_k experts) */
+    int n_tensors;     /* parameter tensors (weight, bias): per-tensor costs */
+    int64_t in_features; /* GEMM K (per expert for experts; hidden for embed) */
+    int64_t out_features; /* GEMM N (per expert: intermediate) */
+    int gemms;            /* GEMMs of [tokens x in] x [in x out] per token pass:
+                             1 for a linear; experts: 3 per active expert
+                             (gate, up, down) with top_k experts per token */
 };
 
 enum zs_placement {
-    ZS_PLACE_SHARDED, /* built under zero.Init / fully_shard: sharded like the rest */
-    ZS_PLACE_CPU,     /* built outside zero.Init and left on the CPU (Qwen-Omni talker
-                         when ENABLE_AUDIO_OUTPUT is on: DESIGN §1) */
-    ZS_PLACE_GPU_FULL,/* replicated whole on every GPU, not sharded */
-    ZS_PLACE_DISABLED /* not instantiated */
+    ZS_PLACE_SHARDED,  /* built under zero.Init / fully_shard: sharded like the
+                          rest */
+    ZS_PLACE_CPU,      /* built outside zero.Init and left on the CPU (Qwen-Omni
+                          talker      when ENABLE_AUDIO_OUTPUT is on: DESIGN §1) */
+    ZS_PLACE_GPU_FULL, /* replicated whole on every GPU, not sharded */
+    ZS_PLACE_DISABLED  /* not instantiated */
 };
 
 struct zs_extra {
-    char name[64];              /* "audio_tower", "visual", "talker", "token2wav" */
+    char name[64]; /* "audio_tower", "visual", "talker", "token2wav" */
     int64_t params;
-    bool trainable_default;     /* trained in a full fine-tune by default */
+    bool trainable_default; /* trained in a full fine-tune by default */
     enum zs_placement placement_default;
-    double flops_per_token_fwd; /* per input token routed through it (0: unused in LM SFT) */
+    double flops_per_token_fwd; /* per input token routed through it (0: unused
+                                   in LM SFT) */
 };
 
 #define ZS_MODEL_MAX_LAYER_LEAVES 16
@@ -91,22 +95,25 @@ struct zs_extra {
 #define ZS_MODEL_MAX_EXTRA 8
 
 struct zs_model {
-    char name[64];          /* library name, or the file's stem */
-    char resolved_from[256];/* what the user typed and what it resolved to */
-    char source[256];       /* file read (library JSON or HF config.json) */
+    char name[64];           /* library name, or the file's stem */
+    char resolved_from[256]; /* what the user typed and what it resolved to */
+    char source[256];        /* file read (library JSON or HF config.json) */
     enum zs_family family;
 
-    int64_t hidden, intermediate, n_layers, n_heads, n_kv_heads, head_dim, vocab;
+    int64_t hidden, intermediate, n_layers, n_heads, n_kv_heads, head_dim,
+        vocab;
     int64_t max_position;
     bool tie_embeddings, qkv_bias, qk_norm;
     int64_t n_experts, experts_per_token, moe_intermediate; /* 0 when dense */
     int64_t sliding_window;                                 /* 0 when none */
-    bool o_bias;            /* o_proj has a bias (llama-style attention_bias) */
-    char provenance[512];   /* where the dimensions come from (zsim JSON "source") */
+    bool o_bias;          /* o_proj has a bias (llama-style attention_bias) */
+    char provenance[512]; /* where the dimensions come from (zsim JSON "source")
+                           */
 
-    struct zs_leaf pre[ZS_MODEL_MAX_OUTER];  /* before the layers: embedding */
+    struct zs_leaf pre[ZS_MODEL_MAX_OUTER]; /* before the layers: embedding */
     int n_pre;
-    struct zs_leaf layer[ZS_MODEL_MAX_LAYER_LEAVES]; /* one decoder layer, execution order */
+    struct zs_leaf layer[ZS_MODEL_MAX_LAYER_LEAVES]; /* one decoder layer,
+                                                        execution order */
     int n_layer_leaves;
     struct zs_leaf post[ZS_MODEL_MAX_OUTER]; /* final norm, lm_head */
     int n_post;
@@ -114,8 +121,8 @@ struct zs_model {
     int n_extra;
 
     /* Derived by zs_model_finish (read-only for users): */
-    int64_t params_total;     /* every parameter, tied ones once, extras included */
-    int64_t params_active;    /* per token (MoE: top_k experts), extras included */
+    int64_t params_total; /* every parameter, tied ones once, extras included */
+    int64_t params_active; /* per token (MoE: top_k experts), extras included */
     int64_t params_embedding; /* embedding + untied lm_head */
     int64_t params_layer;     /* one decoder layer */
     int64_t params_lm;        /* the language model alone (no extras) */
@@ -130,9 +137,12 @@ struct zs_model {
  * config.json (told apart by its "model_type"/"architectures" keys).
  * Library files live in ZS_SOURCE_DIR "/models" (or $ZSIM_MODELS).  Unknown
  * names: ZS_EINPUT "unknown model 'x': closest are a, b, c". */
-int zs_model_resolve(const char *name, struct zs_model *out, struct zs_err *err);
-int zs_model_load_hf_config(const char *path, struct zs_model *out, struct zs_err *err);
-int zs_model_load_zsim_json(const char *path, struct zs_model *out, struct zs_err *err);
+int zs_model_resolve(const char *name, struct zs_model *out,
+                     struct zs_err *err);
+int zs_model_load_hf_config(const char *path, struct zs_model *out,
+                            struct zs_err *err);
+int zs_model_load_zsim_json(const char *path, struct zs_model *out,
+                            struct zs_err *err);
 /* Library listing: names and aliases (static storage). */
 int zs_model_library(const char *const **names, int *n);
 /* Aliases ("72b" -> "qwen2.5-72b"), static storage. */
@@ -147,27 +157,32 @@ const char *zs_model_library_dir(void);
 /* Builds leaves from the dimension fields and computes the derived totals. */
 int zs_model_finish(struct zs_model *m, struct zs_err *err);
 
-/* ---- Training method ------------------------------------------------------ */
+/* ---- Training method ------------------------------------------------------
+ */
 
 enum zs_method { ZS_METHOD_FULL, ZS_METHOD_LORA, ZS_METHOD_QLORA };
 
 struct zs_method_opts {
     enum zs_method method;
-    int lora_rank;          /* r, default 16 */
-    unsigned lora_targets;  /* enum zs_role mask, default ZS_ROLE_ALL_LINEAR */
+    int lora_rank;         /* r, default 16 */
+    unsigned lora_targets; /* enum zs_role mask, default ZS_ROLE_ALL_LINEAR */
 };
 
 /* Trainable parameters of one leaf (the adapter elements under LoRA: r*(in+out)
  * per targeted linear; experts: per expert; 0 for frozen leaves). */
-int64_t zs_leaf_trainable(const struct zs_leaf *l, const struct zs_method_opts *mo);
+int64_t zs_leaf_trainable(const struct zs_leaf *l,
+                          const struct zs_method_opts *mo);
 /* Whole model. */
-int64_t zs_model_trainable(const struct zs_model *m, const struct zs_method_opts *mo);
+int64_t zs_model_trainable(const struct zs_model *m,
+                           const struct zs_method_opts *mo);
 /* Bytes of the frozen/trained base weights as stored for compute, per leaf:
  * bf16 2 B/elem; QLoRA 4-bit NF4 0.5 B/elem + absmax (fp32 per 64, double-
  * quantised: 8-bit per 64 + fp32 per 256*64, bitsandbytes) for linears. */
-int64_t zs_leaf_weight_bytes(const struct zs_leaf *l, const struct zs_method_opts *mo);
+int64_t zs_leaf_weight_bytes(const struct zs_leaf *l,
+                             const struct zs_method_opts *mo);
 
-/* ---- FLOPs ------------------------------------------------------------------ */
+/* ---- FLOPs ------------------------------------------------------------------
+ */
 
 /* Forward matmul FLOPs per token at sequence length seq: 2 * active GEMM
  * params + attention scores/values (2 * 2 * seq * n_heads * head_dim per layer,
@@ -183,34 +198,39 @@ enum zs_ckpt { ZS_CKPT_NONE, ZS_CKPT_SELECTIVE, ZS_CKPT_FULL };
 enum zs_attn_impl { ZS_ATTN_FLASH, ZS_ATTN_EAGER };
 
 struct zs_act_opts {
-    int64_t seq;        /* tokens per sequence */
-    int64_t micro_batch;/* sequences per micro-batch */
+    int64_t seq;         /* tokens per sequence */
+    int64_t micro_batch; /* sequences per micro-batch */
     enum zs_ckpt ckpt;
     enum zs_attn_impl attn;
-    int sp;             /* Ulysses sequence-parallel degree (>= 1): seq / sp per rank */
+    int sp; /* Ulysses sequence-parallel degree (>= 1): seq / sp per rank */
     enum zs_method method; /* LoRA saves adapter inputs/outputs too */
     int lora_rank;
 };
 
 /* Bytes one decoder layer keeps alive from its forward until its backward
  * (bf16 tensors saved by autograd, fp32 norm statistics). */
-int64_t zs_model_act_saved_per_layer(const struct zs_model *m, const struct zs_act_opts *o);
+int64_t zs_model_act_saved_per_layer(const struct zs_model *m,
+                                     const struct zs_act_opts *o);
 /* Peak extra working bytes while one layer runs forward (or is recomputed),
  * beyond what it saves: e.g. eager attention's s x s scores in fp32, the MLP
  * intermediate. */
-int64_t zs_model_act_work_fwd(const struct zs_model *m, const struct zs_act_opts *o);
+int64_t zs_model_act_work_fwd(const struct zs_model *m,
+                              const struct zs_act_opts *o);
 /* Peak extra working bytes while one layer runs backward: its gradients of
  * activations, recomputed activations under full checkpointing. */
-int64_t zs_model_act_work_bwd(const struct zs_model *m, const struct zs_act_opts *o);
+int64_t zs_model_act_work_bwd(const struct zs_model *m,
+                              const struct zs_act_opts *o);
 
 /* The loss: logits and their upcast, the single largest tensors of a step. */
 struct zs_loss_bytes {
-    int64_t logits_bf16;   /* tokens x vocab x 2 (lm_head output) */
-    int64_t logits_fp32;   /* tokens x vocab x 4 (.float() before cross-entropy) */
-    int64_t logprobs_fp32; /* log_softmax saved for backward, tokens x vocab x 4 */
-    int64_t grad_fp32;     /* d(loss)/d(logits) in fp32 */
-    int64_t grad_bf16;     /* cast back for lm_head backward */
-    int64_t peak;          /* the largest simultaneous total of the above */
+    int64_t logits_bf16; /* tokens x vocab x 2 (lm_head output) */
+    int64_t
+        logits_fp32; /* tokens x vocab x 4 (.float() before cross-entropy) */
+    int64_t
+        logprobs_fp32; /* log_softmax saved for backward, tokens x vocab x 4 */
+    int64_t grad_fp32; /* d(loss)/d(logits) in fp32 */
+    int64_t grad_bf16; /* cast back for lm_head backward */
+    int64_t peak;      /* the largest simultaneous total of the above */
 };
 void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
                          struct zs_loss_bytes *out);

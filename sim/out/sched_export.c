@@ -29,9 +29,10 @@ static int map_coll(int c)
     }
 }
 
-int zs_export_schedule(const struct zs_setup *su, zs_sim *sim, const struct zs_export *ex,
-                       const struct zs_sim_result *res, int64_t rank, const char *path,
-                       struct zs_err *err)
+int zs_export_schedule(const struct zs_setup *su, zs_sim *sim,
+                       const struct zs_export *ex,
+                       const struct zs_sim_result *res, int64_t rank,
+                       const char *path, struct zs_err *err)
 {
     struct zs_schedule s;
     int qmap[64];
@@ -41,11 +42,13 @@ int zs_export_schedule(const struct zs_setup *su, zs_sim *sim, const struct zs_e
     const struct zs_step_result *st = &res->steady;
 
     zs_schedule_init(&s);
-    snprintf(s.header.zsim_version, sizeof s.header.zsim_version, "%s", ZS_VERSION);
+    snprintf(s.header.zsim_version, sizeof s.header.zsim_version, "%s",
+             ZS_VERSION);
     zs_strlcpy(s.header.model, su->model->name, sizeof s.header.model);
     zs_strlcpy(s.header.hardware, su->cluster->spec, sizeof s.header.hardware);
     zs_strlcpy(s.header.gpu, su->cluster->node.gpu.name, sizeof s.header.gpu);
-    zs_strlcpy(s.header.framework, zs_framework_name(su->cfg->framework), sizeof s.header.framework);
+    zs_strlcpy(s.header.framework, zs_framework_name(su->cfg->framework),
+               sizeof s.header.framework);
     zs_cfg_summary(su->cfg, s.header.config, sizeof s.header.config);
     s.header.rank = rank;
     s.header.world = su->cfg->world;
@@ -55,15 +58,18 @@ int zs_export_schedule(const struct zs_setup *su, zs_sim *sim, const struct zs_e
             steps++;
     }
     s.header.steps = steps;
-    s.pred.peak_device_allocated_bytes = res->first.peak_gpu_allocated > st->peak_gpu_allocated
-                                             ? res->first.peak_gpu_allocated
-                                             : st->peak_gpu_allocated;
-    s.pred.peak_device_reserved_bytes = res->first.peak_gpu_reserved > st->peak_gpu_reserved
-                                            ? res->first.peak_gpu_reserved
-                                            : st->peak_gpu_reserved;
-    s.pred.peak_host_bytes = res->first.peak_host_per_rank > st->peak_host_per_rank
-                                 ? res->first.peak_host_per_rank
-                                 : st->peak_host_per_rank;
+    s.pred.peak_device_allocated_bytes =
+        res->first.peak_gpu_allocated > st->peak_gpu_allocated
+            ? res->first.peak_gpu_allocated
+            : st->peak_gpu_allocated;
+    s.pred.peak_device_reserved_bytes =
+        res->first.peak_gpu_reserved > st->peak_gpu_reserved
+            ? res->first.peak_gpu_reserved
+            : st->peak_gpu_reserved;
+    s.pred.peak_host_bytes =
+        res->first.peak_host_per_rank > st->peak_host_per_rank
+            ? res->first.peak_host_per_rank
+            : st->peak_host_per_rank;
     s.pred.peak_pinned_bytes = st->pinned_host_per_rank;
     s.pred.step_time_ns = (int64_t)(st->time_s * 1e9);
 
@@ -109,7 +115,8 @@ int zs_export_schedule(const struct zs_setup *su, zs_sim *sim, const struct zs_e
                     kind = ZS_SK_COLLECTIVE;
                     break;
                 case ZS_X_CPU:
-                    kind = host_q && x->elements > 0 ? ZS_SK_CPU_ADAM : ZS_SK_HOST_WAIT;
+                    kind = host_q && x->elements > 0 ? ZS_SK_CPU_ADAM
+                                                     : ZS_SK_HOST_WAIT;
                     break;
                 default:
                     kind = ZS_SK_HOST_WAIT;
@@ -118,7 +125,8 @@ int zs_export_schedule(const struct zs_setup *su, zs_sim *sim, const struct zs_e
             } else if (r->kind == ZS_TASK_DELAY && host_q) {
                 kind = ZS_SK_HOST_WAIT;
             }
-            zs_sched_task_init(&t, kind, qmap[r->queue], r->name ? r->name : "task");
+            zs_sched_task_init(&t, kind, qmap[r->queue],
+                               r->name ? r->name : "task");
             {
                 char owner[96];
                 int u = r->tag & 0xFFFF;
@@ -162,13 +170,17 @@ int zs_export_schedule(const struct zs_setup *su, zs_sim *sim, const struct zs_e
                 break;
             case ZS_SK_CPU_ADAM:
                 t.elements = x->elements;
-                t.threads = su->cluster->node.cpu_cores / su->cfg->procs_per_node;
-                t.adam_impl = su->cfg->framework == ZS_FW_FSDP2 ? ZS_SA_TORCH : ZS_SA_DEEPSPEED;
+                t.threads =
+                    su->cluster->node.cpu_cores / su->cfg->procs_per_node;
+                t.adam_impl = su->cfg->framework == ZS_FW_FSDP2
+                                  ? ZS_SA_TORCH
+                                  : ZS_SA_DEEPSPEED;
                 for (int k = 0; k < 4; k++)
                     t.adam_bufs[k] = -1;
                 break;
             case ZS_SK_MARK:
-                if (host_q && r->kind == ZS_TASK_MARK && r->name && !strcmp(r->name, "step end"))
+                if (host_q && r->kind == ZS_TASK_MARK && r->name &&
+                    !strcmp(r->name, "step end"))
                     t.step_end = ++step_no;
                 break;
             default:

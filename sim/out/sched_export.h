@@ -11,8 +11,9 @@
 /* sim holds the records of the run that filled ex (zs_simulate with
  * su->ex = ex).  rank is recorded in the header: ranks of a data-parallel job
  * run the same schedule. */
-int zs_export_schedule(const struct zs_setup *su, zs_sim *sim, const struct zs_export *ex,
-                       const struct zs_sim_result *res, int64_t rank, const char *path,
-                       struct zs_err *err);
+int zs_export_schedule(const struct zs_setup *su, zs_sim *sim,
+                       const struct zs_export *ex,
+                       const struct zs_sim_result *res, int64_t rank,
+                       const char *path, struct zs_err *err);
 
 #endif

@@ -467,7 +467,6 @@ void zs_sched_io_put_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-
 int zs_sched_io_check_fields(const struct zs_field *fields, size_t n,
                              const void *src, size_t base_off,
                              size_t span_bytes, const char **key, char *why,

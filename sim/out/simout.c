@@ -29,17 +29,20 @@ void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap)
     const struct zs_sim_result *r = o->res;
     char a[32], b[32], t[32], h1[32], h2[32];
     if (r->oom.where == ZS_OOM_GPU) {
-        snprintf(buf, cap, "GPU OOM in %s of %s (step %d, micro-step %d): needs %s of %s",
+        snprintf(buf, cap,
+                 "GPU OOM in %s of %s (step %d, micro-step %d): needs %s of %s",
                  r->oom.phase, r->oom.module, r->oom.step, r->oom.micro,
                  zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
                  zs_fmt_bytes(b, sizeof b, r->oom.available_bytes));
         return;
     }
     if (r->oom.where == ZS_OOM_HOST) {
-        snprintf(buf, cap, "host OOM in %s (step %d, %s): needs %s of %s host RAM per node",
-                 r->oom.phase, r->oom.step, r->oom.module,
-                 zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
-                 zs_fmt_bytes(b, sizeof b, r->oom.available_bytes));
+        snprintf(
+            buf, cap,
+            "host OOM in %s (step %d, %s): needs %s of %s host RAM per node",
+            r->oom.phase, r->oom.step, r->oom.module,
+            zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
+            zs_fmt_bytes(b, sizeof b, r->oom.available_bytes));
         return;
     }
     {
@@ -50,12 +53,15 @@ void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap)
         int64_t host_peak = s->peak_host_per_node > r->first.peak_host_per_node
                                 ? s->peak_host_per_node
                                 : r->first.peak_host_per_node;
-        snprintf(buf, cap,
-                 "fits: steady step %s, %.0f tok/s per GPU, MFU %.1f%%; headroom %s GPU, %s "
-                 "host per node",
-                 zs_fmt_seconds(t, sizeof t, s->time_s), s->tokens_per_s_per_gpu, s->mfu * 100,
-                 zs_fmt_bytes(h1, sizeof h1, r->gpu_capacity_bytes - gpu_peak),
-                 zs_fmt_bytes(h2, sizeof h2, r->host_capacity_per_node - host_peak));
+        snprintf(
+            buf, cap,
+            "fits: steady step %s, %.0f tok/s per GPU, MFU %.1f%%; headroom %s "
+            "GPU, %s "
+            "host per node",
+            zs_fmt_seconds(t, sizeof t, s->time_s), s->tokens_per_s_per_gpu,
+            s->mfu * 100,
+            zs_fmt_bytes(h1, sizeof h1, r->gpu_capacity_bytes - gpu_peak),
+            zs_fmt_bytes(h2, sizeof h2, r->host_capacity_per_node - host_peak));
     }
 }
 
@@ -73,12 +79,14 @@ static void live_table(FILE *out, const char *title, const char *where,
     char b[32];
     if (!n)
         return;
-    fprintf(out, "%s: %s at %s\n", title, zs_fmt_bytes(b, sizeof b, total), where);
+    fprintf(out, "%s: %s at %s\n", title, zs_fmt_bytes(b, sizeof b, total),
+            where);
     t = zs_table_new(2, "lr");
     if (!t)
         return;
     for (int i = 0; i < n; i++)
-        zs_table_rowf(t, "%s\t%s", live[i].name, zs_fmt_bytes(b, sizeof b, live[i].bytes));
+        zs_table_rowf(t, "%s\t%s", live[i].name,
+                      zs_fmt_bytes(b, sizeof b, live[i].bytes));
     zs_table_print(t, out, 2);
     zs_table_free(t);
 }
@@ -95,24 +103,32 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
     struct zs_table *t;
 
     fprintf(out, "model:    %s (%s params) <- %s\n", m->name,
-            zs_fmt_count(a, sizeof a, (double)m->params_total), m->resolved_from);
-    fprintf(out, "hardware: %s: %d x %d %s, %s host RAM per node, %d cores per node\n", cl->spec,
-            cl->nodes, (int)c->procs_per_node, cl->node.gpu.name,
-            zs_fmt_bytes(a, sizeof a, cl->node.host_ram_bytes), cl->node.cpu_cores);
+            zs_fmt_count(a, sizeof a, (double)m->params_total),
+            m->resolved_from);
+    fprintf(
+        out,
+        "hardware: %s: %d x %d %s, %s host RAM per node, %d cores per node\n",
+        cl->spec, cl->nodes, (int)c->procs_per_node, cl->node.gpu.name,
+        zs_fmt_bytes(a, sizeof a, cl->node.host_ram_bytes), cl->node.cpu_cores);
     zs_cfg_summary(c, buf, sizeof buf);
     fprintf(out, "config:   %s\n", buf);
     fprintf(out,
-            "          global batch %lld sequences (%lld tokens), DeepSpeed %s, pin_memory %s, "
+            "          global batch %lld sequences (%lld tokens), DeepSpeed "
+            "%s, pin_memory %s, "
             "zero.Init %s\n",
-            (long long)(c->micro_batch * c->accum * c->dp), (long long)c->tokens_per_step,
-            c->deepspeed_version, c->pin_optimizer ? "yes" : "no",
+            (long long)(c->micro_batch * c->accum * c->dp),
+            (long long)c->tokens_per_step, c->deepspeed_version,
+            c->pin_optimizer ? "yes" : "no",
             c->zero_init == ZS_NO ? "no" : "yes");
     if (c->gpu_reserved_bytes && !c->gpu_reserved_gpus)
         fprintf(out, "          %s held on every GPU by another process\n",
                 zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes));
     else if (c->gpu_reserved_bytes)
-        fprintf(out, "          %s held by another process on the last %lld GPUs of each node: %s\n",
-                zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes), (long long)c->gpu_reserved_gpus,
+        fprintf(out,
+                "          %s held by another process on the last %lld GPUs of "
+                "each node: %s\n",
+                zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes),
+                (long long)c->gpu_reserved_gpus,
                 zs_reserved_on_rank(c, &su->cluster->node)
                     ? "training shares them (the worst rank is simulated)"
                     : "training does not use them");
@@ -131,23 +147,27 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
         expr(c0, s_);                                                          \
         s_ = st[1];                                                            \
         expr(c1, s_);                                                          \
-        zs_table_rowf(t, "%s\t%s\t%s", label, c0, c1);                     \
+        zs_table_rowf(t, "%s\t%s\t%s", label, c0, c1);                         \
     } while (0)
 #define F_TIME(buf_, s) zs_fmt_seconds(buf_, sizeof buf_, (s)->time_s)
-#define F_TOK(buf_, s) snprintf(buf_, sizeof buf_, "%.0f", (s)->tokens_per_s_per_gpu)
+#define F_TOK(buf_, s)                                                         \
+    snprintf(buf_, sizeof buf_, "%.0f", (s)->tokens_per_s_per_gpu)
 #define F_MFU(buf_, s) snprintf(buf_, sizeof buf_, "%.1f%%", (s)->mfu * 100)
 #define F_GA(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_gpu_allocated)
 #define F_GR(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_gpu_reserved)
 #define F_HN(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_host_per_node)
 #define F_HP(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->pinned_host_per_node)
 #define F_HR(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_host_per_rank)
-#define F_HG(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_host_per_node - (s)->pinned_host_per_node)
+#define F_HG(buf_, s)                                                          \
+    zs_fmt_bytes(buf_, sizeof buf_,                                            \
+                 (s)->peak_host_per_node - (s)->pinned_host_per_node)
 #define F_BC(buf_, s) pct(buf_, sizeof buf_, (s)->br_compute, (s)->time_s)
 #define F_BL(buf_, s) pct(buf_, sizeof buf_, (s)->br_coll, (s)->time_s)
 #define F_BP(buf_, s) pct(buf_, sizeof buf_, (s)->br_pcie, (s)->time_s)
 #define F_BO(buf_, s) pct(buf_, sizeof buf_, (s)->br_opt, (s)->time_s)
 #define F_BX(buf_, s) pct(buf_, sizeof buf_, (s)->br_other, (s)->time_s)
-#define F_FL(buf_, s) snprintf(buf_, sizeof buf_, "%lld", (long long)(s)->cache_flushes)
+#define F_FL(buf_, s)                                                          \
+    snprintf(buf_, sizeof buf_, "%lld", (long long)(s)->cache_flushes)
     ROW2("step time", F_TIME);
     ROW2("tokens/s per GPU", F_TOK);
     ROW2("MFU", F_MFU);
@@ -165,12 +185,17 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
     ROW2("allocator cache flushes", F_FL);
     zs_table_print(t, out, 2);
     zs_table_free(t);
-    fprintf(out, "  GPU capacity for tensors %s (HBM %s less %s CUDA context + NCCL%s)\n",
+    fprintf(out,
+            "  GPU capacity for tensors %s (HBM %s less %s CUDA context + "
+            "NCCL%s)\n",
             zs_fmt_bytes(a, sizeof a, r->gpu_capacity_bytes),
             zs_fmt_bytes(b, sizeof b, cl->node.gpu.hbm_bytes),
             zs_fmt_bytes(buf, 32, r->gpu_context_bytes),
-            zs_reserved_on_rank(c, &cl->node) ? ", less the other process" : "");
-    fprintf(out, "  host RAM per node for training %s (%s installed less %s for the OS)\n",
+            zs_reserved_on_rank(c, &cl->node) ? ", less the other process"
+                                              : "");
+    fprintf(out,
+            "  host RAM per node for training %s (%s installed less %s for the "
+            "OS)\n",
             zs_fmt_bytes(a, sizeof a, r->host_capacity_per_node),
             zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes),
             zs_fmt_bytes(buf, 32, cl->node.host_reserved_bytes));
@@ -178,28 +203,35 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
 
     {
         const struct zs_step_result *g =
-            r->steady.peak_gpu_allocated >= r->first.peak_gpu_allocated ? &r->steady : &r->first;
+            r->steady.peak_gpu_allocated >= r->first.peak_gpu_allocated
+                ? &r->steady
+                : &r->first;
         const struct zs_step_result *h =
-            r->steady.peak_host_per_rank >= r->first.peak_host_per_rank ? &r->steady : &r->first;
-        live_table(out, "GPU peak (allocated, one rank)", g->gpu_peak_where, g->gpu_live,
-                   g->n_gpu_live, g->peak_gpu_allocated);
+            r->steady.peak_host_per_rank >= r->first.peak_host_per_rank
+                ? &r->steady
+                : &r->first;
+        live_table(out, "GPU peak (allocated, one rank)", g->gpu_peak_where,
+                   g->gpu_live, g->n_gpu_live, g->peak_gpu_allocated);
         fputc('\n', out);
-        live_table(out, "host peak (one rank)", h->host_peak_where, h->host_live, h->n_host_live,
-                   h->peak_host_per_rank);
+        live_table(out, "host peak (one rank)", h->host_peak_where,
+                   h->host_live, h->n_host_live, h->peak_host_per_rank);
     }
     if (c->framework == ZS_FW_DEEPSPEED && c->zero == 3) {
         int64_t eg, eh;
         zs_deepspeed_estimate(su, &eg, &eh);
         fprintf(out,
-                "\nDeepSpeed's estimate_zero3_model_states_mem_needs (model states only, buffer "
+                "\nDeepSpeed's estimate_zero3_model_states_mem_needs (model "
+                "states only, buffer "
                 "factor 1.5): %s per GPU, %s host per node\n",
                 zs_fmt_bytes(a, sizeof a, eg), zs_fmt_bytes(b, sizeof b, eh));
         if (eg > 0 && eh > 0)
             fprintf(out,
-                    "  zsim's peaks are %.1fx its GPU figure (activations, gathered params, "
+                    "  zsim's peaks are %.1fx its GPU figure (activations, "
+                    "gathered params, "
                     "buckets, allocator) and %.2fx its host figure\n",
                     (double)r->steady.peak_gpu_reserved / (double)eg,
-                    (double)(r->steady.peak_host_per_node > r->first.peak_host_per_node
+                    (double)(r->steady.peak_host_per_node >
+                                     r->first.peak_host_per_node
                                  ? r->steady.peak_host_per_node
                                  : r->first.peak_host_per_node) /
                         (double)eh);
@@ -214,10 +246,14 @@ void *zs_simout_step_json(const struct zs_step_result *r)
     cJSON_AddNumberToObject(o, "time_s", r->time_s);
     cJSON_AddNumberToObject(o, "tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);
     cJSON_AddNumberToObject(o, "mfu", r->mfu);
-    cJSON_AddNumberToObject(o, "peak_gpu_allocated_bytes", (double)r->peak_gpu_allocated);
-    cJSON_AddNumberToObject(o, "peak_gpu_reserved_bytes", (double)r->peak_gpu_reserved);
-    cJSON_AddNumberToObject(o, "peak_host_bytes_per_node", (double)r->peak_host_per_node);
-    cJSON_AddNumberToObject(o, "pinned_host_bytes_per_node", (double)r->pinned_host_per_node);
+    cJSON_AddNumberToObject(o, "peak_gpu_allocated_bytes",
+                            (double)r->peak_gpu_allocated);
+    cJSON_AddNumberToObject(o, "peak_gpu_reserved_bytes",
+                            (double)r->peak_gpu_reserved);
+    cJSON_AddNumberToObject(o, "peak_host_bytes_per_node",
+                            (double)r->peak_host_per_node);
+    cJSON_AddNumberToObject(o, "pinned_host_bytes_per_node",
+                            (double)r->pinned_host_per_node);
     br = cJSON_AddObjectToObject(o, "breakdown_s");
     if (br) {
         cJSON_AddNumberToObject(br, "compute", r->br_compute);
@@ -241,11 +277,13 @@ void *zs_simout_step_json(const struct zs_step_result *r)
         for (int i = 0; lv && i < r->n_host_live; i++) {
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "buffer", r->host_live[i].name);
-            cJSON_AddNumberToObject(e, "bytes_per_rank", (double)r->host_live[i].bytes);
+            cJSON_AddNumberToObject(e, "bytes_per_rank",
+                                    (double)r->host_live[i].bytes);
             cJSON_AddItemToArray(lv, e);
         }
     }
-    cJSON_AddNumberToObject(o, "allocator_cache_flushes", (double)r->cache_flushes);
+    cJSON_AddNumberToObject(o, "allocator_cache_flushes",
+                            (double)r->cache_flushes);
     return o;
 }
 
@@ -275,16 +313,21 @@ static void add_timeline(cJSON *d, zs_sim *sim, int ranks_per_node)
                 cJSON_AddItemToArray(pt, cJSON_CreateNumber((double)a));
                 cJSON_AddItemToArray(pt, cJSON_CreateNumber((double)rsv));
             } else {
-                cJSON_AddItemToArray(pt, cJSON_CreateNumber((double)rsv * ranks_per_node));
+                cJSON_AddItemToArray(
+                    pt, cJSON_CreateNumber((double)rsv * ranks_per_node));
             }
             cJSON_AddItemToArray(arr, pt);
         }
     }
 }
 
-char *zs_simout_json(const struct zs_simout *o) { return zs_simout_json_with(o, NULL, NULL); }
+char *zs_simout_json(const struct zs_simout *o)
+{
+    return zs_simout_json_with(o, NULL, NULL);
+}
 
-char *zs_simout_json_with(const struct zs_simout *o, const char *key, void *item)
+char *zs_simout_json_with(const struct zs_simout *o, const char *key,
+                          void *item)
 {
     const struct zs_setup *su = o->su;
     const struct zs_sim_result *r = o->res;
@@ -301,7 +344,8 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key, void *item
     if (x) {
         cJSON_AddStringToObject(x, "name", su->model->name);
         cJSON_AddStringToObject(x, "resolved_from", su->model->resolved_from);
-        cJSON_AddNumberToObject(x, "params_total", (double)su->model->params_total);
+        cJSON_AddNumberToObject(x, "params_total",
+                                (double)su->model->params_total);
     }
     x = cJSON_AddObjectToObject(d, "hardware");
     if (x) {
@@ -309,24 +353,31 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key, void *item
         cJSON_AddStringToObject(x, "gpu", su->cluster->node.gpu.name);
         cJSON_AddNumberToObject(x, "nodes", su->cluster->nodes);
         cJSON_AddNumberToObject(x, "gpus_per_node", (double)c->procs_per_node);
-        cJSON_AddNumberToObject(x, "host_ram_bytes_per_node", (double)su->cluster->node.host_ram_bytes);
+        cJSON_AddNumberToObject(x, "host_ram_bytes_per_node",
+                                (double)su->cluster->node.host_ram_bytes);
     }
     x = cJSON_AddObjectToObject(d, "config");
     if (x) {
         cJSON_AddStringToObject(x, "name", c->name);
-        cJSON_AddStringToObject(x, "framework", zs_framework_name(c->framework));
+        cJSON_AddStringToObject(x, "framework",
+                                zs_framework_name(c->framework));
         cJSON_AddNumberToObject(x, "zero", (double)c->zero);
-        cJSON_AddStringToObject(x, "offload_optimizer", zs_offload_name(c->offload_optimizer));
-        cJSON_AddStringToObject(x, "offload_param", zs_offload_name(c->offload_param));
+        cJSON_AddStringToObject(x, "offload_optimizer",
+                                zs_offload_name(c->offload_optimizer));
+        cJSON_AddStringToObject(x, "offload_param",
+                                zs_offload_name(c->offload_param));
         cJSON_AddNumberToObject(x, "procs_per_node", (double)c->procs_per_node);
         cJSON_AddNumberToObject(x, "world", (double)c->world);
         cJSON_AddNumberToObject(x, "sp", (double)c->sp);
         cJSON_AddNumberToObject(x, "micro_batch", (double)c->micro_batch);
         cJSON_AddNumberToObject(x, "grad_accum", (double)c->accum);
         cJSON_AddNumberToObject(x, "seq_len", (double)c->seq_len);
-        cJSON_AddStringToObject(x, "method", zs_method_name((enum zs_method)c->method));
-        cJSON_AddStringToObject(x, "checkpointing", zs_ckpt_name((enum zs_ckpt)c->checkpointing));
-        cJSON_AddNumberToObject(x, "gpu_reserved_bytes", (double)c->gpu_reserved_bytes);
+        cJSON_AddStringToObject(x, "method",
+                                zs_method_name((enum zs_method)c->method));
+        cJSON_AddStringToObject(x, "checkpointing",
+                                zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+        cJSON_AddNumberToObject(x, "gpu_reserved_bytes",
+                                (double)c->gpu_reserved_bytes);
         cJSON_AddBoolToObject(x, "pin_memory", c->pin_optimizer);
         cJSON_AddStringToObject(x, "deepspeed_version", c->deepspeed_version);
         zs_cfg_summary(c, buf, sizeof buf);
@@ -340,13 +391,16 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key, void *item
     } else {
         x = cJSON_AddObjectToObject(d, "oom");
         if (x) {
-            cJSON_AddStringToObject(x, "where", r->oom.where == ZS_OOM_GPU ? "gpu" : "host");
+            cJSON_AddStringToObject(
+                x, "where", r->oom.where == ZS_OOM_GPU ? "gpu" : "host");
             cJSON_AddStringToObject(x, "phase", r->oom.phase);
             cJSON_AddNumberToObject(x, "step", r->oom.step);
             cJSON_AddNumberToObject(x, "micro_step", r->oom.micro);
             cJSON_AddStringToObject(x, "module", r->oom.module);
-            cJSON_AddNumberToObject(x, "needed_bytes", (double)r->oom.needed_bytes);
-            cJSON_AddNumberToObject(x, "available_bytes", (double)r->oom.available_bytes);
+            cJSON_AddNumberToObject(x, "needed_bytes",
+                                    (double)r->oom.needed_bytes);
+            cJSON_AddNumberToObject(x, "available_bytes",
+                                    (double)r->oom.available_bytes);
         }
     }
     cJSON_AddItemToObject(d, "first_step", zs_simout_step_json(&r->first));

@@ -14,7 +14,7 @@ struct zs_simout {
     const struct zs_setup *su;
     const struct zs_sim_result *res;
     const char *model_input; /* what the user typed */
-    zs_sim *sim;             /* optional: records of the run, for the timeline */
+    zs_sim *sim; /* optional: records of the run, for the timeline */
 };
 
 /* One-line verdict: "fits: ..." / "GPU OOM ..." / "host OOM ...". */
@@ -24,7 +24,8 @@ void zs_simout_print(const struct zs_simout *o, FILE *out);
 char *zs_simout_json(const struct zs_simout *o);
 /* The same document with `item` (a cJSON * as void *, ownership taken, may
  * be NULL) added under `key`: the whole run adds "run" (out/runout.h). */
-char *zs_simout_json_with(const struct zs_simout *o, const char *key, void *item);
+char *zs_simout_json_with(const struct zs_simout *o, const char *key,
+                          void *item);
 /* The JSON object of one step result, for the planner's document
  * (a cJSON * as void *, to keep cJSON inside out/). */
 void *zs_simout_step_json(const struct zs_step_result *r);

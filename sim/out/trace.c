@@ -26,7 +26,8 @@ static void esc(FILE *f, const char *s)
     }
 }
 
-static FILE *open_tmp(const char *path, char *tmp, size_t cap, struct zs_err *err)
+static FILE *open_tmp(const char *path, char *tmp, size_t cap,
+                      struct zs_err *err)
 {
     FILE *f;
     snprintf(tmp, cap, "%s.tmp", path);
@@ -36,7 +37,8 @@ static FILE *open_tmp(const char *path, char *tmp, size_t cap, struct zs_err *er
     return f;
 }
 
-static int close_rename(FILE *f, const char *tmp, const char *path, struct zs_err *err)
+static int close_rename(FILE *f, const char *tmp, const char *path,
+                        struct zs_err *err)
 {
     if (ferror(f) | fclose(f)) {
         remove(tmp);
@@ -44,8 +46,8 @@ static int close_rename(FILE *f, const char *tmp, const char *path, struct zs_er
     }
     if (rename(tmp, path)) {
         remove(tmp);
-        return zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp, path,
-                          strerror(errno));
+        return zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp,
+                          path, strerror(errno));
     }
     return 0;
 }
@@ -61,27 +63,40 @@ int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
         return ZS_EIO;
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
     for (int q = 0; q < nq; q++) {
-        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"", first ? "" : ",\n", q);
+        fprintf(f,
+                "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%d,"
+                "\"args\":{\"name\":\"",
+                first ? "" : ",\n", q);
         esc(f, zs_sim_queue_name(sim, q));
         fputs("\"}}", f);
         first = 0;
     }
     for (int l = 0; l < nl; l++) {
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":%d,\"args\":{\"name\":\"link: ", l);
+        fprintf(f,
+                ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":%"
+                "d,\"args\":{\"name\":\"link: ",
+                l);
         esc(f, zs_sim_link_name(sim, l));
         fputs("\"}}", f);
     }
-    fputs(",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"rank 0 (queues)\"}}", f);
-    fputs(",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{\"name\":\"links\"}}", f);
+    fputs(",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{"
+          "\"name\":\"rank 0 (queues)\"}}",
+          f);
+    fputs(",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{"
+          "\"name\":\"links\"}}",
+          f);
     for (int32_t i = 0; i < n; i++) {
         const struct zs_task_rec *r = zs_sim_task(sim, i);
         if (r->start_ns < 0 || r->end_ns <= r->start_ns)
             continue;
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":\"",
-                r->queue, (double)r->start_ns / 1e3, (double)(r->end_ns - r->start_ns) / 1e3);
+        fprintf(f,
+                ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%."
+                "3f,\"name\":\"",
+                r->queue, (double)r->start_ns / 1e3,
+                (double)(r->end_ns - r->start_ns) / 1e3);
         esc(f, r->name);
-        fprintf(f, "\",\"cat\":\"%s\",\"args\":{\"task\":%d,\"tag\":%d}}", zs_cls_name(r->cls), i,
-                r->tag);
+        fprintf(f, "\",\"cat\":\"%s\",\"args\":{\"task\":%d,\"tag\":%d}}",
+                zs_cls_name(r->cls), i, r->tag);
     }
     /* flows again on the track of the link they load most: PCIe copies on
      * their direction, collectives on the fabric, CPU passes on the host
@@ -90,7 +105,8 @@ int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
         const struct zs_task_rec *r = zs_sim_task(sim, i);
         const char *want = NULL;
         int link = -1;
-        if (r->kind != ZS_TASK_FLOW || r->start_ns < 0 || r->end_ns <= r->start_ns)
+        if (r->kind != ZS_TASK_FLOW || r->start_ns < 0 ||
+            r->end_ns <= r->start_ns)
             continue;
         if (r->cls == ZS_CLS_PCIE)
             want = r->name && strstr(r->name, "D2H") ? "PCIe D2H" : "PCIe H2D";
@@ -103,8 +119,11 @@ int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
                 link = l;
         if (link < 0)
             continue;
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":2,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":\"",
-                link, (double)r->start_ns / 1e3, (double)(r->end_ns - r->start_ns) / 1e3);
+        fprintf(f,
+                ",\n{\"ph\":\"X\",\"pid\":2,\"tid\":%d,\"ts\":%.3f,\"dur\":%."
+                "3f,\"name\":\"",
+                link, (double)r->start_ns / 1e3,
+                (double)(r->end_ns - r->start_ns) / 1e3);
         esc(f, r->name);
         fprintf(f, "\",\"cat\":\"%s\"}", zs_cls_name(r->cls));
     }
@@ -112,13 +131,20 @@ int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
         int64_t nev;
         const struct zs_mem_event *log = zs_sim_pool_log(sim, 0, &nev);
         for (int64_t i = 0; i < nev; i++)
-            fprintf(f, ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"GPU memory (GiB)\",\"ts\":%.3f,\"args\":{\"allocated\":%.4f,\"reserved\":%.4f}}",
-                    (double)log[i].t_ns / 1e3, (double)log[i].allocated / ZS_GiB,
+            fprintf(f,
+                    ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"GPU memory "
+                    "(GiB)\",\"ts\":%.3f,\"args\":{\"allocated\":%.4f,"
+                    "\"reserved\":%.4f}}",
+                    (double)log[i].t_ns / 1e3,
+                    (double)log[i].allocated / ZS_GiB,
                     (double)log[i].reserved / ZS_GiB);
         log = zs_sim_pool_log(sim, 1, &nev);
         for (int64_t i = 0; i < nev; i++)
-            fprintf(f, ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"host memory, rank (GiB)\",\"ts\":%.3f,\"args\":{\"reserved\":%.4f}}",
-                    (double)log[i].t_ns / 1e3, (double)log[i].reserved / ZS_GiB);
+            fprintf(f,
+                    ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"host memory, rank "
+                    "(GiB)\",\"ts\":%.3f,\"args\":{\"reserved\":%.4f}}",
+                    (double)log[i].t_ns / 1e3,
+                    (double)log[i].reserved / ZS_GiB);
     }
     fputs("\n]}\n", f);
     return close_rename(f, tmp, path, err);
@@ -134,7 +160,8 @@ int zs_write_timeline(zs_sim *sim, int gpu_pool, int host_pool, int host_scale,
     const struct zs_mem_event *h = zs_sim_pool_log(sim, host_pool, &nh);
     if (!f)
         return ZS_EIO;
-    fputs("t_s,gpu_allocated_bytes,gpu_reserved_bytes,host_bytes_per_node\n", f);
+    fputs("t_s,gpu_allocated_bytes,gpu_reserved_bytes,host_bytes_per_node\n",
+          f);
     /* merge the two logs by time; one row per event */
     while (i < ng || j < nh) {
         int64_t t;
@@ -148,8 +175,8 @@ int zs_write_timeline(zs_sim *sim, int gpu_pool, int host_pool, int host_scale,
             hr = h[j].reserved * host_scale;
             j++;
         }
-        fprintf(f, "%.9f,%lld,%lld,%lld\n", (double)t / 1e9, (long long)ga, (long long)gr,
-                (long long)hr);
+        fprintf(f, "%.9f,%lld,%lld,%lld\n", (double)t / 1e9, (long long)ga,
+                (long long)gr, (long long)hr);
     }
     return close_rename(f, tmp, path, err);
 }

@@ -36,15 +36,17 @@ static double now_s(void)
 void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap)
 {
     const struct zs_cfg *f = &c->cfg;
-    const char *off = f->offload_param != ZS_OFF_NONE       ? "offload opt+param"
+    const char *off = f->offload_param != ZS_OFF_NONE ? "offload opt+param"
                       : f->offload_optimizer != ZS_OFF_NONE ? "offload opt"
                                                             : "no offload";
-    snprintf(buf, cap, "%s %s, %s, %lld procs, micro %lld x accum %lld, ckpt %s",
+    snprintf(buf, cap,
+             "%s %s, %s, %lld procs, micro %lld x accum %lld, ckpt %s",
              f->framework == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
-             f->framework == ZS_FW_FSDP2 ? (f->zero == 3 ? "full-shard" : "no-reshard")
-                                         : (f->zero == 3 ? "zero3" : "zero2"),
-             off, (long long)f->procs_per_node, (long long)f->micro_batch, (long long)f->accum,
-             zs_ckpt_name((enum zs_ckpt)f->checkpointing));
+             f->framework == ZS_FW_FSDP2
+                 ? (f->zero == 3 ? "full-shard" : "no-reshard")
+                 : (f->zero == 3 ? "zero3" : "zero2"),
+             off, (long long)f->procs_per_node, (long long)f->micro_batch,
+             (long long)f->accum, zs_ckpt_name((enum zs_ckpt)f->checkpointing));
 }
 
 static int add(struct zs_plan *p, const struct zs_cfg *c)
@@ -59,8 +61,9 @@ static int add(struct zs_plan *p, const struct zs_cfg *c)
     return 0;
 }
 
-static int enumerate(struct zs_plan *p, const struct zs_model *m, const struct zs_cluster *cl,
-                     const struct zs_cfg *base, const struct zs_plan_opts *po)
+static int enumerate(struct zs_plan *p, const struct zs_model *m,
+                     const struct zs_cluster *cl, const struct zs_cfg *base,
+                     const struct zs_plan_opts *po)
 {
     static const int micros[] = {1, 2, 4, 8};
     struct {
@@ -148,27 +151,32 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
         c->status = ZS_CAND_GPU_OOM;
         if (c->res.oom.needed_bytes <= c->res.oom.available_bytes) {
             char r[32];
-            snprintf(c->reason, sizeof c->reason,
-                     "GPU OOM in %s of %s: fragmentation: %s allocated but %s reserved by the "
-                     "caching allocator, of %s",
-                     c->res.oom.phase, c->res.oom.module,
-                     zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
-                     zs_fmt_bytes(r, sizeof r, c->res.oom.needed_reserved_bytes),
-                     zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
+            snprintf(
+                c->reason, sizeof c->reason,
+                "GPU OOM in %s of %s: fragmentation: %s allocated but %s "
+                "reserved by the "
+                "caching allocator, of %s",
+                c->res.oom.phase, c->res.oom.module,
+                zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
+                zs_fmt_bytes(r, sizeof r, c->res.oom.needed_reserved_bytes),
+                zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
         } else {
-            snprintf(c->reason, sizeof c->reason, "GPU OOM in %s of %s: needs %s of %s",
-                     c->res.oom.phase, c->res.oom.module,
+            snprintf(c->reason, sizeof c->reason,
+                     "GPU OOM in %s of %s: needs %s of %s", c->res.oom.phase,
+                     c->res.oom.module,
                      zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
                      zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
         }
         break;
     case ZS_OOM_HOST:
         c->status = ZS_CAND_HOST_OOM;
-        snprintf(c->reason, sizeof c->reason, "host RAM: needs %s of %s per node%s%s (%s)",
+        snprintf(c->reason, sizeof c->reason,
+                 "host RAM: needs %s of %s per node%s%s (%s)",
                  zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
                  zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes),
                  c->res.oom.step == 0 ? " already at init" : " at the first ",
-                 c->res.oom.step == 0 ? "" : c->res.oom.phase, c->res.oom.module);
+                 c->res.oom.step == 0 ? "" : c->res.oom.phase,
+                 c->res.oom.module);
         break;
     default: {
         double tput = c->res.steady.tokens_per_s_per_gpu * (double)c->cfg.world;
@@ -176,7 +184,8 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
         c->status = ZS_CAND_FITS;
         switch (w->po->objective) {
         case ZS_OBJ_MEMORY:
-            c->score = (double)(c->res.gpu_capacity_bytes - gpu_peak) + tput * 1e-6;
+            c->score =
+                (double)(c->res.gpu_capacity_bytes - gpu_peak) + tput * 1e-6;
             break;
         default:
             c->score = tput;
@@ -211,8 +220,8 @@ static void *work(void *arg)
     return NULL;
 }
 
-static int run_all(struct zs_plan *p, const struct zs_model *m, const struct zs_cluster *cl,
-                   const struct zs_plan_opts *po)
+static int run_all(struct zs_plan *p, const struct zs_model *m,
+                   const struct zs_cluster *cl, const struct zs_plan_opts *po)
 {
     int nt = po->threads > 0 ? po->threads : 2;
     pthread_t th[8];
@@ -256,14 +265,16 @@ static int run_all(struct zs_plan *p, const struct zs_model *m, const struct zs_
         pthread_mutex_unlock(&mu);
         t = now_s();
         if (po->progress && t - t0 > 1.0 && t - last > 0.2) {
-            fprintf(stderr, "\rzsim plan: %d/%d candidates simulated", done, p->n);
+            fprintf(stderr, "\rzsim plan: %d/%d candidates simulated", done,
+                    p->n);
             last = t;
         }
     }
     for (int i = 1; i <= started; i++)
         pthread_join(th[i], NULL);
     if (po->progress && now_s() - t0 > 1.0)
-        fprintf(stderr, "\rzsim plan: %d/%d candidates simulated\n", p->n, p->n);
+        fprintf(stderr, "\rzsim plan: %d/%d candidates simulated\n", p->n,
+                p->n);
     for (int i = 0; i < nt; i++)
         if (w[i].rc)
             return w[i].rc;
@@ -287,9 +298,11 @@ static void rank(struct zs_plan *p)
     for (int i = 1; i < p->nfeasible; i++) {
         int k = p->order[i], j = i - 1;
         while (j >= 0) {
-            const struct zs_candidate *a = &p->cand[k], *b = &p->cand[p->order[j]];
+            const struct zs_candidate *a = &p->cand[k],
+                                      *b = &p->cand[p->order[j]];
             bool better = a->score > b->score * (1 + 1e-9) ||
-                          (a->score >= b->score * (1 - 1e-9) && simpler(&a->cfg, &b->cfg));
+                          (a->score >= b->score * (1 - 1e-9) &&
+                           simpler(&a->cfg, &b->cfg));
             if (!better)
                 break;
             p->order[j + 1] = p->order[j];
@@ -302,15 +315,17 @@ static void rank(struct zs_plan *p)
 
 /* Nothing fits: what would?  More host RAM, LoRA/QLoRA, more nodes, shorter
  * sequences — each checked by simulating the candidates again. */
-static void suggest(struct zs_plan *p, const struct zs_model *m, const struct zs_cluster *cl,
-                    const struct zs_cfg *base, const struct zs_plan_opts *po)
+static void suggest(struct zs_plan *p, const struct zs_model *m,
+                    const struct zs_cluster *cl, const struct zs_cfg *base,
+                    const struct zs_plan_opts *po)
 {
     char a[32], b[32];
     int64_t best_host = -1;
     int hi = -1;
     for (int i = 0; i < p->n; i++) {
         const struct zs_candidate *c = &p->cand[i];
-        if (c->status == ZS_CAND_HOST_OOM && (best_host < 0 || c->res.oom.needed_bytes < best_host)) {
+        if (c->status == ZS_CAND_HOST_OOM &&
+            (best_host < 0 || c->res.oom.needed_bytes < best_host)) {
             best_host = c->res.oom.needed_bytes;
             hi = i;
         }
@@ -318,10 +333,12 @@ static void suggest(struct zs_plan *p, const struct zs_model *m, const struct zs
     if (hi >= 0 && p->nsuggest < 6) {
         char lab[160];
         zs_plan_cand_label(&p->cand[hi], lab, sizeof lab);
-        snprintf(p->suggestion[p->nsuggest++], 256,
-                 "more host RAM: %s per node (have %s) lets '%s' fit the GPUs and the host",
-                 zs_fmt_bytes(a, sizeof a, best_host + cl->node.host_reserved_bytes),
-                 zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes), lab);
+        snprintf(
+            p->suggestion[p->nsuggest++], 256,
+            "more host RAM: %s per node (have %s) lets '%s' fit the GPUs and "
+            "the host",
+            zs_fmt_bytes(a, sizeof a, best_host + cl->node.host_reserved_bytes),
+            zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes), lab);
     }
     {
         struct zs_plan_opts q = *po;
@@ -337,13 +354,15 @@ static void suggest(struct zs_plan *p, const struct zs_model *m, const struct zs
                 if (sub.best >= 0 && p->nsuggest < 6) {
                     char lab[160];
                     zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
-                    snprintf(p->suggestion[p->nsuggest++], 256,
-                             "%s (rank %lld) fits: best '%s', %.0f tok/s per GPU",
-                             k ? "QLoRA" : "LoRA", (long long)c.lora_rank, lab,
-                             sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
+                    snprintf(
+                        p->suggestion[p->nsuggest++], 256,
+                        "%s (rank %lld) fits: best '%s', %.0f tok/s per GPU",
+                        k ? "QLoRA" : "LoRA", (long long)c.lora_rank, lab,
+                        sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
                 }
                 zs_plan_release(&sub);
-                if (p->nsuggest && strstr(p->suggestion[p->nsuggest - 1], "LoRA"))
+                if (p->nsuggest &&
+                    strstr(p->suggestion[p->nsuggest - 1], "LoRA"))
                     break;
             }
         }
@@ -352,14 +371,18 @@ static void suggest(struct zs_plan *p, const struct zs_model *m, const struct zs
             struct zs_plan sub;
             struct zs_err e;
             more.nodes = cl->nodes * 2;
-            snprintf(more.spec, sizeof more.spec, "%dx%s", more.nodes, cl->node.gpu.name);
+            snprintf(more.spec, sizeof more.spec, "%dx%s", more.nodes,
+                     cl->node.gpu.name);
             if (zs_plan_run(m, &more, base, &q, &sub, &e) == 0) {
                 if (sub.best >= 0 && p->nsuggest < 6) {
                     char lab[160];
                     zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
-                    snprintf(p->suggestion[p->nsuggest++], 256,
-                             "more nodes: %d nodes fit with '%s', %.0f tok/s per GPU", more.nodes,
-                             lab, sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
+                    snprintf(
+                        p->suggestion[p->nsuggest++], 256,
+                        "more nodes: %d nodes fit with '%s', %.0f tok/s per "
+                        "GPU",
+                        more.nodes, lab,
+                        sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
                 }
                 zs_plan_release(&sub);
             }
@@ -374,8 +397,8 @@ static void suggest(struct zs_plan *p, const struct zs_model *m, const struct zs
                     char lab[160];
                     zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
                     snprintf(p->suggestion[p->nsuggest++], 256,
-                             "shorter sequences: seq %lld fits with '%s'", (long long)c.seq_len,
-                             lab);
+                             "shorter sequences: seq %lld fits with '%s'",
+                             (long long)c.seq_len, lab);
                 }
                 zs_plan_release(&sub);
             }
@@ -384,8 +407,8 @@ static void suggest(struct zs_plan *p, const struct zs_model *m, const struct zs
 }
 
 int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
-                const struct zs_cfg *base, const struct zs_plan_opts *po, struct zs_plan *p,
-                struct zs_err *err)
+                const struct zs_cfg *base, const struct zs_plan_opts *po,
+                struct zs_plan *p, struct zs_err *err)
 {
     double t0 = now_s();
     int rc;
@@ -433,7 +456,8 @@ void zs_plan_release(struct zs_plan *p)
 }
 
 /* DeepSpeed JSON for the best plan (the lint module writes it atomically). */
-int zs_plan_emit_ds(const struct zs_candidate *c, const char *path, struct zs_err *err)
+int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
+                    struct zs_err *err)
 {
     const struct zs_cfg *f = &c->cfg;
     struct zs_dsconfig ds;
@@ -483,4 +507,3 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path, struct zs_er
 #undef SETI
     return zs_dsconfig_write(&ds, path, err);
 }
-

@@ -27,32 +27,32 @@ enum zs_cand_status {
 
 struct zs_candidate {
     struct zs_cfg cfg;
-    int status;             /* enum zs_cand_status */
-    char reason[256];       /* for rejected candidates, with the numbers */
+    int status;       /* enum zs_cand_status */
+    char reason[256]; /* for rejected candidates, with the numbers */
     struct zs_sim_result res;
-    double score;           /* higher is better, by objective */
+    double score; /* higher is better, by objective */
 };
 
 struct zs_plan {
     struct zs_candidate *cand;
     int n, cap;
-    int best;               /* index or -1 */
-    int *order;             /* feasible candidates, best first */
+    int best;   /* index or -1 */
+    int *order; /* feasible candidates, best first */
     int nfeasible;
     double elapsed_s;
     int64_t events;
-    int64_t global_batch;   /* sequences per optimizer step */
+    int64_t global_batch; /* sequences per optimizer step */
     bool global_batch_default;
-    char suggestion[6][256];/* when nothing fits: what would */
+    char suggestion[6][256]; /* when nothing fits: what would */
     int nsuggest;
 };
 
 struct zs_plan_opts {
-    int framework_any;      /* 1: search DeepSpeed and FSDP2 */
-    int objective;          /* enum zs_objective */
-    int threads;            /* 0: 2 */
-    bool progress;          /* progress on stderr (terminal only) */
-    bool suggest;           /* when nothing fits, search what would */
+    int framework_any; /* 1: search DeepSpeed and FSDP2 */
+    int objective;     /* enum zs_objective */
+    int threads;       /* 0: 2 */
+    bool progress;     /* progress on stderr (terminal only) */
+    bool suggest;      /* when nothing fits, search what would */
 };
 
 /* base: model/gpus/seq/method/... as given (framework fixed unless
@@ -68,6 +68,7 @@ void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap);
 /* Writes a DeepSpeed JSON for candidate c (atomically): what
  * `plan --emit-ds-config` writes; it lints clean and `simulate --ds-config`
  * reads it back to the same configuration. */
-int zs_plan_emit_ds(const struct zs_candidate *c, const char *path, struct zs_err *err);
+int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
+                    struct zs_err *err);
 
 #endif

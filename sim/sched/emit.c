@@ -14,7 +14,7 @@ int zs_tag_now(const struct zs_bctx *b, int unit)
 }
 
 int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
-                int32_t d1, int32_t d2)
+                  int32_t d1, int32_t d2)
 {
     int32_t deps[3];
     int n = 0;
@@ -56,7 +56,7 @@ int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
 }
 
 int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
-                 const char *name, int unit, int32_t d0, int32_t d1)
+                   const char *name, int unit, int32_t d0, int32_t d1)
 {
     struct zs_task_desc d;
     memset(&d, 0, sizeof d);
@@ -70,7 +70,7 @@ int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
 }
 
 int32_t zs_t_mark(struct zs_bctx *b, int q, const char *name, int32_t d0,
-                int32_t d1, int32_t d2)
+                  int32_t d1, int32_t d2)
 {
     struct zs_task_desc d;
     memset(&d, 0, sizeof d);
@@ -83,7 +83,7 @@ int32_t zs_t_mark(struct zs_bctx *b, int q, const char *name, int32_t d0,
 }
 
 int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
-                 unsigned flags, const char *name, int unit, int32_t d0)
+                   unsigned flags, const char *name, int unit, int32_t d0)
 {
     struct zs_task_desc d;
     if (bytes <= 0)
@@ -126,7 +126,7 @@ int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0)
 }
 
 int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
-                const char *name, int unit, int32_t d0, int32_t d1)
+                  const char *name, int unit, int32_t d0, int32_t d1)
 {
     struct zs_task_desc d;
     if (bytes <= 0)
@@ -155,13 +155,15 @@ int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
 }
 
 int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
-                const char *name, int unit, int32_t d0, int32_t d1)
+                  const char *name, int unit, int32_t d0, int32_t d1)
 {
-    return zs_t_coll_group(b, q, kind, bytes, (int)b->c->world, name, unit, d0, d1);
+    return zs_t_coll_group(b, q, kind, bytes, (int)b->c->world, name, unit, d0,
+                           d1);
 }
 
-int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
-                        int ranks, const char *name, int unit, int32_t d0, int32_t d1)
+int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind,
+                        double bytes, int ranks, const char *name, int unit,
+                        int32_t d0, int32_t d1)
 {
     struct zs_task_desc d;
     const struct zs_cluster *cl = b->su->cluster;
@@ -202,7 +204,7 @@ int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind, double byte
 }
 
 int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
-               int cls, const char *name, int32_t d0)
+                 int cls, const char *name, int32_t d0)
 {
     struct zs_task_desc d;
     if (bytes <= 0)
@@ -228,7 +230,7 @@ int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
 }
 
 int32_t zs_t_gpu_mem(struct zs_bctx *b, int q, double bytes, int cls,
-                   const char *name, int unit, int32_t d0, int32_t d1)
+                     const char *name, int unit, int32_t d0, int32_t d1)
 {
     const struct zs_gpu *g = &b->node->gpu;
     if (b->ex) {
@@ -236,7 +238,7 @@ int32_t zs_t_gpu_mem(struct zs_bctx *b, int q, double bytes, int cls,
         b->ex->cur.bytes = (int64_t)bytes;
     }
     return zs_t_delay(b, q, (int64_t)(zs_gpu_membound_s(g, bytes) * 1e9), cls,
-                    name, unit, d0, d1);
+                      name, unit, d0, d1);
 }
 
 int32_t zs_t_drain(struct zs_bctx *b, const char *name)
@@ -253,8 +255,8 @@ int32_t zs_t_drain(struct zs_bctx *b, const char *name)
     return h;
 }
 
-int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32_t d0,
-                     int32_t d1)
+int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name,
+                     int32_t d0, int32_t d1)
 {
     const struct zs_unit *un = &b->units[u];
     const struct zs_piece *p = b->pieces + un->piece_off + (bwd ? un->npf : 0);
@@ -270,17 +272,21 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32
          * tokens x (h_q + 2 h_kv) x 2 B in, tokens x h_q x 2 B out. */
         const struct zs_model *m = b->m;
         double t_loc = (double)b->tokens;
-        a2a_in = t_loc * (double)((m->n_heads + 2 * m->n_kv_heads) * m->head_dim) * 2 * sp;
+        a2a_in = t_loc *
+                 (double)((m->n_heads + 2 * m->n_kv_heads) * m->head_dim) * 2 *
+                 sp;
         a2a_out = t_loc * (double)(m->n_heads * m->head_dim) * 2 * sp;
-        d0 = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL, bwd ? a2a_out : a2a_in, sp,
-                             "Ulysses all-to-all", u, d0, d1);
+        d0 = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL,
+                             bwd ? a2a_out : a2a_in, sp, "Ulysses all-to-all",
+                             u, d0, d1);
         d1 = -1;
     }
     if (!b->ex) {
         t = zs_t_delay(b, b->q_comp, (int64_t)(bwd ? un->bwd_ns : un->fwd_ns),
                        ZS_CLS_COMPUTE, name, u, d0, d1);
         if (a2a_in > 0)
-            t = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL, bwd ? a2a_in : a2a_out, sp,
+            t = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL,
+                                bwd ? a2a_in : a2a_out, sp,
                                 "Ulysses all-to-all", u, t, -1);
         return t;
     }
@@ -299,8 +305,9 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32
     if (n == 0)
         t = zs_t_mark(b, b->q_comp, name, d0, d1, -1);
     if (a2a_in > 0)
-        t = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL, bwd ? a2a_in : a2a_out, sp,
-                            "Ulysses all-to-all", u, t, -1);
+        t = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL,
+                            bwd ? a2a_in : a2a_out, sp, "Ulysses all-to-all", u,
+                            t, -1);
     return t;
 }
 
@@ -316,24 +323,28 @@ void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao)
     ao->lora_rank = b->mo.lora_rank;
 }
 
-void zs_run_steps(struct zs_bctx *b, void *ctx, void (*micro)(void *ctx, bool boundary),
+void zs_run_steps(struct zs_bctx *b, void *ctx,
+                  void (*micro)(void *ctx, bool boundary),
                   void (*opt)(void *ctx, bool first))
 {
     for (int st = 0; st < b->nsteps; st++) {
         int maxm = b->su->plan_mode ? 2 : 3;
         int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
         b->step = st + 1;
-        b->step_start[st] = zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
+        b->step_start[st] =
+            zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
         b->nmicro_sim[st] = nm;
         for (int mi = 0; mi < nm; mi++) {
             b->micro = mi;
-            b->micro_start[st][mi] =
-                zs_t_mark(b, b->q_host, "micro-step start", b->last_host, -1, -1);
+            b->micro_start[st][mi] = zs_t_mark(b, b->q_host, "micro-step start",
+                                               b->last_host, -1, -1);
             micro(ctx, mi == nm - 1);
-            b->micro_end[st][mi] = zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
+            b->micro_end[st][mi] =
+                zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
         }
         opt(ctx, st == 0);
         zs_t_drain(b, "step drain");
-        b->step_end[st] = zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);
+        b->step_end[st] =
+            zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);
     }
 }

@@ -33,12 +33,14 @@
 struct fs {
     struct zs_bctx *b;
     bool off, reshard, full_ckpt;
-    int32_t prev_copyout;  /* copy-out of the previous unshard */
-    int32_t prev_agbuf;    /* its all-gather output, freed after the next copy-out */
-    int32_t prev_rs;       /* previous reduce-scatter (one in flight) */
-    int32_t *saved, *ungathered; /* per unit: saved activations, unsharded params */
-    int32_t *grad_host;    /* per unit: pinned grad allocation (offload) */
-    int32_t *grad_gpu;     /* per unit: sharded fp32 grads on GPU (no offload) */
+    int32_t prev_copyout; /* copy-out of the previous unshard */
+    int32_t
+        prev_agbuf;  /* its all-gather output, freed after the next copy-out */
+    int32_t prev_rs; /* previous reduce-scatter (one in flight) */
+    int32_t *saved,
+        *ungathered;    /* per unit: saved activations, unsharded params */
+    int32_t *grad_host; /* per unit: pinned grad allocation (offload) */
+    int32_t *grad_gpu;  /* per unit: sharded fp32 grads on GPU (no offload) */
     int32_t logits, logprobs, act_bwd;
 };
 
@@ -50,24 +52,29 @@ static void unshard(struct fs *s, int g)
     int32_t t, ag, launch;
     if (s->ungathered[g] >= 0)
         return;
-    launch = zs_t_delay(b, b->q_host, 10000, ZS_CLS_HOST, "unshard (foreach copy-in)", g,
-                      b->last_host, -1);
+    launch = zs_t_delay(b, b->q_host, 10000, ZS_CLS_HOST,
+                        "unshard (foreach copy-in)", g, b->last_host, -1);
     t = launch;
     if (s->off) {
-        int32_t f32 = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard * 4, 0, "fp32 shard (H2D)", g, t);
+        int32_t f32 = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard * 4, 0,
+                                 "fp32 shard (H2D)", g, t);
         t = zs_t_pcie(b, b->q_cpy, 0, (double)shard * 4, b->c->pin_param,
-                    "H2D fp32 shard (async)", g, f32, s->prev_copyout);
-        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 6, ZS_CLS_COPY, "cast to bf16", g, t, -1);
+                      "H2D fp32 shard (async)", g, f32, s->prev_copyout);
+        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 6, ZS_CLS_COPY,
+                         "cast to bf16", g, t, -1);
         zs_t_free(b, b->q_cpy, f32, t);
     }
-    ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full * 2, 0, "all-gather output", g, t);
-    t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 4, ZS_CLS_COPY, "all-gather copy-in", g, ag,
-                   s->prev_copyout);
-    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full * 2, "all-gather params", g, t, -1);
+    ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full * 2, 0, "all-gather output", g,
+                    t);
+    t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 4, ZS_CLS_COPY,
+                     "all-gather copy-in", g, ag, s->prev_copyout);
+    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full * 2,
+                  "all-gather params", g, t, -1);
     /* copy-out on the compute stream into per-parameter storages */
-    s->ungathered[g] = zs_t_alloc(b, b->q_comp, b->p_gpu, full * 2, 0, "unsharded params", g, t);
-    t = zs_t_gpu_mem(b, b->q_comp, (double)full * 4, ZS_CLS_COPY, "all-gather copy-out", g,
-                   s->ungathered[g], t);
+    s->ungathered[g] = zs_t_alloc(b, b->q_comp, b->p_gpu, full * 2, 0,
+                                  "unsharded params", g, t);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)full * 4, ZS_CLS_COPY,
+                     "all-gather copy-out", g, s->ungathered[g], t);
     if (s->prev_agbuf >= 0)
         zs_t_free(b, b->q_comp, s->prev_agbuf, t);
     s->prev_agbuf = ag;
@@ -85,9 +92,10 @@ static void reshard(struct fs *s, int g, int32_t after)
 
 static int32_t launch(struct zs_bctx *b, int g, int kernels)
 {
-    return zs_t_delay(b, b->q_host,
-                    zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
-                    ZS_CLS_HOST, "hooks + kernel launches", g, b->last_host, -1);
+    return zs_t_delay(
+        b, b->q_host,
+        zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
+        ZS_CLS_HOST, "hooks + kernel launches", g, b->last_host, -1);
 }
 
 static void reduce_grads(struct fs *s, int g, int32_t bwd)
@@ -99,39 +107,48 @@ static void reduce_grads(struct fs *s, int g, int32_t bwd)
     int32_t grads, in, out, t;
     if (n <= 0)
         return;
-    grads = zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0, "unsharded grads", g, bwd);
+    grads =
+        zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0, "unsharded grads", g, bwd);
     in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * 4, 0,
-                  "reduce-scatter input (fp32)", g, grads);
-    t = zs_t_gpu_mem(b, b->q_comp, (double)n * 6, ZS_CLS_COPY, "chunk_cat copy-in", g, in, -1);
+                    "reduce-scatter input (fp32)", g, grads);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)n * 6, ZS_CLS_COPY,
+                     "chunk_cat copy-in", g, in, -1);
     zs_t_free(b, b->q_comp, grads, t);
-    out = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * 4, 0, "reduce-scatter output", g, t);
-    t = zs_t_coll(b, b->q_rs, ZS_COLL_REDUCESCATTER, (double)shard * b->c->world * 4,
-                "reduce-scatter grads", g, out, s->prev_rs);
+    out = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * 4, 0,
+                     "reduce-scatter output", g, t);
+    t = zs_t_coll(b, b->q_rs, ZS_COLL_REDUCESCATTER,
+                  (double)shard * b->c->world * 4, "reduce-scatter grads", g,
+                  out, s->prev_rs);
     t = zs_t_free(b, b->q_rs, in, t);
     if (s->off) {
         if (b->micro == 0) {
             /* new pinned CPU tensor per parameter; non_blocking D2H */
             if (s->grad_host[g] < 0)
-                s->grad_host[g] = zs_t_alloc(b, b->q_rs, b->p_host, shard * 4,
-                                           b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
-                                           "sharded fp32 grads (pinned, per param)", g, t);
+                s->grad_host[g] =
+                    zs_t_alloc(b, b->q_rs, b->p_host, shard * 4,
+                               b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
+                               "sharded fp32 grads (pinned, per param)", g, t);
             t = zs_t_pcie(b, b->q_rs, 1, (double)shard * 4, b->c->pin_optimizer,
-                        "D2H sharded grads", g, t, -1);
+                          "D2H sharded grads", g, t, -1);
         } else {
             /* accumulation: blocking copy, add on the CPU */
-            int32_t tmp = zs_t_alloc(b, b->q_rs, b->p_host, shard * 4, 0, "grad copy (accumulate)", g, t);
-            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * 4, false, "D2H grads (blocking)", g, tmp, -1);
-            zs_t_mark(b, b->q_host, "host waits grad copy", t, b->last_host, -1);
-            zs_t_cpu(b, (double)shard * 12, b->node->torch_adam_bytes_per_s_per_core, ZS_CLS_OPT,
-                   "accumulate grads on CPU", b->last_host);
+            int32_t tmp = zs_t_alloc(b, b->q_rs, b->p_host, shard * 4, 0,
+                                     "grad copy (accumulate)", g, t);
+            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * 4, false,
+                          "D2H grads (blocking)", g, tmp, -1);
+            zs_t_mark(b, b->q_host, "host waits grad copy", t, b->last_host,
+                      -1);
+            zs_t_cpu(b, (double)shard * 12,
+                     b->node->torch_adam_bytes_per_s_per_core, ZS_CLS_OPT,
+                     "accumulate grads on CPU", b->last_host);
             zs_t_free(b, b->q_host, tmp, b->last_host);
         }
     } else {
         if (s->grad_gpu[g] < 0)
             s->grad_gpu[g] = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * 4, 0,
-                                      "sharded fp32 grads", g, t);
-        t = zs_t_gpu_mem(b, b->q_rs, (double)shard * 12, ZS_CLS_COPY, "accumulate sharded grads",
-                       g, t, -1);
+                                        "sharded fp32 grads", g, t);
+        t = zs_t_gpu_mem(b, b->q_rs, (double)shard * 12, ZS_CLS_COPY,
+                         "accumulate sharded grads", g, t, -1);
     }
     t = zs_t_free(b, b->q_rs, out, t);
     s->prev_rs = t;
@@ -153,10 +170,12 @@ static void micro_step(struct fs *s)
     for (int g = 1; g < n; g++) {
         unshard(s, g);
         l = launch(b, g, b->units[g].kernels_fwd);
-        s->saved[g] = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_saved_per_layer(b->m, &ao),
-                               0, "saved activations", g, l);
-        work = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao), 0,
-                        "forward workspace", g, l);
+        s->saved[g] = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                 zs_model_act_saved_per_layer(b->m, &ao), 0,
+                                 "saved activations", g, l);
+        work =
+            zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao),
+                       0, "forward workspace", g, l);
         c = zs_t_compute(b, g, false, "forward", l, -1);
         zs_t_free(b, b->q_comp, work, c);
         if (s->reshard)
@@ -164,12 +183,14 @@ static void micro_step(struct fs *s)
     }
     /* root's tail: final norm, lm_head, loss */
     l = launch(b, 0, b->units[0].kernels_fwd);
-    s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0, "logits (bf16)", 0, l);
+    s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0,
+                           "logits (bf16)", 0, l);
     c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
     {
-        int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0, "logits upcast (fp32)", 0, c);
+        int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0,
+                                 "logits upcast (fp32)", 0, c);
         s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
-                               "log-softmax (fp32, saved)", 0, f32);
+                                 "log-softmax (fp32, saved)", 0, f32);
         zs_t_free(b, b->q_comp, f32, s->logprobs);
     }
 
@@ -177,9 +198,11 @@ static void micro_step(struct fs *s)
     {
         int32_t g32, g16;
         l = launch(b, 0, b->units[0].kernels_bwd);
-        g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0, "logits grad (fp32)", 0, l);
+        g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0,
+                         "logits grad (fp32)", 0, l);
         zs_t_free(b, b->q_comp, s->logprobs, g32);
-        g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0, "logits grad (bf16)", 0, g32);
+        g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0,
+                         "logits grad (bf16)", 0, g32);
         zs_t_free(b, b->q_comp, g32, g16);
         c = zs_t_compute(b, 0, true, "backward", g16, -1);
         zs_t_free(b, b->q_comp, g16, c);
@@ -191,10 +214,11 @@ static void micro_step(struct fs *s)
         if (g > 1)
             unshard(s, g - 1); /* backward prefetch: one group ahead */
         l = launch(b, g, b->units[g].kernels_bwd);
-        s->act_bwd = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
-                              s->full_ckpt ? "recomputed layer + backward workspace"
-                                           : "backward workspace",
-                              g, l);
+        s->act_bwd = zs_t_alloc(
+            b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
+            s->full_ckpt ? "recomputed layer + backward workspace"
+                         : "backward workspace",
+            g, l);
         if (s->full_ckpt)
             c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
         c = zs_t_compute(b, g, true, "backward", l, -1);
@@ -217,16 +241,17 @@ static void optimizer_step(struct fs *s, bool first)
     struct zs_bctx *b = s->b;
     int64_t T = b->T;
     b->phase = ZS_PH_OPTIMIZER;
-    zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce", -1, b->last_host, -1);
+    zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce", -1,
+              b->last_host, -1);
     if (s->off) {
         if (first && b->n_adam_alloc < 64)
-            b->adam_alloc[b->n_adam_alloc++] =
-                zs_t_alloc(b, b->q_host, b->p_host, T * 8, 0, "AdamW exp_avg + exp_avg_sq (lazy)",
-                         -1, b->last_host);
+            b->adam_alloc[b->n_adam_alloc++] = zs_t_alloc(
+                b, b->q_host, b->p_host, T * 8, 0,
+                "AdamW exp_avg + exp_avg_sq (lazy)", -1, b->last_host);
         /* torch CPU AdamW: same 28 B/element as DeepSpeed's kernel but at
          * torch's per-core rate (mechanics §5, FSDP2 data point) */
-        zs_t_cpu(b, (double)T * 28, b->node->torch_adam_bytes_per_s_per_core, ZS_CLS_OPT,
-               "torch AdamW (CPU)", b->last_host);
+        zs_t_cpu(b, (double)T * 28, b->node->torch_adam_bytes_per_s_per_core,
+                 ZS_CLS_OPT, "torch AdamW (CPU)", b->last_host);
         /* zero_grad(set_to_none): pinned grads return to the host cache */
         for (int g = 0; g < b->nunits; g++) {
             zs_t_free(b, b->q_host, s->grad_host[g], b->last_host);
@@ -234,15 +259,17 @@ static void optimizer_step(struct fs *s, bool first)
         }
     } else {
         int32_t a;
-        bool q8 = b->c->optimizer != ZS_OPT_ADAMW; /* bitsandbytes: ≈2 B/element (zero.c) */
+        bool q8 = b->c->optimizer !=
+                  ZS_OPT_ADAMW; /* bitsandbytes: ≈2 B/element (zero.c) */
         if (first && b->n_adam_alloc < 64)
             b->adam_alloc[b->n_adam_alloc++] =
-                zs_t_alloc(b, b->q_comp, b->p_gpu, q8 ? T * 2 + (T / 2048 + 1) * 8 : T * 8, 0,
+                zs_t_alloc(b, b->q_comp, b->p_gpu,
+                           q8 ? T * 2 + (T / 2048 + 1) * 8 : T * 8, 0,
                            q8 ? "AdamW 8-bit states (bitsandbytes, lazy)"
                               : "AdamW exp_avg + exp_avg_sq (lazy)",
                            -1, b->last_host);
-        a = zs_t_gpu_mem(b, b->q_comp, (double)T * 28, ZS_CLS_OPT, "AdamW (GPU, foreach)", -1,
-                       b->last_host, -1);
+        a = zs_t_gpu_mem(b, b->q_comp, (double)T * 28, ZS_CLS_OPT,
+                         "AdamW (GPU, foreach)", -1, b->last_host, -1);
         for (int g = 0; g < b->nunits; g++) {
             zs_t_free(b, b->q_comp, s->grad_gpu[g], a);
             s->grad_gpu[g] = -1;
@@ -285,14 +312,16 @@ int zs_build_fsdp2(struct zs_bctx *b)
     b->phase = ZS_PH_INIT;
     b->step = 0;
     zs_t_alloc(b, b->q_host, b->p_host, ZS_HOST_RUNTIME_BYTES, 0,
-             "process runtime (python, torch, CUDA host side)", -1, -1);
+               "process runtime (python, torch, CUDA host side)", -1, -1);
     for (int g = 0; g < n; g++) {
         const struct zs_unit *u = &b->units[g];
         if (s.off) /* _init_sharded_param: .cpu().pin_memory() per parameter */
             zs_t_alloc(b, b->q_host, b->p_host, u->part_elems * 4,
-                     b->c->pin_param ? ZS_ALLOC_PINNED : 0, "sharded fp32 params (pinned)", g, -1);
+                       b->c->pin_param ? ZS_ALLOC_PINNED : 0,
+                       "sharded fp32 params (pinned)", g, -1);
         else
-            zs_t_alloc(b, b->q_comp, b->p_gpu, u->part_elems * 4, 0, "sharded fp32 params", g, -1);
+            zs_t_alloc(b, b->q_comp, b->p_gpu, u->part_elems * 4, 0,
+                       "sharded fp32 params", g, -1);
     }
 
     zs_run_steps(b, &s, fs_micro, fs_opt);

@@ -20,14 +20,16 @@
 
 const char *zs_cls_name(int cls)
 {
-    static const char *const n[] = {"compute", "collective", "pcie", "optimizer",
-                                    "host",    "memory",     "sync", "copy"};
+    static const char *const n[] = {"compute",   "collective", "pcie",
+                                    "optimizer", "host",       "memory",
+                                    "sync",      "copy"};
     return cls >= 0 && cls < ZS_CLS_COUNT ? n[cls] : "?";
 }
 
 const char *zs_phase_name(int ph)
 {
-    static const char *const n[] = {"init", "forward", "backward", "optimizer step"};
+    static const char *const n[] = {"init", "forward", "backward",
+                                    "optimizer step"};
     return ph >= 0 && ph < ZS_PH_COUNT ? n[ph] : "?";
 }
 
@@ -65,8 +67,8 @@ static int cause(const struct zs_bctx *b, int32_t task, int64_t gap_start)
 }
 
 /* Breakdown of [t0, t1] into br[BR_N] seconds. */
-static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1, int32_t end_task,
-                      double br[BR_N])
+static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1,
+                      int32_t end_task, double br[BR_N])
 {
     int32_t n = zs_sim_ntasks(b->sim);
     int64_t prev_end = t0;
@@ -74,7 +76,8 @@ static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1, int32_t e
     for (int32_t i = 0; i < n; i++) {
         const struct zs_task_rec *r = zs_sim_task(b->sim, i);
         int64_t s, e;
-        if (r->queue != b->q_comp || (r->kind != ZS_TASK_DELAY && r->kind != ZS_TASK_FLOW))
+        if (r->queue != b->q_comp ||
+            (r->kind != ZS_TASK_DELAY && r->kind != ZS_TASK_FLOW))
             continue;
         s = r->start_ns;
         e = r->end_ns;
@@ -102,8 +105,8 @@ static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1, int32_t e
 }
 
 /* Peak of a pool within [t0, t1]: the log index of the maximum. */
-static int64_t window_peak(const struct zs_bctx *b, int pool, int64_t t0, int64_t t1,
-                           bool reserved, int64_t *value)
+static int64_t window_peak(const struct zs_bctx *b, int pool, int64_t t0,
+                           int64_t t1, bool reserved, int64_t *value)
 {
     int64_t n, best = -1, bestv = -1, before = 0;
     const struct zs_mem_event *log = zs_sim_pool_log(b->sim, pool, &n);
@@ -128,18 +131,22 @@ static int64_t window_peak(const struct zs_bctx *b, int pool, int64_t t0, int64_
     return best;
 }
 
-static void describe_task(const struct zs_bctx *b, int32_t task, char *buf, size_t cap)
+static void describe_task(const struct zs_bctx *b, int32_t task, char *buf,
+                          size_t cap)
 {
     const struct zs_task_rec *r = zs_sim_task(b->sim, task);
     char unit[96];
     int tag = r->tag;
     int u = ZS_TAG_UNIT(tag);
     if (u == ZS_NO_UNIT)
-        snprintf(buf, cap, "%s, step %d micro-step %d", zs_phase_name(ZS_TAG_PHASE(tag)),
-                 ZS_TAG_STEP(tag), ZS_TAG_MICRO(tag) + 1);
+        snprintf(buf, cap, "%s, step %d micro-step %d",
+                 zs_phase_name(ZS_TAG_PHASE(tag)), ZS_TAG_STEP(tag),
+                 ZS_TAG_MICRO(tag) + 1);
     else
-        snprintf(buf, cap, "%s of %s, step %d micro-step %d", zs_phase_name(ZS_TAG_PHASE(tag)),
-                 zs_unit_name(b, u, unit, sizeof unit), ZS_TAG_STEP(tag), ZS_TAG_MICRO(tag) + 1);
+        snprintf(buf, cap, "%s of %s, step %d micro-step %d",
+                 zs_phase_name(ZS_TAG_PHASE(tag)),
+                 zs_unit_name(b, u, unit, sizeof unit), ZS_TAG_STEP(tag),
+                 ZS_TAG_MICRO(tag) + 1);
 }
 
 /* What was live just after log index seq, grouped by buffer name. */
@@ -200,7 +207,8 @@ static void live_set(const struct zs_bctx *b, int pool, int64_t seq,
         if (best < 0)
             break;
         if (g[best].count > 1)
-            snprintf(out[k].name, sizeof out[k].name, "%s (x%d)", g[best].name, g[best].count);
+            snprintf(out[k].name, sizeof out[k].name, "%s (x%d)", g[best].name,
+                     g[best].count);
         else
             snprintf(out[k].name, sizeof out[k].name, "%s", g[best].name);
         out[k].bytes = g[best].bytes;
@@ -220,8 +228,9 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
     double br[BR_N], brm[BR_N];
     double dur, extra = 0;
     int64_t v, seq;
-    const char *names[BR_N] = {"GPU compute", "exposed collectives", "host<->GPU copies (PCIe)",
-                               "the optimizer", "host overhead (hooks, launches, syncs)"};
+    const char *names[BR_N] = {"GPU compute", "exposed collectives",
+                               "host<->GPU copies (PCIe)", "the optimizer",
+                               "host overhead (hooks, launches, syncs)"};
     memset(r, 0, sizeof *r);
     if (t0 < 0 || t1 < 0)
         return;
@@ -235,7 +244,8 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
          * (sched.h) */
         int nm = b->nmicro_sim[st];
         int k = nm == 3 ? 1 : 0;
-        int64_t m0 = tend(b, b->micro_start[st][k]), m1 = tend(b, b->micro_start[st][k + 1]);
+        int64_t m0 = tend(b, b->micro_start[st][k]),
+                m1 = tend(b, b->micro_start[st][k + 1]);
         double times = (double)(c->accum - nm);
         extra = times * (double)(m1 - m0) * 1e-9;
         breakdown(b, m0, m1, b->micro_start[st][k + 1], brm);
@@ -253,19 +263,22 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
         for (int i = 1; i < BR_N; i++)
             if (br[i] > br[best])
                 best = i;
-        snprintf(r->bottleneck, sizeof r->bottleneck, "%s: %.0f%% of the step", names[best],
-                 r->time_s > 0 ? 100.0 * br[best] / r->time_s : 0);
+        snprintf(r->bottleneck, sizeof r->bottleneck, "%s: %.0f%% of the step",
+                 names[best], r->time_s > 0 ? 100.0 * br[best] / r->time_s : 0);
     }
-    r->tokens_per_s_per_gpu =
-        r->time_s > 0 ? (double)c->tokens_per_step / (double)c->world / r->time_s : 0;
-    r->mfu = r->tokens_per_s_per_gpu * res->model_flops_per_token / b->node->gpu.peak_bf16_flops;
+    r->tokens_per_s_per_gpu = r->time_s > 0 ? (double)c->tokens_per_step /
+                                                  (double)c->world / r->time_s
+                                            : 0;
+    r->mfu = r->tokens_per_s_per_gpu * res->model_flops_per_token /
+             b->node->gpu.peak_bf16_flops;
 
     seq = window_peak(b, b->p_gpu, t0, t1, false, &v);
     r->peak_gpu_allocated = v;
     if (seq >= 0) {
         int64_t n;
         const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_gpu, &n);
-        describe_task(b, log[seq].task, r->gpu_peak_where, sizeof r->gpu_peak_where);
+        describe_task(b, log[seq].task, r->gpu_peak_where,
+                      sizeof r->gpu_peak_where);
         live_set(b, b->p_gpu, seq, r->gpu_live, &r->n_gpu_live);
     }
     window_peak(b, b->p_gpu, t0, t1, true, &v);
@@ -276,7 +289,8 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
     if (seq >= 0) {
         int64_t n;
         const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_host, &n);
-        describe_task(b, log[seq].task, r->host_peak_where, sizeof r->host_peak_where);
+        describe_task(b, log[seq].task, r->host_peak_where,
+                      sizeof r->host_peak_where);
         live_set(b, b->p_host, seq, r->host_live, &r->n_host_live);
     }
     {
@@ -290,7 +304,8 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
 }
 
 /* First log event where the node's host memory exceeds its capacity. */
-static int64_t host_crossing(const struct zs_bctx *b, int64_t cap_per_node, int64_t *peak)
+static int64_t host_crossing(const struct zs_bctx *b, int64_t cap_per_node,
+                             int64_t *peak)
 {
     int64_t n, first = -1;
     const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_host, &n);
@@ -305,19 +320,21 @@ static int64_t host_crossing(const struct zs_bctx *b, int64_t cap_per_node, int6
     return first;
 }
 
-static void oom_from_task(const struct zs_bctx *b, int32_t task, struct zs_oom_info *o)
+static void oom_from_task(const struct zs_bctx *b, int32_t task,
+                          struct zs_oom_info *o)
 {
     const struct zs_task_rec *r = zs_sim_task(b->sim, task);
     int u = ZS_TAG_UNIT(r->tag);
-    snprintf(o->phase, sizeof o->phase, "%s", zs_phase_name(ZS_TAG_PHASE(r->tag)));
+    snprintf(o->phase, sizeof o->phase, "%s",
+             zs_phase_name(ZS_TAG_PHASE(r->tag)));
     o->step = ZS_TAG_STEP(r->tag);
     o->micro = ZS_TAG_MICRO(r->tag) + 1;
     if (u == ZS_NO_UNIT)
         snprintf(o->module, sizeof o->module, "%s", r->name ? r->name : "-");
     else {
         char un[96];
-        snprintf(o->module, sizeof o->module, "%s (%s)", zs_unit_name(b, u, un, sizeof un),
-                 r->name ? r->name : "-");
+        snprintf(o->module, sizeof o->module, "%s (%s)",
+                 zs_unit_name(b, u, un, sizeof un), r->name ? r->name : "-");
     }
 }
 
@@ -365,19 +382,26 @@ void zs_deepspeed_estimate(const struct zs_setup *su, int64_t *gpu_bytes,
     const struct zs_cfg *c = su->cfg;
     double total = (double)su->model->params_total;
     double largest = (double)su->model->largest_leaf_params;
-    double gpn = (double)c->procs_per_node, nodes = (double)(c->world / c->procs_per_node);
+    double gpn = (double)c->procs_per_node,
+           nodes = (double)(c->world / c->procs_per_node);
     double total_gpus = gpn * nodes, gpus_factor = 1.0 / nodes, abf = 1.5;
     bool zi = c->zero_init != ZS_NO;
     double largest_mem = 4 * largest, gpu, cpu;
     if (c->offload_optimizer != ZS_OFF_NONE) {
         if (c->offload_param != ZS_OFF_NONE) {
             gpu = largest_mem;
-            cpu = total * (zi ? 18 * gpus_factor
-                              : (4 * gpn > 18 * gpus_factor ? 4 * gpn : 18 * gpus_factor)) * abf;
+            cpu = total *
+                  (zi ? 18 * gpus_factor
+                      : (4 * gpn > 18 * gpus_factor ? 4 * gpn
+                                                    : 18 * gpus_factor)) *
+                  abf;
         } else {
             gpu = largest_mem + (double)(int64_t)(2 * total / total_gpus);
-            cpu = total * (zi ? 16 * gpus_factor
-                              : (4 * gpn > 16 * gpus_factor ? 4 * gpn : 16 * gpus_factor)) * abf;
+            cpu = total *
+                  (zi ? 16 * gpus_factor
+                      : (4 * gpn > 16 * gpus_factor ? 4 * gpn
+                                                    : 16 * gpus_factor)) *
+                  abf;
         }
     } else {
         gpu = largest_mem + (double)(int64_t)(18 * total / total_gpus);

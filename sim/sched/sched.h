@@ -28,14 +28,14 @@
 
 /* Task classes (engine `cls`), for the step-time breakdown and traces. */
 enum zs_cls {
-    ZS_CLS_COMPUTE,    /* GPU kernels of the model */
-    ZS_CLS_COLL,       /* NCCL collectives */
-    ZS_CLS_PCIE,       /* host<->device copies */
-    ZS_CLS_OPT,        /* optimizer: CPU Adam, GPU Adam, grad unscale */
-    ZS_CLS_HOST,       /* host-side work: kernel launches, hooks */
-    ZS_CLS_MEM,        /* allocations and frees */
-    ZS_CLS_SYNC,       /* joins and host waits */
-    ZS_CLS_COPY,       /* on-GPU copies (cat, cast, bucket copies) */
+    ZS_CLS_COMPUTE, /* GPU kernels of the model */
+    ZS_CLS_COLL,    /* NCCL collectives */
+    ZS_CLS_PCIE,    /* host<->device copies */
+    ZS_CLS_OPT,     /* optimizer: CPU Adam, GPU Adam, grad unscale */
+    ZS_CLS_HOST,    /* host-side work: kernel launches, hooks */
+    ZS_CLS_MEM,     /* allocations and frees */
+    ZS_CLS_SYNC,    /* joins and host waits */
+    ZS_CLS_COPY,    /* on-GPU copies (cat, cast, bucket copies) */
     ZS_CLS_COUNT
 };
 const char *zs_cls_name(int cls);
@@ -51,18 +51,19 @@ enum zs_phase {
 const char *zs_phase_name(int ph);
 
 /* Export sidecar (for `zsim schedule export`): per engine task, what the
- * CUDA harness should run in its place.  Filled only when zs_setup.ex is set. */
+ * CUDA harness should run in its place.  Filled only when zs_setup.ex is set.
+ */
 enum zs_xkind {
     ZS_X_NONE = -1,
     ZS_X_ALLOC, /* bytes, pool (0 GPU, 1 host), pinned */
     ZS_X_FREE,  /* buffer = the ALLOC task */
     ZS_X_H2D,   /* bytes, pinned */
     ZS_X_D2H,
-    ZS_X_GEMM,  /* count x [m x k] x [k x n] */
-    ZS_X_MEM,   /* memory-bound kernel moving bytes */
-    ZS_X_COLL,  /* coll (enum zs_coll), bytes = the full tensor */
-    ZS_X_CPU,   /* CPU optimizer work over elements */
-    ZS_X_WAIT   /* host-side work or wait */
+    ZS_X_GEMM, /* count x [m x k] x [k x n] */
+    ZS_X_MEM,  /* memory-bound kernel moving bytes */
+    ZS_X_COLL, /* coll (enum zs_coll), bytes = the full tensor */
+    ZS_X_CPU,  /* CPU optimizer work over elements */
+    ZS_X_WAIT  /* host-side work or wait */
 };
 
 struct zs_xtask {
@@ -127,19 +128,22 @@ struct zs_oom_info {
     char module[112];
     int64_t needed_bytes, available_bytes; /* peak it would take vs capacity */
     int64_t request_bytes;
-    int64_t needed_reserved_bytes; /* GPU: what the caching allocator reserved
-                                      without a limit (fragmentation included) */
+    int64_t
+        needed_reserved_bytes; /* GPU: what the caching allocator reserved
+                                  without a limit (fragmentation included) */
 };
 
 struct zs_sim_result {
     struct zs_step_result first, steady;
     struct zs_oom_info oom;
     int64_t events;
-    int64_t gpu_capacity_bytes;  /* for tensors: HBM - context - NCCL - reserved */
+    int64_t
+        gpu_capacity_bytes; /* for tensors: HBM - context - NCCL - reserved */
     int64_t host_capacity_per_node;
-    int64_t gpu_context_bytes;   /* CUDA context + NCCL, outside the allocator */
-    int64_t host_runtime_per_rank; /* process runtime overhead counted in host */
-    double model_flops_per_token;  /* executed fwd+bwd FLOPs/token for MFU */
+    int64_t gpu_context_bytes; /* CUDA context + NCCL, outside the allocator */
+    int64_t
+        host_runtime_per_rank;    /* process runtime overhead counted in host */
+    double model_flops_per_token; /* executed fwd+bwd FLOPs/token for MFU */
 };
 
 /* Runs init + first step + cfg->steps steady steps.  `sim` may be NULL (a

@@ -21,10 +21,10 @@
 /* Task tag layout: unit index (16 bits, 0xFFFF = none), phase (2), micro (6),
  * step (7). */
 #define ZS_TAG(unit, ph, micro, step)                                          \
-    ((int32_t)(((unit) & 0xFFFF) | (((ph) & 3) << 16) |                       \
+    ((int32_t)(((unit)&0xFFFF) | (((ph)&3) << 16) |                            \
                (((micro) > 63 ? 63 : (micro)) << 18) |                         \
                (((step) > 127 ? 127 : (step)) << 24)))
-#define ZS_TAG_UNIT(t) ((t) & 0xFFFF)
+#define ZS_TAG_UNIT(t) ((t)&0xFFFF)
 #define ZS_TAG_PHASE(t) (((t) >> 16) & 3)
 #define ZS_TAG_MICRO(t) (((t) >> 18) & 63)
 #define ZS_TAG_STEP(t) (((t) >> 24) & 127)
@@ -51,12 +51,12 @@ struct zs_unit {
     int64_t params;             /* elements gathered */
     int64_t gather_bytes;       /* bytes gathered (bf16, or 4-bit for QLoRA) */
     int64_t part_elems;         /* this rank's partition, elements */
-    int64_t trainable;          /* trainable elements (full: params; LoRA: adapters) */
+    int64_t trainable; /* trainable elements (full: params; LoRA: adapters) */
     int n_tensors;
-    bool persistent;            /* DeepSpeed: below the persistence threshold */
-    double fwd_ns, bwd_ns;      /* GPU time of this unit's forward / backward */
-    int piece_off, npf, npb;    /* forward then backward pieces in b->pieces */
-    bool has_attn;              /* runs the layer's attention core */
+    bool persistent;         /* DeepSpeed: below the persistence threshold */
+    double fwd_ns, bwd_ns;   /* GPU time of this unit's forward / backward */
+    int piece_off, npf, npb; /* forward then backward pieces in b->pieces */
+    bool has_attn;           /* runs the layer's attention core */
     int kernels_fwd, kernels_bwd;
     bool last_of_layer, first_of_layer;
 };
@@ -85,13 +85,13 @@ struct zs_bctx {
     /* units in forward order */
     struct zs_unit *units;
     int nunits, cap_units;
-    int64_t tokens;        /* tokens per micro-step on this rank */
-    int64_t P, T;          /* partition elements (all params), trainable partition */
+    int64_t tokens; /* tokens per micro-step on this rank */
+    int64_t P, T;   /* partition elements (all params), trainable partition */
     int64_t persistent_params;
 
     /* current position, for tags */
     int step, micro, phase;
-    int32_t last_host;     /* last task on the host queue */
+    int32_t last_host; /* last task on the host queue */
 
     /* step/micro windows (MARK task ids) */
     int32_t step_start[130], step_end[130];
@@ -108,9 +108,9 @@ struct zs_bctx {
     size_t scratch_cap;
 
     /* DeepSpeed coordinator state, by unit */
-    int32_t *ready;      /* task after which the unit's gathered params are usable */
-    int32_t *galloc;     /* ALLOC task of the unit's gathered params (-1 none) */
-    int32_t *galloc2;    /* a second buffer to free with it (flat buffer view) */
+    int32_t *ready; /* task after which the unit's gathered params are usable */
+    int32_t *galloc;  /* ALLOC task of the unit's gathered params (-1 none) */
+    int32_t *galloc2; /* a second buffer to free with it (flat buffer view) */
     bool *avail;
     int64_t n_avail;
     int32_t fetch_ring[2]; /* last two fetch events on the compute stream */
@@ -119,32 +119,33 @@ struct zs_bctx {
 
 /* emit.c */
 int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
-                int32_t d1, int32_t d2);
+                  int32_t d1, int32_t d2);
 int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
-                 const char *name, int unit, int32_t d0, int32_t d1);
+                   const char *name, int unit, int32_t d0, int32_t d1);
 int32_t zs_t_mark(struct zs_bctx *b, int q, const char *name, int32_t d0,
-                int32_t d1, int32_t d2);
+                  int32_t d1, int32_t d2);
 int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
-                 unsigned flags, const char *name, int unit, int32_t d0);
+                   unsigned flags, const char *name, int unit, int32_t d0);
 int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0);
 /* A copy over PCIe: dir 0 = H2D, 1 = D2H; pinned or pageable source.  Host
  * memory traffic is charged to the bus link (pageable copies stage through a
  * pinned bounce buffer: read + write + DMA = 3 x bytes; [assumption] from
  * CUDA's staged pageable memcpy, see docs). */
 int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
-                const char *name, int unit, int32_t d0, int32_t d1);
+                  const char *name, int unit, int32_t d0, int32_t d1);
 /* A collective: bytes = the full gathered / reduced tensor. */
 int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
-                const char *name, int unit, int32_t d0, int32_t d1);
+                  const char *name, int unit, int32_t d0, int32_t d1);
 /* The same among `ranks` ranks of one node (sequence-parallel groups). */
-int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
-                        int ranks, const char *name, int unit, int32_t d0, int32_t d1);
+int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind,
+                        double bytes, int ranks, const char *name, int unit,
+                        int32_t d0, int32_t d1);
 /* CPU work moving `bytes` through host memory using this rank's cores. */
 int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
-               int cls, const char *name, int32_t d0);
+                 int cls, const char *name, int32_t d0);
 /* An on-GPU memory-bound kernel (copies, casts, adds). */
 int32_t zs_t_gpu_mem(struct zs_bctx *b, int q, double bytes, int cls,
-                   const char *name, int unit, int32_t d0, int32_t d1);
+                     const char *name, int unit, int32_t d0, int32_t d1);
 int zs_tag_now(const struct zs_bctx *b, int unit);
 /* Host waits until every GPU queue has drained. */
 int32_t zs_t_drain(struct zs_bctx *b, const char *name);
@@ -159,8 +160,8 @@ const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,
 /* Emits unit u's forward (bwd = false) or backward compute on the compute
  * stream after d0, d1: one task, or one per piece when exporting.  Returns
  * the last task. */
-int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name, int32_t d0,
-                     int32_t d1);
+int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name,
+                     int32_t d0, int32_t d1);
 
 /* The activation options of this configuration (model.h). */
 void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao);
@@ -170,7 +171,8 @@ void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao);
  * sched.h) between "micro-step start/end" marks, the optimizer step, a drain
  * of every GPU queue and the "step end" mark.  micro(ctx, boundary) runs one
  * micro-step; opt(ctx, first) the optimizer step. */
-void zs_run_steps(struct zs_bctx *b, void *ctx, void (*micro)(void *ctx, bool boundary),
+void zs_run_steps(struct zs_bctx *b, void *ctx,
+                  void (*micro)(void *ctx, bool boundary),
                   void (*opt)(void *ctx, bool first));
 
 /* zero.c, fsdp2.c */

@@ -41,18 +41,23 @@ static int topology(struct zs_bctx *b)
 {
     const struct zs_node *nd = b->node;
     const struct zs_cfg *c = b->c;
-    int share = nd->gpus_per_pcie_switch < (int)c->procs_per_node ? nd->gpus_per_pcie_switch
-                                                                   : (int)c->procs_per_node;
+    int share = nd->gpus_per_pcie_switch < (int)c->procs_per_node
+                    ? nd->gpus_per_pcie_switch
+                    : (int)c->procs_per_node;
     double up = share > 0 && nd->pcie_switch_uplink_bytes_per_s > 0
                     ? nd->pcie_switch_uplink_bytes_per_s / share
                     : 0;
-    double h2d = nd->gpu.pcie_h2d_bytes_per_s, d2h = nd->gpu.pcie_d2h_bytes_per_s;
-    double bidir = nd->gpu.pcie_bidir_factor > 0 ? nd->gpu.pcie_bidir_factor : 1.0;
+    double h2d = nd->gpu.pcie_h2d_bytes_per_s,
+           d2h = nd->gpu.pcie_d2h_bytes_per_s;
+    double bidir =
+        nd->gpu.pcie_bidir_factor > 0 ? nd->gpu.pcie_bidir_factor : 1.0;
     double bus = nd->host_mem_bytes_per_s / (double)c->procs_per_node;
-    double fab = zs_cluster_busbw(b->su->cluster, ZS_COLL_ALLGATHER, 16.0 * (1 << 30),
-                                  (int)c->world, b->su->cluster->nodes);
-    double fab2 = zs_cluster_busbw(b->su->cluster, ZS_COLL_REDUCESCATTER, 16.0 * (1 << 30),
-                                   (int)c->world, b->su->cluster->nodes);
+    double fab =
+        zs_cluster_busbw(b->su->cluster, ZS_COLL_ALLGATHER, 16.0 * (1 << 30),
+                         (int)c->world, b->su->cluster->nodes);
+    double fab2 = zs_cluster_busbw(b->su->cluster, ZS_COLL_REDUCESCATTER,
+                                   16.0 * (1 << 30), (int)c->world,
+                                   b->su->cluster->nodes);
     int64_t gpu_cap;
     if (up > 0 && up < h2d)
         h2d = up;
@@ -64,7 +69,9 @@ static int topology(struct zs_bctx *b)
         fab = 1e12;
     b->h2d_pinned = h2d;
     b->d2h_pinned = d2h;
-    b->pageable = nd->gpu.pcie_pageable_bytes_per_s < h2d ? nd->gpu.pcie_pageable_bytes_per_s : h2d;
+    b->pageable = nd->gpu.pcie_pageable_bytes_per_s < h2d
+                      ? nd->gpu.pcie_pageable_bytes_per_s
+                      : h2d;
     b->cores = nd->cpu_cores / (int)c->procs_per_node;
     if (b->cores < 1)
         b->cores = 1;
@@ -80,14 +87,16 @@ static int topology(struct zs_bctx *b)
         b->q_cpy = zs_sim_add_queue(b->sim, "copy-in stream");
         b->l_h2d = zs_sim_add_link(b->sim, "PCIe H2D", h2d);
         b->l_d2h = zs_sim_add_link(b->sim, "PCIe D2H", d2h);
-        b->l_pcie = zs_sim_add_link(b->sim, "PCIe both directions", (h2d + d2h) * bidir);
+        b->l_pcie = zs_sim_add_link(b->sim, "PCIe both directions",
+                                    (h2d + d2h) * bidir);
         b->l_bus = zs_sim_add_link(b->sim, "host memory bus (rank share)", bus);
         b->l_fab = zs_sim_add_link(b->sim, "collective fabric", fab);
-        b->p_gpu = zs_sim_add_pool(b->sim, "GPU", ZS_POOL_CUDA_CACHING, gpu_cap);
+        b->p_gpu =
+            zs_sim_add_pool(b->sim, "GPU", ZS_POOL_CUDA_CACHING, gpu_cap);
         b->p_host = zs_sim_add_pool(b->sim, "host (rank)", ZS_POOL_HOST, 0);
-        if (b->q_host < 0 || b->q_comp < 0 || b->q_ag < 0 || b->q_rs < 0 || b->q_cpy < 0 ||
-            b->l_h2d < 0 || b->l_d2h < 0 || b->l_pcie < 0 || b->l_bus < 0 || b->l_fab < 0 ||
-            b->p_gpu < 0 || b->p_host < 0)
+        if (b->q_host < 0 || b->q_comp < 0 || b->q_ag < 0 || b->q_rs < 0 ||
+            b->q_cpy < 0 || b->l_h2d < 0 || b->l_d2h < 0 || b->l_pcie < 0 ||
+            b->l_bus < 0 || b->l_fab < 0 || b->p_gpu < 0 || b->p_host < 0)
             return ZS_ENOMEM;
     } else {
         zs_sim_reset(b->sim);
@@ -132,7 +141,8 @@ static int build(struct zs_bctx *b)
         b->ex->n = 0;
     /* tokens this rank processes per micro-step: Ulysses splits the sequence */
     b->tokens = b->c->micro_batch * b->c->seq_len / b->c->sp;
-    rc = b->c->framework == ZS_FW_FSDP2 ? zs_units_build_groups(b) : zs_units_build_leaves(b);
+    rc = b->c->framework == ZS_FW_FSDP2 ? zs_units_build_groups(b)
+                                        : zs_units_build_leaves(b);
     if (rc)
         return rc;
     b->P = b->T = b->persistent_params = 0;
@@ -160,11 +170,12 @@ static int build(struct zs_bctx *b)
     b->avail = zs_calloc((size_t)b->nunits, sizeof *b->avail);
     if (!b->ready || !b->galloc || !b->galloc2 || !b->avail)
         return ZS_ENOMEM;
-    return b->c->framework == ZS_FW_FSDP2 ? zs_build_fsdp2(b) : zs_build_deepspeed(b);
+    return b->c->framework == ZS_FW_FSDP2 ? zs_build_fsdp2(b)
+                                          : zs_build_deepspeed(b);
 }
 
-int zs_simulate(const struct zs_setup *su, zs_sim *sim, struct zs_sim_result *res,
-                struct zs_err *err)
+int zs_simulate(const struct zs_setup *su, zs_sim *sim,
+                struct zs_sim_result *res, struct zs_err *err)
 {
     struct zs_bctx b;
     int rc, run;
@@ -178,11 +189,14 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim, struct zs_sim_result *re
     b.mo.method = (enum zs_method)su->cfg->method;
     b.mo.lora_rank = (int)su->cfg->lora_rank;
     b.mo.lora_targets = ZS_ROLE_ALL_LINEAR;
-    b.nsteps = su->plan_mode ? 1 : 1 + (int)(su->cfg->steps > 128 ? 128 : su->cfg->steps);
+    b.nsteps = su->plan_mode
+                   ? 1
+                   : 1 + (int)(su->cfg->steps > 128 ? 128 : su->cfg->steps);
     if (own) {
         sim = zs_sim_new();
         if (!sim)
-            return zs_err_set(err, ZS_ENOMEM, "out of memory creating the simulation");
+            return zs_err_set(err, ZS_ENOMEM,
+                              "out of memory creating the simulation");
     }
     b.sim = sim;
     b.ex = su->ex;
@@ -191,12 +205,16 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim, struct zs_sim_result *re
         memset(&b.ex->cur, 0, sizeof b.ex->cur);
         b.ex->cur.kind = ZS_X_NONE;
     }
-    res->gpu_capacity_bytes = zs_gpu_usable_bytes(&b.node->gpu) - zs_reserved_on_rank(su->cfg, b.node);
-    res->gpu_context_bytes = b.node->gpu.cuda_context_bytes + b.node->gpu.nccl_bytes;
-    res->host_capacity_per_node = b.node->host_ram_bytes - b.node->host_reserved_bytes;
+    res->gpu_capacity_bytes = zs_gpu_usable_bytes(&b.node->gpu) -
+                              zs_reserved_on_rank(su->cfg, b.node);
+    res->gpu_context_bytes =
+        b.node->gpu.cuda_context_bytes + b.node->gpu.nccl_bytes;
+    res->host_capacity_per_node =
+        b.node->host_ram_bytes - b.node->host_reserved_bytes;
     res->host_runtime_per_rank = ZS_HOST_RUNTIME_BYTES;
-    res->model_flops_per_token = zs_model_flops_per_token_fwd(b.m, su->cfg->seq_len) *
-                                 (b.mo.method == ZS_METHOD_FULL ? 3.0 : 2.0);
+    res->model_flops_per_token =
+        zs_model_flops_per_token_fwd(b.m, su->cfg->seq_len) *
+        (b.mo.method == ZS_METHOD_FULL ? 3.0 : 2.0);
 
     rc = topology(&b);
     if (!rc)

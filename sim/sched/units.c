@@ -64,8 +64,8 @@ struct plist {
     int n;
 };
 
-static void add_gemm(const struct zs_bctx *b, struct plist *l, double m, double n, double k,
-                     double count)
+static void add_gemm(const struct zs_bctx *b, struct plist *l, double m,
+                     double n, double k, double count)
 {
     struct zs_piece *p;
     if (l->n >= 96 || m <= 0 || n <= 0 || k <= 0 || count <= 0)
@@ -92,8 +92,8 @@ static void add_mem(const struct zs_bctx *b, struct plist *l, double bytes)
     p->ns = mem_ns(b, bytes);
 }
 
-static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l, struct plist *f,
-                        struct plist *bw, int *kf, int *kb)
+static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
+                        struct plist *f, struct plist *bw, int *kf, int *kb)
 {
     const struct zs_model *m = b->m;
     double t = (double)b->tokens;
@@ -102,7 +102,8 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l, struct
     switch (l->kind) {
     case ZS_LEAF_LINEAR:
         add_gemm(b, f, t, (double)l->out_features, (double)l->in_features, 1);
-        if (b->mo.method == ZS_METHOD_QLORA) /* NF4 -> bf16 dequantise: read 0.5 B, write 2 B */
+        if (b->mo.method ==
+            ZS_METHOD_QLORA) /* NF4 -> bf16 dequantise: read 0.5 B, write 2 B */
             add_mem(b, f, (double)l->params * 2.5);
         if (frozen && (l->role & b->mo.lora_targets)) {
             double r = (double)b->mo.lora_rank;
@@ -116,7 +117,8 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l, struct
          * FLOP-equivalent to 3E GEMMs of [me x h] x [h x inter] */
         double e = (double)m->n_experts;
         double me = t * (double)m->experts_per_token / (e > 0 ? e : 1);
-        add_gemm(b, f, me, (double)l->out_features, (double)l->in_features, 3 * e);
+        add_gemm(b, f, me, (double)l->out_features, (double)l->in_features,
+                 3 * e);
         kernels = (int)(3 * e);
         break;
     }
@@ -156,15 +158,16 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l, struct
  * GEMMs [s x hd] x [hd x s/2] and [s x s/2] x [s/2 x hd] per head, causal)
  * and element-wise kernels (RoPE, SiLU*mul, residual adds; charged to the
  * layer's last unit). */
-static void layer_extras(const struct zs_bctx *b, struct plist *af, struct plist *ab,
-                         struct plist *ef, struct plist *eb)
+static void layer_extras(const struct zs_bctx *b, struct plist *af,
+                         struct plist *ab, struct plist *ef, struct plist *eb)
 {
     const struct zs_model *m = b->m;
     double t = (double)b->tokens;
     double hq = (double)(m->n_heads * m->head_dim);
     double hkv = (double)(m->n_kv_heads * m->head_dim);
-    double inter = m->n_experts ? (double)(m->moe_intermediate * m->experts_per_token)
-                                : (double)m->intermediate;
+    double inter = m->n_experts
+                       ? (double)(m->moe_intermediate * m->experts_per_token)
+                       : (double)m->intermediate;
     double ew = t * 2 * (2 * (hq + hkv) + 3 * inter + 4 * (double)m->hidden);
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double heads = (double)m->n_heads / (double)b->c->sp;
@@ -189,7 +192,8 @@ static int add_unit(struct zs_bctx *b, struct zs_unit *u, const struct plist *f,
                     const struct plist *bw)
 {
     size_t cap = (size_t)b->cap_units, pcap = b->cap_pieces;
-    if (zs_grow((void **)&b->units, &cap, (size_t)b->nunits + 1, sizeof *b->units))
+    if (zs_grow((void **)&b->units, &cap, (size_t)b->nunits + 1,
+                sizeof *b->units))
         return ZS_ENOMEM;
     b->cap_units = (int)cap;
     if (zs_grow((void **)&b->pieces, &pcap, b->npieces + (size_t)(f->n + bw->n),
@@ -212,8 +216,8 @@ static int add_unit(struct zs_bctx *b, struct zs_unit *u, const struct plist *f,
     return 0;
 }
 
-static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u, const struct zs_leaf *l,
-                           int layer)
+static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
+                           const struct zs_leaf *l, int layer)
 {
     int64_t w = b->c->world;
     memset(u, 0, sizeof *u);
@@ -229,7 +233,8 @@ static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u, const struct zs
         u->gather_bytes += u->trainable * 2;
     }
     u->part_elems = (u->params + w - 1) / w;
-    u->n_tensors = l->n_tensors + (u->trainable && b->mo.method != ZS_METHOD_FULL ? 2 : 0);
+    u->n_tensors =
+        l->n_tensors + (u->trainable && b->mo.method != ZS_METHOD_FULL ? 2 : 0);
     /* stage3_param_persistence_threshold: params with ds_numel <= threshold
      * stay gathered (partition_parameters.py; mechanics §1 "Persistence") */
     u->persistent = b->c->framework == ZS_FW_DEEPSPEED && b->c->zero == 3 &&
@@ -267,7 +272,8 @@ int zs_units_build_leaves(struct zs_bctx *b)
                 f.p[f.n++] = af.p[0];
                 bw.p[bw.n++] = ab.p[0];
             }
-            leaf_pieces(b, &m->layer[i], &f, &bw, &u.kernels_fwd, &u.kernels_bwd);
+            leaf_pieces(b, &m->layer[i], &f, &bw, &u.kernels_fwd,
+                        &u.kernels_bwd);
             if (i == o) {
                 u.kernels_fwd += 2;
                 u.kernels_bwd += 3;
@@ -295,8 +301,9 @@ int zs_units_build_leaves(struct zs_bctx *b)
 /* FSDP2: one group per decoder layer (fully_shard per block, the common
  * recipe: torchtitan, Accelerate's transformer auto-wrap) and the root group
  * (embedding, final norm, lm_head), gathered once for the whole micro-step. */
-static void group_add_leaf(struct zs_bctx *b, struct zs_unit *g, const struct zs_leaf *l,
-                           int layer, struct plist *f, struct plist *bw)
+static void group_add_leaf(struct zs_bctx *b, struct zs_unit *g,
+                           const struct zs_leaf *l, int layer, struct plist *f,
+                           struct plist *bw)
 {
     struct zs_unit leafu;
     int kf, kb;
@@ -324,7 +331,9 @@ int zs_units_build_groups(struct zs_bctx *b)
     g.layer = -1;
     f.n = bw.n = 0;
     for (int i = 0; i < m->n_pre + m->n_post; i++)
-        group_add_leaf(b, &g, i < m->n_pre ? &m->pre[i] : &m->post[i - m->n_pre], -1, &f, &bw);
+        group_add_leaf(b, &g,
+                       i < m->n_pre ? &m->pre[i] : &m->post[i - m->n_pre], -1,
+                       &f, &bw);
     g.part_elems = (g.params + w - 1) / w;
     if (add_unit(b, &g, &f, &bw))
         return ZS_ENOMEM;
@@ -361,7 +370,9 @@ const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,
     }
     u = &b->units[unit];
     if (!u->leaf)
-        snprintf(buf, cap, u->layer < 0 ? "root (embed, norm, lm_head)" : "layers.%d", u->layer);
+        snprintf(buf, cap,
+                 u->layer < 0 ? "root (embed, norm, lm_head)" : "layers.%d",
+                 u->layer);
     else if (u->layer >= 0)
         snprintf(buf, cap, "layers.%d.%s", u->layer, u->leaf->name);
     else

@@ -4,8 +4,8 @@
  *
  * Everything here follows reference/zero3-offload-mechanics.md (§1 the step,
  * §2 the buffers), which was read from DeepSpeed's stage3.py,
- * partitioned_param_coordinator.py, parameter_offload.py, partition_parameters.py
- * and cpu_adam.py.  Section numbers below refer to it.
+ * partitioned_param_coordinator.py, parameter_offload.py,
+ * partition_parameters.py and cpu_adam.py.  Section numbers below refer to it.
  *
  * Coordinator (§1 "Trace / prefetch machinery"): the trace is the order of
  * module fetches (forward, recompute, backward).  Step 1 records it and does
@@ -55,9 +55,9 @@ struct ds {
     struct zs_bctx *b;
     struct tentry *trace;
     int ntrace;
-    int64_t *prefix;  /* prefix[i] = Σ params of trace[0..i-1] */
-    int *next_pos;    /* next position of the same unit, -1 */
-    bool *chosen;     /* scratch for prefetch de-duplication */
+    int64_t *prefix; /* prefix[i] = Σ params of trace[0..i-1] */
+    int *next_pos;   /* next position of the same unit, -1 */
+    bool *chosen;    /* scratch for prefetch de-duplication */
     bool zero3, off_opt, off_param, full_ckpt;
     /* reduce-scatter state */
     int64_t fill;
@@ -84,7 +84,8 @@ static int build_trace(struct ds *s)
     s->next_pos = zs_calloc((size_t)cap, sizeof *s->next_pos);
     s->chosen = zs_calloc((size_t)b->nunits, sizeof *s->chosen);
     s->layer_saved = zs_calloc((size_t)m->n_layers + 1, sizeof *s->layer_saved);
-    if (!s->trace || !s->prefix || !s->next_pos || !s->chosen || !s->layer_saved)
+    if (!s->trace || !s->prefix || !s->next_pos || !s->chosen ||
+        !s->layer_saved)
         return ZS_ENOMEM;
 #define PUSH(u, p)                                                             \
     do {                                                                       \
@@ -150,41 +151,45 @@ static void gather(struct ds *s, const int *group, int ng)
     for (int i = 0; i < ng; i++) {
         const struct zs_unit *u = &b->units[group[i]];
         /* the flat buffer holds Σ partition_numel x world (padded) */
-        int64_t bpe = u->params ? (u->gather_bytes + u->params - 1) / u->params : 2;
+        int64_t bpe =
+            u->params ? (u->gather_bytes + u->params - 1) / u->params : 2;
         full += u->part_elems * w * bpe;
         part_bytes += u->part_elems * bpe;
         tensors += u->n_tensors;
     }
-    launch = zs_t_delay(b, b->q_host, 5000, ZS_CLS_HOST, "launch all-gather", unit0,
-                        b->last_host, -1);
-    flat = zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0, "all-gather flat buffer", unit0, launch);
+    launch = zs_t_delay(b, b->q_host, 5000, ZS_CLS_HOST, "launch all-gather",
+                        unit0, b->last_host, -1);
+    flat = zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0, "all-gather flat buffer",
+                      unit0, launch);
     t = flat;
     if (s->off_param) {
         int32_t tmp = zs_t_alloc(b, b->q_ag, b->p_gpu, part_bytes, 0,
-                               "H2D partition copies", unit0, t);
+                                 "H2D partition copies", unit0, t);
         /* the trainable params' partitions live in the always-pinned flat
          * buffer (param_groups_fp16_flat_cpu_memory); frozen ones are pinned
          * iff offload_param.pin_memory (§2 Host) */
         bool pinned = b->mo.method == ZS_METHOD_FULL ? true : b->c->pin_param;
-        int32_t h2d = zs_t_pcie(b, b->q_ag, 0, (double)part_bytes, pinned,
-                              "H2D param partitions (blocking)", unit0, tmp, -1);
+        int32_t h2d =
+            zs_t_pcie(b, b->q_ag, 0, (double)part_bytes, pinned,
+                      "H2D param partitions (blocking)", unit0, tmp, -1);
         /* .to(device) blocks the host until the all-gather stream drains */
         zs_t_mark(b, b->q_host, "host waits H2D", h2d, b->last_host, -1);
         t = zs_t_gpu_mem(b, b->q_ag, (double)part_bytes * 2, ZS_CLS_COPY,
-                       "cat into flat buffer", unit0, h2d, -1);
+                         "cat into flat buffer", unit0, h2d, -1);
         t = zs_t_free(b, b->q_ag, tmp, t);
     }
-    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full, "all-gather params",
-                unit0, t, b->last_host);
+    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full,
+                  "all-gather params", unit0, t, b->last_host);
     if (tensors > 1) {
         /* AllGatherCoalescedHandle.wait: a new full tensor per param */
         for (int i = 0; i < ng; i++) {
             const struct zs_unit *u = &b->units[group[i]];
-            b->galloc[group[i]] = zs_t_alloc(b, b->q_ag, b->p_gpu, u->gather_bytes, 0,
-                                           "gathered params", group[i], t);
+            b->galloc[group[i]] =
+                zs_t_alloc(b, b->q_ag, b->p_gpu, u->gather_bytes, 0,
+                           "gathered params", group[i], t);
         }
-        t = zs_t_gpu_mem(b, b->q_ag, (double)full * 2, ZS_CLS_COPY, "copy-out of params",
-                       unit0, t, -1);
+        t = zs_t_gpu_mem(b, b->q_ag, (double)full * 2, ZS_CLS_COPY,
+                         "copy-out of params", unit0, t, -1);
         t = zs_t_free(b, b->q_ag, flat, t);
     } else {
         b->galloc[group[0]] = flat;
@@ -213,10 +218,11 @@ static void fetch(struct ds *s, int pos)
      * This keeps the host — and the gathers it issues — within about two
      * modules of the compute stream. */
     {
-        int32_t ev = zs_t_mark(b, b->q_comp, "fetch event", b->ready[u], -1, -1);
+        int32_t ev =
+            zs_t_mark(b, b->q_comp, "fetch event", b->ready[u], -1, -1);
         if (b->nfetch >= 2)
-            zs_t_mark(b, b->q_host, "host waits oldest fetch event", b->fetch_ring[0],
-                      b->last_host, -1);
+            zs_t_mark(b, b->q_host, "host waits oldest fetch event",
+                      b->fetch_ring[0], b->last_host, -1);
         b->fetch_ring[0] = b->fetch_ring[1];
         b->fetch_ring[1] = ev;
         b->nfetch++;
@@ -272,7 +278,8 @@ static void release_all(struct ds *s)
     b->fetch_ring[0] = b->fetch_ring[1] = -1;
 }
 
-/* ---- gradients ------------------------------------------------------------ */
+/* ---- gradients ------------------------------------------------------------
+ */
 
 static void flush(struct ds *s)
 {
@@ -285,48 +292,61 @@ static void flush(struct ds *s)
      * (max_param_reduce_events = 2, mechanics §0) */
     if (s->flush_ring[0] >= 0)
         zs_t_mark(b, b->q_host, "host waits reduce event", s->flush_ring[0],
-                b->last_host, -1);
-    inter = zs_t_alloc(b, b->q_rs, b->p_gpu, fill * 2, 0, "reduce-scatter interleave buffer",
-                     -1, b->last_host);
-    t = zs_t_gpu_mem(b, b->q_rs, (double)fill * 4, ZS_CLS_COPY, "interleave + pre-divide",
-                   -1, inter, -1);
+                  b->last_host, -1);
+    inter = zs_t_alloc(b, b->q_rs, b->p_gpu, fill * 2, 0,
+                       "reduce-scatter interleave buffer", -1, b->last_host);
+    t = zs_t_gpu_mem(b, b->q_rs, (double)fill * 4, ZS_CLS_COPY,
+                     "interleave + pre-divide", -1, inter, -1);
     t = zs_t_coll(b, b->q_rs, ZS_COLL_REDUCESCATTER, (double)fill * 2,
-                "reduce-scatter grads", -1, t, -1);
+                  "reduce-scatter grads", -1, t, -1);
     if (s->off_opt) {
         bool pin = b->c->pin_optimizer;
-        int32_t g = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 2, 0, "grad partition (GPU copy)", -1, t);
+        int32_t g = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 2, 0,
+                               "grad partition (GPU copy)", -1, t);
         if (b->micro == 0) {
-            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin, "D2H grad partition", -1, g, -1);
-            t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin, "H2D grad partition back", -1, t, -1);
+            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin,
+                          "D2H grad partition", -1, g, -1);
+            t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin,
+                          "H2D grad partition back", -1, t, -1);
         } else {
-            t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin, "H2D accumulated grads", -1, g, -1);
-            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY, "accumulate grads", -1, t, -1);
-            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin, "D2H accumulated grads", -1, t, -1);
+            t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin,
+                          "H2D accumulated grads", -1, g, -1);
+            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
+                             "accumulate grads", -1, t, -1);
+            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin,
+                          "D2H accumulated grads", -1, t, -1);
         }
         if (s->boundary) {
-            /* _constant_buffered_norm2: double copy of <= 250M-element chunks */
+            /* _constant_buffered_norm2: double copy of <= 250M-element chunks
+             */
             int64_t chunk = part < 250000000 ? part : 250000000;
-            int32_t nt = zs_t_alloc(b, b->q_rs, b->p_gpu, chunk * 8, 0, "grad norm (fp64 chunk)", -1, t);
+            int32_t nt = zs_t_alloc(b, b->q_rs, b->p_gpu, chunk * 8, 0,
+                                    "grad norm (fp64 chunk)", -1, t);
             int32_t f32;
-            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 10, ZS_CLS_COPY, "grad norm", -1, nt, -1);
+            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 10, ZS_CLS_COPY,
+                             "grad norm", -1, nt, -1);
             t = zs_t_free(b, b->q_rs, nt, t);
-            f32 = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 4, 0, "fp32 grad upcast", -1, t);
-            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY, "upcast grads", -1, f32, -1);
-            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 4, pin, "D2H fp32 grads", -1, t, -1);
+            f32 = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 4, 0,
+                             "fp32 grad upcast", -1, t);
+            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
+                             "upcast grads", -1, f32, -1);
+            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 4, pin,
+                          "D2H fp32 grads", -1, t, -1);
             /* v0.16: .copy_(non_blocking=False) blocks the host inside the
              * backward hook; from 0.19.5 non_blocking=True (PR #8207) */
             {
                 const int *v = b->c->ds_version;
                 bool async = v[0] > 0 || v[1] > 19 || (v[1] == 19 && v[2] >= 5);
                 if (!async)
-                    zs_t_mark(b, b->q_host, "host waits fp32 grad D2H", t, b->last_host, -1);
+                    zs_t_mark(b, b->q_host, "host waits fp32 grad D2H", t,
+                              b->last_host, -1);
             }
             t = zs_t_free(b, b->q_rs, f32, t);
         }
         t = zs_t_free(b, b->q_rs, g, t);
     } else {
         t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
-                       "accumulate grad partition", -1, t, -1);
+                         "accumulate grad partition", -1, t, -1);
     }
     t = zs_t_free(b, b->q_rs, inter, t);
     s->flush_ring[0] = s->flush_ring[1];
@@ -346,21 +366,23 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
         flush(s);
     /* __add_grad_to_ipg_bucket: RS stream waits for the default stream, copies
      * the grad into the bucket; the original grad is freed */
-    t = zs_t_gpu_mem(b, b->q_rs, (double)n * 4, ZS_CLS_COPY, "copy grad into IPG bucket",
-                   unit, bwd, -1);
+    t = zs_t_gpu_mem(b, b->q_rs, (double)n * 4, ZS_CLS_COPY,
+                     "copy grad into IPG bucket", unit, bwd, -1);
     s->last_rs = zs_t_free(b, b->q_rs, grad_alloc, t);
     s->fill += n;
     if (s->fill >= b->c->reduce_bucket_size)
         flush(s);
 }
 
-/* ---- one unit ------------------------------------------------------------- */
+/* ---- one unit -------------------------------------------------------------
+ */
 
 static int32_t launch(struct zs_bctx *b, int unit, int kernels)
 {
-    return zs_t_delay(b, b->q_host,
-                    zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
-                    ZS_CLS_HOST, "hooks + kernel launches", unit, b->last_host, -1);
+    return zs_t_delay(
+        b, b->q_host,
+        zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
+        ZS_CLS_HOST, "hooks + kernel launches", unit, b->last_host, -1);
 }
 
 static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
@@ -377,27 +399,33 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
     l = launch(b, u, un->kernels_fwd);
     if (un->layer >= 0 && un->first_of_layer) {
         if (!recompute)
-            s->layer_saved[un->layer] = zs_t_alloc(b, b->q_comp, b->p_gpu,
-                                                 zs_model_act_saved_per_layer(b->m, &ao), 0,
-                                                 "saved activations", u, l);
+            s->layer_saved[un->layer] = zs_t_alloc(
+                b, b->q_comp, b->p_gpu, zs_model_act_saved_per_layer(b->m, &ao),
+                0, "saved activations", u, l);
         else
-            s->act_bwd = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
-                                  "recomputed layer + backward workspace", u, l);
-        s->act_work = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao), 0,
-                               "forward workspace", u, l);
+            s->act_bwd = zs_t_alloc(
+                b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
+                "recomputed layer + backward workspace", u, l);
+        s->act_work =
+            zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao),
+                       0, "forward workspace", u, l);
     }
     if (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD && !recompute) {
         struct zs_loss_bytes lb;
         int32_t f32;
         zs_model_loss_bytes(b->m, &ao, &lb);
-        s->logits_bf16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0, "logits (bf16)", u, l);
+        s->logits_bf16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0,
+                                    "logits (bf16)", u, l);
         c = zs_t_compute(b, u, false, "lm_head + loss", l, dep_ready);
-        f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0, "logits upcast (fp32)", u, c);
+        f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0,
+                         "logits upcast (fp32)", u, c);
         s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
-                               "log-softmax (fp32, saved)", u, f32);
+                                 "log-softmax (fp32, saved)", u, f32);
         c = zs_t_free(b, b->q_comp, f32, s->logprobs);
     } else {
-        c = zs_t_compute(b, u, false, recompute ? "recompute forward" : "forward", l, dep_ready);
+        c = zs_t_compute(b, u, false,
+                         recompute ? "recompute forward" : "forward", l,
+                         dep_ready);
     }
     if (un->layer >= 0 && un->last_of_layer && s->act_work >= 0) {
         zs_t_free(b, b->q_comp, s->act_work, c);
@@ -420,24 +448,29 @@ static void run_backward_unit(struct ds *s, int u, int pos)
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
     l = launch(b, u, un->kernels_bwd);
     if (un->layer >= 0 && un->last_of_layer && !s->full_ckpt)
-        s->act_bwd = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
-                              "backward workspace", u, l);
+        s->act_bwd =
+            zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao),
+                       0, "backward workspace", u, l);
     if (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD) {
         struct zs_loss_bytes lb;
         int32_t g32, g16;
         zs_model_loss_bytes(b->m, &ao, &lb);
-        g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0, "logits grad (fp32)", u, l);
+        g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0,
+                         "logits grad (fp32)", u, l);
         zs_t_free(b, b->q_comp, s->logprobs, g32);
-        g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0, "logits grad (bf16)", u, g32);
+        g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0,
+                         "logits grad (bf16)", u, g32);
         zs_t_free(b, b->q_comp, g32, g16);
         if (un->trainable > 0)
-            g = zs_t_alloc(b, b->q_comp, b->p_gpu, un->trainable * 2, 0, "param grads", u, g16);
+            g = zs_t_alloc(b, b->q_comp, b->p_gpu, un->trainable * 2, 0,
+                           "param grads", u, g16);
         c = zs_t_compute(b, u, true, "backward", l, dep_ready);
         zs_t_free(b, b->q_comp, g16, c);
         zs_t_free(b, b->q_comp, s->logits_bf16, c);
     } else {
         if (un->trainable > 0)
-            g = zs_t_alloc(b, b->q_comp, b->p_gpu, un->trainable * 2, 0, "param grads", u, l);
+            g = zs_t_alloc(b, b->q_comp, b->p_gpu, un->trainable * 2, 0,
+                           "param grads", u, l);
         c = zs_t_compute(b, u, true, "backward", l, dep_ready);
     }
     if (un->layer >= 0 && un->first_of_layer) {
@@ -451,7 +484,8 @@ static void run_backward_unit(struct ds *s, int u, int pos)
         release(s, pos, c);
 }
 
-/* ---- the micro-step and the optimizer --------------------------------------- */
+/* ---- the micro-step and the optimizer ---------------------------------------
+ */
 
 static void micro_step(struct ds *s)
 {
@@ -506,7 +540,8 @@ static void micro_step(struct ds *s)
     /* independent_gradient_partition_epilogue: flush, then the host waits
      * for the reduce-scatter stream */
     flush(s);
-    zs_t_mark(b, b->q_host, "host waits reduce-scatter stream", s->last_rs, b->last_host, -1);
+    zs_t_mark(b, b->q_host, "host waits reduce-scatter stream", s->last_rs,
+              b->last_host, -1);
     release_all(s);
 }
 
@@ -519,33 +554,38 @@ static void optimizer_step(struct ds *s, bool first)
     int32_t t = zs_t_mark(b, b->q_host, "optimizer step", b->last_host, -1, -1);
     b->phase = ZS_PH_OPTIMIZER;
     /* global grad norm: one small all-reduce (§1 step 13) */
-    t = zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce", -1, t, -1);
+    t = zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce",
+                  -1, t, -1);
     t = zs_t_mark(b, b->q_host, "norm to host", t, b->last_host, -1);
     for (int64_t i = 0; i < nsub; i++) {
         int64_t e = (i == nsub - 1) ? T - i * sub : sub;
         if (s->off_opt) {
             if (first && b->n_adam_alloc < 64)
-                b->adam_alloc[b->n_adam_alloc++] =
-                    zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
-                             "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host);
+                b->adam_alloc[b->n_adam_alloc++] = zs_t_alloc(
+                    b, b->q_host, b->p_host, e * 8, 0,
+                    "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host);
             /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B) */
-            zs_t_cpu(b, (double)e * 8, nd->cpu_adam_bytes_per_s_per_core, ZS_CLS_OPT,
-                   "unscale and clip grads", b->last_host);
+            zs_t_cpu(b, (double)e * 8, nd->cpu_adam_bytes_per_s_per_core,
+                     ZS_CLS_OPT, "unscale and clip grads", b->last_host);
             /* DeepSpeedCPUAdam: 28 B/element (§5) */
-            zs_t_cpu(b, (double)e * 28, nd->cpu_adam_bytes_per_s_per_core, ZS_CLS_OPT,
-                   "DeepSpeedCPUAdam", b->last_host);
+            zs_t_cpu(b, (double)e * 28, nd->cpu_adam_bytes_per_s_per_core,
+                     ZS_CLS_OPT, "DeepSpeedCPUAdam", b->last_host);
             if (s->zero3 && s->off_param) {
-                zs_t_cpu(b, (double)e * 6, nd->cpu_adam_bytes_per_s_per_core, ZS_CLS_OPT,
-                       "fp32 -> bf16 into pinned buffer", b->last_host);
+                zs_t_cpu(b, (double)e * 6, nd->cpu_adam_bytes_per_s_per_core,
+                         ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer",
+                         b->last_host);
             } else {
                 /* CPU conversion into a pageable temporary, then a pageable
                  * blocking H2D (mechanics §1 step 14, [inference]) */
-                int32_t tmp = zs_t_alloc(b, b->q_host, b->p_host, e * 2, 0,
-                                       "bf16 conversion temporary", -1, b->last_host);
-                int32_t cv = zs_t_cpu(b, (double)e * 6, nd->cpu_adam_bytes_per_s_per_core,
-                                    ZS_CLS_OPT, "fp32 -> bf16 (CPU)", tmp);
-                int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
-                                    "H2D updated bf16 params (pageable)", -1, cv, -1);
+                int32_t tmp =
+                    zs_t_alloc(b, b->q_host, b->p_host, e * 2, 0,
+                               "bf16 conversion temporary", -1, b->last_host);
+                int32_t cv = zs_t_cpu(b, (double)e * 6,
+                                      nd->cpu_adam_bytes_per_s_per_core,
+                                      ZS_CLS_OPT, "fp32 -> bf16 (CPU)", tmp);
+                int32_t h =
+                    zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
+                              "H2D updated bf16 params (pageable)", -1, cv, -1);
                 zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
                 zs_t_free(b, b->q_host, tmp, b->last_host);
             }
@@ -557,15 +597,17 @@ static void optimizer_step(struct ds *s, bool first)
             bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
             if (first && b->n_adam_alloc < 64)
                 b->adam_alloc[b->n_adam_alloc++] =
-                    zs_t_alloc(b, b->q_comp, b->p_gpu, q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
+                    zs_t_alloc(b, b->q_comp, b->p_gpu,
+                               q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
                                q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
                                   : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
                                -1, b->last_host);
             /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
              * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
-            f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0, "fp32 grads (sub-group)", -1,
-                           b->last_host);
-            a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT, "GPU Adam", -1, f32, -1);
+            f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
+                             "fp32 grads (sub-group)", -1, b->last_host);
+            a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT,
+                             "GPU Adam", -1, f32, -1);
             zs_t_free(b, b->q_comp, f32, a);
         }
     }
@@ -574,23 +616,27 @@ static void optimizer_step(struct ds *s, bool first)
          * chunks, 5e8 elements) */
         double total = (double)b->m->params_lm * 2;
         double chunk = 5e8 * 2;
-        int32_t h = s->off_opt ? zs_t_pcie(b, b->q_comp, 0, (double)b->P * 2, true,
-                                         "H2D updated bf16 partition", -1, b->last_host, -1)
+        int32_t h = s->off_opt ? zs_t_pcie(b, b->q_comp, 0, (double)b->P * 2,
+                                           true, "H2D updated bf16 partition",
+                                           -1, b->last_host, -1)
                                : b->last_host;
         for (double done = 0; done < total; done += chunk)
             h = zs_t_coll(b, b->q_comp, ZS_COLL_ALLGATHER,
-                        total - done < chunk ? total - done : chunk,
-                        "all-gather updated params", -1, h, -1);
+                          total - done < chunk ? total - done : chunk,
+                          "all-gather updated params", -1, h, -1);
         zs_t_mark(b, b->q_host, "host waits params", h, b->last_host, -1);
     } else {
         /* _post_step: synchronous all-gather of persistent params */
-        int32_t h = zs_t_coll(b, b->q_comp, ZS_COLL_ALLGATHER, (double)b->persistent_params * 2,
-                            "all-gather persistent params", -1, b->last_host, -1);
-        zs_t_mark(b, b->q_host, "host waits persistent params", h, b->last_host, -1);
+        int32_t h = zs_t_coll(
+            b, b->q_comp, ZS_COLL_ALLGATHER, (double)b->persistent_params * 2,
+            "all-gather persistent params", -1, b->last_host, -1);
+        zs_t_mark(b, b->q_host, "host waits persistent params", h, b->last_host,
+                  -1);
     }
 }
 
-/* ---- init: the buffers that live through training (§2) -------------------- */
+/* ---- init: the buffers that live through training (§2) --------------------
+ */
 
 static void init_buffers(struct ds *s)
 {
@@ -606,32 +652,37 @@ static void init_buffers(struct ds *s)
     if (s->zero3) {
         if (b->persistent_params)
             zs_t_alloc(b, b->q_comp, b->p_gpu,
-                     b->persistent_params * 2 + (b->persistent_params / W + 1) * 2, 0,
-                     "persistent params (gathered + partition)", -1, -1);
+                       b->persistent_params * 2 +
+                           (b->persistent_params / W + 1) * 2,
+                       0, "persistent params (gathered + partition)", -1, -1);
         if (!s->off_param)
-            zs_t_alloc(b, b->q_comp, b->p_gpu, P * 2, 0, "bf16 partition (lp_param_buffer)", -1, -1);
+            zs_t_alloc(b, b->q_comp, b->p_gpu, P * 2, 0,
+                       "bf16 partition (lp_param_buffer)", -1, -1);
     } else {
-        zs_t_alloc(b, b->q_comp, b->p_gpu, b->m->params_lm * 2, 0, "bf16 params (replicated)", -1, -1);
+        zs_t_alloc(b, b->q_comp, b->p_gpu, b->m->params_lm * 2, 0,
+                   "bf16 params (replicated)", -1, -1);
     }
     if (T > 0 && b->c->contiguous_gradients)
         zs_t_alloc(b, b->q_comp, b->p_gpu, b->c->reduce_bucket_size * 2, 0,
-                 "IPG gradient bucket (reduce_bucket_size)", -1, -1);
+                   "IPG gradient bucket (reduce_bucket_size)", -1, -1);
     if (!s->off_opt && T > 0) {
-        zs_t_alloc(b, b->q_comp, b->p_gpu, T * 4, 0, "fp32 master params", -1, -1);
-        zs_t_alloc(b, b->q_comp, b->p_gpu, T * 2, 0, "grad partition buffer", -1, -1);
+        zs_t_alloc(b, b->q_comp, b->p_gpu, T * 4, 0, "fp32 master params", -1,
+                   -1);
+        zs_t_alloc(b, b->q_comp, b->p_gpu, T * 2, 0, "grad partition buffer",
+                   -1, -1);
     }
     for (int i = 0; i < b->m->n_extra; i++)
         if (b->m->extra[i].placement_default == ZS_PLACE_GPU_FULL)
             zs_t_alloc(b, b->q_comp, b->p_gpu, b->m->extra[i].params * 2, 0,
-                     b->m->extra[i].name, -1, -1);
+                       b->m->extra[i].name, -1, -1);
 
     /* host, per rank */
     zs_t_alloc(b, q, b->p_host, ZS_HOST_RUNTIME_BYTES, 0,
-             "process runtime (python, torch, CUDA host side)", -1, -1);
+               "process runtime (python, torch, CUDA host side)", -1, -1);
     for (int i = 0; i < b->m->n_extra; i++)
         if (b->m->extra[i].placement_default == ZS_PLACE_CPU)
             zs_t_alloc(b, q, b->p_host, b->m->extra[i].params * 2, 0,
-                     b->m->extra[i].name, -1, -1);
+                       b->m->extra[i].name, -1, -1);
     if (s->zero3 && s->off_param) {
         /* initial per-param ds_tensor partitions, pinned iff pin_memory; freed
          * into PyTorch's host cache when copied into the flat buffer */
@@ -649,15 +700,18 @@ static void init_buffers(struct ds *s)
             if (un->persistent)
                 continue;
             init[u] = zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
-                                 un->trainable ? "initial param partitions (ds_tensor)"
-                                               : "frozen param partitions",
+                                 un->trainable
+                                     ? "initial param partitions (ds_tensor)"
+                                     : "frozen param partitions",
                                  u, -1);
         }
         if (T > 0 || b->mo.method == ZS_METHOD_FULL)
-            zs_t_alloc(b, q, b->p_host, (b->mo.method == ZS_METHOD_FULL ? P : T) * 2,
-                       ZS_ALLOC_PINNED, "bf16 flat partition (always pinned)", -1, -1);
+            zs_t_alloc(
+                b, q, b->p_host, (b->mo.method == ZS_METHOD_FULL ? P : T) * 2,
+                ZS_ALLOC_PINNED, "bf16 flat partition (always pinned)", -1, -1);
         for (int u = 0; u < b->nunits; u++)
-            if (init[u] >= 0 && (b->units[u].trainable || b->mo.method == ZS_METHOD_FULL))
+            if (init[u] >= 0 &&
+                (b->units[u].trainable || b->mo.method == ZS_METHOD_FULL))
                 zs_t_free(b, q, init[u], -1);
         zs_free(init);
     }
@@ -668,18 +722,22 @@ static void init_buffers(struct ds *s)
             int64_t e = (i == nsub - 1) ? T - i * sub : sub;
             if (pin_o) {
                 /* torch.zeros then a pinned copy: transient 2x */
-                int32_t z = zs_t_alloc(b, q, b->p_host, e * 4, 0, "fp32 grad zeros (transient)", -1, -1);
-                zs_t_alloc(b, q, b->p_host, e * 4, ZS_ALLOC_PINNED, "fp32 grads (sub-group)", -1, -1);
+                int32_t z = zs_t_alloc(b, q, b->p_host, e * 4, 0,
+                                       "fp32 grad zeros (transient)", -1, -1);
+                zs_t_alloc(b, q, b->p_host, e * 4, ZS_ALLOC_PINNED,
+                           "fp32 grads (sub-group)", -1, -1);
                 zs_t_free(b, q, z, -1);
             } else {
-                zs_t_alloc(b, q, b->p_host, e * 4, 0, "fp32 grads (sub-group)", -1, -1);
+                zs_t_alloc(b, q, b->p_host, e * 4, 0, "fp32 grads (sub-group)",
+                           -1, -1);
             }
         }
         if (s->zero3)
             zs_t_alloc(b, q, b->p_host, T * 2, pin_o ? ZS_ALLOC_PINNED : 0,
-                     "bf16 grad accumulation buffer", -1, -1);
+                       "bf16 grad accumulation buffer", -1, -1);
         /* initialize_optimizer_states: 4 B x largest sub-group, transient */
-        tmp = zs_t_alloc(b, q, b->p_host, largest * 4, 0, "optimizer init gradient buffer", -1, -1);
+        tmp = zs_t_alloc(b, q, b->p_host, largest * 4, 0,
+                         "optimizer init gradient buffer", -1, -1);
         zs_t_free(b, q, tmp, -1);
     }
 }

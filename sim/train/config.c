@@ -24,50 +24,76 @@ static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
 static const char *const k_ckpts[] = {"none", "selective", "full", NULL};
 static const char *const k_attns[] = {"flash", "eager", NULL};
 static const char *const k_tri[] = {"no", "yes", "auto", NULL};
-static const char *const k_optims[] = {"adamw", "adamw_8bit", "paged_adamw_8bit", NULL};
+static const char *const k_optims[] = {"adamw", "adamw_8bit",
+                                       "paged_adamw_8bit", NULL};
 static const char *const k_load_dtypes[] = {"fp32", "bf16", NULL};
 
 /* Knobs that accept "auto" (resolved like Accelerate/TRL) are ZS_F_CUSTOM and
  * read by read_auto_knob; their min/max still state the range. */
 static const struct zs_field k_fields[] = {
-    {"name", ZS_F_STRING, OFF(name), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->name), ""},
-    {"model", ZS_F_STRING, OFF(model), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->model), "72b"},
-    {"gpus", ZS_F_STRING, OFF(gpus), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->gpus), "8xH100"},
+    {"name", ZS_F_STRING, OFF(name), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->name), ""},
+    {"model", ZS_F_STRING, OFF(model), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->model), "72b"},
+    {"gpus", ZS_F_STRING, OFF(gpus), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->gpus), "8xH100"},
     {"nodes", ZS_F_INT, OFF(nodes), 0, 4096, 0, 0, NULL, 0, NULL},
     {"host_ram", ZS_F_BYTES, OFF(host_ram_bytes), 0, 1e15, 0, 0, NULL, 0, NULL},
     {"seq_len", ZS_F_INT, OFF(seq_len), 1, 4194304, 4096, 0, NULL, 0, NULL},
     {"micro_batch", ZS_F_INT, OFF(micro_batch), 1, 4096, 1, 0, NULL, 0, NULL},
     {"grad_accum", ZS_F_INT, OFF(grad_accum), 0, 65536, 0, 0, NULL, 0, NULL},
-    {"global_batch", ZS_F_INT, OFF(global_batch), 0, 16777216, 0, 0, NULL, 0, NULL},
-    {"method", ZS_F_ENUM, OFF(method), 0, 0, ZS_METHOD_FULL, 0, k_methods, 0, NULL},
+    {"global_batch", ZS_F_INT, OFF(global_batch), 0, 16777216, 0, 0, NULL, 0,
+     NULL},
+    {"method", ZS_F_ENUM, OFF(method), 0, 0, ZS_METHOD_FULL, 0, k_methods, 0,
+     NULL},
     {"lora_rank", ZS_F_INT, OFF(lora_rank), 1, 65536, 16, 0, NULL, 0, NULL},
-    {"framework", ZS_F_ENUM, OFF(framework), 0, 0, ZS_FW_DEEPSPEED, 0, k_frameworks, 0, NULL},
+    {"framework", ZS_F_ENUM, OFF(framework), 0, 0, ZS_FW_DEEPSPEED, 0,
+     k_frameworks, 0, NULL},
     {"zero", ZS_F_INT, OFF(zero), 2, 3, 3, 0, NULL, 0, NULL},
-    {"offload_optimizer", ZS_F_ENUM, OFF(offload_optimizer), 0, 0, ZS_OFF_NONE, 0, k_offloads, 0, NULL},
-    {"offload_param", ZS_F_ENUM, OFF(offload_param), 0, 0, ZS_OFF_NONE, 0, k_offloads, 0, NULL},
-    {"checkpointing", ZS_F_ENUM, OFF(checkpointing), 0, 0, ZS_CKPT_FULL, 0, k_ckpts, 0, NULL},
-    {"attention", ZS_F_ENUM, OFF(attention), 0, 0, ZS_ATTN_FLASH, 0, k_attns, 0, NULL},
+    {"offload_optimizer", ZS_F_ENUM, OFF(offload_optimizer), 0, 0, ZS_OFF_NONE,
+     0, k_offloads, 0, NULL},
+    {"offload_param", ZS_F_ENUM, OFF(offload_param), 0, 0, ZS_OFF_NONE, 0,
+     k_offloads, 0, NULL},
+    {"checkpointing", ZS_F_ENUM, OFF(checkpointing), 0, 0, ZS_CKPT_FULL, 0,
+     k_ckpts, 0, NULL},
+    {"attention", ZS_F_ENUM, OFF(attention), 0, 0, ZS_ATTN_FLASH, 0, k_attns, 0,
+     NULL},
     {"procs", ZS_F_INT, OFF(procs), 0, 64, 0, 0, NULL, 0, NULL},
     {"sp", ZS_F_INT, OFF(sp), 1, 1024, 1, 0, NULL, 0, NULL},
-    {"ds_config", ZS_F_STRING, OFF(ds_config), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->ds_config), ""},
-    {"dataset_samples", ZS_F_INT, OFF(dataset_samples), 0, 1e13, 0, 0, NULL, 0, NULL},
+    {"ds_config", ZS_F_STRING, OFF(ds_config), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->ds_config), ""},
+    {"dataset_samples", ZS_F_INT, OFF(dataset_samples), 0, 1e13, 0, 0, NULL, 0,
+     NULL},
     {"epochs", ZS_F_INT, OFF(epochs), 1, 10000, 1, 0, NULL, 0, NULL},
-    {"gpu_reserved", ZS_F_BYTES, OFF(gpu_reserved_bytes), 0, 1e13, 0, 0, NULL, 0, NULL},
-    {"gpu_reserved_gpus", ZS_F_INT, OFF(gpu_reserved_gpus), 0, 64, 0, 0, NULL, 0, NULL},
-    {"deepspeed_version", ZS_F_STRING, OFF(deepspeed_version), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->deepspeed_version), "0.19.6"},
-    {"optimizer", ZS_F_ENUM, OFF(optimizer), 0, 0, ZS_OPT_ADAMW, 0, k_optims, 0, NULL},
+    {"gpu_reserved", ZS_F_BYTES, OFF(gpu_reserved_bytes), 0, 1e13, 0, 0, NULL,
+     0, NULL},
+    {"gpu_reserved_gpus", ZS_F_INT, OFF(gpu_reserved_gpus), 0, 64, 0, 0, NULL,
+     0, NULL},
+    {"deepspeed_version", ZS_F_STRING, OFF(deepspeed_version), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->deepspeed_version), "0.19.6"},
+    {"optimizer", ZS_F_ENUM, OFF(optimizer), 0, 0, ZS_OPT_ADAMW, 0, k_optims, 0,
+     NULL},
     {"zero_init", ZS_F_ENUM, OFF(zero_init), 0, 0, ZS_YES, 0, k_tri, 0, NULL},
-    {"pin_memory", ZS_F_ENUM, OFF(pin_memory), 0, 0, ZS_AUTO, 0, k_tri, 0, NULL},
+    {"pin_memory", ZS_F_ENUM, OFF(pin_memory), 0, 0, ZS_AUTO, 0, k_tri, 0,
+     NULL},
     {"steps", ZS_F_INT, OFF(steps), 1, 1000, 1, 0, NULL, 0, NULL},
-    {"reduce_bucket_size", ZS_F_CUSTOM, OFF(reduce_bucket_size), 1, BIG, 5e8, 0, NULL, 0, NULL},
-    {"prefetch_bucket_size", ZS_F_CUSTOM, OFF(prefetch_bucket_size), 0, BIG, 5e7, 0, NULL, 0, NULL},
-    {"param_persistence_threshold", ZS_F_CUSTOM, OFF(param_persistence_threshold), 0, BIG, 1e5, 0, NULL, 0, NULL},
-    {"max_live_parameters", ZS_F_INT, OFF(max_live_parameters), 0, BIG, 1e9, 0, NULL, 0, NULL},
-    {"max_reuse_distance", ZS_F_INT, OFF(max_reuse_distance), 0, BIG, 1e9, 0, NULL, 0, NULL},
-    {"sub_group_size", ZS_F_INT, OFF(sub_group_size), 1, BIG, 1e9, 0, NULL, 0, NULL},
+    {"reduce_bucket_size", ZS_F_CUSTOM, OFF(reduce_bucket_size), 1, BIG, 5e8, 0,
+     NULL, 0, NULL},
+    {"prefetch_bucket_size", ZS_F_CUSTOM, OFF(prefetch_bucket_size), 0, BIG,
+     5e7, 0, NULL, 0, NULL},
+    {"param_persistence_threshold", ZS_F_CUSTOM,
+     OFF(param_persistence_threshold), 0, BIG, 1e5, 0, NULL, 0, NULL},
+    {"max_live_parameters", ZS_F_INT, OFF(max_live_parameters), 0, BIG, 1e9, 0,
+     NULL, 0, NULL},
+    {"max_reuse_distance", ZS_F_INT, OFF(max_reuse_distance), 0, BIG, 1e9, 0,
+     NULL, 0, NULL},
+    {"sub_group_size", ZS_F_INT, OFF(sub_group_size), 1, BIG, 1e9, 0, NULL, 0,
+     NULL},
     {"overlap_comm", ZS_F_BOOL, OFF(overlap_comm), 0, 0, 1, 0, NULL, 0, NULL},
-    {"contiguous_gradients", ZS_F_BOOL, OFF(contiguous_gradients), 0, 0, 1, 0, NULL, 0, NULL},
-    {"gradient_clipping", ZS_F_DOUBLE, OFF(gradient_clipping), 0, 1e6, 1.0, 0, NULL, 0, NULL},
+    {"contiguous_gradients", ZS_F_BOOL, OFF(contiguous_gradients), 0, 0, 1, 0,
+     NULL, 0, NULL},
+    {"gradient_clipping", ZS_F_DOUBLE, OFF(gradient_clipping), 0, 1e6, 1.0, 0,
+     NULL, 0, NULL},
     /* Whole run (issue 4, sim/sched/run.c).  Defaults: torch DataLoader
      * num_workers=0 and persistent_workers=False; save_last as mmengine's
      * CheckpointHook (save_last=True); load_dtype fp32 as HF from_pretrained
@@ -76,14 +102,21 @@ static const struct zs_field k_fields[] = {
     {"eval_every", ZS_F_INT, OFF(eval_every), 0, 1e13, 0, 0, NULL, 0, NULL},
     {"eval_samples", ZS_F_INT, OFF(eval_samples), 0, 1e13, 0, 0, NULL, 0, NULL},
     {"save_every", ZS_F_INT, OFF(save_every), 0, 1e13, 0, 0, NULL, 0, NULL},
-    {"save_epoch_end", ZS_F_BOOL, OFF(save_epoch_end), 0, 0, 0, 0, NULL, 0, NULL},
+    {"save_epoch_end", ZS_F_BOOL, OFF(save_epoch_end), 0, 0, 0, 0, NULL, 0,
+     NULL},
     {"save_last", ZS_F_BOOL, OFF(save_last), 0, 0, 1, 0, NULL, 0, NULL},
-    {"dataloader_workers", ZS_F_INT, OFF(dataloader_workers), 0, 256, 0, 0, NULL, 0, NULL},
-    {"persistent_workers", ZS_F_BOOL, OFF(persistent_workers), 0, 0, 0, 0, NULL, 0, NULL},
-    {"dataset_bytes", ZS_F_BYTES, OFF(dataset_bytes), 0, 1e15, 0, 0, NULL, 0, NULL},
-    {"leak", ZS_F_STRING, OFF(leak), 0, 0, 0, 0, NULL, sizeof(((struct zs_cfg *)0)->leak), "none"},
-    {"load_dtype", ZS_F_ENUM, OFF(load_dtype), 0, 0, ZS_LOAD_FP32, 0, k_load_dtypes, 0, NULL},
-    {"gpu_hour_price", ZS_F_DOUBLE, OFF(gpu_hour_price), 0, 1e6, 0, 0, NULL, 0, NULL},
+    {"dataloader_workers", ZS_F_INT, OFF(dataloader_workers), 0, 256, 0, 0,
+     NULL, 0, NULL},
+    {"persistent_workers", ZS_F_BOOL, OFF(persistent_workers), 0, 0, 0, 0, NULL,
+     0, NULL},
+    {"dataset_bytes", ZS_F_BYTES, OFF(dataset_bytes), 0, 1e15, 0, 0, NULL, 0,
+     NULL},
+    {"leak", ZS_F_STRING, OFF(leak), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->leak), "none"},
+    {"load_dtype", ZS_F_ENUM, OFF(load_dtype), 0, 0, ZS_LOAD_FP32, 0,
+     k_load_dtypes, 0, NULL},
+    {"gpu_hour_price", ZS_F_DOUBLE, OFF(gpu_hour_price), 0, 1e6, 0, 0, NULL, 0,
+     NULL},
 };
 #define NFIELDS (sizeof k_fields / sizeof k_fields[0])
 
@@ -181,11 +214,12 @@ int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg,
                 as_int.type = ZS_F_INT;
                 zs_field_want_text(&as_int, want, sizeof want);
                 zs_json_where(&src, "", f->key, where, sizeof where);
-                rc = zs_err_set(err, ZS_EINPUT,
-                                "invalid '%s' in %s: must be \"auto\" or %s (got %s)",
-                                f->key, where, want,
-                                cJSON_IsString(node) ? node->valuestring
-                                                     : zs_json_type_name(node));
+                rc = zs_err_set(
+                    err, ZS_EINPUT,
+                    "invalid '%s' in %s: must be \"auto\" or %s (got %s)",
+                    f->key, where, want,
+                    cJSON_IsString(node) ? node->valuestring
+                                         : zs_json_type_name(node));
                 goto out;
             }
             continue;
@@ -252,9 +286,10 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
         struct zs_field as_int = *f;
         as_int.type = ZS_F_INT;
         zs_field_want_text(&as_int, want, sizeof want);
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid value for '--%s': must be \"auto\" or %s (got '%s')",
-                          flag, want, value);
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "invalid value for '--%s': must be \"auto\" or %s (got '%s')", flag,
+            want, value);
     }
     if (f->type == ZS_F_BOOL)
         snprintf(want, sizeof want, "yes or no");
@@ -295,10 +330,11 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
 {
     int64_t h = m->hidden;
     if (parse_version(c->deepspeed_version, c->ds_version))
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid value for '--deepspeed-version': must be X.Y.Z "
-                          "(got '%s')",
-                          c->deepspeed_version);
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "invalid value for '--deepspeed-version': must be X.Y.Z "
+            "(got '%s')",
+            c->deepspeed_version);
     c->procs_per_node = c->procs ? c->procs : cl->node.gpus_per_node;
     if (c->procs_per_node > cl->node.gpus_per_node)
         return zs_err_set(err, ZS_EUSAGE,
@@ -341,44 +377,52 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
          * (torch/distributed/fsdp/_fully_shard/_fsdp_api.py; DESIGN §4). */
         if (c->offload_optimizer != c->offload_param ||
             c->offload_optimizer == ZS_OFF_NVME)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "fsdp2 offloads parameters and optimizer together "
-                              "(CPUOffloadPolicy): use both '--offload-optimizer' "
-                              "and '--offload-param' none, or both cpu (got %s "
-                              "and %s)",
-                              zs_offload_name(c->offload_optimizer),
-                              zs_offload_name(c->offload_param));
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "fsdp2 offloads parameters and optimizer together "
+                "(CPUOffloadPolicy): use both '--offload-optimizer' "
+                "and '--offload-param' none, or both cpu (got %s "
+                "and %s)",
+                zs_offload_name(c->offload_optimizer),
+                zs_offload_name(c->offload_param));
     } else {
         if (c->offload_param != ZS_OFF_NONE && c->zero != 3)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "'--offload-param %s' needs '--zero 3' (DeepSpeed "
-                              "offloads parameters only in stage 3)",
-                              zs_offload_name(c->offload_param));
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "'--offload-param %s' needs '--zero 3' (DeepSpeed "
+                "offloads parameters only in stage 3)",
+                zs_offload_name(c->offload_param));
         if (c->offload_param != ZS_OFF_NONE &&
             c->offload_optimizer == ZS_OFF_NONE)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "'--offload-param %s' without '--offload-optimizer' "
-                              "is not a DeepSpeed configuration zsim models: "
-                              "offload the optimizer too",
-                              zs_offload_name(c->offload_param));
-        if (c->offload_optimizer == ZS_OFF_NVME || c->offload_param == ZS_OFF_NVME)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "nvme offload is not modelled yet: use none or cpu");
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "'--offload-param %s' without '--offload-optimizer' "
+                "is not a DeepSpeed configuration zsim models: "
+                "offload the optimizer too",
+                zs_offload_name(c->offload_param));
+        if (c->offload_optimizer == ZS_OFF_NVME ||
+            c->offload_param == ZS_OFF_NVME)
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "nvme offload is not modelled yet: use none or cpu");
     }
     /* bitsandbytes optimizers keep their states on the GPU and fail on CPU
      * tensors: "Expected a cuda device, but got: cpu" (zsim lint rule
      * bnb-optimizer-offload; bitsandbytes #1402) */
     if (c->optimizer != ZS_OPT_ADAMW && c->offload_optimizer != ZS_OFF_NONE)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "'--optimizer %s' (bitsandbytes) cannot run with '--offload-optimizer "
-                          "%s': it fails with \"Expected a cuda device, but got: cpu\" "
-                          "(bitsandbytes #1402; see 'zsim lint')",
-                          k_optims[c->optimizer], zs_offload_name(c->offload_optimizer));
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "'--optimizer %s' (bitsandbytes) cannot run with "
+            "'--offload-optimizer "
+            "%s': it fails with \"Expected a cuda device, but got: cpu\" "
+            "(bitsandbytes #1402; see 'zsim lint')",
+            k_optims[c->optimizer], zs_offload_name(c->offload_optimizer));
     if (c->method == ZS_METHOD_QLORA && c->framework == ZS_FW_DEEPSPEED &&
         c->zero == 3 && c->offload_param != ZS_OFF_NONE)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "qlora with '--offload-param cpu' is not supported by "
-                          "DeepSpeed ZeRO-3 (4-bit weights stay on the GPU)");
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "qlora with '--offload-param cpu' is not supported by "
+            "DeepSpeed ZeRO-3 (4-bit weights stay on the GPU)");
 
     /* "auto" knobs as Accelerate/TRL resolve them (mechanics §0):
      * reduce_bucket_size = h*h, stage3_prefetch_bucket_size = 0.9*h*h,
@@ -399,15 +443,22 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     } else {
         c->pin_param = c->pin_optimizer = c->pin_memory == ZS_YES;
     }
-    if (c->framework == ZS_FW_FSDP2) /* CPUOffloadPolicy(pin_memory=True) default */
+    if (c->framework ==
+        ZS_FW_FSDP2) /* CPUOffloadPolicy(pin_memory=True) default */
         c->pin_param = c->pin_optimizer = c->pin_memory != ZS_NO;
     if (!c->name[0])
         zs_strlcpy(c->name, "cli", sizeof c->name);
     return 0;
 }
 
-const char *zs_offload_name(int off) { return k_offloads[off < 0 || off > 2 ? 0 : off]; }
-const char *zs_framework_name(int fw) { return k_frameworks[fw ? 1 : 0]; }
+const char *zs_offload_name(int off)
+{
+    return k_offloads[off < 0 || off > 2 ? 0 : off];
+}
+const char *zs_framework_name(int fw)
+{
+    return k_frameworks[fw ? 1 : 0];
+}
 
 void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
 {
@@ -418,13 +469,14 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         snprintf(off, sizeof off, "offload optimizer");
     else
         snprintf(off, sizeof off, "offload optimizer+params");
-    snprintf(buf, cap,
-             "%s zero%lld, %s, %lld procs/node x %lld nodes, sp %lld, micro %lld "
-             "x accum %lld, seq %lld, %s, ckpt %s",
-             c->framework == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
-             (long long)c->zero, off, (long long)c->procs_per_node,
-             (long long)(c->world / (c->procs_per_node ? c->procs_per_node : 1)),
-             (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,
-             (long long)c->seq_len, zs_method_name((enum zs_method)c->method),
-             zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+    snprintf(
+        buf, cap,
+        "%s zero%lld, %s, %lld procs/node x %lld nodes, sp %lld, micro %lld "
+        "x accum %lld, seq %lld, %s, ckpt %s",
+        c->framework == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed", (long long)c->zero,
+        off, (long long)c->procs_per_node,
+        (long long)(c->world / (c->procs_per_node ? c->procs_per_node : 1)),
+        (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,
+        (long long)c->seq_len, zs_method_name((enum zs_method)c->method),
+        zs_ckpt_name((enum zs_ckpt)c->checkpointing));
 }

@@ -26,39 +26,41 @@ enum zs_optim { ZS_OPT_ADAMW, ZS_OPT_ADAMW_8BIT, ZS_OPT_PAGED_ADAMW_8BIT };
 
 struct zs_cfg {
     /* ---- inputs (scenario fields / flags) ---- */
-    char name[128];          /* scenario name (file stem) */
-    char model[256];         /* alias, library name or path */
-    char gpus[64];           /* SPEC */
-    int64_t nodes;           /* 0: from SPEC */
-    int64_t host_ram_bytes;  /* 0: the node's */
+    char name[128];         /* scenario name (file stem) */
+    char model[256];        /* alias, library name or path */
+    char gpus[64];          /* SPEC */
+    int64_t nodes;          /* 0: from SPEC */
+    int64_t host_ram_bytes; /* 0: the node's */
     int64_t seq_len;
     int64_t micro_batch;
-    int64_t grad_accum;      /* 0: from global_batch, else 1 */
-    int64_t global_batch;    /* sequences per optimizer step; 0: micro*accum*dp */
-    int method;              /* enum zs_method */
+    int64_t grad_accum;   /* 0: from global_batch, else 1 */
+    int64_t global_batch; /* sequences per optimizer step; 0: micro*accum*dp */
+    int method;           /* enum zs_method */
     int64_t lora_rank;
-    int framework;           /* enum zs_framework */
-    int64_t zero;            /* 2 or 3 */
-    int offload_optimizer;   /* enum zs_offload */
-    int offload_param;       /* enum zs_offload */
-    int checkpointing;       /* enum zs_ckpt */
-    int attention;           /* enum zs_attn_impl */
-    int64_t procs;           /* processes (GPUs used) per node; 0: all */
-    int64_t sp;              /* Ulysses sequence-parallel degree */
-    char ds_config[256];     /* DeepSpeed JSON to read knobs from ("" none) */
+    int framework;         /* enum zs_framework */
+    int64_t zero;          /* 2 or 3 */
+    int offload_optimizer; /* enum zs_offload */
+    int offload_param;     /* enum zs_offload */
+    int checkpointing;     /* enum zs_ckpt */
+    int attention;         /* enum zs_attn_impl */
+    int64_t procs;         /* processes (GPUs used) per node; 0: all */
+    int64_t sp;            /* Ulysses sequence-parallel degree */
+    char ds_config[256];   /* DeepSpeed JSON to read knobs from ("" none) */
     int64_t dataset_samples;
     int64_t epochs;
-    int64_t gpu_reserved_bytes; /* held by another process (a colocated server) */
-    int64_t gpu_reserved_gpus;  /* on how many GPUs per node, counted from the
-                                   last one (vLLM on GPUs 4-7); 0: on all */
+    int64_t
+        gpu_reserved_bytes; /* held by another process (a colocated server) */
+    int64_t gpu_reserved_gpus; /* on how many GPUs per node, counted from the
+                                  last one (vLLM on GPUs 4-7); 0: on all */
     char deepspeed_version[16];
-    int optimizer;           /* enum zs_optim */
-    int zero_init;           /* enum zs_tristate: model built under zero.Init */
-    int pin_memory;          /* enum zs_tristate: offload_*.pin_memory; AUTO = version default */
-    int64_t steps;           /* steady steps to simulate (>= 1) */
+    int optimizer;  /* enum zs_optim */
+    int zero_init;  /* enum zs_tristate: model built under zero.Init */
+    int pin_memory; /* enum zs_tristate: offload_*.pin_memory; AUTO = version
+                       default */
+    int64_t steps;  /* steady steps to simulate (>= 1) */
 
-    /* DeepSpeed knobs, elements (defaults: config.py, mechanics §0); -1 = "auto"
-     * resolved as Accelerate/TRL do from the hidden size. */
+    /* DeepSpeed knobs, elements (defaults: config.py, mechanics §0); -1 =
+     * "auto" resolved as Accelerate/TRL do from the hidden size. */
     int64_t reduce_bucket_size;
     int64_t prefetch_bucket_size;
     int64_t param_persistence_threshold;
@@ -70,27 +72,28 @@ struct zs_cfg {
     double gradient_clipping;
 
     /* ---- derived by zs_cfg_resolve (read-only) ---- */
-    int64_t procs_per_node;  /* resolved procs */
-    int64_t world;           /* procs_per_node * nodes */
-    int64_t dp;              /* world / sp: data-parallel replicas of the batch */
-    int64_t accum;           /* resolved accumulation */
-    int64_t tokens_per_step; /* global tokens per optimizer step */
+    int64_t procs_per_node; /* resolved procs */
+    int64_t world;          /* procs_per_node * nodes */
+    int64_t dp;    /* world / sp: data-parallel replicas of the batch */
+    int64_t accum; /* resolved accumulation */
+    int64_t tokens_per_step;       /* global tokens per optimizer step */
     bool pin_param, pin_optimizer; /* resolved pin_memory for each offload */
     int ds_version[3];
 
     /* ---- whole run (issue 4; sim/sched/run.h), inputs appended here ---- */
-    int64_t max_steps;          /* optimizer steps in all; 0: epochs x steps per epoch */
-    int64_t eval_every;         /* evaluation pass every K optimizer steps; 0: none */
-    int64_t eval_samples;       /* samples per evaluation pass; 0: 1% of the dataset */
-    int64_t save_every;         /* checkpoint every K optimizer steps; 0: none */
-    bool save_epoch_end;        /* checkpoint at the end of every epoch */
-    bool save_last;             /* checkpoint when training ends */
+    int64_t max_steps; /* optimizer steps in all; 0: epochs x steps per epoch */
+    int64_t eval_every; /* evaluation pass every K optimizer steps; 0: none */
+    int64_t
+        eval_samples;    /* samples per evaluation pass; 0: 1% of the dataset */
+    int64_t save_every;  /* checkpoint every K optimizer steps; 0: none */
+    bool save_epoch_end; /* checkpoint at the end of every epoch */
+    bool save_last;      /* checkpoint when training ends */
     int64_t dataloader_workers; /* DataLoader num_workers per rank */
     bool persistent_workers;    /* DataLoader persistent_workers */
     int64_t dataset_bytes;      /* the dataset's in-memory size in each rank */
-    char leak[64];              /* "none", a preset, "BYTES/step" or "BYTES/epoch" */
-    int load_dtype;             /* enum zs_load_dtype: model materialised at load */
-    double gpu_hour_price;      /* currency per GPU-hour; 0: no cost line */
+    char leak[64];         /* "none", a preset, "BYTES/step" or "BYTES/epoch" */
+    int load_dtype;        /* enum zs_load_dtype: model materialised at load */
+    double gpu_hour_price; /* currency per GPU-hour; 0: no cost line */
 };
 
 enum zs_load_dtype { ZS_LOAD_FP32, ZS_LOAD_BF16 };
@@ -99,10 +102,12 @@ enum zs_load_dtype { ZS_LOAD_FP32, ZS_LOAD_BF16 };
 void zs_cfg_defaults(struct zs_cfg *cfg);
 /* Reads a scenario JSON (strict; unknown keys are errors with did-you-mean)
  * over the current values of cfg. */
-int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg, struct zs_err *err);
+int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg,
+                         struct zs_err *err);
 /* Applies one flag: key is the flag without dashes ("micro-batch"), value its
  * text.  Unknown key -> ZS_EUSAGE with did-you-mean; bad value -> ZS_EUSAGE
- * "invalid value for '--micro-batch': must be an integer in [1, 4096] (got '0')". */
+ * "invalid value for '--micro-batch': must be an integer in [1, 4096] (got
+ * '0')". */
 int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *key, const char *value,
                       struct zs_err *err);
 /* Whether `key` (flag spelling) is a configuration flag. */
@@ -114,7 +119,8 @@ const char *const *zs_cfg_flag_names(void);
 int zs_cfg_resolve(struct zs_cfg *cfg, const struct zs_model *m,
                    const struct zs_cluster *c, struct zs_err *err);
 
-/* One line: "zero3 offload opt=cpu param=cpu, 8 procs/node, micro 1 x accum 8, ckpt full". */
+/* One line: "zero3 offload opt=cpu param=cpu, 8 procs/node, micro 1 x accum 8,
+ * ckpt full". */
 void zs_cfg_summary(const struct zs_cfg *cfg, char *buf, size_t cap);
 
 const char *zs_offload_name(int off);

@@ -17,16 +17,17 @@
 #include "util/strutil.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* ---- versions -------------------------------------------------------------- */
+/* ---- versions --------------------------------------------------------------
+ */
 
 int zs_ds_version_parse(const char *text, struct zs_ds_version *out,
                         struct zs_err *err)
@@ -52,7 +53,8 @@ int zs_ds_version_parse(const char *text, struct zs_ds_version *out,
         if (i < 2)
             p++;
     }
-    /* After Z: nothing, or a local/pre-release tag ("+cu121", "rc1", ".dev0"). */
+    /* After Z: nothing, or a local/pre-release tag ("+cu121", "rc1", ".dev0").
+     */
     if (*p && *p != '+' && *p != '-' && !isalpha((unsigned char)*p) &&
         !(*p == '.' && isalpha((unsigned char)p[1])))
         goto bad;
@@ -88,8 +90,8 @@ char *zs_ds_version_fmt(const struct zs_ds_version *v, char *buf, size_t cap)
 static void effective_version(const struct zs_dsconfig_ctx *ctx,
                               struct zs_ds_version *v)
 {
-    if (ctx && (ctx->version.major || ctx->version.minor ||
-                ctx->version.patch)) {
+    if (ctx &&
+        (ctx->version.major || ctx->version.minor || ctx->version.patch)) {
         *v = ctx->version;
         return;
     }
@@ -122,7 +124,8 @@ const char *zs_ds_device_name(int dev)
     return dev >= 0 && dev <= 2 ? g_devices[dev] : "?";
 }
 
-/* ---- trainer arguments ------------------------------------------------------ */
+/* ---- trainer arguments ------------------------------------------------------
+ */
 
 struct targs_raw {
     int64_t bs, ga, max_steps, max_iters, samples;
@@ -136,23 +139,40 @@ struct targs_raw {
  * `train_cfg = dict(type=TrainLoop, max_iters=32)` that silently capped a
  * run at 32 iterations). */
 static const struct zs_field g_targs_fields[] = {
-    {"per_device_train_batch_size", ZS_F_INT, offsetof(struct targs_raw, bs), 1, 1e6, 8, 0, NULL, 0, NULL},
-    {"gradient_accumulation_steps", ZS_F_INT, offsetof(struct targs_raw, ga), 1, 1e6, 1, 0, NULL, 0, NULL},
-    {"max_grad_norm", ZS_F_DOUBLE, offsetof(struct targs_raw, max_grad_norm), 0, 1e9, 1.0, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"optim", ZS_F_STRING, offsetof(struct targs_raw, optim), 0, 0, 0, 0, NULL, 48, "adamw_torch"},
-    {"num_train_epochs", ZS_F_DOUBLE, offsetof(struct targs_raw, epochs), 0, 1e6, 3, 0, NULL, 0, NULL},
-    {"max_epochs", ZS_F_DOUBLE, offsetof(struct targs_raw, max_epochs), 0, 1e6, -1, 0, NULL, 0, NULL},
-    {"max_steps", ZS_F_INT, offsetof(struct targs_raw, max_steps), -1, 1e12, -1, 0, NULL, 0, NULL},
-    {"max_iters", ZS_F_INT, offsetof(struct targs_raw, max_iters), -1, 1e12, -1, 0, NULL, 0, NULL},
-    {"bf16", ZS_F_BOOL, offsetof(struct targs_raw, bf16), 0, 0, 0, 0, NULL, 0, NULL},
-    {"fp16", ZS_F_BOOL, offsetof(struct targs_raw, fp16), 0, 0, 0, 0, NULL, 0, NULL},
-    {"gradient_checkpointing", ZS_F_BOOL, offsetof(struct targs_raw, gc), 0, 0, 0, 0, NULL, 0, NULL},
-    {"dataset_samples", ZS_F_INT, offsetof(struct targs_raw, samples), 0, 1e15, 0, 0, NULL, 0, NULL},
-    {"learning_rate", ZS_F_DOUBLE, offsetof(struct targs_raw, lr), 0, 1e6, 5e-5, 0, NULL, 0, NULL},
-    {"weight_decay", ZS_F_DOUBLE, offsetof(struct targs_raw, wd), 0, 1e6, 0, 0, NULL, 0, NULL},
-    {"adam_beta1", ZS_F_DOUBLE, offsetof(struct targs_raw, b1), 0, 1, 0.9, 0, NULL, 0, NULL},
-    {"adam_beta2", ZS_F_DOUBLE, offsetof(struct targs_raw, b2), 0, 1, 0.999, 0, NULL, 0, NULL},
-    {"adam_epsilon", ZS_F_DOUBLE, offsetof(struct targs_raw, eps), 0, 1, 1e-8, 0, NULL, 0, NULL},
+    {"per_device_train_batch_size", ZS_F_INT, offsetof(struct targs_raw, bs), 1,
+     1e6, 8, 0, NULL, 0, NULL},
+    {"gradient_accumulation_steps", ZS_F_INT, offsetof(struct targs_raw, ga), 1,
+     1e6, 1, 0, NULL, 0, NULL},
+    {"max_grad_norm", ZS_F_DOUBLE, offsetof(struct targs_raw, max_grad_norm), 0,
+     1e9, 1.0, ZS_F_NULLABLE, NULL, 0, NULL},
+    {"optim", ZS_F_STRING, offsetof(struct targs_raw, optim), 0, 0, 0, 0, NULL,
+     48, "adamw_torch"},
+    {"num_train_epochs", ZS_F_DOUBLE, offsetof(struct targs_raw, epochs), 0,
+     1e6, 3, 0, NULL, 0, NULL},
+    {"max_epochs", ZS_F_DOUBLE, offsetof(struct targs_raw, max_epochs), 0, 1e6,
+     -1, 0, NULL, 0, NULL},
+    {"max_steps", ZS_F_INT, offsetof(struct targs_raw, max_steps), -1, 1e12, -1,
+     0, NULL, 0, NULL},
+    {"max_iters", ZS_F_INT, offsetof(struct targs_raw, max_iters), -1, 1e12, -1,
+     0, NULL, 0, NULL},
+    {"bf16", ZS_F_BOOL, offsetof(struct targs_raw, bf16), 0, 0, 0, 0, NULL, 0,
+     NULL},
+    {"fp16", ZS_F_BOOL, offsetof(struct targs_raw, fp16), 0, 0, 0, 0, NULL, 0,
+     NULL},
+    {"gradient_checkpointing", ZS_F_BOOL, offsetof(struct targs_raw, gc), 0, 0,
+     0, 0, NULL, 0, NULL},
+    {"dataset_samples", ZS_F_INT, offsetof(struct targs_raw, samples), 0, 1e15,
+     0, 0, NULL, 0, NULL},
+    {"learning_rate", ZS_F_DOUBLE, offsetof(struct targs_raw, lr), 0, 1e6, 5e-5,
+     0, NULL, 0, NULL},
+    {"weight_decay", ZS_F_DOUBLE, offsetof(struct targs_raw, wd), 0, 1e6, 0, 0,
+     NULL, 0, NULL},
+    {"adam_beta1", ZS_F_DOUBLE, offsetof(struct targs_raw, b1), 0, 1, 0.9, 0,
+     NULL, 0, NULL},
+    {"adam_beta2", ZS_F_DOUBLE, offsetof(struct targs_raw, b2), 0, 1, 0.999, 0,
+     NULL, 0, NULL},
+    {"adam_epsilon", ZS_F_DOUBLE, offsetof(struct targs_raw, eps), 0, 1, 1e-8,
+     0, NULL, 0, NULL},
 };
 #define N_TARGS (sizeof g_targs_fields / sizeof g_targs_fields[0])
 
@@ -214,7 +234,8 @@ int zs_trainer_args_load(const char *path, struct zs_trainer_args *out,
     return 0;
 }
 
-/* ---- key tables ------------------------------------------------------------- */
+/* ---- key tables -------------------------------------------------------------
+ */
 
 enum dkind {
     DK_INT,   /* struct zs_ds_int */
@@ -227,9 +248,9 @@ enum dkind {
     DK_SKIP   /* known to DeepSpeed, not modelled: any value */
 };
 
-#define F_AUTO 1u   /* "auto" is filled by HF/Accelerate for this key */
-#define F_FORBID 2u /* DK_OBJ: DeepSpeed validates it with extra="forbid" */
-#define F_OPEN 4u   /* DK_OBJ: open dict (optimizer params): no notes */
+#define F_AUTO 1u    /* "auto" is filled by HF/Accelerate for this key */
+#define F_FORBID 2u  /* DK_OBJ: DeepSpeed validates it with extra="forbid" */
+#define F_OPEN 4u    /* DK_OBJ: open dict (optimizer params): no notes */
 #define F_PRESENT 8u /* DK_OBJ: sets a `bool present` at off */
 
 struct dtab;
@@ -241,7 +262,8 @@ struct dkey {
     unsigned flags;
     const char *const *choices;
     const struct dtab *sub;
-    size_t loc_off; /* DK_OBJ with F_PRESENT: offset of int line (col follows) */
+    size_t
+        loc_off; /* DK_OBJ with F_PRESENT: offset of int line (col follows) */
 };
 struct dtab {
     const struct dkey *keys;
@@ -253,19 +275,25 @@ struct dtab {
 
 static const struct dkey k_offload_param[] = {
     {"device", DK_ENUM, O(offload_param.device), 0, 0, 0, g_devices, NULL, 0},
-    {"pin_memory", DK_BOOL, O(offload_param.pin_memory), 0, 0, 0, NULL, NULL, 0},
-    {"buffer_count", DK_INT, O(offload_param.buffer_count), 0, 1e6, 0, NULL, NULL, 0},
+    {"pin_memory", DK_BOOL, O(offload_param.pin_memory), 0, 0, 0, NULL, NULL,
+     0},
+    {"buffer_count", DK_INT, O(offload_param.buffer_count), 0, 1e6, 0, NULL,
+     NULL, 0},
     {"nvme_path", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"buffer_size", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"max_in_cpu", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
 };
-static const struct dtab t_offload_param = {k_offload_param, sizeof k_offload_param / sizeof k_offload_param[0]};
+static const struct dtab t_offload_param = {
+    k_offload_param, sizeof k_offload_param / sizeof k_offload_param[0]};
 
 static const struct dkey k_offload_opt[] = {
-    {"device", DK_ENUM, O(offload_optimizer.device), 0, 0, 0, g_devices, NULL, 0},
-    {"pin_memory", DK_BOOL, O(offload_optimizer.pin_memory), 0, 0, 0, NULL, NULL, 0},
+    {"device", DK_ENUM, O(offload_optimizer.device), 0, 0, 0, g_devices, NULL,
+     0},
+    {"pin_memory", DK_BOOL, O(offload_optimizer.pin_memory), 0, 0, 0, NULL,
+     NULL, 0},
     {"ratio", DK_NUM, O(offload_optimizer.ratio), 0, 1, 0, NULL, NULL, 0},
-    {"buffer_count", DK_INT, O(offload_optimizer.buffer_count), 0, 1e6, 0, NULL, NULL, 0},
+    {"buffer_count", DK_INT, O(offload_optimizer.buffer_count), 0, 1e6, 0, NULL,
+     NULL, 0},
     {"nvme_path", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"pipeline_read", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"pipeline_write", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
@@ -273,35 +301,55 @@ static const struct dkey k_offload_opt[] = {
     {"super_offload", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"cpuadam_cores_perc", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
 };
-static const struct dtab t_offload_opt = {k_offload_opt, sizeof k_offload_opt / sizeof k_offload_opt[0]};
+static const struct dtab t_offload_opt = {
+    k_offload_opt, sizeof k_offload_opt / sizeof k_offload_opt[0]};
 
 /* zero_optimization (deepspeed/runtime/zero/config.py DeepSpeedZeroConfig):
  * the stage3_* names are pydantic aliases of the short field names; both are
  * accepted (populate_by_name=True in config_utils.py). */
 static const struct dkey k_zero[] = {
     {"stage", DK_INT, O(zero_stage), 0, 3, F_AUTO, NULL, NULL, 0},
-    {"offload_param", DK_OBJ, O(offload_param.present), 0, 0, F_FORBID | F_PRESENT, NULL, &t_offload_param, O(offload_param.line)},
-    {"offload_optimizer", DK_OBJ, O(offload_optimizer.present), 0, 0, F_FORBID | F_PRESENT, NULL, &t_offload_opt, O(offload_optimizer.line)},
-    {"reduce_bucket_size", DK_INT, O(reduce_bucket_size), 0, BIG, F_AUTO, NULL, NULL, 0},
-    {"stage3_prefetch_bucket_size", DK_INT, O(stage3_prefetch_bucket_size), 0, BIG, F_AUTO, NULL, NULL, 0},
-    {"prefetch_bucket_size", DK_INT, O(stage3_prefetch_bucket_size), 0, BIG, F_AUTO, NULL, NULL, 0},
-    {"stage3_param_persistence_threshold", DK_INT, O(stage3_param_persistence_threshold), 0, BIG, F_AUTO, NULL, NULL, 0},
-    {"param_persistence_threshold", DK_INT, O(stage3_param_persistence_threshold), 0, BIG, F_AUTO, NULL, NULL, 0},
-    {"stage3_max_live_parameters", DK_INT, O(stage3_max_live_parameters), 0, BIG, 0, NULL, NULL, 0},
-    {"max_live_parameters", DK_INT, O(stage3_max_live_parameters), 0, BIG, 0, NULL, NULL, 0},
-    {"stage3_max_reuse_distance", DK_INT, O(stage3_max_reuse_distance), 0, BIG, 0, NULL, NULL, 0},
-    {"max_reuse_distance", DK_INT, O(stage3_max_reuse_distance), 0, BIG, 0, NULL, NULL, 0},
+    {"offload_param", DK_OBJ, O(offload_param.present), 0, 0,
+     F_FORBID | F_PRESENT, NULL, &t_offload_param, O(offload_param.line)},
+    {"offload_optimizer", DK_OBJ, O(offload_optimizer.present), 0, 0,
+     F_FORBID | F_PRESENT, NULL, &t_offload_opt, O(offload_optimizer.line)},
+    {"reduce_bucket_size", DK_INT, O(reduce_bucket_size), 0, BIG, F_AUTO, NULL,
+     NULL, 0},
+    {"stage3_prefetch_bucket_size", DK_INT, O(stage3_prefetch_bucket_size), 0,
+     BIG, F_AUTO, NULL, NULL, 0},
+    {"prefetch_bucket_size", DK_INT, O(stage3_prefetch_bucket_size), 0, BIG,
+     F_AUTO, NULL, NULL, 0},
+    {"stage3_param_persistence_threshold", DK_INT,
+     O(stage3_param_persistence_threshold), 0, BIG, F_AUTO, NULL, NULL, 0},
+    {"param_persistence_threshold", DK_INT,
+     O(stage3_param_persistence_threshold), 0, BIG, F_AUTO, NULL, NULL, 0},
+    {"stage3_max_live_parameters", DK_INT, O(stage3_max_live_parameters), 0,
+     BIG, 0, NULL, NULL, 0},
+    {"max_live_parameters", DK_INT, O(stage3_max_live_parameters), 0, BIG, 0,
+     NULL, NULL, 0},
+    {"stage3_max_reuse_distance", DK_INT, O(stage3_max_reuse_distance), 0, BIG,
+     0, NULL, NULL, 0},
+    {"max_reuse_distance", DK_INT, O(stage3_max_reuse_distance), 0, BIG, 0,
+     NULL, NULL, 0},
     {"sub_group_size", DK_INT, O(sub_group_size), 1, BIG, 0, NULL, NULL, 0},
-    {"allgather_bucket_size", DK_INT, O(allgather_bucket_size), 0, BIG, 0, NULL, NULL, 0},
-    {"zero_hpz_partition_size", DK_INT, O(zero_hpz_partition_size), 1, 1e6, 0, NULL, NULL, 0},
+    {"allgather_bucket_size", DK_INT, O(allgather_bucket_size), 0, BIG, 0, NULL,
+     NULL, 0},
+    {"zero_hpz_partition_size", DK_INT, O(zero_hpz_partition_size), 1, 1e6, 0,
+     NULL, NULL, 0},
     {"overlap_comm", DK_BOOL, O(overlap_comm), 0, 0, 0, NULL, NULL, 0},
-    {"contiguous_gradients", DK_BOOL, O(contiguous_gradients), 0, 0, 0, NULL, NULL, 0},
+    {"contiguous_gradients", DK_BOOL, O(contiguous_gradients), 0, 0, 0, NULL,
+     NULL, 0},
     {"reduce_scatter", DK_BOOL, O(reduce_scatter), 0, 0, 0, NULL, NULL, 0},
-    {"stage3_gather_16bit_weights_on_model_save", DK_BOOL, O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
-    {"gather_16bit_weights_on_model_save", DK_BOOL, O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
-    {"stage3_gather_fp16_weights_on_model_save", DK_BOOL, O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
-    {"stage3_use_all_reduce_for_fetch_params", DK_BOOL, O(stage3_use_all_reduce_for_fetch_params), 0, 0, 0, NULL, NULL, 0},
-    {"use_all_reduce_for_fetch_params", DK_BOOL, O(stage3_use_all_reduce_for_fetch_params), 0, 0, 0, NULL, NULL, 0},
+    {"stage3_gather_16bit_weights_on_model_save", DK_BOOL,
+     O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
+    {"gather_16bit_weights_on_model_save", DK_BOOL,
+     O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
+    {"stage3_gather_fp16_weights_on_model_save", DK_BOOL,
+     O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
+    {"stage3_use_all_reduce_for_fetch_params", DK_BOOL,
+     O(stage3_use_all_reduce_for_fetch_params), 0, 0, 0, NULL, NULL, 0},
+    {"use_all_reduce_for_fetch_params", DK_BOOL,
+     O(stage3_use_all_reduce_for_fetch_params), 0, 0, 0, NULL, NULL, 0},
     {"stage3_model_persistence_threshold", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"model_persistence_threshold", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"stage3_module_granularity_threshold", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
@@ -331,24 +379,28 @@ static const struct dtab t_zero = {k_zero, sizeof k_zero / sizeof k_zero[0]};
 /* optimizer.params is passed to the optimizer's constructor: an open dict. */
 static const struct dkey k_opt_params[] = {
     {"lr", DK_NUM, O(optimizer.lr), 0, 1e6, F_AUTO, NULL, NULL, 0},
-    {"weight_decay", DK_NUM, O(optimizer.weight_decay), 0, 1e6, F_AUTO, NULL, NULL, 0},
+    {"weight_decay", DK_NUM, O(optimizer.weight_decay), 0, 1e6, F_AUTO, NULL,
+     NULL, 0},
     {"eps", DK_NUM, O(optimizer.eps), 0, 1, F_AUTO, NULL, NULL, 0},
     {"betas", DK_BETAS, 0, 0, 1, F_AUTO, NULL, NULL, 0},
 };
-static const struct dtab t_opt_params = {k_opt_params, sizeof k_opt_params / sizeof k_opt_params[0]};
+static const struct dtab t_opt_params = {
+    k_opt_params, sizeof k_opt_params / sizeof k_opt_params[0]};
 
 static const struct dkey k_optimizer[] = {
     {"type", DK_STR, O(optimizer.type), 0, 0, 0, NULL, NULL, 0},
     {"params", DK_OBJ, 0, 0, 0, F_OPEN, NULL, &t_opt_params, 0},
     {"legacy_fusion", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
 };
-static const struct dtab t_optimizer = {k_optimizer, sizeof k_optimizer / sizeof k_optimizer[0]};
+static const struct dtab t_optimizer = {k_optimizer, sizeof k_optimizer /
+                                                         sizeof k_optimizer[0]};
 
 static const struct dkey k_scheduler[] = {
     {"type", DK_STR, O(scheduler.type), 0, 0, 0, NULL, NULL, 0},
     {"params", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
 };
-static const struct dtab t_scheduler = {k_scheduler, sizeof k_scheduler / sizeof k_scheduler[0]};
+static const struct dtab t_scheduler = {k_scheduler, sizeof k_scheduler /
+                                                         sizeof k_scheduler[0]};
 
 static const struct dkey k_bf16[] = {
     {"enabled", DK_BOOL, O(bf16_enabled), 0, 0, F_AUTO, NULL, NULL, 0},
@@ -373,30 +425,48 @@ static const struct dkey k_fp16[] = {
 static const struct dtab t_fp16 = {k_fp16, sizeof k_fp16 / sizeof k_fp16[0]};
 
 static const struct dkey k_actckpt[] = {
-    {"partition_activations", DK_BOOL, O(activation_checkpointing.partition_activations), 0, 0, 0, NULL, NULL, 0},
-    {"cpu_checkpointing", DK_BOOL, O(activation_checkpointing.cpu_checkpointing), 0, 0, 0, NULL, NULL, 0},
-    {"contiguous_memory_optimization", DK_BOOL, O(activation_checkpointing.contiguous_memory_optimization), 0, 0, 0, NULL, NULL, 0},
-    {"synchronize_checkpoint_boundary", DK_BOOL, O(activation_checkpointing.synchronize_checkpoint_boundary), 0, 0, 0, NULL, NULL, 0},
-    {"profile", DK_BOOL, O(activation_checkpointing.profile), 0, 0, 0, NULL, NULL, 0},
-    {"number_checkpoints", DK_INT, O(activation_checkpointing.number_checkpoints), 0, 1e9, 0, NULL, NULL, 0},
+    {"partition_activations", DK_BOOL,
+     O(activation_checkpointing.partition_activations), 0, 0, 0, NULL, NULL, 0},
+    {"cpu_checkpointing", DK_BOOL,
+     O(activation_checkpointing.cpu_checkpointing), 0, 0, 0, NULL, NULL, 0},
+    {"contiguous_memory_optimization", DK_BOOL,
+     O(activation_checkpointing.contiguous_memory_optimization), 0, 0, 0, NULL,
+     NULL, 0},
+    {"synchronize_checkpoint_boundary", DK_BOOL,
+     O(activation_checkpointing.synchronize_checkpoint_boundary), 0, 0, 0, NULL,
+     NULL, 0},
+    {"profile", DK_BOOL, O(activation_checkpointing.profile), 0, 0, 0, NULL,
+     NULL, 0},
+    {"number_checkpoints", DK_INT,
+     O(activation_checkpointing.number_checkpoints), 0, 1e9, 0, NULL, NULL, 0},
 };
-static const struct dtab t_actckpt = {k_actckpt, sizeof k_actckpt / sizeof k_actckpt[0]};
+static const struct dtab t_actckpt = {k_actckpt,
+                                      sizeof k_actckpt / sizeof k_actckpt[0]};
 
 /* Top level (deepspeed/runtime/config.py reads it with dict.get, so unknown
  * top-level keys are ignored by DeepSpeed). */
 static const struct dkey k_top[] = {
-    {"train_batch_size", DK_INT, O(train_batch_size), 1, 1e9, F_AUTO, NULL, NULL, 0},
-    {"train_micro_batch_size_per_gpu", DK_INT, O(train_micro_batch_size_per_gpu), 1, 1e9, F_AUTO, NULL, NULL, 0},
-    {"gradient_accumulation_steps", DK_INT, O(gradient_accumulation_steps), 1, 1e9, F_AUTO, NULL, NULL, 0},
-    {"gradient_clipping", DK_NUM, O(gradient_clipping), 0, 1e9, F_AUTO, NULL, NULL, 0},
-    {"communication_data_type", DK_ENUM, O(communication_data_type), 0, 0, 0, g_dtypes, NULL, 0},
-    {"zero_optimization", DK_OBJ, O(have_zero_block), 0, 0, F_FORBID | F_PRESENT, NULL, &t_zero, 0},
-    {"optimizer", DK_OBJ, O(optimizer.present), 0, 0, F_PRESENT, NULL, &t_optimizer, O(optimizer.line)},
-    {"scheduler", DK_OBJ, O(scheduler.present), 0, 0, F_PRESENT, NULL, &t_scheduler, 0},
+    {"train_batch_size", DK_INT, O(train_batch_size), 1, 1e9, F_AUTO, NULL,
+     NULL, 0},
+    {"train_micro_batch_size_per_gpu", DK_INT,
+     O(train_micro_batch_size_per_gpu), 1, 1e9, F_AUTO, NULL, NULL, 0},
+    {"gradient_accumulation_steps", DK_INT, O(gradient_accumulation_steps), 1,
+     1e9, F_AUTO, NULL, NULL, 0},
+    {"gradient_clipping", DK_NUM, O(gradient_clipping), 0, 1e9, F_AUTO, NULL,
+     NULL, 0},
+    {"communication_data_type", DK_ENUM, O(communication_data_type), 0, 0, 0,
+     g_dtypes, NULL, 0},
+    {"zero_optimization", DK_OBJ, O(have_zero_block), 0, 0,
+     F_FORBID | F_PRESENT, NULL, &t_zero, 0},
+    {"optimizer", DK_OBJ, O(optimizer.present), 0, 0, F_PRESENT, NULL,
+     &t_optimizer, O(optimizer.line)},
+    {"scheduler", DK_OBJ, O(scheduler.present), 0, 0, F_PRESENT, NULL,
+     &t_scheduler, 0},
     {"bf16", DK_OBJ, 0, 0, 0, 0, NULL, &t_bf16, 0},
     {"bfloat16", DK_OBJ, 0, 0, 0, 0, NULL, &t_bf16, 0},
     {"fp16", DK_OBJ, 0, 0, 0, 0, NULL, &t_fp16, 0},
-    {"activation_checkpointing", DK_OBJ, O(activation_checkpointing.present), 0, 0, F_PRESENT, NULL, &t_actckpt, O(activation_checkpointing.line)},
+    {"activation_checkpointing", DK_OBJ, O(activation_checkpointing.present), 0,
+     0, F_PRESENT, NULL, &t_actckpt, O(activation_checkpointing.line)},
     {"steps_per_print", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"wall_clock_breakdown", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"dump_state", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
@@ -423,7 +493,8 @@ static const struct dkey k_top[] = {
     {"curriculum_learning", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"sparse_attention", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"pipeline", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"seq_parallel_communication_data_type", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
+    {"seq_parallel_communication_data_type", DK_SKIP, 0, 0, 0, 0, NULL, NULL,
+     0},
     {"sequence_parallel_size", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"disable_allgather", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"compile", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
@@ -441,7 +512,8 @@ static const struct dkey k_top[] = {
 };
 static const struct dtab t_top = {k_top, sizeof k_top / sizeof k_top[0]};
 
-/* ---- reading ------------------------------------------------------------------ */
+/* ---- reading
+ * ------------------------------------------------------------------ */
 
 struct rd {
     const struct zs_json_src *src;
@@ -521,7 +593,8 @@ static void want_text(char *buf, size_t cap, const struct dkey *k)
         break;
     }
     case DK_STR:
-        snprintf(buf, cap, "a string of 1 to %d characters", ZS_DS_NAME_MAX - 1);
+        snprintf(buf, cap, "a string of 1 to %d characters",
+                 ZS_DS_NAME_MAX - 1);
         break;
     case DK_BETAS:
         snprintf(buf, cap, "two numbers in [0, 1] or \"auto\"");
@@ -534,7 +607,6 @@ static void want_text(char *buf, size_t cap, const struct dkey *k)
         break;
     }
 }
-
 
 static int bad(struct rd *r, const char *objpath, const struct dkey *k,
                const cJSON *node)
@@ -592,7 +664,8 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
                     const struct dkey *k)
 {
     char *base = (char *)r->cfg;
-    bool is_auto = cJSON_IsString(node) && strcmp(node->valuestring, "auto") == 0;
+    bool is_auto =
+        cJSON_IsString(node) && strcmp(node->valuestring, "auto") == 0;
     double v;
 
     if (k->kind == DK_SKIP)
@@ -760,7 +833,8 @@ static int read_obj(struct rd *r, const cJSON *obj, const char *objpath,
     return 0;
 }
 
-/* ---- defaults and resolution ------------------------------------------------- */
+/* ---- defaults and resolution
+ * ------------------------------------------------- */
 
 static void dint(struct zs_ds_int *d, int64_t v)
 {
@@ -808,13 +882,14 @@ void zs_dsconfig_defaults(const struct zs_dsconfig_ctx *ctx,
     dbool(&c->offload_optimizer.pin_memory, pin);
     dnum(&c->offload_optimizer.ratio, 1.0);
     dint(&c->offload_optimizer.buffer_count, 4);
-    dint(&c->reduce_bucket_size, 500000000);          /* 5e8 */
-    dint(&c->stage3_prefetch_bucket_size, 50000000);  /* 5e7 (docs say 5e8: stale) */
+    dint(&c->reduce_bucket_size, 500000000); /* 5e8 */
+    dint(&c->stage3_prefetch_bucket_size,
+         50000000); /* 5e7 (docs say 5e8: stale) */
     dint(&c->stage3_param_persistence_threshold, 100000); /* 1e5 */
-    dint(&c->stage3_max_live_parameters, 1000000000); /* 1e9 */
-    dint(&c->stage3_max_reuse_distance, 1000000000);  /* 1e9 */
-    dint(&c->sub_group_size, 1000000000);             /* 1e9 (pp_int(1e9)) */
-    dint(&c->allgather_bucket_size, 500000000);       /* 5e8 */
+    dint(&c->stage3_max_live_parameters, 1000000000);     /* 1e9 */
+    dint(&c->stage3_max_reuse_distance, 1000000000);      /* 1e9 */
+    dint(&c->sub_group_size, 1000000000);       /* 1e9 (pp_int(1e9)) */
+    dint(&c->allgather_bucket_size, 500000000); /* 5e8 */
     dint(&c->zero_hpz_partition_size, 1);
     dbool(&c->overlap_comm, false); /* becomes stage == 3 in resolve() */
     dbool(&c->contiguous_gradients, true);
@@ -931,8 +1006,8 @@ static void resolve(const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *c)
             if (tb_known && world > 0 && ga->from != ZS_DS_DEFAULT &&
                 tb->v % (world * ga->v) == 0)
                 mb->v = tb->v / (world * ga->v);
-            else if (tb_known && world > 0 && ga->from == ZS_DS_DEFAULT &&
-                     !t && tb->v % world == 0)
+            else if (tb_known && world > 0 && ga->from == ZS_DS_DEFAULT && !t &&
+                     tb->v % world == 0)
                 mb->v = tb->v / world;
             else if (t)
                 mb->v = t->per_device_train_batch_size;
@@ -956,9 +1031,11 @@ static void resolve(const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *c)
     if (c->gradient_clipping.from == ZS_DS_DEFAULT && t)
         c->gradient_clipping.v = t->max_grad_norm;
     if (c->bf16_enabled.from == ZS_DS_DEFAULT && t)
-        c->bf16_enabled.v = false; /* DeepSpeed's default; HF only fills "auto" */
+        c->bf16_enabled.v =
+            false; /* DeepSpeed's default; HF only fills "auto" */
 
-    /* communication_data_type: null/absent follows the precision (engine.py). */
+    /* communication_data_type: null/absent follows the precision (engine.py).
+     */
     if (c->communication_data_type.from != ZS_DS_SET ||
         c->communication_data_type.v == ZS_DS_DT_DEFAULT)
         c->communication_data_type.v = c->fp16_enabled.v   ? ZS_DS_DT_FP16
@@ -1020,7 +1097,8 @@ int zs_dsconfig_param_bytes(const struct zs_dsconfig *c)
     return (c->bf16_enabled.v || c->fp16_enabled.v) ? 2 : 4;
 }
 
-/* ---- writing ------------------------------------------------------------------ */
+/* ---- writing
+ * ------------------------------------------------------------------ */
 
 struct sbuf {
     char *p;
@@ -1071,7 +1149,10 @@ static void fmt_double(char *buf, size_t cap, double v)
         strcat(buf, ".0");
 }
 
-static const char *tf(bool v) { return v ? "true" : "false"; }
+static const char *tf(bool v)
+{
+    return v ? "true" : "false";
+}
 
 int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
                         struct zs_err *err)
@@ -1129,10 +1210,11 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
     }
     sb_printf(&b, "  \"zero_optimization\": {\n");
     sb_printf(&b, "    \"stage\": %lld,\n", (long long)c->zero_stage.v);
-    sb_printf(&b,
-              "    \"offload_param\": {\"device\": \"%s\", \"pin_memory\": %s},\n",
-              zs_ds_device_name((int)c->offload_param.device.v),
-              tf(c->offload_param.pin_memory.v));
+    sb_printf(
+        &b,
+        "    \"offload_param\": {\"device\": \"%s\", \"pin_memory\": %s},\n",
+        zs_ds_device_name((int)c->offload_param.device.v),
+        tf(c->offload_param.pin_memory.v));
     fmt_double(n1, sizeof n1, c->offload_optimizer.ratio.v);
     sb_printf(&b,
               "    \"offload_optimizer\": {\"device\": \"%s\", \"pin_memory\": "
@@ -1169,7 +1251,8 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
     sb_printf(&b, "  }\n}\n");
     if (b.oom) {
         zs_free(b.p);
-        return zs_err_set(err, ZS_ENOMEM, "out of memory writing a DeepSpeed config");
+        return zs_err_set(err, ZS_ENOMEM,
+                          "out of memory writing a DeepSpeed config");
     }
     *text = b.p;
     return 0;

@@ -29,7 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- DeepSpeed versions --------------------------------------------------- */
+/* ---- DeepSpeed versions ---------------------------------------------------
+ */
 
 struct zs_ds_version {
     int major, minor, patch; /* all 0: unknown */
@@ -50,20 +51,21 @@ int zs_ds_version_cmp(const struct zs_ds_version *a,
 /* "0.14.2" into buf (>= 16 bytes). */
 char *zs_ds_version_fmt(const struct zs_ds_version *v, char *buf, size_t cap);
 
-/* ---- Trainer arguments (HF TrainingArguments-like JSON) ------------------- */
+/* ---- Trainer arguments (HF TrainingArguments-like JSON) -------------------
+ */
 
 struct zs_trainer_args {
-    bool present;                   /* a file was read */
+    bool present; /* a file was read */
     char path[256];
     int64_t per_device_train_batch_size; /* HF default 8 */
     int64_t gradient_accumulation_steps; /* default 1 */
-    double max_grad_norm;           /* default 1.0; 0 disables clipping */
-    char optim[48];                 /* default "adamw_torch" */
-    double num_train_epochs;        /* default 3 (also read as "max_epochs") */
-    int64_t max_steps;              /* -1: none (also read as "max_iters") */
-    char max_steps_key[16];         /* which key set it: "max_steps" or "max_iters" */
+    double max_grad_norm;                /* default 1.0; 0 disables clipping */
+    char optim[48];                      /* default "adamw_torch" */
+    double num_train_epochs; /* default 3 (also read as "max_epochs") */
+    int64_t max_steps;       /* -1: none (also read as "max_iters") */
+    char max_steps_key[16];  /* which key set it: "max_steps" or "max_iters" */
     bool bf16, fp16, gradient_checkpointing;
-    int64_t dataset_samples;        /* 0: unknown */
+    int64_t dataset_samples; /* 0: unknown */
     double learning_rate, weight_decay, adam_beta1, adam_beta2, adam_epsilon;
 };
 
@@ -74,15 +76,16 @@ void zs_trainer_args_defaults(struct zs_trainer_args *t);
 int zs_trainer_args_load(const char *path, struct zs_trainer_args *out,
                          struct zs_err *err);
 
-/* ---- The config ----------------------------------------------------------- */
+/* ---- The config -----------------------------------------------------------
+ */
 
 enum zs_ds_origin {
-    ZS_DS_DEFAULT = 0,     /* absent: DeepSpeed's default for the version */
-    ZS_DS_SET,             /* given explicitly */
-    ZS_DS_AUTO,            /* "auto", resolved as HF/Accelerate/TRL would */
-    ZS_DS_AUTO_UNRESOLVED  /* "auto" without the input to resolve it: DeepSpeed
-                              then drops the key (config_utils.py filters
-                              "auto"), so v is DeepSpeed's default */
+    ZS_DS_DEFAULT = 0,    /* absent: DeepSpeed's default for the version */
+    ZS_DS_SET,            /* given explicitly */
+    ZS_DS_AUTO,           /* "auto", resolved as HF/Accelerate/TRL would */
+    ZS_DS_AUTO_UNRESOLVED /* "auto" without the input to resolve it: DeepSpeed
+                             then drops the key (config_utils.py filters
+                             "auto"), so v is DeepSpeed's default */
 };
 
 struct zs_ds_int {
@@ -104,14 +107,19 @@ struct zs_ds_bool {
 enum zs_ds_device { ZS_DS_DEV_NONE, ZS_DS_DEV_CPU, ZS_DS_DEV_NVME };
 /* communication_data_type: DEFAULT means "follows the precision" (engine.py:
  * fp16 -> fp16, bf16 -> bf16, else fp32). */
-enum zs_ds_dtype { ZS_DS_DT_DEFAULT, ZS_DS_DT_FP16, ZS_DS_DT_BF16, ZS_DS_DT_FP32 };
+enum zs_ds_dtype {
+    ZS_DS_DT_DEFAULT,
+    ZS_DS_DT_FP16,
+    ZS_DS_DT_BF16,
+    ZS_DS_DT_FP32
+};
 
 struct zs_ds_offload {
-    bool present;                /* the block is in the file */
-    int line, col;               /* of the block's key */
-    struct zs_ds_int device;     /* enum zs_ds_device */
-    struct zs_ds_bool pin_memory;/* version-dependent default */
-    struct zs_ds_num ratio;      /* offload_optimizer only, default 1.0 */
+    bool present;                  /* the block is in the file */
+    int line, col;                 /* of the block's key */
+    struct zs_ds_int device;       /* enum zs_ds_device */
+    struct zs_ds_bool pin_memory;  /* version-dependent default */
+    struct zs_ds_num ratio;        /* offload_optimizer only, default 1.0 */
     struct zs_ds_int buffer_count; /* NVMe: param 5, optimizer 4 */
 };
 
@@ -119,31 +127,32 @@ struct zs_ds_offload {
 
 struct zs_dsconfig {
     char path[256];
-    struct zs_ds_version version;   /* the version defaults were taken for */
-    bool have_zero_block;           /* "zero_optimization" present */
+    struct zs_ds_version version; /* the version defaults were taken for */
+    bool have_zero_block;         /* "zero_optimization" present */
 
-    struct zs_ds_int zero_stage;    /* 0..3, default 0 */
+    struct zs_ds_int zero_stage; /* 0..3, default 0 */
     struct zs_ds_offload offload_param, offload_optimizer;
-    struct zs_ds_int reduce_bucket_size;            /* default 5e8 */
-    struct zs_ds_int stage3_prefetch_bucket_size;   /* default 5e7 */
+    struct zs_ds_int reduce_bucket_size;                 /* default 5e8 */
+    struct zs_ds_int stage3_prefetch_bucket_size;        /* default 5e7 */
     struct zs_ds_int stage3_param_persistence_threshold; /* default 1e5 */
-    struct zs_ds_int stage3_max_live_parameters;    /* default 1e9 */
-    struct zs_ds_int stage3_max_reuse_distance;     /* default 1e9 */
-    struct zs_ds_int sub_group_size;                /* default 1e9 */
-    struct zs_ds_int allgather_bucket_size;         /* default 5e8, stage 1/2 */
-    struct zs_ds_int zero_hpz_partition_size;       /* default 1 */
-    struct zs_ds_bool overlap_comm;                 /* default: stage == 3 */
-    struct zs_ds_bool contiguous_gradients;         /* default true */
-    struct zs_ds_bool reduce_scatter;               /* default true */
+    struct zs_ds_int stage3_max_live_parameters;         /* default 1e9 */
+    struct zs_ds_int stage3_max_reuse_distance;          /* default 1e9 */
+    struct zs_ds_int sub_group_size;                     /* default 1e9 */
+    struct zs_ds_int allgather_bucket_size;   /* default 5e8, stage 1/2 */
+    struct zs_ds_int zero_hpz_partition_size; /* default 1 */
+    struct zs_ds_bool overlap_comm;           /* default: stage == 3 */
+    struct zs_ds_bool contiguous_gradients;   /* default true */
+    struct zs_ds_bool reduce_scatter;         /* default true */
     struct zs_ds_bool stage3_gather_16bit_weights_on_model_save; /* false */
     struct zs_ds_bool stage3_use_all_reduce_for_fetch_params;    /* false */
 
-    struct zs_ds_int train_micro_batch_size_per_gpu; /* default 1 when unknown */
-    struct zs_ds_int gradient_accumulation_steps;    /* default 1 */
-    struct zs_ds_int train_batch_size;               /* 0 when not derivable */
-    struct zs_ds_num gradient_clipping;              /* default 0 (off) */
-    struct zs_ds_bool bf16_enabled, fp16_enabled;    /* default false */
-    struct zs_ds_int communication_data_type;        /* enum zs_ds_dtype */
+    struct zs_ds_int
+        train_micro_batch_size_per_gpu;           /* default 1 when unknown */
+    struct zs_ds_int gradient_accumulation_steps; /* default 1 */
+    struct zs_ds_int train_batch_size;            /* 0 when not derivable */
+    struct zs_ds_num gradient_clipping;           /* default 0 (off) */
+    struct zs_ds_bool bf16_enabled, fp16_enabled; /* default false */
+    struct zs_ds_int communication_data_type;     /* enum zs_ds_dtype */
 
     struct {
         bool present;
@@ -160,7 +169,7 @@ struct zs_dsconfig {
         int line, col;
         struct zs_ds_bool partition_activations, cpu_checkpointing,
             contiguous_memory_optimization, synchronize_checkpoint_boundary,
-            profile;                       /* all default false */
+            profile;                         /* all default false */
         struct zs_ds_int number_checkpoints; /* 0: not given */
     } activation_checkpointing;
 
@@ -171,11 +180,11 @@ struct zs_dsconfig {
  * allocates nothing for them; beyond ZS_DS_NOTES_MAX they are counted only. */
 #define ZS_DS_NOTES_MAX 32
 struct zs_ds_note {
-    char key[128];       /* qualified: "zero_optimization.stage3_prefetch_bucket" */
-    char where[300];     /* "ds.json:7:5" */
-    char suggest[64];    /* did-you-mean, "" when none */
-    bool rejected;       /* inside a block DeepSpeed validates with
-                            extra="forbid": DeepSpeed refuses to start */
+    char key[128];   /* qualified: "zero_optimization.stage3_prefetch_bucket" */
+    char where[300]; /* "ds.json:7:5" */
+    char suggest[64]; /* did-you-mean, "" when none */
+    bool rejected;    /* inside a block DeepSpeed validates with
+                         extra="forbid": DeepSpeed refuses to start */
 };
 struct zs_ds_notes {
     struct zs_ds_note item[ZS_DS_NOTES_MAX];
@@ -184,11 +193,12 @@ struct zs_ds_notes {
 };
 
 struct zs_dsconfig_ctx {
-    int64_t hidden_size;          /* 0: unknown ("auto" buckets stay unresolved) */
-    int world_size;               /* data-parallel ranks; 0: unknown */
+    int64_t hidden_size; /* 0: unknown ("auto" buckets stay unresolved) */
+    int world_size;      /* data-parallel ranks; 0: unknown */
     struct zs_ds_version version; /* 0.0.0: ZS_DS_VERSION_ASSUMED */
-    const struct zs_trainer_args *trainer; /* NULL or !present: no TrainingArguments */
-    struct zs_ds_notes *notes;    /* NULL: unknown keys are only counted */
+    const struct zs_trainer_args
+        *trainer;              /* NULL or !present: no TrainingArguments */
+    struct zs_ds_notes *notes; /* NULL: unknown keys are only counted */
 };
 
 /* Loads and resolves PATH.  *out is fully written on success; on failure its
@@ -217,7 +227,7 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
  * 2 for bf16/fp16, 4 for fp32. */
 int zs_dsconfig_param_bytes(const struct zs_dsconfig *c);
 
-const char *zs_ds_origin_name(enum zs_ds_origin o);  /* "set", "auto", ... */
-const char *zs_ds_device_name(int dev);              /* "none", "cpu", "nvme" */
+const char *zs_ds_origin_name(enum zs_ds_origin o); /* "set", "auto", ... */
+const char *zs_ds_device_name(int dev);             /* "none", "cpu", "nvme" */
 
 #endif

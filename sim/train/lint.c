@@ -28,7 +28,8 @@ const char *zs_lint_sev_name(enum zs_lint_sev s)
     }
 }
 
-/* ---- building findings ----------------------------------------------------- */
+/* ---- building findings -----------------------------------------------------
+ */
 
 static struct zs_lint_finding g_overflow; /* sink when the report is full */
 
@@ -64,16 +65,16 @@ static void setf(char *dst, size_t cap, const char *fmt, ...)
     vsnprintf(dst, cap, fmt, ap);
     va_end(ap);
 }
-#define EXPLAIN(f, ...) setf((f)->explanation, sizeof (f)->explanation, __VA_ARGS__)
-#define SOURCE(f, ...) setf((f)->source, sizeof (f)->source, __VA_ARGS__)
-#define FIX(f, ...) setf((f)->fix, sizeof (f)->fix, __VA_ARGS__)
+#define EXPLAIN(f, ...)                                                        \
+    setf((f)->explanation, sizeof(f)->explanation, __VA_ARGS__)
+#define SOURCE(f, ...) setf((f)->source, sizeof(f)->source, __VA_ARGS__)
+#define FIX(f, ...) setf((f)->fix, sizeof(f)->fix, __VA_ARGS__)
 
 static void num(struct zs_lint_finding *f, const char *name, double v)
 {
     if (f->n_numbers >= ZS_LINT_MAX_NUMBERS)
         return;
-    zs_strlcpy(f->numbers[f->n_numbers].name, name,
-               sizeof f->numbers[0].name);
+    zs_strlcpy(f->numbers[f->n_numbers].name, name, sizeof f->numbers[0].name);
     f->numbers[f->n_numbers].value = v;
     f->n_numbers++;
 }
@@ -93,7 +94,8 @@ static const char *gib(char *buf, int64_t bytes)
     return zs_fmt_bytes(buf, 24, bytes);
 }
 
-/* ---- host buffers ----------------------------------------------------------- */
+/* ---- host buffers -----------------------------------------------------------
+ */
 
 int64_t zs_lint_pow2_ceil(int64_t bytes)
 {
@@ -134,8 +136,7 @@ int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
     P = (params + world - 1) / world;
     pb = zs_dsconfig_param_bytes(ds);
     opt = ds->offload_optimizer.device.v == ZS_DS_DEV_CPU;
-    prm = ds->offload_param.device.v == ZS_DS_DEV_CPU &&
-          ds->zero_stage.v == 3;
+    prm = ds->offload_param.device.v == ZS_DS_DEV_CPU && ds->zero_stage.v == 3;
     pin_opt = ds->offload_optimizer.pin_memory.v;
     out->partition_elems = P;
     out->param_bytes = pb;
@@ -163,9 +164,10 @@ int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
         nsub = cpu > 0 ? (cpu + sub - 1) / sub : 0;
         last = cpu - (nsub > 0 ? (nsub - 1) * sub : 0);
         out->grad32_alloc =
-            !pin_opt ? out->grad32
-                     : (nsub > 1 ? (nsub - 1) * zs_lint_pow2_ceil(sub * 4) : 0) +
-                           zs_lint_pow2_ceil(last * 4);
+            !pin_opt
+                ? out->grad32
+                : (nsub > 1 ? (nsub - 1) * zs_lint_pow2_ceil(sub * 4) : 0) +
+                      zs_lint_pow2_ceil(last * 4);
         /* grad_partitions_flat_buffer: grad_accum_dtype = model dtype under
          * ZeRO, pinned iff pin_memory, allocated whatever the accumulation. */
         out->accum16 = P * pb;
@@ -174,9 +176,10 @@ int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
         /* Adam exp_avg + exp_avg_sq: 8 B, pageable, lazily at first step. */
         out->adam = cpu * 8;
     }
-    out->pinned_nominal = out->flat16 + (pin_opt ? out->grad32 + out->accum16 : 0);
-    out->pinned_alloc =
-        out->flat16_alloc + (pin_opt ? out->grad32_alloc + out->accum16_alloc : 0);
+    out->pinned_nominal =
+        out->flat16 + (pin_opt ? out->grad32 + out->accum16 : 0);
+    out->pinned_alloc = out->flat16_alloc +
+                        (pin_opt ? out->grad32_alloc + out->accum16_alloc : 0);
     out->rank_nominal =
         out->flat16 + out->master32 + out->grad32 + out->accum16 + out->adam;
     out->rank_alloc = out->flat16_alloc + out->master32 + out->grad32_alloc +
@@ -191,7 +194,8 @@ int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
     return 0;
 }
 
-/* ---- inputs ------------------------------------------------------------------ */
+/* ---- inputs
+ * ------------------------------------------------------------------ */
 
 bool zs_lint_is_bnb_optimizer(const char *name)
 {
@@ -203,8 +207,8 @@ bool zs_lint_is_bnb_optimizer(const char *name)
     if (!name || !*name)
         return false;
     for (i = 0; name[i] && i + 1 < sizeof low; i++)
-        low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32
-                                                            : name[i]);
+        low[i] =
+            (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
     low[i] = '\0';
     return strstr(low, "8bit") || strstr(low, "bnb") ||
            strncmp(low, "paged_", 6) == 0;
@@ -249,7 +253,8 @@ static bool clipping_on(const struct zs_dsconfig *ds)
     return ds->gradient_clipping.v > 0;
 }
 
-/* ---- rules --------------------------------------------------------------------- */
+/* ---- rules
+ * --------------------------------------------------------------------- */
 
 /* DeepSpeed 0.14.1–0.14.2: with offload_optimizer and gradient clipping,
  * unscale_and_clip_grads multiplies a CPU fp32 grad by a CUDA 0-dim tensor
@@ -294,9 +299,9 @@ static void rule_unscale_clip(const struct zs_lint_input *in,
     FIX(f, "upgrade to deepspeed>=0.14.3 (or pin 0.14.0); or set "
            "\"gradient_clipping\": 0 (max_grad_norm 0) if you can train "
            "without clipping");
-    num(f, "gradient_clipping", clipping_on(ds) && ds->gradient_clipping.v > 0
-                                     ? ds->gradient_clipping.v
-                                     : 1.0);
+    num(f, "gradient_clipping",
+        clipping_on(ds) && ds->gradient_clipping.v > 0 ? ds->gradient_clipping.v
+                                                       : 1.0);
 }
 
 /* bitsandbytes 8-bit / paged optimizers keep their state on CUDA and reject
@@ -350,8 +355,7 @@ static void rule_bnb(const struct zs_lint_input *in, struct zs_lint_report *r)
             "\"ValueError: Expected a cuda device, but got: cpu\" (and "
             "DeepSpeed refuses a client optimizer under offload unless "
             "zero_force_ds_cpu_optimizer is false)",
-            from, name,
-            zs_ds_device_name((int)ds->offload_optimizer.device.v));
+            from, name, zs_ds_device_name((int)ds->offload_optimizer.device.v));
     SOURCE(f, "bitsandbytes #1402 (no CPU support for 8-bit optimizers; "
               "added only by bitsandbytes PR #1901, 2026), DeepSpeed #6666 "
               "(no 8-bit CPU Adam), axolotl #1705 (the same error under "
@@ -441,11 +445,10 @@ static void rule_host_ram(const struct zs_lint_input *in,
     if (ds->zero_stage.v < 3 || !in->zero_init) {
         bool over = h.node_load > usable;
         if (over || (ds->zero_stage.v == 3 && local > 1)) {
-            f = add(
-                r, "no-zero-init-host-copies",
-                over ? ZS_LINT_ERROR : ZS_LINT_WARNING,
-                "no zero.Init: every local rank loads the full model into "
-                "host RAM");
+            f = add(r, "no-zero-init-host-copies",
+                    over ? ZS_LINT_ERROR : ZS_LINT_WARNING,
+                    "no zero.Init: every local rank loads the full model into "
+                    "host RAM");
             where(f, ds, ds->zero_stage.line, ds->zero_stage.col);
             EXPLAIN(f,
                     "without deepspeed.zero.Init each of the %d local ranks "
@@ -462,15 +465,16 @@ static void rule_host_ram(const struct zs_lint_input *in,
                       "DeepSpeed #5290, #2841, Roblox/FAI-RL PR #68; "
                       "DeepSpeed estimator memory.rst (4 B x params per "
                       "local rank without zero_init)");
-            FIX(f, "%s", ds->zero_stage.v == 3
-                             ? "build the model under zero.Init: create "
-                               "TrainingArguments(deepspeed=...) or "
-                               "HfDeepSpeedConfig before from_pretrained "
-                               "(zsim: drop --no-zero-init); or run fewer "
-                               "ranks per node"
-                             : "use ZeRO-3 with zero.Init, or fewer ranks "
-                               "per node, or load with low_cpu_mem_usage and "
-                               "a 16-bit torch_dtype");
+            FIX(f, "%s",
+                ds->zero_stage.v == 3
+                    ? "build the model under zero.Init: create "
+                      "TrainingArguments(deepspeed=...) or "
+                      "HfDeepSpeedConfig before from_pretrained "
+                      "(zsim: drop --no-zero-init); or run fewer "
+                      "ranks per node"
+                    : "use ZeRO-3 with zero.Init, or fewer ranks "
+                      "per node, or load with low_cpu_mem_usage and "
+                      "a 16-bit torch_dtype");
             num(f, "local_ranks", local);
             num(f, "load_bytes_per_rank", (double)h.load_copy_rank);
             num(f, "load_bytes_per_node", (double)h.node_load);
@@ -481,8 +485,7 @@ static void rule_host_ram(const struct zs_lint_input *in,
     if (h.node_nominal <= 0)
         return;
     if (h.node_nominal > usable) {
-        f =
-            add(r, "host-ram-offload", ZS_LINT_ERROR,
+        f = add(r, "host-ram-offload", ZS_LINT_ERROR,
                 "host RAM is too small for the offload buffers");
         where(f, ds, ds->offload_optimizer.line, ds->offload_optimizer.col);
         EXPLAIN(f,
@@ -492,9 +495,8 @@ static void rule_host_ram(const struct zs_lint_input *in,
                 "first step) = %s nominal, %s as allocated with pinned "
                 "power-of-two rounding; x %d local ranks = %s per node "
                 "(%s allocated), against %s usable host RAM",
-                (long long)h.partition_elems, (long long)m->params_total,
-                world, gib(b[0], h.flat16), gib(b[1], h.master32),
-                gib(b[2], h.grad32),
+                (long long)h.partition_elems, (long long)m->params_total, world,
+                gib(b[0], h.flat16), gib(b[1], h.master32), gib(b[2], h.grad32),
                 ds->offload_optimizer.pin_memory.v ? " (pinned)" : "",
                 gib(b[3], h.accum16),
                 ds->offload_optimizer.pin_memory.v ? " (pinned)" : "",
@@ -508,9 +510,8 @@ static void rule_host_ram(const struct zs_lint_input *in,
                "world size), more host RAM, offload_optimizer.ratio < 1 "
                "(part of the optimizer stays on the GPU), or NVMe offload");
     } else if (h.node_alloc > usable) {
-        f = add(
-            r, "pinned-rounding", ZS_LINT_ERROR,
-            "pinned-memory power-of-two rounding pushes host RAM over");
+        f = add(r, "pinned-rounding", ZS_LINT_ERROR,
+                "pinned-memory power-of-two rounding pushes host RAM over");
         where(f, ds, ds->offload_optimizer.pin_memory.line,
               ds->offload_optimizer.pin_memory.col);
         EXPLAIN(f,
@@ -594,8 +595,9 @@ static void rule_max_steps(const struct zs_lint_input *in,
     SOURCE(f, "xtuner #589 (a leftover train_cfg max_iters=32 ran 32 "
               "iterations); transformers TrainingArguments (max_steps > 0 "
               "overrides num_train_epochs)");
-    FIX(f, "remove %s (or set it to -1) and bound training by epochs "
-           "(num_train_epochs / max_epochs), or raise it to at least %lld",
+    FIX(f,
+        "remove %s (or set it to -1) and bound training by epochs "
+        "(num_train_epochs / max_epochs), or raise it to at least %lld",
         t->max_steps_key, (long long)steps_epoch);
     num(f, "max_steps", (double)t->max_steps);
     num(f, "steps_per_epoch", (double)steps_epoch);
@@ -629,8 +631,9 @@ static void rule_offload_consistency(const struct zs_lint_input *in,
         f = add(r, "offload-optimizer-stage", ZS_LINT_WARNING,
                 "offload_optimizer needs ZeRO stage 1, 2 or 3");
         where(f, ds, oo->device.line, oo->device.col);
-        EXPLAIN(f, "offload_optimizer.device=%s with ZeRO disabled (stage "
-                   "0): nothing is offloaded",
+        EXPLAIN(f,
+                "offload_optimizer.device=%s with ZeRO disabled (stage "
+                "0): nothing is offloaded",
                 zs_ds_device_name((int)oo->device.v));
         SOURCE(f, "DeepSpeed docs config-json (ZeRO-Offload for stages 1-3)");
         FIX(f, "set zero_optimization.stage to 2 or 3, or remove "
@@ -725,7 +728,8 @@ static void rule_buckets(const struct zs_lint_input *in,
      * Per leaf we take params / n_tensors as the tensor size [assumption:
      * weight dominates; biases are tiny]. */
     if (m) {
-        for (int i = 0; i < m->n_layer_leaves && i < ZS_MODEL_MAX_LAYER_LEAVES; i++) {
+        for (int i = 0; i < m->n_layer_leaves && i < ZS_MODEL_MAX_LAYER_LEAVES;
+             i++) {
             const struct zs_leaf *l = &m->layer[i];
             int nt = l->n_tensors > 0 ? l->n_tensors : 1;
             if (l->params / nt <= ds->stage3_param_persistence_threshold.v)
@@ -793,16 +797,18 @@ static void rule_unknown_keys(const struct zs_lint_input *in,
                 k->rejected ? ZS_LINT_ERROR : ZS_LINT_WARNING, title);
         setf(f->where, sizeof f->where, "%s", k->where);
         if (k->rejected)
-            EXPLAIN(f, "'%s' is not a DeepSpeed setting; this block is "
-                       "validated with extra=\"forbid\", so DeepSpeed "
-                       "refuses to start%s%s%s",
-                    k->key, k->suggest[0] ? " (did you mean '" : "",
-                    k->suggest, k->suggest[0] ? "'?)" : "");
+            EXPLAIN(f,
+                    "'%s' is not a DeepSpeed setting; this block is "
+                    "validated with extra=\"forbid\", so DeepSpeed "
+                    "refuses to start%s%s%s",
+                    k->key, k->suggest[0] ? " (did you mean '" : "", k->suggest,
+                    k->suggest[0] ? "'?)" : "");
         else
-            EXPLAIN(f, "'%s' is not a DeepSpeed setting; DeepSpeed ignores "
-                       "unknown top-level keys, so it has no effect%s%s%s",
-                    k->key, k->suggest[0] ? " (did you mean '" : "",
-                    k->suggest, k->suggest[0] ? "'?)" : "");
+            EXPLAIN(f,
+                    "'%s' is not a DeepSpeed setting; DeepSpeed ignores "
+                    "unknown top-level keys, so it has no effect%s%s%s",
+                    k->key, k->suggest[0] ? " (did you mean '" : "", k->suggest,
+                    k->suggest[0] ? "'?)" : "");
         SOURCE(f, "deepspeed/runtime/config_utils.py DeepSpeedConfigModel "
                   "(extra=\"forbid\"); deepspeed/runtime/config.py "
                   "(top level read with dict.get)");
@@ -831,15 +837,29 @@ static void rule_auto_unresolved(const struct zs_lint_input *in,
         int kind; /* 0 int, 1 num, 2 bool */
         const char *needs;
     } keys[] = {
-        {"zero_optimization.reduce_bucket_size", offsetof(struct zs_dsconfig, reduce_bucket_size), 0, "--model (hidden size)"},
-        {"zero_optimization.stage3_prefetch_bucket_size", offsetof(struct zs_dsconfig, stage3_prefetch_bucket_size), 0, "--model (hidden size)"},
-        {"zero_optimization.stage3_param_persistence_threshold", offsetof(struct zs_dsconfig, stage3_param_persistence_threshold), 0, "--model (hidden size)"},
-        {"train_micro_batch_size_per_gpu", offsetof(struct zs_dsconfig, train_micro_batch_size_per_gpu), 0, "--trainer-args"},
-        {"gradient_accumulation_steps", offsetof(struct zs_dsconfig, gradient_accumulation_steps), 0, "--trainer-args"},
-        {"train_batch_size", offsetof(struct zs_dsconfig, train_batch_size), 0, "--trainer-args and --gpus"},
-        {"gradient_clipping", offsetof(struct zs_dsconfig, gradient_clipping), 1, "--trainer-args"},
-        {"bf16.enabled", offsetof(struct zs_dsconfig, bf16_enabled), 2, "--trainer-args"},
-        {"fp16.enabled", offsetof(struct zs_dsconfig, fp16_enabled), 2, "--trainer-args"},
+        {"zero_optimization.reduce_bucket_size",
+         offsetof(struct zs_dsconfig, reduce_bucket_size), 0,
+         "--model (hidden size)"},
+        {"zero_optimization.stage3_prefetch_bucket_size",
+         offsetof(struct zs_dsconfig, stage3_prefetch_bucket_size), 0,
+         "--model (hidden size)"},
+        {"zero_optimization.stage3_param_persistence_threshold",
+         offsetof(struct zs_dsconfig, stage3_param_persistence_threshold), 0,
+         "--model (hidden size)"},
+        {"train_micro_batch_size_per_gpu",
+         offsetof(struct zs_dsconfig, train_micro_batch_size_per_gpu), 0,
+         "--trainer-args"},
+        {"gradient_accumulation_steps",
+         offsetof(struct zs_dsconfig, gradient_accumulation_steps), 0,
+         "--trainer-args"},
+        {"train_batch_size", offsetof(struct zs_dsconfig, train_batch_size), 0,
+         "--trainer-args and --gpus"},
+        {"gradient_clipping", offsetof(struct zs_dsconfig, gradient_clipping),
+         1, "--trainer-args"},
+        {"bf16.enabled", offsetof(struct zs_dsconfig, bf16_enabled), 2,
+         "--trainer-args"},
+        {"fp16.enabled", offsetof(struct zs_dsconfig, fp16_enabled), 2,
+         "--trainer-args"},
     };
     char list[600] = "";
     size_t len = 0;
@@ -865,9 +885,10 @@ static void rule_auto_unresolved(const struct zs_lint_input *in,
     f = add(r, "auto-unresolved", ZS_LINT_INFO,
             "\"auto\" values not resolved; DeepSpeed defaults were used");
     where(f, ds, 0, 0);
-    EXPLAIN(f, "%d \"auto\" value(s) could not be resolved the way the HF "
-               "Trainer would: %s; the rules used DeepSpeed's defaults for "
-               "them",
+    EXPLAIN(f,
+            "%d \"auto\" value(s) could not be resolved the way the HF "
+            "Trainer would: %s; the rules used DeepSpeed's defaults for "
+            "them",
             count, list);
     SOURCE(f, "transformers integrations/deepspeed.py "
               "(trainer_config_process, trainer_config_finalize); "
@@ -915,8 +936,9 @@ static void rule_batch(const struct zs_lint_input *in, struct zs_lint_report *r)
             (long long)(ds->train_micro_batch_size_per_gpu.v *
                         ds->gradient_accumulation_steps.v * world));
         num(f, "train_batch_size", (double)ds->train_batch_size.v);
-        num(f, "expected", (double)(ds->train_micro_batch_size_per_gpu.v *
-                                    ds->gradient_accumulation_steps.v * world));
+        num(f, "expected",
+            (double)(ds->train_micro_batch_size_per_gpu.v *
+                     ds->gradient_accumulation_steps.v * world));
     }
     if (!t || !t->present)
         return;
@@ -952,25 +974,24 @@ static void rule_batch(const struct zs_lint_input *in, struct zs_lint_report *r)
                      ds->gradient_clipping.v != t->max_grad_norm,
                  "gradient_clipping=%g vs max_grad_norm=%g",
                  ds->gradient_clipping.v, t->max_grad_norm);
-        MISMATCH(ds->bf16_enabled.from == ZS_DS_SET &&
-                     ds->bf16_enabled.v != t->bf16,
-                 "bf16.enabled=%s vs bf16=%s",
-                 ds->bf16_enabled.v ? "true" : "false",
-                 t->bf16 ? "true" : "false");
-        MISMATCH(ds->fp16_enabled.from == ZS_DS_SET &&
-                     ds->fp16_enabled.v != t->fp16,
-                 "fp16.enabled=%s vs fp16=%s",
-                 ds->fp16_enabled.v ? "true" : "false",
-                 t->fp16 ? "true" : "false");
+        MISMATCH(
+            ds->bf16_enabled.from == ZS_DS_SET && ds->bf16_enabled.v != t->bf16,
+            "bf16.enabled=%s vs bf16=%s", ds->bf16_enabled.v ? "true" : "false",
+            t->bf16 ? "true" : "false");
+        MISMATCH(
+            ds->fp16_enabled.from == ZS_DS_SET && ds->fp16_enabled.v != t->fp16,
+            "fp16.enabled=%s vs fp16=%s", ds->fp16_enabled.v ? "true" : "false",
+            t->fp16 ? "true" : "false");
 #undef MISMATCH
         if (!count)
             return;
         f = add(r, "trainer-mismatch", ZS_LINT_ERROR,
                 "DeepSpeed config contradicts the TrainingArguments");
         where(f, ds, 0, 0);
-        EXPLAIN(f, "the HF Trainer stops with \"Please correct the following "
-                   "DeepSpeed config values that mismatch TrainingArguments "
-                   "values\": %s",
+        EXPLAIN(f,
+                "the HF Trainer stops with \"Please correct the following "
+                "DeepSpeed config values that mismatch TrainingArguments "
+                "values\": %s",
                 list);
         SOURCE(f, "transformers integrations/deepspeed.py "
                   "(HfTrainerDeepSpeedConfig.trainer_config_finalize)");

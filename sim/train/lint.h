@@ -29,12 +29,12 @@ enum zs_lint_sev { ZS_LINT_INFO, ZS_LINT_WARNING, ZS_LINT_ERROR };
 #define ZS_LINT_MAX_NUMBERS 12
 
 struct zs_lint_number {
-    char name[40];  /* "host_ram_usable_bytes" */
-    double value;   /* integral for bytes, elements, steps */
+    char name[40]; /* "host_ram_usable_bytes" */
+    double value;  /* integral for bytes, elements, steps */
 };
 
 struct zs_lint_finding {
-    char id[40];            /* stable rule id: "unscale-clip-device" */
+    char id[40]; /* stable rule id: "unscale-clip-device" */
     enum zs_lint_sev severity;
     char title[128];        /* one line */
     char where[300];        /* "ds.json:12:7" of the key at fault, or "" */
@@ -48,23 +48,24 @@ struct zs_lint_finding {
 struct zs_lint_report {
     struct zs_lint_finding finding[ZS_LINT_MAX_FINDINGS];
     int n;
-    int dropped;                  /* findings beyond ZS_LINT_MAX_FINDINGS */
+    int dropped;                    /* findings beyond ZS_LINT_MAX_FINDINGS */
     int n_error, n_warning, n_info; /* all findings, dropped included */
 };
 
 struct zs_lint_input {
-    const struct zs_dsconfig *ds;          /* required */
-    const struct zs_ds_notes *notes;       /* unknown keys from loading; may be NULL */
+    const struct zs_dsconfig *ds; /* required */
+    const struct zs_ds_notes
+        *notes; /* unknown keys from loading; may be NULL */
     const struct zs_trainer_args *trainer; /* may be NULL or !present */
     const struct zs_model *model;          /* NULL: model rules are skipped */
-    const struct zs_cluster *cluster;      /* NULL: hardware rules are skipped */
-    const char *optimizer;  /* --optimizer NAME (HF `optim` spelling); NULL: the
-                               trainer's optim, else none */
-    bool version_given;     /* ds->version came from the user, not assumed */
-    bool zero_init;         /* model built under deepspeed.zero.Init (HF does it
-                               when the DeepSpeed config exists before
-                               from_pretrained); only meaningful for ZeRO-3 */
-    int audio_output;       /* Qwen-Omni talker: -1 model default, 0 off, 1 on */
+    const struct zs_cluster *cluster; /* NULL: hardware rules are skipped */
+    const char *optimizer; /* --optimizer NAME (HF `optim` spelling); NULL: the
+                              trainer's optim, else none */
+    bool version_given;    /* ds->version came from the user, not assumed */
+    bool zero_init;        /* model built under deepspeed.zero.Init (HF does it
+                              when the DeepSpeed config exists before
+                              from_pretrained); only meaningful for ZeRO-3 */
+    int audio_output;      /* Qwen-Omni talker: -1 model default, 0 off, 1 on */
 };
 
 /* Host buffers of DeepSpeed ZeRO-3 offload, per rank and per node
@@ -74,29 +75,31 @@ struct zs_lint_input {
  * PowerOf2Ceil; pytorch #95823, #150517).  All in bytes. */
 struct zs_lint_host_terms {
     int64_t partition_elems; /* P = ceil(params / world) */
-    int64_t cpu_elems;       /* elements whose optimizer lives on the CPU (ratio × P) */
-    int param_bytes;         /* 2 (bf16/fp16) or 4 (fp32) */
+    int64_t
+        cpu_elems; /* elements whose optimizer lives on the CPU (ratio × P) */
+    int param_bytes; /* 2 (bf16/fp16) or 4 (fp32) */
     /* per rank, nominal */
-    int64_t flat16;          /* offload_param: 16-bit flat partition, always pinned */
-    int64_t master32;        /* offload_optimizer: fp32 master, pageable */
-    int64_t grad32;          /* fp32 grad per sub-group, pinned iff pin_memory */
-    int64_t accum16;         /* grad accumulation buffer (model dtype), pinned iff pin_memory */
-    int64_t adam;            /* exp_avg + exp_avg_sq, 8 B, pageable, at first step */
+    int64_t flat16;   /* offload_param: 16-bit flat partition, always pinned */
+    int64_t master32; /* offload_optimizer: fp32 master, pageable */
+    int64_t grad32;   /* fp32 grad per sub-group, pinned iff pin_memory */
+    int64_t accum16;  /* grad accumulation buffer (model dtype), pinned iff
+                         pin_memory */
+    int64_t adam;     /* exp_avg + exp_avg_sq, 8 B, pageable, at first step */
     /* per rank, as allocated (pinned ones rounded up to a power of two) */
     int64_t flat16_alloc, grad32_alloc, accum16_alloc;
     int64_t pinned_nominal, pinned_alloc; /* per rank */
     int64_t rank_nominal, rank_alloc;     /* per rank, steady after step 1 */
     int local_ranks;
-    int64_t node_nominal, node_alloc;     /* × local ranks */
-    int64_t load_copy_rank;  /* without zero.Init: the full model in fp32 per
-                                rank at load (DeepSpeed's estimator: 4 B × params
-                                per local rank) */
-    int64_t node_load;       /* load_copy_rank × local ranks */
+    int64_t node_nominal, node_alloc; /* × local ranks */
+    int64_t load_copy_rank; /* without zero.Init: the full model in fp32 per
+                               rank at load (DeepSpeed's estimator: 4 B × params
+                               per local rank) */
+    int64_t node_load;      /* load_copy_rank × local ranks */
 };
 
-/* params: trainable elements sharded by ZeRO; world: data-parallel ranks (>= 1);
- * local_ranks: ranks per node (>= 1).  Returns 0 or ZS_EUSAGE for values out
- * of range ("params must be in [1, 1e15]"). */
+/* params: trainable elements sharded by ZeRO; world: data-parallel ranks (>=
+ * 1); local_ranks: ranks per node (>= 1).  Returns 0 or ZS_EUSAGE for values
+ * out of range ("params must be in [1, 1e15]"). */
 int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
                                const struct zs_dsconfig *ds,
                                struct zs_lint_host_terms *out,
@@ -110,7 +113,8 @@ int64_t zs_lint_pow2_ceil(int64_t bytes);
 int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
                 struct zs_err *err);
 
-const char *zs_lint_sev_name(enum zs_lint_sev s); /* "error", "warning", "info" */
+const char *
+zs_lint_sev_name(enum zs_lint_sev s); /* "error", "warning", "info" */
 
 /* Whether an HF `optim` name is a bitsandbytes 8-bit or paged optimizer
  * (adamw_bnb_8bit, adamw_8bit, paged_adamw_32bit, lion_8bit, ...). */

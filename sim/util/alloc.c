@@ -48,7 +48,10 @@ void *zs_realloc(void *p, size_t bytes)
     return realloc(p, bytes ? bytes : 1);
 }
 
-void zs_free(void *p) { free(p); }
+void zs_free(void *p)
+{
+    free(p);
+}
 
 char *zs_strdup(const char *s)
 {
@@ -81,7 +84,10 @@ int zs_grow(void **p, size_t *cap, size_t need, size_t elem_bytes)
     return 0;
 }
 
-static void *cjson_malloc(size_t bytes) { return zs_malloc(bytes); }
+static void *cjson_malloc(size_t bytes)
+{
+    return zs_malloc(bytes);
+}
 
 void zs_alloc_init(void)
 {
@@ -100,5 +106,11 @@ void zs_alloc_fail_at(long n)
     g_failed = 0;
 }
 
-long zs_alloc_count(void) { return g_count; }
-int zs_alloc_failed(void) { return g_failed; }
+long zs_alloc_count(void)
+{
+    return g_count;
+}
+int zs_alloc_failed(void)
+{
+    return g_failed;
+}

@@ -13,11 +13,11 @@
 
 void zs_alloc_init(void); /* installs the cJSON hooks; idempotent */
 
-void *zs_malloc(size_t bytes);             /* NULL on failure */
-void *zs_calloc(size_t n, size_t bytes);   /* NULL on failure or overflow */
-void *zs_realloc(void *p, size_t bytes);   /* NULL on failure, p untouched */
-void zs_free(void *p);                     /* NULL is fine */
-char *zs_strdup(const char *s);            /* NULL on failure */
+void *zs_malloc(size_t bytes);           /* NULL on failure */
+void *zs_calloc(size_t n, size_t bytes); /* NULL on failure or overflow */
+void *zs_realloc(void *p, size_t bytes); /* NULL on failure, p untouched */
+void zs_free(void *p);                   /* NULL is fine */
+char *zs_strdup(const char *s);          /* NULL on failure */
 
 /* Grows *p (an array of *cap elements of elem_bytes) to hold at least need
  * elements, doubling.  Returns 0 or ZS_ENOMEM (then *p and *cap unchanged). */

@@ -35,7 +35,8 @@ struct zs_err {
     char msg[ZS_ERR_MSG_MAX]; /* one line, no trailing newline, no "zsim: " */
 };
 
-/* Sets code and formats msg; returns code so callers can `return zs_err_set(...)`. */
+/* Sets code and formats msg; returns code so callers can `return
+ * zs_err_set(...)`. */
 int zs_err_set(struct zs_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int zs_err_vset(struct zs_err *err, int code, const char *fmt, va_list ap);

@@ -308,8 +308,8 @@ int zs_json_expect_object(const struct zs_json_src *src, const cJSON *obj,
         zs_json_where(src, parent, leaf, where, sizeof where);
     }
     return zs_err_set(err, ZS_EINPUT,
-                      "invalid '%s' in %s: must be an object (got %s)",
-                      objpath, where, zs_json_type_name(obj));
+                      "invalid '%s' in %s: must be an object (got %s)", objpath,
+                      where, zs_json_type_name(obj));
 }
 
 /* Qualified name for messages: "text_config.hidden_size" or "hidden_size". */
@@ -640,7 +640,8 @@ int zs_field_parse_text(const struct zs_field *f, const char *text, void *dst)
         *(double *)(base + f->offset) = v;
         return 0;
     case ZS_F_BOOL:
-        if (!strcmp(text, "yes") || !strcmp(text, "true") || !strcmp(text, "on"))
+        if (!strcmp(text, "yes") || !strcmp(text, "true") ||
+            !strcmp(text, "on"))
             *(bool *)(base + f->offset) = true;
         else if (!strcmp(text, "no") || !strcmp(text, "false") ||
                  !strcmp(text, "off"))
@@ -655,7 +656,8 @@ int zs_field_parse_text(const struct zs_field *f, const char *text, void *dst)
         return 0;
     case ZS_F_BYTES: {
         int64_t b;
-        if (zs_parse_bytes(text, &b) || (double)b < f->min || (double)b > f->max)
+        if (zs_parse_bytes(text, &b) || (double)b < f->min ||
+            (double)b > f->max)
             return -1;
         *(int64_t *)(base + f->offset) = b;
         return 0;

@@ -9,7 +9,8 @@
  * Positions: cJSON keeps none, so a field's line:column is found by locating
  * its quoted key in the source text under its parent's path (first match).
  * Messages follow STYLE 11, e.g.
- *   invalid 'hidden_size' in models/x.json:3:5: must be in [1, 1048576] (got -5)
+ *   invalid 'hidden_size' in models/x.json:3:5: must be in [1, 1048576] (got
+ * -5)
  */
 #ifndef ZS_JSON_H
 #define ZS_JSON_H
@@ -45,17 +46,18 @@ enum zs_ftype {
 struct zs_field {
     const char *key;
     enum zs_ftype type;
-    size_t offset;              /* into the destination struct */
-    double min, max;            /* numeric range (inclusive) */
-    double def;                 /* default when absent (numbers, bools, enums) */
-    unsigned flags;             /* ZS_F_REQUIRED, ZS_F_NULLABLE */
+    size_t offset;   /* into the destination struct */
+    double min, max; /* numeric range (inclusive) */
+    double def;      /* default when absent (numbers, bools, enums) */
+    unsigned flags;  /* ZS_F_REQUIRED, ZS_F_NULLABLE */
     const char *const *choices; /* ZS_F_ENUM: NULL-terminated */
     size_t str_cap;             /* ZS_F_STRING: capacity at offset */
     const char *def_str;        /* ZS_F_STRING: default when absent */
 };
 
 /* zs_json_read options */
-#define ZS_JSON_ALLOW_UNKNOWN 1u /* unknown keys are ignored (foreign formats) */
+#define ZS_JSON_ALLOW_UNKNOWN                                                  \
+    1u /* unknown keys are ignored (foreign formats) */
 
 #define ZS_JSON_MAX_FILE_BYTES (64u << 20)
 
@@ -94,8 +96,7 @@ int zs_json_read(const struct zs_json_src *src, const cJSON *obj,
                  size_t nfields, void *dst, unsigned opts, struct zs_err *err);
 
 /* Fills dst with every default of the table (no JSON involved). */
-void zs_json_defaults(const struct zs_field *fields, size_t nfields,
-                      void *dst);
+void zs_json_defaults(const struct zs_field *fields, size_t nfields, void *dst);
 
 /* Writes "path:line:col" (or just "path" when the key is not found) for key
  * under objpath into buf. */

@@ -83,8 +83,8 @@ void zs_str_closest_list(const char *s, const char *const *cands, size_t n,
             break;
         used[best] = 1;
         if (len < cap) {
-            int w = snprintf(buf + len, cap - len, k ? ", %s" : "%s",
-                             cands[best]);
+            int w =
+                snprintf(buf + len, cap - len, k ? ", %s" : "%s", cands[best]);
             if (w > 0)
                 len += (size_t)w;
         }

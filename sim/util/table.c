@@ -54,7 +54,10 @@ void zs_table_free(struct zs_table *t)
     zs_free(t);
 }
 
-void zs_table_header(struct zs_table *t) { t->next_header = 1; }
+void zs_table_header(struct zs_table *t)
+{
+    t->next_header = 1;
+}
 
 int zs_table_row(struct zs_table *t, const char *const *cells)
 {

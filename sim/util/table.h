@@ -1,5 +1,6 @@
 /*
- * table.h — aligned text tables for people (STYLE: "aligned tables with units").
+ * table.h — aligned text tables for people (STYLE: "aligned tables with
+ * units").
  *
  * Cells are copied into the table; columns are sized to their widest cell;
  * a column is right-aligned when flagged numeric.  Printing is the only I/O.

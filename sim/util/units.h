@@ -33,7 +33,13 @@ char *zs_fmt_seconds(char *buf, size_t cap, double s);
 /* Count with a suffix: "72.7B", "875M", "12.3k". */
 char *zs_fmt_count(char *buf, size_t cap, double n);
 
-static inline double zs_ns_to_s(int64_t t_ns) { return (double)t_ns / 1e9; }
-static inline int64_t zs_s_to_ns(double s) { return (int64_t)(s * 1e9 + 0.5); }
+static inline double zs_ns_to_s(int64_t t_ns)
+{
+    return (double)t_ns / 1e9;
+}
+static inline int64_t zs_s_to_ns(double s)
+{
+    return (int64_t)(s * 1e9 + 0.5);
+}
 
 #endif
