@@ -52,7 +52,7 @@ static int parse_int(const char *opt, const char *text, long long lo,
                      long long hi, long long *out, struct zs_err *err)
 {
     char *end;
-    long long v;
+    long long v = 0;
     if (!text || !*text || !((*text >= '0' && *text <= '9') || *text == '-'))
         goto bad;
     v = strtoll(text, &end, 10);
@@ -485,7 +485,7 @@ static int cmd_show(const struct zs_args *args, struct zs_err *err)
     const char *method = zs_args_get(args, g_opts, NOPTS, "method");
     const char *rank = zs_args_get(args, g_opts, NOPTS, "lora-rank");
     const char *seq = zs_args_get(args, g_opts, NOPTS, "seq-len");
-    long long v;
+    long long v = 0;
     int rc;
 
     if (args->npos != 2)

@@ -198,7 +198,7 @@ static void rollback(zs_store *st)
 /* Refuses files that are not zsim stores, before anything is written. */
 static int check_identity(zs_store *st, int64_t *version, struct zs_err *err)
 {
-    int64_t app, ntables;
+    int64_t app = 0, ntables = 0;
     int rc;
     if ((rc = query_int(st, "PRAGMA application_id", &app, err)) ||
         (rc = query_int(st, "PRAGMA user_version", version, err)) ||
