@@ -504,6 +504,9 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
     ds.fp16_enabled.v = false;
     ds.fp16_enabled.from = ZS_DS_SET;
     SETI(zero_hpz_partition_size, 1);
+    /* stage 1/2 only; written at DeepSpeed's default (5e8, config.py) rather
+     * than left 0 */
+    SETI(allgather_bucket_size, 500000000);
 #undef SETI
     return zs_dsconfig_write(&ds, path, err);
 }
