@@ -11,6 +11,7 @@
 #include "util/units.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,45 @@ START_TEST(test_export_roundtrip)
 }
 END_TEST
 
+/* estimate_zero3_model_states_mem_needs reproduces DeepSpeed's own table
+ * (docs/code-docs/source/memory.rst; peer-tools.md §1.2): T5-3B, 8 GPUs,
+ * zero_init: no offload 6.10 GB/GPU (GB = 2^30 there); optimizer offload
+ * 0.79 GB/GPU + 63.74 GB CPU.  T5-3B has 2,851,598,336 params and its
+ * largest module is the 32128 x 1024 embedding (32,899,072).  By hand:
+ *   4*32,899,072 + int(18*2,851,598,336/8) = 131,596,288 + 6,416,096,256
+ *     = 6,547,692,544 B = 6.098 GiB
+ *   4*32,899,072 + int(2*2,851,598,336/8) = 844,495,872 B = 0.786 GiB
+ *   2,851,598,336 * 16 * 1.5 = 68,438,360,064 B = 63.74 GiB */
+START_TEST(test_deepspeed_estimator)
+{
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_cfg c;
+    struct zs_setup su = {0};
+    int64_t gpu, host;
+    memset(&m, 0, sizeof m);
+    memset(&cl, 0, sizeof cl);
+    zs_cfg_defaults(&c);
+    m.params_total = 2851598336LL;
+    m.largest_leaf_params = 32899072LL;
+    c.procs_per_node = 8;
+    c.world = 8;
+    c.zero_init = ZS_YES;
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &c;
+    zs_deepspeed_estimate(&su, &gpu, &host);
+    ck_assert_int_eq(gpu, 6547692544LL);
+    ck_assert(fabs((double)gpu / ZS_GiB - 6.10) < 0.005);
+    c.offload_optimizer = ZS_OFF_CPU;
+    zs_deepspeed_estimate(&su, &gpu, &host);
+    ck_assert_int_eq(gpu, 844495872LL);
+    ck_assert(fabs((double)gpu / ZS_GiB - 0.79) < 0.005);
+    ck_assert_int_eq(host, 68438360064LL);
+    ck_assert(fabs((double)host / ZS_GiB - 63.74) < 0.005);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -427,6 +467,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_colocated_server);
     tcase_add_test(core, test_torchtitan_b1);
     tcase_add_test(core, test_export_roundtrip);
+    tcase_add_test(core, test_deepspeed_estimator);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);
     tcase_add_test(bad, test_scenario_files);
