@@ -29,8 +29,9 @@ static const char usage[] =
     "with dependencies and zsim's predicted start/end times and peaks.  Ranks "
     "of a\n"
     "data-parallel job run the same schedule; R is recorded in the header.\n"
-    "Run it on a GPU with: build/harness/zsim-harness FILE --out "
-    "measured.json\n"
+    "Run it on a GPU with (the harness is built where nvcc is found, next to\n"
+    "zsim in the build folder): zsim-harness --schedule FILE --out "
+    "FILE.measured.json\n"
     "\n"
     "Exit: 0 ok, 1 runtime failure, 2 usage, 3 invalid input file.\n";
 

@@ -28,6 +28,21 @@ void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap)
 {
     const struct zs_sim_result *r = o->res;
     char a[32], b[32], t[32], h1[32], h2[32];
+    if (r->oom.where == ZS_OOM_GPU &&
+        r->oom.needed_bytes <= r->oom.available_bytes) {
+        /* it would fit by count but not by blocks: say what PyTorch's OOM
+         * message says (tried to allocate, allocated, reserved) */
+        char q[32], rs[32];
+        snprintf(buf, cap,
+                 "GPU OOM in %s of %s (step %d, micro-step %d): fragmentation: "
+                 "tried to allocate %s with %s allocated and %s reserved of %s",
+                 r->oom.phase, r->oom.module, r->oom.step, r->oom.micro,
+                 zs_fmt_bytes(q, sizeof q, r->oom.request_bytes),
+                 zs_fmt_bytes(a, sizeof a, r->oom.allocated_at_oom),
+                 zs_fmt_bytes(rs, sizeof rs, r->oom.reserved_at_oom),
+                 zs_fmt_bytes(b, sizeof b, r->oom.available_bytes));
+        return;
+    }
     if (r->oom.where == ZS_OOM_GPU) {
         snprintf(buf, cap,
                  "GPU OOM in %s of %s (step %d, micro-step %d): needs %s of %s",

@@ -150,16 +150,17 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
     case ZS_OOM_GPU:
         c->status = ZS_CAND_GPU_OOM;
         if (c->res.oom.needed_bytes <= c->res.oom.available_bytes) {
-            char r[32];
-            snprintf(
-                c->reason, sizeof c->reason,
-                "GPU OOM in %s of %s: fragmentation: %s allocated but %s "
-                "reserved by the "
-                "caching allocator, of %s",
-                c->res.oom.phase, c->res.oom.module,
-                zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
-                zs_fmt_bytes(r, sizeof r, c->res.oom.needed_reserved_bytes),
-                zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
+            /* it would fit by count but not by blocks: say what PyTorch's
+             * OOM message says (tried to allocate, allocated, reserved) */
+            char r[32], q[32];
+            snprintf(c->reason, sizeof c->reason,
+                     "GPU OOM in %s of %s: fragmentation: tried to allocate %s with %s "
+                     "allocated and %s reserved of %s",
+                     c->res.oom.phase, c->res.oom.module,
+                     zs_fmt_bytes(q, sizeof q, c->res.oom.request_bytes),
+                     zs_fmt_bytes(a, sizeof a, c->res.oom.allocated_at_oom),
+                     zs_fmt_bytes(r, sizeof r, c->res.oom.reserved_at_oom),
+                     zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
         } else {
             snprintf(c->reason, sizeof c->reason,
                      "GPU OOM in %s of %s: needs %s of %s", c->res.oom.phase,

@@ -348,6 +348,8 @@ int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res)
         res->oom.where = ZS_OOM_GPU;
         res->oom.request_bytes = oo->requested;
         res->oom.needed_bytes = oo->allocated + oo->requested;
+        res->oom.allocated_at_oom = oo->allocated;
+        res->oom.reserved_at_oom = oo->reserved;
         res->oom.available_bytes = oo->capacity;
         oom_from_task(b, oo->task, &res->oom);
     }

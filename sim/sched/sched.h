@@ -128,9 +128,11 @@ struct zs_oom_info {
     char module[112];
     int64_t needed_bytes, available_bytes; /* peak it would take vs capacity */
     int64_t request_bytes;
-    int64_t
-        needed_reserved_bytes; /* GPU: what the caching allocator reserved
-                                  without a limit (fragmentation included) */
+    /* GPU: what the caching allocator reserved without a limit */
+    int64_t needed_reserved_bytes;
+    /* GPU: allocated and reserved when the allocation failed (after the
+     * allocator's cache flush and retry) */
+    int64_t allocated_at_oom, reserved_at_oom;
 };
 
 struct zs_sim_result {
