@@ -28,7 +28,7 @@ static const char g_usage[] =
     "show: one model's module tree (one decoder layer in full), parameters\n"
     "(embedding vs non-embedding, trainable vs frozen), the largest module\n"
     "(what ZeRO-3 gathers at once), forward FLOPs per token, activation bytes\n"
-    "saved per layer for checkpointing none / selective / full with flash and\n"
+    "saved per layer for checkpointing none / selective / full / op with flash and\n"
     "eager attention, and the loss's logits buffers, at micro-batch 1.\n"
     "\n"
     "MODEL is an alias (72b, 7b, 14b, 32b, 34b, 8b, 70b, 405b, 30b-a3b, 8x7b,\n"
@@ -121,8 +121,9 @@ struct show_ctx {
 };
 
 static const enum zs_ckpt g_ckpts[] = {ZS_CKPT_NONE, ZS_CKPT_SELECTIVE,
-                                       ZS_CKPT_FULL};
+                                       ZS_CKPT_FULL, ZS_CKPT_OP};
 static const enum zs_attn_impl g_attns[] = {ZS_ATTN_FLASH, ZS_ATTN_EAGER};
+#define N_CKPTS ((int)(sizeof g_ckpts / sizeof g_ckpts[0]))
 
 static void act_opts(const struct show_ctx *c, enum zs_ckpt ck,
                      enum zs_attn_impl at, struct zs_act_opts *o)
@@ -235,7 +236,7 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
     rc |= zs_table_rowf(acts,
                         "checkpointing\tattention\tper token/layer\tper layer\t"
                         "all layers\twork fwd\twork bwd");
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_CKPTS; i++)
         for (int j = 0; j < 2; j++) {
             struct zs_act_opts o;
             int64_t s;
@@ -454,7 +455,7 @@ static void print_json(const struct show_ctx *c)
                i + 1 == m->n_extra ? "" : ",");
     }
     printf("  ],\n  \"activations\": [\n");
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_CKPTS; i++)
         for (int j = 0; j < 2; j++) {
             int64_t s;
             act_opts(c, g_ckpts[i], g_attns[j], &o);
@@ -466,7 +467,7 @@ static void print_json(const struct show_ctx *c)
                    ", \"work_bwd_bytes\": %" PRId64 "}%s\n",
                    zs_ckpt_name(g_ckpts[i]), zs_attn_name(g_attns[j]), s,
                    s * m->n_layers, zs_model_act_work_fwd(m, &o),
-                   zs_model_act_work_bwd(m, &o), (i == 2 && j == 1) ? "" : ",");
+                   zs_model_act_work_bwd(m, &o), (i == N_CKPTS - 1 && j == 1) ? "" : ",");
         }
     act_opts(c, ZS_CKPT_NONE, ZS_ATTN_FLASH, &o);
     zs_model_loss_bytes(m, &o, &lb);

@@ -40,7 +40,7 @@ static const char usage[] =
     "  --method full|lora|qlora  --lora-rank R (16)  --sp N (Ulysses degree, "
     "1)\n"
     "  --framework deepspeed|fsdp2  --zero 2|3  --checkpointing "
-    "none|selective|full (full)\n"
+    "none|selective|full|op (full; op = torchtitan per-op AC)\n"
     "  --offload-optimizer none|cpu  --offload-param none|cpu  --pin-memory "
     "yes|no|auto\n"
     "  --attention flash|eager  --optimizer adamw|adamw_8bit|paged_adamw_8bit\n"

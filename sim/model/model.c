@@ -79,6 +79,7 @@ const char *zs_ckpt_name(enum zs_ckpt c)
 {
     return c == ZS_CKPT_SELECTIVE ? "selective"
            : c == ZS_CKPT_FULL    ? "full"
+           : c == ZS_CKPT_OP      ? "op"
                                   : "none";
 }
 
@@ -590,6 +591,35 @@ static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
     return v;
 }
 
+/* torchtitan's per-op selective AC (torchtitan/distributed/
+ * activation_checkpoint.py `_save_list` and `_custom_policy`, read via the
+ * search tool; mode "selective", option "op"): within each TransformerBlock
+ * the policy saves the outputs of aten.mm except every second one (a counter
+ * per block: wq 1 save, wk 2 skip, wv 3 save, wo 4 skip, w1 5 save, w3 6 skip,
+ * w2 7 save) and of SDPA (output + logsumexp); everything else is
+ * PREFER_RECOMPUTE, and the block's input is kept by the checkpoint wrapper.
+ * Kept per layer: input (2th), q (2t hq), v (2t hkv), SDPA output (2t hq) and
+ * logsumexp (4 t a, fp32), gate/w1 output (2t i), down/w2 output (2t h).
+ * MoE blocks: the routed experts' gate and down outputs over t*k tokens
+ * [assumption: the same every-other-mm rule per expert]. */
+static double saved_op(const struct act_dims *d, enum zs_attn_impl attn)
+{
+    double t = d->t, v = 0;
+    v += 2 * t * d->h;            /* block input */
+    v += 2 * t * d->hq;           /* q = wq(x) */
+    v += 2 * t * d->hkv;          /* v = wv(x) */
+    v += 2 * t * d->hq;           /* SDPA output */
+    if (attn == ZS_ATTN_FLASH)
+        v += 4 * t * d->a;        /* logsumexp (fp32 per head and token) */
+    else
+        v += attn_core_saved(d, attn);
+    if (d->k > 0)
+        v += 2 * t * d->k * (d->mi + d->h);
+    else
+        v += 2 * t * d->i + 2 * t * d->h; /* w1 output, w2 output */
+    return v;
+}
+
 static double saved(const struct act_dims *d, enum zs_ckpt ckpt,
                     enum zs_attn_impl attn)
 {
@@ -597,6 +627,8 @@ static double saved(const struct act_dims *d, enum zs_ckpt ckpt,
     case ZS_CKPT_FULL:
         /* Full recomputation keeps only the layer input (bf16 hidden). */
         return 2 * d->t * d->h;
+    case ZS_CKPT_OP:
+        return saved_op(d, attn);
     case ZS_CKPT_SELECTIVE:
         /* Korthikanti et al. 2022 §4.2: recompute the attention core only;
          * its inputs (q, k, v) and output stay.  With flash attention only
@@ -673,6 +705,10 @@ static double work_bwd(const struct act_dims *d, enum zs_ckpt ckpt,
     if (ckpt == ZS_CKPT_FULL)
         /* The recomputed layer's saved set (minus the kept input). */
         w += saved_none(d, attn) - 2 * t * d->h;
+    if (ckpt == ZS_CKPT_OP)
+        /* What the per-op policy did not keep is rebuilt for the block's
+         * backward (wk, wo, w3 outputs, norms, SiLU, product). */
+        w += saved_none(d, attn) - saved_op(d, attn);
     return w;
 }
 

@@ -194,7 +194,13 @@ double zs_model_attn_core_flops(const struct zs_model *m, int64_t seq);
 
 /* ---- Activations --------------------------------------------------------- */
 
-enum zs_ckpt { ZS_CKPT_NONE, ZS_CKPT_SELECTIVE, ZS_CKPT_FULL };
+/* Activation checkpointing.  SELECTIVE: Korthikanti et al. 2022 §4.2 (the
+ * attention core is recomputed).  FULL: per decoder layer, only its input
+ * kept (HF gradient_checkpointing).  OP: torchtitan's per-op selective AC
+ * (activation_checkpoint mode "selective", option "op"): inside each block
+ * the outputs of SDPA and of every other matmul are saved, everything else
+ * is recomputed in the block's backward. */
+enum zs_ckpt { ZS_CKPT_NONE, ZS_CKPT_SELECTIVE, ZS_CKPT_FULL, ZS_CKPT_OP };
 enum zs_attn_impl { ZS_ATTN_FLASH, ZS_ATTN_EAGER };
 
 struct zs_act_opts {

@@ -277,7 +277,18 @@ static int open_store(const char *path, int create, zs_store **out,
     }
     sqlite3_extended_result_codes(st->db, 1);
     sqlite3_busy_timeout(st->db, ZS_STORE_BUSY_TIMEOUT_MS);
-    if ((rc = check_identity(st, &version, err)))
+    /* The identity check's three reads share one snapshot: as separate
+     * autocommit reads they could see another process's creation half-way
+     * (application_id read before its commit, tables counted after) and
+     * call a zsim store foreign. */
+    if ((rc = exec(st, "BEGIN", "open", err)))
+        goto fail;
+    rc = check_identity(st, &version, err);
+    if (rc) {
+        rollback(st);
+        goto fail;
+    }
+    if ((rc = exec(st, "COMMIT", "open", err)))
         goto fail;
     /* WAL: readers never block the writer and a killed writer's partial
      * transaction is simply not in the log's committed part.  FULL sync

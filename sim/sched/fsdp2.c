@@ -221,6 +221,9 @@ static void micro_step(struct fs *s)
             g, l);
         if (s->full_ckpt)
             c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
+        else if (b->c->checkpointing == ZS_CKPT_OP)
+            c = zs_t_delay(b, b->q_comp, (int64_t)b->op_recompute_ns, ZS_CLS_COMPUTE,
+                           "recompute (per-op AC)", g, s->act_bwd, -1);
         c = zs_t_compute(b, g, true, "backward", l, -1);
         zs_t_free(b, b->q_comp, s->act_bwd, c);
         zs_t_free(b, b->q_comp, s->saved[g], c);

@@ -81,6 +81,7 @@ struct zs_bctx {
     struct zs_piece *pieces;
     size_t npieces, cap_pieces;
     struct zs_export *ex;
+    double op_recompute_ns; /* per layer, checkpointing "op" (units.c) */
 
     /* units in forward order */
     struct zs_unit *units;

@@ -241,6 +241,24 @@ static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
                     l->params <= b->c->param_persistence_threshold;
 }
 
+/* Checkpointing "op" (model.h): a block's backward first recomputes what
+ * the per-op policy did not save: the skipped matmuls (wk, wo, w3 = the K,
+ * O and UP projections) and the element-wise kernels (norms, RoPE, SiLU,
+ * product); attention and the other matmuls are not rerun. */
+static double op_recompute_ns(const struct zs_bctx *b, const struct plist *ef)
+{
+    const struct zs_model *m = b->m;
+    double t = (double)b->tokens, ns = ef->n ? ef->p[0].ns : 0;
+    for (int i = 0; i < m->n_layer_leaves; i++) {
+        const struct zs_leaf *l = &m->layer[i];
+        if (l->kind == ZS_LEAF_LINEAR && (l->role & (ZS_ROLE_K | ZS_ROLE_O | ZS_ROLE_UP)))
+            ns += gemm_ns(b, t, (double)l->out_features, (double)l->in_features);
+        else if (l->kind == ZS_LEAF_NORM)
+            ns += mem_ns(b, t * (double)l->params * 2 * 3);
+    }
+    return ns;
+}
+
 int zs_units_build_leaves(struct zs_bctx *b)
 {
     const struct zs_model *m = b->m;
@@ -250,6 +268,7 @@ int zs_units_build_leaves(struct zs_bctx *b)
     b->npieces = 0;
     af.n = ab.n = ef.n = eb.n = 0;
     layer_extras(b, &af, &ab, &ef, &eb);
+    b->op_recompute_ns = op_recompute_ns(b, &ef);
     for (int i = 0; i < m->n_pre; i++) {
         f.n = bw.n = 0;
         fill_leaf_unit(b, &u, &m->pre[i], -1);
@@ -327,6 +346,7 @@ int zs_units_build_groups(struct zs_bctx *b)
     b->npieces = 0;
     af.n = ab.n = ef.n = eb.n = 0;
     layer_extras(b, &af, &ab, &ef, &eb);
+    b->op_recompute_ns = op_recompute_ns(b, &ef);
     memset(&g, 0, sizeof g);
     g.layer = -1;
     f.n = bw.n = 0;

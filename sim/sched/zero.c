@@ -447,10 +447,16 @@ static void run_backward_unit(struct ds *s, int u, int pos)
         fetch(s, pos);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
     l = launch(b, u, un->kernels_bwd);
-    if (un->layer >= 0 && un->last_of_layer && !s->full_ckpt)
+    if (un->layer >= 0 && un->last_of_layer && !s->full_ckpt) {
         s->act_bwd =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao),
                        0, "backward workspace", u, l);
+        /* checkpointing "op": the block's unsaved ops are rerun first */
+        if (b->c->checkpointing == ZS_CKPT_OP)
+            l = zs_t_delay(b, b->q_comp, (int64_t)b->op_recompute_ns,
+                           ZS_CLS_COMPUTE, "recompute (per-op AC)", u,
+                           s->act_bwd, l);
+    }
     if (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD) {
         struct zs_loss_bytes lb;
         int32_t g32, g16;

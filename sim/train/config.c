@@ -21,7 +21,7 @@
 static const char *const k_methods[] = {"full", "lora", "qlora", NULL};
 static const char *const k_frameworks[] = {"deepspeed", "fsdp2", NULL};
 static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
-static const char *const k_ckpts[] = {"none", "selective", "full", NULL};
+static const char *const k_ckpts[] = {"none", "selective", "full", "op", NULL};
 static const char *const k_attns[] = {"flash", "eager", NULL};
 static const char *const k_tri[] = {"no", "yes", "auto", NULL};
 static const char *const k_optims[] = {"adamw", "adamw_8bit",
