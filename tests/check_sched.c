@@ -467,6 +467,31 @@ START_TEST(test_deepspeed_estimator)
 }
 END_TEST
 
+/* The scenario loader under an allocation-failure loop: fail the Nth
+ * allocation for every N until a load completes; each failure is ZS_ENOMEM
+ * with nothing leaked (ASan checks). */
+START_TEST(test_scenario_alloc_failures)
+{
+    for (long n = 1; n < 100000; n++) {
+        struct zs_cfg c;
+        struct zs_err err = {0, ""};
+        int rc;
+        zs_cfg_defaults(&c);
+        zs_alloc_fail_at(n);
+        rc = zs_cfg_load_scenario("scenarios/yi34b-sp-8gpu.json", &c, &err);
+        if (!zs_alloc_failed()) {
+            zs_alloc_fail_at(0);
+            ck_assert_msg(rc == 0, "%s", err.msg);
+            ck_assert_int_eq(c.sp, 2);
+            return;
+        }
+        ck_assert_msg(rc == ZS_ENOMEM, "n=%ld rc=%d msg=%s", n, rc, err.msg);
+    }
+    zs_alloc_fail_at(0);
+    ck_abort_msg("allocation loop did not terminate");
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -488,6 +513,7 @@ Suite *suite_sched(void)
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);
     tcase_add_test(bad, test_scenario_files);
+    tcase_add_test(bad, test_scenario_alloc_failures);
     suite_add_tcase(s, core);
     suite_add_tcase(s, bad);
     return s;
