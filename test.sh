@@ -9,7 +9,7 @@ cd "$root"
 scripts/install-deps.sh
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-cmake -S . -B build-asan -DZS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DZS_PARTS= -DZS_CMDS= -DZS_TESTS= >/dev/null
+cmake -S . -B build-asan -DZS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DZS_PARTS= -DZS_CMDS= -DZS_TESTS= -DZS_HARNESS=ON >/dev/null
 if ! cmake --build build-asan -j "$(nproc)" >build-asan/build.log 2>&1; then
   grep -E 'error|warning' -A3 build-asan/build.log | head -60
   echo "test.sh: build failed (build-asan/build.log)"
