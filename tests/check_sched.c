@@ -5,6 +5,8 @@
  */
 #include "cli/cli_setup.h"
 #include "out/sched_export.h"
+#include "out/simout.h"
+#include "util/json.h"
 #include "out/schedule_io.h"
 #include "sched/sched.h"
 #include "util/alloc.h"
@@ -492,6 +494,64 @@ START_TEST(test_scenario_alloc_failures)
 }
 END_TEST
 
+/* --trace writes a Chrome trace that parses, with a track per queue and per
+ * link; --timeline a CSV with its header and one row per memory event. */
+START_TEST(test_trace_and_timeline)
+{
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su = {0};
+    struct zs_sim_result res;
+    struct zs_err err = {0, ""};
+    char dir[] = "/tmp/zsim-trace-XXXXXX", tpath[128], cpath[128];
+    zs_sim *sim = zs_sim_new();
+    char *text;
+    size_t len;
+    cJSON *root, *ev;
+    int names = 0, links = 0, spans = 0;
+    zs_cfg_defaults(&c);
+    snprintf(c.model, sizeof c.model, "7b");
+    c.offload_optimizer = ZS_OFF_CPU;
+    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), 0);
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &c;
+    ck_assert_int_eq(zs_simulate(&su, sim, &res, &err), 0);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(tpath, sizeof tpath, "%s/t.json", dir);
+    snprintf(cpath, sizeof cpath, "%s/t.csv", dir);
+    ck_assert_int_eq(zs_write_trace(sim, tpath, &err), 0);
+    ck_assert_int_eq(zs_write_timeline(sim, 0, 1, 8, cpath, &err), 0);
+    ck_assert_int_eq(zs_read_file(tpath, 1u << 30, &text, &len, &err), 0);
+    root = cJSON_Parse(text);
+    zs_free(text);
+    ck_assert_ptr_nonnull(root);
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "ph"));
+        int pid = cJSON_GetObjectItem(ev, "pid") ? cJSON_GetObjectItem(ev, "pid")->valueint : 0;
+        if (ph && !strcmp(ph, "M"))
+            names++;
+        if (ph && !strcmp(ph, "X") && pid == 2)
+            links++;
+        if (ph && !strcmp(ph, "X") && pid == 1)
+            spans++;
+    }
+    cJSON_Delete(root);
+    ck_assert_int_ge(names, 5 + 5); /* 5 queues, 5 links (+ process names) */
+    ck_assert_int_gt(links, 0);
+    ck_assert_int_gt(spans, 100);
+    ck_assert_int_eq(zs_read_file(cpath, 1u << 30, &text, &len, &err), 0);
+    ck_assert(!strncmp(text, "t_s,gpu_allocated_bytes,gpu_reserved_bytes,host_bytes_per_node\n", 63));
+    zs_free(text);
+    unlink(tpath);
+    unlink(cpath);
+    rmdir(dir);
+    zs_sim_free(sim);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -510,6 +570,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_op_checkpointing_bytes);
     tcase_add_test(core, test_export_roundtrip);
     tcase_add_test(core, test_deepspeed_estimator);
+    tcase_add_test(core, test_trace_and_timeline);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);
     tcase_add_test(bad, test_scenario_files);
