@@ -43,6 +43,7 @@ static void plan(struct pl *x, const char *model, const char *gpus,
     memset(&po, 0, sizeof po);
     po.framework_any = 1;
     po.suggest = true;
+    po.objective = objective;
     ck_assert_msg(zs_plan_run(&x->m, &x->cl, &x->base, &po, &x->p, &err) == 0,
                   "%s", err.msg);
 }
@@ -201,6 +202,31 @@ START_TEST(test_emit_roundtrip)
 }
 END_TEST
 
+/* --objective cost ranks by GPU-hours per token over the GPUs used: the best
+ * has the highest tokens/s per GPU of all feasible candidates, and
+ * throughput's best the highest tokens/s of the job. */
+START_TEST(test_objectives)
+{
+    struct pl x;
+    const struct zs_candidate *b;
+    plan_obj(&x, "7b", "8xH100", "method=lora", ZS_OBJ_COST);
+    ck_assert_int_ge(x.p.best, 0);
+    b = &x.p.cand[x.p.best];
+    for (int i = 0; i < x.p.n; i++)
+        if (x.p.cand[i].status == ZS_CAND_FITS)
+            ck_assert(x.p.cand[i].res.steady.tokens_per_s_per_gpu <=
+                      b->res.steady.tokens_per_s_per_gpu);
+    zs_plan_release(&x.p);
+    plan_obj(&x, "7b", "8xH100", "method=lora", ZS_OBJ_THROUGHPUT);
+    b = &x.p.cand[x.p.best];
+    for (int i = 0; i < x.p.n; i++)
+        if (x.p.cand[i].status == ZS_CAND_FITS)
+            ck_assert(x.p.cand[i].res.steady.tokens_per_s_per_gpu * (double)x.p.cand[i].cfg.world <=
+                      b->res.steady.tokens_per_s_per_gpu * (double)b->cfg.world * (1 + 1e-9));
+    zs_plan_release(&x.p);
+}
+END_TEST
+
 Suite *suite_plan(void)
 {
     Suite *s = suite_create("plan");
@@ -212,6 +238,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_7b_prefers_no_offload);
     tcase_add_test(core, test_trl_colocated);
     tcase_add_test(core, test_emit_roundtrip);
+    tcase_add_test(core, test_objectives);
     suite_add_tcase(s, core);
     return s;
 }

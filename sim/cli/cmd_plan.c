@@ -39,6 +39,10 @@ static const char usage[] =
     "the\n"
     "plan in a SQLite run store (see 'zsim report').\n"
     "\n"
+    "Objectives: throughput (default) ranks by the job's tokens/s; cost by the\n"
+    "fewest GPU-hours per token counting only the GPUs used (per-GPU rental);\n"
+    "memory by the largest GPU headroom.\n"
+    "\n"
     "Exit: 0 ok (also when nothing fits), 1 runtime failure, 2 usage, 3 "
     "invalid input,\n"
     "4 nothing fits with --fail-on-oom.\n";

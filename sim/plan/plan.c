@@ -2,10 +2,9 @@
  * plan.c — see plan.h.
  *
  * Ranking: throughput = tokens/s of the whole job (per GPU x processes used);
- * cost = GPU-hours per million tokens counting every GPU of the rented
- * nodes, used or not (so it ranks like throughput at a fixed node count but
- * is the figure to compare across node counts); memory = the largest GPU
- * headroom.  Ties go to the simpler configuration (no offload, less
+ * cost = the fewest GPU-hours per token, counting only the GPUs the job uses
+ * (per-GPU rental: 4 processes at 900 tok/s each cost less per token than 8
+ * at 800); memory = the largest GPU headroom.  Ties go to the simpler configuration (no offload, less
  * checkpointing) because it has fewer ways to fail.
  */
 #include "plan/plan.h"
@@ -187,6 +186,10 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
         case ZS_OBJ_MEMORY:
             c->score =
                 (double)(c->res.gpu_capacity_bytes - gpu_peak) + tput * 1e-6;
+            break;
+        case ZS_OBJ_COST:
+            /* GPU-hours per token = 1 / (3600 x tokens/s per GPU used) */
+            c->score = c->res.steady.tokens_per_s_per_gpu;
             break;
         default:
             c->score = tput;
