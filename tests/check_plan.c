@@ -22,8 +22,8 @@ struct pl {
     struct zs_plan p;
 };
 
-static void plan(struct pl *x, const char *model, const char *gpus,
-                 const char *flags)
+static void plan_obj(struct pl *x, const char *model, const char *gpus,
+                     const char *flags, int objective)
 {
     struct zs_err err = {0, ""};
     struct zs_plan_opts po;
@@ -46,6 +46,12 @@ static void plan(struct pl *x, const char *model, const char *gpus,
     po.objective = objective;
     ck_assert_msg(zs_plan_run(&x->m, &x->cl, &x->base, &po, &x->p, &err) == 0,
                   "%s", err.msg);
+}
+
+static void plan(struct pl *x, const char *model, const char *gpus,
+                 const char *flags)
+{
+    plan_obj(x, model, gpus, flags, ZS_OBJ_THROUGHPUT);
 }
 
 static bool any_fits(const struct zs_plan *p,
