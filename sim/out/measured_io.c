@@ -464,21 +464,6 @@ int zs_measured_read(const char *path, struct zs_measured *out,
 /* ---- writing
  * ----------------------------------------------------------------- */
 
-static void kv_str(FILE *f, const char *key, const char *v, int *first)
-{
-    if (!v[0])
-        return;
-    fprintf(f, "%s\"%s\": ", *first ? "" : ", ", key);
-    zs_sched_io_put_str(f, v);
-    *first = 0;
-}
-
-static void kv_int(FILE *f, const char *key, int64_t v, int *first)
-{
-    fprintf(f, "%s\"%s\": %lld", *first ? "" : ", ", key, (long long)v);
-    *first = 0;
-}
-
 int zs_measured_write_stream(const struct zs_measured *m, FILE *f,
                              struct zs_err *err)
 {
@@ -488,87 +473,86 @@ int zs_measured_write_stream(const struct zs_measured *m, FILE *f,
 
     fprintf(f, "{\n  \"schema\": \"%s\",\n  \"kind\": \"%s\",\n  \"header\": {",
             ZS_MEASURED_SCHEMA, zs_meas_kind_name(m->kind));
-    kv_str(f, "zsim_version", h->zsim_version, &first);
-    kv_str(f, "model", h->model, &first);
-    kv_str(f, "hardware", h->hardware, &first);
-    kv_str(f, "gpu", h->gpu, &first);
-    kv_str(f, "framework", h->framework, &first);
-    kv_str(f, "config", h->config, &first);
-    kv_int(f, "rank", h->rank, &first);
-    kv_int(f, "world", h->world, &first);
-    kv_int(f, "steps", h->steps, &first);
+    zs_sched_io_put_header(f, h);
     fputs("},\n  \"environment\": {", f);
     first = 1;
-    kv_str(f, "gpu", e->gpu, &first);
-    kv_str(f, "driver", e->driver, &first);
-    kv_str(f, "cuda", e->cuda, &first);
-    kv_int(f, "sm_clock_mhz", e->sm_clock_mhz, &first);
-    kv_int(f, "mem_clock_mhz", e->mem_clock_mhz, &first);
-    kv_str(f, "host", e->host, &first);
-    kv_str(f, "cpu", e->cpu, &first);
-    kv_int(f, "cpu_threads", e->cpu_threads, &first);
-    kv_str(f, "date", e->date, &first);
-    kv_str(f, "allocator", e->allocator, &first);
-    kv_str(f, "tool", e->tool, &first);
+    zs_sched_io_put_kv_str(f, "gpu", e->gpu, &first);
+    zs_sched_io_put_kv_str(f, "driver", e->driver, &first);
+    zs_sched_io_put_kv_str(f, "cuda", e->cuda, &first);
+    zs_sched_io_put_kv_int(f, "sm_clock_mhz", e->sm_clock_mhz, &first);
+    zs_sched_io_put_kv_int(f, "mem_clock_mhz", e->mem_clock_mhz, &first);
+    zs_sched_io_put_kv_str(f, "host", e->host, &first);
+    zs_sched_io_put_kv_str(f, "cpu", e->cpu, &first);
+    zs_sched_io_put_kv_int(f, "cpu_threads", e->cpu_threads, &first);
+    zs_sched_io_put_kv_str(f, "date", e->date, &first);
+    zs_sched_io_put_kv_str(f, "allocator", e->allocator, &first);
+    zs_sched_io_put_kv_str(f, "tool", e->tool, &first);
     fputs("},\n  \"predicted\": ", f);
     if (m->has_pred) {
         first = 1;
         fputc('{', f);
-        kv_int(f, "peak_device_allocated_bytes",
-               m->pred.peak_device_allocated_bytes, &first);
-        kv_int(f, "peak_device_reserved_bytes",
-               m->pred.peak_device_reserved_bytes, &first);
-        kv_int(f, "peak_host_bytes", m->pred.peak_host_bytes, &first);
-        kv_int(f, "peak_pinned_bytes", m->pred.peak_pinned_bytes, &first);
-        kv_int(f, "step_time_ns", m->pred.step_time_ns, &first);
+        zs_sched_io_put_kv_int(f, "peak_device_allocated_bytes",
+                               m->pred.peak_device_allocated_bytes, &first);
+        zs_sched_io_put_kv_int(f, "peak_device_reserved_bytes",
+                               m->pred.peak_device_reserved_bytes, &first);
+        zs_sched_io_put_kv_int(f, "peak_host_bytes", m->pred.peak_host_bytes,
+                               &first);
+        zs_sched_io_put_kv_int(f, "peak_pinned_bytes",
+                               m->pred.peak_pinned_bytes, &first);
+        zs_sched_io_put_kv_int(f, "step_time_ns", m->pred.step_time_ns, &first);
         fputc('}', f);
     } else {
         fputs("null", f);
     }
     fputs(",\n  \"measured\": {", f);
     first = 1;
-    kv_int(f, "peak_device_allocated_bytes",
-           m->meas.peak_device_allocated_bytes, &first);
-    kv_int(f, "peak_device_reserved_bytes", m->meas.peak_device_reserved_bytes,
-           &first);
-    kv_int(f, "peak_device_used_bytes", m->meas.peak_device_used_bytes, &first);
-    kv_int(f, "peak_host_bytes", m->meas.peak_host_bytes, &first);
-    kv_int(f, "peak_pinned_bytes", m->meas.peak_pinned_bytes, &first);
-    kv_int(f, "step_time_ns", m->meas.step_time_ns, &first);
-    kv_int(f, "scratch_device_bytes", m->meas.scratch_device_bytes, &first);
+    zs_sched_io_put_kv_int(f, "peak_device_allocated_bytes",
+                           m->meas.peak_device_allocated_bytes, &first);
+    zs_sched_io_put_kv_int(f, "peak_device_reserved_bytes",
+                           m->meas.peak_device_reserved_bytes, &first);
+    zs_sched_io_put_kv_int(f, "peak_device_used_bytes",
+                           m->meas.peak_device_used_bytes, &first);
+    zs_sched_io_put_kv_int(f, "peak_host_bytes", m->meas.peak_host_bytes,
+                           &first);
+    zs_sched_io_put_kv_int(f, "peak_pinned_bytes", m->meas.peak_pinned_bytes,
+                           &first);
+    zs_sched_io_put_kv_int(f, "step_time_ns", m->meas.step_time_ns, &first);
+    zs_sched_io_put_kv_int(f, "scratch_device_bytes",
+                           m->meas.scratch_device_bytes, &first);
     fputs("},\n  \"tasks\": [\n", f);
     for (int32_t i = 0; i < m->ntasks; i++) {
         const struct zs_meas_task *t = &m->tasks[i];
         first = 1;
         fputs("    {", f);
-        kv_int(f, "id", t->id, &first);
-        kv_str(f, "kind", zs_sched_kind_name(t->kind), &first);
-        kv_str(f, "name", t->name, &first);
+        zs_sched_io_put_kv_int(f, "id", t->id, &first);
+        zs_sched_io_put_kv_str(f, "kind", zs_sched_kind_name(t->kind), &first);
+        zs_sched_io_put_kv_str(f, "name", t->name, &first);
         if (t->bytes)
-            kv_int(f, "bytes", t->bytes, &first);
+            zs_sched_io_put_kv_int(f, "bytes", t->bytes, &first);
         if (t->kind == ZS_SK_H2D || t->kind == ZS_SK_D2H ||
             (t->kind == ZS_SK_ALLOC && t->pinned))
             fprintf(f, ", \"pinned\": %s", t->pinned ? "true" : "false");
         if (t->kind == ZS_SK_GEMM) {
-            kv_int(f, "m", t->m, &first);
-            kv_int(f, "n", t->n, &first);
-            kv_int(f, "k", t->k, &first);
-            kv_int(f, "count", t->count, &first);
+            zs_sched_io_put_kv_int(f, "m", t->m, &first);
+            zs_sched_io_put_kv_int(f, "n", t->n, &first);
+            zs_sched_io_put_kv_int(f, "k", t->k, &first);
+            zs_sched_io_put_kv_int(f, "count", t->count, &first);
         }
         if (t->elements)
-            kv_int(f, "elements", t->elements, &first);
+            zs_sched_io_put_kv_int(f, "elements", t->elements, &first);
         if (t->kind == ZS_SK_CPU_ADAM) {
-            kv_int(f, "threads", t->threads, &first);
-            kv_str(f, "impl", g_adam_names[t->adam_impl], &first);
+            zs_sched_io_put_kv_int(f, "threads", t->threads, &first);
+            zs_sched_io_put_kv_str(f, "impl", g_adam_names[t->adam_impl],
+                                   &first);
         }
         if (t->step_end)
-            kv_int(f, "step_end", t->step_end, &first);
+            zs_sched_io_put_kv_int(f, "step_end", t->step_end, &first);
         if (t->skipped)
             fputs(", \"skipped\": true", f);
-        kv_int(f, "pred_start_ns", t->pred_start_ns, &first);
-        kv_int(f, "pred_end_ns", t->pred_end_ns, &first);
-        kv_int(f, "start_ns", t->start_ns, &first);
-        kv_int(f, "end_ns", t->end_ns, &first);
+        zs_sched_io_put_kv_int(f, "pred_start_ns", t->pred_start_ns, &first);
+        zs_sched_io_put_kv_int(f, "pred_end_ns", t->pred_end_ns, &first);
+        zs_sched_io_put_kv_int(f, "start_ns", t->start_ns, &first);
+        zs_sched_io_put_kv_int(f, "end_ns", t->end_ns, &first);
         fputs(i + 1 < m->ntasks ? "},\n" : "}\n", f);
     }
     fputs("  ]\n}\n", f);

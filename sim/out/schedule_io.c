@@ -1111,7 +1111,21 @@ int zs_schedule_read(const char *path, struct zs_schedule *out,
 
 /* ---- writing ------------------------------------------------------------- */
 
-static void put_kv_str(FILE *f, const char *key, const char *v, int *first)
+void zs_sched_io_put_header(FILE *f, const struct zs_sched_header *h)
+{
+    int first = 1;
+    zs_sched_io_put_kv_str(f, "zsim_version", h->zsim_version, &first);
+    zs_sched_io_put_kv_str(f, "model", h->model, &first);
+    zs_sched_io_put_kv_str(f, "hardware", h->hardware, &first);
+    zs_sched_io_put_kv_str(f, "gpu", h->gpu, &first);
+    zs_sched_io_put_kv_str(f, "framework", h->framework, &first);
+    zs_sched_io_put_kv_str(f, "config", h->config, &first);
+    zs_sched_io_put_kv_int(f, "rank", h->rank, &first);
+    zs_sched_io_put_kv_int(f, "world", h->world, &first);
+    zs_sched_io_put_kv_int(f, "steps", h->steps, &first);
+}
+
+void zs_sched_io_put_kv_str(FILE *f, const char *key, const char *v, int *first)
 {
     if (!v[0])
         return;
@@ -1120,7 +1134,7 @@ static void put_kv_str(FILE *f, const char *key, const char *v, int *first)
     *first = 0;
 }
 
-static void put_kv_int(FILE *f, const char *key, int64_t v, int *first)
+void zs_sched_io_put_kv_int(FILE *f, const char *key, int64_t v, int *first)
 {
     fprintf(f, "%s\"%s\": %lld", *first ? "" : ", ", key, (long long)v);
     *first = 0;
@@ -1131,54 +1145,54 @@ static void put_task(FILE *f, const struct zs_schedule *s,
 {
     int first = 1;
     fputc('{', f);
-    put_kv_int(f, "id", t->id, &first);
-    put_kv_str(f, "kind", zs_sched_kind_name(t->kind), &first);
-    put_kv_str(f, "queue", s->queues[t->queue].name, &first);
+    zs_sched_io_put_kv_int(f, "id", t->id, &first);
+    zs_sched_io_put_kv_str(f, "kind", zs_sched_kind_name(t->kind), &first);
+    zs_sched_io_put_kv_str(f, "queue", s->queues[t->queue].name, &first);
     fputs(", \"deps\": [", f);
     for (int32_t d = 0; d < t->ndeps; d++)
         fprintf(f, d ? ", %d" : "%d", (int)s->deps[t->dep_off + d]);
     fputc(']', f);
-    put_kv_str(f, "name", t->name, &first);
-    put_kv_str(f, "owner", t->owner, &first);
+    zs_sched_io_put_kv_str(f, "name", t->name, &first);
+    zs_sched_io_put_kv_str(f, "owner", t->owner, &first);
     switch (t->kind) {
     case ZS_SK_ALLOC:
-        put_kv_str(f, "pool", g_pool_names[t->pool], &first);
-        put_kv_int(f, "bytes", t->bytes, &first);
+        zs_sched_io_put_kv_str(f, "pool", g_pool_names[t->pool], &first);
+        zs_sched_io_put_kv_int(f, "bytes", t->bytes, &first);
         if (t->pool == ZS_SP_HOST)
             fprintf(f, ", \"pinned\": %s", t->pinned ? "true" : "false");
         break;
     case ZS_SK_FREE:
-        put_kv_int(f, "buffer", t->buffer, &first);
+        zs_sched_io_put_kv_int(f, "buffer", t->buffer, &first);
         break;
     case ZS_SK_H2D:
     case ZS_SK_D2H:
-        put_kv_int(f, "bytes", t->bytes, &first);
+        zs_sched_io_put_kv_int(f, "bytes", t->bytes, &first);
         fprintf(f, ", \"pinned\": %s", t->pinned ? "true" : "false");
         if (t->host_buf >= 0)
-            put_kv_int(f, "host_buf", t->host_buf, &first);
+            zs_sched_io_put_kv_int(f, "host_buf", t->host_buf, &first);
         if (t->dev_buf >= 0)
-            put_kv_int(f, "dev_buf", t->dev_buf, &first);
+            zs_sched_io_put_kv_int(f, "dev_buf", t->dev_buf, &first);
         break;
     case ZS_SK_GEMM:
-        put_kv_int(f, "m", t->m, &first);
-        put_kv_int(f, "n", t->n, &first);
-        put_kv_int(f, "k", t->k, &first);
+        zs_sched_io_put_kv_int(f, "m", t->m, &first);
+        zs_sched_io_put_kv_int(f, "n", t->n, &first);
+        zs_sched_io_put_kv_int(f, "k", t->k, &first);
         if (t->count != 1)
-            put_kv_int(f, "count", t->count, &first);
+            zs_sched_io_put_kv_int(f, "count", t->count, &first);
         break;
     case ZS_SK_ELEMENTWISE:
-        put_kv_int(f, "bytes", t->bytes, &first);
+        zs_sched_io_put_kv_int(f, "bytes", t->bytes, &first);
         break;
     case ZS_SK_COLLECTIVE:
-        put_kv_str(f, "op", g_coll_names[t->coll], &first);
-        put_kv_int(f, "bytes", t->bytes, &first);
-        put_kv_int(f, "ranks", t->ranks, &first);
-        put_kv_str(f, "local", g_local_names[t->local], &first);
+        zs_sched_io_put_kv_str(f, "op", g_coll_names[t->coll], &first);
+        zs_sched_io_put_kv_int(f, "bytes", t->bytes, &first);
+        zs_sched_io_put_kv_int(f, "ranks", t->ranks, &first);
+        zs_sched_io_put_kv_str(f, "local", g_local_names[t->local], &first);
         break;
     case ZS_SK_CPU_ADAM:
-        put_kv_int(f, "elements", t->elements, &first);
-        put_kv_int(f, "threads", t->threads, &first);
-        put_kv_str(f, "impl", g_adam_names[t->adam_impl], &first);
+        zs_sched_io_put_kv_int(f, "elements", t->elements, &first);
+        zs_sched_io_put_kv_int(f, "threads", t->threads, &first);
+        zs_sched_io_put_kv_str(f, "impl", g_adam_names[t->adam_impl], &first);
         if (t->adam_bufs[0] >= 0 || t->adam_bufs[1] >= 0 ||
             t->adam_bufs[2] >= 0 || t->adam_bufs[3] >= 0)
             fprintf(f, ", \"bufs\": [%d, %d, %d, %d]", (int)t->adam_bufs[0],
@@ -1187,13 +1201,13 @@ static void put_task(FILE *f, const struct zs_schedule *s,
         break;
     case ZS_SK_MARK:
         if (t->step_end > 0)
-            put_kv_int(f, "step_end", t->step_end, &first);
+            zs_sched_io_put_kv_int(f, "step_end", t->step_end, &first);
         break;
     default:
         break;
     }
-    put_kv_int(f, "pred_start_ns", t->pred_start_ns, &first);
-    put_kv_int(f, "pred_end_ns", t->pred_end_ns, &first);
+    zs_sched_io_put_kv_int(f, "pred_start_ns", t->pred_start_ns, &first);
+    zs_sched_io_put_kv_int(f, "pred_end_ns", t->pred_end_ns, &first);
     fputc('}', f);
 }
 
@@ -1205,24 +1219,17 @@ int zs_schedule_write_stream(const struct zs_schedule *s, FILE *f,
     int first = 1;
 
     fprintf(f, "{\n  \"schema\": \"%s\",\n  \"header\": {", ZS_SCHEDULE_SCHEMA);
-    put_kv_str(f, "zsim_version", h->zsim_version, &first);
-    put_kv_str(f, "model", h->model, &first);
-    put_kv_str(f, "hardware", h->hardware, &first);
-    put_kv_str(f, "gpu", h->gpu, &first);
-    put_kv_str(f, "framework", h->framework, &first);
-    put_kv_str(f, "config", h->config, &first);
-    put_kv_int(f, "rank", h->rank, &first);
-    put_kv_int(f, "world", h->world, &first);
-    put_kv_int(f, "steps", h->steps, &first);
+    zs_sched_io_put_header(f, h);
     fprintf(f, "},\n  \"predicted\": {");
     first = 1;
-    put_kv_int(f, "peak_device_allocated_bytes", p->peak_device_allocated_bytes,
-               &first);
-    put_kv_int(f, "peak_device_reserved_bytes", p->peak_device_reserved_bytes,
-               &first);
-    put_kv_int(f, "peak_host_bytes", p->peak_host_bytes, &first);
-    put_kv_int(f, "peak_pinned_bytes", p->peak_pinned_bytes, &first);
-    put_kv_int(f, "step_time_ns", p->step_time_ns, &first);
+    zs_sched_io_put_kv_int(f, "peak_device_allocated_bytes",
+                           p->peak_device_allocated_bytes, &first);
+    zs_sched_io_put_kv_int(f, "peak_device_reserved_bytes",
+                           p->peak_device_reserved_bytes, &first);
+    zs_sched_io_put_kv_int(f, "peak_host_bytes", p->peak_host_bytes, &first);
+    zs_sched_io_put_kv_int(f, "peak_pinned_bytes", p->peak_pinned_bytes,
+                           &first);
+    zs_sched_io_put_kv_int(f, "step_time_ns", p->step_time_ns, &first);
     fprintf(f, "},\n  \"queues\": [\n");
     for (int q = 0; q < s->nqueues; q++) {
         fputs("    {\"name\": ", f);

@@ -34,6 +34,13 @@ void zs_sched_io_elem_where(struct zs_json_src *src, const char *arr, long idx,
 
 /* Writes s as a JSON string literal (quotes and escapes). */
 void zs_sched_io_put_str(FILE *f, const char *s);
+/* `"key": "value"` (skipped when value is empty) and `"key": 123`, with a
+ * leading ", " unless *first; both formats' writers use them. */
+void zs_sched_io_put_kv_str(FILE *f, const char *key, const char *v,
+                            int *first);
+void zs_sched_io_put_kv_int(FILE *f, const char *key, int64_t v, int *first);
+/* The header object's members (the schedule's and the measured file's). */
+void zs_sched_io_put_header(FILE *f, const struct zs_sched_header *h);
 
 /* Checks a header-like table against a filled struct: required strings
  * non-empty, integers and doubles in range.  On a problem writes the key into
