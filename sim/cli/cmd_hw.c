@@ -8,6 +8,7 @@
 #include "cli/cmd.h"
 #include "hw/hw.h"
 #include "util/alloc.h"
+#include "util/json.h"
 #include "util/strutil.h"
 #include "util/table.h"
 #include "util/units.h"
@@ -329,22 +330,6 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
 
 /* ---- hw show: JSON ------------------------------------------------------ */
 
-/* JSON string with the escapes our texts can need. */
-static void jstr(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 /* Numbers: integers exactly, others with 6 significant digits ('.' always:
  * main runs in the C locale). */
 static void jnum(double v)
@@ -416,11 +401,11 @@ static void show_json(const struct zs_cluster *c)
     };
 
     printf("{\n  \"schema\": \"zsim.hw/1\",\n  \"spec\": ");
-    jstr(c->spec);
+    zs_json_put_str(stdout, c->spec);
     printf(",\n  \"gpu\": ");
-    jstr(g->name);
+    zs_json_put_str(stdout, g->name);
     printf(",\n  \"node\": ");
-    jstr(n->name);
+    zs_json_put_str(stdout, n->name);
     printf(",\n");
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         printf("  \"%s\": ", nums[i].key);
@@ -446,9 +431,9 @@ static void show_json(const struct zs_cluster *c)
             snprintf(key, sizeof key, "%s.%s", k ? "node" : "gpu",
                      s->item[i].what);
             printf("    ");
-            jstr(key);
+            zs_json_put_str(stdout, key);
             printf(": ");
-            jstr(s->item[i].text);
+            zs_json_put_str(stdout, s->item[i].text);
             printf("%s\n", (k == 1 && i == s->n - 1) ? "" : ",");
         }
     }

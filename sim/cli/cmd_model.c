@@ -8,6 +8,7 @@
  */
 #include "cli/cmd.h"
 #include "model/model.h"
+#include "util/json.h"
 #include "util/strutil.h"
 #include "util/table.h"
 #include "util/units.h"
@@ -28,7 +29,8 @@ static const char g_usage[] =
     "show: one model's module tree (one decoder layer in full), parameters\n"
     "(embedding vs non-embedding, trainable vs frozen), the largest module\n"
     "(what ZeRO-3 gathers at once), forward FLOPs per token, activation bytes\n"
-    "saved per layer for checkpointing none / selective / full / op with flash and\n"
+    "saved per layer for checkpointing none / selective / full / op with flash "
+    "and\n"
     "eager attention, and the loss's logits buffers, at micro-batch 1.\n"
     "\n"
     "MODEL is an alias (72b, 7b, 14b, 32b, 34b, 8b, 70b, 405b, 30b-a3b, 8x7b,\n"
@@ -352,22 +354,6 @@ out:
     return rc;
 }
 
-/* JSON string with the escapes our names can need. */
-static void jstr(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void jleaf(const struct show_ctx *c, const struct zs_leaf *l,
                   const char *prefix, int64_t repeat, int last)
 {
@@ -375,7 +361,7 @@ static void jleaf(const struct show_ctx *c, const struct zs_leaf *l,
     {
         char nm[128];
         snprintf(nm, sizeof nm, "%s%s", prefix, l->name);
-        jstr(nm);
+        zs_json_put_str(stdout, nm);
     }
     printf(", \"kind\": \"%s\", \"repeat\": %" PRId64 ", \"params\": %" PRId64
            ", \"params_active\": %" PRId64 ", \"params_trainable\": %" PRId64
@@ -395,11 +381,11 @@ static void print_json(const struct show_ctx *c)
     struct zs_loss_bytes lb;
 
     printf("{\n  \"schema\": \"zsim.model/1\",\n  \"name\": ");
-    jstr(m->name);
+    zs_json_put_str(stdout, m->name);
     printf(",\n  \"resolved_from\": ");
-    jstr(m->resolved_from);
+    zs_json_put_str(stdout, m->resolved_from);
     printf(",\n  \"source\": ");
-    jstr(m->source);
+    zs_json_put_str(stdout, m->source);
     printf(",\n  \"family\": \"%s\",\n", zs_family_name(m->family));
     printf("  \"method\": \"%s\",\n  \"lora_rank\": %d,\n",
            zs_method_name(c->mo.method),
@@ -427,7 +413,7 @@ static void print_json(const struct show_ctx *c)
            m->tie_embeddings ? "true" : "false", m->n_experts,
            m->experts_per_token, m->moe_intermediate, m->sliding_window);
     printf("  \"largest_module_name\": ");
-    jstr(m->largest_leaf_name);
+    zs_json_put_str(stdout, m->largest_leaf_name);
     printf(",\n  \"largest_module_params\": %" PRId64 ",\n",
            m->largest_leaf_params);
     printf("  \"seq_len\": %" PRId64 ",\n", c->seq);
@@ -446,7 +432,7 @@ static void print_json(const struct show_ctx *c)
     for (int i = 0; i < m->n_extra; i++) {
         const struct zs_extra *x = &m->extra[i];
         printf("    {\"name\": ");
-        jstr(x->name);
+        zs_json_put_str(stdout, x->name);
         printf(", \"params\": %" PRId64
                ", \"trainable\": %s, \"placement\": \"%s\""
                ", \"flops_per_token_fwd\": %.0f}%s\n",
@@ -467,7 +453,8 @@ static void print_json(const struct show_ctx *c)
                    ", \"work_bwd_bytes\": %" PRId64 "}%s\n",
                    zs_ckpt_name(g_ckpts[i]), zs_attn_name(g_attns[j]), s,
                    s * m->n_layers, zs_model_act_work_fwd(m, &o),
-                   zs_model_act_work_bwd(m, &o), (i == N_CKPTS - 1 && j == 1) ? "" : ",");
+                   zs_model_act_work_bwd(m, &o),
+                   (i == N_CKPTS - 1 && j == 1) ? "" : ",");
         }
     act_opts(c, ZS_CKPT_NONE, ZS_ATTN_FLASH, &o);
     zs_model_loss_bytes(m, &o, &lb);

@@ -453,20 +453,6 @@ void zs_sched_io_elem_where(struct zs_json_src *src, const char *arr, long idx,
     snprintf(buf, cap, "%s:%d:%d", src->path, line, col);
 }
 
-void zs_sched_io_put_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 int zs_sched_io_check_fields(const struct zs_field *fields, size_t n,
                              const void *src, size_t base_off,
                              size_t span_bytes, const char **key, char *why,
@@ -1130,7 +1116,7 @@ void zs_sched_io_put_kv_str(FILE *f, const char *key, const char *v, int *first)
     if (!v[0])
         return;
     fprintf(f, "%s\"%s\": ", *first ? "" : ", ", key);
-    zs_sched_io_put_str(f, v);
+    zs_json_put_str(f, v);
     *first = 0;
 }
 
@@ -1233,7 +1219,7 @@ int zs_schedule_write_stream(const struct zs_schedule *s, FILE *f,
     fprintf(f, "},\n  \"queues\": [\n");
     for (int q = 0; q < s->nqueues; q++) {
         fputs("    {\"name\": ", f);
-        zs_sched_io_put_str(f, s->queues[q].name);
+        zs_json_put_str(f, s->queues[q].name);
         fprintf(f, ", \"host\": %s}%s\n", s->queues[q].host ? "true" : "false",
                 q + 1 < s->nqueues ? "," : "");
     }

@@ -32,8 +32,6 @@ int zs_sched_io_read_elem(struct zs_json_src *src, const char *arr, long idx,
 void zs_sched_io_elem_where(struct zs_json_src *src, const char *arr, long idx,
                             const char *key, char *buf, size_t cap);
 
-/* Writes s as a JSON string literal (quotes and escapes). */
-void zs_sched_io_put_str(FILE *f, const char *s);
 /* `"key": "value"` (skipped when value is empty) and `"key": 123`, with a
  * leading ", " unless *first; both formats' writers use them. */
 void zs_sched_io_put_kv_str(FILE *f, const char *key, const char *v,

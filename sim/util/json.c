@@ -682,3 +682,17 @@ const struct zs_field *zs_field_find(const struct zs_field *fields,
             return &fields[i];
     return NULL;
 }
+
+void zs_json_put_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The text a tree was parsed from, for locating keys in messages. */
 struct zs_json_src {
@@ -113,6 +114,10 @@ int zs_field_parse_text(const struct zs_field *f, const char *text, void *dst);
 /* The table entry for key, or NULL. */
 const struct zs_field *zs_field_find(const struct zs_field *fields,
                                      size_t nfields, const char *key);
+
+/* Writes s as a JSON string literal (quotes, backslashes and control bytes
+ * escaped) to f: for writers that stream JSON without building a tree. */
+void zs_json_put_str(FILE *f, const char *s);
 
 /* Human name of a JSON node's type: "string", "number", "object", ... */
 const char *zs_json_type_name(const cJSON *node);
