@@ -448,17 +448,17 @@ int zs_measured_read_text(const char *name, const char *text, size_t len,
 int zs_measured_read(const char *path, struct zs_measured *out,
                      struct zs_err *err)
 {
-    struct rd r;
-    cJSON *root;
+    /* the file's text through the same reader as zs_measured_read_text */
+    char *text;
+    size_t len;
     int rc;
     zs_measured_init(out);
-    memset(&r, 0, sizeof r);
-    r.m = out;
-    r.err = err;
-    rc = zs_json_parse_file(path, &root, &r.src, err);
+    rc = zs_read_file(path, ZS_JSON_MAX_FILE_BYTES, &text, &len, err);
     if (rc)
         return rc;
-    return read_parsed(&r, root);
+    rc = zs_measured_read_text(path, text, len, out, err);
+    zs_free(text);
+    return rc;
 }
 
 /* ---- writing

@@ -1082,17 +1082,17 @@ int zs_schedule_read_text(const char *name, const char *text, size_t len,
 int zs_schedule_read(const char *path, struct zs_schedule *out,
                      struct zs_err *err)
 {
-    struct rd r;
-    cJSON *root;
+    /* the file's text through the same reader as zs_schedule_read_text */
+    char *text;
+    size_t len;
     int rc;
     zs_schedule_init(out);
-    memset(&r, 0, sizeof r);
-    r.s = out;
-    r.err = err;
-    rc = zs_json_parse_file(path, &root, &r.src, err);
+    rc = zs_read_file(path, ZS_JSON_MAX_FILE_BYTES, &text, &len, err);
     if (rc)
         return rc;
-    return read_parsed(&r, root);
+    rc = zs_schedule_read_text(path, text, len, out, err);
+    zs_free(text);
+    return rc;
 }
 
 /* ---- writing ------------------------------------------------------------- */
