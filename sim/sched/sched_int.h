@@ -184,7 +184,8 @@ int zs_build_fsdp2(struct zs_bctx *b);
 int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res);
 
 /* Runtime host memory of one training process outside its tensors (Python,
- * torch/CUDA libraries, the CUDA context's host side). */
+ * torch/CUDA libraries, the CUDA context's host side).  [assumption] 4 GiB:
+ * no source measured it; the harness's host RSS will replace it. */
 #define ZS_HOST_RUNTIME_BYTES (4LL << 30)
 
 #endif
