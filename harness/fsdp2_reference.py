@@ -60,6 +60,11 @@ def parse_args(argv):
                    help="1: zsim --zero 3 (default); 0: --zero 2")
     p.add_argument("--no-pin-memory", action="store_true",
                    help="CPUOffloadPolicy(pin_memory=False)")
+    p.add_argument("--offload", type=int, choices=(0, 1), default=1,
+                   help="1: CPUOffloadPolicy (parameters, gradients and optimizer on the host)")
+    p.add_argument("--param-dtype", choices=("bf16", "fp32"), default="bf16",
+                   help="compute dtype of gathered parameters (MixedPrecisionPolicy); masters are fp32")
+    p.add_argument("--tie", type=int, choices=(0, 1), default=0, help="tie embedding and LM head")
     p.add_argument("--hardware", default="1xH100", help="zsim hardware spec")
     p.add_argument("--gpu", default="", help="zsim GPU profile name, e.g. H100-SXM-80GB")
     p.add_argument("--zsim-version", default="0.1.0")
@@ -174,7 +179,10 @@ def build_model(a, torch):
                 x = layer(x)
             return self.lm_head(self.norm(x))
 
-    return Llama()
+    m = Llama()
+    if a.tie:
+        m.lm_head.weight = m.embed_tokens.weight
+    return m
 
 
 def main(argv):
@@ -214,8 +222,14 @@ def main(argv):
     # FSDP2 keeps fp32 master shards on the host (pinned) and gathers bf16.
     torch.manual_seed(0)
     model = build_model(a, torch)
-    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    off = CPUOffloadPolicy(pin_memory=not a.no_pin_memory)
+    pdt = torch.bfloat16 if a.param_dtype == "bf16" else torch.float32
+    mp = MixedPrecisionPolicy(param_dtype=pdt, reduce_dtype=torch.float32)
+    if a.offload:
+        off = CPUOffloadPolicy(pin_memory=not a.no_pin_memory)
+    else:
+        from torch.distributed.fsdp import OffloadPolicy
+        off = OffloadPolicy()
+        model = model.cuda()
     for layer in model.layers:
         fully_shard(layer, mesh=mesh, mp_policy=mp, offload_policy=off,
                     reshard_after_forward=bool(a.reshard_after_forward))
@@ -270,9 +284,10 @@ def main(argv):
     # The reader rejects empty strings: leave unknown ones out.
     env = {k: v for k, v in env.items() if v != ""}
     config = ("fsdp2 reference: hidden %d, layers %d, heads %d/%d, intermediate %d, vocab %d, "
-              "seq %d, mb %d, reshard %d, pin %d"
+              "seq %d, mb %d, reshard %d, pin %d, offload %d, param dtype %s, tie %d"
               % (a.hidden, a.layers, a.heads, a.kv_heads, a.intermediate, a.vocab, a.seq_len,
-                 a.micro_batch, a.reshard_after_forward, 0 if a.no_pin_memory else 1))
+                 a.micro_batch, a.reshard_after_forward, 0 if a.no_pin_memory else 1,
+                 a.offload, a.param_dtype, a.tie))
     header = {"zsim_version": a.zsim_version, "model": a.model_name, "hardware": a.hardware,
               "framework": "fsdp2", "config": config[:255], "rank": 0, "world": 1,
               "steps": a.steps}
