@@ -141,13 +141,13 @@ int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
     d.queue = q;
     d.bytes = bytes;
     d.rate_cap = pinned ? (dir ? b->d2h_pinned : b->h2d_pinned) : b->pageable;
-    d.nlinks = 3;
+    /* Its direction's link (whose capacity drops while the opposite
+     * direction is busy: the coupling set in simulate.c) and the host bus. */
+    d.nlinks = 2;
     d.links[0] = dir ? b->l_d2h : b->l_h2d;
     d.weight[0] = 1;
-    d.links[1] = b->l_pcie;
-    d.weight[1] = 1;
-    d.links[2] = b->l_bus;
-    d.weight[2] = pinned ? 1.0 : 3.0;
+    d.links[1] = b->l_bus;
+    d.weight[1] = pinned ? 1.0 : 3.0;
     d.cls = ZS_CLS_PCIE;
     d.name = name;
     d.tag = zs_tag_now(b, unit);

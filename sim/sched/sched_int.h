@@ -72,7 +72,7 @@ struct zs_bctx {
 
     /* topology */
     int q_host, q_comp, q_ag, q_rs, q_cpy;
-    int l_h2d, l_d2h, l_pcie, l_bus, l_fab;
+    int l_h2d, l_d2h, l_bus, l_fab;
     int p_gpu, p_host;
     double h2d_pinned, d2h_pinned, pageable; /* per-flow caps, bytes/s */
     int cores;                               /* CPU cores of this rank */
