@@ -125,6 +125,19 @@ int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0)
     return zs_t_emit(b, &d, d0, -1, -1);
 }
 
+int32_t zs_keep_alloc(struct zs_bctx *b, int32_t alloc)
+{
+    if (b->failed || alloc < 0)
+        return alloc;
+    if (zs_grow((void **)&b->adam_alloc, &b->cap_adam_alloc,
+                b->n_adam_alloc + 1, sizeof *b->adam_alloc)) {
+        b->failed = ZS_ENOMEM;
+        return -1;
+    }
+    b->adam_alloc[b->n_adam_alloc++] = alloc;
+    return alloc;
+}
+
 int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
                   const char *name, int unit, int32_t d0, int32_t d1)
 {
@@ -328,7 +341,7 @@ void zs_run_steps(struct zs_bctx *b, void *ctx,
                   void (*opt)(void *ctx, bool first))
 {
     for (int st = 0; st < b->nsteps; st++) {
-        int maxm = b->su->plan_mode ? 2 : 3;
+        int maxm = b->su->plan_mode ? 2 : ZS_MAX_MICRO_SIM;
         int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
         b->step = st + 1;
         b->step_start[st] =

@@ -149,6 +149,8 @@ static int build(struct zs_bctx *b)
                                         : zs_units_build_leaves(b);
     if (rc)
         return rc;
+    if (b->nunits >= ZS_MAX_UNITS)
+        return ZS_ELIMIT; /* zs_simulate names the limit */
     b->P = b->T = b->persistent_params = 0;
     for (int u = 0; u < b->nunits; u++) {
         b->P += b->units[u].part_elems;
@@ -193,14 +195,33 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
     b.mo.method = (enum zs_method)su->cfg->method;
     b.mo.lora_rank = (int)su->cfg->lora_rank;
     b.mo.lora_targets = ZS_ROLE_ALL_LINEAR;
-    b.nsteps = su->plan_mode
-                   ? 1
-                   : 1 + (int)(su->cfg->steps > 128 ? 128 : su->cfg->steps);
+    /* the first step plus cfg->steps steady steps, all simulated */
+    if (!su->plan_mode && (su->cfg->steps < 1 ||
+                           su->cfg->steps > ZS_MAX_SIM_STEPS - 1))
+        return zs_err_set(err, ZS_ELIMIT,
+                          "invalid steps: must be in [1, %d] (got %lld)",
+                          ZS_MAX_SIM_STEPS - 1, (long long)su->cfg->steps);
+    b.nsteps = su->plan_mode ? 1 : 1 + (int)su->cfg->steps;
+    b.step_start = zs_calloc((size_t)b.nsteps, sizeof *b.step_start);
+    b.step_end = zs_calloc((size_t)b.nsteps, sizeof *b.step_end);
+    b.micro_start = zs_calloc((size_t)b.nsteps, sizeof *b.micro_start);
+    b.micro_end = zs_calloc((size_t)b.nsteps, sizeof *b.micro_end);
+    b.nmicro_sim = zs_calloc((size_t)b.nsteps, sizeof *b.nmicro_sim);
+    if (!b.step_start || !b.step_end || !b.micro_start || !b.micro_end ||
+        !b.nmicro_sim) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory creating the "
+                                        "simulation");
+        own = false; /* nothing created yet */
+        goto out;
+    }
     if (own) {
         sim = zs_sim_new();
-        if (!sim)
-            return zs_err_set(err, ZS_ENOMEM,
-                              "out of memory creating the simulation");
+        if (!sim) {
+            rc = zs_err_set(err, ZS_ENOMEM,
+                            "out of memory creating the simulation");
+            own = false;
+            goto out;
+        }
     }
     b.sim = sim;
     b.ex = su->ex;
@@ -225,7 +246,12 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         rc = build(&b);
     if (rc) {
         /* the engine says why (a limit, a bad task); else it is memory */
-        if (rc != ZS_ENOMEM && zs_sim_errmsg(sim)[0])
+        if (rc == ZS_ELIMIT && b.nunits >= ZS_MAX_UNITS)
+            zs_err_set(err, rc,
+                       "model too large to schedule: %d units (modules "
+                       "gathered as one), the limit is %d",
+                       b.nunits, ZS_MAX_UNITS - 1);
+        else if (rc != ZS_ENOMEM && zs_sim_errmsg(sim)[0])
             zs_err_set(err, rc, "cannot build the schedule: %s",
                        zs_sim_errmsg(sim));
         else
@@ -265,6 +291,12 @@ out:
     zs_free(b.avail);
     zs_free(b.scratch);
     zs_free(b.pieces);
+    zs_free(b.adam_alloc);
+    zs_free(b.step_start);
+    zs_free(b.step_end);
+    zs_free(b.micro_start);
+    zs_free(b.micro_end);
+    zs_free(b.nmicro_sim);
     if (own)
         zs_sim_free(sim);
     return rc;
