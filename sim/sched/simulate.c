@@ -271,17 +271,26 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         zs_sim_reset(sim);
         zs_sim_set_pool_capacity(sim, b.p_gpu, 0);
         rc = build(&b);
-        if (!rc && zs_sim_run(sim, err) >= 0) {
-            zs_sim_pool_stats(sim, b.p_gpu, &ps);
-            if (ps.peak_allocated > keep.needed_bytes)
-                keep.needed_bytes = ps.peak_allocated;
-            keep.needed_reserved_bytes = ps.peak_reserved;
+        if (rc) {
+            zs_err_set(err, rc, "out of memory building the schedule again "
+                                "without the GPU limit");
+            goto out;
         }
+        /* the run ended at the OOM; what comes after it (a deadlock, a time
+         * overflow) shows only now, and is an error like in any run */
+        run = zs_sim_run(sim, err);
+        if (run < 0) {
+            rc = run;
+            goto out;
+        }
+        zs_sim_pool_stats(sim, b.p_gpu, &ps);
+        if (ps.peak_allocated > keep.needed_bytes)
+            keep.needed_bytes = ps.peak_allocated;
+        keep.needed_reserved_bytes = ps.peak_reserved;
         /* The records now belong to the unlimited run: peaks and times are
          * what the configuration would need; the OOM stays the verdict. */
-        zs_reduce_results(&b, ZS_SIM_DONE, res);
+        rc = zs_reduce_results(&b, ZS_SIM_DONE, res);
         res->oom = keep;
-        rc = rc < 0 ? rc : 0;
     }
 out:
     zs_free(b.units);
