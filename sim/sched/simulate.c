@@ -11,7 +11,9 @@
  *              PCIe 4.0, nvbandwidth v0.8) measures H2D ~25 GB/s alone and
  *              ~11 GB/s while a D2H copy runs (x0.44), D2H ~25 GB/s either
  *              way (x1.0); nvbandwidth #11 (A100) the same shape, H2D
- *              12-13 GB/s under D2H, D2H 24 of 25-26 GB/s;
+ *              12-13 GB/s under D2H, D2H 24 of 25-26 GB/s; on an H100 SXM
+ *              (Gen5) our measurement gives x0.80 and x0.95
+ *              (validation/pcie-bidir); the factors are the GPU profile's;
  *   bus        the rank's share of host memory bandwidth (node / local ranks):
  *              CPU Adam and every host-side copy draw from it;
  *   fabric     the collective fabric at its largest-message bus bandwidth;
