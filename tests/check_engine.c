@@ -1056,6 +1056,20 @@ START_TEST(test_bad_topology)
     ck_assert_int_eq(zs_sim_run(s, &err), ZS_ERUNTIME);
     ck_assert_str_eq(err.msg, "invalid capacity of link 'pcie': must be > 0 "
                               "bytes/s (got -3)");
+    /* set_pool_capacity / set_cores keep a bad value for the run to report */
+    zs_sim_set_link_capacity(s, l, 1e9);
+    zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 0);
+    zs_sim_set_pool_capacity(s, 0, -5);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_ERUNTIME);
+    ck_assert_str_eq(err.msg, "invalid capacity of pool 'gpu': must be >= 0 "
+                              "bytes, 0 for unlimited (got -5)");
+    zs_sim_set_pool_capacity(s, 0, 0);
+    zs_sim_set_cores(s, -1);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_ERUNTIME);
+    ck_assert_str_eq(err.msg,
+                     "invalid cores of the cpu pool: must be >= 0 (got -1)");
+    zs_sim_set_cores(s, 1);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_SIM_DONE);
     ck_assert_ptr_null(zs_sim_task(s, 5));
     ck_assert_ptr_null(zs_sim_queue_name(s, 9));
     zs_sim_free(s);

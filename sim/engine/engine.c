@@ -230,7 +230,9 @@ int zs_sim_add_pool(zs_sim *s, const char *name, enum zs_pool_kind kind,
 
 void zs_sim_set_cores(zs_sim *s, int cores)
 {
-    if (s && cores >= 0)
+    /* Invalid values are kept and reported by zs_sim_run, like a link's
+     * capacity (this returns nothing). */
+    if (s)
         s->cores = cores;
 }
 
@@ -302,7 +304,8 @@ double zs_sim_link_capacity_now(const zs_sim *s, int link)
 
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes)
 {
-    if (s && pool >= 0 && (size_t)pool < s->npools && capacity_bytes >= 0)
+    /* kept and reported by zs_sim_run when negative (see set_cores) */
+    if (s && pool >= 0 && (size_t)pool < s->npools)
         s->pools[pool].capacity = capacity_bytes;
 }
 
@@ -895,6 +898,18 @@ static int prepare(zs_sim *s, struct zs_err *err)
                               "invalid capacity of link '%s': must be > 0 "
                               "bytes/s (got %g)",
                               s->links[i].name, s->links[i].cap);
+    for (size_t i = 0; i < s->npools; i++)
+        if (s->pools[i].capacity < 0)
+            return zs_err_set(err, ZS_ERUNTIME,
+                              "invalid capacity of pool '%s': must be >= 0 "
+                              "bytes, 0 for unlimited (got %lld)",
+                              s->pools[i].name,
+                              (long long)s->pools[i].capacity);
+    if (s->cores < 0)
+        return zs_err_set(err, ZS_ERUNTIME,
+                          "invalid cores of the cpu pool: must be >= 0 (got "
+                          "%d)",
+                          s->cores);
     if (zs_grow((void **)&s->succ_off, &s->succ_off_cap, n + 1,
                 sizeof *s->succ_off) ||
         zs_grow((void **)&s->succ, &s->succ_cap, s->ndeps + 1,

@@ -152,6 +152,8 @@ int zs_sim_add_pool(zs_sim *s, const char *name, enum zs_pool_kind kind,
 void zs_sim_set_cores(zs_sim *s, int cores); /* CPU pool size, default 1 */
 void zs_sim_set_link_capacity(zs_sim *s, int link, double capacity_bytes_per_s);
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes);
+/* The three setters return nothing: an invalid value (cores < 0, capacity
+ * <= 0 for a link, < 0 for a pool) is kept and zs_sim_run reports it. */
 
 /* Submits a task; returns its id (>= 0, dense, in submission order) or a
  * negative code.  Dependencies must name earlier tasks. */
