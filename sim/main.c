@@ -96,10 +96,11 @@ int main(int argc, char **argv)
         return rc ? zs_err_exit_code(rc) : 0;
     }
     {
-        const char *names[64];
+        /* every command's name; the table is fixed at build time */
+        const char *names[sizeof g_commands / sizeof g_commands[0]];
         size_t n = 0;
         int best;
-        for (; g_commands[n] && n < 64; n++)
+        for (; g_commands[n]; n++)
             names[n] = g_commands[n]->name;
         best = zs_str_closest(name, names, n);
         if (best >= 0)

@@ -1056,8 +1056,181 @@ START_TEST(test_bad_topology)
     ck_assert_int_eq(zs_sim_run(s, &err), ZS_ERUNTIME);
     ck_assert_str_eq(err.msg, "invalid capacity of link 'pcie': must be > 0 "
                               "bytes/s (got -3)");
+    /* set_pool_capacity / set_cores keep a bad value for the run to report */
+    zs_sim_set_link_capacity(s, l, 1e9);
+    zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 0);
+    zs_sim_set_pool_capacity(s, 0, -5);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_ERUNTIME);
+    ck_assert_str_eq(err.msg, "invalid capacity of pool 'gpu': must be >= 0 "
+                              "bytes, 0 for unlimited (got -5)");
+    zs_sim_set_pool_capacity(s, 0, 0);
+    zs_sim_set_cores(s, -1);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_ERUNTIME);
+    ck_assert_str_eq(err.msg,
+                     "invalid cores of the cpu pool: must be >= 0 (got -1)");
+    zs_sim_set_cores(s, 1);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_SIM_DONE);
     ck_assert_ptr_null(zs_sim_task(s, 5));
     ck_assert_ptr_null(zs_sim_queue_name(s, 9));
+    zs_sim_free(s);
+}
+END_TEST
+
+/* ---- coupled links (zs_sim_set_link_coupling) --------------------------- */
+
+/* PCIe-like pair: H (H2D) and D (D2H), 1 GB/s each; H offers x0.44 while D
+ * is busy, D x1.0 while H is busy (the nvbandwidth #53 shape).  h = 1 GB on
+ * H, d = 0.5 GB on D, both from t = 0.
+ *   0-500 ms:  d at 1 GB/s ends at 0.5e9 / 1e9 = 500 ms; h at 0.44 GB/s
+ *              moves 0.22 GB, 0.78 GB left.
+ *   from 500:  D idle: h back to 1 GB/s, 0.78 GB in 780 ms -> ends 1280 ms.
+ * Alone h would end at 1000 ms (second run, d removed by making it < 1 B). */
+START_TEST(test_coupled_overlap)
+{
+    zs_sim *s = mk();
+    int h = zs_sim_add_link(s, "H", 1e9), d = zs_sim_add_link(s, "D", 1e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int32_t fh, fd;
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, d, 0.44), 0);
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, d, h, 1.0), 0);
+    fh = flow1(s, q0, 1e9, h, 0, NULL, 0);
+    fd = flow1(s, q1, 0.5e9, d, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(END(s, fd), 500 * MS);
+    ck_assert_int_eq(END(s, fh), 1280 * MS);
+    /* after the run nothing is active: full capacity again */
+    ck_assert(zs_sim_link_capacity_now(s, h) == 1e9);
+    /* a flow below 1 byte never becomes active (STYLE 21), so it does not
+     * turn D busy: h alone, 1e9 / 1e9 = 1000 ms */
+    zs_sim_reset(s);
+    fh = flow1(s, q0, 1e9, h, 0, NULL, 0);
+    fd = flow1(s, q1, 0.5, d, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(END(s, fd), 0);
+    ck_assert_int_eq(END(s, fh), 1000 * MS);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* The penalty starts when the other direction turns busy mid-flow and the
+ * coupling survives zs_sim_reset (it is topology).  H, D 1 GB/s, H x0.44
+ * while D busy.  h = 1 GB from 0; d = 0.25 GB after a 500 ms delay.
+ *   0-500:     h alone at 1 GB/s: 0.5 GB moved, 0.5 GB left.
+ *   500-750:   d at 1 GB/s ends at 750; h at 0.44: 0.11 GB, 0.39 GB left.
+ *   from 750:  h at 1 GB/s: 390 ms -> ends 1140 ms. */
+START_TEST(test_coupled_join)
+{
+    zs_sim *s = mk();
+    int h = zs_sim_add_link(s, "H", 1e9), d = zs_sim_add_link(s, "D", 1e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int32_t fh, fd;
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, d, 0.44), 0);
+    for (int round = 0; round < 2; round++) {
+        zs_sim_reset(s);
+        fh = flow1(s, q0, 1e9, h, 0, NULL, 0);
+        delay(s, q1, 500 * MS, NULL, 0);
+        fd = flow1(s, q1, 0.25e9, d, 0, NULL, 0);
+        run_ok(s);
+        ck_assert_int_eq(START(s, fd), 500 * MS);
+        ck_assert_int_eq(END(s, fd), 750 * MS);
+        ck_assert_int_eq(END(s, fh), 1140 * MS);
+    }
+    /* cleared: h is never penalised -> 1000 ms */
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, -1, 0), 0);
+    zs_sim_reset(s);
+    fh = flow1(s, q0, 1e9, h, 0, NULL, 0);
+    fd = flow1(s, q1, 0.25e9, d, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(END(s, fh), 1000 * MS);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* The reduced capacity takes part in max-min sharing with other links.
+ * H, D 1 GB/s, H x0.44 while D busy; both flows also cross a host bus B of
+ * 1 GB/s.  h = 1 GB (H, B), d = 1 GB (D, B).
+ *   while both run: the common rate x meets H's 0.44 GB/s before B's 0.5,
+ *     so h freezes at 0.44; B leaves 1 - 0.44 = 0.56 GB/s for d.
+ *     d ends at 1e9 / 0.56e9 s = 1785714285.7 ns, ceil -> 1785714286 ns;
+ *     h has moved 0.44 * 1.7857 = 0.7857 GB, 0.2143 GB left.
+ *   then h alone at min(H, B) = 1 GB/s: 214.29 ms more.
+ *   h ends at t_d + (1 - 0.44 t_d) = 1 + 0.56 t_d = 1 + 1 = 2 s exactly
+ *   (within 1 ns of ceil rounding). */
+START_TEST(test_coupled_shared_bus)
+{
+    zs_sim *s = mk();
+    int h = zs_sim_add_link(s, "H", 1e9), d = zs_sim_add_link(s, "D", 1e9);
+    int b = zs_sim_add_link(s, "B", 1e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int32_t fh, fd;
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, d, 0.44), 0);
+    fh = sub(s, (struct zs_task_desc){.kind = ZS_TASK_FLOW,
+                                      .queue = q0,
+                                      .bytes = 1e9,
+                                      .nlinks = 2,
+                                      .links = {h, b}});
+    fd = sub(s, (struct zs_task_desc){.kind = ZS_TASK_FLOW,
+                                      .queue = q1,
+                                      .bytes = 1e9,
+                                      .nlinks = 2,
+                                      .links = {d, b}});
+    run_ok(s);
+    ck_assert_int_eq(END(s, fd), 1785714286LL);
+    ck_assert(llabs(END(s, fh) - 2000 * MS) <= 1);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Symmetric coupling, both x0.5: two 1 GB flows, one per direction, each at
+ * 0.5 GB/s -> both end at 2000 ms; a third link coupled to nothing stays at
+ * full rate (1 GB on 1 GB/s: 1000 ms). */
+START_TEST(test_coupled_symmetric)
+{
+    zs_sim *s = mk();
+    int h = zs_sim_add_link(s, "H", 1e9), d = zs_sim_add_link(s, "D", 1e9);
+    int z = zs_sim_add_link(s, "Z", 1e9);
+    int q0 = zs_sim_add_queue(s, "a"), q1 = zs_sim_add_queue(s, "b");
+    int q2 = zs_sim_add_queue(s, "c");
+    int32_t fh, fd, fz;
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, d, 0.5), 0);
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, d, h, 0.5), 0);
+    fh = flow1(s, q0, 1e9, h, 0, NULL, 0);
+    fd = flow1(s, q1, 1e9, d, 0, NULL, 0);
+    fz = flow1(s, q2, 1e9, z, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(END(s, fh), 2000 * MS);
+    ck_assert_int_eq(END(s, fd), 2000 * MS);
+    ck_assert_int_eq(END(s, fz), 1000 * MS);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Coupling arguments: exact messages. */
+START_TEST(test_bad_coupling)
+{
+    zs_sim *s = mk();
+    int h = zs_sim_add_link(s, "H", 1e9);
+    int d = zs_sim_add_link(s, "D", 1e9);
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, 7, d, 0.5), ZS_ERUNTIME);
+    ck_assert_str_eq(zs_sim_errmsg(s), "invalid link of a coupling: must be "
+                                       "in [0, 2) (got 7)");
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, h, 0.5), ZS_ERUNTIME);
+    ck_assert_str_eq(zs_sim_errmsg(s),
+                     "invalid coupling of link 'H': the other link must be "
+                     "another link in [0, 2), or -1 for none (got 0)");
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, d, 0), ZS_ERUNTIME);
+    ck_assert_str_eq(zs_sim_errmsg(s), "invalid coupling factor of link 'H': "
+                                       "must be in (0, 1] (got 0)");
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, d, 1.5), ZS_ERUNTIME);
+    ck_assert_str_eq(zs_sim_errmsg(s), "invalid coupling factor of link 'H': "
+                                       "must be in (0, 1] (got 1.5)");
+    /* replacing a coupling re-links the dependents list */
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, d, 0.5), 0);
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, d, 0.25), 0);
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, d, h, 0.5), 0);
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, h, -1, 0), 0);
+    ck_assert(zs_sim_link_capacity_now(s, h) == 1e9);
+    ck_assert(zs_sim_link_capacity_now(s, 9) == 0);
     zs_sim_free(s);
 }
 END_TEST
@@ -1074,6 +1247,10 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_flow_two_links);
     tcase_add_test(core, test_flow_transitive);
     tcase_add_test(core, test_flow_ceil);
+    tcase_add_test(core, test_coupled_overlap);
+    tcase_add_test(core, test_coupled_join);
+    tcase_add_test(core, test_coupled_shared_bus);
+    tcase_add_test(core, test_coupled_symmetric);
     tcase_add_test(core, test_chain);
     tcase_add_test(core, test_cross_stream);
     tcase_add_test(core, test_cores);
@@ -1097,6 +1274,7 @@ Suite *suite_engine(void)
     tcase_add_test(bad, test_time_overflow);
     tcase_add_test(bad, test_bad_submit);
     tcase_add_test(bad, test_bad_topology);
+    tcase_add_test(bad, test_bad_coupling);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
     suite_add_tcase(s, bad);

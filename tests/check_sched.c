@@ -430,6 +430,107 @@ START_TEST(test_export_roundtrip)
 }
 END_TEST
 
+/* PCIe directions (simulate.c topology; the H100 factors are our measurement,
+ * validation/pcie-bidir).  A DGX H100 has one GPU per PCIe switch
+ * (dgx-h100.json), so a rank's pinned copy runs at min(its direction's
+ * measured rate, the x16 uplink 55e9):
+ *   H2D alone: min(57.0e9, 55e9) = 55e9 B/s;
+ *   D2H alone: min(55.06e9, 55e9) = 55e9 B/s;
+ *   H2D while a D2H copy runs: 0.80 x 55e9 = 44e9 B/s (bidir_h2d_factor),
+ *     D2H then 0.95 x 55e9 = 52.25e9 (bidir_d2h_factor) —
+ *   unless the rank's share of host memory bandwidth binds first: pinned
+ *   copies also load the host bus (460.8e9 B/s per node / ranks).  1xH100:
+ *   460.8e9, no bind, H2D under D2H = 44e9.  8xH100: 57.6e9 per rank; H2D
+ *   and D2H rise together to 57.6e9 / 2 = 28.8e9 before either link binds,
+ *   so H2D under D2H = 28.8e9 (when no CPU pass shares the bus then).
+ * Checked on the 7B offload-both schedule, FSDP2 and ZeRO-3, on copies of
+ * >= 16 MiB, within 1e-4 (a 16 MiB copy takes 305 us; completion times are
+ * rounded up to whole ns at each re-rate): a pinned H2D that overlaps
+ * no other copy runs at 55e9; one that overlaps no other H2D and lies wholly
+ * inside a D2H copy at the rate above; no copy runs faster than 55e9. */
+static void pcie_rates(const char *fw, const char *gpus, double under_rate,
+                       int *n_alone, int *n_under_d2h)
+{
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su = {0};
+    struct zs_sim_result res;
+    struct zs_export ex;
+    struct zs_err err = {0, ""};
+    zs_sim *sim = zs_sim_new();
+    int32_t n;
+    ck_assert_ptr_nonnull(sim);
+    zs_cfg_defaults(&c);
+    snprintf(c.model, sizeof c.model, "qwen2.5-7b");
+    snprintf(c.gpus, sizeof c.gpus, "%s", gpus);
+    ck_assert_int_eq(zs_cfg_apply_flag(&c, "framework", fw, &err), 0);
+    c.offload_optimizer = ZS_OFF_CPU;
+    c.offload_param = ZS_OFF_CPU;
+    c.steps = 1;
+    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), 0);
+    memset(&ex, 0, sizeof ex);
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &c;
+    su.ex = &ex;
+    ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s", err.msg);
+    n = zs_sim_ntasks(sim);
+    *n_alone = *n_under_d2h = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const struct zs_task_rec *r = zs_sim_task(sim, i);
+        const struct zs_xtask *x = &ex.t[i];
+        int other_h2d = 0, other_d2h = 0, inside_d2h = 0;
+        double rate;
+        if ((x->kind != ZS_X_H2D && x->kind != ZS_X_D2H) || !x->pinned ||
+            x->bytes < 16 * (1 << 20) || r->start_ns < 0)
+            continue;
+        rate = (double)x->bytes * 1e9 / (double)(r->end_ns - r->start_ns);
+        ck_assert_msg(rate <= 55e9 * 1.0001, "copy %d at %g B/s", i, rate);
+        if (x->kind != ZS_X_H2D)
+            continue;
+        for (int32_t j = 0; j < n; j++) {
+            const struct zs_task_rec *o = zs_sim_task(sim, j);
+            if (j == i || (ex.t[j].kind != ZS_X_H2D &&
+                           ex.t[j].kind != ZS_X_D2H) ||
+                o->start_ns < 0 || o->end_ns <= r->start_ns ||
+                o->start_ns >= r->end_ns)
+                continue;
+            if (ex.t[j].kind == ZS_X_H2D)
+                other_h2d = 1;
+            else {
+                other_d2h = 1;
+                inside_d2h |= o->start_ns <= r->start_ns &&
+                              o->end_ns >= r->end_ns;
+            }
+        }
+        if (!other_h2d && !other_d2h) {
+            ck_assert_msg(fabs(rate / 55e9 - 1) < 1e-4, "alone: %g", rate);
+            (*n_alone)++;
+        } else if (!other_h2d && inside_d2h) {
+            ck_assert_msg(fabs(rate / under_rate - 1) < 1e-4,
+                          "%s: under D2H: %g", gpus, rate);
+            (*n_under_d2h)++;
+        }
+    }
+    zs_free(ex.t);
+    zs_sim_free(sim);
+}
+
+START_TEST(test_pcie_directions)
+{
+    int alone, under;
+    pcie_rates("fsdp2", "8xH100", 28.8e9, &alone, &under);
+    ck_assert_int_gt(alone, 0);
+    pcie_rates("deepspeed", "8xH100", 28.8e9, &alone, &under);
+    ck_assert_int_gt(alone, 0);
+    ck_assert_int_gt(under, 0);
+    pcie_rates("deepspeed", "1xH100", 44e9, &alone, &under);
+    ck_assert_int_gt(alone, 0);
+    ck_assert_int_gt(under, 0);
+}
+END_TEST
+
 /* estimate_zero3_model_states_mem_needs reproduces DeepSpeed's own table
  * (docs/code-docs/source/memory.rst; peer-tools.md §1.2): T5-3B, 8 GPUs,
  * zero_init: no offload 6.10 GB/GPU (GB = 2^30 there); optimizer offload
@@ -569,6 +670,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_torchtitan_b1);
     tcase_add_test(core, test_op_checkpointing_bytes);
     tcase_add_test(core, test_export_roundtrip);
+    tcase_add_test(core, test_pcie_directions);
     tcase_add_test(core, test_deepspeed_estimator);
     tcase_add_test(core, test_trace_and_timeline);
     tcase_add_test(bad, test_bad_configs);

@@ -9,6 +9,7 @@
 #include "util/units.h"
 
 #include <check.h>
+#include <stddef.h>
 #include <locale.h>
 #include <string.h>
 
@@ -75,6 +76,39 @@ START_TEST(test_distance)
     ck_assert_int_eq(zs_str_closest("zzzzzzzz", names, 4), -1);
     zs_str_closest_list("qwen-72b", names, 4, 2, buf, sizeof buf);
     ck_assert_str_eq(buf, "qwen2.5-72b, qwen2.5-7b");
+}
+END_TEST
+
+/* No fixed-size candidate arrays: a table of structs searched in place, and
+ * a ranked list over 700 candidates (the old used[512] marks cut the list at
+ * 512).  names[i] = "n%03d" of i mod 600, so "n050" sits at 50 and at 650.
+ * Ranking is by (distance, index): both exact matches first (50, then 650,
+ * the second beyond 512), then the lowest index at one edit: "n000". */
+START_TEST(test_closest_large)
+{
+    struct rec {
+        int pad;
+        const char *key;
+    } recs[] = {{0, "alpha"}, {0, "beta"}, {0, "gamma"}};
+    static char names_buf[700][8];
+    const char *names[700];
+    char buf[64];
+    ck_assert_int_eq(zs_str_closest_key("bata", recs, 3, sizeof recs[0],
+                                        offsetof(struct rec, key)),
+                     1);
+    ck_assert_int_eq(zs_str_closest_key("zzzzzz", recs, 3, sizeof recs[0],
+                                        offsetof(struct rec, key)),
+                     -1);
+    for (int i = 0; i < 700; i++) {
+        snprintf(names_buf[i], sizeof names_buf[i], "n%03d", i % 600);
+        names[i] = names_buf[i];
+    }
+    /* "n650"..: indices 600-699 hold n000-n099 again; "n599" is at 599 only,
+     * beyond nothing; "n050" exists at 50 and 650: both listed, 50 first,
+     * then the one-edit neighbours by index (n051 ... at 51 before n150). */
+    zs_str_closest_list("n050", names, 700, 3, buf, sizeof buf);
+    ck_assert_str_eq(buf, "n050, n050, n000");
+    ck_assert_int_eq(zs_str_closest("n599", names, 700), 599);
 }
 END_TEST
 
@@ -264,6 +298,7 @@ Suite *suite_util(void)
     tcase_add_test(core, test_parse_bytes);
     tcase_add_test(core, test_fmt_bytes);
     tcase_add_test(core, test_distance);
+    tcase_add_test(core, test_closest_large);
     tcase_add_test(core, test_json_good);
     tcase_add_test(core, test_table);
     tcase_add_test(bad, test_json_bad);

@@ -473,7 +473,7 @@ static int run(int argc, char **argv, struct zs_err *err)
         const cJSON *oy =
             old ? cJSON_GetObjectItemCaseSensitive(old, "y") : NULL;
         double px[ZS_CURVE_MAX], py[ZS_CURVE_MAX];
-        int np = 0, lo = NDEC, hi = -1, kept = 0;
+        int np = 0, lo = NDEC, hi = -1, kept = 0, over = 0;
         for (int d = 0; d < NDEC; d++)
             if (c.gemm[d].n) {
                 lo = d < lo ? d : lo;
@@ -482,8 +482,12 @@ static int run(int argc, char **argv, struct zs_err *err)
         /* Merge in increasing x: base points below, measured, base above. */
         for (int pass = 0; pass < 3; pass++) {
             if (pass == 1) {
-                for (int d = lo; d <= hi && np < ZS_CURVE_MAX; d++)
+                for (int d = lo; d <= hi; d++)
                     if (c.gemm[d].n && gfit[d].slope > 0) {
+                        if (np == ZS_CURVE_MAX) { /* reported below */
+                            over++;
+                            continue;
+                        }
                         px[np] = pow(10.0, c.gemm_lx[d] / (double)c.gemm[d].n);
                         py[np] = 1.0 / (gfit[d].slope * peak);
                         if (py[np] > 1)
@@ -493,7 +497,7 @@ static int run(int argc, char **argv, struct zs_err *err)
                 continue;
             }
             for (int j = 0; cJSON_IsArray(ox) && cJSON_IsArray(oy) &&
-                            j < cJSON_GetArraySize(ox) && np < ZS_CURVE_MAX;
+                            j < cJSON_GetArraySize(ox);
                  j++) {
                 const cJSON *xj = cJSON_GetArrayItem(ox, j);
                 const cJSON *yj = cJSON_GetArrayItem(oy, j);
@@ -503,12 +507,24 @@ static int run(int argc, char **argv, struct zs_err *err)
                 xv = xj->valuedouble;
                 if ((pass == 0 && xv < pow(10.0, lo)) ||
                     (pass == 2 && xv >= pow(10.0, hi + 1))) {
+                    if (np == ZS_CURVE_MAX) { /* reported below */
+                        over++;
+                        continue;
+                    }
                     px[np] = xv;
                     py[np] = yj->valuedouble;
                     np++;
                     kept++;
                 }
             }
+        }
+        if (over) {
+            rc = zs_err_set(err, ZS_ELIMIT,
+                            "calibrated 'gemm_eff' curve needs %d points "
+                            "(measured decades and base points kept "
+                            "outside them); a profile curve holds at most %d",
+                            np + over, ZS_CURVE_MAX);
+            goto out;
         }
         gx = cJSON_CreateDoubleArray(px, np);
         gy = cJSON_CreateDoubleArray(py, np);

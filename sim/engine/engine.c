@@ -20,6 +20,9 @@
  *    handled (flows_dirty), so k simultaneous changes cost one recompute.
  *    A flow whose stale completion event falls at the current instant is
  *    complete regardless, since its old rate held until now.
+ *  - A link coupled to another (zs_sim_set_link_coupling) offers its
+ *    reduced capacity exactly while the other's nflows > 0; the other
+ *    turning busy or idle marks it dirty like a flow start or end on it.
  *  - Only the flows connected (through shared links, transitively) to a
  *    flow that started or ended are recomputed; each flow keeps the time
  *    its remaining bytes refer to (flow.t_ns).
@@ -34,6 +37,7 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,8 +104,10 @@ static void clear_run(zs_sim *s)
     s->oom.pool = -1;
     s->oom.task = -1;
     s->heap.n = 0;
-    for (size_t i = 0; i < s->nlinks; i++)
+    for (size_t i = 0; i < s->nlinks; i++) {
         s->links[i].bytes_moved = 0;
+        s->links[i].nflows = 0;
+    }
     for (size_t i = 0; i < s->npools; i++)
         zs_pool_clear_run(&s->pools[i]);
 }
@@ -162,6 +168,8 @@ int zs_sim_add_link(zs_sim *s, const char *name, double capacity_bytes_per_s)
     memset(l, 0, sizeof *l);
     l->name = nm;
     l->cap = capacity_bytes_per_s;
+    l->cpl_other = l->cpl_first = l->cpl_next = -1;
+    l->cpl_factor = 1.0;
     return (int)s->nlinks++;
 }
 
@@ -222,7 +230,9 @@ int zs_sim_add_pool(zs_sim *s, const char *name, enum zs_pool_kind kind,
 
 void zs_sim_set_cores(zs_sim *s, int cores)
 {
-    if (s && cores >= 0)
+    /* Invalid values are kept and reported by zs_sim_run, like a link's
+     * capacity (this returns nothing). */
+    if (s)
         s->cores = cores;
 }
 
@@ -234,9 +244,68 @@ void zs_sim_set_link_capacity(zs_sim *s, int link, double capacity_bytes_per_s)
         s->links[link].cap = capacity_bytes_per_s;
 }
 
+int zs_sim_set_link_coupling(zs_sim *s, int link, int other, double factor)
+{
+    struct link *l;
+    int32_t *pp;
+    if (!s)
+        return ZS_ERUNTIME;
+    if (link < 0 || (size_t)link >= s->nlinks)
+        return zs_err_set(&s->err, ZS_ERUNTIME,
+                          "invalid link of a coupling: must be in [0, %zu) "
+                          "(got %d)",
+                          s->nlinks, link);
+    l = &s->links[link];
+    if (other < -1 || other >= (int)s->nlinks || other == link)
+        return zs_err_set(&s->err, ZS_ERUNTIME,
+                          "invalid coupling of link '%s': the other link "
+                          "must be another link in [0, %zu), or -1 for none "
+                          "(got %d)",
+                          l->name, s->nlinks, other);
+    if (other >= 0 && !(isfinite(factor) && factor > 0 && factor <= 1))
+        return zs_err_set(&s->err, ZS_ERUNTIME,
+                          "invalid coupling factor of link '%s': must be in "
+                          "(0, 1] (got %g)",
+                          l->name, factor);
+    /* Unlink from the old other's dependents list, then link to the new. */
+    if (l->cpl_other >= 0) {
+        pp = &s->links[l->cpl_other].cpl_first;
+        while (*pp != link) {
+            assert(*pp >= 0);
+            pp = &s->links[*pp].cpl_next;
+        }
+        *pp = l->cpl_next;
+        l->cpl_next = -1;
+    }
+    l->cpl_other = other;
+    l->cpl_factor = other >= 0 ? factor : 1.0;
+    if (other >= 0) {
+        l->cpl_next = s->links[other].cpl_first;
+        s->links[other].cpl_first = link;
+    }
+    return 0;
+}
+
+/* The capacity link l offers at this instant: its own, times its coupling
+ * factor while the link it is coupled to carries an active flow. */
+static double link_cap_now(const zs_sim *s, const struct link *l)
+{
+    if (l->cpl_other >= 0 && s->links[l->cpl_other].nflows > 0)
+        return l->cap * l->cpl_factor;
+    return l->cap;
+}
+
+double zs_sim_link_capacity_now(const zs_sim *s, int link)
+{
+    if (!s || link < 0 || (size_t)link >= s->nlinks)
+        return 0;
+    return link_cap_now(s, &s->links[link]);
+}
+
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes)
 {
-    if (s && pool >= 0 && (size_t)pool < s->npools && capacity_bytes >= 0)
+    /* kept and reported by zs_sim_run when negative (see set_cores) */
+    if (s && pool >= 0 && (size_t)pool < s->npools)
         s->pools[pool].capacity = capacity_bytes;
 }
 
@@ -541,7 +610,7 @@ static void flows_recompute(zs_sim *s)
             struct link *l = &s->links[fd->links[k]];
             if (l->stamp != s->stamp) {
                 l->stamp = s->stamp;
-                l->resid = l->cap;
+                l->resid = link_cap_now(s, l);
                 l->wsum = 0;
                 l->nunf = 0;
                 s->touched[nt++] = fd->links[k];
@@ -639,6 +708,21 @@ static void mark_links_dirty(zs_sim *s, const struct flowdesc *fd)
         s->links[fd->links[k]].dirty = s->dstamp;
 }
 
+/* A flow enters (+1) or leaves (-1) its links.  A link turning busy or idle
+ * changes the capacity of the links coupled to it: mark those dirty too, so
+ * their flows are re-rated at this instant. */
+static void flow_count(zs_sim *s, const struct flowdesc *fd, int d)
+{
+    for (int k = 0; k < fd->nlinks; k++) {
+        struct link *l = &s->links[fd->links[k]];
+        l->nflows += d;
+        assert(l->nflows >= 0);
+        if ((d > 0 && l->nflows == 1) || (d < 0 && l->nflows == 0))
+            for (int32_t c = l->cpl_first; c >= 0; c = s->links[c].cpl_next)
+                s->links[c].dirty = s->dstamp;
+    }
+}
+
 static void flow_finish(zs_sim *s, int32_t id)
 {
     struct task *t = &s->tasks[id];
@@ -647,6 +731,7 @@ static void flow_finish(zs_sim *s, int32_t id)
     for (int k = 0; k < fd->nlinks; k++)
         s->links[fd->links[k]].bytes_moved += fd->bytes * fd->weight[k];
     mark_links_dirty(s, fd);
+    flow_count(s, fd, -1);
     if (slot != last) {
         s->act[slot] = s->act[last];
         s->tasks[s->act[slot].task].fslot = (int32_t)slot;
@@ -736,6 +821,7 @@ static int start(zs_sim *s, int32_t id, struct zs_err *err)
             f->t_ns = s->now_ns;
             f->aff = 1;
             mark_links_dirty(s, fd);
+            flow_count(s, fd, +1);
             f->rem = fd->bytes;
             f->rate = 0;
             f->t_end_ns = -1;
@@ -812,6 +898,18 @@ static int prepare(zs_sim *s, struct zs_err *err)
                               "invalid capacity of link '%s': must be > 0 "
                               "bytes/s (got %g)",
                               s->links[i].name, s->links[i].cap);
+    for (size_t i = 0; i < s->npools; i++)
+        if (s->pools[i].capacity < 0)
+            return zs_err_set(err, ZS_ERUNTIME,
+                              "invalid capacity of pool '%s': must be >= 0 "
+                              "bytes, 0 for unlimited (got %lld)",
+                              s->pools[i].name,
+                              (long long)s->pools[i].capacity);
+    if (s->cores < 0)
+        return zs_err_set(err, ZS_ERUNTIME,
+                          "invalid cores of the cpu pool: must be >= 0 (got "
+                          "%d)",
+                          s->cores);
     if (zs_grow((void **)&s->succ_off, &s->succ_off_cap, n + 1,
                 sizeof *s->succ_off) ||
         zs_grow((void **)&s->succ, &s->succ_cap, s->ndeps + 1,
@@ -893,6 +991,8 @@ int zs_sim_run(zs_sim *s, struct zs_err *err)
             break;
         if (e.t_ns > TIME_MAX_NS)
             return time_overflow(s, e.id, err);
+        /* causality: the clock never runs backwards (ns-3, OMNeT++) */
+        assert(e.t_ns >= s->now_ns);
         s->now_ns = e.t_ns;
         if (s->tasks[e.id].kind == ZS_TASK_FLOW)
             flow_finish(s, e.id);

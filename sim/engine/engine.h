@@ -15,6 +15,8 @@
  *          instant the active flows get max-min fair rates (progressive
  *          filling, SimGrid's LMM in its simplest form): a flow's use of link
  *          l is weight[l] * rate, Σ use ≤ capacity(l), and rate ≤ rate_cap.
+ *          capacity(l) is the link's own, times its coupling factor while
+ *          the link it is coupled to carries a flow (zs_sim_set_link_coupling).
  *          Rates are recomputed whenever a flow starts or ends; remainders
  *          below 1 byte are snapped to zero (STYLE 21).
  *   ALLOC  allocates `bytes` from a pool at its start (zero duration).  The
@@ -150,6 +152,8 @@ int zs_sim_add_pool(zs_sim *s, const char *name, enum zs_pool_kind kind,
 void zs_sim_set_cores(zs_sim *s, int cores); /* CPU pool size, default 1 */
 void zs_sim_set_link_capacity(zs_sim *s, int link, double capacity_bytes_per_s);
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes);
+/* The three setters return nothing: an invalid value (cores < 0, capacity
+ * <= 0 for a link, < 0 for a pool) is kept and zs_sim_run reports it. */
 
 /* Submits a task; returns its id (>= 0, dense, in submission order) or a
  * negative code.  Dependencies must name earlier tasks. */
@@ -191,6 +195,20 @@ double zs_sim_link_bytes(const zs_sim *s, int l);
 const char *zs_sim_errmsg(const zs_sim *s);
 int zs_sim_npools(const zs_sim *s);
 const char *zs_sim_pool_name(const zs_sim *s, int p);
+
+/* Capacity coupling between two links.  While link `other` carries at least
+ * one active flow, link `link` offers factor x its capacity; when `other` is
+ * idle, its full capacity.  The flows on `link` are re-rated at the instant
+ * `other` turns busy or idle, like any flow start or end.  It models a
+ * resource whose throughput in one direction drops only while the opposite
+ * direction is in use (PCIe: nvbandwidth #53, see docs/engine.md).  Each
+ * link has at most one coupling; setting one replaces it, other = -1 clears
+ * it.  factor in (0, 1]; other != link.  Couplings are topology: they survive
+ * zs_sim_reset.  Returns 0 or ZS_ERUNTIME (message in zs_sim_errmsg). */
+int zs_sim_set_link_coupling(zs_sim *s, int link, int other, double factor);
+/* The capacity a link offers now (its coupling applied): for tests and
+ * traces, meaningful during and after a run. */
+double zs_sim_link_capacity_now(const zs_sim *s, int link);
 
 /* Builds a deterministic synthetic schedule of about ntasks tasks (streams
  * of DELAYs with cross-stream deps, 4-8 concurrent flows on 4 links, CUDA

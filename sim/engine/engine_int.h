@@ -63,6 +63,14 @@ struct link {
     char *name; /* owned */
     double cap; /* bytes/s */
     double bytes_moved;
+    /* Capacity coupling (zs_sim_set_link_coupling): while link cpl_other
+     * carries an active flow this link offers cap * cpl_factor.  The links
+     * coupled to this one form a list: cpl_first (here) -> cpl_next (in
+     * each dependent), -1 ended. */
+    int32_t cpl_other;
+    double cpl_factor;
+    int32_t cpl_first, cpl_next;
+    int32_t nflows; /* active flows crossing it (run state) */
     /* progressive-filling scratch */
     double resid, wsum;
     int32_t nunf; /* unfrozen flows crossing it */

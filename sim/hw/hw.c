@@ -16,6 +16,7 @@
 #include "util/strutil.h"
 #include "util/units.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <gsl/gsl_interp.h>
 #include <math.h>
@@ -362,7 +363,10 @@ int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
 
 void zs_curve_prepare(struct zs_curve *c)
 {
-    int n = c->n < 0 ? 0 : c->n > ZS_CURVE_MAX ? ZS_CURVE_MAX : c->n;
+    int n = c->n;
+    /* the loaders accept 1..ZS_CURVE_MAX points (profile.c); a curve built
+     * in code holds the same */
+    assert(n >= 0 && n <= ZS_CURVE_MAX);
     for (int i = 0; i < n; i++)
         c->lx[i] = log2(c->x[i]);
     c->lx_n = c->n;
@@ -376,8 +380,7 @@ double zs_curve_eval(const struct zs_curve *c, double x)
 
     if (n <= 0)
         return 0;
-    if (n > ZS_CURVE_MAX)
-        n = ZS_CURVE_MAX;
+    assert(n <= ZS_CURVE_MAX);
     if (n == 1 || !(x > c->x[0]))
         return c->y[0]; /* clamped below; NaN and x <= 0 land here too */
     if (x >= c->x[n - 1])

@@ -71,8 +71,8 @@ struct zs_gpu {
     double pcie_d2h_bytes_per_s;      /* pinned device->host */
     double pcie_pageable_bytes_per_s; /* pageable copies (staged through a
                                          pinned bounce buffer) */
-    double pcie_bidir_factor;   /* fraction of each direction kept when both are
-                                   busy */
+    double pcie_bidir_factor;   /* fraction of H2D's rate kept while a D2H copy
+                                   runs (nvbandwidth #53); alone: all of it */
     int64_t launch_overhead_ns; /* per kernel launch on the host */
     /* Added after the first contract: */
     double

@@ -675,11 +675,7 @@ int zs_model_resolve(const char *name, struct zs_model *out, struct zs_err *err)
         return 0;
     }
     {
-        const char *cands[64];
-        size_t n = 0;
-        for (size_t i = 0; i < nl && n < 64; i++)
-            cands[n++] = g_library[i];
-        zs_str_closest_list(name, cands, n, 3, buf, sizeof buf);
+        zs_str_closest_list(name, g_library, nl, 3, buf, sizeof buf);
         return zs_err_set(err, ZS_EINPUT,
                           "unknown model '%s' (closest: %s; see 'zsim model "
                           "list')",

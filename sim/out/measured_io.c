@@ -15,6 +15,7 @@
 #include "util/strutil.h"
 #include "util/units.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -139,7 +140,7 @@ static const struct zs_field f_header[] = {
     {"config", ZS_F_STRING, HT(config), 0, 0, 0, 0, NULL, 256, ""},
     {"rank", ZS_F_INT, HT(rank), 0, 65535, 0, ZS_F_REQUIRED, NULL, 0, NULL},
     {"world", ZS_F_INT, HT(world), 1, 65536, 0, ZS_F_REQUIRED, NULL, 0, NULL},
-    {"steps", ZS_F_INT, HT(steps), 1, 1000, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+    {"steps", ZS_F_INT, HT(steps), 1, 1001, 0, ZS_F_REQUIRED, NULL, 0, NULL},
 };
 
 #define PT(f) offsetof(struct zs_sched_pred, f)
@@ -213,7 +214,8 @@ static const struct zs_field f_task[] = {
      NULL},
     {"threads", ZS_F_INT, TT(threads), 0, 4096, 0, 0, NULL, 0, NULL},
     {"impl", ZS_F_ENUM, TT(adam_impl), 0, 0, 0, 0, g_adam_names, 0, NULL},
-    {"step_end", ZS_F_INT, TT(step_end), 0, 1000, 0, 0, NULL, 0, NULL},
+    /* first step + up to 1000 steady steps (the config's "steps" limit) */
+    {"step_end", ZS_F_INT, TT(step_end), 0, 1001, 0, 0, NULL, 0, NULL},
     {"skipped", ZS_F_BOOL, TT(skipped), 0, 0, 0, 0, NULL, 0, NULL},
     {"pred_start_ns", ZS_F_INT, TT(pred_start_ns), -1, NS_MAX, -1, 0, NULL, 0,
      NULL},
@@ -599,6 +601,8 @@ static void add_q(struct zs_validation *v, const char *key, const char *label,
                   int unit, double pred, double meas, double limit)
 {
     struct zs_vquant *q;
+    /* the quantities are a fixed list in zs_validate; ZS_VQ_MAX holds it */
+    assert(v->nq < ZS_VQ_MAX);
     if (v->nq >= ZS_VQ_MAX)
         return;
     q = &v->q[v->nq++];

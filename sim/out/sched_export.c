@@ -10,6 +10,7 @@
  */
 #include "out/sched_export.h"
 #include "out/schedule_io.h"
+#include "util/alloc.h"
 #include "util/strutil.h"
 
 #include <stdio.h>
@@ -35,7 +36,7 @@ int zs_export_schedule(const struct zs_setup *su, zs_sim *sim,
                        const char *path, struct zs_err *err)
 {
     struct zs_schedule s;
-    int qmap[64];
+    int *qmap = NULL; /* engine queue -> schedule queue, one per queue */
     int32_t n = zs_sim_ntasks(sim);
     int64_t steps = 0;
     int rc = 0;
@@ -73,7 +74,13 @@ int zs_export_schedule(const struct zs_setup *su, zs_sim *sim,
     s.pred.peak_pinned_bytes = st->pinned_host_per_rank;
     s.pred.step_time_ns = (int64_t)(st->time_s * 1e9);
 
-    for (int q = 0; q < zs_sim_nqueues(sim) && q < 64; q++) {
+    qmap = zs_calloc((size_t)zs_sim_nqueues(sim) + 1, sizeof *qmap);
+    if (!qmap) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory exporting '%s'",
+                        path);
+        goto out;
+    }
+    for (int q = 0; q < zs_sim_nqueues(sim); q++) {
         const char *qn = zs_sim_queue_name(sim, q);
         char shortn[32];
         zs_strlcpy(shortn, qn, sizeof shortn);
@@ -201,6 +208,7 @@ int zs_export_schedule(const struct zs_setup *su, zs_sim *sim,
     }
     rc = zs_schedule_write(&s, path, err);
 out:
+    zs_free(qmap);
     zs_schedule_release(&s);
     return rc;
 }

@@ -245,7 +245,8 @@ static const struct zs_field f_host_wait[] = {
 };
 static const struct zs_field f_mark[] = {
     COMMON_FIELDS,
-    {"step_end", ZS_F_INT, TT(step_end), 0, 1000, 0, 0, NULL, 0, NULL},
+    /* first step + up to 1000 steady steps (the config's "steps" limit) */
+    {"step_end", ZS_F_INT, TT(step_end), 0, 1001, 0, 0, NULL, 0, NULL},
 };
 static const struct zs_field f_kind_only[] = {
     {"kind", ZS_F_ENUM, RT(kind), 0, 0, 0, ZS_F_REQUIRED, g_kind_names, 0,
@@ -281,7 +282,7 @@ static const struct zs_field f_header[] = {
     {"config", ZS_F_STRING, HT(config), 0, 0, 0, 0, NULL, 256, ""},
     {"rank", ZS_F_INT, HT(rank), 0, 65535, 0, ZS_F_REQUIRED, NULL, 0, NULL},
     {"world", ZS_F_INT, HT(world), 1, 65536, 0, ZS_F_REQUIRED, NULL, 0, NULL},
-    {"steps", ZS_F_INT, HT(steps), 1, 1000, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+    {"steps", ZS_F_INT, HT(steps), 1, 1001, 0, ZS_F_REQUIRED, NULL, 0, NULL},
 };
 
 #define PT(f) offsetof(struct zs_sched_pred, f)

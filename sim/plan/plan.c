@@ -13,6 +13,7 @@
 #include "util/strutil.h"
 #include "util/units.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,8 +234,10 @@ static int run_all(struct zs_plan *p, const struct zs_model *m,
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     int next = 0, done = 0, started = 0;
     double t0 = now_s(), last = t0;
+    /* cmd_plan accepts --threads in [1, 8]; more is a caller's bug */
+    assert(nt <= 8);
     if (nt > 8)
-        nt = 8;
+        return ZS_ERUNTIME;
     for (int i = 0; i < nt; i++) {
         memset(&w[i], 0, sizeof w[i]);
         w[i].p = p;

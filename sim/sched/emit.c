@@ -125,6 +125,19 @@ int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0)
     return zs_t_emit(b, &d, d0, -1, -1);
 }
 
+int32_t zs_keep_alloc(struct zs_bctx *b, int32_t alloc)
+{
+    if (b->failed || alloc < 0)
+        return alloc;
+    if (zs_grow((void **)&b->adam_alloc, &b->cap_adam_alloc,
+                b->n_adam_alloc + 1, sizeof *b->adam_alloc)) {
+        b->failed = ZS_ENOMEM;
+        return -1;
+    }
+    b->adam_alloc[b->n_adam_alloc++] = alloc;
+    return alloc;
+}
+
 int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
                   const char *name, int unit, int32_t d0, int32_t d1)
 {
@@ -141,13 +154,13 @@ int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
     d.queue = q;
     d.bytes = bytes;
     d.rate_cap = pinned ? (dir ? b->d2h_pinned : b->h2d_pinned) : b->pageable;
-    d.nlinks = 3;
+    /* Its direction's link (whose capacity drops while the opposite
+     * direction is busy: the coupling set in simulate.c) and the host bus. */
+    d.nlinks = 2;
     d.links[0] = dir ? b->l_d2h : b->l_h2d;
     d.weight[0] = 1;
-    d.links[1] = b->l_pcie;
-    d.weight[1] = 1;
-    d.links[2] = b->l_bus;
-    d.weight[2] = pinned ? 1.0 : 3.0;
+    d.links[1] = b->l_bus;
+    d.weight[1] = pinned ? 1.0 : 3.0;
     d.cls = ZS_CLS_PCIE;
     d.name = name;
     d.tag = zs_tag_now(b, unit);
@@ -328,7 +341,7 @@ void zs_run_steps(struct zs_bctx *b, void *ctx,
                   void (*opt)(void *ctx, bool first))
 {
     for (int st = 0; st < b->nsteps; st++) {
-        int maxm = b->su->plan_mode ? 2 : 3;
+        int maxm = b->su->plan_mode ? 2 : ZS_MAX_MICRO_SIM;
         int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
         b->step = st + 1;
         b->step_start[st] =

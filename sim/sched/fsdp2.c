@@ -247,10 +247,10 @@ static void optimizer_step(struct fs *s, bool first)
     zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce", -1,
               b->last_host, -1);
     if (s->off) {
-        if (first && b->n_adam_alloc < 64)
-            b->adam_alloc[b->n_adam_alloc++] = zs_t_alloc(
+        if (first)
+            zs_keep_alloc(b, zs_t_alloc(
                 b, b->q_host, b->p_host, T * 8, 0,
-                "AdamW exp_avg + exp_avg_sq (lazy)", -1, b->last_host);
+                "AdamW exp_avg + exp_avg_sq (lazy)", -1, b->last_host));
         /* torch CPU AdamW: same 28 B/element as DeepSpeed's kernel but at
          * torch's per-core rate (mechanics §5, FSDP2 data point) */
         zs_t_cpu(b, (double)T * 28, b->node->torch_adam_bytes_per_s_per_core,
@@ -264,13 +264,13 @@ static void optimizer_step(struct fs *s, bool first)
         int32_t a;
         bool q8 = b->c->optimizer !=
                   ZS_OPT_ADAMW; /* bitsandbytes: ≈2 B/element (zero.c) */
-        if (first && b->n_adam_alloc < 64)
-            b->adam_alloc[b->n_adam_alloc++] =
+        if (first)
+            zs_keep_alloc(b,
                 zs_t_alloc(b, b->q_comp, b->p_gpu,
                            q8 ? T * 2 + (T / 2048 + 1) * 8 : T * 8, 0,
                            q8 ? "AdamW 8-bit states (bitsandbytes, lazy)"
                               : "AdamW exp_avg + exp_avg_sq (lazy)",
-                           -1, b->last_host);
+                           -1, b->last_host));
         a = zs_t_gpu_mem(b, b->q_comp, (double)T * 28, ZS_CLS_OPT,
                          "AdamW (GPU, foreach)", -1, b->last_host, -1);
         for (int g = 0; g < b->nunits; g++) {

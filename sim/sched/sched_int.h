@@ -16,19 +16,33 @@
 
 #include "sched/sched.h"
 
+#include <assert.h>
 #include <stdbool.h>
 
-/* Task tag layout: unit index (16 bits, 0xFFFF = none), phase (2), micro (6),
- * step (7). */
-#define ZS_TAG(unit, ph, micro, step)                                          \
-    ((int32_t)(((unit)&0xFFFF) | (((ph)&3) << 16) |                            \
-               (((micro) > 63 ? 63 : (micro)) << 18) |                         \
-               (((step) > 127 ? 127 : (step)) << 24)))
+/* Task tag layout (the engine's int32 tag): unit index (16 bits, 0xFFFF =
+ * none), phase (2), simulated micro-step index (2: at most 3 are simulated
+ * per step, zs_run_steps), step (11: first + up to 1000 steady steps, the
+ * config's limit).  zs_simulate refuses a model or step count that does not
+ * fit (ZS_MAX_UNITS, ZS_MAX_SIM_STEPS) before building, so nothing is
+ * clamped; the asserts state it. */
+#define ZS_NO_UNIT 0xFFFF
+#define ZS_MAX_UNITS ZS_NO_UNIT /* units 0 .. 0xFFFE */
+#define ZS_MAX_MICRO_SIM 3
+#define ZS_MAX_SIM_STEPS 2047
+static inline int32_t zs_tag(int unit, int ph, int micro, int step)
+{
+    assert(unit >= 0 && unit <= ZS_NO_UNIT);
+    assert(ph >= 0 && ph <= 3);
+    assert(micro >= 0 && micro < ZS_MAX_MICRO_SIM);
+    assert(step >= 0 && step <= ZS_MAX_SIM_STEPS);
+    return (int32_t)((unit & 0xFFFF) | ((ph & 3) << 16) | ((micro & 3) << 18) |
+                     ((step & 0x7FF) << 20));
+}
+#define ZS_TAG(unit, ph, micro, step) zs_tag((unit), (ph), (micro), (step))
 #define ZS_TAG_UNIT(t) ((t)&0xFFFF)
 #define ZS_TAG_PHASE(t) (((t) >> 16) & 3)
-#define ZS_TAG_MICRO(t) (((t) >> 18) & 63)
-#define ZS_TAG_STEP(t) (((t) >> 24) & 127)
-#define ZS_NO_UNIT 0xFFFF
+#define ZS_TAG_MICRO(t) (((t) >> 18) & 3)
+#define ZS_TAG_STEP(t) (((t) >> 20) & 0x7FF)
 
 /* One piece of a unit's GPU work, kept so `zsim schedule export` can hand
  * the harness the same GEMM shapes and memory-bound bytes the simulation
@@ -72,7 +86,7 @@ struct zs_bctx {
 
     /* topology */
     int q_host, q_comp, q_ag, q_rs, q_cpy;
-    int l_h2d, l_d2h, l_pcie, l_bus, l_fab;
+    int l_h2d, l_d2h, l_bus, l_fab;
     int p_gpu, p_host;
     double h2d_pinned, d2h_pinned, pageable; /* per-flow caps, bytes/s */
     int cores;                               /* CPU cores of this rank */
@@ -94,15 +108,17 @@ struct zs_bctx {
     int step, micro, phase;
     int32_t last_host; /* last task on the host queue */
 
-    /* step/micro windows (MARK task ids) */
-    int32_t step_start[130], step_end[130];
-    int32_t micro_start[130][3], micro_end[130][3];
-    int nmicro_sim[130];
+    /* step/micro windows (MARK task ids), nsteps of each (zs_simulate
+     * allocates them; owned, zs_free) */
+    int32_t *step_start, *step_end;
+    int32_t (*micro_start)[ZS_MAX_MICRO_SIM], (*micro_end)[ZS_MAX_MICRO_SIM];
+    int *nmicro_sim;
     int nsteps; /* simulated steps: 1 first + cfg->steps steady */
 
-    /* static allocations to free at the end */
-    int32_t adam_alloc[64];
-    int n_adam_alloc;
+    /* optimizer-state allocations, live to the end of the run (torch keeps
+     * optimizer state): grown by zs_keep_alloc; owned, zs_free */
+    int32_t *adam_alloc;
+    size_t n_adam_alloc, cap_adam_alloc;
 
     /* scratch deps */
     int32_t *scratch;
@@ -128,6 +144,10 @@ int32_t zs_t_mark(struct zs_bctx *b, int q, const char *name, int32_t d0,
 int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
                    unsigned flags, const char *name, int unit, int32_t d0);
 int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0);
+/* Records an optimizer-state allocation (task id from zs_t_alloc) in
+ * b->adam_alloc, growing it; returns the id.  Out of memory sets b->failed
+ * like any emit. */
+int32_t zs_keep_alloc(struct zs_bctx *b, int32_t alloc);
 /* A copy over PCIe: dir 0 = H2D, 1 = D2H; pinned or pageable source.  Host
  * memory traffic is charged to the bus link (pageable copies stage through a
  * pinned bounce buffer: read + write + DMA = 3 x bytes; [assumption] from

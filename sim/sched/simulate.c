@@ -4,10 +4,16 @@
  *
  * Topology of one rank (all capacities in bytes/s):
  *   h2d, d2h   this GPU's PCIe lanes per direction: min(the GPU's pinned rate,
- *              its share of the PCIe switch uplink), hw profile §C4/§C5;
- *   pcie       both directions together: (h2d + d2h) x pcie_bidir_factor, the
- *              drop nvbandwidth shows when both directions run (reference §C4,
- *              nvbandwidth #53);
+ *              its share of the PCIe switch uplink), hw profile §C4/§C5.
+ *              One direction alone runs at that rate.  While the opposite
+ *              direction carries a copy, each offers its bidir factor of it
+ *              (engine link coupling): nvbandwidth #53 (8x A100-SXM4-80GB,
+ *              PCIe 4.0, nvbandwidth v0.8) measures H2D ~25 GB/s alone and
+ *              ~11 GB/s while a D2H copy runs (x0.44), D2H ~25 GB/s either
+ *              way (x1.0); nvbandwidth #11 (A100) the same shape, H2D
+ *              12-13 GB/s under D2H, D2H 24 of 25-26 GB/s; on an H100 SXM
+ *              (Gen5) our measurement gives x0.80 and x0.95
+ *              (validation/pcie-bidir); the factors are the GPU profile's;
  *   bus        the rank's share of host memory bandwidth (node / local ranks):
  *              CPU Adam and every host-side copy draw from it;
  *   fabric     the collective fabric at its largest-message bus bandwidth;
@@ -49,8 +55,9 @@ static int topology(struct zs_bctx *b)
                     : 0;
     double h2d = nd->gpu.pcie_h2d_bytes_per_s,
            d2h = nd->gpu.pcie_d2h_bytes_per_s;
-    double bidir =
-        nd->gpu.pcie_bidir_factor > 0 ? nd->gpu.pcie_bidir_factor : 1.0;
+    /* the profile loader requires both factors in [0.01, 1] */
+    double bidir_h2d = nd->gpu.pcie_bidir_factor,
+           bidir_d2h = nd->gpu.pcie_bidir_d2h_factor;
     double bus = nd->host_mem_bytes_per_s / (double)c->procs_per_node;
     double fab =
         zs_cluster_busbw(b->su->cluster, ZS_COLL_ALLGATHER, 16.0 * (1 << 30),
@@ -87,15 +94,13 @@ static int topology(struct zs_bctx *b)
         b->q_cpy = zs_sim_add_queue(b->sim, "copy-in stream");
         b->l_h2d = zs_sim_add_link(b->sim, "PCIe H2D", h2d);
         b->l_d2h = zs_sim_add_link(b->sim, "PCIe D2H", d2h);
-        b->l_pcie = zs_sim_add_link(b->sim, "PCIe both directions",
-                                    (h2d + d2h) * bidir);
         b->l_bus = zs_sim_add_link(b->sim, "host memory bus (rank share)", bus);
         b->l_fab = zs_sim_add_link(b->sim, "collective fabric", fab);
         b->p_gpu =
             zs_sim_add_pool(b->sim, "GPU", ZS_POOL_CUDA_CACHING, gpu_cap);
         b->p_host = zs_sim_add_pool(b->sim, "host (rank)", ZS_POOL_HOST, 0);
         if (b->q_host < 0 || b->q_comp < 0 || b->q_ag < 0 || b->q_rs < 0 ||
-            b->q_cpy < 0 || b->l_h2d < 0 || b->l_d2h < 0 || b->l_pcie < 0 ||
+            b->q_cpy < 0 || b->l_h2d < 0 || b->l_d2h < 0 ||
             b->l_bus < 0 || b->l_fab < 0 || b->p_gpu < 0 || b->p_host < 0)
             return ZS_ENOMEM;
     } else {
@@ -107,19 +112,20 @@ static int topology(struct zs_bctx *b)
         b->q_cpy = 4;
         b->l_h2d = 0;
         b->l_d2h = 1;
-        b->l_pcie = 2;
-        b->l_bus = 3;
-        b->l_fab = 4;
+        b->l_bus = 2;
+        b->l_fab = 3;
         b->p_gpu = 0;
         b->p_host = 1;
         zs_sim_set_link_capacity(b->sim, b->l_h2d, h2d);
         zs_sim_set_link_capacity(b->sim, b->l_d2h, d2h);
-        zs_sim_set_link_capacity(b->sim, b->l_pcie, (h2d + d2h) * bidir);
         zs_sim_set_link_capacity(b->sim, b->l_bus, bus);
         zs_sim_set_link_capacity(b->sim, b->l_fab, fab);
         zs_sim_set_pool_capacity(b->sim, b->p_gpu, gpu_cap);
         zs_sim_set_pool_capacity(b->sim, b->p_host, 0);
     }
+    if (zs_sim_set_link_coupling(b->sim, b->l_h2d, b->l_d2h, bidir_h2d) ||
+        zs_sim_set_link_coupling(b->sim, b->l_d2h, b->l_h2d, bidir_d2h))
+        return ZS_ERUNTIME;
     zs_sim_set_cores(b->sim, b->cores);
     if (c->framework != ZS_FW_FSDP2)
         b->q_cpy = -1;
@@ -145,6 +151,8 @@ static int build(struct zs_bctx *b)
                                         : zs_units_build_leaves(b);
     if (rc)
         return rc;
+    if (b->nunits >= ZS_MAX_UNITS)
+        return ZS_ELIMIT; /* zs_simulate names the limit */
     b->P = b->T = b->persistent_params = 0;
     for (int u = 0; u < b->nunits; u++) {
         b->P += b->units[u].part_elems;
@@ -189,14 +197,33 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
     b.mo.method = (enum zs_method)su->cfg->method;
     b.mo.lora_rank = (int)su->cfg->lora_rank;
     b.mo.lora_targets = ZS_ROLE_ALL_LINEAR;
-    b.nsteps = su->plan_mode
-                   ? 1
-                   : 1 + (int)(su->cfg->steps > 128 ? 128 : su->cfg->steps);
+    /* the first step plus cfg->steps steady steps, all simulated */
+    if (!su->plan_mode && (su->cfg->steps < 1 ||
+                           su->cfg->steps > ZS_MAX_SIM_STEPS - 1))
+        return zs_err_set(err, ZS_ELIMIT,
+                          "invalid steps: must be in [1, %d] (got %lld)",
+                          ZS_MAX_SIM_STEPS - 1, (long long)su->cfg->steps);
+    b.nsteps = su->plan_mode ? 1 : 1 + (int)su->cfg->steps;
+    b.step_start = zs_calloc((size_t)b.nsteps, sizeof *b.step_start);
+    b.step_end = zs_calloc((size_t)b.nsteps, sizeof *b.step_end);
+    b.micro_start = zs_calloc((size_t)b.nsteps, sizeof *b.micro_start);
+    b.micro_end = zs_calloc((size_t)b.nsteps, sizeof *b.micro_end);
+    b.nmicro_sim = zs_calloc((size_t)b.nsteps, sizeof *b.nmicro_sim);
+    if (!b.step_start || !b.step_end || !b.micro_start || !b.micro_end ||
+        !b.nmicro_sim) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory creating the "
+                                        "simulation");
+        own = false; /* nothing created yet */
+        goto out;
+    }
     if (own) {
         sim = zs_sim_new();
-        if (!sim)
-            return zs_err_set(err, ZS_ENOMEM,
-                              "out of memory creating the simulation");
+        if (!sim) {
+            rc = zs_err_set(err, ZS_ENOMEM,
+                            "out of memory creating the simulation");
+            own = false;
+            goto out;
+        }
     }
     b.sim = sim;
     b.ex = su->ex;
@@ -220,7 +247,17 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
     if (!rc)
         rc = build(&b);
     if (rc) {
-        zs_err_set(err, rc, "out of memory building the schedule");
+        /* the engine says why (a limit, a bad task); else it is memory */
+        if (rc == ZS_ELIMIT && b.nunits >= ZS_MAX_UNITS)
+            zs_err_set(err, rc,
+                       "model too large to schedule: %d units (modules "
+                       "gathered as one), the limit is %d",
+                       b.nunits, ZS_MAX_UNITS - 1);
+        else if (rc != ZS_ENOMEM && zs_sim_errmsg(sim)[0])
+            zs_err_set(err, rc, "cannot build the schedule: %s",
+                       zs_sim_errmsg(sim));
+        else
+            zs_err_set(err, rc, "out of memory building the schedule");
         goto out;
     }
     run = zs_sim_run(sim, err);
@@ -236,17 +273,26 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         zs_sim_reset(sim);
         zs_sim_set_pool_capacity(sim, b.p_gpu, 0);
         rc = build(&b);
-        if (!rc && zs_sim_run(sim, err) >= 0) {
-            zs_sim_pool_stats(sim, b.p_gpu, &ps);
-            if (ps.peak_allocated > keep.needed_bytes)
-                keep.needed_bytes = ps.peak_allocated;
-            keep.needed_reserved_bytes = ps.peak_reserved;
+        if (rc) {
+            zs_err_set(err, rc, "out of memory building the schedule again "
+                                "without the GPU limit");
+            goto out;
         }
+        /* the run ended at the OOM; what comes after it (a deadlock, a time
+         * overflow) shows only now, and is an error like in any run */
+        run = zs_sim_run(sim, err);
+        if (run < 0) {
+            rc = run;
+            goto out;
+        }
+        zs_sim_pool_stats(sim, b.p_gpu, &ps);
+        if (ps.peak_allocated > keep.needed_bytes)
+            keep.needed_bytes = ps.peak_allocated;
+        keep.needed_reserved_bytes = ps.peak_reserved;
         /* The records now belong to the unlimited run: peaks and times are
          * what the configuration would need; the OOM stays the verdict. */
-        zs_reduce_results(&b, ZS_SIM_DONE, res);
+        rc = zs_reduce_results(&b, ZS_SIM_DONE, res);
         res->oom = keep;
-        rc = rc < 0 ? rc : 0;
     }
 out:
     zs_free(b.units);
@@ -256,6 +302,12 @@ out:
     zs_free(b.avail);
     zs_free(b.scratch);
     zs_free(b.pieces);
+    zs_free(b.adam_alloc);
+    zs_free(b.step_start);
+    zs_free(b.step_end);
+    zs_free(b.micro_start);
+    zs_free(b.micro_end);
+    zs_free(b.nmicro_sim);
     if (own)
         zs_sim_free(sim);
     return rc;

@@ -58,38 +58,58 @@ static double attn_fwd_ns(const struct zs_bctx *b)
            mem_ns(b, mb * heads * s * s * (2 + 4 + 4 + 2));
 }
 
-/* Pieces of one leaf's forward and backward, appended to out (cap 16). */
+/* Pieces of a unit's forward or backward, growing as needed (an FSDP2
+ * group collects every leaf of a layer).  An allocation failure is kept in
+ * err and reported by add_unit; later puts are no-ops. */
 struct plist {
-    struct zs_piece p[96];
-    int n;
+    struct zs_piece *p; /* owned, zs_free (plist_release) */
+    size_t n, cap;
+    int err;
 };
+
+static void put(struct plist *l, const struct zs_piece *pc)
+{
+    if (l->err)
+        return;
+    if (zs_grow((void **)&l->p, &l->cap, l->n + 1, sizeof *l->p)) {
+        l->err = ZS_ENOMEM;
+        return;
+    }
+    l->p[l->n++] = *pc;
+}
+
+static void plist_release(struct plist *l)
+{
+    zs_free(l->p);
+    memset(l, 0, sizeof *l);
+}
 
 static void add_gemm(const struct zs_bctx *b, struct plist *l, double m,
                      double n, double k, double count)
 {
-    struct zs_piece *p;
-    if (l->n >= 96 || m <= 0 || n <= 0 || k <= 0 || count <= 0)
+    struct zs_piece p;
+    if (m <= 0 || n <= 0 || k <= 0 || count <= 0)
         return;
-    p = &l->p[l->n++];
-    p->kind = 0;
-    p->m = (int64_t)m;
-    p->n = (int64_t)n;
-    p->k = (int64_t)k;
-    p->count = (int64_t)count;
-    p->bytes = 0;
-    p->ns = count * gemm_ns(b, m, n, k);
+    memset(&p, 0, sizeof p);
+    p.kind = 0;
+    p.m = (int64_t)m;
+    p.n = (int64_t)n;
+    p.k = (int64_t)k;
+    p.count = (int64_t)count;
+    p.ns = count * gemm_ns(b, m, n, k);
+    put(l, &p);
 }
 
 static void add_mem(const struct zs_bctx *b, struct plist *l, double bytes)
 {
-    struct zs_piece *p;
-    if (l->n >= 96 || bytes <= 0)
+    struct zs_piece p;
+    if (bytes <= 0)
         return;
-    p = &l->p[l->n++];
-    memset(p, 0, sizeof *p);
-    p->kind = 1;
-    p->bytes = bytes;
-    p->ns = mem_ns(b, bytes);
+    memset(&p, 0, sizeof p);
+    p.kind = 1;
+    p.bytes = bytes;
+    p.ns = mem_ns(b, bytes);
+    put(l, &p);
 }
 
 static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
@@ -98,7 +118,8 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
     const struct zs_model *m = b->m;
     double t = (double)b->tokens;
     bool frozen = b->mo.method != ZS_METHOD_FULL;
-    int f0 = f->n, kernels = 1;
+    size_t f0 = f->n;
+    int kernels = 1;
     switch (l->kind) {
     case ZS_LEAF_LINEAR:
         add_gemm(b, f, t, (double)l->out_features, (double)l->in_features, 1);
@@ -144,11 +165,11 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
     }
     /* backward: dgrad costs what the forward did; wgrad only for trained
      * weights (the same pieces again) */
-    for (int i = f0; i < f->n && bw->n < 96; i++)
-        bw->p[bw->n++] = f->p[i];
+    for (size_t i = f0; i < f->n; i++)
+        put(bw, &f->p[i]);
     if (!frozen && l->kind != ZS_LEAF_NORM)
-        for (int i = f0; i < f->n && bw->n < 96; i++)
-            bw->p[bw->n++] = f->p[i];
+        for (size_t i = f0; i < f->n; i++)
+            put(bw, &f->p[i]);
     *kf = kernels;
     *kb = 2 * kernels;
 }
@@ -180,10 +201,10 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     p.k = m->head_dim;
     p.count = (int64_t)(2 * mb * heads);
     p.ns = afn;
-    af->p[af->n++] = p;
+    put(af, &p);
     p.count = (int64_t)(5 * mb * heads);
     p.ns = 2.5 * afn;
-    ab->p[ab->n++] = p;
+    put(ab, &p);
     add_mem(b, ef, ew);
     add_mem(b, eb, 2 * ew);
 }
@@ -192,23 +213,27 @@ static int add_unit(struct zs_bctx *b, struct zs_unit *u, const struct plist *f,
                     const struct plist *bw)
 {
     size_t cap = (size_t)b->cap_units, pcap = b->cap_pieces;
+    if (f->err || bw->err)
+        return f->err ? f->err : bw->err;
+    if (b->npieces + f->n + bw->n > INT32_MAX)
+        return ZS_ELIMIT;
     if (zs_grow((void **)&b->units, &cap, (size_t)b->nunits + 1,
                 sizeof *b->units))
         return ZS_ENOMEM;
     b->cap_units = (int)cap;
-    if (zs_grow((void **)&b->pieces, &pcap, b->npieces + (size_t)(f->n + bw->n),
+    if (zs_grow((void **)&b->pieces, &pcap, b->npieces + f->n + bw->n,
                 sizeof *b->pieces))
         return ZS_ENOMEM;
     b->cap_pieces = pcap;
     u->piece_off = (int)b->npieces;
-    u->npf = f->n;
-    u->npb = bw->n;
+    u->npf = (int)f->n;
+    u->npb = (int)bw->n;
     u->fwd_ns = u->bwd_ns = 0;
-    for (int i = 0; i < f->n; i++) {
+    for (size_t i = 0; i < f->n; i++) {
         b->pieces[b->npieces++] = f->p[i];
         u->fwd_ns += f->p[i].ns;
     }
-    for (int i = 0; i < bw->n; i++) {
+    for (size_t i = 0; i < bw->n; i++) {
         b->pieces[b->npieces++] = bw->p[i];
         u->bwd_ns += bw->p[i].ns;
     }
@@ -263,18 +288,22 @@ int zs_units_build_leaves(struct zs_bctx *b)
 {
     const struct zs_model *m = b->m;
     struct zs_unit u;
-    struct plist f, bw, af, ab, ef, eb;
+    struct plist f = {0}, bw = {0}, af = {0}, ab = {0}, ef = {0}, eb = {0};
+    int rc = 0;
     b->nunits = 0;
     b->npieces = 0;
-    af.n = ab.n = ef.n = eb.n = 0;
     layer_extras(b, &af, &ab, &ef, &eb);
+    if (af.err || ab.err || ef.err || eb.err) {
+        rc = ZS_ENOMEM;
+        goto out;
+    }
     b->op_recompute_ns = op_recompute_ns(b, &ef);
     for (int i = 0; i < m->n_pre; i++) {
         f.n = bw.n = 0;
         fill_leaf_unit(b, &u, &m->pre[i], -1);
         leaf_pieces(b, &m->pre[i], &f, &bw, &u.kernels_fwd, &u.kernels_bwd);
-        if (add_unit(b, &u, &f, &bw))
-            return ZS_ENOMEM;
+        if ((rc = add_unit(b, &u, &f, &bw)))
+            goto out;
     }
     for (int layer = 0; layer < m->n_layers; layer++) {
         int o = m->n_layer_leaves - 1;
@@ -288,8 +317,8 @@ int zs_units_build_leaves(struct zs_bctx *b)
             u.last_of_layer = i == m->n_layer_leaves - 1;
             if (i == o) { /* attention runs just before o_proj */
                 u.has_attn = true;
-                f.p[f.n++] = af.p[0];
-                bw.p[bw.n++] = ab.p[0];
+                put(&f, &af.p[0]);
+                put(&bw, &ab.p[0]);
             }
             leaf_pieces(b, &m->layer[i], &f, &bw, &u.kernels_fwd,
                         &u.kernels_bwd);
@@ -298,23 +327,30 @@ int zs_units_build_leaves(struct zs_bctx *b)
                 u.kernels_bwd += 3;
             }
             if (u.last_of_layer) {
-                f.p[f.n++] = ef.p[0];
-                bw.p[bw.n++] = eb.p[0];
+                put(&f, &ef.p[0]);
+                put(&bw, &eb.p[0]);
                 u.kernels_fwd += 6;
                 u.kernels_bwd += 10;
             }
-            if (add_unit(b, &u, &f, &bw))
-                return ZS_ENOMEM;
+            if ((rc = add_unit(b, &u, &f, &bw)))
+                goto out;
         }
     }
     for (int i = 0; i < m->n_post; i++) {
         f.n = bw.n = 0;
         fill_leaf_unit(b, &u, &m->post[i], -1);
         leaf_pieces(b, &m->post[i], &f, &bw, &u.kernels_fwd, &u.kernels_bwd);
-        if (add_unit(b, &u, &f, &bw))
-            return ZS_ENOMEM;
+        if ((rc = add_unit(b, &u, &f, &bw)))
+            goto out;
     }
-    return 0;
+out:
+    plist_release(&f);
+    plist_release(&bw);
+    plist_release(&af);
+    plist_release(&ab);
+    plist_release(&ef);
+    plist_release(&eb);
+    return rc;
 }
 
 /* FSDP2: one group per decoder layer (fully_shard per block, the common
@@ -341,43 +377,51 @@ int zs_units_build_groups(struct zs_bctx *b)
     const struct zs_model *m = b->m;
     int64_t w = b->c->world;
     struct zs_unit g;
-    struct plist f, bw, af, ab, ef, eb;
+    struct plist f = {0}, bw = {0}, af = {0}, ab = {0}, ef = {0}, eb = {0};
+    int rc = 0;
     b->nunits = 0;
     b->npieces = 0;
-    af.n = ab.n = ef.n = eb.n = 0;
     layer_extras(b, &af, &ab, &ef, &eb);
+    if (af.err || ab.err || ef.err || eb.err) {
+        rc = ZS_ENOMEM;
+        goto out;
+    }
     b->op_recompute_ns = op_recompute_ns(b, &ef);
     memset(&g, 0, sizeof g);
     g.layer = -1;
-    f.n = bw.n = 0;
     for (int i = 0; i < m->n_pre + m->n_post; i++)
         group_add_leaf(b, &g,
                        i < m->n_pre ? &m->pre[i] : &m->post[i - m->n_pre], -1,
                        &f, &bw);
     g.part_elems = (g.params + w - 1) / w;
-    if (add_unit(b, &g, &f, &bw))
-        return ZS_ENOMEM;
+    if ((rc = add_unit(b, &g, &f, &bw)))
+        goto out;
     for (int layer = 0; layer < m->n_layers; layer++) {
         memset(&g, 0, sizeof g);
         g.layer = layer;
         f.n = bw.n = 0;
-        f.p[f.n++] = af.p[0];
-        bw.p[bw.n++] = ab.p[0];
+        put(&f, &af.p[0]);
+        put(&bw, &ab.p[0]);
         for (int i = 0; i < m->n_layer_leaves; i++)
             group_add_leaf(b, &g, &m->layer[i], layer, &f, &bw);
-        if (f.n < 96)
-            f.p[f.n++] = ef.p[0];
-        if (bw.n < 96)
-            bw.p[bw.n++] = eb.p[0];
+        put(&f, &ef.p[0]);
+        put(&bw, &eb.p[0]);
         g.kernels_fwd += 8;
         g.kernels_bwd += 13;
         g.part_elems = (g.params + w - 1) / w;
         g.first_of_layer = g.last_of_layer = true;
         g.has_attn = true;
-        if (add_unit(b, &g, &f, &bw))
-            return ZS_ENOMEM;
+        if ((rc = add_unit(b, &g, &f, &bw)))
+            goto out;
     }
-    return 0;
+out:
+    plist_release(&f);
+    plist_release(&bw);
+    plist_release(&af);
+    plist_release(&ab);
+    plist_release(&ef);
+    plist_release(&eb);
+    return rc;
 }
 
 const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,

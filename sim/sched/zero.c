@@ -58,6 +58,7 @@ struct ds {
     int64_t *prefix; /* prefix[i] = Σ params of trace[0..i-1] */
     int *next_pos;   /* next position of the same unit, -1 */
     bool *chosen;    /* scratch for prefetch de-duplication */
+    int *group;      /* scratch: one prefetch group, at most nunits units */
     bool zero3, off_opt, off_param, full_ckpt;
     /* reduce-scatter state */
     int64_t fill;
@@ -83,8 +84,9 @@ static int build_trace(struct ds *s)
     s->prefix = zs_calloc((size_t)cap + 1, sizeof *s->prefix);
     s->next_pos = zs_calloc((size_t)cap, sizeof *s->next_pos);
     s->chosen = zs_calloc((size_t)b->nunits, sizeof *s->chosen);
+    s->group = zs_calloc((size_t)b->nunits, sizeof *s->group);
     s->layer_saved = zs_calloc((size_t)m->n_layers + 1, sizeof *s->layer_saved);
-    if (!s->trace || !s->prefix || !s->next_pos || !s->chosen ||
+    if (!s->trace || !s->prefix || !s->next_pos || !s->chosen || !s->group ||
         !s->layer_saved)
         return ZS_ENOMEM;
 #define PUSH(u, p)                                                             \
@@ -135,6 +137,7 @@ static void ds_release_trace(struct ds *s)
     zs_free(s->prefix);
     zs_free(s->next_pos);
     zs_free(s->chosen);
+    zs_free(s->group);
     zs_free(s->layer_saved);
 }
 
@@ -205,7 +208,7 @@ static void fetch(struct ds *s, int pos)
 {
     struct zs_bctx *b = s->b;
     int u = s->trace[pos].unit;
-    int group[256];
+    int *group = s->group;
     int ng = 0;
     int64_t budget, sum = 0;
 
@@ -233,10 +236,12 @@ static void fetch(struct ds *s, int pos)
     budget = b->c->max_live_parameters - b->n_avail;
     if (budget > b->c->prefetch_bucket_size)
         budget = b->c->prefetch_bucket_size;
-    for (int q = pos + 1; q < s->ntrace && sum < budget && ng < 256; q++) {
+    /* the group holds distinct units (chosen de-duplicates): ng <= nunits */
+    for (int q = pos + 1; q < s->ntrace && sum < budget; q++) {
         int v = s->trace[q].unit;
         if (b->avail[v] || s->chosen[v])
             continue;
+        assert(ng < b->nunits);
         s->chosen[v] = true;
         group[ng++] = v;
         sum += b->units[v].params;
@@ -566,10 +571,10 @@ static void optimizer_step(struct ds *s, bool first)
     for (int64_t i = 0; i < nsub; i++) {
         int64_t e = (i == nsub - 1) ? T - i * sub : sub;
         if (s->off_opt) {
-            if (first && b->n_adam_alloc < 64)
-                b->adam_alloc[b->n_adam_alloc++] = zs_t_alloc(
+            if (first)
+                zs_keep_alloc(b, zs_t_alloc(
                     b, b->q_host, b->p_host, e * 8, 0,
-                    "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host);
+                    "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host));
             /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B) */
             zs_t_cpu(b, (double)e * 8, nd->cpu_adam_bytes_per_s_per_core,
                      ZS_CLS_OPT, "unscale and clip grads", b->last_host);
@@ -601,13 +606,13 @@ static void optimizer_step(struct ds *s, bool first)
              * per 2048-element block (Dettmers et al. 2022, "8-bit Optimizers
              * via Block-wise Quantization") ≈ 2 B/element instead of 8 */
             bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
-            if (first && b->n_adam_alloc < 64)
-                b->adam_alloc[b->n_adam_alloc++] =
+            if (first)
+                zs_keep_alloc(b,
                     zs_t_alloc(b, b->q_comp, b->p_gpu,
                                q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
                                q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
                                   : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
-                               -1, b->last_host);
+                               -1, b->last_host));
             /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
              * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
             f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,

@@ -625,8 +625,6 @@ static void note_unknown(struct rd *r, const char *objpath,
                          const struct dtab *t, const char *key, bool forbid)
 {
     struct zs_ds_notes *notes = r->ctx ? r->ctx->notes : NULL;
-    const char *names[128];
-    size_t n = t->n < 128 ? t->n : 128;
     int best;
     struct zs_ds_note *nt;
 
@@ -639,13 +637,12 @@ static void note_unknown(struct rd *r, const char *objpath,
     }
     nt = &notes->item[notes->n++];
     memset(nt, 0, sizeof *nt);
-    for (size_t i = 0; i < n; i++)
-        names[i] = t->keys[i].key;
-    best = zs_str_closest(key, names, n);
+    best = zs_str_closest_key(key, t->keys, t->n, sizeof *t->keys,
+                              offsetof(struct dkey, key));
     qual(nt->key, sizeof nt->key, objpath, key);
     zs_json_where(r->src, objpath, key, nt->where, sizeof nt->where);
     if (best >= 0)
-        zs_strlcpy(nt->suggest, names[best], sizeof nt->suggest);
+        zs_strlcpy(nt->suggest, t->keys[best].key, sizeof nt->suggest);
     nt->rejected = forbid;
 }
 

@@ -11,6 +11,7 @@
 #include "util/strutil.h"
 #include "util/units.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,6 +73,8 @@ static void setf(char *dst, size_t cap, const char *fmt, ...)
 
 static void num(struct zs_lint_finding *f, const char *name, double v)
 {
+    /* each rule records a fixed handful of numbers (lint.c's rules) */
+    assert(f->n_numbers < ZS_LINT_MAX_NUMBERS);
     if (f->n_numbers >= ZS_LINT_MAX_NUMBERS)
         return;
     zs_strlcpy(f->numbers[f->n_numbers].name, name, sizeof f->numbers[0].name);

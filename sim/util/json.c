@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 void zs_json_src_release(struct zs_json_src *src)
@@ -540,19 +541,16 @@ int zs_json_read(const struct zs_json_src *src, const cJSON *obj,
         if (opts & ZS_JSON_ALLOW_UNKNOWN)
             continue;
         {
-            const char *names[256];
-            size_t n = nfields < 256 ? nfields : 256;
             char where[300], name[200];
-            int best;
-            for (i = 0; i < n; i++)
-                names[i] = fields[i].key;
-            best = zs_str_closest(item->string, names, n);
+            int best = zs_str_closest_key(item->string, fields, nfields,
+                                          sizeof *fields,
+                                          offsetof(struct zs_field, key));
             zs_json_where(src, objpath, item->string, where, sizeof where);
             qual(name, sizeof name, objpath, item->string);
             if (best >= 0)
                 return zs_err_set(err, ZS_EINPUT,
                                   "unknown key '%s' in %s: did you mean '%s'?",
-                                  name, where, names[best]);
+                                  name, where, fields[best].key);
             return zs_err_set(err, ZS_EINPUT, "unknown key '%s' in %s", name,
                               where);
         }

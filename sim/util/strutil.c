@@ -39,12 +39,20 @@ int zs_str_distance(const char *a, const char *b)
 
 int zs_str_closest(const char *s, const char *const *cands, size_t n)
 {
+    return zs_str_closest_key(s, cands, n, sizeof *cands, 0);
+}
+
+int zs_str_closest_key(const char *s, const void *base, size_t n,
+                       size_t stride, size_t key_off)
+{
     int best = -1, bestd = 1 << 30;
     int limit = (int)strlen(s) / 3;
     if (limit < 2)
         limit = 2;
     for (size_t i = 0; i < n; i++) {
-        int d = zs_str_distance(s, cands[i]);
+        const char *c = *(const char *const *)((const char *)base +
+                                                i * stride + key_off);
+        int d = c ? zs_str_distance(s, c) : 1 << 30;
         if (d < bestd) {
             bestd = d;
             best = (int)i;
@@ -56,24 +64,23 @@ int zs_str_closest(const char *s, const char *const *cands, size_t n)
 void zs_str_closest_list(const char *s, const char *const *cands, size_t n,
                          size_t most, char *buf, size_t cap)
 {
-    /* Selection by repeated minimum: n is small (names in a library). */
-    unsigned char used[512] = {0};
+    /* Selection by repeated minimum over (distance, index), each round taking
+     * the smallest pair after the previous round's: no marks to keep, so no
+     * limit on n; O(most * n), n is small (names in a library). */
     size_t len = 0;
+    int prevd = -1, previ = -1;
     if (cap)
         buf[0] = '\0';
-    if (n > sizeof used)
-        n = sizeof used;
     for (size_t k = 0; k < most && k < n; k++) {
         int best = -1, bestd = 1 << 30;
         for (size_t i = 0; i < n; i++) {
-            int d;
-            if (used[i])
-                continue;
-            d = zs_str_distance(s, cands[i]);
+            int d = zs_str_distance(s, cands[i]);
             /* A candidate that contains s (e.g. "72b" in "qwen2.5-72b")
              * is closer than its edit distance says. */
             if (strstr(cands[i], s))
                 d = 0;
+            if (d < prevd || (d == prevd && (int)i <= previ))
+                continue; /* listed in an earlier round */
             if (d < bestd) {
                 bestd = d;
                 best = (int)i;
@@ -81,7 +88,8 @@ void zs_str_closest_list(const char *s, const char *const *cands, size_t n,
         }
         if (best < 0)
             break;
-        used[best] = 1;
+        prevd = bestd;
+        previ = best;
         if (len < cap) {
             int w =
                 snprintf(buf + len, cap - len, k ? ", %s" : "%s", cands[best]);

@@ -15,6 +15,12 @@ int zs_str_distance(const char *a, const char *b);
  * within max(2, strlen(s)/3) edits. */
 int zs_str_closest(const char *s, const char *const *cands, size_t n);
 
+/* The same over n records of `stride` bytes from base, each holding its
+ * candidate as a `const char *` at byte offset key_off (a table of structs:
+ * no copy into a fixed-size array, so no limit on n). */
+int zs_str_closest_key(const char *s, const void *base, size_t n,
+                       size_t stride, size_t key_off);
+
 /* Writes up to `most` closest candidates, comma-separated, into buf. */
 void zs_str_closest_list(const char *s, const char *const *cands, size_t n,
                          size_t most, char *buf, size_t cap);
