@@ -96,6 +96,13 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
             (long long)base->seq_len, (long long)p->global_batch,
             p->global_batch_default ? " (default)" : "", p->n, p->elapsed_s,
             (long long)p->events);
+    fprintf(stdout,
+            "          trainer %s, launcher %s, CPU optimizer %s (offload "
+            "candidates; 'auto' per framework: docs/cpu-optimizer.md)\n",
+            zs_trainer_name(base->trainer), zs_launcher_name(base->launcher),
+            base->cpu_optimizer == ZS_CPUOPT_AUTO
+                ? "auto"
+                : zs_cpu_opt_label(base->cpu_optimizer));
     if (base->gpu_reserved_bytes && !base->gpu_reserved_gpus)
         fprintf(stdout, "          %s of every GPU held by another process\n",
                 zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes));
@@ -117,6 +124,13 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
             zs_fmt_seconds(a, sizeof a, c->res.steady.time_s),
             zs_fmt_bytes(b, sizeof b, c->res.steady.peak_gpu_reserved),
             zs_fmt_bytes(c32, sizeof c32, c->res.steady.peak_host_per_node));
+        if (c->cfg.offload_optimizer != ZS_OFF_NONE ||
+            c->cfg.offload_param != ZS_OFF_NONE) {
+            char line[700];
+            zs_launch_line(&c->cfg, &cl->node, cl->nodes, NULL, line,
+                           sizeof line);
+            fprintf(stdout, "launch: %s\n\n", line);
+        }
         t = zs_table_new(13, "rlrrrllrrrrrr");
         if (t) {
             zs_table_header(t);
@@ -386,32 +400,21 @@ static int run(int argc, char **argv, struct zs_err *err)
             const struct zs_cfg *f = &p.cand[p.best].cfg;
             fprintf(stderr, "zsim: the best plan uses FSDP2, not DeepSpeed: no "
                             "DeepSpeed config written\n");
+            char line[700];
+            zs_launch_line(f, &cl.node, cl.nodes, NULL, line, sizeof line);
             fprintf(stdout,
-                    "\nlaunch: torchrun --nnodes %d --nproc-per-node %lld "
-                    "train.py  # fully_shard%s, micro %lld, accum %lld\n",
-                    cl.nodes, (long long)f->procs_per_node,
-                    f->offload_param ? " + CPUOffloadPolicy()" : "",
+                    "\nlaunch: %s\n        fully_shard%s, micro %lld, accum "
+                    "%lld\n",
+                    line, f->offload_param ? " + CPUOffloadPolicy()" : "",
                     (long long)f->micro_batch, (long long)f->accum);
         } else {
             const struct zs_cfg *f = &p.cand[p.best].cfg;
             rc = zs_plan_emit_ds(&p.cand[p.best], v, err);
             if (!rc) {
                 fprintf(stdout, "\nwrote %s\n", v);
-                if (cl.nodes > 1)
-                    fprintf(stdout,
-                            "launch: deepspeed --hostfile hostfile --num_nodes "
-                            "%d --num_gpus %lld train.py --deepspeed %s\n",
-                            cl.nodes, (long long)f->procs_per_node, v);
-                else
-                    fprintf(stdout,
-                            "launch: deepspeed --num_gpus %lld train.py "
-                            "--deepspeed %s\n",
-                            (long long)f->procs_per_node, v);
-                fprintf(stdout,
-                        "    or: accelerate launch --use_deepspeed "
-                        "--deepspeed_config_file %s --num_processes %lld "
-                        "train.py\n",
-                        v, (long long)(f->procs_per_node * cl.nodes));
+                char line[700];
+                zs_launch_line(f, &cl.node, cl.nodes, v, line, sizeof line);
+                fprintf(stdout, "launch: %s\n", line);
             }
         }
     }

@@ -475,9 +475,16 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
                           : c->trainer == ZS_TRAINER_TORCHTUNE
                               ? ZS_CPUOPT_TORCH_FUSED
                               : ZS_CPUOPT_TORCH_LOOP;
+    /* Launcher (docs/cpu-optimizer.md "Defaults"): DeepSpeed's own docs and
+     * the HF Trainer DeepSpeed guide launch with `deepspeed` (no core
+     * binding unless asked); HF Trainer + FSDP2 users launch through
+     * `accelerate launch` (the Accelerate FSDP guide); torchtitan's and
+     * torchtune's run scripts use torchrun / tune run (torchrun). */
     c->launcher_resolved = c->launcher;
     if (c->launcher_resolved == ZS_LAUNCH_AUTO)
-        c->launcher_resolved = c->trainer == ZS_TRAINER_HF
+        c->launcher_resolved = c->framework == ZS_FW_DEEPSPEED
+                                   ? ZS_LAUNCH_DEEPSPEED
+                               : c->trainer == ZS_TRAINER_HF
                                    ? ZS_LAUNCH_ACCELERATE
                                    : ZS_LAUNCH_TORCHRUN;
     c->param_dtype_resolved = c->param_dtype;
