@@ -78,7 +78,7 @@ static void fmt_cand_row(struct zs_table *t, int rank,
 
 static void print_plan(const struct zs_plan *p, const struct zs_model *m,
                        const struct zs_cluster *cl, const struct zs_cfg *base,
-                       int top)
+                       int top, int framework_any)
 {
     char a[32], b[32], c32[32], lab[200];
     int ngpu = 0, nhost = 0, ninv = 0;
@@ -96,13 +96,31 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
             (long long)base->seq_len, (long long)p->global_batch,
             p->global_batch_default ? " (default)" : "", p->n, p->elapsed_s,
             (long long)p->events);
-    fprintf(stdout,
-            "          trainer %s, launcher %s, CPU optimizer %s (offload "
-            "candidates; 'auto' per framework: docs/cpu-optimizer.md)\n",
-            zs_trainer_name(base->trainer), zs_launcher_name(base->launcher),
-            base->cpu_optimizer == ZS_CPUOPT_AUTO
-                ? "auto"
-                : zs_cpu_opt_label(base->cpu_optimizer));
+    /* the CPU optimizer and threads the offload candidates assume, per
+     * framework (docs/cpu-optimizer.md) */
+    for (int fw = ZS_FW_DEEPSPEED; fw <= ZS_FW_FSDP2; fw++) {
+        struct zs_cfg f = *base;
+        struct zs_err e = {0, ""};
+        int thr;
+        double eff;
+        const char *why;
+        if (!framework_any && base->framework != fw)
+            continue;
+        f.framework = fw;
+        f.offload_optimizer = f.offload_param = ZS_OFF_CPU;
+        f.zero = 3;
+        f.grad_accum = 0;
+        f.global_batch = p->global_batch;
+        if (zs_cfg_resolve(&f, m, cl, &e))
+            continue;
+        zs_cpu_threads(&f, &cl->node, &thr, &eff, &why);
+        fprintf(stdout,
+                "          %s offload: %s, %d CPU thread%s per rank (%s), "
+                "trainer %s\n",
+                fw == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
+                zs_cpu_opt_label(f.cpu_opt_impl), thr, thr == 1 ? "" : "s",
+                why, zs_trainer_name(f.trainer));
+    }
     if (base->gpu_reserved_bytes && !base->gpu_reserved_gpus)
         fprintf(stdout, "          %s of every GPU held by another process\n",
                 zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes));
@@ -391,7 +409,7 @@ static int run(int argc, char **argv, struct zs_err *err)
         }
     }
     if (!zs_args_get(&a, opts, nopts, "json"))
-        print_plan(&p, &m, &cl, &base, top);
+        print_plan(&p, &m, &cl, &base, top, po.framework_any);
     if ((v = zs_args_get(&a, opts, nopts, "emit-ds-config"))) {
         if (p.best < 0) {
             fprintf(stderr,

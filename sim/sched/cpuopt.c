@@ -209,8 +209,12 @@ void zs_launch_line(const struct zs_cfg *c, const struct zs_node *nd,
     {
         size_t n = strlen(buf);
         snprintf(buf + n, cap > n ? cap - n : 0,
-                 "  # %s, %d CPU thread%s per rank (%s)",
-                 zs_cpu_opt_label(c->cpu_opt_impl), thr, thr == 1 ? "" : "s",
-                 why);
+                 "  # %s%s, %d CPU thread%s per rank (%s)",
+                 zs_cpu_opt_label(c->cpu_opt_impl),
+                 c->framework == ZS_FW_DEEPSPEED &&
+                         c->cpu_opt_impl != ZS_CPUOPT_DS_CPU_ADAM
+                     ? " (DeepSpeed optimizer params \"torch_adam\": true)"
+                     : "",
+                 thr, thr == 1 ? "" : "s", why);
     }
 }
