@@ -177,6 +177,22 @@ START_TEST(test_launch_lines)
 }
 END_TEST
 
+/* A DeepSpeed config with "torch_adam": true steps torch's AdamW for-loop
+ * (engine.py:2096-2106): 88 + 14 B per element (a --cpu-optimizer flag
+ * wins: golden simulate-ds-torch-adam-flag). */
+START_TEST(test_ds_config_torch_adam)
+{
+    struct run r;
+    double f, o;
+    setup(&r,
+          "model=7b;gpus=8xH100;ds-config=tests/data/good/ds-torch-adam.json",
+          false);
+    ck_assert_int_eq(r.cfg.cpu_opt_impl, ZS_CPUOPT_TORCH_LOOP);
+    zs_cpu_opt_bytes(&r.cfg, &f, &o);
+    ck_assert(f == 0 && o == 102);
+}
+END_TEST
+
 START_TEST(test_bad_flags)
 {
     static const struct {
@@ -214,6 +230,7 @@ Suite *suite_cpuopt(void)
     tcase_add_test(core, test_bytes_per_implementation);
     tcase_add_test(core, test_dram_share_cap);
     tcase_add_test(core, test_launch_lines);
+    tcase_add_test(core, test_ds_config_torch_adam);
     tcase_add_test(bad, test_bad_flags);
     suite_add_tcase(s, core);
     suite_add_tcase(s, bad);
