@@ -403,7 +403,7 @@ START_TEST(test_bad_profiles)
          "'zsim hw list')"},
         {"tests/data/bad/hw-curve-size.json", 1,
          "invalid 'collectives.allgather_busbw.x[1]' in "
-         "tests/data/bad/hw-curve-size.json:36:7: must be a number or a size "
+         "tests/data/bad/hw-curve-size.json:37:7: must be a number or a size "
          "in [1 B, 1.00 PiB] (got '12XB')"},
         {"tests/data/bad/hw-missing-curve.json", 1,
          "missing 'collectives.allreduce_busbw' in "

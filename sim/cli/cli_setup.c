@@ -93,6 +93,12 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m,
         cfg->offload_optimizer = (int)ds.offload_optimizer.device.v;
     if (ds.offload_param.present && !flag_given("offload-param"))
         cfg->offload_param = (int)ds.offload_param.device.v;
+    /* "optimizer": {"params": {"torch_adam": true}}: DeepSpeed steps
+     * torch.optim.AdamW on the CPU (engine.py:2096-2106, 0.19.6), the
+     * for-loop unless "fused": true is passed through to it */
+    if (ds.optimizer.torch_adam.v && !flag_given("cpu-optimizer"))
+        cfg->cpu_optimizer = ds.optimizer.fused.v ? ZS_CPUOPT_TORCH_FUSED
+                                                  : ZS_CPUOPT_TORCH_LOOP;
     if ((ds.offload_optimizer.pin_memory.from == ZS_DS_SET ||
          ds.offload_param.pin_memory.from == ZS_DS_SET) &&
         !flag_given("pin-memory"))

@@ -645,8 +645,7 @@ static int run(int argc, char **argv, struct zs_err *err)
             break;
         cJSON_AddStringToObject(
             g, "node_profile_key",
-            d ? "optimizer.torch_adam_bytes_per_s_per_core"
-              : "optimizer.deepspeed_adam_bytes_per_s_per_core");
+            "optimizer.fused_adam_bytes_per_s_per_thread");
         cJSON_AddNumberToObject(g, "bytes_per_s_per_core",
                                 afit[d].slope > 0 ? 1.0 / afit[d].slope : 0);
         cJSON_AddNumberToObject(g, "bytes_per_element", ADAM_BYTES_PER_ELEMENT);

@@ -262,10 +262,12 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
     rc |= row(t, "CPU cores", "%d", n->cpu_cores);
     rc |= row(t, "host memory bandwidth", "%s",
               fmt_rate(a, sizeof a, n->host_mem_bytes_per_s));
-    rc |= row(t, "DeepSpeedCPUAdam per core", "%.2f GB/s (28 B per element)",
-              n->cpu_adam_bytes_per_s_per_core / 1e9);
-    rc |= row(t, "torch CPU AdamW per core", "%.2f GB/s (28 B per element)",
-              n->torch_adam_bytes_per_s_per_core / 1e9);
+    rc |= row(t, "fused CPU Adam per thread", "%.2f GB/s (28 B per element)",
+              n->cpu_adam_fused_bytes_per_s_per_thread / 1e9);
+    rc |= row(t, "torch CPU op per thread", "%.2f GB/s",
+              n->torch_op_bytes_per_s_per_thread / 1e9);
+    rc |= row(t, "unbound ranks' slowdown", "%.2fx",
+              n->cpu_oversubscription);
     rc |= row(t, "GPUs per PCIe switch", "%d (uplink %s per direction)",
               n->gpus_per_pcie_switch,
               fmt_rate(a, sizeof a, n->pcie_switch_uplink_bytes_per_s));
@@ -390,8 +392,10 @@ static void show_json(const struct zs_cluster *c)
         {"host_reserved_bytes_per_node", (double)n->host_reserved_bytes},
         {"cpu_cores_per_node", n->cpu_cores},
         {"host_mem_bw_bytes_per_s", n->host_mem_bytes_per_s},
-        {"cpu_adam_bytes_per_s_per_core", n->cpu_adam_bytes_per_s_per_core},
-        {"torch_adam_bytes_per_s_per_core", n->torch_adam_bytes_per_s_per_core},
+        {"cpu_adam_fused_bytes_per_s_per_thread",
+         n->cpu_adam_fused_bytes_per_s_per_thread},
+        {"torch_op_bytes_per_s_per_thread", n->torch_op_bytes_per_s_per_thread},
+        {"cpu_oversubscription", n->cpu_oversubscription},
         {"gpus_per_pcie_switch", n->gpus_per_pcie_switch},
         {"pcie_switch_uplink_bytes_per_s", n->pcie_switch_uplink_bytes_per_s},
         {"nics_per_node", n->nics},

@@ -78,7 +78,7 @@ static void fmt_cand_row(struct zs_table *t, int rank,
 
 static void print_plan(const struct zs_plan *p, const struct zs_model *m,
                        const struct zs_cluster *cl, const struct zs_cfg *base,
-                       int top)
+                       int top, int framework_any)
 {
     char a[32], b[32], c32[32], lab[200];
     int ngpu = 0, nhost = 0, ninv = 0;
@@ -96,6 +96,31 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
             (long long)base->seq_len, (long long)p->global_batch,
             p->global_batch_default ? " (default)" : "", p->n, p->elapsed_s,
             (long long)p->events);
+    /* the CPU optimizer and threads the offload candidates assume, per
+     * framework (docs/cpu-optimizer.md) */
+    for (int fw = ZS_FW_DEEPSPEED; fw <= ZS_FW_FSDP2; fw++) {
+        struct zs_cfg f = *base;
+        struct zs_err e = {0, ""};
+        int thr;
+        double eff;
+        const char *why;
+        if (!framework_any && base->framework != fw)
+            continue;
+        f.framework = fw;
+        f.offload_optimizer = f.offload_param = ZS_OFF_CPU;
+        f.zero = 3;
+        f.grad_accum = 0;
+        f.global_batch = p->global_batch;
+        if (zs_cfg_resolve(&f, m, cl, &e))
+            continue;
+        zs_cpu_threads(&f, &cl->node, &thr, &eff, &why);
+        fprintf(stdout,
+                "          %s offload: %s, %d CPU thread%s per rank (%s), "
+                "trainer %s\n",
+                fw == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
+                zs_cpu_opt_label(f.cpu_opt_impl), thr, thr == 1 ? "" : "s",
+                why, zs_trainer_name(f.trainer));
+    }
     if (base->gpu_reserved_bytes && !base->gpu_reserved_gpus)
         fprintf(stdout, "          %s of every GPU held by another process\n",
                 zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes));
@@ -117,6 +142,13 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
             zs_fmt_seconds(a, sizeof a, c->res.steady.time_s),
             zs_fmt_bytes(b, sizeof b, c->res.steady.peak_gpu_reserved),
             zs_fmt_bytes(c32, sizeof c32, c->res.steady.peak_host_per_node));
+        if (c->cfg.offload_optimizer != ZS_OFF_NONE ||
+            c->cfg.offload_param != ZS_OFF_NONE) {
+            char line[700];
+            zs_launch_line(&c->cfg, &cl->node, cl->nodes, NULL, line,
+                           sizeof line);
+            fprintf(stdout, "launch: %s\n\n", line);
+        }
         t = zs_table_new(13, "rlrrrllrrrrrr");
         if (t) {
             zs_table_header(t);
@@ -377,7 +409,7 @@ static int run(int argc, char **argv, struct zs_err *err)
         }
     }
     if (!zs_args_get(&a, opts, nopts, "json"))
-        print_plan(&p, &m, &cl, &base, top);
+        print_plan(&p, &m, &cl, &base, top, po.framework_any);
     if ((v = zs_args_get(&a, opts, nopts, "emit-ds-config"))) {
         if (p.best < 0) {
             fprintf(stderr,
@@ -386,32 +418,21 @@ static int run(int argc, char **argv, struct zs_err *err)
             const struct zs_cfg *f = &p.cand[p.best].cfg;
             fprintf(stderr, "zsim: the best plan uses FSDP2, not DeepSpeed: no "
                             "DeepSpeed config written\n");
+            char line[700];
+            zs_launch_line(f, &cl.node, cl.nodes, NULL, line, sizeof line);
             fprintf(stdout,
-                    "\nlaunch: torchrun --nnodes %d --nproc-per-node %lld "
-                    "train.py  # fully_shard%s, micro %lld, accum %lld\n",
-                    cl.nodes, (long long)f->procs_per_node,
-                    f->offload_param ? " + CPUOffloadPolicy()" : "",
+                    "\nlaunch: %s\n        fully_shard%s, micro %lld, accum "
+                    "%lld\n",
+                    line, f->offload_param ? " + CPUOffloadPolicy()" : "",
                     (long long)f->micro_batch, (long long)f->accum);
         } else {
             const struct zs_cfg *f = &p.cand[p.best].cfg;
             rc = zs_plan_emit_ds(&p.cand[p.best], v, err);
             if (!rc) {
                 fprintf(stdout, "\nwrote %s\n", v);
-                if (cl.nodes > 1)
-                    fprintf(stdout,
-                            "launch: deepspeed --hostfile hostfile --num_nodes "
-                            "%d --num_gpus %lld train.py --deepspeed %s\n",
-                            cl.nodes, (long long)f->procs_per_node, v);
-                else
-                    fprintf(stdout,
-                            "launch: deepspeed --num_gpus %lld train.py "
-                            "--deepspeed %s\n",
-                            (long long)f->procs_per_node, v);
-                fprintf(stdout,
-                        "    or: accelerate launch --use_deepspeed "
-                        "--deepspeed_config_file %s --num_processes %lld "
-                        "train.py\n",
-                        v, (long long)(f->procs_per_node * cl.nodes));
+                char line[700];
+                zs_launch_line(f, &cl.node, cl.nodes, v, line, sizeof line);
+                fprintf(stdout, "launch: %s\n", line);
             }
         }
     }

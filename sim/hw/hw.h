@@ -89,10 +89,14 @@ struct zs_node {
     int cpu_cores;               /* physical cores, all sockets */
     double host_mem_bytes_per_s; /* achievable memory bandwidth (STREAM-like),
                                     all sockets */
-    double cpu_adam_bytes_per_s_per_core; /* DeepSpeedCPUAdam traffic one core
-                                             sustains */
-    double
-        torch_adam_bytes_per_s_per_core; /* torch CPU AdamW (FSDP2) per core */
+    /* CPU optimizer rates per thread (docs/cpu-optimizer.md): a single-pass
+     * vectorised Adam (DeepSpeedCPUAdam Step_AVX, torch AdamW(fused=True)),
+     * counted at 28 B per fp32 element, and one eager torch element-wise op
+     * (mul_, add_, copy_, the for-loop AdamW's passes), per byte it moves. */
+    double cpu_adam_fused_bytes_per_s_per_thread;
+    double torch_op_bytes_per_s_per_thread;
+    double cpu_oversubscription; /* slowdown of unbound ranks sharing all
+                                    hardware threads (>= 1) */
     int gpus_per_pcie_switch; /* GPUs behind one switch uplink (1: direct) */
     double pcie_switch_uplink_bytes_per_s; /* per direction */
     int nics;                              /* compute NICs per node */

@@ -374,7 +374,7 @@ struct node_file {
     int64_t ram_bytes, reserved_bytes;
     int64_t cores;
     double mem_bytes_per_s;
-    double ds_adam, torch_adam;
+    double fused_adam, torch_op, oversub;
     int64_t gpus_per_switch;
     double uplink;
     int64_t nics;
@@ -415,10 +415,12 @@ static const struct zs_field node_cpu[] = {
 };
 
 static const struct zs_field node_opt[] = {
-    {"deepspeed_adam_bytes_per_s_per_core", ZS_F_DOUBLE, NFO(ds_adam), 1e7,
+    {"fused_adam_bytes_per_s_per_thread", ZS_F_DOUBLE, NFO(fused_adam), 1e7,
      1e11, 0, REQ, NULL, 0, NULL},
-    {"torch_adam_bytes_per_s_per_core", ZS_F_DOUBLE, NFO(torch_adam), 1e7, 1e11,
+    {"torch_op_bytes_per_s_per_thread", ZS_F_DOUBLE, NFO(torch_op), 1e7, 1e11,
      0, REQ, NULL, 0, NULL},
+    {"oversubscription", ZS_F_DOUBLE, NFO(oversub), 1, 100, 0, REQ, NULL, 0,
+     NULL},
     SRC_FIELD(struct node_file),
 };
 
@@ -555,8 +557,9 @@ static int node_from_tree(const char *path, const struct zs_json_src *src,
     n->host_reserved_bytes = nf->reserved_bytes;
     n->cpu_cores = (int)nf->cores;
     n->host_mem_bytes_per_s = nf->mem_bytes_per_s;
-    n->cpu_adam_bytes_per_s_per_core = nf->ds_adam;
-    n->torch_adam_bytes_per_s_per_core = nf->torch_adam;
+    n->cpu_adam_fused_bytes_per_s_per_thread = nf->fused_adam;
+    n->torch_op_bytes_per_s_per_thread = nf->torch_op;
+    n->cpu_oversubscription = nf->oversub;
     n->gpus_per_pcie_switch = (int)nf->gpus_per_switch;
     n->pcie_switch_uplink_bytes_per_s = nf->uplink;
     n->nics = (int)nf->nics;

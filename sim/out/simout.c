@@ -135,6 +135,11 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
             (long long)c->tokens_per_step, c->deepspeed_version,
             c->pin_optimizer ? "yes" : "no",
             c->zero_init == ZS_NO ? "no" : "yes");
+    if (c->offload_optimizer != ZS_OFF_NONE || c->offload_param != ZS_OFF_NONE) {
+        /* what the CPU optimizer phase assumed, as the command to run */
+        zs_launch_line(c, &cl->node, cl->nodes, NULL, buf, sizeof buf);
+        fprintf(out, "launch:   %s\n", buf);
+    }
     if (c->gpu_reserved_bytes && !c->gpu_reserved_gpus)
         fprintf(out, "          %s held on every GPU by another process\n",
                 zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes));

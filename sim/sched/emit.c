@@ -216,8 +216,9 @@ int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind,
     return zs_t_emit(b, &d, d0, d1, -1);
 }
 
-int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
-                 int cls, const char *name, int32_t d0)
+int32_t zs_t_cpu(struct zs_bctx *b, double bytes,
+                 double bytes_per_s_per_thread, int cls, const char *name,
+                 int32_t d0)
 {
     struct zs_task_desc d;
     if (bytes <= 0)
@@ -232,7 +233,7 @@ int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
     d.kind = ZS_TASK_FLOW;
     d.queue = b->q_host;
     d.bytes = bytes;
-    d.rate_cap = bytes_per_s_per_core * b->cores;
+    d.rate_cap = bytes_per_s_per_thread * b->cpu_threads_eff;
     d.nlinks = 1;
     d.links[0] = b->l_bus;
     d.weight[0] = 1;

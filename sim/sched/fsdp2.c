@@ -138,8 +138,9 @@ static void reduce_grads(struct fs *s, int g, int32_t bwd)
                           "D2H grads (blocking)", g, tmp, -1);
             zs_t_mark(b, b->q_host, "host waits grad copy", t, b->last_host,
                       -1);
+            /* grad += copy: an eager torch add on the CPU (r 4 + 4, w 4) */
             zs_t_cpu(b, (double)shard * 12,
-                     b->node->torch_adam_bytes_per_s_per_core, ZS_CLS_OPT,
+                     b->node->torch_op_bytes_per_s_per_thread, ZS_CLS_HOST,
                      "accumulate grads on CPU", b->last_host);
             zs_t_free(b, b->q_host, tmp, b->last_host);
         }
@@ -251,10 +252,19 @@ static void optimizer_step(struct fs *s, bool first)
             zs_keep_alloc(b, zs_t_alloc(
                 b, b->q_host, b->p_host, T * 8, 0,
                 "AdamW exp_avg + exp_avg_sq (lazy)", -1, b->last_host));
-        /* torch CPU AdamW: same 28 B/element as DeepSpeed's kernel but at
-         * torch's per-core rate (mechanics §5, FSDP2 data point) */
-        zs_t_cpu(b, (double)T * 28, b->node->torch_adam_bytes_per_s_per_core,
-                 ZS_CLS_OPT, "torch AdamW (CPU)", b->last_host);
+        /* CPU clip pass (when clipping) and the user's AdamW, by
+         * implementation (cpuopt.c) */
+        double fb, ob;
+        zs_cpu_opt_bytes(b->c, &fb, &ob);
+        zs_t_cpu(b, (double)T * fb,
+                 b->node->cpu_adam_fused_bytes_per_s_per_thread, ZS_CLS_OPT,
+                 "AdamW(fused=True) (CPU)", b->last_host);
+        zs_t_cpu(b, (double)T * ob, b->node->torch_op_bytes_per_s_per_thread,
+                 ZS_CLS_OPT,
+                 b->c->cpu_opt_impl == ZS_CPUOPT_TORCH_LOOP
+                     ? "clip + AdamW for-loop (CPU)"
+                     : "clip_grad_norm_ (CPU)",
+                 b->last_host);
         /* zero_grad(set_to_none): pinned grads return to the host cache */
         for (int g = 0; g < b->nunits; g++) {
             zs_t_free(b, b->q_host, s->grad_host[g], b->last_host);

@@ -41,29 +41,48 @@ static int64_t tend(const struct zs_bctx *b, int32_t id)
 
 enum { BR_COMPUTE, BR_COLL, BR_PCIE, BR_OPT, BR_OTHER, BR_N };
 
-static int cause(const struct zs_bctx *b, int32_t task, int64_t gap_start)
+static int cls_bucket(int cls)
 {
-    int32_t t = zs_sim_task(b->sim, task)->blocked_by;
-    for (int hops = 0; t >= 0 && hops < 4096; hops++) {
-        const struct zs_task_rec *r = zs_sim_task(b->sim, t);
-        switch (r->cls) {
-        case ZS_CLS_COLL:
-            return BR_COLL;
-        case ZS_CLS_PCIE:
-            return BR_PCIE;
-        case ZS_CLS_OPT:
-            return BR_OPT;
-        default:
-            break;
-        }
-        if (r->start_ns > gap_start || r->kind == ZS_TASK_MARK ||
-            r->kind == ZS_TASK_ALLOC || r->kind == ZS_TASK_FREE) {
-            t = r->blocked_by;
-            continue;
-        }
+    switch (cls) {
+    case ZS_CLS_COLL:
+        return BR_COLL;
+    case ZS_CLS_PCIE:
+        return BR_PCIE;
+    case ZS_CLS_OPT:
+        return BR_OPT;
+    default:
         return BR_OTHER;
     }
-    return BR_OTHER;
+}
+
+/* Charges the idle gap [gap_start, gap_end) of the compute stream before
+ * `task` along its chain of `blocked_by`: each task on the chain takes the
+ * part of the gap it ran in (a reduce-scatter, then the blocking D2H copy,
+ * then the CPU add that held the host, then the all-gather the host issued
+ * late: each is charged its own time, issue 10 item 6), marks and
+ * allocations pass through; what the chain does not cover is host time. */
+static void charge_gap(const struct zs_bctx *b, int32_t task,
+                       int64_t gap_start, int64_t gap_end, double br[BR_N])
+{
+    int32_t t = zs_sim_task(b->sim, task)->blocked_by;
+    int64_t cur = gap_end;
+    for (int hops = 0; t >= 0 && cur > gap_start && hops < 4096; hops++) {
+        const struct zs_task_rec *r = zs_sim_task(b->sim, t);
+        int64_t s = r->start_ns > gap_start ? r->start_ns : gap_start;
+        int64_t e = r->end_ns < cur ? r->end_ns : cur;
+        if (r->kind != ZS_TASK_MARK && r->kind != ZS_TASK_ALLOC &&
+            r->kind != ZS_TASK_FREE && e > s) {
+            br[BR_OTHER] += (double)(cur - e) * 1e-9; /* host in between */
+            br[cls_bucket(r->cls)] += (double)(e - s) * 1e-9;
+            cur = s;
+        }
+        if (r->start_ns <= gap_start && r->kind != ZS_TASK_MARK &&
+            r->kind != ZS_TASK_ALLOC && r->kind != ZS_TASK_FREE)
+            break;
+        t = r->blocked_by;
+    }
+    if (cur > gap_start)
+        br[BR_OTHER] += (double)(cur - gap_start) * 1e-9;
 }
 
 /* Breakdown of [t0, t1] into br[BR_N] seconds. */
@@ -88,7 +107,7 @@ static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1,
         if (e > t1)
             e = t1;
         if (s > prev_end)
-            br[cause(b, i, prev_end)] += (double)(s - prev_end) * 1e-9;
+            charge_gap(b, i, prev_end, s, br);
         if (r->cls == ZS_CLS_OPT)
             br[BR_OPT] += (double)(e - s) * 1e-9;
         else if (r->cls == ZS_CLS_COLL)
@@ -101,7 +120,7 @@ static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1,
             prev_end = e;
     }
     if (t1 > prev_end && end_task >= 0)
-        br[cause(b, end_task, prev_end)] += (double)(t1 - prev_end) * 1e-9;
+        charge_gap(b, end_task, prev_end, t1, br);
 }
 
 /* Peak of a pool within [t0, t1]: the log index of the maximum. */

@@ -162,6 +162,32 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
  * --gpu-reserved-gpus of them). */
 int64_t zs_reserved_on_rank(const struct zs_cfg *c, const struct zs_node *nd);
 
+/* CPU threads of one rank for its optimizer work (docs/cpu-optimizer.md):
+ * *threads is what the launch sets (OMP_NUM_THREADS / torch.set_num_threads;
+ * for the unbound deepspeed launcher every hardware thread), *effective the
+ * bound-thread equivalents they deliver (unbound ranks share the node's
+ * cores at the profile's oversubscription slowdown).  *why names the rule. */
+void zs_cpu_threads(const struct zs_cfg *c, const struct zs_node *nd,
+                    int *threads, double *effective, const char **why);
+
+/* The CPU optimizer step's host-memory traffic per trainable element of this
+ * rank (docs/cpu-optimizer.md): *fused_bytes run at the fused-Adam rate,
+ * *op_bytes at the eager torch op rate.  Includes, for DeepSpeed, the unscale
+ * mul_ and the fp32 -> bf16 copy_; for FSDP2 with clipping, the CPU norm and
+ * clip passes. */
+void zs_cpu_opt_bytes(const struct zs_cfg *c, double *fused_bytes,
+                      double *op_bytes);
+
+/* "DeepSpeedCPUAdam", "torch.optim.AdamW(fused=True)", ... */
+const char *zs_cpu_opt_label(int impl);
+
+/* The command that launches what was simulated, with the threads and the
+ * optimizer it assumes as a trailing comment ("OMP_NUM_THREADS=1 torchrun
+ * ... # torch.optim.AdamW() (for-loop on CPU), 1 CPU thread per rank
+ * (torchrun ...)"); ds_config: the DeepSpeed JSON path or NULL. */
+void zs_launch_line(const struct zs_cfg *c, const struct zs_node *nd,
+                    int nodes, const char *ds_config, char *buf, size_t cap);
+
 /* DeepSpeed's estimate_zero3_model_states_mem_needs (peer-tools.md §1.2),
  * for printing beside our own numbers. */
 void zs_deepspeed_estimate(const struct zs_setup *su, int64_t *gpu_bytes,

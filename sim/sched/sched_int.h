@@ -90,6 +90,8 @@ struct zs_bctx {
     int p_gpu, p_host;
     double h2d_pinned, d2h_pinned, pageable; /* per-flow caps, bytes/s */
     int cores;                               /* CPU cores of this rank */
+    double cpu_threads_eff; /* bound-thread equivalents of this rank's CPU
+                               work (zs_cpu_threads) */
 
     /* compute pieces of all units; export sidecar (NULL unless exporting) */
     struct zs_piece *pieces;
@@ -161,9 +163,12 @@ int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
 int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind,
                         double bytes, int ranks, const char *name, int unit,
                         int32_t d0, int32_t d1);
-/* CPU work moving `bytes` through host memory using this rank's cores. */
-int32_t zs_t_cpu(struct zs_bctx *b, double bytes, double bytes_per_s_per_core,
-                 int cls, const char *name, int32_t d0);
+/* CPU work moving `bytes` through host memory on this rank's threads:
+ * capped at threads x bytes_per_s_per_thread and by the rank's share of host
+ * memory bandwidth (the bus link), cpuopt.c. */
+int32_t zs_t_cpu(struct zs_bctx *b, double bytes,
+                 double bytes_per_s_per_thread, int cls, const char *name,
+                 int32_t d0);
 /* An on-GPU memory-bound kernel (copies, casts, adds). */
 int32_t zs_t_gpu_mem(struct zs_bctx *b, int q, double bytes, int cls,
                      const char *name, int unit, int32_t d0, int32_t d1);

@@ -82,6 +82,11 @@ static int topology(struct zs_bctx *b)
     b->cores = nd->cpu_cores / (int)c->procs_per_node;
     if (b->cores < 1)
         b->cores = 1;
+    {
+        int thr;
+        const char *why;
+        zs_cpu_threads(c, nd, &thr, &b->cpu_threads_eff, &why);
+    }
     gpu_cap = zs_gpu_usable_bytes(&nd->gpu) - zs_reserved_on_rank(c, nd);
     if (gpu_cap < 1)
         gpu_cap = 1;

@@ -563,6 +563,9 @@ static void optimizer_step(struct ds *s, bool first)
     int64_t nsub = T > 0 ? (T + sub - 1) / sub : 0;
     const struct zs_node *nd = b->node;
     int32_t t = zs_t_mark(b, b->q_host, "optimizer step", b->last_host, -1, -1);
+    double opt_fused, opt_op;
+    zs_cpu_opt_bytes(b->c, &opt_fused, &opt_op);
+    opt_op -= 8 + 6; /* the unscale and the copy are emitted on their own */
     b->phase = ZS_PH_OPTIMIZER;
     /* global grad norm: one small all-reduce (§1 step 13) */
     t = zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce",
@@ -575,14 +578,21 @@ static void optimizer_step(struct ds *s, bool first)
                 zs_keep_alloc(b, zs_t_alloc(
                     b, b->q_host, b->p_host, e * 8, 0,
                     "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host));
-            /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B) */
-            zs_t_cpu(b, (double)e * 8, nd->cpu_adam_bytes_per_s_per_core,
+            /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B),
+             * a torch op at torch's rate (fidelity review item 11) */
+            zs_t_cpu(b, (double)e * 8, nd->torch_op_bytes_per_s_per_thread,
                      ZS_CLS_OPT, "unscale and clip grads", b->last_host);
-            /* DeepSpeedCPUAdam: 28 B/element (§5) */
-            zs_t_cpu(b, (double)e * 28, nd->cpu_adam_bytes_per_s_per_core,
-                     ZS_CLS_OPT, "DeepSpeedCPUAdam", b->last_host);
+            /* the optimizer (DeepSpeedCPUAdam by default, torch AdamW with
+             * "torch_adam": true): its bytes less the unscale and copy
+             * (cpuopt.c) */
+            zs_t_cpu(b, (double)e * opt_fused,
+                     nd->cpu_adam_fused_bytes_per_s_per_thread, ZS_CLS_OPT,
+                     zs_cpu_opt_name(b->c->cpu_opt_impl), b->last_host);
+            zs_t_cpu(b, (double)e * opt_op, nd->torch_op_bytes_per_s_per_thread,
+                     ZS_CLS_OPT, zs_cpu_opt_name(b->c->cpu_opt_impl),
+                     b->last_host);
             if (s->zero3 && s->off_param) {
-                zs_t_cpu(b, (double)e * 6, nd->cpu_adam_bytes_per_s_per_core,
+                zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
                          ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer",
                          b->last_host);
             } else {
@@ -592,7 +602,7 @@ static void optimizer_step(struct ds *s, bool first)
                     zs_t_alloc(b, b->q_host, b->p_host, e * 2, 0,
                                "bf16 conversion temporary", -1, b->last_host);
                 int32_t cv = zs_t_cpu(b, (double)e * 6,
-                                      nd->cpu_adam_bytes_per_s_per_core,
+                                      nd->torch_op_bytes_per_s_per_thread,
                                       ZS_CLS_OPT, "fp32 -> bf16 (CPU)", tmp);
                 int32_t h =
                     zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,

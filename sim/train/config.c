@@ -27,6 +27,13 @@ static const char *const k_tri[] = {"no", "yes", "auto", NULL};
 static const char *const k_optims[] = {"adamw", "adamw_8bit",
                                        "paged_adamw_8bit", NULL};
 static const char *const k_load_dtypes[] = {"fp32", "bf16", NULL};
+static const char *const k_trainers[] = {"hf", "torchtitan", "torchtune",
+                                         NULL};
+static const char *const k_cpu_opts[] = {"auto", "ds-cpu-adam", "torch-fused",
+                                         "torch-loop", NULL};
+static const char *const k_launchers[] = {
+    "auto", "deepspeed", "deepspeed-bind", "torchrun", "accelerate", NULL};
+static const char *const k_dtypes[] = {"auto", "fp32", "bf16", NULL};
 
 /* Knobs that accept "auto" (resolved like Accelerate/TRL) are ZS_F_CUSTOM and
  * read by read_auto_knob; their min/max still state the range. */
@@ -94,6 +101,19 @@ static const struct zs_field k_fields[] = {
      NULL, 0, NULL},
     {"gradient_clipping", ZS_F_DOUBLE, OFF(gradient_clipping), 0, 1e6, 1.0, 0,
      NULL, 0, NULL},
+    /* Trainer, CPU optimizer, launcher and precision policy (issue 10);
+     * the defaults and what "auto" resolves to are in zs_cfg_resolve. */
+    {"trainer", ZS_F_ENUM, OFF(trainer), 0, 0, ZS_TRAINER_HF, 0, k_trainers, 0,
+     NULL},
+    {"cpu_optimizer", ZS_F_ENUM, OFF(cpu_optimizer), 0, 0, ZS_CPUOPT_AUTO, 0,
+     k_cpu_opts, 0, NULL},
+    {"launcher", ZS_F_ENUM, OFF(launcher), 0, 0, ZS_LAUNCH_AUTO, 0,
+     k_launchers, 0, NULL},
+    {"cpu_threads", ZS_F_INT, OFF(cpu_threads), 0, 1024, 0, 0, NULL, 0, NULL},
+    {"param_dtype", ZS_F_ENUM, OFF(param_dtype), 0, 0, ZS_DT_AUTO, 0, k_dtypes,
+     0, NULL},
+    {"reduce_dtype", ZS_F_ENUM, OFF(reduce_dtype), 0, 0, ZS_DT_AUTO, 0,
+     k_dtypes, 0, NULL},
     /* Whole run (issue 4, sim/sched/run.c).  Defaults: torch DataLoader
      * num_workers=0 and persistent_workers=False; save_last as mmengine's
      * CheckpointHook (save_last=True); load_dtype fp32 as HF from_pretrained
@@ -434,6 +454,48 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     if (c->param_persistence_threshold < 0)
         c->param_persistence_threshold = 10 * h;
 
+    /* Trainer-dependent defaults (issue 10).  First cut of the interface;
+     * the CPU-optimizer and precision work refine each rule with its source.
+     * - CPU optimizer: DeepSpeed offload steps DeepSpeedCPUAdam
+     *   (deepspeed/ops/adam/cpu_adam.py); FSDP2 steps whatever optimizer the
+     *   user built: torch.optim.AdamW with defaults is the single-tensor
+     *   for-loop on CPU (torch/optim/optimizer.py _default_to_fused_or_foreach:
+     *   foreach only for CUDA-like devices, fused never defaulted); torchtune's
+     *   recipes set fused=True with fsdp_cpu_offload.
+     * - Launcher: HF Trainer users launch through accelerate (or torchrun);
+     *   torchtitan and torchtune through torchrun (their run scripts).
+     * - Precision: torchtune trains pure bf16 (no MixedPrecisionPolicy);
+     *   accelerate's FSDP2 bf16 sets param_dtype = reduce_dtype = bf16 over
+     *   fp32 sharded params (utils/dataclasses.py); torchtitan reduces in
+     *   fp32 (its default mixed_precision_reduce). */
+    c->cpu_opt_impl = c->cpu_optimizer;
+    if (c->cpu_opt_impl == ZS_CPUOPT_AUTO)
+        c->cpu_opt_impl = c->framework == ZS_FW_DEEPSPEED
+                              ? ZS_CPUOPT_DS_CPU_ADAM
+                          : c->trainer == ZS_TRAINER_TORCHTUNE
+                              ? ZS_CPUOPT_TORCH_FUSED
+                              : ZS_CPUOPT_TORCH_LOOP;
+    /* Launcher (docs/cpu-optimizer.md "Defaults"): DeepSpeed's own docs and
+     * the HF Trainer DeepSpeed guide launch with `deepspeed` (no core
+     * binding unless asked); HF Trainer + FSDP2 users launch through
+     * `accelerate launch` (the Accelerate FSDP guide); torchtitan's and
+     * torchtune's run scripts use torchrun / tune run (torchrun). */
+    c->launcher_resolved = c->launcher;
+    if (c->launcher_resolved == ZS_LAUNCH_AUTO)
+        c->launcher_resolved = c->framework == ZS_FW_DEEPSPEED
+                                   ? ZS_LAUNCH_DEEPSPEED
+                               : c->trainer == ZS_TRAINER_HF
+                                   ? ZS_LAUNCH_ACCELERATE
+                                   : ZS_LAUNCH_TORCHRUN;
+    c->param_dtype_resolved = c->param_dtype;
+    if (c->param_dtype_resolved == ZS_DT_AUTO)
+        c->param_dtype_resolved =
+            c->trainer == ZS_TRAINER_TORCHTUNE ? ZS_DT_BF16 : ZS_DT_FP32;
+    c->reduce_dtype_resolved = c->reduce_dtype;
+    if (c->reduce_dtype_resolved == ZS_DT_AUTO)
+        c->reduce_dtype_resolved =
+            c->trainer == ZS_TRAINER_TORCHTITAN ? ZS_DT_FP32 : ZS_DT_BF16;
+
     /* offload_*.pin_memory default: False up to 0.19.4, True from 0.19.5
      * (PR #8207; mechanics §0). */
     if (c->pin_memory == ZS_AUTO) {
@@ -454,6 +516,22 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
 const char *zs_offload_name(int off)
 {
     return k_offloads[off < 0 || off > 2 ? 0 : off];
+}
+const char *zs_trainer_name(int t)
+{
+    return k_trainers[t < 0 || t > 2 ? 0 : t];
+}
+const char *zs_cpu_opt_name(int o)
+{
+    return k_cpu_opts[o < 0 || o > 3 ? 0 : o];
+}
+const char *zs_launcher_name(int l)
+{
+    return k_launchers[l < 0 || l > 4 ? 0 : l];
+}
+const char *zs_dtype_name(int d)
+{
+    return k_dtypes[d < 0 || d > 2 ? 0 : d];
 }
 const char *zs_framework_name(int fw)
 {

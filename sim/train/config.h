@@ -23,6 +23,28 @@ enum zs_framework { ZS_FW_DEEPSPEED, ZS_FW_FSDP2 };
 enum zs_offload { ZS_OFF_NONE, ZS_OFF_CPU, ZS_OFF_NVME };
 enum zs_tristate { ZS_NO = 0, ZS_YES = 1, ZS_AUTO = 2 };
 enum zs_optim { ZS_OPT_ADAMW, ZS_OPT_ADAMW_8BIT, ZS_OPT_PAGED_ADAMW_8BIT };
+/* The training loop around the framework (issue 10 §2): it decides FSDP2's
+ * accumulation semantics, the precision policy and the CPU optimizer users
+ * get by default. */
+enum zs_trainer { ZS_TRAINER_HF, ZS_TRAINER_TORCHTITAN, ZS_TRAINER_TORCHTUNE };
+/* The CPU optimizer implementation (issue 10 §1); AUTO resolves from the
+ * framework and trainer in zs_cfg_resolve. */
+enum zs_cpu_opt {
+    ZS_CPUOPT_AUTO,
+    ZS_CPUOPT_DS_CPU_ADAM,
+    ZS_CPUOPT_TORCH_FUSED,
+    ZS_CPUOPT_TORCH_LOOP
+};
+/* How the processes were launched: it sets OMP_NUM_THREADS (issue 10 §1). */
+enum zs_launcher {
+    ZS_LAUNCH_AUTO,
+    ZS_LAUNCH_DEEPSPEED,
+    ZS_LAUNCH_DEEPSPEED_BIND,
+    ZS_LAUNCH_TORCHRUN,
+    ZS_LAUNCH_ACCELERATE
+};
+/* Element dtypes of FSDP2's precision policy (issue 10 §3). */
+enum zs_dtype { ZS_DT_AUTO, ZS_DT_FP32, ZS_DT_BF16 };
 
 struct zs_cfg {
     /* ---- inputs (scenario fields / flags) ---- */
@@ -71,6 +93,15 @@ struct zs_cfg {
     bool contiguous_gradients;
     double gradient_clipping;
 
+    /* Trainer, CPU optimizer and precision policy (issue 10).  AUTO values
+     * are resolved by zs_cfg_resolve into the fields below them. */
+    int trainer;           /* enum zs_trainer */
+    int cpu_optimizer;     /* enum zs_cpu_opt */
+    int launcher;          /* enum zs_launcher */
+    int64_t cpu_threads;   /* threads per rank for CPU work; 0: launcher's */
+    int param_dtype;       /* enum zs_dtype: sharded/master params + states */
+    int reduce_dtype;      /* enum zs_dtype: gradient reduction */
+
     /* ---- derived by zs_cfg_resolve (read-only) ---- */
     int64_t procs_per_node; /* resolved procs */
     int64_t world;          /* procs_per_node * nodes */
@@ -79,6 +110,10 @@ struct zs_cfg {
     int64_t tokens_per_step;       /* global tokens per optimizer step */
     bool pin_param, pin_optimizer; /* resolved pin_memory for each offload */
     int ds_version[3];
+    int cpu_opt_impl;          /* resolved enum zs_cpu_opt (never AUTO) */
+    int launcher_resolved;     /* resolved enum zs_launcher (never AUTO) */
+    int param_dtype_resolved;  /* resolved enum zs_dtype (never AUTO) */
+    int reduce_dtype_resolved; /* resolved enum zs_dtype (never AUTO) */
 
     /* ---- whole run (issue 4; sim/sched/run.h), inputs appended here ---- */
     int64_t max_steps; /* optimizer steps in all; 0: epochs x steps per epoch */
@@ -125,5 +160,9 @@ void zs_cfg_summary(const struct zs_cfg *cfg, char *buf, size_t cap);
 
 const char *zs_offload_name(int off);
 const char *zs_framework_name(int fw);
+const char *zs_trainer_name(int t);     /* "hf", "torchtitan", "torchtune" */
+const char *zs_cpu_opt_name(int o);     /* "ds-cpu-adam", ... ("auto") */
+const char *zs_launcher_name(int l);    /* "accelerate", ... ("auto") */
+const char *zs_dtype_name(int d);       /* "fp32", "bf16" ("auto") */
 
 #endif

@@ -383,6 +383,8 @@ static const struct dkey k_opt_params[] = {
      NULL, 0},
     {"eps", DK_NUM, O(optimizer.eps), 0, 1, F_AUTO, NULL, NULL, 0},
     {"betas", DK_BETAS, 0, 0, 1, F_AUTO, NULL, NULL, 0},
+    {"torch_adam", DK_BOOL, O(optimizer.torch_adam), 0, 0, 0, NULL, NULL, 0},
+    {"fused", DK_BOOL, O(optimizer.fused), 0, 0, 0, NULL, NULL, 0},
 };
 static const struct dtab t_opt_params = {
     k_opt_params, sizeof k_opt_params / sizeof k_opt_params[0]};

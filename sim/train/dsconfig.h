@@ -159,6 +159,10 @@ struct zs_dsconfig {
         int line, col;
         char type[ZS_DS_NAME_MAX]; /* "AdamW", "Adam", ...; "" when absent */
         struct zs_ds_num lr, weight_decay, eps, beta1, beta2;
+        /* params.torch_adam (DeepSpeed engine.py:2096-2106, 0.19.6): with
+         * CPU offload, torch.optim.AdamW(**params) instead of
+         * DeepSpeedCPUAdam; params.fused goes to it */
+        struct zs_ds_bool torch_adam, fused;
     } optimizer;
     struct {
         bool present;

@@ -1,0 +1,241 @@
+/*
+ * check_cpuopt.c — the CPU optimizer model (sim/sched/cpuopt.c): threads per
+ * launcher, bytes per implementation, the DRAM-share cap with every rank
+ * stepping, the clip pass, the launch-line text, and bad flags.
+ * Node: DGX H100 profile, 112 cores, 460.8 GB/s host memory, per-thread
+ * rates 20.5 GB/s (fused Adam) and 17.8 GB/s (torch op), oversubscription
+ * 1.64 (measured, validation/host).
+ */
+#include "cli/cli_setup.h"
+#include "sched/sched.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+struct run {
+    struct zs_cfg cfg;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_sim_result res;
+};
+
+static void setup(struct run *r, const char *flags, bool simulate)
+{
+    char buf[512], *save = NULL, *kv;
+    struct zs_err err = {0, ""};
+    struct zs_setup su = {0};
+    zs_cfg_defaults(&r->cfg);
+    snprintf(buf, sizeof buf, "%s", flags);
+    for (kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(kv, '=');
+        ck_assert_ptr_nonnull(eq);
+        *eq = '\0';
+        ck_assert_msg(zs_cfg_apply_flag(&r->cfg, kv, eq + 1, &err) == 0, "%s",
+                      err.msg);
+    }
+    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
+                  err.msg);
+    if (!simulate)
+        return;
+    su.model = &r->m;
+    su.cluster = &r->cl;
+    su.cfg = &r->cfg;
+    ck_assert_msg(zs_simulate(&su, NULL, &r->res, &err) == 0, "%s", err.msg);
+}
+
+#define BASE "model=7b;gpus=8xH100;framework=fsdp2;offload-optimizer=cpu;" \
+             "offload-param=cpu;micro-batch=1;grad-accum=1"
+
+START_TEST(test_threads_per_launcher)
+{
+    static const struct {
+        const char *flags;
+        int threads;
+        double eff;
+    } cases[] = {
+        /* torch/distributed/run.py: OMP_NUM_THREADS=1 with nproc > 1 */
+        {BASE ";launcher=torchrun", 1, 1.0},
+        /* accelerate: num_cpu_threads_per_process defaults to 1 */
+        {BASE ";launcher=accelerate", 1, 1.0},
+        /* --bind_cores_to_rank: 112 physical cores / 8 ranks = 14 */
+        {BASE ";launcher=deepspeed-bind", 14, 14.0},
+        /* unbound: 2 x 112 hardware threads each; 14 cores / 1.64 */
+        {BASE ";launcher=deepspeed", 224, 14.0 / 1.64},
+        /* --cpu-threads 4 within the 14-core share: 4 bound threads */
+        {BASE ";launcher=torchrun;cpu-threads=4", 4, 4.0},
+        /* --cpu-threads 20 over the 14-core share: 14 / 1.64 */
+        {BASE ";launcher=torchrun;cpu-threads=20", 20, 14.0 / 1.64},
+        /* torchtune sets cores // world when offloading */
+        {BASE ";trainer=torchtune", 14, 14.0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct run r;
+        int thr;
+        double eff;
+        const char *why;
+        setup(&r, cases[i].flags, false);
+        zs_cpu_threads(&r.cfg, &r.cl.node, &thr, &eff, &why);
+        ck_assert_msg(thr == cases[i].threads, "%s: %d", cases[i].flags, thr);
+        ck_assert_msg(fabs(eff - cases[i].eff) < 1e-9, "%s: %g",
+                      cases[i].flags, eff);
+    }
+}
+END_TEST
+
+START_TEST(test_bytes_per_implementation)
+{
+    static const struct {
+        const char *flags;
+        double fused, op;
+    } cases[] = {
+        /* DeepSpeed: Step_AVX 7 x 4 B; unscale mul_ 8 + bf16 copy_ 6 */
+        {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu",
+         28, 14},
+        /* FSDP2 fused: 28; clip 1.0: norm 4 + clip mul_ 8 = 12 */
+        {BASE ";cpu-optimizer=torch-fused", 28, 12},
+        /* FSDP2 for-loop, no clip: (20 + 2 fresh x 6.7) x 4 B = 133.6 */
+        {BASE ";cpu-optimizer=torch-loop;gradient-clipping=0", 0, 133.6},
+        /* pure bf16 (torchtune): fused 7 x 2 B, clip 3 x 2 B */
+        {BASE ";trainer=torchtune;param-dtype=bf16", 14, 6},
+        /* DeepSpeed with torch_adam (for-loop): 133.6 + 14 */
+        {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu;"
+         "cpu-optimizer=torch-loop",
+         0, 147.6},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct run r;
+        double f, o;
+        setup(&r, cases[i].flags, false);
+        zs_cpu_opt_bytes(&r.cfg, &f, &o);
+        ck_assert_msg(fabs(f - cases[i].fused) < 1e-9 &&
+                          fabs(o - cases[i].op) < 1e-9,
+                      "%s: fused %g op %g", cases[i].flags, f, o);
+    }
+}
+END_TEST
+
+/* The optimizer phase of FSDP2 7B on 8 ranks, accumulation 1 (no CPU adds):
+ * T = the rank's trainable elements, bytes 133.6 (for-loop) + 12 (clip) =
+ * 145.6 at the torch op rate 17.8 GB/s per thread.
+ *  1 thread:  145.6 T / 17.8e9 (thread-bound);
+ *  14 threads: 14 x 17.8e9 = 249 GB/s > the DRAM share 460.8e9 / 8 =
+ *  57.6 GB/s, so 145.6 T / 57.6e9 (every rank steps at once). */
+START_TEST(test_dram_share_cap)
+{
+    struct run a, b;
+    double T;
+    setup(&a, BASE ";launcher=torchrun;cpu-optimizer=torch-loop", true);
+    setup(&b, BASE ";launcher=torchrun;cpu-optimizer=torch-loop;cpu-threads=14",
+          true);
+    T = (double)a.m.params_total / 8;
+    ck_assert_msg(fabs(a.res.steady.br_opt - 145.6 * T / 17.8e9) <
+                      0.01 * 145.6 * T / 17.8e9,
+                  "1 thread: %g s", a.res.steady.br_opt);
+    ck_assert_msg(fabs(b.res.steady.br_opt - 145.6 * T / 57.6e9) <
+                      0.01 * 145.6 * T / 57.6e9 + 0.01,
+                  "14 threads: %g s", b.res.steady.br_opt);
+}
+END_TEST
+
+START_TEST(test_launch_lines)
+{
+    static const struct {
+        const char *flags, *ds, *line;
+    } cases[] = {
+        {BASE ";launcher=torchrun;cpu-optimizer=torch-loop", NULL,
+         "OMP_NUM_THREADS=1 torchrun --nnodes 1 --nproc-per-node 8 train.py  "
+         "# torch.optim.AdamW() (for-loop on CPU), 1 CPU thread per rank "
+         "(torchrun (OMP_NUM_THREADS=1))"},
+        {BASE ";launcher=torchrun;cpu-optimizer=torch-fused;cpu-threads=14",
+         NULL,
+         "OMP_NUM_THREADS=14 torchrun --nnodes 1 --nproc-per-node 8 train.py  "
+         "# torch.optim.AdamW(fused=True), 14 CPU threads per rank "
+         "(--cpu-threads)"},
+        {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu;"
+         "launcher=deepspeed-bind",
+         "ds.json",
+         "deepspeed --bind_cores_to_rank --num_gpus 8 train.py --deepspeed "
+         "ds.json  # DeepSpeedCPUAdam, 14 CPU threads per rank (deepspeed "
+         "--bind_cores_to_rank)"},
+        {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu",
+         NULL,
+         "deepspeed --num_gpus 8 train.py  # DeepSpeedCPUAdam, 224 CPU "
+         "threads per rank (deepspeed launcher, unbound)"},
+        {BASE, NULL,
+         "accelerate launch --num_machines 1 --num_processes 8 "
+         "--num_cpu_threads_per_process 1 train.py  # torch.optim.AdamW() "
+         "(for-loop on CPU), 1 CPU thread per rank (accelerate launch "
+         "(OMP_NUM_THREADS=1))"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct run r;
+        char buf[700];
+        setup(&r, cases[i].flags, false);
+        zs_launch_line(&r.cfg, &r.cl.node, r.cl.nodes, cases[i].ds, buf,
+                       sizeof buf);
+        ck_assert_str_eq(buf, cases[i].line);
+    }
+}
+END_TEST
+
+/* A DeepSpeed config with "torch_adam": true steps torch's AdamW for-loop
+ * (engine.py:2096-2106): 133.6 + 14 B per element (a --cpu-optimizer flag
+ * wins: golden simulate-ds-torch-adam-flag). */
+START_TEST(test_ds_config_torch_adam)
+{
+    struct run r;
+    double f, o;
+    setup(&r,
+          "model=7b;gpus=8xH100;ds-config=tests/data/good/ds-torch-adam.json",
+          false);
+    ck_assert_int_eq(r.cfg.cpu_opt_impl, ZS_CPUOPT_TORCH_LOOP);
+    zs_cpu_opt_bytes(&r.cfg, &f, &o);
+    ck_assert(f == 0 && fabs(o - 147.6) < 1e-9);
+}
+END_TEST
+
+START_TEST(test_bad_flags)
+{
+    static const struct {
+        const char *flag, *value, *msg;
+    } cases[] = {
+        {"launcher", "mpirun",
+         "invalid value for '--launcher': must be one of auto, deepspeed, "
+         "deepspeed-bind, torchrun, accelerate (got 'mpirun')"},
+        {"cpu-optimizer", "adam",
+         "invalid value for '--cpu-optimizer': must be one of auto, "
+         "ds-cpu-adam, torch-fused, torch-loop (got 'adam')"},
+        {"cpu-threads", "2000",
+         "invalid value for '--cpu-threads': must be an integer in [0, 1024] "
+         "(got '2000')"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_cfg c;
+        struct zs_err err = {0, ""};
+        zs_cfg_defaults(&c);
+        ck_assert_int_eq(
+            zs_cfg_apply_flag(&c, cases[i].flag, cases[i].value, &err),
+            ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, cases[i].msg);
+    }
+}
+END_TEST
+
+Suite *suite_cpuopt(void);
+Suite *suite_cpuopt(void)
+{
+    Suite *s = suite_create("cpuopt");
+    TCase *core = tcase_create("core"), *bad = tcase_create("bad input");
+    tcase_set_timeout(core, 300);
+    tcase_add_test(core, test_threads_per_launcher);
+    tcase_add_test(core, test_bytes_per_implementation);
+    tcase_add_test(core, test_dram_share_cap);
+    tcase_add_test(core, test_launch_lines);
+    tcase_add_test(core, test_ds_config_torch_adam);
+    tcase_add_test(bad, test_bad_flags);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, bad);
+    return s;
+}
