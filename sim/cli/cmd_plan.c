@@ -310,6 +310,10 @@ static int run(int argc, char **argv, struct zs_err *err)
     rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, err);
     if (rc)
         return rc;
+    /* the search runs under the trainer: torchtitan and torchtune have no
+     * DeepSpeed candidates (plan.c), and asking for DeepSpeed is an error */
+    if (!po.framework_any && (rc = zs_cfg_check_trainer(&base, err)))
+        return rc;
     if ((v = zs_args_get(&a, opts, nopts, "top"))) {
         char *end;
         long t = strtol(v, &end, 10);
