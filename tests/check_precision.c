@@ -187,21 +187,31 @@ START_TEST(test_hf_no_sync_fp32_reduce_and_accum_1)
 END_TEST
 
 /* Pure bf16 (torchtune) against fp32 masters on the host, offload both,
- * 8 ranks, accum 1.  Pinned per rank: one allocation per group for the
- * params (_init_sharded_param) and one per group for the grads (D2H into new
- * pinned tensors), each rounded to a power of two by the host allocator
- * (per-parameter pinning, fidelity item 13, is not modelled):
- *   fp32: params pow2(pR x 4) + 28 pow2(pL x 4)
- *         = pow2(544,999,168) + 28 pow2(116,528,896) = 1 GiB + 28 x 128 MiB
- *         = 4,831,838,208 B; grads the same -> 9,663,676,416 B
- *   bf16: pow2(272,499,584) + 28 pow2(58,264,448) = 512 MiB + 28 x 64 MiB
- *         = 2,415,919,104 B; grads the same -> 4,831,838,208 B
+ * 8 ranks, accum 1.  Pinned per rank: one allocation per parameter for the
+ * params (_init_sharded_param pins each) and one per parameter for the grads
+ * (foreach_reduce copies each grad D2H into a new pinned tensor), each
+ * rounded to a power of two by the host allocator.  Padded shards (dim 0
+ * chunked, ceil(d0 / 8) x d1) of a layer's 12 tensors:
+ *   q, o [3584, 3584] -> 1,605,632   q bias, 2 norms [3584] -> 448
+ *   k, v [512, 3584] -> 229,376      k, v bias [512] -> 64
+ *   gate, up [18944, 3584] and down [3584, 18944] -> 8,486,912
+ * root: embed, lm_head [152064, 3584] -> 68,124,672; norm -> 448.
+ *   fp32 (x 4 B, rounded): layer 2 x 8 MiB + 2 x 1 MiB + 3 x 64 MiB
+ *     + 3 x 2 KiB + 2 x 256 B = 220,207,616;
+ *     root 2 x pow2(272,498,688) + pow2(1,792) = 2 x 512 MiB + 2 KiB
+ *          = 1,073,743,872
+ *     params 1,073,743,872 + 28 x 220,207,616 = 7,239,557,120; grads the
+ *     same -> 14,479,114,240 B
+ *   bf16 (x 2 B): layer 110,103,808, root 536,871,936 -> params
+ *     3,619,778,560, with grads 7,239,557,120 B
+ * (one block per group, as zsim did before, would give 9.66 GB and 4.83 GB:
+ * gate/up/down's 33.9 MB fp32 shards round to 64 MiB each).
  * AdamW states (pageable, first step): 2 x T x pb: fp32 7,615,616,512 B,
  * bf16 3,807,808,256 B.
  * Host peak per rank in the first step = pinned + states + the 4 GiB
  * process runtime (sched_int.h):
- *   fp32 9,663,676,416 + 7,615,616,512 + 4,294,967,296 = 21,574,260,224 B
- *   bf16 4,831,838,208 + 3,807,808,256 + 4,294,967,296 = 12,934,613,760 B
+ *   fp32 14,479,114,240 + 7,615,616,512 + 4,294,967,296 = 26,389,698,048 B
+ *   bf16  7,239,557,120 + 3,807,808,256 + 4,294,967,296 = 15,342,332,672 B
  * i.e. 8 B/element of the shard for pure bf16 against 16 B with fp32
  * masters, before rounding. */
 START_TEST(test_pure_bf16_host_bytes)
@@ -210,12 +220,12 @@ START_TEST(test_pure_bf16_host_bytes)
     sim(&f, QWEN7B_8 OFFLOAD "trainer=torchtitan;param-dtype=fp32", false);
     sim(&b, QWEN7B_8 OFFLOAD "trainer=torchtune", false);
     ck_assert_int_eq(b.cfg.param_dtype_resolved, ZS_DT_BF16);
-    ck_assert_int_eq(pow2(136249792LL * 4), 1LL << 30);
-    ck_assert_int_eq(pow2(29132224LL * 4), 128LL << 20);
-    ck_assert_int_eq(f.res.first.pinned_host_per_rank, 9663676416);
-    ck_assert_int_eq(b.res.first.pinned_host_per_rank, 4831838208);
-    ck_assert_int_eq(f.res.first.peak_host_per_rank, 21574260224);
-    ck_assert_int_eq(b.res.first.peak_host_per_rank, 12934613760);
+    ck_assert_int_eq(pow2(8486912LL * 4), 64LL << 20);
+    ck_assert_int_eq(pow2(68124672LL * 4), 512LL << 20);
+    ck_assert_int_eq(f.res.first.pinned_host_per_rank, 14479114240);
+    ck_assert_int_eq(b.res.first.pinned_host_per_rank, 7239557120);
+    ck_assert_int_eq(f.res.first.peak_host_per_rank, 26389698048);
+    ck_assert_int_eq(b.res.first.peak_host_per_rank, 15342332672);
 }
 END_TEST
 

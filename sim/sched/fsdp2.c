@@ -55,13 +55,98 @@ struct fs {
     int32_t prev_rs; /* previous reduce-scatter (one in flight) */
     int32_t *saved,
         *ungathered;    /* per unit: saved activations, unsharded params */
-    int32_t *grad_host; /* per unit: pinned grad allocation (offload) */
+    int32_t *grad_host; /* per unit: its first pinned grad (offload), -1 */
+    /* Per-parameter shards (offload): unit g's parameter tensors are
+     * shard_elems[shard_off[g] .. shard_off[g + 1] - 1]; grad_ids holds
+     * the pinned grad allocation of each (see param_shards). */
+    int64_t *shard_elems;
+    int *shard_off;
+    int32_t *grad_ids;
     int32_t *grad_gpu;  /* per unit: sharded grads on GPU (no offload) */
     int32_t *held;      /* per unit: unsharded grads held across no_sync */
     int pb, rb;         /* bytes: sharded params, reduce dtype (see top) */
     bool nosync;        /* zs_cfg_grads_held_unsharded */
     int32_t logits, logprobs, act_bwd;
 };
+
+/* Padded shard elements of each parameter tensor of one leaf on `w` ranks:
+ * FSDP2 chunks dim 0 and pads every rank's chunk to chunks[0]
+ * (FSDPParam._init_sharded_param: padded_sharded_size = chunks[0].size()),
+ * so a [d0, d1] tensor's shard is ceil(d0 / w) x d1.  Shapes as
+ * model.c builds the leaves: nn.Linear weight [out, in] (+ bias [out]),
+ * nn.Embedding [vocab, hidden], RMSNorm [out]; experts as n_experts gated
+ * MLPs of w1/w3 [moe_i, h] and w2 [h, moe_i] (ModuleList of nn.Linear, as
+ * MixtralSparseMoeBlock).  Appends to out[*n] (cap entries). */
+static void leaf_shards(const struct zs_model *m, const struct zs_leaf *l,
+                        int64_t w, int64_t *out, int *n, int cap)
+{
+#define ADD(d0, d1)                                                                do {                                                                               if (*n < cap)                                                                      out[(*n)++] = ((d0) + w - 1) / w * (d1);                               } while (0)
+    switch (l->kind) {
+    case ZS_LEAF_NORM:
+        ADD(l->out_features, 1);
+        break;
+    case ZS_LEAF_EMBED:
+        ADD(l->out_features, l->in_features);
+        break;
+    case ZS_LEAF_EXPERTS:
+        for (int64_t e = 0; e < m->n_experts; e++) {
+            ADD(m->moe_intermediate, m->hidden);
+            ADD(m->moe_intermediate, m->hidden);
+            ADD(m->hidden, m->moe_intermediate);
+        }
+        break;
+    default:
+        ADD(l->out_features, l->in_features);
+        if (l->n_tensors > 1)
+            ADD(l->out_features, 1);
+        break;
+    }
+#undef ADD
+}
+
+/* Fills s->shard_elems/shard_off: per parameter for a full fine-tune with
+ * offload (_init_sharded_param pins each parameter; foreach_reduce copies
+ * each parameter's grad into its own new pinned tensor), each of which the
+ * host allocator rounds to a power of two.  Under LoRA/QLoRA the frozen base
+ * and the adapters are one block per group [assumption: adapter shapes are
+ * not tracked; the adapters are small]. */
+static int param_shards(struct fs *s)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_model *m = b->m;
+    int64_t w = b->c->world;
+    int total = 0, n = 0;
+    bool full = b->mo.method == ZS_METHOD_FULL;
+    for (int g = 0; g < b->nunits; g++)
+        total += full ? b->units[g].n_tensors : 1;
+    s->shard_elems = zs_calloc((size_t)(total ? total : 1),
+                               sizeof *s->shard_elems);
+    s->grad_ids = zs_calloc((size_t)(total ? total : 1), sizeof *s->grad_ids);
+    s->shard_off = zs_calloc((size_t)b->nunits + 1, sizeof *s->shard_off);
+    if (!s->shard_elems || !s->grad_ids || !s->shard_off)
+        return ZS_ENOMEM;
+    for (int g = 0; g < b->nunits; g++) {
+        const struct zs_unit *u = &b->units[g];
+        s->shard_off[g] = n;
+        if (!full) {
+            s->shard_elems[n++] = u->part_elems;
+            continue;
+        }
+        if (u->layer < 0) {
+            for (int i = 0; i < m->n_pre; i++)
+                leaf_shards(m, &m->pre[i], w, s->shard_elems, &n, total);
+            for (int i = 0; i < m->n_post; i++)
+                leaf_shards(m, &m->post[i], w, s->shard_elems, &n, total);
+        } else {
+            for (int i = 0; i < m->n_layer_leaves; i++)
+                leaf_shards(m, &m->layer[i], w, s->shard_elems, &n, total);
+        }
+        if (n - s->shard_off[g] != u->n_tensors)
+            return ZS_ERUNTIME; /* the shapes disagree with n_tensors */
+    }
+    s->shard_off[b->nunits] = n;
+    return 0;
+}
 
 static void unshard(struct fs *s, int g)
 {
@@ -229,15 +314,18 @@ static void reduce_grads(struct fs *s, int g, int32_t bwd)
     if (s->off) {
         if (first) {
             /* new pinned CPU tensor per parameter; non_blocking D2H */
-            if (s->grad_host[g] < 0)
-                s->grad_host[g] =
-                    zs_t_alloc(b, b->q_rs, b->p_host, shard * pb,
-                               b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
-                               pb == 4 ? "sharded fp32 grads (pinned, per "
-                                         "param)"
-                                       : "sharded bf16 grads (pinned, per "
-                                         "param)",
-                               g, t);
+            if (s->grad_host[g] < 0) {
+                int32_t d = t;
+                for (int k = s->shard_off[g]; k < s->shard_off[g + 1]; k++)
+                    d = s->grad_ids[k] = zs_t_alloc(
+                        b, b->q_rs, b->p_host, s->shard_elems[k] * pb,
+                        b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
+                        pb == 4 ? "sharded fp32 grads (pinned, per param)"
+                                : "sharded bf16 grads (pinned, per param)",
+                        g, d);
+                s->grad_host[g] = s->grad_ids[s->shard_off[g]];
+                t = d;
+            }
             t = zs_t_pcie(b, b->q_rs, 1, (double)shard * pb,
                           b->c->pin_optimizer, "D2H sharded grads", g, t, -1);
         } else {
@@ -381,7 +469,10 @@ static void optimizer_step(struct fs *s, bool first)
                  "torch AdamW (CPU)", b->last_host);
         /* zero_grad(set_to_none): pinned grads return to the host cache */
         for (int g = 0; g < b->nunits; g++) {
-            zs_t_free(b, b->q_host, s->grad_host[g], b->last_host);
+            if (s->grad_host[g] < 0)
+                continue;
+            for (int k = s->shard_off[g]; k < s->shard_off[g + 1]; k++)
+                zs_t_free(b, b->q_host, s->grad_ids[k], b->last_host);
             s->grad_host[g] = -1;
         }
     } else {
@@ -445,14 +536,18 @@ int zs_build_fsdp2(struct zs_bctx *b)
     b->step = 0;
     zs_t_alloc(b, b->q_host, b->p_host, ZS_HOST_RUNTIME_BYTES, 0,
                "process runtime (python, torch, CUDA host side)", -1, -1);
+    rc = param_shards(&s);
+    if (rc)
+        goto out;
     for (int g = 0; g < n; g++) {
         const struct zs_unit *u = &b->units[g];
         if (s.off) /* _init_sharded_param: .cpu().pin_memory() per parameter */
-            zs_t_alloc(b, b->q_host, b->p_host, u->part_elems * s.pb,
-                       b->c->pin_param ? ZS_ALLOC_PINNED : 0,
-                       s.pb == 4 ? "sharded fp32 params (pinned)"
-                                 : "sharded bf16 params (pinned)",
-                       g, -1);
+            for (int k = s.shard_off[g]; k < s.shard_off[g + 1]; k++)
+                zs_t_alloc(b, b->q_host, b->p_host, s.shard_elems[k] * s.pb,
+                           b->c->pin_param ? ZS_ALLOC_PINNED : 0,
+                           s.pb == 4 ? "sharded fp32 params (pinned)"
+                                     : "sharded bf16 params (pinned)",
+                           g, -1);
         else
             zs_t_alloc(b, b->q_comp, b->p_gpu, u->part_elems * s.pb, 0,
                        s.pb == 4 ? "sharded fp32 params"
@@ -468,5 +563,8 @@ out:
     zs_free(s.grad_host);
     zs_free(s.grad_gpu);
     zs_free(s.held);
+    zs_free(s.shard_elems);
+    zs_free(s.shard_off);
+    zs_free(s.grad_ids);
     return rc;
 }
