@@ -90,11 +90,12 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
             cl->spec, cl->nodes, cl->node.gpus_per_node, cl->node.gpu.name,
             zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes));
     fprintf(stdout,
-            "search:   %s, seq %lld, global batch %lld sequences%s, %d "
-            "candidates simulated in %.2f s (%lld events)\n",
+            "search:   %s, seq %lld, global batch %lld sequences%s, trainer "
+            "%s, %d candidates simulated in %.2f s (%lld events)\n",
             zs_method_name((enum zs_method)base->method),
             (long long)base->seq_len, (long long)p->global_batch,
-            p->global_batch_default ? " (default)" : "", p->n, p->elapsed_s,
+            p->global_batch_default ? " (default)" : "",
+            zs_trainer_name(base->trainer), p->n, p->elapsed_s,
             (long long)p->events);
     if (base->gpu_reserved_bytes && !base->gpu_reserved_gpus)
         fprintf(stdout, "          %s of every GPU held by another process\n",
@@ -217,6 +218,9 @@ static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
     cJSON_AddNumberToObject(d, "feasible", p->nfeasible);
     cJSON_AddNumberToObject(d, "elapsed_s", p->elapsed_s);
     cJSON_AddNumberToObject(d, "global_batch", (double)p->global_batch);
+    cJSON_AddStringToObject(d, "trainer",
+                            p->n ? zs_trainer_name(p->cand[0].cfg.trainer)
+                                 : "");
     if (p->best >= 0)
         cJSON_AddNumberToObject(d, "best", p->best);
     else
