@@ -225,7 +225,8 @@ static void titan_row(const char *gpus, double mem_ref, double tps_ref)
     char flags[256];
     double mem_gib, mem_err, tps_err;
     snprintf(flags, sizeof flags,
-             "model=llama-3-8b;gpus=%s;framework=fsdp2;seq-len=8192;micro-batch=2;"
+             "model=llama-3-8b;gpus=%s;framework=fsdp2;trainer=torchtitan;"
+             "seq-len=8192;micro-batch=2;"
              "checkpointing=op",
              gpus);
     sim(&r, flags);

@@ -89,6 +89,27 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m,
                 cfg->ds_config, (long long)ds.zero_stage.v);
         cfg->zero = ds.zero_stage.v;
     }
+    /* precision the DeepSpeed schedule does not model (config.c
+     * check_deepspeed_policy has the sources) */
+    if (ds.bf16_master_weights_and_grads.v ||
+        ds.bf16_optimizer_states.v)
+        return zs_err_set(
+            err, ZS_EINPUT,
+            "unsupported 'bf16.%s' in %s: zsim's DeepSpeed schedule keeps "
+            "fp32 master weights, grads and optimizer states (bf16.enabled); "
+            "set it false",
+            ds.bf16_master_weights_and_grads.v
+                ? "bf16_master_weights_and_grads"
+                : "bf16_optimizer_states",
+            cfg->ds_config);
+    if (ds.communication_data_type.from == ZS_DS_SET &&
+        ds.communication_data_type.v == ZS_DS_DT_FP32)
+        return zs_err_set(
+            err, ZS_EINPUT,
+            "unsupported 'communication_data_type' \"fp32\" in %s: zsim's "
+            "DeepSpeed schedule reduce-scatters in bf16; use \"bf16\" or "
+            "remove the key",
+            cfg->ds_config);
     if (ds.offload_optimizer.present && !flag_given("offload-optimizer"))
         cfg->offload_optimizer = (int)ds.offload_optimizer.device.v;
     if (ds.offload_param.present && !flag_given("offload-param"))

@@ -90,11 +90,12 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
             cl->spec, cl->nodes, cl->node.gpus_per_node, cl->node.gpu.name,
             zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes));
     fprintf(stdout,
-            "search:   %s, seq %lld, global batch %lld sequences%s, %d "
-            "candidates simulated in %.2f s (%lld events)\n",
+            "search:   %s, seq %lld, global batch %lld sequences%s, trainer "
+            "%s, %d candidates simulated in %.2f s (%lld events)\n",
             zs_method_name((enum zs_method)base->method),
             (long long)base->seq_len, (long long)p->global_batch,
-            p->global_batch_default ? " (default)" : "", p->n, p->elapsed_s,
+            p->global_batch_default ? " (default)" : "",
+            zs_trainer_name(base->trainer), p->n, p->elapsed_s,
             (long long)p->events);
     /* the CPU optimizer and threads the offload candidates assume, per
      * framework (docs/cpu-optimizer.md) */
@@ -249,6 +250,9 @@ static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
     cJSON_AddNumberToObject(d, "feasible", p->nfeasible);
     cJSON_AddNumberToObject(d, "elapsed_s", p->elapsed_s);
     cJSON_AddNumberToObject(d, "global_batch", (double)p->global_batch);
+    cJSON_AddStringToObject(d, "trainer",
+                            p->n ? zs_trainer_name(p->cand[0].cfg.trainer)
+                                 : "");
     if (p->best >= 0)
         cJSON_AddNumberToObject(d, "best", p->best);
     else
@@ -341,6 +345,10 @@ static int run(int argc, char **argv, struct zs_err *err)
     }
     rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, err);
     if (rc)
+        return rc;
+    /* the search runs under the trainer: torchtitan and torchtune have no
+     * DeepSpeed candidates (plan.c), and asking for DeepSpeed is an error */
+    if (!po.framework_any && (rc = zs_cfg_check_trainer(&base, err)))
         return rc;
     if ((v = zs_args_get(&a, opts, nopts, "top"))) {
         char *end;

@@ -135,6 +135,16 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
             (long long)c->tokens_per_step, c->deepspeed_version,
             c->pin_optimizer ? "yes" : "no",
             c->zero_init == ZS_NO ? "no" : "yes");
+    if (c->framework == ZS_FW_FSDP2)
+        fprintf(out,
+                "          trainer %s: params %s, reduce %s, %s\n",
+                zs_trainer_name(c->trainer),
+                zs_dtype_name(c->param_dtype_resolved),
+                zs_dtype_name(c->reduce_dtype_resolved),
+                zs_cfg_grads_held_unsharded(c)
+                    ? "unsharded grads held across accumulation (no_sync), "
+                      "one reduce-scatter per step"
+                    : "reduce-scatter every micro-step");
     if (c->offload_optimizer != ZS_OFF_NONE || c->offload_param != ZS_OFF_NONE) {
         /* what the CPU optimizer phase assumed, as the command to run */
         zs_launch_line(c, &cl->node, cl->nodes, NULL, buf, sizeof buf);
@@ -400,6 +410,13 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key,
                                 (double)c->gpu_reserved_bytes);
         cJSON_AddBoolToObject(x, "pin_memory", c->pin_optimizer);
         cJSON_AddStringToObject(x, "deepspeed_version", c->deepspeed_version);
+        cJSON_AddStringToObject(x, "trainer", zs_trainer_name(c->trainer));
+        cJSON_AddStringToObject(x, "param_dtype",
+                                zs_dtype_name(c->param_dtype_resolved));
+        cJSON_AddStringToObject(x, "reduce_dtype",
+                                zs_dtype_name(c->reduce_dtype_resolved));
+        cJSON_AddBoolToObject(x, "grads_held_unsharded",
+                              zs_cfg_grads_held_unsharded(c));
         zs_cfg_summary(c, buf, sizeof buf);
         cJSON_AddStringToObject(x, "summary", buf);
     }

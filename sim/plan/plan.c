@@ -92,6 +92,11 @@ static int enumerate(struct zs_plan *p, const struct zs_model *m,
     for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++) {
         if (!po->framework_any && modes[md].fw != base->framework)
             continue;
+        /* torchtitan and torchtune train with FSDP2 only (config.c
+         * check_deepspeed_policy): their search has no DeepSpeed modes */
+        if (modes[md].fw == ZS_FW_DEEPSPEED &&
+            base->trainer != ZS_TRAINER_HF)
+            continue;
         for (int pi = 0; pi < nprocs; pi++)
             for (size_t mi = 0; mi < sizeof micros / sizeof micros[0]; mi++)
                 for (int ck = ZS_CKPT_NONE; ck <= ZS_CKPT_FULL; ck++) {
@@ -167,6 +172,21 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
                      c->res.oom.module,
                      zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
                      zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
+        }
+        if (zs_cfg_grads_held_unsharded(&c->cfg)) {
+            /* name the term the HF Trainer adds, whichever allocation hit
+             * the limit: every trainable element's unsharded grad in the
+             * reduce dtype (fsdp2.c hold_grads) */
+            struct zs_method_opts mo = {(enum zs_method)c->cfg.method,
+                                        (int)c->cfg.lora_rank,
+                                        ZS_ROLE_ALL_LINEAR};
+            int64_t held = zs_model_trainable(w->m, &mo) *
+                           zs_cfg_reduce_bytes(&c->cfg);
+            size_t len = strlen(c->reason);
+            snprintf(c->reason + len, sizeof c->reason - len,
+                     "; %s of it are unsharded grads held across "
+                     "accumulation (HF no_sync)",
+                     zs_fmt_bytes(a, sizeof a, held));
         }
         break;
     case ZS_OOM_HOST:

@@ -28,7 +28,7 @@ enum zs_cand_status {
 struct zs_candidate {
     struct zs_cfg cfg;
     int status;       /* enum zs_cand_status */
-    char reason[256]; /* for rejected candidates, with the numbers */
+    char reason[384]; /* for rejected candidates, with the numbers */
     struct zs_sim_result res;
     double score; /* higher is better, by objective */
 };

@@ -7,23 +7,39 @@
  * Groups: one per decoder layer plus the root (embedding, final norm,
  * lm_head), which stays unsharded for the whole micro-step (the root is not
  * resharded after forward: its backward starts at once).
- * Unshard (§6 steps 1-2): on the copy-in stream, offloaded fp32 shards are
- * copied H2D asynchronously from pinned memory (4 B/element) and cast to
- * bf16 on the GPU; the all-gather output (group x 2 B) is allocated and
- * all-gathered on the all-gather stream; the compute stream copies it out
+ * Precision policy (zs_cfg_param_bytes / zs_cfg_reduce_bytes, config.h):
+ * pb = bytes of the sharded params (fp32 masters 4, pure bf16 2), rb = bytes
+ * of the reduce dtype; compute is bf16.  PyTorch source read at
+ * 010ae4a89516 (torch/distributed/fsdp/_fully_shard/).
+ * Unshard (§6 steps 1-2): on the copy-in stream, offloaded shards are copied
+ * H2D asynchronously from pinned memory (pb B/element) and, when pb is fp32,
+ * cast to bf16 on the GPU (FSDPParam.all_gather_inputs:
+ * _to_dtype_if_needed(sharded_param_data, param_dtype); pure bf16 has no
+ * param_dtype, so no cast); the all-gather output (group x 2 B) is allocated
+ * and all-gathered on the all-gather stream; the compute stream copies it out
  * into per-parameter storages.  Implicit prefetch: the host never blocks, so
  * the next group's all-gather runs while the current group computes; a
  * group's all-gather may start only after the previous group's copy-out
  * (≤ 2 all-gather buffers live).
- * Reduce (§6 step 5): the unsharded grads are copied into a reduce-scatter
- * input (reduce dtype fp32 [assumption: torchtitan's default
- * MixedPrecisionPolicy, reference-data §B1]), reduce-scattered (one in
- * flight), and with offload copied D2H into newly allocated pinned CPU
- * tensors (one per parameter; PyTorch's host allocator rounds each to a power
- * of two and caches it after zero_grad).  During accumulation the copy is
+ * Reduce (§6 step 5, _fsdp_collectives.py foreach_reduce): the unsharded bf16
+ * grads are copied into a reduce-scatter input of the reduce dtype
+ * (chunk_cat widens bf16 -> fp32 itself), reduce-scattered (one in flight)
+ * into an output of the reduce dtype, cast to the sharded params' dtype
+ * (_to_dtype_if_needed(reduce_output, orig_dtype)) and, with offload, copied
+ * D2H into newly allocated pinned CPU tensors (one per parameter; PyTorch's
+ * host allocator rounds each to a power of two and caches it after
+ * zero_grad).  When a sharded grad already exists (accumulation) the copy is
  * blocking and the add runs on the CPU.
+ * Accumulation under the HF Trainer (zs_cfg_grads_held_unsharded): the
+ * micro-steps before the last run with set_requires_gradient_sync(False):
+ * post_backward reshards and keeps every parameter's unsharded grad on the
+ * GPU (FSDPParam.to_accumulated_grad_if_needed: the bf16 grad itself when the
+ * reduce dtype is bf16, else a copy in the reduce dtype in
+ * unsharded_accumulated_grad); later micro-steps add their grads into it
+ * (AccumulateGrad, or accumulate_unsharded_grad_if_needed); the last one
+ * reduce-scatters the accumulated grads once.
  * Step: the user's optimizer (torch AdamW) on the CPU shards with offload,
- * on the GPU without; states allocated lazily at the first step.
+ * on the GPU without; states (pb B each) allocated lazily at the first step.
  */
 #include "sched/sched_int.h"
 #include "util/alloc.h"
@@ -39,10 +55,99 @@ struct fs {
     int32_t prev_rs; /* previous reduce-scatter (one in flight) */
     int32_t *saved,
         *ungathered;    /* per unit: saved activations, unsharded params */
-    int32_t *grad_host; /* per unit: pinned grad allocation (offload) */
-    int32_t *grad_gpu;  /* per unit: sharded fp32 grads on GPU (no offload) */
+    int32_t *grad_host; /* per unit: its first pinned grad (offload), -1 */
+    /* Per-parameter shards (offload): unit g's parameter tensors are
+     * shard_elems[shard_off[g] .. shard_off[g + 1] - 1]; grad_ids holds
+     * the pinned grad allocation of each (see param_shards). */
+    int64_t *shard_elems;
+    int *shard_off;
+    int32_t *grad_ids;
+    int32_t *grad_gpu;  /* per unit: sharded grads on GPU (no offload) */
+    int32_t *held;      /* per unit: unsharded grads held across no_sync */
+    int pb, rb;         /* bytes: sharded params, reduce dtype (see top) */
+    bool nosync;        /* zs_cfg_grads_held_unsharded */
     int32_t logits, logprobs, act_bwd;
 };
+
+/* Padded shard elements of each parameter tensor of one leaf on `w` ranks:
+ * FSDP2 chunks dim 0 and pads every rank's chunk to chunks[0]
+ * (FSDPParam._init_sharded_param: padded_sharded_size = chunks[0].size()),
+ * so a [d0, d1] tensor's shard is ceil(d0 / w) x d1.  Shapes as
+ * model.c builds the leaves: nn.Linear weight [out, in] (+ bias [out]),
+ * nn.Embedding [vocab, hidden], RMSNorm [out]; experts as n_experts gated
+ * MLPs of w1/w3 [moe_i, h] and w2 [h, moe_i] (ModuleList of nn.Linear, as
+ * MixtralSparseMoeBlock).  Appends to out[*n] (cap entries). */
+static void leaf_shards(const struct zs_model *m, const struct zs_leaf *l,
+                        int64_t w, int64_t *out, int *n, int cap)
+{
+#define ADD(d0, d1)                                                                do {                                                                               if (*n < cap)                                                                      out[(*n)++] = ((d0) + w - 1) / w * (d1);                               } while (0)
+    switch (l->kind) {
+    case ZS_LEAF_NORM:
+        ADD(l->out_features, 1);
+        break;
+    case ZS_LEAF_EMBED:
+        ADD(l->out_features, l->in_features);
+        break;
+    case ZS_LEAF_EXPERTS:
+        for (int64_t e = 0; e < m->n_experts; e++) {
+            ADD(m->moe_intermediate, m->hidden);
+            ADD(m->moe_intermediate, m->hidden);
+            ADD(m->hidden, m->moe_intermediate);
+        }
+        break;
+    default:
+        ADD(l->out_features, l->in_features);
+        if (l->n_tensors > 1)
+            ADD(l->out_features, 1);
+        break;
+    }
+#undef ADD
+}
+
+/* Fills s->shard_elems/shard_off: per parameter for a full fine-tune with
+ * offload (_init_sharded_param pins each parameter; foreach_reduce copies
+ * each parameter's grad into its own new pinned tensor), each of which the
+ * host allocator rounds to a power of two.  Under LoRA/QLoRA the frozen base
+ * and the adapters are one block per group [assumption: adapter shapes are
+ * not tracked; the adapters are small], and the grads one block of the
+ * adapters' shard (reduce_grads). */
+static int param_shards(struct fs *s)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_model *m = b->m;
+    int64_t w = b->c->world;
+    int total = 0, n = 0;
+    bool full = b->mo.method == ZS_METHOD_FULL;
+    for (int g = 0; g < b->nunits; g++)
+        total += full ? b->units[g].n_tensors : 1;
+    s->shard_elems = zs_calloc((size_t)(total ? total : 1),
+                               sizeof *s->shard_elems);
+    s->grad_ids = zs_calloc((size_t)(total ? total : 1), sizeof *s->grad_ids);
+    s->shard_off = zs_calloc((size_t)b->nunits + 1, sizeof *s->shard_off);
+    if (!s->shard_elems || !s->grad_ids || !s->shard_off)
+        return ZS_ENOMEM;
+    for (int g = 0; g < b->nunits; g++) {
+        const struct zs_unit *u = &b->units[g];
+        s->shard_off[g] = n;
+        if (!full) {
+            s->shard_elems[n++] = u->part_elems;
+            continue;
+        }
+        if (u->layer < 0) {
+            for (int i = 0; i < m->n_pre; i++)
+                leaf_shards(m, &m->pre[i], w, s->shard_elems, &n, total);
+            for (int i = 0; i < m->n_post; i++)
+                leaf_shards(m, &m->post[i], w, s->shard_elems, &n, total);
+        } else {
+            for (int i = 0; i < m->n_layer_leaves; i++)
+                leaf_shards(m, &m->layer[i], w, s->shard_elems, &n, total);
+        }
+        if (n - s->shard_off[g] != u->n_tensors)
+            return ZS_ERUNTIME; /* the shapes disagree with n_tensors */
+    }
+    s->shard_off[b->nunits] = n;
+    return 0;
+}
 
 static void unshard(struct fs *s, int g)
 {
@@ -56,18 +161,38 @@ static void unshard(struct fs *s, int g)
                         "unshard (foreach copy-in)", g, b->last_host, -1);
     t = launch;
     if (s->off) {
-        int32_t f32 = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard * 4, 0,
-                                 "fp32 shard (H2D)", g, t);
-        t = zs_t_pcie(b, b->q_cpy, 0, (double)shard * 4, b->c->pin_param,
-                      "H2D fp32 shard (async)", g, f32, s->prev_copyout);
-        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 6, ZS_CLS_COPY,
-                         "cast to bf16", g, t, -1);
-        zs_t_free(b, b->q_cpy, f32, t);
+        int32_t dev = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard * s->pb, 0,
+                                 s->pb == 4 ? "fp32 shard (H2D)"
+                                            : "bf16 shard (H2D)",
+                                 g, t);
+        t = zs_t_pcie(b, b->q_cpy, 0, (double)shard * s->pb, b->c->pin_param,
+                      s->pb == 4 ? "H2D fp32 shard (async)"
+                                 : "H2D bf16 shard (async)",
+                      g, dev, s->prev_copyout);
+        if (s->pb == 4) {
+            /* the cast allocates the bf16 all-gather input */
+            int32_t in = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard * 2, 0,
+                                    "bf16 all-gather input (cast)", g, t);
+            t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 6, ZS_CLS_COPY,
+                             "cast to bf16", g, in, -1);
+            zs_t_free(b, b->q_cpy, dev, t);
+            dev = in;
+        }
+        ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full * 2, 0,
+                        "all-gather output", g, t);
+        /* copy-in: read the bf16 input, write the all-gather buffer */
+        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 4, ZS_CLS_COPY,
+                         "all-gather copy-in", g, ag, s->prev_copyout);
+        zs_t_free(b, b->q_cpy, dev, t);
+    } else {
+        ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full * 2, 0,
+                        "all-gather output", g, t);
+        /* resident shards: the foreach copy-in casts while it copies (read
+         * pb, write 2 B; foreach_all_gather's _foreach_copy_ fast path) */
+        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * (s->pb + 2),
+                         ZS_CLS_COPY, "all-gather copy-in", g, ag,
+                         s->prev_copyout);
     }
-    ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full * 2, 0, "all-gather output", g,
-                    t);
-    t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 4, ZS_CLS_COPY,
-                     "all-gather copy-in", g, ag, s->prev_copyout);
     t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full * 2,
                   "all-gather params", g, t, -1);
     /* copy-out on the compute stream into per-parameter storages */
@@ -98,64 +223,153 @@ static int32_t launch(struct zs_bctx *b, int g, int kernels)
         ZS_CLS_HOST, "hooks + kernel launches", g, b->last_host, -1);
 }
 
+/* Micro-steps before the last under no_sync: post_backward keeps the
+ * group's unsharded grads (see the top of the file).  Returns the task after
+ * which they are held. */
+static int32_t hold_grads(struct fs *s, int g, int32_t bwd)
+{
+    struct zs_bctx *b = s->b;
+    int64_t n = b->units[g].trainable;
+    int32_t grads, t;
+    if (n <= 0)
+        return bwd;
+    /* autograd's bf16 grads of this micro-step */
+    grads = zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0,
+                       s->held[g] < 0 && s->rb == 2
+                           ? "unsharded grads held across accumulation (HF "
+                             "no_sync)"
+                           : "unsharded grads",
+                       g, bwd);
+    if (s->held[g] < 0) {
+        if (s->rb == 2) { /* grad dtype == reduce dtype: kept as it is */
+            s->held[g] = grads;
+            return grads;
+        }
+        /* to_accumulated_grad_if_needed: .to(reduce_dtype) */
+        s->held[g] = zs_t_alloc(b, b->q_comp, b->p_gpu, n * s->rb, 0,
+                                "unsharded grads held across accumulation "
+                                "(HF no_sync)",
+                                g, grads);
+        t = zs_t_gpu_mem(b, b->q_comp, (double)n * (2 + s->rb), ZS_CLS_COPY,
+                         "grads to reduce dtype", g, s->held[g], -1);
+    } else {
+        /* AccumulateGrad / accumulate_unsharded_grad_if_needed: held += new
+         * (read both, write the held one) */
+        t = zs_t_gpu_mem(b, b->q_comp, (double)n * (2 + 2 * s->rb),
+                         ZS_CLS_COPY, "accumulate unsharded grads", g, grads,
+                         -1);
+    }
+    return zs_t_free(b, b->q_comp, grads, t);
+}
+
 static void reduce_grads(struct fs *s, int g, int32_t bwd)
 {
     struct zs_bctx *b = s->b;
     const struct zs_unit *u = &b->units[g];
     int64_t n = u->trainable;
     int64_t shard = (n + b->c->world - 1) / b->c->world;
-    int32_t grads, in, out, t;
+    int pb = s->pb, rb = s->rb;
+    int32_t grads, in, out, cast = -1, t;
+    /* the first reduce of a step finds no sharded grad (zero_grad set them
+     * to None): under no_sync that is the last micro-step's */
+    bool first = s->nosync || b->micro == 0;
     if (n <= 0)
         return;
-    grads =
-        zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0, "unsharded grads", g, bwd);
-    in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * 4, 0,
-                    "reduce-scatter input (fp32)", g, grads);
-    t = zs_t_gpu_mem(b, b->q_comp, (double)n * 6, ZS_CLS_COPY,
-                     "chunk_cat copy-in", g, in, -1);
+    if (s->held[g] >= 0) {
+        /* last micro-step: its grads join the held ones, which feed the
+         * reduce-scatter (already in the reduce dtype) */
+        t = hold_grads(s, g, bwd);
+        grads = s->held[g];
+        s->held[g] = -1;
+        in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * rb, 0,
+                        rb == 4 ? "reduce-scatter input (fp32)"
+                                : "reduce-scatter input (bf16)",
+                        g, t);
+        t = zs_t_gpu_mem(b, b->q_comp, (double)n * 2 * rb, ZS_CLS_COPY,
+                         "chunk_cat copy-in", g, in, -1);
+    } else {
+        grads = zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0,
+                           "unsharded grads", g, bwd);
+        in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * rb, 0,
+                        rb == 4 ? "reduce-scatter input (fp32)"
+                                : "reduce-scatter input (bf16)",
+                        g, grads);
+        t = zs_t_gpu_mem(b, b->q_comp, (double)n * (2 + rb), ZS_CLS_COPY,
+                         "chunk_cat copy-in", g, in, -1);
+    }
     zs_t_free(b, b->q_comp, grads, t);
-    out = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * 4, 0,
+    out = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * rb, 0,
                      "reduce-scatter output", g, t);
     t = zs_t_coll(b, b->q_rs, ZS_COLL_REDUCESCATTER,
-                  (double)shard * b->c->world * 4, "reduce-scatter grads", g,
+                  (double)shard * b->c->world * rb, "reduce-scatter grads", g,
                   out, s->prev_rs);
     t = zs_t_free(b, b->q_rs, in, t);
+    if (rb != pb) {
+        /* _to_dtype_if_needed(reduce_output, orig_dtype) */
+        cast = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * pb, 0,
+                          "reduced grads (param dtype)", g, t);
+        t = zs_t_gpu_mem(b, b->q_rs, (double)shard * (rb + pb), ZS_CLS_COPY,
+                         "cast grads to param dtype", g, cast, -1);
+        t = zs_t_free(b, b->q_rs, out, t);
+    }
     if (s->off) {
-        if (b->micro == 0) {
+        if (first) {
             /* new pinned CPU tensor per parameter; non_blocking D2H */
-            if (s->grad_host[g] < 0)
-                s->grad_host[g] =
-                    zs_t_alloc(b, b->q_rs, b->p_host, shard * 4,
-                               b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
-                               "sharded fp32 grads (pinned, per param)", g, t);
-            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * 4, b->c->pin_optimizer,
-                          "D2H sharded grads", g, t, -1);
+            if (s->grad_host[g] < 0) {
+                int32_t d = t;
+                for (int k = s->shard_off[g]; k < s->shard_off[g + 1]; k++)
+                    d = s->grad_ids[k] = zs_t_alloc(
+                        b, b->q_rs, b->p_host,
+                        (b->mo.method == ZS_METHOD_FULL ? s->shard_elems[k]
+                                                        : shard) * pb,
+                        b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
+                        pb == 4 ? "sharded fp32 grads (pinned, per param)"
+                                : "sharded bf16 grads (pinned, per param)",
+                        g, d);
+                s->grad_host[g] = s->grad_ids[s->shard_off[g]];
+                t = d;
+            }
+            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * pb,
+                          b->c->pin_optimizer, "D2H sharded grads", g, t, -1);
         } else {
-            /* accumulation: blocking copy, add on the CPU */
-            int32_t tmp = zs_t_alloc(b, b->q_rs, b->p_host, shard * 4, 0,
+            /* accumulation: blocking copy, add on the CPU (read 2, write 1
+             * elements) */
+            int32_t tmp = zs_t_alloc(b, b->q_rs, b->p_host, shard * pb, 0,
                                      "grad copy (accumulate)", g, t);
-            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * 4, false,
+            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * pb, false,
                           "D2H grads (blocking)", g, tmp, -1);
             zs_t_mark(b, b->q_host, "host waits grad copy", t, b->last_host,
                       -1);
-            /* grad += copy: an eager torch add on the CPU (r 4 + 4, w 4) */
-            zs_t_cpu(b, (double)shard * 12,
+            /* grad += copy: an eager torch add on the CPU (r 2 + w 1 elements
+             * of the param dtype) */
+            zs_t_cpu(b, (double)shard * 3 * s->pb,
                      b->node->torch_op_bytes_per_s_per_thread, ZS_CLS_HOST,
                      "accumulate grads on CPU", b->last_host);
             zs_t_free(b, b->q_host, tmp, b->last_host);
         }
     } else {
         if (s->grad_gpu[g] < 0)
-            s->grad_gpu[g] = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * 4, 0,
-                                        "sharded fp32 grads", g, t);
-        t = zs_t_gpu_mem(b, b->q_rs, (double)shard * 12, ZS_CLS_COPY,
+            s->grad_gpu[g] = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * pb, 0,
+                                        pb == 4 ? "sharded fp32 grads"
+                                                : "sharded bf16 grads",
+                                        g, t);
+        t = zs_t_gpu_mem(b, b->q_rs, (double)shard * 3 * pb, ZS_CLS_COPY,
                          "accumulate sharded grads", g, t, -1);
     }
-    t = zs_t_free(b, b->q_rs, out, t);
+    t = zs_t_free(b, b->q_rs, cast >= 0 ? cast : out, t);
     s->prev_rs = t;
 }
 
-static void micro_step(struct fs *s)
+/* post_backward of group g after its backward finished at `bwd`. */
+static void post_backward(struct fs *s, int g, int32_t bwd, bool boundary)
+{
+    if (s->nosync && !boundary)
+        hold_grads(s, g, bwd);
+    else
+        reduce_grads(s, g, bwd);
+}
+
+static void micro_step(struct fs *s, bool boundary)
 {
     struct zs_bctx *b = s->b;
     struct zs_act_opts ao;
@@ -229,9 +443,9 @@ static void micro_step(struct fs *s)
         zs_t_free(b, b->q_comp, s->act_bwd, c);
         zs_t_free(b, b->q_comp, s->saved[g], c);
         reshard(s, g, c);
-        reduce_grads(s, g, c);
+        post_backward(s, g, c, boundary);
     }
-    reduce_grads(s, 0, c); /* the root's grads reduce last */
+    post_backward(s, 0, c, boundary); /* the root's grads reduce last */
     reshard(s, 0, c);
     if (s->prev_agbuf >= 0)
         zs_t_free(b, b->q_comp, s->prev_agbuf, c);
@@ -250,7 +464,7 @@ static void optimizer_step(struct fs *s, bool first)
     if (s->off) {
         if (first)
             zs_keep_alloc(b, zs_t_alloc(
-                b, b->q_host, b->p_host, T * 8, 0,
+                b, b->q_host, b->p_host, T * 2 * s->pb, 0,
                 "AdamW exp_avg + exp_avg_sq (lazy)", -1, b->last_host));
         /* CPU clip pass (when clipping) and the user's AdamW, by
          * implementation (cpuopt.c) */
@@ -267,7 +481,10 @@ static void optimizer_step(struct fs *s, bool first)
                  b->last_host);
         /* zero_grad(set_to_none): pinned grads return to the host cache */
         for (int g = 0; g < b->nunits; g++) {
-            zs_t_free(b, b->q_host, s->grad_host[g], b->last_host);
+            if (s->grad_host[g] < 0)
+                continue;
+            for (int k = s->shard_off[g]; k < s->shard_off[g + 1]; k++)
+                zs_t_free(b, b->q_host, s->grad_ids[k], b->last_host);
             s->grad_host[g] = -1;
         }
     } else {
@@ -277,11 +494,12 @@ static void optimizer_step(struct fs *s, bool first)
         if (first)
             zs_keep_alloc(b,
                 zs_t_alloc(b, b->q_comp, b->p_gpu,
-                           q8 ? T * 2 + (T / 2048 + 1) * 8 : T * 8, 0,
+                           q8 ? T * 2 + (T / 2048 + 1) * 8 : T * 2 * s->pb,
+                           0,
                            q8 ? "AdamW 8-bit states (bitsandbytes, lazy)"
                               : "AdamW exp_avg + exp_avg_sq (lazy)",
                            -1, b->last_host));
-        a = zs_t_gpu_mem(b, b->q_comp, (double)T * 28, ZS_CLS_OPT,
+        a = zs_t_gpu_mem(b, b->q_comp, (double)T * 7 * s->pb, ZS_CLS_OPT,
                          "AdamW (GPU, foreach)", -1, b->last_host, -1);
         for (int g = 0; g < b->nunits; g++) {
             zs_t_free(b, b->q_comp, s->grad_gpu[g], a);
@@ -292,8 +510,7 @@ static void optimizer_step(struct fs *s, bool first)
 
 static void fs_micro(void *ctx, bool boundary)
 {
-    (void)boundary;
-    micro_step(ctx);
+    micro_step(ctx, boundary);
 }
 
 static void fs_opt(void *ctx, bool first)
@@ -315,26 +532,39 @@ int zs_build_fsdp2(struct zs_bctx *b)
     s.ungathered = zs_calloc((size_t)n, sizeof *s.ungathered);
     s.grad_host = zs_calloc((size_t)n, sizeof *s.grad_host);
     s.grad_gpu = zs_calloc((size_t)n, sizeof *s.grad_gpu);
-    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu) {
+    s.held = zs_calloc((size_t)n, sizeof *s.held);
+    s.pb = zs_cfg_param_bytes(b->c);
+    s.rb = zs_cfg_reduce_bytes(b->c);
+    s.nosync = zs_cfg_grads_held_unsharded(b->c);
+    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held) {
         rc = ZS_ENOMEM;
         goto out;
     }
     for (int g = 0; g < n; g++)
-        s.saved[g] = s.ungathered[g] = s.grad_host[g] = s.grad_gpu[g] = -1;
+        s.saved[g] = s.ungathered[g] = s.grad_host[g] = s.grad_gpu[g] =
+            s.held[g] = -1;
 
     b->phase = ZS_PH_INIT;
     b->step = 0;
     zs_t_alloc(b, b->q_host, b->p_host, ZS_HOST_RUNTIME_BYTES, 0,
                "process runtime (python, torch, CUDA host side)", -1, -1);
+    rc = param_shards(&s);
+    if (rc)
+        goto out;
     for (int g = 0; g < n; g++) {
         const struct zs_unit *u = &b->units[g];
         if (s.off) /* _init_sharded_param: .cpu().pin_memory() per parameter */
-            zs_t_alloc(b, b->q_host, b->p_host, u->part_elems * 4,
-                       b->c->pin_param ? ZS_ALLOC_PINNED : 0,
-                       "sharded fp32 params (pinned)", g, -1);
+            for (int k = s.shard_off[g]; k < s.shard_off[g + 1]; k++)
+                zs_t_alloc(b, b->q_host, b->p_host, s.shard_elems[k] * s.pb,
+                           b->c->pin_param ? ZS_ALLOC_PINNED : 0,
+                           s.pb == 4 ? "sharded fp32 params (pinned)"
+                                     : "sharded bf16 params (pinned)",
+                           g, -1);
         else
-            zs_t_alloc(b, b->q_comp, b->p_gpu, u->part_elems * 4, 0,
-                       "sharded fp32 params", g, -1);
+            zs_t_alloc(b, b->q_comp, b->p_gpu, u->part_elems * s.pb, 0,
+                       s.pb == 4 ? "sharded fp32 params"
+                                 : "sharded bf16 params",
+                       g, -1);
     }
 
     zs_run_steps(b, &s, fs_micro, fs_opt);
@@ -344,5 +574,9 @@ out:
     zs_free(s.ungathered);
     zs_free(s.grad_host);
     zs_free(s.grad_gpu);
+    zs_free(s.held);
+    zs_free(s.shard_elems);
+    zs_free(s.shard_off);
+    zs_free(s.grad_ids);
     return rc;
 }

@@ -345,6 +345,94 @@ static int parse_version(const char *s, int v[3])
     return *s ? -1 : (n == 3 ? 0 : -1);
 }
 
+/* What DeepSpeed's precision and training-loop knobs allow (DeepSpeed
+ * 0.19.6 edaa72212), for the trainer and dtype flags:
+ * - torchtitan and torchtune train with FSDP2 (fully_shard) only; DeepSpeed
+ *   runs under the HF Trainer / Accelerate (or its own engine loop).
+ * - Parameters: "bf16": {"enabled": true} keeps fp32 master weights, grads
+ *   and optimizer states (runtime/zero/stage3.py: master_weights_and_grads_
+ *   dtype = float32 unless bf16_master_weights_and_grads).  bf16 masters,
+ *   grads and optimizer states are bf16.bf16_master_weights_and_grads +
+ *   bf16_optimizer_states (runtime/precision_config.py, added by PR #7700,
+ *   first released in 0.18.3; runtime/config.py asserts ZeRO stage 1-3 and
+ *   that bf16_optimizer_states needs the master flag; base_optimizer.py
+ *   _configure_master_weights requires ZeRO-Offload with DeepSpeedCPUAdam
+ *   whenever states are offloaded).  zsim's DeepSpeed schedule (zero.c) keeps
+ *   fp32 masters, so the bf16 policy is refused rather than simulated wrong.
+ * - Reduction: communication_data_type follows bf16.enabled (engine.py); an
+ *   fp32 reduce-scatter ("communication_data_type": "fp32") is valid
+ *   DeepSpeed but zero.c reduces in bf16, so it is refused likewise. */
+int zs_cfg_check_trainer(const struct zs_cfg *c, struct zs_err *err)
+{
+    if (c->framework == ZS_FW_DEEPSPEED && c->trainer != ZS_TRAINER_HF)
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "'--trainer %s' trains with FSDP2 (fully_shard) only: use "
+            "'--framework fsdp2', or '--trainer hf' with DeepSpeed",
+            zs_trainer_name(c->trainer));
+    return 0;
+}
+
+static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
+{
+    const int *v = c->ds_version;
+    bool has_bf16_master =
+        v[0] > 0 || v[1] > 18 || (v[1] == 18 && v[2] >= 3);
+    int rc = zs_cfg_check_trainer(c, err);
+    if (rc)
+        return rc;
+    if (c->param_dtype_resolved == ZS_DT_BF16 && !has_bf16_master)
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "'--param-dtype bf16' with DeepSpeed %d.%d.%d: bf16 master "
+            "weights (bf16.bf16_master_weights_and_grads) exist from 0.18.3 "
+            "(PR #7700); use '--param-dtype fp32' (bf16.enabled keeps fp32 "
+            "master weights and optimizer states)",
+            v[0], v[1], v[2]);
+    if (c->param_dtype_resolved == ZS_DT_BF16)
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "'--param-dtype bf16' with DeepSpeed maps to "
+            "bf16.bf16_master_weights_and_grads + bf16_optimizer_states, "
+            "which zsim does not model yet: use '--param-dtype fp32' "
+            "(bf16.enabled keeps fp32 master weights and optimizer states)");
+    if (c->reduce_dtype_resolved == ZS_DT_FP32)
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "'--reduce-dtype fp32' with DeepSpeed maps to "
+            "\"communication_data_type\": \"fp32\", which zsim does not "
+            "model yet: use '--reduce-dtype bf16' (DeepSpeed's default with "
+            "bf16.enabled)");
+    return 0;
+}
+
+int zs_cfg_param_bytes(const struct zs_cfg *c)
+{
+    return c->param_dtype_resolved == ZS_DT_BF16 ? 2 : 4;
+}
+
+int zs_cfg_reduce_bytes(const struct zs_cfg *c)
+{
+    return c->reduce_dtype_resolved == ZS_DT_FP32 ? 4 : 2;
+}
+
+/* HF Trainer (transformers PR #34645 and later, _inner_training_loop) runs
+ * every micro-batch but the last of an accumulation inside
+ * accelerator.no_sync(model) unless DeepSpeed runs or sync_each_batch is set;
+ * accelerate's no_sync for FSDP2 is model.set_requires_gradient_sync(False)
+ * (accelerate 16cb6eb8 accelerator.py:1165-1170).  FSDP2 then skips
+ * foreach_reduce in post_backward and keeps each parameter's unsharded grad
+ * (FSDPParamGroup.post_backward "if not self.reduce_grads"; FSDPParam.
+ * to_accumulated_grad_if_needed).  torchtitan and torchtune call backward on
+ * every micro-batch with gradient sync on (torchtitan b5bcd76c6
+ * torchtitan/trainer.py train_step; torchtune full_finetune_distributed.py),
+ * so they reduce-scatter every micro-step. */
+bool zs_cfg_grads_held_unsharded(const struct zs_cfg *c)
+{
+    return c->framework == ZS_FW_FSDP2 && c->trainer == ZS_TRAINER_HF &&
+           c->accum > 1;
+}
+
 int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
                    const struct zs_cluster *cl, struct zs_err *err)
 {
@@ -454,8 +542,7 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     if (c->param_persistence_threshold < 0)
         c->param_persistence_threshold = 10 * h;
 
-    /* Trainer-dependent defaults (issue 10).  First cut of the interface;
-     * the CPU-optimizer and precision work refine each rule with its source.
+    /* Trainer-dependent defaults (issue 10).
      * - CPU optimizer: DeepSpeed offload steps DeepSpeedCPUAdam
      *   (deepspeed/ops/adam/cpu_adam.py); FSDP2 steps whatever optimizer the
      *   user built: torch.optim.AdamW with defaults is the single-tensor
@@ -464,10 +551,19 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
      *   recipes set fused=True with fsdp_cpu_offload.
      * - Launcher: HF Trainer users launch through accelerate (or torchrun);
      *   torchtitan and torchtune through torchrun (their run scripts).
-     * - Precision: torchtune trains pure bf16 (no MixedPrecisionPolicy);
-     *   accelerate's FSDP2 bf16 sets param_dtype = reduce_dtype = bf16 over
-     *   fp32 sharded params (utils/dataclasses.py); torchtitan reduces in
-     *   fp32 (its default mixed_precision_reduce). */
+     * - Precision (FSDP2's MixedPrecisionPolicy; compute is bf16 throughout):
+     *   hf: accelerate's FSDP2 plugin with mixed_precision bf16 sets
+     *   MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=bf16)
+     *   (accelerate 16cb6eb8 utils/dataclasses.py set_mixed_precision) and
+     *   upcasts trainable params to fp32 masters (utils/fsdp_utils.py "Upcast
+     *   to fp32 master weights"): param fp32, reduce bf16.
+     *   torchtitan: training.dtype float32 and mixed_precision_reduce float32
+     *   (torchtitan b5bcd76c6 torchtitan/config/configs.py): fp32, fp32.
+     *   torchtune: "dtype: bf16" loads the model in bf16 and shards it without
+     *   a MixedPrecisionPolicy (torchtune bd2a0fc7c recipes/
+     *   full_finetune_distributed.py, training/_distributed.py shard_model):
+     *   params, grads and AdamW states all bf16, and foreach_reduce reduces in
+     *   the grad dtype (reduce_dtype None -> bf16). */
     c->cpu_opt_impl = c->cpu_optimizer;
     if (c->cpu_opt_impl == ZS_CPUOPT_AUTO)
         c->cpu_opt_impl = c->framework == ZS_FW_DEEPSPEED
@@ -495,6 +591,11 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     if (c->reduce_dtype_resolved == ZS_DT_AUTO)
         c->reduce_dtype_resolved =
             c->trainer == ZS_TRAINER_TORCHTITAN ? ZS_DT_FP32 : ZS_DT_BF16;
+    if (c->framework == ZS_FW_DEEPSPEED) {
+        int rc = check_deepspeed_policy(c, err);
+        if (rc)
+            return rc;
+    }
 
     /* offload_*.pin_memory default: False up to 0.19.4, True from 0.19.5
      * (PR #8207; mechanics §0). */

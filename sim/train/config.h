@@ -165,4 +165,25 @@ const char *zs_cpu_opt_name(int o);     /* "ds-cpu-adam", ... ("auto") */
 const char *zs_launcher_name(int l);    /* "accelerate", ... ("auto") */
 const char *zs_dtype_name(int d);       /* "fp32", "bf16" ("auto") */
 
+/* Precision policy in bytes per element (issue 10 §3), after zs_cfg_resolve.
+ * zs_cfg_param_bytes: the sharded (master) parameters and everything that
+ * takes their dtype: FSDP2's sharded grads (foreach_reduce casts the reduced
+ * grads to the original dtype), AdamW's exp_avg and exp_avg_sq
+ * (torch.optim.AdamW allocates them zeros_like(param)), the H2D copy of an
+ * offloaded shard and the elements the CPU optimizer reads and writes:
+ * 4 for fp32, 2 for pure bf16.  DeepSpeed: the master weights, 4 (bf16.enabled
+ * keeps fp32 masters; bf16 masters are rejected in zs_cfg_resolve).
+ * zs_cfg_reduce_bytes: the reduce-scatter's element (FSDP2 reduce_dtype,
+ * DeepSpeed communication_data_type). */
+int zs_cfg_param_bytes(const struct zs_cfg *cfg);
+int zs_cfg_reduce_bytes(const struct zs_cfg *cfg);
+/* Whether FSDP2 keeps every parameter's unsharded gradient on the GPU across
+ * the micro-steps of an accumulation and reduce-scatters once per step: the
+ * HF Trainer runs all micro-batches but the last under accelerate's no_sync,
+ * which for FSDP2 is set_requires_gradient_sync(False) (config.c). */
+bool zs_cfg_grads_held_unsharded(const struct zs_cfg *cfg);
+/* torchtitan and torchtune train with FSDP2 only: ZS_EUSAGE for DeepSpeed
+ * under them (also checked by zs_cfg_resolve). */
+int zs_cfg_check_trainer(const struct zs_cfg *cfg, struct zs_err *err);
+
 #endif

@@ -408,8 +408,10 @@ static const struct dkey k_bf16[] = {
     {"enabled", DK_BOOL, O(bf16_enabled), 0, 0, F_AUTO, NULL, NULL, 0},
     {"immediate_grad_update", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"check_grad_overflow", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"bf16_master_weights_and_grads", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"bf16_optimizer_states", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
+    {"bf16_master_weights_and_grads", DK_BOOL,
+     O(bf16_master_weights_and_grads), 0, 0, 0, NULL, NULL, 0},
+    {"bf16_optimizer_states", DK_BOOL, O(bf16_optimizer_states), 0, 0, 0,
+     NULL, NULL, 0},
 };
 static const struct dtab t_bf16 = {k_bf16, sizeof k_bf16 / sizeof k_bf16[0]};
 
@@ -901,6 +903,8 @@ void zs_dsconfig_defaults(const struct zs_dsconfig_ctx *ctx,
     dnum(&c->gradient_clipping, 0.0);
     dbool(&c->bf16_enabled, false);
     dbool(&c->fp16_enabled, false);
+    dbool(&c->bf16_master_weights_and_grads, false);
+    dbool(&c->bf16_optimizer_states, false);
     dint(&c->communication_data_type, ZS_DS_DT_FP32);
     /* DeepSpeed's Adam/AdamW defaults (DeepSpeedCPUAdam / FusedAdam: lr 1e-3,
      * betas (0.9, 0.999), eps 1e-8, weight_decay 0; reference §0). */

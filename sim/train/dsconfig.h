@@ -152,6 +152,9 @@ struct zs_dsconfig {
     struct zs_ds_int train_batch_size;            /* 0 when not derivable */
     struct zs_ds_num gradient_clipping;           /* default 0 (off) */
     struct zs_ds_bool bf16_enabled, fp16_enabled; /* default false */
+    /* bf16 master weights/grads and optimizer states (precision_config.py,
+     * DeepSpeed >= 0.18.3, PR #7700); default false */
+    struct zs_ds_bool bf16_master_weights_and_grads, bf16_optimizer_states;
     struct zs_ds_int communication_data_type;     /* enum zs_ds_dtype */
 
     struct {

@@ -1,0 +1,441 @@
+/*
+ * check_precision.c — the trainer's accumulation semantics and the FSDP2
+ * precision policy (issue 10 items 2-3), against hand-computed bytes.
+ *
+ * Qwen2.5-7B on 8 ranks as FSDP2 groups (units.c zs_units_build_groups): a
+ * root group (embedding, final norm, lm_head; R elements) and 28 decoder
+ * layers of L elements each; a rank's shard of a group is ceil(group / 8).
+ * By hand from models/qwen2.5-7b.json (h 3584, i 18944, 28 q / 4 kv heads
+ * of 128, vocab 152064, untied, q/k/v biases):
+ *   L = q 3584*3584+3584 + k 3584*512+512 + v 3584*512+512 + o 3584*3584
+ *       + gate, up, down 3 * 3584*18944 + 2 norms 2*3584 = 233,057,792
+ *   R = embed 152064*3584 + lm_head 152064*3584 + norm 3584 = 1,089,998,336
+ *   N = R + 28 L = 7,615,616,512 trainable elements (a full fine-tune)
+ *   pL = ceil(L / 8) = 29,132,224        pR = ceil(R / 8) = 136,249,792
+ *   T = pR + 28 pL = 951,952,064 (a rank's shard of everything)
+ * The test recomputes R and L from the model tables and checks these.
+ */
+#include "cli/cli_setup.h"
+#include "plan/plan.h"
+#include "sched/sched.h"
+#include "util/alloc.h"
+#include "util/units.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct run {
+    struct zs_cfg cfg;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_sim_result res;
+    struct zs_export ex;
+};
+
+/* Simulates flags "k=v;k=v" as `zsim simulate` would; with `ex` the tasks
+ * are exported (their bytes by kind). */
+static void sim(struct run *r, const char *flags, bool ex)
+{
+    char buf[512], *save = NULL, *kv;
+    struct zs_err err = {0, ""};
+    struct zs_setup su = {0};
+    zs_cfg_defaults(&r->cfg);
+    memset(&r->ex, 0, sizeof r->ex);
+    snprintf(buf, sizeof buf, "%s", flags);
+    for (kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(kv, '=');
+        ck_assert_ptr_nonnull(eq);
+        *eq = '\0';
+        ck_assert_msg(zs_cfg_apply_flag(&r->cfg, kv, eq + 1, &err) == 0, "%s",
+                      err.msg);
+    }
+    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
+                  err.msg);
+    su.model = &r->m;
+    su.cluster = &r->cl;
+    su.cfg = &r->cfg;
+    su.ex = ex ? &r->ex : NULL;
+    ck_assert_msg(zs_simulate(&su, NULL, &r->res, &err) == 0, "%s", err.msg);
+}
+
+static int64_t pow2(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+/* R and L of the model (see the top), recomputed from its leaves. */
+static void groups(const struct zs_model *m, int64_t *R, int64_t *L)
+{
+    *R = *L = 0;
+    for (int i = 0; i < m->n_pre; i++)
+        *R += m->pre[i].params;
+    for (int i = 0; i < m->n_post; i++)
+        *R += m->post[i].params;
+    for (int i = 0; i < m->n_layer_leaves; i++)
+        *L += m->layer[i].params;
+}
+
+/* Sum of exported task bytes of one kind (and collective, for ZS_X_COLL). */
+static int64_t bytes_of(const struct run *r, int kind, int coll)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < r->ex.n; i++)
+        if (r->ex.t[i].kind == kind &&
+            (kind != ZS_X_COLL || r->ex.t[i].coll == coll))
+            sum += r->ex.t[i].bytes;
+    return sum;
+}
+
+static int64_t live_bytes(const struct zs_step_result *s, const char *prefix)
+{
+    for (int i = 0; i < s->n_gpu_live; i++)
+        if (!strncmp(s->gpu_live[i].name, prefix, strlen(prefix)))
+            return s->gpu_live[i].bytes;
+    return -1;
+}
+
+#define QWEN7B_8 "model=qwen2.5-7b;gpus=8xH100;framework=fsdp2;"
+#define OFFLOAD "offload-optimizer=cpu;offload-param=cpu;"
+
+START_TEST(test_model_groups_by_hand)
+{
+    struct run r;
+    int64_t R, L;
+    sim(&r, QWEN7B_8 "micro-batch=1", false);
+    groups(&r.m, &R, &L);
+    ck_assert_int_eq(L, 233057792);
+    ck_assert_int_eq(R, 1089998336);
+    ck_assert_int_eq(R + 28 * L, 7615616512);
+    ck_assert_int_eq(r.m.n_layers, 28);
+}
+END_TEST
+
+/* HF Trainer (no_sync) against torchtitan, both reducing in bf16, offload
+ * both (sharded grads live on the host, so the GPU differs only by the held
+ * grads), micro 1 x accum 2.  The GPU peak of both is in the boundary
+ * micro-step's forward (the lm_head's logits); under HF every parameter's
+ * unsharded bf16 grad from micro-step 1 is live there:
+ *   delta = 2 B x N = 2 x 7,615,616,512 = 15,231,233,024 B (14.2 GiB).
+ * (up to a copy-stream transient of about 1 MiB, see the test).
+ * Reduce-scatter bytes over the simulation (first + 1 steady step), each
+ * reduce-scatter moving a group's padded shard x 8 ranks x 2 B:
+ *   per reduce of all groups: T x 8 x 2 = 951,952,064 x 16 = 15,231,233,024 B
+ *   HF: one reduce per step -> 2 x 15,231,233,024 = 30,462,466,048 B
+ *   torchtitan: one per micro-step -> 4 x 15,231,233,024 = 60,924,932,096 B
+ * and torchtitan's second micro-step copies grads D2H blocking to add them
+ * on the CPU while HF copies once per step: D2H bytes (fp32 params, 4 B)
+ *   HF 2 x T x 4 = 7,615,616,512 B, torchtitan twice that. */
+START_TEST(test_hf_no_sync_holds_unsharded_grads)
+{
+    struct run hf, tt;
+    const int64_t N = 7615616512, T = 951952064, per_reduce = T * 16;
+    sim(&hf,
+        QWEN7B_8 OFFLOAD "micro-batch=1;grad-accum=2;trainer=hf;"
+                         "reduce-dtype=bf16",
+        true);
+    sim(&tt,
+        QWEN7B_8 OFFLOAD "micro-batch=1;grad-accum=2;trainer=torchtitan;"
+                         "reduce-dtype=bf16",
+        true);
+    ck_assert_int_eq(hf.res.oom.where, ZS_OOM_NONE);
+    ck_assert_int_eq(tt.res.oom.where, ZS_OOM_NONE);
+    /* the held grads exactly; the rest of the peak differs only by which
+     * small copy-stream transient is in flight at that instant (measured:
+     * -1.0 MiB steady, +1.9 MiB first step), so 4 MiB of slack */
+    ck_assert_int_lt(llabs(hf.res.steady.peak_gpu_allocated -
+                           tt.res.steady.peak_gpu_allocated - 2 * N),
+                     4LL << 20);
+    ck_assert_int_lt(llabs(hf.res.first.peak_gpu_allocated -
+                           tt.res.first.peak_gpu_allocated - 2 * N),
+                     4LL << 20);
+    ck_assert_int_eq(live_bytes(&hf.res.steady, "unsharded grads held across "
+                                                "accumulation (HF no_sync)"),
+                     2 * N);
+    ck_assert_int_eq(live_bytes(&tt.res.steady, "unsharded grads held"), -1);
+    ck_assert_int_eq(bytes_of(&hf, ZS_X_COLL, ZS_COLL_REDUCESCATTER),
+                     2 * per_reduce);
+    ck_assert_int_eq(bytes_of(&tt, ZS_X_COLL, ZS_COLL_REDUCESCATTER),
+                     4 * per_reduce);
+    ck_assert_int_eq(bytes_of(&hf, ZS_X_D2H, 0), 2 * T * 4);
+    ck_assert_int_eq(bytes_of(&tt, ZS_X_D2H, 0), 4 * T * 4);
+    zs_free(hf.ex.t);
+    zs_free(tt.ex.t);
+}
+END_TEST
+
+/* With an fp32 reduce dtype under HF the held copy is fp32
+ * (to_accumulated_grad_if_needed: unsharded_grad.to(reduce_dtype)):
+ *   4 B x N = 30,462,466,048 B; and accum 1 holds nothing. */
+START_TEST(test_hf_no_sync_fp32_reduce_and_accum_1)
+{
+    struct run r, one;
+    sim(&r,
+        QWEN7B_8 OFFLOAD "micro-batch=1;grad-accum=2;trainer=hf;"
+                         "reduce-dtype=fp32",
+        false);
+    ck_assert_int_eq(live_bytes(&r.res.steady, "unsharded grads held across "
+                                               "accumulation (HF no_sync)"),
+                     4LL * 7615616512);
+    sim(&one, QWEN7B_8 OFFLOAD "micro-batch=1;grad-accum=1;trainer=hf", false);
+    ck_assert_int_eq(live_bytes(&one.res.steady, "unsharded grads held"), -1);
+}
+END_TEST
+
+/* Pure bf16 (torchtune) against fp32 masters on the host, offload both,
+ * 8 ranks, accum 1.  Pinned per rank: one allocation per parameter for the
+ * params (_init_sharded_param pins each) and one per parameter for the grads
+ * (foreach_reduce copies each grad D2H into a new pinned tensor), each
+ * rounded to a power of two by the host allocator.  Padded shards (dim 0
+ * chunked, ceil(d0 / 8) x d1) of a layer's 12 tensors:
+ *   q, o [3584, 3584] -> 1,605,632   q bias, 2 norms [3584] -> 448
+ *   k, v [512, 3584] -> 229,376      k, v bias [512] -> 64
+ *   gate, up [18944, 3584] and down [3584, 18944] -> 8,486,912
+ * root: embed, lm_head [152064, 3584] -> 68,124,672; norm -> 448.
+ *   fp32 (x 4 B, rounded): layer 2 x 8 MiB + 2 x 1 MiB + 3 x 64 MiB
+ *     + 3 x 2 KiB + 2 x 256 B = 220,207,616;
+ *     root 2 x pow2(272,498,688) + pow2(1,792) = 2 x 512 MiB + 2 KiB
+ *          = 1,073,743,872
+ *     params 1,073,743,872 + 28 x 220,207,616 = 7,239,557,120; grads the
+ *     same -> 14,479,114,240 B
+ *   bf16 (x 2 B): layer 110,103,808, root 536,871,936 -> params
+ *     3,619,778,560, with grads 7,239,557,120 B
+ * (one block per group, as zsim did before, would give 9.66 GB and 4.83 GB:
+ * gate/up/down's 33.9 MB fp32 shards round to 64 MiB each).
+ * AdamW states (pageable, first step): 2 x T x pb: fp32 7,615,616,512 B,
+ * bf16 3,807,808,256 B.
+ * Host peak per rank in the first step = pinned + states + the 4 GiB
+ * process runtime (sched_int.h):
+ *   fp32 14,479,114,240 + 7,615,616,512 + 4,294,967,296 = 26,389,698,048 B
+ *   bf16  7,239,557,120 + 3,807,808,256 + 4,294,967,296 = 15,342,332,672 B
+ * i.e. 8 B/element of the shard for pure bf16 against 16 B with fp32
+ * masters, before rounding. */
+START_TEST(test_pure_bf16_host_bytes)
+{
+    struct run f, b;
+    sim(&f, QWEN7B_8 OFFLOAD "trainer=torchtitan;param-dtype=fp32", false);
+    sim(&b, QWEN7B_8 OFFLOAD "trainer=torchtune", false);
+    ck_assert_int_eq(b.cfg.param_dtype_resolved, ZS_DT_BF16);
+    ck_assert_int_eq(pow2(8486912LL * 4), 64LL << 20);
+    ck_assert_int_eq(pow2(68124672LL * 4), 512LL << 20);
+    ck_assert_int_eq(f.res.first.pinned_host_per_rank, 14479114240);
+    ck_assert_int_eq(b.res.first.pinned_host_per_rank, 7239557120);
+    ck_assert_int_eq(f.res.first.peak_host_per_rank, 26389698048);
+    ck_assert_int_eq(b.res.first.peak_host_per_rank, 15342332672);
+}
+END_TEST
+
+/* PCIe and reduce-scatter bytes per step follow the dtypes (offload both,
+ * accum 1, first + 1 steady step = 2 micro-steps).  Per micro-step every
+ * layer is unsharded twice (forward, and again in backward after the
+ * post-forward reshard) and the root once:
+ *   H2D = 2 x (pR + 2 x 28 pL) x pb = 2 x 1,767,654,336 x pb
+ *     fp32 masters 14,141,234,688 B, pure bf16 7,070,617,344 B
+ *   D2H grads = 2 x T x pb: 7,615,616,512 / 3,807,808,256 B
+ *   reduce-scatter = 2 x T x 8 x rb:
+ *     torchtitan rb 4: 60,924,932,096 B; torchtune rb 2: 30,462,466,048 B */
+START_TEST(test_pcie_and_reduce_bytes_follow_dtype)
+{
+    struct run f, b;
+    const int64_t unshard = 136249792LL + 2 * 28 * 29132224LL,
+                  shard = 951952064;
+    ck_assert_int_eq(unshard, 1767654336);
+    ck_assert_int_eq(136249792LL + 28 * 29132224LL, shard);
+    sim(&f, QWEN7B_8 OFFLOAD "trainer=torchtitan", true);
+    sim(&b, QWEN7B_8 OFFLOAD "trainer=torchtune", true);
+    ck_assert_int_eq(bytes_of(&f, ZS_X_H2D, 0), 2 * unshard * 4);
+    ck_assert_int_eq(bytes_of(&b, ZS_X_H2D, 0), 2 * unshard * 2);
+    ck_assert_int_eq(bytes_of(&f, ZS_X_D2H, 0), 2 * shard * 4);
+    ck_assert_int_eq(bytes_of(&b, ZS_X_D2H, 0), 2 * shard * 2);
+    ck_assert_int_eq(bytes_of(&f, ZS_X_COLL, ZS_COLL_REDUCESCATTER),
+                     2 * shard * 8 * 4);
+    ck_assert_int_eq(bytes_of(&b, ZS_X_COLL, ZS_COLL_REDUCESCATTER),
+                     2 * shard * 8 * 2);
+    zs_free(f.ex.t);
+    zs_free(b.ex.t);
+}
+END_TEST
+
+/* The byte helpers the CPU-optimizer model multiplies by. */
+START_TEST(test_dtype_helpers)
+{
+    static const struct {
+        int trainer, pd, rd, pb, rb;
+    } cases[] = {
+        {ZS_TRAINER_HF, ZS_DT_AUTO, ZS_DT_AUTO, 4, 2},
+        {ZS_TRAINER_TORCHTITAN, ZS_DT_AUTO, ZS_DT_AUTO, 4, 4},
+        {ZS_TRAINER_TORCHTUNE, ZS_DT_AUTO, ZS_DT_AUTO, 2, 2},
+        {ZS_TRAINER_HF, ZS_DT_BF16, ZS_DT_FP32, 2, 4},
+        {ZS_TRAINER_TORCHTUNE, ZS_DT_FP32, ZS_DT_AUTO, 4, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_cfg c;
+        struct zs_model m;
+        struct zs_cluster cl;
+        struct zs_err err = {0, ""};
+        zs_cfg_defaults(&c);
+        snprintf(c.model, sizeof c.model, "7b");
+        c.framework = ZS_FW_FSDP2;
+        c.trainer = cases[i].trainer;
+        c.param_dtype = cases[i].pd;
+        c.reduce_dtype = cases[i].rd;
+        ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(zs_cfg_param_bytes(&c), cases[i].pb);
+        ck_assert_int_eq(zs_cfg_reduce_bytes(&c), cases[i].rb);
+        ck_assert(!zs_cfg_grads_held_unsharded(&c)); /* accum 1 */
+    }
+}
+END_TEST
+
+/* The 72B plan for HF users on one 8xH100 node: FSDP2 with accumulation
+ * holds 2 B x 72,706,203,648 trainable elements = 145,412,407,296 B
+ * (135 GiB) of unsharded grads per GPU, more than the 78.1 GiB an H100 has
+ * for tensors: the best FSDP2 candidate of the default plan (offload both,
+ * micro 4 x accum 2, full checkpointing) is rejected and says why; under
+ * torchtitan the same candidate fits. */
+START_TEST(test_plan_72b_hf_rejects_fsdp2_accumulation)
+{
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_cfg base;
+    struct zs_plan_opts po;
+    struct zs_err err = {0, ""};
+    const char *suffix = "; 135 GiB of it are unsharded grads held across "
+                         "accumulation (HF no_sync)";
+    ck_assert_int_eq(zs_model_resolve("72b", &m, &err), 0);
+    ck_assert_int_eq(zs_hw_resolve("8xH100", 0, 0, &cl, &err), 0);
+    ck_assert_int_eq(m.params_total, 72706203648);
+    for (int trainer = ZS_TRAINER_HF; trainer <= ZS_TRAINER_TORCHTITAN;
+         trainer++) {
+        struct zs_plan p;
+        int found = 0;
+        zs_cfg_defaults(&base);
+        base.framework = ZS_FW_FSDP2;
+        base.trainer = trainer;
+        base.procs = 8;
+        base.micro_batch = 4;
+        memset(&po, 0, sizeof po);
+        ck_assert_int_eq(zs_plan_run(&m, &cl, &base, &po, &p, &err), 0);
+        for (int i = 0; i < p.n; i++) {
+            const struct zs_candidate *c = &p.cand[i];
+            size_t n = strlen(c->reason), k = strlen(suffix);
+            if (c->cfg.zero != 3 || c->cfg.offload_param != ZS_OFF_CPU ||
+                c->cfg.micro_batch != 4 ||
+                c->cfg.checkpointing != ZS_CKPT_FULL)
+                continue;
+            found++;
+            ck_assert_int_eq(c->cfg.accum, 2);
+            if (trainer == ZS_TRAINER_HF) {
+                ck_assert_int_eq(c->status, ZS_CAND_GPU_OOM);
+                ck_assert_msg(n > k && !strcmp(c->reason + n - k, suffix),
+                              "%s", c->reason);
+            } else {
+                ck_assert_msg(c->status == ZS_CAND_FITS, "%s", c->reason);
+            }
+        }
+        ck_assert_int_eq(found, 1);
+        zs_plan_release(&p);
+    }
+}
+END_TEST
+
+/* What DeepSpeed's precision config allows (config.c
+ * check_deepspeed_policy): each refusal names the flag and what works. */
+START_TEST(test_deepspeed_policy_rejections)
+{
+    static const struct {
+        const char *flags, *msg;
+    } cases[] = {
+        {"trainer=torchtitan",
+         "'--trainer torchtitan' trains with FSDP2 (fully_shard) only: use "
+         "'--framework fsdp2', or '--trainer hf' with DeepSpeed"},
+        {"trainer=torchtune;framework=deepspeed",
+         "'--trainer torchtune' trains with FSDP2 (fully_shard) only: use "
+         "'--framework fsdp2', or '--trainer hf' with DeepSpeed"},
+        {"param-dtype=bf16;deepspeed-version=0.16.5",
+         "'--param-dtype bf16' with DeepSpeed 0.16.5: bf16 master weights "
+         "(bf16.bf16_master_weights_and_grads) exist from 0.18.3 (PR #7700); "
+         "use '--param-dtype fp32' (bf16.enabled keeps fp32 master weights "
+         "and optimizer states)"},
+        {"param-dtype=bf16",
+         "'--param-dtype bf16' with DeepSpeed maps to "
+         "bf16.bf16_master_weights_and_grads + bf16_optimizer_states, which "
+         "zsim does not model yet: use '--param-dtype fp32' (bf16.enabled "
+         "keeps fp32 master weights and optimizer states)"},
+        {"reduce-dtype=fp32",
+         "'--reduce-dtype fp32' with DeepSpeed maps to "
+         "\"communication_data_type\": \"fp32\", which zsim does not model "
+         "yet: use '--reduce-dtype bf16' (DeepSpeed's default with "
+         "bf16.enabled)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_cfg c;
+        struct zs_model m;
+        struct zs_cluster cl;
+        struct zs_err err = {0, ""};
+        char buf[256], *save = NULL;
+        zs_cfg_defaults(&c);
+        snprintf(c.model, sizeof c.model, "7b");
+        snprintf(buf, sizeof buf, "%s", cases[i].flags);
+        for (char *kv = strtok_r(buf, ";", &save); kv;
+             kv = strtok_r(NULL, ";", &save)) {
+            char *eq = strchr(kv, '=');
+            *eq = '\0';
+            ck_assert_int_eq(zs_cfg_apply_flag(&c, kv, eq + 1, &err), 0);
+        }
+        ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, cases[i].msg);
+    }
+}
+END_TEST
+
+START_TEST(test_bad_dtype_flags)
+{
+    static const struct {
+        const char *flag, *value, *msg;
+    } cases[] = {
+        {"param-dtype", "fp16",
+         "invalid value for '--param-dtype': must be one of auto, fp32, bf16 "
+         "(got 'fp16')"},
+        {"reduce-dtype", "float32",
+         "invalid value for '--reduce-dtype': must be one of auto, fp32, bf16 "
+         "(got 'float32')"},
+        {"trainer", "axolotl",
+         "invalid value for '--trainer': must be one of hf, torchtitan, "
+         "torchtune (got 'axolotl')"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_cfg c;
+        struct zs_err err = {0, ""};
+        zs_cfg_defaults(&c);
+        ck_assert_int_eq(
+            zs_cfg_apply_flag(&c, cases[i].flag, cases[i].value, &err),
+            ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, cases[i].msg);
+    }
+}
+END_TEST
+
+Suite *suite_precision(void)
+{
+    Suite *s = suite_create("precision");
+    TCase *core = tcase_create("core");
+    TCase *bad = tcase_create("bad input");
+    tcase_set_timeout(core, 300);
+    tcase_add_test(core, test_model_groups_by_hand);
+    tcase_add_test(core, test_hf_no_sync_holds_unsharded_grads);
+    tcase_add_test(core, test_hf_no_sync_fp32_reduce_and_accum_1);
+    tcase_add_test(core, test_pure_bf16_host_bytes);
+    tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
+    tcase_add_test(core, test_dtype_helpers);
+    tcase_add_test(core, test_plan_72b_hf_rejects_fsdp2_accumulation);
+    tcase_add_test(bad, test_deepspeed_policy_rejections);
+    tcase_add_test(bad, test_bad_dtype_flags);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, bad);
+    return s;
+}
