@@ -150,6 +150,9 @@ int zs_sim_add_pool(zs_sim *s, const char *name, enum zs_pool_kind kind,
 void zs_sim_set_cores(zs_sim *s, int cores); /* CPU pool size, default 1 */
 void zs_sim_set_link_capacity(zs_sim *s, int link, double capacity_bytes_per_s);
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes);
+/* CUDA_CACHING pools: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+ * (pool.c); off by default, as in PyTorch. */
+void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on);
 
 /* Submits a task; returns its id (>= 0, dense, in submission order) or a
  * negative code.  Dependencies must name earlier tasks. */
