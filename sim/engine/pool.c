@@ -262,7 +262,9 @@ static void fset_remove(struct pool *p, int32_t b)
 /* release_cached_blocks: frees every cached block that is a whole segment. */
 static void release_cached(struct pool *p)
 {
-    for (int small = 0; small < 2; small++) {
+    /* an expandable large pool is released by es_release (its blocks cut
+     * off by unmapped pages are not whole segments) */
+    for (int small = p->expandable ? 1 : 0; small < 2; small++) {
         int32_t *a = p->fset[small];
         size_t k = 0;
         for (size_t i = 0; i < p->nfset[small]; i++) {
@@ -283,21 +285,26 @@ static void release_cached(struct pool *p)
  * grows by at most one entry per free block). */
 static int es_release(struct pool *p, struct zs_err *err)
 {
-    size_t n = p->nfset[0], k = 0;
+    size_t n = p->nfset[0], k;
     int32_t *snap;
     if (n == 0)
         return 0;
+    /* the release adds at most n block structs; the free set must hold as
+     * many entries as there can be structs */
     if (zs_grow((void **)&p->blk, &p->blk_cap, p->nblk + n, sizeof *p->blk) ||
-        zs_grow((void **)&p->fset[0], &p->fset_cap[0], 2 * n,
+        zs_grow((void **)&p->fset[0], &p->fset_cap[0], p->blk_cap,
                 sizeof *p->fset[0]))
         return zs_err_set(err, ZS_ENOMEM,
                           "out of memory growing pool '%s' blocks", p->name);
-    snap = zs_malloc(n * sizeof *snap);
+    /* snap[0, n): the free blocks before; snap[n, 3n): those after (a block
+     * may leave two pieces) */
+    snap = zs_malloc(3 * n * sizeof *snap);
     if (!snap)
         return zs_err_set(err, ZS_ENOMEM,
                           "out of memory releasing pool '%s' pages", p->name);
     memcpy(snap, p->fset[0], n * sizeof *snap);
     p->nfset[0] = 0;
+    k = n;
     for (size_t i = 0; i < n; i++) {
         int32_t b = snap[i];
         struct blk *B = &p->blk[b];
@@ -359,7 +366,7 @@ static int es_release(struct pool *p, struct zs_err *err)
             }
         }
     }
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = n; i < k; i++)
         fset_insert(p, snap[i]);
     zs_free(snap);
     return 0;
