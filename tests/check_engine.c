@@ -581,6 +581,80 @@ START_TEST(test_cuda_fragmentation)
 }
 END_TEST
 
+/* The fragmentation case above with expandable_segments (pool.c): one
+ * large segment grown in 20 MiB pages, capacity 40 MiB:
+ *   A 8 MiB -> grow 20: A [0,8) | free [8,20)          (reserved 20)
+ *   B 8 MiB -> best fit the 12: B [8,16) | free [16,20) 4
+ *   C 8 MiB -> nothing >= 8 cached; the free 4 at the end is extended by
+ *              ceil((8 - 4) / 20) = 1 page: [16,40) 24 -> C [16,24) |
+ *              free [24,40) 16                           (reserved 40)
+ *   free A  -> [0,8) free
+ *   D 16 MiB -> best fit the 16 at the end: fits, no flush.
+ * allocated B + C + D = 32 MiB, reserved 40; the default mode OOMs. */
+START_TEST(test_cuda_expandable_no_fragmentation)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 40 * MiB);
+    int q = zs_sim_add_queue(s, "a");
+    struct zs_pool_stats st;
+    struct cstate c;
+    int32_t a;
+    zs_sim_set_pool_expandable(s, p, 1);
+    a = alloc(s, q, p, 8 * MiB, 0);
+    alloc(s, q, p, 8 * MiB, 0);
+    alloc(s, q, p, 8 * MiB, 0);
+    delay(s, q, 5, NULL, 0);
+    release(s, q, a);
+    alloc(s, q, p, 16 * MiB, 0);
+    run_ok(s);
+    c = cuda_after(s, p);
+    ck_assert_int_eq(c.allocated, 32 * MiB);
+    ck_assert_int_eq(c.reserved, 40 * MiB);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.cache_flushes, 0);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Expandable release unmaps whole pages inside free blocks, capacity 60:
+ *   A 30 MiB -> grow 40: A [0,30) | free [30,40) 10     (reserved 40)
+ *   B 8 MiB  -> best fit the 10: remainder 2 > 1 MiB, split:
+ *               B [30,38) | free [38,40) 2
+ *   free A   -> [0,30) free
+ *   C 36 MiB -> nothing >= 36; end block free 2: grow ceil(34/20) = 2 pages
+ *               = 40, 40 + 40 > 60 -> release: [0,30) holds page [0,20)
+ *               -> unmapped (reserved 20), [20,30) stays cached; [38,40) has
+ *               no whole page.  Retry: 20 + 40 = 60 fits: end [38,80) 42 ->
+ *               C [38,74) | free [74,80) 6.
+ * allocated B + C = 44 MiB, reserved 60, one flush. */
+START_TEST(test_cuda_expandable_release)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 60 * MiB);
+    int q = zs_sim_add_queue(s, "a");
+    struct zs_pool_stats st;
+    const struct zs_mem_event *log;
+    int64_t n;
+    int32_t a;
+    zs_sim_set_pool_expandable(s, p, 1);
+    a = alloc(s, q, p, 30 * MiB, 0);
+    alloc(s, q, p, 8 * MiB, 0);
+    release(s, q, a);
+    alloc(s, q, p, 36 * MiB, 0);
+    run_ok(s);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(log[0].reserved, 40 * MiB);
+    ck_assert_int_eq(log[1].reserved, 40 * MiB);
+    ck_assert_int_eq(log[1].allocated, 38 * MiB);
+    ck_assert_int_eq(log[3].allocated, 44 * MiB);
+    ck_assert_int_eq(log[3].reserved, 60 * MiB);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.cache_flushes, 1);
+    ck_assert_int_eq(st.peak_reserved, 60 * MiB);
+    zs_sim_free(s);
+}
+END_TEST
+
 /* A flush that succeeds, capacity 40 MiB: 30 MiB (segment of 30), freed and
  * cached; 32 MiB does not fit the cached block, 30 + 32 > 40 -> flush
  * releases the free 30 MiB segment, then 32 fits: reserved 32 MiB. */
@@ -1262,6 +1336,8 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cuda_pools);
     tcase_add_test(core, test_cuda_split_rule);
     tcase_add_test(core, test_cuda_fragmentation);
+    tcase_add_test(core, test_cuda_expandable_no_fragmentation);
+    tcase_add_test(core, test_cuda_expandable_release);
     tcase_add_test(core, test_cuda_flush);
     tcase_add_test(core, test_host_pinned);
     tcase_add_test(core, test_plain_oom);

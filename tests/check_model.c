@@ -92,41 +92,49 @@ START_TEST(test_tiny_activations)
     struct zs_act_opts o;
     struct zs_loss_bytes lb;
     load_ok(GOOD "model-tiny.json", &m);
-    /* t = 128, h 64, hq 64, hkv 32, i 176, a 4:
-     * norm1 2*128*64 + 4*128 = 16896; qkv input 16384; q,k,v 2*128*128 =
-     * 32768; lse 4*128*4 = 2048; attention out 16384; norm2 16896; mlp
-     * input 16384; mlp 8*128*176 = 180224: 297984. */
+    /* t = 128, h 64, hq 64, hkv 32, i 176, a 4, HF eager kernels:
+     * norm1 fp32 copy 4*128*64 + rstd 4*128 = 33280; qkv input 16384;
+     * q,k,v 2*128*128 = 32768; lse 4*128*4 = 2048; attention out 16384;
+     * norm2 33280; mlp input 16384; mlp 8*128*176 = 180224: 330752. */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
-    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752);
+    /* fused (Liger): norms keep the bf16 input, 2*128*64 + 512 = 16896
+     * each (-32768); SwiGLU keeps gate, up, product 6*128*176 = 135168
+     * (-45056): 330752 - 32768 - 45056 = 252928. */
+    o.kernels = 1;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 252928);
+    o.kernels = 0;
     /* work fwd: the fp32 norm temporaries 8*128*64; bwd: 4*t*h + 6*t*i. */
     ck_assert_int_eq(zs_model_act_work_fwd(&m, &o), 65536);
     ck_assert_int_eq(zs_model_act_work_bwd(&m, &o), 32768 + 135168);
-    /* eager: lse out; 6*t*a*s = 393216 and repeated k, v 4*128*32 = 16384 in.
+    /* (below, HF eager kernels: the two norms' fp32 copies add 2 x
+     * 2*128*64 = 32768 to every uncheckpointed figure of the fused view)
+     * eager: lse out; 6*t*a*s = 393216 and repeated k, v 4*128*32 = 16384 in.
      */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_EAGER);
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
-                     297984 - 2048 + 409600);
+                     330752 - 2048 + 409600);
     o = aopts(128, ZS_CKPT_SELECTIVE, ZS_ATTN_FLASH);
-    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 295936);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 295936 + 32768);
     o = aopts(128, ZS_CKPT_SELECTIVE, ZS_ATTN_EAGER);
-    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 295936);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 295936 + 32768);
     o = aopts(128, ZS_CKPT_FULL, ZS_ATTN_FLASH);
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 16384);
-    /* Full: the recomputed layer (297984 - 16384) on top of the bwd set. */
-    ck_assert_int_eq(zs_model_act_work_bwd(&m, &o), 32768 + 135168 + 281600);
+    /* Full: the recomputed layer (330752 - 16384) on top of the bwd set. */
+    ck_assert_int_eq(zs_model_act_work_bwd(&m, &o), 32768 + 135168 + 314368);
     /* Sequence parallel 2 and micro-batch 2 cancel. */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
     o.sp = 2;
     o.micro_batch = 2;
-    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752);
     o.sp = 4;
     o.micro_batch = 1;
-    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984 / 4);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 / 4);
     /* LoRA r 8: + 2*t*r per adapter, 7 adapters = 14336. */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
     o.method = ZS_METHOD_LORA;
     o.lora_rank = 8;
-    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 297984 + 14336);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 + 14336);
     /* Loss: t*V = 128000. */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
     zs_model_loss_bytes(&m, &o, &lb);
@@ -206,12 +214,12 @@ START_TEST(test_moe_activations)
     struct zs_model m;
     struct zs_act_opts o = aopts(16, ZS_CKPT_NONE, ZS_ATTN_FLASH);
     load_ok(GOOD "model-tiny-moe.json", &m);
-    /* t 16, h 64, hq = hkv = 64, a 4, E 4, k 2, mi 128:
-     * norm1 2048+64, qkv in 2048, q,k,v 6144, lse 256, out 2048,
-     * norm2 2048+64, mlp in 2048, router 4*16*4 + 4*32 + 8*32 = 640,
+    /* t 16, h 64, hq = hkv = 64, a 4, E 4, k 2, mi 128, HF eager:
+     * norm1 fp32 copy 4*16*64 + 64 = 4160, qkv in 2048, q,k,v 6144, lse 256,
+     * out 2048, norm2 4160, mlp in 2048, router 4*16*4 + 4*32 + 8*32 = 640,
      * experts 2*32*64 + 8*32*128 + 2*32*64 + 2*32 = 4096+32768+4096+64. */
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
-                     2112 + 2048 + 6144 + 256 + 2048 + 2112 + 2048 + 640 +
+                     4160 + 2048 + 6144 + 256 + 2048 + 4160 + 2048 + 640 +
                          41024);
 }
 END_TEST

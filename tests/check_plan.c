@@ -123,6 +123,26 @@ START_TEST(test_7b_prefers_no_offload)
 }
 END_TEST
 
+/* The default allocator rejects FSDP2 4 procs micro 8 x accum 2, full
+ * checkpointing, for fragmentation (enough free memory by count, not in one
+ * block); the plan re-simulates it with expandable_segments, where it fits,
+ * and names it.  With --alloc-conf expandable_segments given, no note.
+ * (Micro 2 x accum 8 without checkpointing, the earlier example, now fails
+ * outright: the HF trainer holds the unsharded grads across accumulation.) */
+START_TEST(test_7b_alloc_note)
+{
+    struct pl x;
+    plan(&x, "7b", "8xH100", "seq-len=4096");
+    ck_assert_ptr_nonnull(strstr(x.p.alloc_note,
+                                 "'fsdp2 full-shard, no offload, 4 procs, "
+                                 "micro 8 x accum 2, ckpt full'"));
+    zs_plan_release(&x.p);
+    plan(&x, "7b", "8xH100", "seq-len=4096;alloc-conf=expandable_segments");
+    ck_assert_str_eq(x.p.alloc_note, "");
+    zs_plan_release(&x.p);
+}
+END_TEST
+
 /* DESIGN §1 / TRL: Qwen2.5-7B LoRA on 8xH100 with a vLLM server holding
  * 70 GiB on GPUs 4-7 (gpu_memory_utilization 0.9 of 79.1 GiB [assumption]):
  * every 8-process configuration fails, 4 processes fit; checkpointing
@@ -242,6 +262,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_72b_512g_nothing_fits);
     tcase_add_test(core, test_72b_lora_fits);
     tcase_add_test(core, test_7b_prefers_no_offload);
+    tcase_add_test(core, test_7b_alloc_note);
     tcase_add_test(core, test_trl_colocated);
     tcase_add_test(core, test_emit_roundtrip);
     tcase_add_test(core, test_objectives);

@@ -8,6 +8,7 @@
 #include "out/simout.h"
 #include "util/json.h"
 #include "out/schedule_io.h"
+#include "sched/kernels.h"
 #include "sched/sched.h"
 #include "util/alloc.h"
 #include "util/units.h"
@@ -654,6 +655,60 @@ START_TEST(test_trace_and_timeline)
 }
 END_TEST
 
+/* Element-wise kernels of one Qwen2.5-7B layer (hidden 3584, 28 q heads and
+ * 4 kv heads of 128 -> q 3584, k 512, intermediate 18944) at 4096 tokens,
+ * per kernel mode (kernels.c):
+ *   residual 12 B x 4096 x 3584            = 176,160,768 (fwd and bwd)
+ *   RoPE HF 20 B x 4096 x (3584 + 512)     = 335,544,320 fwd; 30 B: 503,316,480 bwd
+ *   SwiGLU HF 10 B x 4096 x 18944          = 775,946,240 fwd; 18 B: 1,396,703,232 bwd
+ *   HF layer: fwd 1,287,651,328, bwd 2,076,180,480; launches 2+10+2 = 14,
+ *   2+16+3 = 21
+ *   fused: 176,160,768 + 4 x 16,777,216 + 6 x 77,594,624 = 708,837,376 fwd;
+ *   bwd 176,160,768 + 67,108,864 + 10 x 77,594,624 = 1,019,215,872
+ *   RMSNorm HF 36 B x 14,680,064 = 528,482,304 fwd, 70 B: 1,027,604,480 bwd;
+ *   fused 4 B: 58,720,256 fwd, 6 B: 88,080,384 bwd
+ *   loss over 4096 x 152064 logits: HF 14 B = 8,719,958,016 fwd, 22 B bwd
+ *   13,702,791,168; fused (chunked FLCE) 4 B fwd = 2,491,416,576, 0 bwd. */
+START_TEST(test_kernel_bytes_qwen7b_layer)
+{
+    struct zs_kernel_dims d = {4096, 3584, 3584, 512, 18944, 1};
+    struct zs_ew_cost c;
+    zs_kernels_layer(ZS_KERNELS_HF, &d, &c);
+    ck_assert_double_eq(c.fwd_bytes, 1287651328.0);
+    ck_assert_double_eq(c.bwd_bytes, 2076180480.0);
+    ck_assert_int_eq(c.fwd_launches, 14);
+    ck_assert_int_eq(c.bwd_launches, 21);
+    zs_kernels_layer(ZS_KERNELS_FUSED, &d, &c);
+    ck_assert_double_eq(c.fwd_bytes, 708837376.0);
+    ck_assert_double_eq(c.bwd_bytes, 1019215872.0);
+    ck_assert_int_eq(c.fwd_launches, 4);
+    zs_kernels_norm(ZS_KERNELS_HF, 4096.0 * 3584, &c);
+    ck_assert_double_eq(c.fwd_bytes, 528482304.0);
+    ck_assert_double_eq(c.bwd_bytes, 1027604480.0);
+    ck_assert_int_eq(c.fwd_launches, 8);
+    zs_kernels_norm(ZS_KERNELS_COMPILED, 4096.0 * 3584, &c);
+    ck_assert_double_eq(c.fwd_bytes, 58720256.0);
+    ck_assert_double_eq(c.bwd_bytes, 88080384.0);
+    zs_kernels_loss(ZS_KERNELS_HF, 4096.0 * 152064, &c);
+    ck_assert_double_eq(c.fwd_bytes, 8719958016.0);
+    ck_assert_double_eq(c.bwd_bytes, 13702791168.0);
+    zs_kernels_loss(ZS_KERNELS_FUSED, 4096.0 * 152064, &c);
+    ck_assert_double_eq(c.fwd_bytes, 2491416576.0);
+    ck_assert_double_eq(c.bwd_bytes, 0.0);
+}
+END_TEST
+
+/* HF eager moves more element-wise bytes than fused, so the same plan's
+ * step is longer (more compute time per layer, same transfers). */
+START_TEST(test_kernels_mode_orders_step_time)
+{
+    struct run hf, fu;
+    sim(&hf, "model=qwen2.5-7b;gpus=8xH100;kernels=hf");
+    sim(&fu, "model=qwen2.5-7b;gpus=8xH100;kernels=fused");
+    ck_assert(hf.res.steady.time_s > fu.res.steady.time_s);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -669,6 +724,8 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);
     tcase_add_test(core, test_torchtitan_b1);
+    tcase_add_test(core, test_kernel_bytes_qwen7b_layer);
+    tcase_add_test(core, test_kernels_mode_orders_step_time);
     tcase_add_test(core, test_op_checkpointing_bytes);
     tcase_add_test(core, test_export_roundtrip);
     tcase_add_test(core, test_pcie_directions);

@@ -229,6 +229,12 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
                 fprintf(stdout, "    ... and %d more\n", counts[k] - shown);
         }
     }
+    if (p->alloc_note[0])
+        fprintf(stdout,
+                "\nwith --alloc-conf expandable_segments "
+                "(PYTORCH_CUDA_ALLOC_CONF) these rejected for fragmentation "
+                "fit too: %s\n",
+                p->alloc_note);
     if (p->best < 0 && p->nsuggest) {
         fprintf(stdout, "\nwhat would fit:\n");
         for (int i = 0; i < p->nsuggest; i++)

@@ -302,6 +302,13 @@ double zs_sim_link_capacity_now(const zs_sim *s, int link)
     return link_cap_now(s, &s->links[link]);
 }
 
+void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on)
+{
+    if (s && pool >= 0 && (size_t)pool < s->npools &&
+        s->pools[pool].kind == ZS_POOL_CUDA_CACHING)
+        s->pools[pool].expandable = on != 0;
+}
+
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes)
 {
     /* kept and reported by zs_sim_run when negative (see set_cores) */
@@ -788,7 +795,8 @@ static int time_overflow(zs_sim *s, int32_t id, struct zs_err *err)
                       (long long)TIME_MAX_NS);
 }
 
-/* Starts a ready task at now.  Returns 0, ZS_SIM_OOM or ZS_ELIMIT. */
+/* Starts a ready task at now.  Returns 0, ZS_SIM_OOM, ZS_ENOMEM or
+ * ZS_ELIMIT. */
 static int start(zs_sim *s, int32_t id, struct zs_err *err)
 {
     struct task *t = &s->tasks[id];
@@ -834,8 +842,11 @@ static int start(zs_sim *s, int32_t id, struct zs_err *err)
         break; /* < 1 byte: nothing to move (STYLE 21) */
     }
     case ZS_TASK_ALLOC:
-        if (zs_pool_alloc(s, t->pool, id, s->now_ns))
-            return ZS_SIM_OOM;
+    {
+        int rc = zs_pool_alloc(s, t->pool, id, s->now_ns, err);
+        if (rc)
+            return rc;
+    }
         s->recs[id].start_ns = s->now_ns;
         s->events++;
         break;

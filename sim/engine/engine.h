@@ -155,6 +155,10 @@ void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes);
 /* The three setters return nothing: an invalid value (cores < 0, capacity
  * <= 0 for a link, < 0 for a pool) is kept and zs_sim_run reports it. */
 
+/* CUDA_CACHING pools: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+ * (pool.c); off by default, as in PyTorch. */
+void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on);
+
 /* Submits a task; returns its id (>= 0, dense, in submission order) or a
  * negative code.  Dependencies must name earlier tasks. */
 int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *t);

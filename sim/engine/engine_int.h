@@ -113,6 +113,12 @@ struct pool {
         *fset[2]; /* free blocks, sorted by (size, addr): 0 large, 1 small */
     size_t nfset[2], fset_cap[2];
     int64_t next_addr;
+    /* expandable_segments (PYTORCH_CUDA_ALLOC_CONF): the large pool is one
+     * segment grown at its end in kLargeBuffer pages; es_tail is its
+     * highest-address block (-1 none) */
+    int expandable;
+    int32_t es_tail;
+    int64_t es_next; /* first unmapped address after the segment's end */
     /* HOST pinned: cached free blocks per power-of-two class */
     int64_t cached[ZS_HOST_CLASSES];
 };
@@ -171,7 +177,8 @@ struct zs_sim {
 void zs_pool_clear_run(struct pool *p);
 int zs_pool_prepare(struct pool *p, struct zs_err *err);
 /* Allocates for ALLOC task id at time t; 0, ZS_SIM_OOM (s->oom filled). */
-int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns);
+int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
+                  struct zs_err *err);
 void zs_pool_free(zs_sim *s, int pool, int32_t id, int64_t t_ns);
 void zs_pool_release(struct pool *p);
 

@@ -27,6 +27,26 @@
  *    the segment allocation is retried once; then OOM.  With max_split_size
  *    unlimited, release_available_cached_blocks does nothing, so the flush
  *    is the only reclaim step.
+ * With expandable_segments:True (zs_sim_set_pool_expandable; PyTorch
+ * CUDACachingAllocator.cpp, ExpandableSegment and find_expandable_block, as
+ * in pytorch/pytorch v2.5: "auto segment_size = pool->is_small ?
+ * kSmallBuffer : kLargeBuffer"; one segment per stream and pool reserving a
+ * virtual range and mapping physical pages of segment_size on demand):
+ *  - the large pool is one segment; when no cached free block fits, the
+ *    segment grows at its end by whole kLargeBuffer (20 MiB) pages, using a
+ *    free block at its end first (find_expandable_block starts from the
+ *    allocatable block before the unmapped range), so blocks of successive
+ *    allocations are neighbours and coalesce when freed: the per-cudaMalloc
+ *    fragmentation of the default mode disappears;
+ *  - when the growth does not fit, release_cached_blocks unmaps every whole
+ *    page inside a cached free block (release_expandable_segment /
+ *    unmap_block); partial pages shared with a live block stay mapped; the
+ *    unmapped range splits the block's neighbours apart;
+ *  - [simplification] new pages are always mapped at the segment's end, not
+ *    into an unmapped hole of sufficient size: the physical (reserved) bytes
+ *    are the same, only coalescing across a re-mapped hole is lost;
+ *  - the small pool (<= 1 MiB requests, 2 MiB pages) keeps the default
+ *    behaviour [simplification: a few hundred MiB at most in a step].
  * HOST follows aten/src/ATen/core/CachingHostAllocator.h: a pinned request
  * is rounded up to c10::llvm::PowerOf2Ceil(size) and, once freed, cached on
  * the free list of its size class for the next request of that class; the
@@ -55,6 +75,11 @@
 #define K_MIN_LARGE_ALLOC ((int64_t)10 << 20) /* kMinLargeAlloc, 10 MiB */
 #define K_ROUND_LARGE ((int64_t)2 << 20)      /* kRoundLarge, 2 MiB */
 
+/* Expandable segment: page size of the large pool (kLargeBuffer) and the
+ * base of its virtual range (apart from the default-mode segments). */
+#define ES_PAGE K_LARGE_BUFFER
+#define ES_BASE ((int64_t)1 << 50)
+
 /* Simulated segment addresses start here (any non-zero base will do; it only
  * orders blocks of equal size, as PyTorch compares pointers). */
 #define SEG_BASE ((int64_t)1 << 40)
@@ -70,6 +95,8 @@ void zs_pool_clear_run(struct pool *p)
     p->blk_free = -1;
     p->nfset[0] = p->nfset[1] = 0;
     p->next_addr = SEG_BASE;
+    p->es_tail = -1;
+    p->es_next = ES_BASE;
     memset(p->cached, 0, sizeof p->cached);
 }
 
@@ -235,7 +262,9 @@ static void fset_remove(struct pool *p, int32_t b)
 /* release_cached_blocks: frees every cached block that is a whole segment. */
 static void release_cached(struct pool *p)
 {
-    for (int small = 0; small < 2; small++) {
+    /* an expandable large pool is released by es_release (its blocks cut
+     * off by unmapped pages are not whole segments) */
+    for (int small = p->expandable ? 1 : 0; small < 2; small++) {
         int32_t *a = p->fset[small];
         size_t k = 0;
         for (size_t i = 0; i < p->nfset[small]; i++) {
@@ -251,7 +280,142 @@ static void release_cached(struct pool *p)
     }
 }
 
-static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns)
+/* Expandable large pool, release_cached_blocks: unmaps the whole pages
+ * inside every cached free block.  Returns 0 or ZS_ENOMEM (the block table
+ * grows by at most one entry per free block). */
+static int es_release(struct pool *p, struct zs_err *err)
+{
+    size_t n = p->nfset[0], k;
+    int32_t *snap;
+    if (n == 0)
+        return 0;
+    /* the release adds at most n block structs; the free set must hold as
+     * many entries as there can be structs */
+    if (zs_grow((void **)&p->blk, &p->blk_cap, p->nblk + n, sizeof *p->blk) ||
+        zs_grow((void **)&p->fset[0], &p->fset_cap[0], p->blk_cap,
+                sizeof *p->fset[0]))
+        return zs_err_set(err, ZS_ENOMEM,
+                          "out of memory growing pool '%s' blocks", p->name);
+    /* snap[0, n): the free blocks before; snap[n, 3n): those after (a block
+     * may leave two pieces) */
+    snap = zs_malloc(3 * n * sizeof *snap);
+    if (!snap)
+        return zs_err_set(err, ZS_ENOMEM,
+                          "out of memory releasing pool '%s' pages", p->name);
+    memcpy(snap, p->fset[0], n * sizeof *snap);
+    p->nfset[0] = 0;
+    k = n;
+    for (size_t i = 0; i < n; i++) {
+        int32_t b = snap[i];
+        struct blk *B = &p->blk[b];
+        int64_t a = B->addr, end = B->addr + B->size;
+        int64_t a0 = ES_BASE + (a - ES_BASE + ES_PAGE - 1) / ES_PAGE * ES_PAGE;
+        int64_t a1 = ES_BASE + (end - ES_BASE) / ES_PAGE * ES_PAGE;
+        int32_t pv = B->prev, nx = B->next;
+        if (a1 <= a0) { /* no whole page inside: stays cached */
+            snap[k++] = b;
+            continue;
+        }
+        p->reserved -= a1 - a0;
+        if (b == p->es_tail) { /* the segment's end shrinks to a0 */
+            p->es_next = a0;
+            if (a0 > a) {
+                B->size = a0 - a;
+                snap[k++] = b;
+            } else {
+                p->es_tail = pv;
+                if (pv >= 0)
+                    p->blk[pv].next = -1;
+                blk_recycle(p, b);
+            }
+            continue;
+        }
+        if (a0 > a) { /* head stays, cut off from what follows */
+            B->size = a0 - a;
+            B->next = -1;
+            snap[k++] = b;
+            if (end > a1) {
+                int32_t r = blk_new(p);
+                struct blk *R = &p->blk[r];
+                B = &p->blk[b];
+                R->addr = a1;
+                R->size = end - a1;
+                R->prev = -1;
+                R->next = nx;
+                R->small = 0;
+                R->used = 0;
+                R->task = -1;
+                if (nx >= 0)
+                    p->blk[nx].prev = r;
+                snap[k++] = r;
+            } else if (nx >= 0) {
+                p->blk[nx].prev = -1;
+            }
+        } else { /* no head */
+            if (pv >= 0)
+                p->blk[pv].next = -1;
+            if (end > a1) {
+                B->addr = a1;
+                B->size = end - a1;
+                B->prev = -1;
+                snap[k++] = b;
+            } else {
+                if (nx >= 0)
+                    p->blk[nx].prev = -1;
+                blk_recycle(p, b);
+            }
+        }
+    }
+    for (size_t i = n; i < k; i++)
+        fset_insert(p, snap[i]);
+    zs_free(snap);
+    return 0;
+}
+
+/* Expandable large pool: grows the segment's end for a `size` request and
+ * returns the free block there, or -1 (OOM, after one release), or -2
+ * (ZS_ENOMEM in err). */
+static int32_t es_grow(struct pool *p, int64_t size, struct zs_err *err)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int32_t tl = p->es_tail, b;
+        int64_t have = tl >= 0 && !p->blk[tl].used ? p->blk[tl].size : 0;
+        int64_t grow = (size - have + ES_PAGE - 1) / ES_PAGE * ES_PAGE;
+        struct blk *B;
+        if (p->capacity > 0 && p->reserved + grow > p->capacity) {
+            if (attempt)
+                return -1;
+            if (es_release(p, err))
+                return -2;
+            release_cached(p); /* the small pool's whole segments */
+            p->st.cache_flushes++;
+            continue;
+        }
+        if (have > 0) {
+            b = tl;
+            fset_remove(p, b);
+            p->blk[b].size += grow;
+        } else {
+            b = blk_new(p);
+            B = &p->blk[b];
+            B->addr = p->es_next;
+            B->size = grow;
+            B->prev = tl;
+            B->next = -1;
+            B->small = 0;
+            if (tl >= 0)
+                p->blk[tl].next = b;
+            p->es_tail = b;
+        }
+        p->es_next += grow;
+        p->reserved += grow;
+        return b;
+    }
+    return -1;
+}
+
+static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
+                      struct zs_err *err)
 {
     struct pool *p = &s->pools[pool];
     struct task *t = &s->tasks[id];
@@ -264,6 +428,12 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns)
     if (i < p->nfset[small]) {
         b = p->fset[small][i];
         fset_remove_at(p, small, i);
+    } else if (p->expandable && !small) {
+        b = es_grow(p, size, err);
+        if (b == -2)
+            return ZS_ENOMEM;
+        if (b < 0)
+            return oom(s, pool, id, t_ns, t->alloc_bytes);
     } else {
         int64_t seg = allocation_size(size);
         if (p->capacity > 0 && p->reserved + seg > p->capacity) {
@@ -297,6 +467,8 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns)
             p->blk[B->next].prev = r;
         B->next = r;
         B->size = size;
+        if (b == p->es_tail)
+            p->es_tail = r;
         fset_insert(p, r);
     }
     B->used = 1;
@@ -322,6 +494,8 @@ static void cuda_free(struct pool *p, struct task *t)
         P->next = B->next;
         if (B->next >= 0)
             p->blk[B->next].prev = pv;
+        if (b == p->es_tail)
+            p->es_tail = pv;
         blk_recycle(p, b);
         b = pv;
         B = P;
@@ -334,6 +508,8 @@ static void cuda_free(struct pool *p, struct task *t)
         B->next = N->next;
         if (N->next >= 0)
             p->blk[N->next].prev = b;
+        if (nx == p->es_tail)
+            p->es_tail = b;
         blk_recycle(p, nx);
     }
     fset_insert(p, b);
@@ -353,17 +529,20 @@ static int pow2_class(int64_t bytes)
 
 /* ---- entry points ------------------------------------------------------ */
 
-int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns)
+int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
+                  struct zs_err *err)
 {
     struct pool *p = &s->pools[pool];
     struct task *t = &s->tasks[id];
     int64_t req = t->alloc_bytes;
     if (req > 0) {
         switch (p->kind) {
-        case ZS_POOL_CUDA_CACHING:
-            if (cuda_alloc(s, pool, id, t_ns))
-                return ZS_SIM_OOM;
+        case ZS_POOL_CUDA_CACHING: {
+            int rc = cuda_alloc(s, pool, id, t_ns, err);
+            if (rc)
+                return rc;
             break;
+        }
         case ZS_POOL_HOST:
             if (t->flags & ZS_ALLOC_PINNED) {
                 int k = pow2_class(req);

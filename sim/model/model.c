@@ -485,6 +485,7 @@ struct act_dims {
     double t, h, hq, hkv, i, a, kv, s, r;
     double E, k, mi; /* MoE; k = 0 when dense */
     int qk_norm, lora;
+    int hf; /* HF eager kernels (zs_act_opts.kernels == 0) */
 };
 
 static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
@@ -506,6 +507,19 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
     d->qk_norm = m->qk_norm;
     d->lora = o->method != ZS_METHOD_FULL;
     d->r = o->lora_rank > 0 ? o->lora_rank : 16;
+    d->hf = o->kernels == 0;
+}
+
+/* One RMSNorm's saved bytes beyond its output (which the next linear keeps).
+ * HF eager Qwen2RMSNorm / LlamaRMSNorm (transformers 63bb723, modeling_qwen2
+ * .py): x.to(float32) is saved by pow and by x * rsqrt (one fp32 tensor,
+ * 4 B), rsqrt's output per token (fp32); to(bf16) and the input cast save
+ * nothing; weight * x saves x = the output.  Fused (Liger rms_norm.py, Apex
+ * FusedRMSNorm) and inductor save the bf16 input (2 B) and rstd (fp32 per
+ * token). */
+static double norm_saved(const struct act_dims *d, double width)
+{
+    return (d->hf ? 4 : 2) * d->t * width + 4 * d->t;
 }
 
 /* Attention scores per rank: b * (heads / sp) * seq^2 elements = t * a * s
@@ -547,21 +561,21 @@ static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
      * x and rstd); HF's unfused LlamaRMSNorm keeps fp32 copies instead —
      * [assumption] that production runs use a fused norm or that the
      * difference is inside the 5 % target for the whole step. */
-    v += 2 * t * d->h + 4 * t;
+    v += norm_saved(d, d->h);
     /* q/k/v projections' shared input (the norm output), kept for their
      * weight gradients (Korthikanti: "QKV matrix multiplies ... 2sbh"). */
     v += 2 * t * d->h;
     /* Qwen3 q_norm/k_norm: inputs and rstd per head. */
     if (d->qk_norm)
-        v += 2 * t * (d->hq + d->hkv) + 4 * t * (d->a + d->kv);
+        v += (d->hf ? 4 : 2) * t * (d->hq + d->hkv) + 4 * t * (d->a + d->kv);
     /* q, k, v after RoPE (the attention core's inputs).  RoPE multiplies by
      * cos/sin that need no gradient, so its input is not kept. */
     v += 2 * t * (d->hq + 2 * d->hkv);
     /* The core's own saved tensors, then its output = o_proj input. */
     v += attn_core_saved(d, attn);
     v += 2 * t * d->hq;
-    /* post_attention_layernorm: input and rstd. */
-    v += 2 * t * d->h + 4 * t;
+    /* post_attention_layernorm: input and rstd (norm_saved). */
+    v += norm_saved(d, d->h);
     /* MLP input (norm output), shared by gate and up (and the router). */
     v += 2 * t * d->h;
     if (d->k > 0) {
@@ -576,9 +590,12 @@ static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
          * and that weight (bf16). */
         v += 2 * tk * d->h + 8 * tk * d->mi + 2 * tk * d->h + 2 * tk;
     } else {
-        /* gate output (SiLU input), SiLU output, up output, product (the
-         * down_proj input): 4 x t x i in bf16.  Residual adds save nothing. */
-        v += 8 * t * d->i;
+        /* HF eager: gate output (SiLU input), SiLU output, up output,
+         * product (the down_proj input): 4 x t x i in bf16.  Fused
+         * (Liger swiglu.py LigerSiLUMulFunction saves a and b, recomputes
+         * silu in backward) and inductor: gate, up and the product: 3 x t
+         * x i.  Residual adds save nothing. */
+        v += (d->hf ? 8 : 6) * t * d->i;
     }
     if (d->lora) {
         /* PEFT LoRA: lora_A's input is the base linear's input (shared,
@@ -749,6 +766,28 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
     double b = o->micro_batch > 0 ? (double)o->micro_batch : 1;
     double tv = b * (double)o->seq / sp * (double)m->vocab;
     double fwd, bwd1, bwd2;
+    if (o->kernels == 1) {
+        /* Liger fused linear cross-entropy (linkedin/Liger-Kernel
+         * ops/fused_linear_cross_entropy.py, fused_linear_cross_entropy_
+         * forward): chunk = next_pow2(ceil(BT / ceil(V / H))) tokens; per
+         * chunk logits = x_chunk @ W^T in bf16, the CE kernel writes their
+         * gradient in place; grad_input = zeros_like(x) (BT x H bf16) and
+         * grad_weight = zeros_like(W) (V x H bf16) are filled during forward
+         * and kept for backward; loss_1d fp32 per token.  The full logits
+         * never exist.  All of it is reported as one buffer alive from the
+         * loss to lm_head's backward. */
+        double bt = b * (double)o->seq / sp, h = (double)m->hidden;
+        double v = (double)m->vocab;
+        double inc = ceil(v / h), cs = 1;
+        while (cs < ceil(bt / inc))
+            cs *= 2;
+        if (cs > bt)
+            cs = bt;
+        memset(out, 0, sizeof *out);
+        out->logits_bf16 = sat(2 * cs * v + 2 * bt * h + 2 * v * h + 4 * bt);
+        out->peak = out->logits_bf16;
+        return;
+    }
     out->logits_bf16 = sat(2 * tv);
     out->logits_fp32 = sat(4 * tv);
     out->logprobs_fp32 = sat(4 * tv);

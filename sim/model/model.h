@@ -211,6 +211,9 @@ struct zs_act_opts {
     int sp; /* Ulysses sequence-parallel degree (>= 1): seq / sp per rank */
     enum zs_method method; /* LoRA saves adapter inputs/outputs too */
     int lora_rank;
+    int kernels; /* enum zs_kernels (train/config.h): 0 HF eager, 1 fused
+                    (Liger), 2 torch.compile: what norms, SwiGLU and the
+                    loss keep */
 };
 
 /* Bytes one decoder layer keeps alive from its forward until its backward

@@ -433,6 +433,60 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
     }
 }
 
+/* --alloc-conf default: re-simulates the candidates rejected for
+ * fragmentation (enough free memory by count, not by blocks) with
+ * expandable_segments and names those that then fit (engine/pool.c). */
+static int alloc_note(struct zs_plan *p, const struct zs_model *m,
+                      const struct zs_cluster *cl,
+                      const struct zs_plan_opts *po)
+{
+    struct worker w;
+    struct zs_candidate *alt;
+    zs_sim *sim;
+    int nfit = 0;
+    size_t len = 0;
+    p->alloc_note[0] = '\0';
+    memset(&w, 0, sizeof w);
+    w.m = m;
+    w.cl = cl;
+    w.po = po;
+    alt = zs_malloc(sizeof *alt);
+    sim = zs_sim_new();
+    if (!alt || !sim) {
+        zs_free(alt);
+        zs_sim_free(sim);
+        return ZS_ENOMEM;
+    }
+    for (int i = 0; i < p->n; i++) {
+        const struct zs_candidate *c = &p->cand[i];
+        if (c->status != ZS_CAND_GPU_OOM ||
+            c->cfg.alloc_conf != ZS_ALLOC_DEFAULT ||
+            c->res.oom.needed_bytes > c->res.oom.available_bytes)
+            continue;
+        *alt = *c;
+        alt->cfg.alloc_conf = ZS_ALLOC_EXPANDABLE;
+        evaluate(&w, sim, alt);
+        if (alt->status != ZS_CAND_FITS)
+            continue;
+        if (nfit < 3) {
+            char lab[160];
+            zs_plan_cand_label(c, lab, sizeof lab);
+            len += (size_t)snprintf(p->alloc_note + len,
+                                    sizeof p->alloc_note - len, "%s'%s'",
+                                    nfit ? ", " : "", lab);
+            if (len >= sizeof p->alloc_note)
+                len = sizeof p->alloc_note - 1;
+        }
+        nfit++;
+    }
+    if (nfit > 3 && len < sizeof p->alloc_note)
+        snprintf(p->alloc_note + len, sizeof p->alloc_note - len,
+                 " and %d more", nfit - 3);
+    zs_free(alt);
+    zs_sim_free(sim);
+    return 0;
+}
+
 int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
                 const struct zs_cfg *base, const struct zs_plan_opts *po,
                 struct zs_plan *p, struct zs_err *err)
@@ -460,6 +514,11 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
     for (int i = 0; i < p->n; i++)
         p->events += p->cand[i].res.events;
     rank(p);
+    if (po->suggest && base->alloc_conf == ZS_ALLOC_DEFAULT) {
+        rc = alloc_note(p, m, cl, po);
+        if (rc)
+            goto fail;
+    }
     if (p->best < 0 && po->suggest)
         suggest(p, m, cl, base, po);
     p->elapsed_s = now_s() - t0;

@@ -45,6 +45,9 @@ struct zs_plan {
     bool global_batch_default;
     char suggestion[6][256]; /* when nothing fits: what would */
     int nsuggest;
+    /* default allocator only: the candidates rejected for fragmentation
+     * that fit with expandable_segments ("" none) */
+    char alloc_note[512];
 };
 
 struct zs_plan_opts {

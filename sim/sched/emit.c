@@ -335,6 +335,7 @@ void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao)
     ao->sp = (int)b->c->sp;
     ao->method = b->mo.method;
     ao->lora_rank = b->mo.lora_rank;
+    ao->kernels = b->c->kernels;
 }
 
 void zs_run_steps(struct zs_bctx *b, void *ctx,

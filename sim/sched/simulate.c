@@ -108,6 +108,9 @@ static int topology(struct zs_bctx *b)
             b->q_cpy < 0 || b->l_h2d < 0 || b->l_d2h < 0 ||
             b->l_bus < 0 || b->l_fab < 0 || b->p_gpu < 0 || b->p_host < 0)
             return ZS_ENOMEM;
+        /* PYTORCH_CUDA_ALLOC_CONF (--alloc-conf; engine/pool.c) */
+        zs_sim_set_pool_expandable(b->sim, b->p_gpu,
+                                   c->alloc_conf == ZS_ALLOC_EXPANDABLE);
     } else {
         zs_sim_reset(b->sim);
         b->q_host = 0;

@@ -10,6 +10,7 @@
  * 2023, §3: the backward recomputes S and P: 5 matmuls vs 2); element-wise
  * work moves about twice the bytes backward [assumption].
  */
+#include "sched/kernels.h"
 #include "sched/sched_int.h"
 #include "util/alloc.h"
 
@@ -151,23 +152,35 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
     case ZS_LEAF_EMBED:
         add_mem(b, f, t * (double)m->hidden * 2 * 2);
         break;
-    case ZS_LEAF_NORM:
-        add_mem(b, f, t * (double)(l->params) * 2 * 3);
-        kernels = 2;
-        break;
-    case ZS_LEAF_LM_HEAD:
+    case ZS_LEAF_NORM: {
+        /* per kernel mode (kernels.c): HF eager 36 B/elem fwd, 70 bwd */
+        struct zs_ew_cost c;
+        zs_kernels_norm(b->c->kernels, t * (double)l->params, &c);
+        add_mem(b, f, c.fwd_bytes);
+        add_mem(b, bw, c.bwd_bytes);
+        *kf = c.fwd_launches;
+        *kb = c.bwd_launches;
+        return;
+    }
+    case ZS_LEAF_LM_HEAD: {
+        /* cross-entropy per kernel mode (kernels.c); the lm_head GEMM's
+         * dgrad and wgrad backward, then the loss's own backward */
+        struct zs_ew_cost c;
+        zs_kernels_loss(b->c->kernels, t * (double)m->vocab, &c);
         add_gemm(b, f, t, (double)m->vocab, (double)m->hidden, 1);
-        /* cross-entropy over fp32 logits: upcast, log_softmax, gather
-         * (reads/writes ~14 B per logit) */
-        add_mem(b, f, t * (double)m->vocab * 14);
-        kernels = 4;
-        break;
+        add_mem(b, f, c.fwd_bytes);
+        add_mem(b, bw, c.bwd_bytes);
+        add_gemm(b, bw, t, (double)m->vocab, (double)m->hidden, frozen ? 1 : 2);
+        *kf = 1 + c.fwd_launches;
+        *kb = (frozen ? 1 : 2) + c.bwd_launches;
+        return;
+    }
     }
     /* backward: dgrad costs what the forward did; wgrad only for trained
      * weights (the same pieces again) */
     for (size_t i = f0; i < f->n; i++)
         put(bw, &f->p[i]);
-    if (!frozen && l->kind != ZS_LEAF_NORM)
+    if (!frozen) /* (norms returned above) */
         for (size_t i = f0; i < f->n; i++)
             put(bw, &f->p[i]);
     *kf = kernels;
@@ -189,7 +202,8 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     double inter = m->n_experts
                        ? (double)(m->moe_intermediate * m->experts_per_token)
                        : (double)m->intermediate;
-    double ew = t * 2 * (2 * (hq + hkv) + 3 * inter + 4 * (double)m->hidden);
+    struct zs_kernel_dims kd = {t, (double)m->hidden, hq, hkv, inter, 1};
+    struct zs_ew_cost ew;
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double heads = (double)m->n_heads / (double)b->c->sp;
     double afn = attn_fwd_ns(b);
@@ -205,8 +219,19 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     p.count = (int64_t)(5 * mb * heads);
     p.ns = 2.5 * afn;
     put(ab, &p);
-    add_mem(b, ef, ew);
-    add_mem(b, eb, 2 * ew);
+    zs_kernels_layer(b->c->kernels, &kd, &ew);
+    add_mem(b, ef, ew.fwd_bytes);
+    add_mem(b, eb, ew.bwd_bytes);
+}
+
+/* Launches of layer_extras' element-wise kernels, per pass. */
+static void layer_extra_launches(const struct zs_bctx *b, int *kf, int *kb)
+{
+    struct zs_kernel_dims kd = {1, 1, 1, 1, 1, 1};
+    struct zs_ew_cost ew;
+    zs_kernels_layer(b->c->kernels, &kd, &ew);
+    *kf = ew.fwd_launches;
+    *kb = ew.bwd_launches;
 }
 
 static int add_unit(struct zs_bctx *b, struct zs_unit *u, const struct plist *f,
@@ -278,8 +303,11 @@ static double op_recompute_ns(const struct zs_bctx *b, const struct plist *ef)
         const struct zs_leaf *l = &m->layer[i];
         if (l->kind == ZS_LEAF_LINEAR && (l->role & (ZS_ROLE_K | ZS_ROLE_O | ZS_ROLE_UP)))
             ns += gemm_ns(b, t, (double)l->out_features, (double)l->in_features);
-        else if (l->kind == ZS_LEAF_NORM)
-            ns += mem_ns(b, t * (double)l->params * 2 * 3);
+        else if (l->kind == ZS_LEAF_NORM) {
+            struct zs_ew_cost c;
+            zs_kernels_norm(b->c->kernels, t * (double)l->params, &c);
+            ns += mem_ns(b, c.fwd_bytes);
+        }
     }
     return ns;
 }
@@ -327,10 +355,12 @@ int zs_units_build_leaves(struct zs_bctx *b)
                 u.kernels_bwd += 3;
             }
             if (u.last_of_layer) {
+                int ekf, ekb;
+                layer_extra_launches(b, &ekf, &ekb);
                 put(&f, &ef.p[0]);
                 put(&bw, &eb.p[0]);
-                u.kernels_fwd += 6;
-                u.kernels_bwd += 10;
+                u.kernels_fwd += ekf;
+                u.kernels_bwd += ekb;
             }
             if ((rc = add_unit(b, &u, &f, &bw)))
                 goto out;
@@ -406,8 +436,12 @@ int zs_units_build_groups(struct zs_bctx *b)
             group_add_leaf(b, &g, &m->layer[i], layer, &f, &bw);
         put(&f, &ef.p[0]);
         put(&bw, &eb.p[0]);
-        g.kernels_fwd += 8;
-        g.kernels_bwd += 13;
+        {
+            int ekf, ekb;
+            layer_extra_launches(b, &ekf, &ekb);
+            g.kernels_fwd += 2 + ekf; /* attention fwd (2), bwd (3) */
+            g.kernels_bwd += 3 + ekb;
+        }
         g.part_elems = (g.params + w - 1) / w;
         g.first_of_layer = g.last_of_layer = true;
         g.has_attn = true;

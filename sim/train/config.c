@@ -23,6 +23,9 @@ static const char *const k_frameworks[] = {"deepspeed", "fsdp2", NULL};
 static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
 static const char *const k_ckpts[] = {"none", "selective", "full", "op", NULL};
 static const char *const k_attns[] = {"flash", "eager", NULL};
+static const char *const k_kernels[] = {"hf", "fused", "compiled", NULL};
+static const char *const k_alloc_confs[] = {"default", "expandable_segments",
+                                            NULL};
 static const char *const k_tri[] = {"no", "yes", "auto", NULL};
 static const char *const k_optims[] = {"adamw", "adamw_8bit",
                                        "paged_adamw_8bit", NULL};
@@ -65,6 +68,10 @@ static const struct zs_field k_fields[] = {
      k_ckpts, 0, NULL},
     {"attention", ZS_F_ENUM, OFF(attention), 0, 0, ZS_ATTN_FLASH, 0, k_attns, 0,
      NULL},
+    {"kernels", ZS_F_ENUM, OFF(kernels), 0, 0, ZS_KERNELS_HF, 0, k_kernels, 0,
+     NULL},
+    {"alloc_conf", ZS_F_ENUM, OFF(alloc_conf), 0, 0, ZS_ALLOC_DEFAULT, 0,
+     k_alloc_confs, 0, NULL},
     {"procs", ZS_F_INT, OFF(procs), 0, 64, 0, 0, NULL, 0, NULL},
     {"sp", ZS_F_INT, OFF(sp), 1, 1024, 1, 0, NULL, 0, NULL},
     {"ds_config", ZS_F_STRING, OFF(ds_config), 0, 0, 0, 0, NULL,

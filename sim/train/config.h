@@ -22,6 +22,10 @@
 enum zs_framework { ZS_FW_DEEPSPEED, ZS_FW_FSDP2 };
 enum zs_offload { ZS_OFF_NONE, ZS_OFF_CPU, ZS_OFF_NVME };
 enum zs_tristate { ZS_NO = 0, ZS_YES = 1, ZS_AUTO = 2 };
+/* Element-wise/norm kernels the training code runs (sched/kernels.c). */
+enum zs_kernels { ZS_KERNELS_HF, ZS_KERNELS_FUSED, ZS_KERNELS_COMPILED };
+/* PYTORCH_CUDA_ALLOC_CONF of the GPU caching allocator (engine/pool.c). */
+enum zs_alloc_conf { ZS_ALLOC_DEFAULT, ZS_ALLOC_EXPANDABLE };
 enum zs_optim { ZS_OPT_ADAMW, ZS_OPT_ADAMW_8BIT, ZS_OPT_PAGED_ADAMW_8BIT };
 /* The training loop around the framework (issue 10 §2): it decides FSDP2's
  * accumulation semantics, the precision policy and the CPU optimizer users
@@ -65,6 +69,8 @@ struct zs_cfg {
     int offload_param;     /* enum zs_offload */
     int checkpointing;     /* enum zs_ckpt */
     int attention;         /* enum zs_attn_impl */
+    int kernels;           /* enum zs_kernels */
+    int alloc_conf;        /* enum zs_alloc_conf */
     int64_t procs;         /* processes (GPUs used) per node; 0: all */
     int64_t sp;            /* Ulysses sequence-parallel degree */
     char ds_config[256];   /* DeepSpeed JSON to read knobs from ("" none) */

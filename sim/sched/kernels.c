@@ -1,0 +1,133 @@
+/*
+ * kernels.c — the element-wise and norm kernels of one decoder layer and of
+ * the loss, per kernel mode (--kernels hf|fused|compiled): HBM bytes moved
+ * per element and kernel launches, forward and backward.
+ *
+ * HF eager counts are read from transformers at commit
+ * 63bb723747035466e5339aea864b133f709b067d,
+ * src/transformers/models/qwen2/modeling_qwen2.py (Llama, Qwen2, Qwen3 and
+ * Mistral share these functions):
+ *   Qwen2RMSNorm.forward: x.to(float32); pow(2); mean(-1); + eps; rsqrt;
+ *     x * rsqrt; .to(input_dtype); weight * x            (8 launches)
+ *   apply_rotary_pos_emb: q * cos + rotate_half(q) * sin, same for k, with
+ *     rotate_half = cat(-x2, x1)                         (5 launches each)
+ *   Qwen2MLP.forward: down_proj(act_fn(gate) * up)       (silu, mul)
+ *   Qwen2DecoderLayer.forward: two residual adds.
+ * q/k/v ".view(...).transpose(1, 2)" are views; flash-attn 2 and SDPA take
+ * them without a copy (the rotated q/k come out contiguous in the
+ * transposed layout, whose last dim has stride 1), so no transpose kernel
+ * is charged.
+ *
+ * Bytes per element, bf16 activations (2 B), fp32 temporaries (4 B); a
+ * kernel reading n inputs and writing one output moves the sum of their
+ * sizes.  Per-row scalars (mean, rsqrt) and broadcast operands that stay in
+ * L2 (the RMSNorm weight; cos/sin of [b, 1, s, d], 1 MiB at s=4096, d=128,
+ * re-read per head from a 50 MB L2) are not charged [assumption: L2 hits].
+ *
+ *  RMSNorm fwd, HF: to-fp32 2+4, pow 4+4, mean 4, x*rsqrt 4+4, to-bf16 4+2,
+ *    weight* 2+2 = 36 B.
+ *  RMSNorm bwd, HF (autograd of those ops): weight-mul dgrad 2+2 and wgrad
+ *    product 2+2(bf16 then summed); to-bf16 bwd 2+4; x*r: dx 4+4, dr =
+ *    sum(g*x) 4+4+4+4; pow bwd 4+4+4; sum of the two dx 4+4+4; to-fp32 bwd
+ *    4+2 = 70 B (12 launches).
+ *  RoPE fwd, HF, per element of q and k: neg of half 0.5*(2+2), cat 2+2,
+ *    *cos 2+2, *sin 2+2, add 2+2+2 = 20 B.
+ *  RoPE bwd, HF: *cos and *sin dgrads 2+2 each, neg bwd 0.5*(2+2), two
+ *    slice_backward (zero-filled full tensor, half copied in) 2+2 each, two
+ *    adds of the three incoming grads 2+2+2 each = 30 B (8 launches per
+ *    tensor).
+ *  SwiGLU fwd, HF, per intermediate element: silu 2+2, mul 2+2+2 = 10 B;
+ *    bwd: mul dgrads (g*u, g*silu(a)) 2+2+2 each, silu bwd 2+2+2 = 18 B.
+ *  Residual adds: fwd 2+2+2 each; bwd the two branch gradients summed
+ *    2+2+2 each = 12 B per hidden element both ways, every mode.
+ * Fused (Liger-Kernel, linkedin/Liger-Kernel src/liger_kernel/ops/
+ * rms_norm.py, rope.py, swiglu.py; Apex FusedRMSNorm the same traffic): one
+ *   kernel reads its inputs once and writes its outputs once:
+ *   RMSNorm fwd 2+2 = 4 B, bwd dy, x, dx 2+2+2 = 6 B; RoPE in place on q and
+ *   k, 2+2 fwd and bwd, one launch for both; SwiGLU fwd a, u, out 6 B, bwd
+ *   dc, a, u, da, du 10 B (silu recomputed in backward).
+ * Compiled (torch.compile, inductor): each element-wise region becomes one
+ *   generated kernel with the same once-in once-out traffic as the fused
+ *   kernels [assumption: inductor fuses each norm, the RoPE of q and k and
+ *   the SiLU*mul into one pointwise/reduction kernel each; it does not fuse
+ *   across the GEMMs, which stay cuBLAS calls].
+ * Loss, per logit (tokens x vocab):
+ *   HF: ForCausalLMLoss upcast 2+4 and log_softmax 4+4 = 14 B fwd (model.c
+ *   zs_model_loss_bytes lists the buffers); bwd nll grad fill 4,
+ *   log_softmax bwd 4+4+4, cast to bf16 4+2 = 22 B.
+ *   Fused (Liger fused linear cross-entropy, ops/fused_linear_cross_entropy
+ *   .py): logits are produced chunk by chunk in bf16, the CE kernel reads a
+ *   chunk and writes its gradient in place 2+2 = 4 B fwd, 0 bwd (the
+ *   gradient is computed during forward); the full logits never exist.
+ *   Compiled: inductor fuses upcast, log_softmax and gather into one
+ *   reduction over bf16 logits (two passes, 2+2 = 4 B) and the backward into
+ *   one kernel (read 2, write 2) [assumption: same fusion as above].
+ */
+#include "sched/kernels.h"
+
+#include <string.h>
+
+void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
+                      struct zs_ew_cost *out)
+{
+    double rope = d->rope ? d->tokens * (d->q_dim + d->k_dim) : 0;
+    double mlp = d->tokens * d->inter;
+    double res = d->tokens * d->hidden;
+    memset(out, 0, sizeof *out);
+    out->fwd_bytes = 12 * res;
+    out->bwd_bytes = 12 * res;
+    out->fwd_launches = 2;
+    out->bwd_launches = 2;
+    if (mode == ZS_KERNELS_HF) {
+        out->fwd_bytes += 20 * rope + 10 * mlp;
+        out->bwd_bytes += 30 * rope + 18 * mlp;
+        out->fwd_launches += (d->rope ? 10 : 0) + 2;
+        out->bwd_launches += (d->rope ? 16 : 0) + 3;
+    } else {
+        out->fwd_bytes += 4 * rope + 6 * mlp;
+        out->bwd_bytes += 4 * rope + 10 * mlp;
+        out->fwd_launches += (d->rope ? 1 : 0) + 1;
+        out->bwd_launches += (d->rope ? 1 : 0) + 1;
+    }
+}
+
+void zs_kernels_norm(int mode, double elems, struct zs_ew_cost *out)
+{
+    memset(out, 0, sizeof *out);
+    if (mode == ZS_KERNELS_HF) {
+        out->fwd_bytes = 36 * elems;
+        out->bwd_bytes = 70 * elems;
+        out->fwd_launches = 8;
+        out->bwd_launches = 12;
+    } else {
+        out->fwd_bytes = 4 * elems;
+        out->bwd_bytes = 6 * elems;
+        out->fwd_launches = 1;
+        out->bwd_launches = 1;
+    }
+}
+
+void zs_kernels_loss(int mode, double logits, struct zs_ew_cost *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (mode) {
+    case ZS_KERNELS_HF:
+        out->fwd_bytes = 14 * logits;
+        out->bwd_bytes = 22 * logits;
+        out->fwd_launches = 4;
+        out->bwd_launches = 4;
+        break;
+    case ZS_KERNELS_FUSED:
+        out->fwd_bytes = 4 * logits;
+        out->bwd_bytes = 0;
+        out->fwd_launches = 1;
+        out->bwd_launches = 0;
+        break;
+    default:
+        out->fwd_bytes = 4 * logits;
+        out->bwd_bytes = 4 * logits;
+        out->fwd_launches = 1;
+        out->bwd_launches = 1;
+        break;
+    }
+}

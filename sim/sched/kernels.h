@@ -1,0 +1,32 @@
+/*
+ * kernels.h — element-wise, norm and loss kernels per kernel mode
+ * (--kernels hf|fused|compiled): HBM bytes and launches (kernels.c has the
+ * derivation and sources).
+ */
+#ifndef ZS_SCHED_KERNELS_H
+#define ZS_SCHED_KERNELS_H
+
+#include "train/config.h"
+
+struct zs_ew_cost {
+    double fwd_bytes, bwd_bytes; /* HBM traffic, forward and backward */
+    int fwd_launches, bwd_launches;
+};
+
+struct zs_kernel_dims {
+    double tokens;       /* tokens of this rank's micro-batch */
+    double hidden;       /* residual stream width */
+    double q_dim, k_dim; /* heads x head_dim of q and of k */
+    double inter;        /* active MLP intermediate (SwiGLU) */
+    int rope;            /* 1: rotary embeddings applied */
+};
+
+/* RoPE, SwiGLU and residual adds of one decoder layer (norms excluded). */
+void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
+                      struct zs_ew_cost *out);
+/* One RMSNorm over `elems` elements (tokens x hidden). */
+void zs_kernels_norm(int mode, double elems, struct zs_ew_cost *out);
+/* Cross-entropy over `logits` elements (tokens x vocab). */
+void zs_kernels_loss(int mode, double logits, struct zs_ew_cost *out);
+
+#endif
