@@ -429,7 +429,8 @@ START_TEST(test_bad_inputs)
         {BAD "model-family.json",
          "invalid 'family' in tests/data/bad/model-family.json:4:3: must be "
          "one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, "
-         "qwen2_5_omni (got 'gpt')"},
+         "qwen2_5_omni, gpt2, opt, gpt_neox, falcon, mpt, bloom, phi, phi3, "
+         "gemma, gemma2 (got 'gpt')"},
         {BAD "model-moe-missing.json",
          "missing 'num_experts' in tests/data/bad/model-moe-missing.json: "
          "required for family mixtral, an integer in [1, 512]"},
@@ -446,7 +447,8 @@ START_TEST(test_bad_inputs)
         {BAD "model-hf-unknown-type.json",
          "invalid 'model_type' in "
          "tests/data/bad/model-hf-unknown-type.json:3:3: must be one of llama, "
-         "qwen2, qwen3, mistral, mixtral, qwen3_moe (got 'gpt2')"},
+         "qwen2, qwen3, mistral, mixtral, qwen3_moe, gpt2, opt, gpt_neox, "
+         "falcon, mpt, bloom, phi, phi3, gemma, gemma2 (got 'gpt_bigcode')"},
         {BAD "model-hf-string.json",
          "invalid 'num_attention_heads' in "
          "tests/data/bad/model-hf-string.json:7:3: must be an integer in [1, "
@@ -514,7 +516,8 @@ START_TEST(test_loader_kinds)
     ck_assert_str_eq(
         err.msg,
         "missing 'model_type' in tests/data/good/model-tiny.json: required, "
-        "one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe");
+        "one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, gpt2, opt, "
+        "gpt_neox, falcon, mpt, bloom, phi, phi3, gemma, gemma2");
     ck_assert_int_eq(zs_model_resolve("", &m, &err), ZS_EUSAGE);
 }
 END_TEST
