@@ -326,6 +326,146 @@ START_TEST(test_library_reference)
 }
 END_TEST
 
+
+/* tiny-neox: gpt_neox, h 64, i 256, 1 layer, 4 heads (head_dim 16), vocab
+ * 100, LayerNorm with bias, plain gelu_fast MLP, parallel residual with two
+ * norms, fused qkv, biases everywhere, untied. */
+START_TEST(test_tiny_neox)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    struct zs_method_opts lora = {ZS_METHOD_LORA, 8, ZS_ROLE_ALL_LINEAR};
+    load_ok(GOOD "model-tiny-neox.json", &m);
+    /* layer: 2 LayerNorms 2*(64+64) = 256; query_key_value 64*192+192 =
+     * 12480; dense 64*64+64 = 4160; dense_h_to_4h 64*256+256 = 16640;
+     * dense_4h_to_h 256*64+64 = 16448: 49984.  embed_in 6400, final norm
+     * 128, embed_out 6400. */
+    ck_assert_int_eq(m.params_layer, 49984);
+    ck_assert_int_eq(m.params_total, 6400 + 49984 + 128 + 6400);
+    ck_assert_int_eq(m.n_layer_leaves, 6);
+    ck_assert_str_eq(m.layer[1].name, "attention.query_key_value");
+    ck_assert_int_eq(m.layer[1].out_features, 192);
+    ck_assert_str_eq(m.layer[3].name, "post_attention_layernorm");
+    ck_assert_int_eq(m.layer[3].n_tensors, 2);
+    ck_assert_str_eq(m.largest_leaf_name,
+                     "gpt_neox.layers.*.mlp.dense_h_to_4h");
+    /* FLOPs at seq 128: 2 GEMMs in the MLP, not 3: 2*(12288 + 4096 +
+     * 16384 + 16384) = 98304, embed_out 2*6400, attention 4*128*4*16. */
+    ck_assert(zs_model_flops_per_token_fwd(&m, 128) ==
+              98304.0 + 12800.0 + 32768.0);
+    /* Saved at seq 128, flash: t 128, h 64, LayerNorm stats 8 B/token:
+     * norm1 input + stats 16384 + 1024; its output 16384; q,k,v 2*128*192
+     * = 49152; lse 2048; attention output 16384; second norm of the same
+     * input: stats 1024 + output 16384; gelu_fast 16*128*256 = 524288. */
+    o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     17408 + 16384 + 49152 + 2048 + 16384 + 17408 + 524288);
+    /* LoRA r 8: 4 adapters (query_key_value, dense, h_to_4h, 4h_to_h):
+     * 8*(64+192) + 8*(64+64) + 8*(64+256) * 2 = 2048 + 1024 + 5120; saved
+     * + 2*t*r per adapter = 4 * 2048. */
+    ck_assert_int_eq(zs_model_trainable(&m, &lora), 2048 + 1024 + 5120);
+    o.method = ZS_METHOD_LORA;
+    o.lora_rank = 8;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     643072 + 4 * 2048);
+}
+END_TEST
+
+/* Parameter totals of the new architectures against their published
+ * figures: exact where the publisher gives every digit, else within the
+ * rounding of the published figure (docs/model.md has the table). */
+START_TEST(test_arch_published)
+{
+    static const struct {
+        const char *name;
+        long long exact;
+        double published, tol;
+    } cases[] = {
+        /* openai-community/gpt2 card: "124M parameters". */
+        {"tests/data/hf-configs/gpt2.json", 124439808LL, 124e6, 0.005},
+        /* facebook/opt-125m card / OPT paper Table 1: 125M. */
+        {"tests/data/hf-configs/opt-125m.json", 125239296LL, 125e6, 0.005},
+        /* Black et al. 2022 Table 1: 20,554,567,680. */
+        {"gpt-neox-20b", 20554567680LL, 20554567680.0, 0},
+        /* bigscience/bloom-7b1 card: 7,069,016,064 parameters. */
+        {"bloom-7b1", 7069016064LL, 7069016064.0, 0},
+        /* OPT paper Table 1: 6.7B, 30B. */
+        {"opt-6.7b", 6658473984LL, 6.7e9, 0.01},
+        {"opt-30b", 29974540288LL, 30e9, 0.01},
+        /* mosaicml/mpt-7b card: n_parameters 6.7B. */
+        {"mpt-7b", 6649286656LL, 6.7e9, 0.01},
+        /* tiiuae/falcon-7b card: 7B; falcon-40b card: 40B (rounded: the
+         * tied count is 1.1 % and 3.3 % under; see docs/model.md). */
+        {"falcon-7b", 6921720704LL, 7e9, 0.015},
+        {"falcon-40b", 41303293952LL, 40e9, 0.035},
+        /* Gemma papers: embedding + non-embedding (Table 2). */
+        {"gemma-2-9b", 917504000LL + 8324201984LL,
+         917504000.0 + 8324201984.0, 0},
+    };
+    struct zs_model m;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        load_ok(cases[i].name, &m);
+        ck_assert_msg(m.params_total == cases[i].exact, "%s: %lld",
+                      cases[i].name, (long long)m.params_total);
+        ck_assert_msg(fabs((double)m.params_total - cases[i].published) <=
+                          cases[i].tol * cases[i].published,
+                      "%s vs published", cases[i].name);
+    }
+    /* Gemma Team 2024 Table 2 non-embedding counts, exact (the paper's
+     * embedding rows are 256,128 x d, the HF checkpoints' 256,000 x d). */
+    load_ok("gemma-7b", &m);
+    ck_assert_int_eq(m.params_total - m.params_embedding, 7751248896LL);
+    ck_assert_int_eq(m.head_dim, 256);
+    ck_assert(m.tie_embeddings);
+    load_ok("gemma-2b", &m);
+    ck_assert_int_eq(m.params_total - m.params_embedding, 1981884416LL);
+    ck_assert_int_eq(m.n_kv_heads, 1);
+    load_ok("gemma-2-9b", &m);
+    ck_assert_int_eq(m.params_embedding, 917504000LL);
+    ck_assert_int_eq(m.n_layer_leaves, 11); /* 4 norms + 4 attn + 3 mlp */
+    ck_assert_int_eq(m.sliding_layers, 21);
+    /* phi-2 card: "2.7 billion parameters", a truncation of 2.78B. */
+    load_ok("tests/data/hf-configs/phi-2.json", &m);
+    ck_assert_int_eq(m.params_total, 2779683840LL);
+    ck_assert(floor((double)m.params_total / 1e8) / 10 == 2.7);
+    ck_assert(m.lm_head_bias);
+    ck_assert_int_eq(m.block, ZS_BLOCK_PARALLEL);
+    ck_assert_int_eq(m.act, ZS_ACT_GELU_NEW);
+    /* The library copy of a vendored config counts the same. */
+    load_ok("phi-2", &m);
+    ck_assert_int_eq(m.params_total, 2779683840LL);
+    load_ok("gpt2", &m);
+    ck_assert_int_eq(m.params_total, 124439808LL);
+    /* Falcon-7B: multi-query (1 kv head): query_key_value 4544 -> 4672. */
+    load_ok("falcon", &m);
+    ck_assert_int_eq(m.n_kv_heads, 1);
+    ck_assert_int_eq(m.layer[1].out_features, 4672);
+    ck_assert_int_eq(m.n_layer_leaves, 5); /* one norm, qkv, dense, 2 fc */
+}
+END_TEST
+
+/* ALiBi without a flash path: the check names the file's key. */
+START_TEST(test_attention_check)
+{
+    struct zs_model m;
+    struct zs_err err = {0, ""};
+    load_ok(GOOD "model-hf-tiny-falcon-alibi.json", &m);
+    ck_assert_int_eq(m.pos, ZS_POS_ALIBI);
+    ck_assert_int_eq(m.block, ZS_BLOCK_SEQUENTIAL);
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_EAGER, &err), 0);
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(
+        err.msg,
+        "invalid 'alibi' in tests/data/good/model-hf-tiny-falcon-alibi.json:"
+        "10:3: transformers' FalconFlashAttention2 raises on ALiBi (it has no "
+        "bias path); only eager attention adds it; use --attention eager "
+        "(got --attention flash)");
+    load_ok(GOOD "model-tiny-neox.json", &m);
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err), 0);
+}
+END_TEST
+
 START_TEST(test_resolve)
 {
     struct zs_model m;
@@ -348,7 +488,7 @@ START_TEST(test_resolve)
                      GOOD "model-hf-Yi-34B.json (hugging face config)");
     /* Every library entry and alias loads. */
     zs_model_library(&names, &n);
-    ck_assert_int_eq(n, 15);
+    ck_assert_int_eq(n, 27);
     for (int i = 0; i < n; i++) {
         load_ok(names[i], &m);
         ck_assert_str_eq(m.name, names[i]);
@@ -477,6 +617,42 @@ START_TEST(test_bad_inputs)
         {BAD "model-hf-kv.json", "invalid 'num_key_value_heads' in "
                                  "tests/data/bad/model-hf-kv.json:9:3: must "
                                  "divide num_attention_heads (32) (got 5)"},
+        {BAD "model-hf-act.json",
+         "invalid 'hidden_act' in tests/data/bad/model-hf-act.json:7:3: must "
+         "be one of silu, gelu, gelu_pytorch_tanh, gelu_new, gelu_fast, relu "
+         "(got 'quick_gelu')"},
+        {BAD "model-hf-opt-postnorm.json",
+         "invalid 'do_layer_norm_before' in "
+         "tests/data/bad/model-hf-opt-postnorm.json:4:3: must be true "
+         "(post-norm OPT layers, as in opt-350m, are not modelled) (got "
+         "false)"},
+        {BAD "model-hf-opt-proj.json",
+         "invalid 'word_embed_proj_dim' in "
+         "tests/data/bad/model-hf-opt-proj.json:5:3: must equal hidden_size "
+         "(1024): project_in / project_out are not modelled (got 512)"},
+        {BAD "model-hf-mpt-attn-type.json",
+         "invalid 'attn_config.attn_type' in "
+         "tests/data/bad/model-hf-mpt-attn-type.json:6:34: must be one of "
+         "multihead_attention (got 'multiquery_attention')"},
+        {BAD "model-hf-mpt-bias.json",
+         "invalid 'no_bias' in tests/data/bad/model-hf-mpt-bias.json:5:3: "
+         "must be true (transformers' MPT builds no biases) (got false)"},
+        {BAD "model-hf-phi-qkln.json",
+         "invalid 'qk_layernorm' in tests/data/bad/model-hf-phi-qkln.json:5:3: "
+         "must be false (per-head q/k LayerNorm is not modelled) (got true)"},
+        {BAD "model-hf-gpt2-cross.json",
+         "invalid 'add_cross_attention' in "
+         "tests/data/bad/model-hf-gpt2-cross.json:3:3: must be false "
+         "(cross-attention is not modelled) (got true)"},
+        {BAD "model-hf-moe-type.json",
+         "invalid 'model_type' in tests/data/bad/model-hf-moe-type.json:2:3: "
+         "must be one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, "
+         "gpt2, opt, gpt_neox, falcon, mpt, bloom, phi, phi3, gemma, gemma2 "
+         "(got 'deepseek_v3')"},
+        {BAD "model-learned-rows.json",
+         "missing 'position_rows' in tests/data/bad/model-learned-rows.json: "
+         "required for position_embedding learned, an integer in [1, "
+         "16777216]"},
         {BAD "model-nonexistent.json",
          "cannot open 'tests/data/bad/model-nonexistent.json': No such file or "
          "directory"},
@@ -593,6 +769,9 @@ Suite *suite_model(void)
     tcase_add_test(core, test_moe_activations);
     tcase_add_test(core, test_hf_published);
     tcase_add_test(core, test_library_reference);
+    tcase_add_test(core, test_tiny_neox);
+    tcase_add_test(core, test_arch_published);
+    tcase_add_test(core, test_attention_check);
     tcase_add_test(core, test_resolve);
     tcase_add_test(limits, test_limits);
     tcase_add_test(limits, test_alloc_failures);

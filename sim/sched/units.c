@@ -131,7 +131,9 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
         add_mem(b, f, t * (double)m->hidden * 2 * 2);
         break;
     case ZS_LEAF_NORM:
-        add_mem(b, f, t * (double)(l->params) * 2 * 3);
+        /* per element of its width (out_features): a LayerNorm's bias adds
+         * parameters, not activation traffic */
+        add_mem(b, f, t * (double)(l->out_features) * 2 * 3);
         kernels = 2;
         break;
     case ZS_LEAF_LM_HEAD:
@@ -168,7 +170,11 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     double inter = m->n_experts
                        ? (double)(m->moe_intermediate * m->experts_per_token)
                        : (double)m->intermediate;
-    double ew = t * 2 * (2 * (hq + hkv) + 3 * inter + 4 * (double)m->hidden);
+    /* a gated MLP's act(gate) * up touches 3 x inter, a plain MLP's
+     * activation 2 x inter (read, write) */
+    double mlp_ew = m->mlp == ZS_MLP_PLAIN ? 2 : 3;
+    double ew =
+        t * 2 * (2 * (hq + hkv) + mlp_ew * inter + 4 * (double)m->hidden);
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double heads = (double)m->n_heads / (double)b->c->sp;
     double afn = attn_fwd_ns(b);
@@ -254,7 +260,7 @@ static double op_recompute_ns(const struct zs_bctx *b, const struct plist *ef)
         if (l->kind == ZS_LEAF_LINEAR && (l->role & (ZS_ROLE_K | ZS_ROLE_O | ZS_ROLE_UP)))
             ns += gemm_ns(b, t, (double)l->out_features, (double)l->in_features);
         else if (l->kind == ZS_LEAF_NORM)
-            ns += mem_ns(b, t * (double)l->params * 2 * 3);
+            ns += mem_ns(b, t * (double)l->out_features * 2 * 3);
     }
     return ns;
 }
