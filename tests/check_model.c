@@ -444,6 +444,36 @@ START_TEST(test_arch_published)
 }
 END_TEST
 
+/* GPT-2 as its config.json trains: gelu_new in python, LayerNorm, dropout
+ * 0.1 on the attention probabilities and on both residual branches. */
+START_TEST(test_gpt2_activations)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    load_ok("tests/data/hf-configs/gpt2.json", &m);
+    ck_assert_int_eq(m.resid_dropout_sites, 2);
+    /* Per token at seq 1024, h 768, i 3072, 12 heads: ln_1 input + mean,
+     * rstd 1536 + 8; its output 1536; q,k,v 2*2304 = 4608; flash lse 4*12
+     * = 48; attention output 1536; ln_2 input, stats, output 1536 + 8 +
+     * 1536; gelu_new 10*3072 = 30720; two dropout masks 2*768. */
+    o = aopts(1024, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     1024LL * (1544 + 1536 + 4608 + 48 + 1536 + 3080 + 30720 +
+                               1536));
+    /* Eager with attention dropout: 7 B per score (fp32 softmax, mask,
+     * dropped bf16 probabilities) = 7*12*1024 per token instead of lse. */
+    o = aopts(1024, ZS_CKPT_NONE, ZS_ATTN_EAGER);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     1024LL * (44608 - 48 + 7 * 12 * 1024));
+    /* FLOPs at seq 1024: 2 x (c_attn 768*2304 + c_proj 768^2 + c_fc and
+     * mlp c_proj 2*768*3072) per layer x 12, tied head 2*768*50257, and
+     * attention 4*1024*768 per layer x 12. */
+    ck_assert(zs_model_flops_per_token_fwd(&m, 1024) ==
+              12.0 * 2 * (768.0 * 2304 + 768.0 * 768 + 2 * 768.0 * 3072) +
+                  2.0 * 768 * 50257 + 12.0 * 4 * 1024 * 768);
+}
+END_TEST
+
 /* ALiBi without a flash path: the check names the file's key. */
 START_TEST(test_attention_check)
 {
@@ -626,6 +656,10 @@ START_TEST(test_bad_inputs)
          "tests/data/bad/model-hf-opt-postnorm.json:4:3: must be true "
          "(post-norm OPT layers, as in opt-350m, are not modelled) (got "
          "false)"},
+        {BAD "model-hf-opt-actdrop.json",
+         "invalid 'activation_dropout' in "
+         "tests/data/bad/model-hf-opt-actdrop.json:3:3: must be 0 (dropout on "
+         "the MLP activation is not modelled) (got 0.1)"},
         {BAD "model-hf-opt-proj.json",
          "invalid 'word_embed_proj_dim' in "
          "tests/data/bad/model-hf-opt-proj.json:5:3: must equal hidden_size "
@@ -772,6 +806,7 @@ Suite *suite_model(void)
     tcase_add_test(core, test_tiny_neox);
     tcase_add_test(core, test_arch_published);
     tcase_add_test(core, test_attention_check);
+    tcase_add_test(core, test_gpt2_activations);
     tcase_add_test(core, test_resolve);
     tcase_add_test(limits, test_limits);
     tcase_add_test(limits, test_alloc_failures);

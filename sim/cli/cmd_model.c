@@ -159,8 +159,9 @@ static void shape_text(const struct zs_leaf *l, char *buf, size_t cap)
         break;
     }
     default:
-        snprintf(buf, cap, "%" PRId64 " -> %" PRId64 "%s", l->in_features,
-                 l->out_features, l->n_tensors > 1 ? " +bias" : "");
+        snprintf(buf, cap, "%" PRId64 " -> %" PRId64 "%s%s", l->in_features,
+                 l->out_features, l->n_tensors > 1 ? " +bias" : "",
+                 l->tied_params ? " (tied)" : "");
         break;
     }
 }

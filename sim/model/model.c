@@ -395,11 +395,19 @@ static int build_leaves(struct zs_model *m, struct zs_err *err)
 
     POST(nm_->final_norm, ZS_LEAF_NORM, 0, h, h, nb * h);
     /* An untied LM head is its own hidden x vocab matrix (+ a bias for
-     * phi-2's lm_head); a tied one shares the embedding's weight and is
-     * counted once (there is no leaf). */
-    if (!m->tie_embeddings)
-        POST(nm_->lm_head, ZS_LEAF_LM_HEAD, 0, h, m->vocab,
-             m->lm_head_bias ? m->vocab : 0);
+     * phi-2's lm_head).  A tied one (PreTrainedModel.tie_weights:
+     * lm_head.weight = embed_tokens.weight) still runs the hidden x vocab
+     * GEMM and the loss; its weight is counted once, at the embedding, so
+     * the leaf owns no parameters and records the shared ones. */
+    POST(nm_->lm_head, ZS_LEAF_LM_HEAD, 0, h, m->vocab,
+         m->lm_head_bias ? m->vocab : 0);
+    if (ok && m->tie_embeddings) {
+        struct zs_leaf *lh = &m->post[m->n_post - 1];
+        lh->tied_params = h * m->vocab;
+        lh->params -= h * m->vocab;
+        lh->params_active = lh->params;
+        lh->n_tensors = lh->params ? 1 : 0;
+    }
 #undef PRE
 #undef LAY
 #undef POST
@@ -472,6 +480,22 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
                           m->name);
     if (m->sliding_layers <= 0 || m->sliding_layers > m->n_layers)
         m->sliding_layers = m->n_layers;
+    if (!(m->attn_dropout >= 0 && m->attn_dropout < 1) ||
+        !(m->resid_dropout >= 0 && m->resid_dropout < 1))
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid model '%s': dropout probabilities must be "
+                          "in [0, 1)",
+                          m->name);
+    /* FalconDecoderLayer, parallel: one dropout_add of (mlp + attention)
+     * output; every other family drops the attention and the MLP outputs
+     * apart (GPT2Block, OPTDecoderLayer, GPTNeoXLayer, BloomBlock, MptBlock,
+     * PhiDecoderLayer resid_dropout twice, Phi3DecoderLayer). */
+    m->resid_dropout_sites =
+        m->resid_dropout > 0
+            ? (m->family == ZS_FAM_FALCON && m->block != ZS_BLOCK_SEQUENTIAL
+                   ? 1
+                   : 2)
+            : 0;
 
     rc = build_leaves(m, err);
     if (rc)
@@ -708,6 +732,8 @@ struct act_dims {
     int plain;       /* non-gated MLP */
     double mlp_ti;   /* dense MLP bytes saved per token x intermediate */
     double n_attn_lin, n_mlp_lin; /* linear leaves (LoRA adapters) */
+    int attn_drop;   /* dropout on the attention probabilities */
+    double resid_drop_sites;
 };
 
 /* Bytes per token and intermediate channel that a dense MLP keeps for
@@ -771,6 +797,8 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
     d->sandwich = m->sandwich_norm;
     d->plain = m->mlp == ZS_MLP_PLAIN;
     d->mlp_ti = mlp_bytes_per_ti(m);
+    d->attn_drop = m->attn_dropout > 0;
+    d->resid_drop_sites = m->resid_dropout_sites;
     d->n_attn_lin = d->n_mlp_lin = 0;
     for (int j = 0; j < m->n_layer_leaves; j++) {
         const struct zs_leaf *l = &m->layer[j];
@@ -809,8 +837,13 @@ static double attn_core_saved(const struct act_dims *d, enum zs_attn_impl attn)
      * repeat_kv materialises n_heads copies).  Dropout p=0 saves nothing.
      * Korthikanti et al. 2022 count 5as^2b for GPT (softmax 2, dropout mask
      * 1, dropout output 2); without dropout and with the fp32 softmax
-     * output, HF's eager path keeps 6as^2b. */
-    return 6 * scores(d) + 2 * d->t * (d->hq - d->hkv) * 2;
+     * output, HF's eager path keeps 6as^2b.  With attention dropout
+     * (p > 0, train mode) native_dropout saves its bool mask (1 B) and PV
+     * saves the dropped probabilities instead of the undropped ones: 7.
+     * Flash attention drops inside the kernel and keeps only its RNG state
+     * (FlashAttnFunc saves rng_state). */
+    return (d->attn_drop ? 7 : 6) * scores(d) +
+           2 * d->t * (d->hq - d->hkv) * 2;
 }
 
 /* Saved bytes of one layer with no checkpointing. */
@@ -872,6 +905,10 @@ static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
     /* Gemma-2's post_feedforward_layernorm on the MLP output. */
     if (d->sandwich)
         v += 2 * t * d->h + d->stats * t;
+    /* Residual dropout: native_dropout keeps its bool mask (1 B per
+     * element); its output goes into the residual add, which saves
+     * nothing. */
+    v += d->resid_drop_sites * t * d->h;
     if (d->lora) {
         /* PEFT LoRA: lora_A's input is the base linear's input (shared,
          * lora_dropout 0 -> nn.Identity); lora_B keeps the r-dim

@@ -88,7 +88,8 @@ enum zs_leaf_kind {
     ZS_LEAF_LINEAR,  /* dense projection, in_features -> out_features */
     ZS_LEAF_ROUTER,  /* MoE gate, hidden -> experts */
     ZS_LEAF_EXPERTS, /* all experts of one MoE block (z3 leaf module) */
-    ZS_LEAF_LM_HEAD  /* output projection hidden -> vocab (absent if tied) */
+    ZS_LEAF_LM_HEAD  /* output projection hidden -> vocab (tied: 0 params of
+                        its own, tied_params = the embedding's) */
 };
 
 /* Which projection a linear leaf is: LoRA targets are chosen by role. */
@@ -113,6 +114,10 @@ struct zs_leaf {
     int64_t
         params_active; /* elements used per token (experts: top_k experts) */
     int n_tensors;     /* parameter tensors (weight, bias): per-tensor costs */
+    int64_t tied_params; /* elements it uses but another leaf owns: a tied
+                            lm_head runs its GEMM with the embedding's
+                            weight (params 0, counted once), and ZeRO-3
+                            gathers that weight again for it */
     int64_t in_features; /* GEMM K (per expert for experts; hidden for embed) */
     int64_t out_features; /* GEMM N (per expert: intermediate) */
     int gemms;            /* GEMMs of [tokens x in] x [in x out] per token pass:
@@ -173,6 +178,13 @@ struct zs_model {
     bool embed_norm;         /* a norm right after the embedding (BLOOM) */
     bool sandwich_norm;      /* norms after attention and after the MLP as
                                 well (Gemma-2: 4 norms per layer) */
+    /* Dropout probabilities the config trains with (HF modules apply them
+     * in train mode): on the attention probabilities, and on the attention
+     * and MLP outputs before the residual add (resid_dropout_sites of them
+     * per layer, set by zs_model_finish: 1 for Falcon's parallel block's
+     * single dropout_add, else 2). */
+    double attn_dropout, resid_dropout;
+    int resid_dropout_sites;
     int64_t sliding_layers;  /* layers that use sliding_window (Gemma-2:
                                 every other one); n_layers when all */
     /* Flash attention is not available for this model in transformers

@@ -207,6 +207,7 @@ struct zjson {
     bool norm_bias, qkv_fused, gate_up_fused, mlp_bias, lm_head_bias,
         embed_norm, sandwich_norm;
     int64_t pos_rows, sliding_layers;
+    double attn_drop, resid_drop;
 };
 
 #define ZF(key, type, field, lo, hi, def, flags)                               \
@@ -261,6 +262,8 @@ static const struct zs_field g_zsim_fields[] = {
     ZF("lm_head_bias", ZS_F_BOOL, lm_head_bias, 0, 0, 0, 0),
     ZF("embed_norm", ZS_F_BOOL, embed_norm, 0, 0, 0, 0),
     ZF("sandwich_norm", ZS_F_BOOL, sandwich_norm, 0, 0, 0, 0),
+    ZF("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, 0),
+    ZF("residual_dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, 0),
     {"extra", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -350,6 +353,8 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
     m->lm_head_bias = z.lm_head_bias;
     m->embed_norm = z.embed_norm;
     m->sandwich_norm = z.sandwich_norm;
+    m->attn_dropout = z.attn_drop;
+    m->resid_dropout = z.resid_drop;
     if (z.pos == ZS_POS_LEARNED) {
         if (z.pos_rows < 1)
             return zs_err_set(err, ZS_EINPUT,
@@ -582,6 +587,7 @@ struct hfx {
         kv, head_dim, vocab, maxpos, sliding, n_inner, word_proj, num_ln,
         expansion;
     int act, act2, attn_type;
+    double attn_drop, resid_drop, act_drop;
     bool tie, attn_bias, bias, parallel, multi_query, new_arch, alibi,
         ln_before, ln_affine, remove_final_ln, no_bias, qk_ln, cross;
 };
@@ -609,6 +615,8 @@ static const struct zs_field g_hf_gpt2[] = {
     HACT("activation_function", ZS_ACT_GELU_NEW, 0),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
     HX("add_cross_attention", ZS_F_BOOL, cross, 0, 0, 0, 0),
+    HX("attn_pdrop", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0.1, ZS_F_NULLABLE),
+    HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0.1, ZS_F_NULLABLE),
 };
 /* OPTConfig: hidden 768, ffn_dim 3072, 12 layers, 12 heads, vocab 50272,
  * max positions 2048, relu, do_layer_norm_before True, word_embed_proj_dim
@@ -629,6 +637,9 @@ static const struct zs_field g_hf_opt[] = {
     HX("layer_norm_elementwise_affine", ZS_F_BOOL, ln_affine, 0, 0, 1, 0),
     HX("_remove_final_layer_norm", ZS_F_BOOL, remove_final_ln, 0, 0, 0, 0),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0.1, ZS_F_NULLABLE),
+    HX("activation_dropout", ZS_F_DOUBLE, act_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* GPTNeoXConfig: hidden 6144, intermediate 24576, 44 layers, 64 heads, vocab
  * 50432, max positions 2048, gelu, use_parallel_residual True, untied,
@@ -644,6 +655,8 @@ static const struct zs_field g_hf_neox[] = {
     HX("use_parallel_residual", ZS_F_BOOL, parallel, 0, 0, 1, 0),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 0, 0),
     HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 1, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("hidden_dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* FalconConfig: hidden 4544, 32 layers, 71 heads, num_kv_heads None,
  * multi_query True, new_decoder_architecture False, parallel_attn True,
@@ -665,6 +678,8 @@ static const struct zs_field g_hf_falcon[] = {
     HACT("activation", ZS_ACT_GELU, 0),
     HX("num_ln_in_parallel_attn", ZS_F_INT, num_ln, 1, 2, 0, ZS_F_NULLABLE),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("hidden_dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* MptConfig: d_model 2048, n_heads 16, n_layers 24, expansion_ratio 4,
  * max_seq_len 2048, vocab 50368, no_bias True, tied; attn_config below. */
@@ -678,6 +693,7 @@ static const struct zs_field g_hf_mpt[] = {
     HX("no_bias", ZS_F_BOOL, no_bias, 0, 0, 1, 0),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
     {"attn_config", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* MptAttentionConfig: attn_type multihead_attention, qk_ln False, alibi
  * True (transformers' MptAttention implements only these). */
@@ -687,6 +703,7 @@ static const struct zs_field g_hf_mpt_attn[] = {
      g_mpt_attn_types, 0, NULL},
     HX("qk_ln", ZS_F_BOOL, qk_ln, 0, 0, 0, 0),
     HX("alibi", ZS_F_BOOL, alibi, 0, 0, 1, 0),
+    HX("attn_pdrop", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* BloomConfig: hidden_size 64 (n_embed overrides it), n_layer 2, n_head 8
  * (attribute_map: num_hidden_layers, num_attention_heads), vocab 250880,
@@ -701,6 +718,8 @@ static const struct zs_field g_hf_bloom[] = {
     HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 250880, 0),
     HX("seq_length", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("hidden_dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* PhiConfig: hidden 2048, intermediate 8192, 24 layers, 32 heads, kv None,
  * vocab 51200, gelu_new, max positions 2048, qk_layernorm False, untied. */
@@ -715,6 +734,8 @@ static const struct zs_field g_hf_phi[] = {
     HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
     HX("qk_layernorm", ZS_F_BOOL, qk_ln, 0, 0, 0, 0),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 0, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* Phi3Config: hidden 3072, intermediate 8192, 32 layers, 32 heads, kv None,
  * vocab 32064, silu, max positions 4096, untied, sliding_window None. */
@@ -729,6 +750,8 @@ static const struct zs_field g_hf_phi3[] = {
     HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 4096, 0),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 0, 0),
     HX("sliding_window", ZS_F_INT, sliding, 0, LIM_POS, 0, ZS_F_NULLABLE),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* GemmaConfig: hidden 3072, intermediate 24576, 28 layers, 16 heads, 16 kv,
  * head_dim 256, vocab 256000, gelu_pytorch_tanh (hidden_activation wins
@@ -747,6 +770,7 @@ static const struct zs_field g_hf_gemma[] = {
     HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 8192, 0),
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
     HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 0, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* Gemma2Config: hidden 2304, intermediate 9216, 26 layers, 8 heads, 4 kv,
  * head_dim 256, vocab 256000, gelu_pytorch_tanh, max positions 8192, tied,
@@ -766,6 +790,7 @@ static const struct zs_field g_hf_gemma2[] = {
     HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
     HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 0, 0),
     HX("sliding_window", ZS_F_INT, sliding, 0, LIM_POS, 4096, ZS_F_NULLABLE),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 
 /* Records that flash attention is unavailable, at key's position. */
@@ -827,6 +852,13 @@ static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
     m->tie_embeddings = c.tie;
     m->intermediate = c.inter;
     m->act = (enum zs_act)c.act;
+    /* Dropout as configured: transformers modules apply it in train mode
+     * (GPT2 attn_pdrop/resid_pdrop, OPT attention_dropout/dropout,
+     * attention_dropout/hidden_dropout of NeoX, Falcon and BLOOM, MPT
+     * attn_config.attn_pdrop/resid_pdrop, Phi/Phi-3 resid_pdrop, Gemma
+     * attention_dropout). */
+    m->attn_dropout = c.attn_drop;
+    m->resid_dropout = c.resid_drop;
     /* The GPT-style families: LayerNorm with bias, a plain MLP. */
     m->norm = ZS_NORM_LAYER;
     m->norm_bias = true;
@@ -862,6 +894,11 @@ static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
         if (!c.ln_affine)
             return bad_at(src, "", "layer_norm_elementwise_affine", err,
                           "must be true (got false)");
+        if (c.act_drop > 0)
+            return bad_at(src, "", "activation_dropout", err,
+                          "must be 0 (dropout on the MLP activation is not "
+                          "modelled) (got %g)",
+                          c.act_drop);
         if (c.remove_final_ln)
             return bad_at(src, "", "_remove_final_layer_norm", err,
                           "must be false (got true)");
@@ -934,6 +971,7 @@ static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
                               "must be true (transformers' MPT always uses "
                               "ALiBi, it has no position table) (got false)");
         }
+        m->attn_dropout = c.attn_drop;
         m->intermediate = c.expansion * c.hidden;
         m->norm_bias = false;
         m->act = ZS_ACT_GELU; /* MptMLP: nn.GELU(approximate="none") */

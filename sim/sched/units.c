@@ -230,7 +230,9 @@ static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
     u->leaf = l;
     u->layer = layer;
     u->params = l->params;
-    u->gather_bytes = zs_leaf_weight_bytes(l, &b->mo);
+    /* a tied lm_head gathers the embedding's weight again (ZeRO-3 fetches
+     * a module's parameters, shared ones included) */
+    u->gather_bytes = zs_leaf_weight_bytes(l, &b->mo) + 2 * l->tied_params;
     u->trainable = zs_leaf_trainable(l, &b->mo);
     if (b->mo.method != ZS_METHOD_FULL) {
         /* LoRA adapters are gathered with their base module (they are its
@@ -244,7 +246,8 @@ static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
     /* stage3_param_persistence_threshold: params with ds_numel <= threshold
      * stay gathered (partition_parameters.py; mechanics §1 "Persistence") */
     u->persistent = b->c->framework == ZS_FW_DEEPSPEED && b->c->zero == 3 &&
-                    l->params <= b->c->param_persistence_threshold;
+                    l->params + l->tied_params <=
+                        b->c->param_persistence_threshold;
 }
 
 /* Checkpointing "op" (model.h): a block's backward first recomputes what
