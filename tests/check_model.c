@@ -493,6 +493,20 @@ START_TEST(test_attention_check)
         "(got --attention flash)");
     load_ok(GOOD "model-tiny-neox.json", &m);
     ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err), 0);
+    /* A library model is named as shown (relative to the source tree). */
+    unsetenv("ZSIM_MODELS");
+    load_ok("bloom", &m);
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'position_embedding' in models/bloom-7b1.json:"
+                     "17:3: transformers' bloom attention adds the ALiBi bias "
+                     "to eager scores and has no flash-attention path; use "
+                     "--attention eager (got --attention flash)");
+    load_ok("mpt", &m);
+    ck_assert(m.flash_forbidden_at[0]);
+    load_ok("falcon", &m); /* rotary Falcon-7B: flash is fine */
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err), 0);
 }
 END_TEST
 

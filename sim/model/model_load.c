@@ -1252,6 +1252,19 @@ static int load_library(const char *typed, const char *lib,
     if (rc)
         return rc;
     zs_strlcpy(out->source, shown, sizeof out->source);
+    /* The flash-attention refusal names the file as shown, too. */
+    {
+        char *at = strstr(out->flash_forbidden_at, path);
+        if (at) {
+            char tail[400], head[400];
+            size_t n = (size_t)(at - out->flash_forbidden_at);
+            zs_strlcpy(tail, at + strlen(path), sizeof tail);
+            memcpy(head, out->flash_forbidden_at, n);
+            head[n] = '\0';
+            snprintf(out->flash_forbidden_at, sizeof out->flash_forbidden_at,
+                     "%.80s%.180s%.130s", head, shown, tail);
+        }
+    }
     if (strcmp(typed, lib) == 0)
         snprintf(out->resolved_from, sizeof out->resolved_from,
                  "%.63s (%.180s)", lib, shown);
