@@ -774,7 +774,10 @@ START_TEST(test_alloc_failures)
     static const char *const inputs[] = {GOOD "model-tiny.json",
                                          GOOD "model-tiny-moe.json",
                                          GOOD "model-hf-Qwen3-30B-A3B.json",
-                                         "omni", BAD "model-unknown-key.json"};
+                                         "omni", BAD "model-unknown-key.json",
+                                         "tests/data/hf-configs/phi-2.json",
+                                         "bloom",
+                                         BAD "model-hf-mpt-attn-type.json"};
     unsetenv("ZSIM_MODELS");
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
         struct zs_model ref;
