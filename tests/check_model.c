@@ -431,6 +431,17 @@ START_TEST(test_arch_published)
     ck_assert(m.lm_head_bias);
     ck_assert_int_eq(m.block, ZS_BLOCK_PARALLEL);
     ck_assert_int_eq(m.act, ZS_ACT_GELU_NEW);
+    /* Phi3Config defaults are Phi-3-mini-4k-instruct's (the class
+     * docstring); card: 3.8B.  qkv_proj 3072 -> 9216, gate_up_proj 3072 ->
+     * 16384, down 8192 -> 3072, o 3072^2, 2 norms: 113,252,352 per layer;
+     * embed and lm_head 32064 x 3072 each; final norm. */
+    load_ok(GOOD "model-hf-phi3-defaults.json", &m);
+    ck_assert_int_eq(m.params_layer, 113252352LL);
+    ck_assert_int_eq(m.params_total,
+                     32 * 113252352LL + 2 * 98500608LL + 3072);
+    ck_assert(floor((double)m.params_total / 1e8) / 10 == 3.8);
+    ck_assert(m.gate_up_fused && m.qkv_fused);
+    ck_assert_int_eq(m.n_layer_leaves, 6);
     /* The library copy of a vendored config counts the same. */
     load_ok("phi-2", &m);
     ck_assert_int_eq(m.params_total, 2779683840LL);
