@@ -334,6 +334,201 @@ START_TEST(test_library_reference)
 }
 END_TEST
 
+
+/* tiny-neox: gpt_neox, h 64, i 256, 1 layer, 4 heads (head_dim 16), vocab
+ * 100, LayerNorm with bias, plain gelu_fast MLP, parallel residual with two
+ * norms, fused qkv, biases everywhere, untied. */
+START_TEST(test_tiny_neox)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    struct zs_method_opts lora = {ZS_METHOD_LORA, 8, ZS_ROLE_ALL_LINEAR};
+    load_ok(GOOD "model-tiny-neox.json", &m);
+    /* layer: 2 LayerNorms 2*(64+64) = 256; query_key_value 64*192+192 =
+     * 12480; dense 64*64+64 = 4160; dense_h_to_4h 64*256+256 = 16640;
+     * dense_4h_to_h 256*64+64 = 16448: 49984.  embed_in 6400, final norm
+     * 128, embed_out 6400. */
+    ck_assert_int_eq(m.params_layer, 49984);
+    ck_assert_int_eq(m.params_total, 6400 + 49984 + 128 + 6400);
+    ck_assert_int_eq(m.n_layer_leaves, 6);
+    ck_assert_str_eq(m.layer[1].name, "attention.query_key_value");
+    ck_assert_int_eq(m.layer[1].out_features, 192);
+    ck_assert_str_eq(m.layer[3].name, "post_attention_layernorm");
+    ck_assert_int_eq(m.layer[3].n_tensors, 2);
+    ck_assert_str_eq(m.largest_leaf_name,
+                     "gpt_neox.layers.*.mlp.dense_h_to_4h");
+    /* FLOPs at seq 128: 2 GEMMs in the MLP, not 3: 2*(12288 + 4096 +
+     * 16384 + 16384) = 98304, embed_out 2*6400, attention 4*128*4*16. */
+    ck_assert(zs_model_flops_per_token_fwd(&m, 128) ==
+              98304.0 + 12800.0 + 32768.0);
+    /* Saved at seq 128, flash: t 128, h 64, LayerNorm stats 8 B/token:
+     * norm1 input + stats 16384 + 1024; its output 16384; q,k,v 2*128*192
+     * = 49152; lse 2048; attention output 16384; second norm of the same
+     * input: stats 1024 + output 16384; gelu_fast 16*128*256 = 524288. */
+    o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     17408 + 16384 + 49152 + 2048 + 16384 + 17408 + 524288);
+    /* LoRA r 8: 4 adapters (query_key_value, dense, h_to_4h, 4h_to_h):
+     * 8*(64+192) + 8*(64+64) + 8*(64+256) * 2 = 2048 + 1024 + 5120; saved
+     * + 2*t*r per adapter = 4 * 2048. */
+    ck_assert_int_eq(zs_model_trainable(&m, &lora), 2048 + 1024 + 5120);
+    o.method = ZS_METHOD_LORA;
+    o.lora_rank = 8;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     643072 + 4 * 2048);
+}
+END_TEST
+
+/* Parameter totals of the new architectures against their published
+ * figures: exact where the publisher gives every digit, else within the
+ * rounding of the published figure (docs/model.md has the table). */
+START_TEST(test_arch_published)
+{
+    static const struct {
+        const char *name;
+        long long exact;
+        double published, tol;
+    } cases[] = {
+        /* openai-community/gpt2 card: "124M parameters". */
+        {"tests/data/hf-configs/gpt2.json", 124439808LL, 124e6, 0.005},
+        /* facebook/opt-125m card / OPT paper Table 1: 125M. */
+        {"tests/data/hf-configs/opt-125m.json", 125239296LL, 125e6, 0.005},
+        /* Black et al. 2022 Table 1: 20,554,567,680. */
+        {"gpt-neox-20b", 20554567680LL, 20554567680.0, 0},
+        /* bigscience/bloom-7b1 card: 7,069,016,064 parameters. */
+        {"bloom-7b1", 7069016064LL, 7069016064.0, 0},
+        /* OPT paper Table 1: 6.7B, 30B. */
+        {"opt-6.7b", 6658473984LL, 6.7e9, 0.01},
+        {"opt-30b", 29974540288LL, 30e9, 0.01},
+        /* mosaicml/mpt-7b card: n_parameters 6.7B. */
+        {"mpt-7b", 6649286656LL, 6.7e9, 0.01},
+        /* tiiuae/falcon-7b card: 7B; falcon-40b card: 40B (rounded: the
+         * tied count is 1.1 % and 3.3 % under; see docs/model.md). */
+        {"falcon-7b", 6921720704LL, 7e9, 0.015},
+        {"falcon-40b", 41303293952LL, 40e9, 0.035},
+        /* Gemma papers: embedding + non-embedding (Table 2). */
+        {"gemma-2-9b", 917504000LL + 8324201984LL,
+         917504000.0 + 8324201984.0, 0},
+    };
+    struct zs_model m;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        load_ok(cases[i].name, &m);
+        ck_assert_msg(m.params_total == cases[i].exact, "%s: %lld",
+                      cases[i].name, (long long)m.params_total);
+        ck_assert_msg(fabs((double)m.params_total - cases[i].published) <=
+                          cases[i].tol * cases[i].published,
+                      "%s vs published", cases[i].name);
+    }
+    /* Gemma Team 2024 Table 2 non-embedding counts, exact (the paper's
+     * embedding rows are 256,128 x d, the HF checkpoints' 256,000 x d). */
+    load_ok("gemma-7b", &m);
+    ck_assert_int_eq(m.params_total - m.params_embedding, 7751248896LL);
+    ck_assert_int_eq(m.head_dim, 256);
+    ck_assert(m.tie_embeddings);
+    load_ok("gemma-2b", &m);
+    ck_assert_int_eq(m.params_total - m.params_embedding, 1981884416LL);
+    ck_assert_int_eq(m.n_kv_heads, 1);
+    load_ok("gemma-2-9b", &m);
+    ck_assert_int_eq(m.params_embedding, 917504000LL);
+    ck_assert_int_eq(m.n_layer_leaves, 11); /* 4 norms + 4 attn + 3 mlp */
+    ck_assert_int_eq(m.sliding_layers, 21);
+    /* phi-2 card: "2.7 billion parameters", a truncation of 2.78B. */
+    load_ok("tests/data/hf-configs/phi-2.json", &m);
+    ck_assert_int_eq(m.params_total, 2779683840LL);
+    ck_assert(floor((double)m.params_total / 1e8) / 10 == 2.7);
+    ck_assert(m.lm_head_bias);
+    ck_assert_int_eq(m.block, ZS_BLOCK_PARALLEL);
+    ck_assert_int_eq(m.act, ZS_ACT_GELU_NEW);
+    /* Phi3Config defaults are Phi-3-mini-4k-instruct's (the class
+     * docstring); card: 3.8B.  qkv_proj 3072 -> 9216, gate_up_proj 3072 ->
+     * 16384, down 8192 -> 3072, o 3072^2, 2 norms: 113,252,352 per layer;
+     * embed and lm_head 32064 x 3072 each; final norm. */
+    load_ok(GOOD "model-hf-phi3-defaults.json", &m);
+    ck_assert_int_eq(m.params_layer, 113252352LL);
+    ck_assert_int_eq(m.params_total,
+                     32 * 113252352LL + 2 * 98500608LL + 3072);
+    ck_assert(floor((double)m.params_total / 1e8) / 10 == 3.8);
+    ck_assert(m.gate_up_fused && m.qkv_fused);
+    ck_assert_int_eq(m.n_layer_leaves, 6);
+    /* The library copy of a vendored config counts the same. */
+    load_ok("phi-2", &m);
+    ck_assert_int_eq(m.params_total, 2779683840LL);
+    load_ok("gpt2", &m);
+    ck_assert_int_eq(m.params_total, 124439808LL);
+    /* Falcon-7B: multi-query (1 kv head): query_key_value 4544 -> 4672. */
+    load_ok("falcon", &m);
+    ck_assert_int_eq(m.n_kv_heads, 1);
+    ck_assert_int_eq(m.layer[1].out_features, 4672);
+    ck_assert_int_eq(m.n_layer_leaves, 5); /* one norm, qkv, dense, 2 fc */
+}
+END_TEST
+
+/* GPT-2 as its config.json trains: gelu_new in python, LayerNorm, dropout
+ * 0.1 on the attention probabilities and on both residual branches. */
+START_TEST(test_gpt2_activations)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    load_ok("tests/data/hf-configs/gpt2.json", &m);
+    ck_assert_int_eq(m.resid_dropout_sites, 2);
+    /* Per token at seq 1024, h 768, i 3072, 12 heads: ln_1 input + mean,
+     * rstd 1536 + 8; its output 1536; q,k,v 2*2304 = 4608; flash lse 4*12
+     * = 48; attention output 1536; ln_2 input, stats, output 1536 + 8 +
+     * 1536; gelu_new 10*3072 = 30720; two dropout masks 2*768. */
+    o = aopts(1024, ZS_CKPT_NONE, ZS_ATTN_FLASH);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     1024LL * (1544 + 1536 + 4608 + 48 + 1536 + 3080 + 30720 +
+                               1536));
+    /* Eager with attention dropout: 7 B per score (fp32 softmax, mask,
+     * dropped bf16 probabilities) = 7*12*1024 per token instead of lse. */
+    o = aopts(1024, ZS_CKPT_NONE, ZS_ATTN_EAGER);
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o),
+                     1024LL * (44608 - 48 + 7 * 12 * 1024));
+    /* FLOPs at seq 1024: 2 x (c_attn 768*2304 + c_proj 768^2 + c_fc and
+     * mlp c_proj 2*768*3072) per layer x 12, tied head 2*768*50257, and
+     * attention 4*1024*768 per layer x 12. */
+    ck_assert(zs_model_flops_per_token_fwd(&m, 1024) ==
+              12.0 * 2 * (768.0 * 2304 + 768.0 * 768 + 2 * 768.0 * 3072) +
+                  2.0 * 768 * 50257 + 12.0 * 4 * 1024 * 768);
+}
+END_TEST
+
+/* ALiBi without a flash path: the check names the file's key. */
+START_TEST(test_attention_check)
+{
+    struct zs_model m;
+    struct zs_err err = {0, ""};
+    load_ok(GOOD "model-hf-tiny-falcon-alibi.json", &m);
+    ck_assert_int_eq(m.pos, ZS_POS_ALIBI);
+    ck_assert_int_eq(m.block, ZS_BLOCK_SEQUENTIAL);
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_EAGER, &err), 0);
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(
+        err.msg,
+        "invalid 'alibi' in tests/data/good/model-hf-tiny-falcon-alibi.json:"
+        "10:3: transformers' FalconFlashAttention2 raises on ALiBi (it has no "
+        "bias path); only eager attention adds it; use --attention eager "
+        "(got --attention flash)");
+    load_ok(GOOD "model-tiny-neox.json", &m);
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err), 0);
+    /* A library model is named as shown (relative to the source tree). */
+    unsetenv("ZSIM_MODELS");
+    load_ok("bloom", &m);
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'position_embedding' in models/bloom-7b1.json:"
+                     "17:3: transformers' bloom attention adds the ALiBi bias "
+                     "to eager scores and has no flash-attention path; use "
+                     "--attention eager (got --attention flash)");
+    load_ok("mpt", &m);
+    ck_assert(m.flash_forbidden_at[0]);
+    load_ok("falcon", &m); /* rotary Falcon-7B: flash is fine */
+    ck_assert_int_eq(zs_model_check_attention(&m, ZS_ATTN_FLASH, &err), 0);
+}
+END_TEST
+
 START_TEST(test_resolve)
 {
     struct zs_model m;
@@ -356,7 +551,7 @@ START_TEST(test_resolve)
                      GOOD "model-hf-Yi-34B.json (hugging face config)");
     /* Every library entry and alias loads. */
     zs_model_library(&names, &n);
-    ck_assert_int_eq(n, 15);
+    ck_assert_int_eq(n, 27);
     for (int i = 0; i < n; i++) {
         load_ok(names[i], &m);
         ck_assert_str_eq(m.name, names[i]);
@@ -437,7 +632,8 @@ START_TEST(test_bad_inputs)
         {BAD "model-family.json",
          "invalid 'family' in tests/data/bad/model-family.json:4:3: must be "
          "one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, "
-         "qwen2_5_omni (got 'gpt')"},
+         "qwen2_5_omni, gpt2, opt, gpt_neox, falcon, mpt, bloom, phi, phi3, "
+         "gemma, gemma2 (got 'gpt')"},
         {BAD "model-moe-missing.json",
          "missing 'num_experts' in tests/data/bad/model-moe-missing.json: "
          "required for family mixtral, an integer in [1, 512]"},
@@ -454,7 +650,8 @@ START_TEST(test_bad_inputs)
         {BAD "model-hf-unknown-type.json",
          "invalid 'model_type' in "
          "tests/data/bad/model-hf-unknown-type.json:3:3: must be one of llama, "
-         "qwen2, qwen3, mistral, mixtral, qwen3_moe (got 'gpt2')"},
+         "qwen2, qwen3, mistral, mixtral, qwen3_moe, gpt2, opt, gpt_neox, "
+         "falcon, mpt, bloom, phi, phi3, gemma, gemma2 (got 'gpt_bigcode')"},
         {BAD "model-hf-string.json",
          "invalid 'num_attention_heads' in "
          "tests/data/bad/model-hf-string.json:7:3: must be an integer in [1, "
@@ -483,6 +680,46 @@ START_TEST(test_bad_inputs)
         {BAD "model-hf-kv.json", "invalid 'num_key_value_heads' in "
                                  "tests/data/bad/model-hf-kv.json:9:3: must "
                                  "divide num_attention_heads (32) (got 5)"},
+        {BAD "model-hf-act.json",
+         "invalid 'hidden_act' in tests/data/bad/model-hf-act.json:7:3: must "
+         "be one of silu, gelu, gelu_pytorch_tanh, gelu_new, gelu_fast, relu "
+         "(got 'quick_gelu')"},
+        {BAD "model-hf-opt-postnorm.json",
+         "invalid 'do_layer_norm_before' in "
+         "tests/data/bad/model-hf-opt-postnorm.json:4:3: must be true "
+         "(post-norm OPT layers, as in opt-350m, are not modelled) (got "
+         "false)"},
+        {BAD "model-hf-opt-actdrop.json",
+         "invalid 'activation_dropout' in "
+         "tests/data/bad/model-hf-opt-actdrop.json:3:3: must be 0 (dropout on "
+         "the MLP activation is not modelled) (got 0.1)"},
+        {BAD "model-hf-opt-proj.json",
+         "invalid 'word_embed_proj_dim' in "
+         "tests/data/bad/model-hf-opt-proj.json:5:3: must equal hidden_size "
+         "(1024): project_in / project_out are not modelled (got 512)"},
+        {BAD "model-hf-mpt-attn-type.json",
+         "invalid 'attn_config.attn_type' in "
+         "tests/data/bad/model-hf-mpt-attn-type.json:6:34: must be one of "
+         "multihead_attention (got 'multiquery_attention')"},
+        {BAD "model-hf-mpt-bias.json",
+         "invalid 'no_bias' in tests/data/bad/model-hf-mpt-bias.json:5:3: "
+         "must be true (transformers' MPT builds no biases) (got false)"},
+        {BAD "model-hf-phi-qkln.json",
+         "invalid 'qk_layernorm' in tests/data/bad/model-hf-phi-qkln.json:5:3: "
+         "must be false (per-head q/k LayerNorm is not modelled) (got true)"},
+        {BAD "model-hf-gpt2-cross.json",
+         "invalid 'add_cross_attention' in "
+         "tests/data/bad/model-hf-gpt2-cross.json:3:3: must be false "
+         "(cross-attention is not modelled) (got true)"},
+        {BAD "model-hf-moe-type.json",
+         "invalid 'model_type' in tests/data/bad/model-hf-moe-type.json:2:3: "
+         "must be one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, "
+         "gpt2, opt, gpt_neox, falcon, mpt, bloom, phi, phi3, gemma, gemma2 "
+         "(got 'deepseek_v3')"},
+        {BAD "model-learned-rows.json",
+         "missing 'position_rows' in tests/data/bad/model-learned-rows.json: "
+         "required for position_embedding learned, an integer in [1, "
+         "16777216]"},
         {BAD "model-nonexistent.json",
          "cannot open 'tests/data/bad/model-nonexistent.json': No such file or "
          "directory"},
@@ -522,7 +759,8 @@ START_TEST(test_loader_kinds)
     ck_assert_str_eq(
         err.msg,
         "missing 'model_type' in tests/data/good/model-tiny.json: required, "
-        "one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe");
+        "one of llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, gpt2, opt, "
+        "gpt_neox, falcon, mpt, bloom, phi, phi3, gemma, gemma2");
     ck_assert_int_eq(zs_model_resolve("", &m, &err), ZS_EUSAGE);
 }
 END_TEST
@@ -555,7 +793,10 @@ START_TEST(test_alloc_failures)
     static const char *const inputs[] = {GOOD "model-tiny.json",
                                          GOOD "model-tiny-moe.json",
                                          GOOD "model-hf-Qwen3-30B-A3B.json",
-                                         "omni", BAD "model-unknown-key.json"};
+                                         "omni", BAD "model-unknown-key.json",
+                                         "tests/data/hf-configs/phi-2.json",
+                                         "bloom",
+                                         BAD "model-hf-mpt-attn-type.json"};
     unsetenv("ZSIM_MODELS");
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
         struct zs_model ref;
@@ -598,6 +839,10 @@ Suite *suite_model(void)
     tcase_add_test(core, test_moe_activations);
     tcase_add_test(core, test_hf_published);
     tcase_add_test(core, test_library_reference);
+    tcase_add_test(core, test_tiny_neox);
+    tcase_add_test(core, test_arch_published);
+    tcase_add_test(core, test_attention_check);
+    tcase_add_test(core, test_gpt2_activations);
     tcase_add_test(core, test_resolve);
     tcase_add_test(limits, test_limits);
     tcase_add_test(limits, test_alloc_failures);

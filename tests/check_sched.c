@@ -671,7 +671,7 @@ END_TEST
  *   13,702,791,168; fused (chunked FLCE) 4 B fwd = 2,491,416,576, 0 bwd. */
 START_TEST(test_kernel_bytes_qwen7b_layer)
 {
-    struct zs_kernel_dims d = {4096, 3584, 3584, 512, 18944, 1};
+    struct zs_kernel_dims d = {4096, 3584, 3584, 512, 18944, 1, 0};
     struct zs_ew_cost c;
     zs_kernels_layer(ZS_KERNELS_HF, &d, &c);
     ck_assert_double_eq(c.fwd_bytes, 1287651328.0);

@@ -164,6 +164,8 @@ int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m,
     if (rc)
         return rc;
     rc = zs_cfg_resolve(cfg, m, cl, err);
+    if (!rc) /* ALiBi models without a flash-attention path (model.h) */
+        rc = zs_model_check_attention(m, cfg->attention, err);
     if (rc || !cfg->ds_config[0])
         return rc;
     rc = apply_ds(cfg, m, err);

@@ -144,7 +144,8 @@ static void shape_text(const struct zs_leaf *l, char *buf, size_t cap)
 {
     switch (l->kind) {
     case ZS_LEAF_NORM:
-        snprintf(buf, cap, "%" PRId64, l->out_features);
+        snprintf(buf, cap, "%" PRId64 "%s", l->out_features,
+                 l->n_tensors > 1 ? " +bias" : "");
         break;
     case ZS_LEAF_EMBED:
         snprintf(buf, cap, "%" PRId64 " x %" PRId64, l->out_features,
@@ -158,8 +159,9 @@ static void shape_text(const struct zs_leaf *l, char *buf, size_t cap)
         break;
     }
     default:
-        snprintf(buf, cap, "%" PRId64 " -> %" PRId64 "%s", l->in_features,
-                 l->out_features, l->n_tensors > 1 ? " +bias" : "");
+        snprintf(buf, cap, "%" PRId64 " -> %" PRId64 "%s%s", l->in_features,
+                 l->out_features, l->n_tensors > 1 ? " +bias" : "",
+                 l->tied_params ? " (tied)" : "");
         break;
     }
 }
@@ -174,6 +176,32 @@ static int leaf_row(struct zs_table *t, const struct show_ctx *c,
     return zs_table_rowf(t, "%s%s\t%s\t%s\t%s\t%" PRId64 "\t%s", indent,
                          l->name, zs_leaf_kind_name(l->kind), shape, p,
                          l->params, tr);
+}
+
+/* One line naming the architecture variants (model.h). */
+static void arch_line(const struct zs_model *m)
+{
+    printf("architecture: %s%s, %s MLP (%s%s), ", zs_norm_name(m->norm),
+           m->norm == ZS_NORM_LAYER ? (m->norm_bias ? " with bias" : " no bias")
+                                    : "",
+           zs_mlp_name(m->mlp), zs_act_name(m->act),
+           m->gate_up_fused ? ", fused gate_up" : "");
+    if (m->pos == ZS_POS_LEARNED)
+        printf("learned positions (%" PRId64 " rows)", m->pos_rows);
+    else
+        printf("%s positions", zs_pos_name(m->pos));
+    printf(", %s block%s%s%s%s%s%s\n",
+           m->block == ZS_BLOCK_PARALLEL         ? "parallel (one norm)"
+           : m->block == ZS_BLOCK_PARALLEL_2NORM ? "parallel (two norms)"
+                                                 : "sequential",
+           m->qkv_fused ? ", fused qkv" : "", m->o_bias ? ", o bias" : "",
+           m->mlp_bias ? ", mlp bias" : "",
+           m->lm_head_bias ? ", lm_head bias" : "",
+           m->embed_norm ? ", embedding norm" : "",
+           m->sandwich_norm ? ", post-attention/post-MLP norms" : "");
+    if (m->flash_forbidden_at[0])
+        printf("flash attention: not available (%s)\n",
+               m->flash_forbidden_why);
 }
 
 static int print_text(const struct show_ctx *c, struct zs_err *err)
@@ -208,8 +236,8 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
             lw += zs_leaf_weight_bytes(&m->layer[i], &c->mo);
         }
         wbytes += lw * m->n_layers;
-        snprintf(rng, sizeof rng, "model.layers.0-%" PRId64 " (x%" PRId64 ")",
-                 m->n_layers - 1, m->n_layers);
+        snprintf(rng, sizeof rng, "%.31s0-%" PRId64 " (x%" PRId64 ")",
+                 m->layer_prefix, m->n_layers - 1, m->n_layers);
         zs_fmt_count(a, sizeof a, (double)m->params_layer);
         zs_fmt_count(b, sizeof b, (double)lt);
         rc |= zs_table_rowf(tree, "%s\tlayer\teach\t%s\t%" PRId64 "\t%s", rng,
@@ -292,8 +320,14 @@ static int print_text(const struct show_ctx *c, struct zs_err *err)
            m->qkv_bias ? ", qkv bias" : "", m->qk_norm ? ", q/k norm" : "",
            m->sliding_window ? ", sliding window" : "",
            m->tie_embeddings ? "tied" : "untied", m->max_position);
-    if (m->sliding_window)
-        printf("sliding window: %" PRId64 " tokens\n", m->sliding_window);
+    if (m->sliding_window) {
+        printf("sliding window: %" PRId64 " tokens", m->sliding_window);
+        if (m->sliding_layers < m->n_layers)
+            printf(" on %" PRId64 " of %" PRId64 " layers", m->sliding_layers,
+                   m->n_layers);
+        printf("\n");
+    }
+    arch_line(m);
     if (m->provenance[0])
         printf("source: %s\n", m->provenance);
 
@@ -377,6 +411,8 @@ static void print_json(const struct show_ctx *c)
     const struct zs_model *m = c->m;
     int64_t trainable = zs_model_trainable(m, &c->mo);
     int nleaf = m->n_pre + m->n_layer_leaves + m->n_post, k = 0;
+    char lpfx[40];
+    snprintf(lpfx, sizeof lpfx, "%.31s*.", m->layer_prefix);
     struct zs_act_opts o;
     struct zs_loss_bytes lb;
 
@@ -412,6 +448,25 @@ static void print_json(const struct show_ctx *c)
            m->head_dim, m->vocab, m->max_position,
            m->tie_embeddings ? "true" : "false", m->n_experts,
            m->experts_per_token, m->moe_intermediate, m->sliding_window);
+    printf("  \"sliding_window_layers\": %" PRId64
+           ",\n  \"norm\": \"%s\",\n  \"norm_bias\": %s,\n  \"mlp\": "
+           "\"%s\",\n  \"hidden_act\": \"%s\",\n  \"position_embedding\": "
+           "\"%s\",\n  \"position_rows\": %" PRId64
+           ",\n  \"block\": \"%s\",\n  \"qkv_fused\": %s,\n  "
+           "\"gate_up_fused\": %s,\n  \"qkv_bias\": %s,\n  \"o_bias\": "
+           "%s,\n  \"mlp_bias\": %s,\n  \"lm_head_bias\": %s,\n  "
+           "\"embed_norm\": %s,\n  \"sandwich_norm\": %s,\n  "
+           "\"flash_attention_available\": %s,\n",
+           m->sliding_layers, zs_norm_name(m->norm),
+           m->norm_bias ? "true" : "false", zs_mlp_name(m->mlp),
+           zs_act_name(m->act), zs_pos_name(m->pos), m->pos_rows,
+           zs_block_name(m->block), m->qkv_fused ? "true" : "false",
+           m->gate_up_fused ? "true" : "false", m->qkv_bias ? "true" : "false",
+           m->o_bias ? "true" : "false", m->mlp_bias ? "true" : "false",
+           m->lm_head_bias ? "true" : "false",
+           m->embed_norm ? "true" : "false",
+           m->sandwich_norm ? "true" : "false",
+           m->flash_forbidden_at[0] ? "false" : "true");
     printf("  \"largest_module_name\": ");
     zs_json_put_str(stdout, m->largest_leaf_name);
     printf(",\n  \"largest_module_params\": %" PRId64 ",\n",
@@ -425,7 +480,7 @@ static void print_json(const struct show_ctx *c)
     for (int i = 0; i < m->n_pre; i++)
         jleaf(c, &m->pre[i], "", 1, ++k == nleaf);
     for (int i = 0; i < m->n_layer_leaves; i++)
-        jleaf(c, &m->layer[i], "model.layers.*.", m->n_layers, ++k == nleaf);
+        jleaf(c, &m->layer[i], lpfx, m->n_layers, ++k == nleaf);
     for (int i = 0; i < m->n_post; i++)
         jleaf(c, &m->post[i], "", 1, ++k == nleaf);
     printf("  ],\n  \"extras\": [\n");

@@ -390,6 +390,8 @@ static int run(int argc, char **argv, struct zs_err *err)
                               v);
     }
     rc = zs_model_resolve(base.model, &m, err);
+    if (!rc) /* ALiBi models without a flash-attention path (model.h) */
+        rc = zs_model_check_attention(&m, base.attention, err);
     if (!rc)
         rc = zs_hw_resolve(base.gpus, base.host_ram_bytes, (int)base.nodes, &cl,
                            err);

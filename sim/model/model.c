@@ -26,8 +26,52 @@
 #include <string.h>
 
 static const char *const g_family_names[ZS_FAM_COUNT] = {
-    "llama",   "qwen2",     "qwen3",       "mistral",
-    "mixtral", "qwen3_moe", "qwen2_5_omni"};
+    "llama",   "qwen2",     "qwen3",        "mistral",  "mixtral",
+    "qwen3_moe", "qwen2_5_omni", "gpt2",    "opt",      "gpt_neox",
+    "falcon",  "mpt",       "bloom",        "phi",      "phi3",
+    "gemma",   "gemma2"};
+
+const char *zs_norm_name(enum zs_norm_kind n)
+{
+    return n == ZS_NORM_LAYER ? "layernorm" : "rmsnorm";
+}
+
+const char *zs_mlp_name(enum zs_mlp_kind k)
+{
+    return k == ZS_MLP_PLAIN ? "plain" : "gated";
+}
+
+static const char *const g_act_names[ZS_ACT_COUNT] = {
+    "silu", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "relu"};
+
+const char *zs_act_name(enum zs_act a)
+{
+    return (a >= 0 && a < ZS_ACT_COUNT) ? g_act_names[a] : "?";
+}
+
+const char *zs_pos_name(enum zs_pos_kind p)
+{
+    return p == ZS_POS_ALIBI     ? "alibi"
+           : p == ZS_POS_LEARNED ? "learned"
+                                 : "rope";
+}
+
+const char *zs_block_name(enum zs_block_kind b)
+{
+    return b == ZS_BLOCK_PARALLEL         ? "parallel"
+           : b == ZS_BLOCK_PARALLEL_2NORM ? "parallel_2norm"
+                                          : "sequential";
+}
+
+int zs_model_check_attention(const struct zs_model *m, enum zs_attn_impl a,
+                             struct zs_err *err)
+{
+    if (a != ZS_ATTN_FLASH || !m->flash_forbidden_at[0])
+        return 0;
+    return zs_err_set(err, ZS_EINPUT, "%s: %s; use --attention eager (got "
+                                      "--attention flash)",
+                      m->flash_forbidden_at, m->flash_forbidden_why);
+}
 
 const char *zs_family_name(enum zs_family f)
 {
@@ -113,9 +157,11 @@ static struct zs_leaf *add_leaf(struct zs_leaf *arr, int *n, int cap,
     switch (kind) {
     case ZS_LEAF_NORM:
         /* RMSNorm: one weight vector of `out` elements, no bias
-         * (transformers LlamaRMSNorm / Qwen2RMSNorm). */
-        l->params = out;
-        l->n_tensors = 1;
+         * (transformers LlamaRMSNorm / Qwen2RMSNorm); nn.LayerNorm adds a
+         * bias vector of the same width (`bias` = out) unless bias=False
+         * (MPT no_bias). */
+        l->params = out + bias;
+        l->n_tensors = bias ? 2 : 1;
         l->gemms = 0;
         break;
     case ZS_LEAF_EMBED:
@@ -135,19 +181,130 @@ static struct zs_leaf *add_leaf(struct zs_leaf *arr, int *n, int cap,
     return l;
 }
 
-/* Builds the leaves of a Llama-style decoder (transformers
- * modeling_llama.py / modeling_qwen2.py / modeling_qwen3.py /
- * modeling_mistral.py / modeling_mixtral.py / modeling_qwen3_moe.py): the
- * names are HF's state-dict names so that they match DeepSpeed's module
- * hooks. */
+/* State-dict names per family (transformers modeling_<family>.py module
+ * attribute names), so that leaves match DeepSpeed's module hooks.  For a
+ * plain MLP `up` is the input projection (fc1, c_fc, dense_h_to_4h) and
+ * `down` the output one.  NULL: the family has no such module. */
+struct leaf_names {
+    const char *embed, *pos, *embed_norm, *layers, *in_norm, *q, *k, *v, *qkv,
+        *o, *post_attn_norm, *mlp_norm, *post_mlp_norm, *gate, *up, *gate_up,
+        *down, *final_norm, *lm_head;
+};
+
+static const struct leaf_names g_names_llama = {
+    "model.embed_tokens", NULL, NULL, "model.layers.", "input_layernorm",
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL,
+    "self_attn.o_proj", NULL, "post_attention_layernorm", NULL,
+    "mlp.gate_proj", "mlp.up_proj", NULL, "mlp.down_proj", "model.norm",
+    "lm_head"};
+/* Gemma-2 (modeling_gemma2.py Gemma2DecoderLayer): input_layernorm,
+ * post_attention_layernorm (on the attention output), then
+ * pre_feedforward_layernorm and post_feedforward_layernorm around the MLP. */
+static const struct leaf_names g_names_gemma2 = {
+    "model.embed_tokens", NULL, NULL, "model.layers.", "input_layernorm",
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL,
+    "self_attn.o_proj", "post_attention_layernorm",
+    "pre_feedforward_layernorm", "post_feedforward_layernorm",
+    "mlp.gate_proj", "mlp.up_proj", NULL, "mlp.down_proj", "model.norm",
+    "lm_head"};
+/* modeling_gpt2.py: wte, wpe, h.N.{ln_1, attn.c_attn, attn.c_proj, ln_2,
+ * mlp.c_fc, mlp.c_proj}, ln_f (Conv1D layers: same element counts). */
+static const struct leaf_names g_names_gpt2 = {
+    "transformer.wte", "transformer.wpe", NULL, "transformer.h.", "ln_1",
+    NULL, NULL, NULL, "attn.c_attn", "attn.c_proj", NULL, "ln_2", NULL, NULL,
+    "mlp.c_fc", NULL, "mlp.c_proj", "transformer.ln_f", "lm_head"};
+/* modeling_opt.py OPTDecoderLayer (do_layer_norm_before). */
+static const struct leaf_names g_names_opt = {
+    "model.decoder.embed_tokens", "model.decoder.embed_positions", NULL,
+    "model.decoder.layers.", "self_attn_layer_norm", "self_attn.q_proj",
+    "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.out_proj", NULL,
+    "final_layer_norm", NULL, NULL, "fc1", NULL, "fc2",
+    "model.decoder.final_layer_norm", "lm_head"};
+/* modeling_gpt_neox.py GPTNeoXLayer. */
+static const struct leaf_names g_names_neox = {
+    "gpt_neox.embed_in", NULL, NULL, "gpt_neox.layers.", "input_layernorm",
+    NULL, NULL, NULL, "attention.query_key_value", "attention.dense", NULL,
+    "post_attention_layernorm", NULL, NULL, "mlp.dense_h_to_4h", NULL,
+    "mlp.dense_4h_to_h", "gpt_neox.final_layer_norm", "embed_out"};
+/* modeling_falcon.py FalconDecoderLayer: input_layernorm (+
+ * post_attention_layernorm when not parallel_attn); with
+ * new_decoder_architecture and two norms, ln_attn and ln_mlp (build_leaves
+ * renames). */
+static const struct leaf_names g_names_falcon = {
+    "transformer.word_embeddings", NULL, NULL, "transformer.h.",
+    "input_layernorm", NULL, NULL, NULL, "self_attention.query_key_value",
+    "self_attention.dense", NULL, "post_attention_layernorm", NULL, NULL,
+    "mlp.dense_h_to_4h", NULL, "mlp.dense_4h_to_h", "transformer.ln_f",
+    "lm_head"};
+/* modeling_mpt.py MptBlock. */
+static const struct leaf_names g_names_mpt = {
+    "transformer.wte", NULL, NULL, "transformer.blocks.", "norm_1", NULL,
+    NULL, NULL, "attn.Wqkv", "attn.out_proj", NULL, "norm_2", NULL, NULL,
+    "ffn.up_proj", NULL, "ffn.down_proj", "transformer.norm_f", "lm_head"};
+/* modeling_bloom.py BloomBlock (word_embeddings_layernorm after the
+ * embedding). */
+static const struct leaf_names g_names_bloom = {
+    "transformer.word_embeddings", NULL, "transformer.word_embeddings_layernorm",
+    "transformer.h.", "input_layernorm", NULL, NULL, NULL,
+    "self_attention.query_key_value", "self_attention.dense", NULL,
+    "post_attention_layernorm", NULL, NULL, "mlp.dense_h_to_4h", NULL,
+    "mlp.dense_4h_to_h", "transformer.ln_f", "lm_head"};
+/* modeling_phi.py PhiDecoderLayer (one input_layernorm, parallel). */
+static const struct leaf_names g_names_phi = {
+    "model.embed_tokens", NULL, NULL, "model.layers.", "input_layernorm",
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL,
+    "self_attn.dense", NULL, NULL, NULL, NULL, "mlp.fc1", NULL, "mlp.fc2",
+    "model.final_layernorm", "lm_head"};
+/* modeling_phi3.py Phi3DecoderLayer. */
+static const struct leaf_names g_names_phi3 = {
+    "model.embed_tokens", NULL, NULL, "model.layers.", "input_layernorm",
+    NULL, NULL, NULL, "self_attn.qkv_proj", "self_attn.o_proj", NULL,
+    "post_attention_layernorm", NULL, NULL, NULL, "mlp.gate_up_proj",
+    "mlp.down_proj", "model.norm", "lm_head"};
+
+static const struct leaf_names *family_names(enum zs_family f)
+{
+    switch (f) {
+    case ZS_FAM_GPT2:
+        return &g_names_gpt2;
+    case ZS_FAM_OPT:
+        return &g_names_opt;
+    case ZS_FAM_GPT_NEOX:
+        return &g_names_neox;
+    case ZS_FAM_FALCON:
+        return &g_names_falcon;
+    case ZS_FAM_MPT:
+        return &g_names_mpt;
+    case ZS_FAM_BLOOM:
+        return &g_names_bloom;
+    case ZS_FAM_PHI:
+        return &g_names_phi;
+    case ZS_FAM_PHI3:
+        return &g_names_phi3;
+    case ZS_FAM_GEMMA2:
+        return &g_names_gemma2;
+    default:
+        return &g_names_llama;
+    }
+}
+
+/* Builds the leaves of one decoder (transformers modeling_llama.py and the
+ * siblings named in family_names): embedding (+ learned positions, +
+ * embedding norm), per layer the norms, attention projections and MLP in
+ * execution order, then the final norm and an untied lm_head.  Norm leaves
+ * carry weight (+ bias for LayerNorm with norm_bias). */
 static int build_leaves(struct zs_model *m, struct zs_err *err)
 {
+    const struct leaf_names *nm_ = family_names(m->family);
     int64_t h = m->hidden, d = m->head_dim;
     int64_t hq = m->n_heads * d, hkv = m->n_kv_heads * d;
     int64_t qb = m->qkv_bias ? hq : 0, kvb = m->qkv_bias ? hkv : 0;
+    int64_t nb = m->norm == ZS_NORM_LAYER && m->norm_bias; /* bias vector */
+    int64_t ib = m->mlp_bias ? m->intermediate : 0, hb = m->mlp_bias ? h : 0;
     int ok = 1;
     const char *moe_prefix =
         m->family == ZS_FAM_MIXTRAL ? "block_sparse_moe" : "mlp";
+    const char *in_norm = nm_->in_norm, *mlp_norm = nm_->mlp_norm;
     char nm[64];
 
     m->n_pre = m->n_layer_leaves = m->n_post = 0;
@@ -159,21 +316,46 @@ static int build_leaves(struct zs_model *m, struct zs_err *err)
 #define POST(...)                                                              \
     ok &= add_leaf(m->post, &m->n_post, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
 
-    PRE("model.embed_tokens", ZS_LEAF_EMBED, 0, h, m->vocab, 0);
+    zs_strlcpy(m->layer_prefix, nm_->layers, sizeof m->layer_prefix);
+    PRE(nm_->embed, ZS_LEAF_EMBED, 0, h, m->vocab, 0);
+    /* Learned absolute positions: nn.Embedding(pos_rows, hidden) (GPT-2 wpe
+     * n_positions rows; OPTLearnedPositionalEmbedding max + 2 rows). */
+    if (m->pos == ZS_POS_LEARNED)
+        PRE(nm_->pos ? nm_->pos : "embed_positions", ZS_LEAF_EMBED, 0, h,
+            m->pos_rows, 0);
+    if (m->embed_norm)
+        PRE(nm_->embed_norm ? nm_->embed_norm : "embed_norm", ZS_LEAF_NORM, 0,
+            h, h, nb * h);
 
-    LAY("input_layernorm", ZS_LEAF_NORM, 0, h, h, 0);
-    /* Qwen3 normalises q and k per head before RoPE (Qwen3Attention:
-     * q_norm/k_norm = Qwen3RMSNorm(head_dim)), in this order. */
-    LAY("self_attn.q_proj", ZS_LEAF_LINEAR, ZS_ROLE_Q, h, hq, qb);
-    if (m->qk_norm)
-        LAY("self_attn.q_norm", ZS_LEAF_NORM, 0, d, d, 0);
-    LAY("self_attn.k_proj", ZS_LEAF_LINEAR, ZS_ROLE_K, h, hkv, kvb);
-    if (m->qk_norm)
-        LAY("self_attn.k_norm", ZS_LEAF_NORM, 0, d, d, 0);
-    LAY("self_attn.v_proj", ZS_LEAF_LINEAR, ZS_ROLE_V, h, hkv, kvb);
-    LAY("self_attn.o_proj", ZS_LEAF_LINEAR, ZS_ROLE_O, hq, h,
-        m->o_bias ? h : 0);
-    LAY("post_attention_layernorm", ZS_LEAF_NORM, 0, h, h, 0);
+    /* Falcon new_decoder_architecture with two norms: ln_attn / ln_mlp. */
+    if (m->family == ZS_FAM_FALCON && m->block == ZS_BLOCK_PARALLEL_2NORM) {
+        in_norm = "ln_attn";
+        mlp_norm = "ln_mlp";
+    }
+    LAY(in_norm, ZS_LEAF_NORM, 0, h, h, nb * h);
+    if (m->qkv_fused) {
+        /* One projection hidden -> (heads + 2 kv heads) x head_dim: Falcon
+         * FalconAttention (multi_query: hidden + 2 head_dim), GPT-NeoX,
+         * BLOOM, GPT-2 c_attn, MPT Wqkv, Phi-3 qkv_proj. */
+        LAY(nm_->qkv, ZS_LEAF_LINEAR, ZS_ROLE_Q | ZS_ROLE_K | ZS_ROLE_V, h,
+            hq + 2 * hkv, qb + 2 * kvb);
+    } else {
+        /* Qwen3 normalises q and k per head before RoPE (Qwen3Attention:
+         * q_norm/k_norm = Qwen3RMSNorm(head_dim)), in this order. */
+        LAY(nm_->q, ZS_LEAF_LINEAR, ZS_ROLE_Q, h, hq, qb);
+        if (m->qk_norm)
+            LAY("self_attn.q_norm", ZS_LEAF_NORM, 0, d, d, 0);
+        LAY(nm_->k, ZS_LEAF_LINEAR, ZS_ROLE_K, h, hkv, kvb);
+        if (m->qk_norm)
+            LAY("self_attn.k_norm", ZS_LEAF_NORM, 0, d, d, 0);
+        LAY(nm_->v, ZS_LEAF_LINEAR, ZS_ROLE_V, h, hkv, kvb);
+    }
+    LAY(nm_->o, ZS_LEAF_LINEAR, ZS_ROLE_O, hq, h, m->o_bias ? h : 0);
+    if (m->sandwich_norm)
+        LAY(nm_->post_attn_norm, ZS_LEAF_NORM, 0, h, h, nb * h);
+    /* A parallel block with one shared norm has no second norm. */
+    if (m->block != ZS_BLOCK_PARALLEL && mlp_norm)
+        LAY(mlp_norm, ZS_LEAF_NORM, 0, h, h, nb * h);
     if (is_moe(m)) {
         struct zs_leaf *x;
         /* Router: nn.Linear(hidden, experts, bias=False)
@@ -194,19 +376,38 @@ static int build_leaves(struct zs_model *m, struct zs_err *err)
             x->n_tensors = (int)(m->n_experts * 3);
             x->gemms = (int)(3 * m->experts_per_token);
         }
+    } else if (m->mlp == ZS_MLP_PLAIN) {
+        /* fc_in hidden -> intermediate, activation, fc_out back: 2 GEMMs. */
+        LAY(nm_->up, ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, ib);
+        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
+    } else if (m->gate_up_fused) {
+        /* Phi3MLP: gate_up_proj hidden -> 2 x intermediate, chunked. */
+        LAY(nm_->gate_up, ZS_LEAF_LINEAR, ZS_ROLE_GATE | ZS_ROLE_UP, h,
+            2 * m->intermediate, 2 * ib);
+        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
     } else {
-        LAY("mlp.gate_proj", ZS_LEAF_LINEAR, ZS_ROLE_GATE, h, m->intermediate,
-            0);
-        LAY("mlp.up_proj", ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, 0);
-        LAY("mlp.down_proj", ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h,
-            0);
+        LAY(nm_->gate, ZS_LEAF_LINEAR, ZS_ROLE_GATE, h, m->intermediate, ib);
+        LAY(nm_->up, ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, ib);
+        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
     }
+    if (m->sandwich_norm)
+        LAY(nm_->post_mlp_norm, ZS_LEAF_NORM, 0, h, h, nb * h);
 
-    POST("model.norm", ZS_LEAF_NORM, 0, h, h, 0);
-    /* An untied LM head is its own hidden x vocab matrix; a tied one shares
-     * embed_tokens.weight and is counted once (there is no leaf). */
-    if (!m->tie_embeddings)
-        POST("lm_head", ZS_LEAF_LM_HEAD, 0, h, m->vocab, 0);
+    POST(nm_->final_norm, ZS_LEAF_NORM, 0, h, h, nb * h);
+    /* An untied LM head is its own hidden x vocab matrix (+ a bias for
+     * phi-2's lm_head).  A tied one (PreTrainedModel.tie_weights:
+     * lm_head.weight = embed_tokens.weight) still runs the hidden x vocab
+     * GEMM and the loss; its weight is counted once, at the embedding, so
+     * the leaf owns no parameters and records the shared ones. */
+    POST(nm_->lm_head, ZS_LEAF_LM_HEAD, 0, h, m->vocab,
+         m->lm_head_bias ? m->vocab : 0);
+    if (ok && m->tie_embeddings) {
+        struct zs_leaf *lh = &m->post[m->n_post - 1];
+        lh->tied_params = h * m->vocab;
+        lh->params -= h * m->vocab;
+        lh->params_active = lh->params;
+        lh->n_tensors = lh->params ? 1 : 0;
+    }
 #undef PRE
 #undef LAY
 #undef POST
@@ -268,6 +469,33 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
                           m->name, (long long)m->n_experts);
     if (m->n_extra < 0 || m->n_extra > ZS_MODEL_MAX_EXTRA)
         return zs_err_set(err, ZS_ELIMIT, "internal: bad extra count");
+    if (m->pos == ZS_POS_LEARNED && m->pos_rows < 1)
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid model '%s': learned positions need a "
+                          "position table of >= 1 rows",
+                          m->name);
+    if (m->n_experts > 0 && m->mlp != ZS_MLP_GATED)
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid model '%s': MoE experts are gated MLPs",
+                          m->name);
+    if (m->sliding_layers <= 0 || m->sliding_layers > m->n_layers)
+        m->sliding_layers = m->n_layers;
+    if (!(m->attn_dropout >= 0 && m->attn_dropout < 1) ||
+        !(m->resid_dropout >= 0 && m->resid_dropout < 1))
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid model '%s': dropout probabilities must be "
+                          "in [0, 1)",
+                          m->name);
+    /* FalconDecoderLayer, parallel: one dropout_add of (mlp + attention)
+     * output; every other family drops the attention and the MLP outputs
+     * apart (GPT2Block, OPTDecoderLayer, GPTNeoXLayer, BloomBlock, MptBlock,
+     * PhiDecoderLayer resid_dropout twice, Phi3DecoderLayer). */
+    m->resid_dropout_sites =
+        m->resid_dropout > 0
+            ? (m->family == ZS_FAM_FALCON && m->block != ZS_BLOCK_SEQUENTIAL
+                   ? 1
+                   : 2)
+            : 0;
 
     rc = build_leaves(m, err);
     if (rc)
@@ -309,7 +537,8 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
         if (m->layer[i].params > best) {
             best = m->layer[i].params;
             snprintf(m->largest_leaf_name, sizeof m->largest_leaf_name,
-                     "model.layers.*.%s", m->layer[i].name);
+                     "%.31s*.%.60s", m->layer_prefix,
+                     m->layer[i].name);
         }
     for (int i = 0; i < m->n_post; i++)
         if (m->post[i].params > best) {
@@ -429,8 +658,14 @@ static double gemm_flops(const struct zs_leaf *l, int n)
  * sliding_window 4096, modeling_mistral.py). */
 static double attended(const struct zs_model *m, int64_t seq)
 {
+    /* Gemma-2 windows every other layer (Gemma2DecoderLayer: is_sliding =
+     * not bool(layer_idx % 2)): the mean over layers, so that n_layers x
+     * this is exact. */
+    double frac = m->n_layers > 0 && m->sliding_layers > 0
+                      ? (double)m->sliding_layers / (double)m->n_layers
+                      : 1.0;
     if (m->sliding_window > 0 && m->sliding_window < seq)
-        return (double)m->sliding_window;
+        return frac * (double)m->sliding_window + (1 - frac) * (double)seq;
     return (double)seq;
 }
 
@@ -460,8 +695,12 @@ double zs_model_attn_core_flops(const struct zs_model *m, int64_t seq)
      * sliding window w < seq: seq*w - w^2/2 pairs. */
     double s = (double)seq, pairs;
     if (m->sliding_window > 0 && m->sliding_window < seq) {
+        /* Mean over layers when only some use the window (Gemma-2). */
         double w = (double)m->sliding_window;
-        pairs = s * w - w * w / 2;
+        double frac = m->n_layers > 0 && m->sliding_layers > 0
+                          ? (double)m->sliding_layers / (double)m->n_layers
+                          : 1.0;
+        pairs = frac * (s * w - w * w / 2) + (1 - frac) * s * s / 2;
     } else {
         pairs = s * s / 2;
     }
@@ -486,7 +725,51 @@ struct act_dims {
     double E, k, mi; /* MoE; k = 0 when dense */
     int qk_norm, lora;
     int hf; /* HF eager kernels (zs_act_opts.kernels == 0) */
+    double stats;    /* fp32 bytes per token a norm saves: RMSNorm rstd 4,
+                        LayerNorm mean + rstd 8 */
+    int rms;         /* RMSNorm (fp32 temporaries in HF's unfused forward) */
+    enum zs_block_kind block;
+    int sandwich;    /* Gemma-2's extra norms */
+    int plain;       /* non-gated MLP */
+    double mlp_ti;   /* dense MLP bytes saved per token x intermediate */
+    double n_attn_lin, n_mlp_lin; /* linear leaves (LoRA adapters) */
+    int attn_drop;   /* dropout on the attention probabilities */
+    double resid_drop_sites;
 };
+
+/* Bytes per token and intermediate channel that a dense MLP keeps for
+ * backward, by activation.  Each tensor is bf16 (2 B); autograd's saved
+ * tensors per op follow torch's derivatives.yaml.
+ *   gated (act(gate) * up): gate out (act input), act out, up out, product
+ *     (down's input): 4 tensors = 8.  Phi-3's fused gate_up keeps the same
+ *     storage (chunk views), Gemma's gelu_pytorch_tanh gate the same.
+ *   plain, act saving its input (F.gelu, nn.GELU, gelu_pytorch_tanh, BLOOM's
+ *     GeLUFunction, SiLU): fc_in out + act out (fc_out's input) = 4.
+ *   plain ReLU (OPT): relu's backward uses its result, which is also fc2's
+ *     input; fc1's output is freed: 2.
+ *   plain gelu_new (NewGELUActivation: 0.5 * x * (1 + tanh(c * (x + 0.044715
+ *     * x^3)))): pow keeps x, tanh its output T, the final product keeps
+ *     0.5x and 1 + T; plus the output: x, T, 0.5x, 1+T, out = 10.
+ *   plain gelu_fast (FastGELUActivation: 0.5 * x * (1 + tanh(x * c * (1 +
+ *     0.044715 * x * x)))): x, 0.044715x (kept by * x), x*c and 1 + ... (kept
+ *     by their product), T, 0.5x, 1+T, out = 16.
+ * (transformers activations.py; a fused kernel keeps 4 for any GELU:
+ * docs/model.md.) */
+static double mlp_bytes_per_ti(const struct zs_model *m)
+{
+    if (m->mlp == ZS_MLP_GATED)
+        return 8;
+    switch (m->act) {
+    case ZS_ACT_RELU:
+        return 2;
+    case ZS_ACT_GELU_NEW:
+        return 10;
+    case ZS_ACT_GELU_FAST:
+        return 16;
+    default:
+        return 4;
+    }
+}
 
 static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
                      struct act_dims *d)
@@ -508,18 +791,39 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
     d->lora = o->method != ZS_METHOD_FULL;
     d->r = o->lora_rank > 0 ? o->lora_rank : 16;
     d->hf = o->kernels == 0;
+    d->rms = m->norm == ZS_NORM_RMS;
+    /* nn.LayerNorm (native_layer_norm) saves input, mean and rstd (fp32 per
+     * row); RMSNorm input and rstd. */
+    d->stats = d->rms ? 4 : 8;
+    d->block = m->block;
+    d->sandwich = m->sandwich_norm;
+    d->plain = m->mlp == ZS_MLP_PLAIN;
+    d->mlp_ti = mlp_bytes_per_ti(m);
+    d->attn_drop = m->attn_dropout > 0;
+    d->resid_drop_sites = m->resid_dropout_sites;
+    d->n_attn_lin = d->n_mlp_lin = 0;
+    for (int j = 0; j < m->n_layer_leaves; j++) {
+        const struct zs_leaf *l = &m->layer[j];
+        if (l->kind != ZS_LEAF_LINEAR)
+            continue;
+        if (l->role & (ZS_ROLE_Q | ZS_ROLE_K | ZS_ROLE_V | ZS_ROLE_O))
+            d->n_attn_lin += 1;
+        else
+            d->n_mlp_lin += 1;
+    }
 }
 
-/* One RMSNorm's saved bytes beyond its output (which the next linear keeps).
- * HF eager Qwen2RMSNorm / LlamaRMSNorm (transformers 63bb723, modeling_qwen2
- * .py): x.to(float32) is saved by pow and by x * rsqrt (one fp32 tensor,
- * 4 B), rsqrt's output per token (fp32); to(bf16) and the input cast save
- * nothing; weight * x saves x = the output.  Fused (Liger rms_norm.py, Apex
- * FusedRMSNorm) and inductor save the bf16 input (2 B) and rstd (fp32 per
- * token). */
+/* One norm's saved bytes beyond its output (which the next linear keeps):
+ * its input and its fp32 statistics (d->stats).  HF eager Qwen2RMSNorm /
+ * LlamaRMSNorm (transformers 63bb723, modeling_qwen2.py): x.to(float32) is
+ * saved by pow and by x * rsqrt (one fp32 tensor, 4 B), rsqrt's output per
+ * token (fp32); to(bf16) and the input cast save nothing; weight * x saves
+ * x = the output.  Fused (Liger rms_norm.py, Apex FusedRMSNorm) and inductor
+ * save the bf16 input (2 B) and rstd.  nn.LayerNorm is one native kernel in
+ * every mode (native_layer_norm saves input, mean and rstd). */
 static double norm_saved(const struct act_dims *d, double width)
 {
-    return (d->hf ? 4 : 2) * d->t * width + 4 * d->t;
+    return (d->hf && d->rms ? 4 : 2) * d->t * width + d->stats * d->t;
 }
 
 /* Attention scores per rank: b * (heads / sp) * seq^2 elements = t * a * s
@@ -548,36 +852,52 @@ static double attn_core_saved(const struct act_dims *d, enum zs_attn_impl attn)
      * repeat_kv materialises n_heads copies).  Dropout p=0 saves nothing.
      * Korthikanti et al. 2022 count 5as^2b for GPT (softmax 2, dropout mask
      * 1, dropout output 2); without dropout and with the fp32 softmax
-     * output, HF's eager path keeps 6as^2b. */
-    return 6 * scores(d) + 2 * d->t * (d->hq - d->hkv) * 2;
+     * output, HF's eager path keeps 6as^2b.  With attention dropout
+     * (p > 0, train mode) native_dropout saves its bool mask (1 B) and PV
+     * saves the dropped probabilities instead of the undropped ones: 7.
+     * Flash attention drops inside the kernel and keeps only its RNG state
+     * (FlashAttnFunc saves rng_state). */
+    return (d->attn_drop ? 7 : 6) * scores(d) +
+           2 * d->t * (d->hq - d->hkv) * 2;
 }
 
 /* Saved bytes of one layer with no checkpointing. */
 static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
 {
     double t = d->t, v = 0;
-    /* input_layernorm: input (the layer input, bf16) and rstd (fp32 per
-     * token).  This is the fused-kernel view (apex / Liger RMSNorm save
-     * x and rstd); HF's unfused LlamaRMSNorm keeps fp32 copies instead —
-     * [assumption] that production runs use a fused norm or that the
-     * difference is inside the 5 % target for the whole step. */
+    /* input norm: input (the layer input) and its fp32 statistics
+     * (norm_saved: HF eager RMSNorm keeps an fp32 copy of its input). */
     v += norm_saved(d, d->h);
     /* q/k/v projections' shared input (the norm output), kept for their
-     * weight gradients (Korthikanti: "QKV matrix multiplies ... 2sbh"). */
+     * weight gradients (Korthikanti: "QKV matrix multiplies ... 2sbh"); a
+     * parallel block with one norm feeds the MLP the same tensor. */
     v += 2 * t * d->h;
     /* Qwen3 q_norm/k_norm: inputs and rstd per head. */
     if (d->qk_norm)
         v += (d->hf ? 4 : 2) * t * (d->hq + d->hkv) + 4 * t * (d->a + d->kv);
     /* q, k, v after RoPE (the attention core's inputs).  RoPE multiplies by
-     * cos/sin that need no gradient, so its input is not kept. */
+     * cos/sin that need no gradient, so its input is not kept; a fused qkv
+     * output is split into views of the same size; ALiBi and learned
+     * positions touch neither q nor k. */
     v += 2 * t * (d->hq + 2 * d->hkv);
     /* The core's own saved tensors, then its output = o_proj input. */
     v += attn_core_saved(d, attn);
     v += 2 * t * d->hq;
-    /* post_attention_layernorm: input and rstd (norm_saved). */
-    v += norm_saved(d, d->h);
-    /* MLP input (norm output), shared by gate and up (and the router). */
-    v += 2 * t * d->h;
+    /* Gemma-2's post_attention_layernorm on the attention output: input and
+     * rstd. */
+    if (d->sandwich)
+        v += norm_saved(d, d->h);
+    if (d->block == ZS_BLOCK_SEQUENTIAL)
+        /* post-attention norm: input (the residual sum) and statistics,
+         * then its output = the MLP input, shared by gate and up (and the
+         * router). */
+        v += norm_saved(d, d->h) + 2 * t * d->h;
+    else if (d->block == ZS_BLOCK_PARALLEL_2NORM)
+        /* A second norm of the same layer input (GPT-NeoX
+         * post_attention_layernorm(hidden_states), Falcon ln_mlp): its
+         * input is the tensor the first norm keeps; its own statistics and
+         * output. */
+        v += d->stats * t + 2 * t * d->h;
     if (d->k > 0) {
         double tk = t * d->k;
         /* Router (MixtralSparseMoeBlock / Qwen3MoeSparseMoeBlock.forward):
@@ -590,20 +910,27 @@ static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
          * and that weight (bf16). */
         v += 2 * tk * d->h + 8 * tk * d->mi + 2 * tk * d->h + 2 * tk;
     } else {
-        /* HF eager: gate output (SiLU input), SiLU output, up output,
-         * product (the down_proj input): 4 x t x i in bf16.  Fused
-         * (Liger swiglu.py LigerSiLUMulFunction saves a and b, recomputes
-         * silu in backward) and inductor: gate, up and the product: 3 x t
-         * x i.  Residual adds save nothing. */
-        v += (d->hf ? 8 : 6) * t * d->i;
+        /* The MLP's intermediates (mlp_bytes_per_ti: HF eager keeps 4
+         * tensors of a gated MLP).  Fused SwiGLU (Liger swiglu.py
+         * LigerSiLUMulFunction saves a and b, recomputes silu in backward)
+         * and inductor keep gate, up and the product: 3 x t x i.  Residual
+         * adds save nothing. */
+        v += (d->mlp_ti == 8 && !d->hf ? 6 : d->mlp_ti) * t * d->i;
     }
+    /* Gemma-2's post_feedforward_layernorm on the MLP output. */
+    if (d->sandwich)
+        v += norm_saved(d, d->h);
+    /* Residual dropout: native_dropout keeps its bool mask (1 B per
+     * element); its output goes into the residual add, which saves
+     * nothing. */
+    v += d->resid_drop_sites * t * d->h;
     if (d->lora) {
         /* PEFT LoRA: lora_A's input is the base linear's input (shared,
          * lora_dropout 0 -> nn.Identity); lora_B keeps the r-dim
-         * intermediate: 2*t*r per adapter (q,k,v,o + gate,up,down; per
+         * intermediate: 2*t*r per adapter (one per linear leaf; per
          * routed token and projection for experts). */
-        v += 2 * t * d->r * 4;
-        v += d->k > 0 ? 2 * t * d->k * d->r * 3 : 2 * t * d->r * 3;
+        v += 2 * t * d->r * d->n_attn_lin;
+        v += d->k > 0 ? 2 * t * d->k * d->r * 3 : 2 * t * d->r * d->n_mlp_lin;
     }
     return v;
 }
@@ -675,8 +1002,9 @@ static double work_fwd(const struct act_dims *d, enum zs_ckpt ckpt,
 {
     double t = d->t;
     /* HF RMSNorm upcasts to fp32 and normalises in fp32: two t x h fp32
-     * temporaries (LlamaRMSNorm.forward). */
-    double norm = 8 * t * d->h, at = 0, mlp;
+     * temporaries (LlamaRMSNorm.forward); nn.LayerNorm is one kernel that
+     * writes its bf16 output (statistics are saved, above). */
+    double norm = d->rms ? 8 * t * d->h : 2 * t * d->h, at = 0, mlp;
     if (attn == ZS_ATTN_EAGER)
         /* Scores bf16 and their scaled/masked copy alive together; when the
          * softmax is not saved (checkpointed), the fp32 softmax output and
@@ -686,8 +1014,9 @@ static double work_fwd(const struct act_dims *d, enum zs_ckpt ckpt,
         /* No-grad forward: act(gate) * up keeps act, up and the product
          * alive together [assumption]; MoE runs experts one by one over
          * t*k/E tokens each on average, plus the output accumulator. */
-        mlp = d->k > 0 ? 2 * t * d->h + 6 * (t * d->k / d->E) * d->mi
-                       : 6 * t * d->i;
+        mlp = d->k > 0   ? 2 * t * d->h + 6 * (t * d->k / d->E) * d->mi
+              : d->plain ? 4 * t * d->i /* fc_in out and act out */
+                         : 6 * t * d->i;
     } else {
         mlp = 2 * t * d->h; /* down_proj output before the residual add */
     }
@@ -702,11 +1031,13 @@ static double work_bwd(const struct act_dims *d, enum zs_ckpt ckpt,
     /* The gradient arriving at the layer output and the one being built for
      * its input (bf16 each). */
     double base = 4 * t * d->h;
-    double norm = 8 * t * d->h;
+    double norm = d->rms ? 8 * t * d->h : 2 * t * d->h;
     /* MLP backward: grads of the product, SiLU output and up output alive
-     * together, then the gate grad [assumption]. */
-    double mlp =
-        d->k > 0 ? 6 * (t * d->k / d->E) * d->mi + 2 * t * d->h : 6 * t * d->i;
+     * together, then the gate grad [assumption]; a plain MLP: the grads of
+     * the activation's output and input [assumption]. */
+    double mlp = d->k > 0   ? 6 * (t * d->k / d->E) * d->mi + 2 * t * d->h
+                 : d->plain ? 4 * t * d->i
+                            : 6 * t * d->i;
     double at;
     if (attn == ZS_ATTN_EAGER)
         /* grad of the bf16 probabilities upcast to fp32 and the fp32

@@ -31,16 +31,65 @@ enum zs_family {
     ZS_FAM_MIXTRAL,
     ZS_FAM_QWEN3_MOE,
     ZS_FAM_QWEN2_5_OMNI, /* thinker = qwen2 text model + towers + talker */
+    ZS_FAM_GPT2,         /* GPT2LMHeadModel: learned positions, fused c_attn */
+    ZS_FAM_OPT,          /* OPTForCausalLM: learned positions (offset 2) */
+    ZS_FAM_GPT_NEOX,     /* GPTNeoXForCausalLM: parallel residual, 2 norms */
+    ZS_FAM_FALCON,       /* FalconForCausalLM: MQA/GQA, parallel attn + MLP */
+    ZS_FAM_MPT,          /* MptForCausalLM: ALiBi, bias-free LayerNorm */
+    ZS_FAM_BLOOM,        /* BloomForCausalLM: ALiBi, embedding LayerNorm */
+    ZS_FAM_PHI,          /* PhiForCausalLM (phi-2): parallel, one norm */
+    ZS_FAM_PHI3,         /* Phi3ForCausalLM: fused qkv and gate_up */
+    ZS_FAM_GEMMA,        /* GemmaForCausalLM: head_dim apart, GeGLU, tied */
+    ZS_FAM_GEMMA2,       /* Gemma2ForCausalLM: + sandwich norms, local/global */
     ZS_FAM_COUNT
 };
 
+/* Architecture variants (docs/model.md "Architectures").  The zero value of
+ * each is the Llama layout, so a zeroed model is a Llama. */
+enum zs_norm_kind {
+    ZS_NORM_RMS,  /* RMSNorm: weight only (LlamaRMSNorm) */
+    ZS_NORM_LAYER /* nn.LayerNorm: weight and (norm_bias) bias */
+};
+enum zs_mlp_kind {
+    ZS_MLP_GATED, /* down(act(gate(x)) * up(x)): 3 GEMMs (or gate_up fused) */
+    ZS_MLP_PLAIN  /* fc_out(act(fc_in(x))): 2 GEMMs (GPT-2, OPT, Falcon...) */
+};
+/* The MLP activation as transformers implements it (activations.py ACT2CLS):
+ * what autograd keeps differs (python-expression GELUs keep every
+ * intermediate; model.c). */
+enum zs_act {
+    ZS_ACT_SILU,      /* nn.SiLU: saves its input */
+    ZS_ACT_GELU,      /* F.gelu / nn.GELU / BLOOM's GeLUFunction: input */
+    ZS_ACT_GELU_TANH, /* gelu_pytorch_tanh: F.gelu(approximate="tanh") */
+    ZS_ACT_GELU_NEW,  /* gelu_new: NewGELUActivation, a python expression */
+    ZS_ACT_GELU_FAST, /* gelu_fast: FastGELUActivation, a python expression */
+    ZS_ACT_RELU,      /* nn.ReLU: saves its output */
+    ZS_ACT_COUNT
+};
+enum zs_pos_kind {
+    ZS_POS_ROPE,   /* rotary, applied to q and k: no parameters */
+    ZS_POS_ALIBI,  /* linear biases added to the scores: no parameters */
+    ZS_POS_LEARNED /* a learned position table (pos_rows x hidden) */
+};
+enum zs_block_kind {
+    ZS_BLOCK_SEQUENTIAL, /* x + attn(norm1(x)), then + mlp(norm2(.)) */
+    ZS_BLOCK_PARALLEL,   /* x + attn(n(x)) + mlp(n(x)), one shared norm (GPT-J,
+                            Phi-2, Falcon-7B) */
+    ZS_BLOCK_PARALLEL_2NORM /* x + attn(n1(x)) + mlp(n2(x)) (GPT-NeoX
+                               use_parallel_residual, Falcon-40B ln_attn /
+                               ln_mlp) */
+};
+
 enum zs_leaf_kind {
-    ZS_LEAF_EMBED,   /* token embedding (vocab x hidden) */
-    ZS_LEAF_NORM,    /* RMSNorm weight (and q/k norms of qwen3) */
+    ZS_LEAF_EMBED,   /* token embedding (vocab x hidden) or a learned
+                        position table (rows x hidden) */
+    ZS_LEAF_NORM,    /* RMSNorm weight or LayerNorm weight + bias; its width
+                        is out_features (q/k norms of qwen3: head_dim) */
     ZS_LEAF_LINEAR,  /* dense projection, in_features -> out_features */
     ZS_LEAF_ROUTER,  /* MoE gate, hidden -> experts */
     ZS_LEAF_EXPERTS, /* all experts of one MoE block (z3 leaf module) */
-    ZS_LEAF_LM_HEAD  /* output projection hidden -> vocab (absent if tied) */
+    ZS_LEAF_LM_HEAD  /* output projection hidden -> vocab (tied: 0 params of
+                        its own, tied_params = the embedding's) */
 };
 
 /* Which projection a linear leaf is: LoRA targets are chosen by role. */
@@ -65,6 +114,10 @@ struct zs_leaf {
     int64_t
         params_active; /* elements used per token (experts: top_k experts) */
     int n_tensors;     /* parameter tensors (weight, bias): per-tensor costs */
+    int64_t tied_params; /* elements it uses but another leaf owns: a tied
+                            lm_head runs its GEMM with the embedding's
+                            weight (params 0, counted once), and ZeRO-3
+                            gathers that weight again for it */
     int64_t in_features; /* GEMM K (per expert for experts; hidden for embed) */
     int64_t out_features; /* GEMM N (per expert: intermediate) */
     int gemms;            /* GEMMs of [tokens x in] x [in x out] per token pass:
@@ -109,6 +162,38 @@ struct zs_model {
     bool o_bias;          /* o_proj has a bias (llama-style attention_bias) */
     char provenance[512]; /* where the dimensions come from (zsim JSON "source")
                            */
+    /* Architecture (zero values: Llama). */
+    enum zs_norm_kind norm;
+    bool norm_bias;          /* LayerNorm with a bias vector */
+    enum zs_mlp_kind mlp;
+    enum zs_act act;
+    enum zs_pos_kind pos;
+    int64_t pos_rows;        /* learned positions: table rows (OPT: max + 2) */
+    enum zs_block_kind block;
+    bool qkv_fused;          /* one q|k|v projection (query_key_value, c_attn,
+                                Wqkv, qkv_proj) */
+    bool gate_up_fused;      /* one gate|up projection (Phi-3 gate_up_proj) */
+    bool mlp_bias;           /* MLP linears have biases */
+    bool lm_head_bias;       /* lm_head has a bias (phi-2) */
+    bool embed_norm;         /* a norm right after the embedding (BLOOM) */
+    bool sandwich_norm;      /* norms after attention and after the MLP as
+                                well (Gemma-2: 4 norms per layer) */
+    /* Dropout probabilities the config trains with (HF modules apply them
+     * in train mode): on the attention probabilities, and on the attention
+     * and MLP outputs before the residual add (resid_dropout_sites of them
+     * per layer, set by zs_model_finish: 1 for Falcon's parallel block's
+     * single dropout_add, else 2). */
+    double attn_dropout, resid_dropout;
+    int resid_dropout_sites;
+    int64_t sliding_layers;  /* layers that use sliding_window (Gemma-2:
+                                every other one); n_layers when all */
+    /* Flash attention is not available for this model in transformers
+     * (ALiBi in BLOOM/MPT/Falcon): the file position and key that say so,
+     * for zs_model_check_attention's message; "" when flash is fine. */
+    char flash_forbidden_at[400];
+    char flash_forbidden_why[160];
+    char layer_prefix[32];   /* state-dict prefix of the decoder layers
+                                ("model.layers.", "transformer.h.") */
 
     struct zs_leaf pre[ZS_MODEL_MAX_OUTER]; /* before the layers: embedding */
     int n_pre;
@@ -248,7 +333,20 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
  * checkpointing, sequence-parallel all-to-all payloads. */
 int64_t zs_model_hidden_bytes_per_token(const struct zs_model *m);
 
+/* 0 when attention implementation a is available for m in transformers;
+ * otherwise ZS_EINPUT naming the model file's key that rules it out, e.g.
+ * "invalid 'alibi' in f.json:5:3: transformers' Falcon ALiBi attention has
+ * no flash-attention path (FalconFlashAttention2 raises); use --attention
+ * eager (got flash)". */
+int zs_model_check_attention(const struct zs_model *m, enum zs_attn_impl a,
+                             struct zs_err *err);
+
 const char *zs_family_name(enum zs_family f);
+const char *zs_norm_name(enum zs_norm_kind n);
+const char *zs_mlp_name(enum zs_mlp_kind k);
+const char *zs_act_name(enum zs_act a);
+const char *zs_pos_name(enum zs_pos_kind p);
+const char *zs_block_name(enum zs_block_kind b);
 const char *zs_leaf_kind_name(enum zs_leaf_kind k);
 const char *zs_placement_name(enum zs_placement p);
 const char *zs_method_name(enum zs_method m);

@@ -47,7 +47,10 @@ static const char *const g_library[] = {
     "qwen2.5-7b",  "qwen2.5-14b",   "qwen2.5-32b",     "qwen2.5-72b",
     "qwen3-32b",   "qwen3-30b-a3b", "yi-34b",          "llama-2-7b",
     "llama-2-70b", "llama-3-8b",    "llama-3-70b",     "llama-3.1-405b",
-    "mistral-7b",  "mixtral-8x7b",  "qwen2.5-omni-7b",
+    "mistral-7b",  "mixtral-8x7b",  "qwen2.5-omni-7b", "gpt2",
+    "opt-6.7b",    "opt-30b",       "gpt-neox-20b",    "falcon-7b",
+    "falcon-40b",  "mpt-7b",        "bloom-7b1",       "phi-2",
+    "gemma-2b",    "gemma-7b",      "gemma-2-9b",
 };
 
 /* Aliases: the size alone names the model people mean most often with it in
@@ -70,6 +73,15 @@ static const struct zs_model_alias g_aliases[] = {
     {"yi", "yi-34b"},
     {"llama2-7b", "llama-2-7b"},
     {"llama2-70b", "llama-2-70b"},
+    /* The architectures of issue 11: the family name alone names its
+     * best-known size. */
+    {"falcon", "falcon-7b"},
+    {"mpt", "mpt-7b"},
+    {"bloom", "bloom-7b1"},
+    {"neox", "gpt-neox-20b"},
+    {"phi2", "phi-2"},
+    {"gemma", "gemma-7b"},
+    {"gemma2", "gemma-2-9b"},
 };
 
 int zs_model_library(const char *const **names, int *n)
@@ -168,8 +180,18 @@ static int check_shape(const struct zs_json_src *src, const cJSON *root,
 
 static const char *const g_schema_choices[] = {"zsim.model/1", NULL};
 static const char *const g_family_choices[] = {
-    "llama",   "qwen2",     "qwen3",        "mistral",
-    "mixtral", "qwen3_moe", "qwen2_5_omni", NULL};
+    "llama",     "qwen2",        "qwen3", "mistral",  "mixtral",
+    "qwen3_moe", "qwen2_5_omni", "gpt2",  "opt",      "gpt_neox",
+    "falcon",    "mpt",          "bloom", "phi",      "phi3",
+    "gemma",     "gemma2",       NULL};
+/* Index = enum value (model.h). */
+static const char *const g_norm_choices[] = {"rmsnorm", "layernorm", NULL};
+static const char *const g_mlp_choices[] = {"gated", "plain", NULL};
+static const char *const g_act_choices[] = {
+    "silu", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "relu", NULL};
+static const char *const g_pos_choices[] = {"rope", "alibi", "learned", NULL};
+static const char *const g_block_choices[] = {"sequential", "parallel",
+                                              "parallel_2norm", NULL};
 static const char *const g_place_choices[] = {"sharded", "cpu", "gpu_full",
                                               "disabled", NULL};
 
@@ -181,6 +203,11 @@ struct zjson {
     int64_t hidden, inter, layers, heads, kv, head_dim, vocab, maxpos;
     bool tie, qkv_bias, o_bias, qk_norm;
     int64_t experts, topk, moe_inter, sliding;
+    int norm, mlp, act, pos, block;
+    bool norm_bias, qkv_fused, gate_up_fused, mlp_bias, lm_head_bias,
+        embed_norm, sandwich_norm;
+    int64_t pos_rows, sliding_layers;
+    double attn_drop, resid_drop;
 };
 
 #define ZF(key, type, field, lo, hi, def, flags)                               \
@@ -215,6 +242,28 @@ static const struct zs_field g_zsim_fields[] = {
     ZF("experts_per_token", ZS_F_INT, topk, 0, LIM_EXPERTS, 0, 0),
     ZF("moe_intermediate_size", ZS_F_INT, moe_inter, 0, LIM_INTER, 0, 0),
     ZF("sliding_window", ZS_F_INT, sliding, 0, LIM_POS, 0, 0),
+    ZF("sliding_window_layers", ZS_F_INT, sliding_layers, 0, LIM_LAYERS, 0,
+       0),
+    {"norm", ZS_F_ENUM, offsetof(struct zjson, norm), 0, 0, 0, 0,
+     g_norm_choices, 0, NULL},
+    ZF("norm_bias", ZS_F_BOOL, norm_bias, 0, 0, 1, 0),
+    {"mlp", ZS_F_ENUM, offsetof(struct zjson, mlp), 0, 0, 0, 0, g_mlp_choices,
+     0, NULL},
+    {"hidden_act", ZS_F_ENUM, offsetof(struct zjson, act), 0, 0, 0, 0,
+     g_act_choices, 0, NULL},
+    {"position_embedding", ZS_F_ENUM, offsetof(struct zjson, pos), 0, 0, 0, 0,
+     g_pos_choices, 0, NULL},
+    ZF("position_rows", ZS_F_INT, pos_rows, 0, LIM_POS, 0, 0),
+    {"block", ZS_F_ENUM, offsetof(struct zjson, block), 0, 0, 0, 0,
+     g_block_choices, 0, NULL},
+    ZF("qkv_fused", ZS_F_BOOL, qkv_fused, 0, 0, 0, 0),
+    ZF("gate_up_fused", ZS_F_BOOL, gate_up_fused, 0, 0, 0, 0),
+    ZF("mlp_bias", ZS_F_BOOL, mlp_bias, 0, 0, 0, 0),
+    ZF("lm_head_bias", ZS_F_BOOL, lm_head_bias, 0, 0, 0, 0),
+    ZF("embed_norm", ZS_F_BOOL, embed_norm, 0, 0, 0, 0),
+    ZF("sandwich_norm", ZS_F_BOOL, sandwich_norm, 0, 0, 0, 0),
+    ZF("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, 0),
+    ZF("residual_dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, 0),
     {"extra", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -240,6 +289,9 @@ static const struct zs_field g_extra_fields[] = {
 };
 
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
+
+static void forbid_flash(const struct zs_json_src *src, const char *objpath,
+                         const char *key, const char *why, struct zs_model *m);
 
 static int is_moe_family(int fam)
 {
@@ -284,6 +336,59 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
                                           : (m->family == ZS_FAM_QWEN3 ||
                                              m->family == ZS_FAM_QWEN3_MOE);
     m->sliding_window = z.sliding;
+    m->sliding_layers = z.sliding_layers;
+    m->norm = (enum zs_norm_kind)z.norm;
+    m->norm_bias = z.norm == ZS_NORM_LAYER && z.norm_bias;
+    m->mlp = (enum zs_mlp_kind)z.mlp;
+    /* hidden_act absent: SiLU for a gated MLP (Llama), GELU for a plain one
+     * (the GPT-2 / Falcon / BLOOM default family). */
+    m->act = has_key(root, "hidden_act")
+                 ? (enum zs_act)z.act
+                 : (z.mlp == ZS_MLP_PLAIN ? ZS_ACT_GELU : ZS_ACT_SILU);
+    m->pos = (enum zs_pos_kind)z.pos;
+    m->block = (enum zs_block_kind)z.block;
+    m->qkv_fused = z.qkv_fused;
+    m->gate_up_fused = z.gate_up_fused;
+    m->mlp_bias = z.mlp_bias;
+    m->lm_head_bias = z.lm_head_bias;
+    m->embed_norm = z.embed_norm;
+    m->sandwich_norm = z.sandwich_norm;
+    m->attn_dropout = z.attn_drop;
+    m->resid_dropout = z.resid_drop;
+    if (z.pos == ZS_POS_LEARNED) {
+        if (z.pos_rows < 1)
+            return zs_err_set(err, ZS_EINPUT,
+                              "missing 'position_rows' in %s: required for "
+                              "position_embedding learned, an integer in "
+                              "[1, %d]",
+                              src->path, LIM_POS);
+        m->pos_rows = z.pos_rows;
+    } else if (z.pos_rows)
+        return bad_at(src, "", "position_rows", err,
+                      "must be absent or 0 unless position_embedding is "
+                      "learned (got %lld)",
+                      (long long)z.pos_rows);
+    if (z.gate_up_fused && z.mlp != ZS_MLP_GATED)
+        return bad_at(src, "", "gate_up_fused", err,
+                      "must be false for a plain MLP (got true)");
+    if (z.sliding_layers > z.layers)
+        return bad_at(src, "", "sliding_window_layers", err,
+                      "must be in [0, num_hidden_layers = %lld] (got %lld)",
+                      (long long)z.layers, (long long)z.sliding_layers);
+    /* ALiBi models whose transformers attention has no flash path:
+     * BloomAttention and MptAttention add the bias to eager scores
+     * (modeling_bloom.py / modeling_mpt.py: no flash-attention support),
+     * FalconFlashAttention2 raises on alibi. */
+    if (z.pos == ZS_POS_ALIBI &&
+        (z.family == ZS_FAM_BLOOM || z.family == ZS_FAM_MPT ||
+         z.family == ZS_FAM_FALCON)) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "transformers' %s attention adds the ALiBi bias to eager "
+                 "scores and has no flash-attention path",
+                 g_family_choices[z.family]);
+        forbid_flash(src, "", "position_embedding", why, m);
+    }
 
     rc = check_shape(src, root, "num_attention_heads", "num_key_value_heads", m,
                      err);
@@ -376,7 +481,24 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
 
 /* Families zsim reads from a config.json, by model_type. */
 static const char *const g_hf_types[] = {
-    "llama", "qwen2", "qwen3", "mistral", "mixtral", "qwen3_moe", NULL};
+    "llama",    "qwen2",  "qwen3", "mistral", "mixtral", "qwen3_moe",
+    "gpt2",     "opt",    "gpt_neox", "falcon", "mpt",   "bloom",
+    "phi",      "phi3",   "gemma", "gemma2",  NULL};
+/* The first six are read by the Llama-style table below; the rest by
+ * hf_other. */
+#define HF_LLAMA_TYPES 6
+enum {
+    HF_GPT2 = 6,
+    HF_OPT,
+    HF_NEOX,
+    HF_FALCON,
+    HF_MPT,
+    HF_BLOOM,
+    HF_PHI,
+    HF_PHI3,
+    HF_GEMMA,
+    HF_GEMMA2
+};
 
 struct hfc {
     int model_type;
@@ -394,9 +516,11 @@ struct hfc {
 /* Keys every supported family uses (transformers configuration_llama.py and
  * siblings).  num_key_value_heads / head_dim / sliding_window may be null
  * (= the class default). */
-static const struct zs_field g_hf_common[] = {
+static const struct zs_field g_hf_type[] = {
     {"model_type", ZS_F_ENUM, offsetof(struct hfc, model_type), 0, 0, 0,
      ZS_F_REQUIRED, g_hf_types, 0, NULL},
+};
+static const struct zs_field g_hf_common[] = {
     HF("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 0, ZS_F_REQUIRED),
     HF("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 0, ZS_F_REQUIRED),
     HF("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 0, ZS_F_REQUIRED),
@@ -448,6 +572,493 @@ static const enum zs_family g_hf_family[] = {ZS_FAM_LLAMA,   ZS_FAM_QWEN2,
 static const int64_t g_hf_maxpos[] = {2048,   32768,  32768,
                                       131072, 131072, 32768};
 
+/* ---- Hugging Face config.json: the non-Llama families -------------------
+ *
+ * Keys and defaults are the transformers config classes' (configuration_
+ * <type>.py: GPT2Config, OPTConfig, GPTNeoXConfig, FalconConfig, MptConfig,
+ * BloomConfig, PhiConfig, Phi3Config, GemmaConfig, Gemma2Config); module
+ * shapes are the modeling_<type>.py constructors', as cited in model.c
+ * build_leaves.  Values that change the module tree in ways zsim does not
+ * model are refused with the key named, never approximated. */
+
+struct hfx {
+    int model_type;
+    int64_t hidden, hidden_alt, inter, layers, layers_alt, heads, heads_alt,
+        kv, head_dim, vocab, maxpos, sliding, n_inner, word_proj, num_ln,
+        expansion;
+    int act, act2, attn_type;
+    double attn_drop, resid_drop, act_drop;
+    bool tie, attn_bias, bias, parallel, multi_query, new_arch, alibi,
+        ln_before, ln_affine, remove_final_ln, no_bias, qk_ln, cross;
+};
+
+#define HX(key, type, field, lo, hi, def, flags)                               \
+    {                                                                          \
+        key, type, offsetof(struct hfx, field), lo, hi, def, flags, NULL, 0,   \
+            NULL                                                               \
+    }
+#define HACT(key, def, flags)                                                  \
+    {                                                                          \
+        key, ZS_F_ENUM, offsetof(struct hfx, act), 0, 0, def, flags,           \
+            g_act_choices, 0, NULL                                             \
+    }
+
+/* GPT2Config: n_embd 768, n_layer 12, n_head 12, n_inner None (4 x n_embd),
+ * n_positions 1024, vocab 50257, activation_function gelu_new, tied. */
+static const struct zs_field g_hf_gpt2[] = {
+    HX("n_embd", ZS_F_INT, hidden, 1, LIM_HIDDEN, 768, 0),
+    HX("n_layer", ZS_F_INT, layers, 1, LIM_LAYERS, 12, 0),
+    HX("n_head", ZS_F_INT, heads, 1, LIM_HEADS, 12, 0),
+    HX("n_inner", ZS_F_INT, n_inner, 1, LIM_INTER, 0, ZS_F_NULLABLE),
+    HX("n_positions", ZS_F_INT, maxpos, 1, LIM_POS, 1024, 0),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 50257, 0),
+    HACT("activation_function", ZS_ACT_GELU_NEW, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("add_cross_attention", ZS_F_BOOL, cross, 0, 0, 0, 0),
+    HX("attn_pdrop", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0.1, ZS_F_NULLABLE),
+    HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0.1, ZS_F_NULLABLE),
+};
+/* OPTConfig: hidden 768, ffn_dim 3072, 12 layers, 12 heads, vocab 50272,
+ * max positions 2048, relu, do_layer_norm_before True, word_embed_proj_dim
+ * = hidden, enable_bias True, layer_norm_elementwise_affine True,
+ * _remove_final_layer_norm False, tied. */
+static const struct zs_field g_hf_opt[] = {
+    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 768, 0),
+    HX("ffn_dim", ZS_F_INT, inter, 1, LIM_INTER, 3072, 0),
+    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 12, 0),
+    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 12, 0),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 50272, 0),
+    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
+    HACT("activation_function", ZS_ACT_RELU, 0),
+    HX("do_layer_norm_before", ZS_F_BOOL, ln_before, 0, 0, 1, 0),
+    HX("word_embed_proj_dim", ZS_F_INT, word_proj, 1, LIM_HIDDEN, 0,
+       ZS_F_NULLABLE),
+    HX("enable_bias", ZS_F_BOOL, bias, 0, 0, 1, 0),
+    HX("layer_norm_elementwise_affine", ZS_F_BOOL, ln_affine, 0, 0, 1, 0),
+    HX("_remove_final_layer_norm", ZS_F_BOOL, remove_final_ln, 0, 0, 0, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0.1, ZS_F_NULLABLE),
+    HX("activation_dropout", ZS_F_DOUBLE, act_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* GPTNeoXConfig: hidden 6144, intermediate 24576, 44 layers, 64 heads, vocab
+ * 50432, max positions 2048, gelu, use_parallel_residual True, untied,
+ * attention_bias True. */
+static const struct zs_field g_hf_neox[] = {
+    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 6144, 0),
+    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 24576, 0),
+    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 44, 0),
+    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 64, 0),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 50432, 0),
+    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
+    HACT("hidden_act", ZS_ACT_GELU, 0),
+    HX("use_parallel_residual", ZS_F_BOOL, parallel, 0, 0, 1, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 0, 0),
+    HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 1, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("hidden_dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* FalconConfig: hidden 4544, 32 layers, 71 heads, num_kv_heads None,
+ * multi_query True, new_decoder_architecture False, parallel_attn True,
+ * bias False, alibi False, vocab 65024, max positions 2048, ffn_hidden_size
+ * None (4 x hidden), activation gelu, num_ln_in_parallel_attn None, tied. */
+static const struct zs_field g_hf_falcon[] = {
+    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 4544, 0),
+    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 32, 0),
+    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 71, 0),
+    HX("num_kv_heads", ZS_F_INT, kv, 1, LIM_HEADS, 0, ZS_F_NULLABLE),
+    HX("multi_query", ZS_F_BOOL, multi_query, 0, 0, 1, 0),
+    HX("new_decoder_architecture", ZS_F_BOOL, new_arch, 0, 0, 0, 0),
+    HX("parallel_attn", ZS_F_BOOL, parallel, 0, 0, 1, 0),
+    HX("bias", ZS_F_BOOL, bias, 0, 0, 0, 0),
+    HX("alibi", ZS_F_BOOL, alibi, 0, 0, 0, 0),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 65024, 0),
+    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
+    HX("ffn_hidden_size", ZS_F_INT, inter, 1, LIM_INTER, 0, ZS_F_NULLABLE),
+    HACT("activation", ZS_ACT_GELU, 0),
+    HX("num_ln_in_parallel_attn", ZS_F_INT, num_ln, 1, 2, 0, ZS_F_NULLABLE),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("hidden_dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* MptConfig: d_model 2048, n_heads 16, n_layers 24, expansion_ratio 4,
+ * max_seq_len 2048, vocab 50368, no_bias True, tied; attn_config below. */
+static const struct zs_field g_hf_mpt[] = {
+    HX("d_model", ZS_F_INT, hidden, 1, LIM_HIDDEN, 2048, 0),
+    HX("n_heads", ZS_F_INT, heads, 1, LIM_HEADS, 16, 0),
+    HX("n_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 24, 0),
+    HX("expansion_ratio", ZS_F_INT, expansion, 1, 64, 4, 0),
+    HX("max_seq_len", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 50368, 0),
+    HX("no_bias", ZS_F_BOOL, no_bias, 0, 0, 1, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    {"attn_config", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* MptAttentionConfig: attn_type multihead_attention, qk_ln False, alibi
+ * True (transformers' MptAttention implements only these). */
+static const char *const g_mpt_attn_types[] = {"multihead_attention", NULL};
+static const struct zs_field g_hf_mpt_attn[] = {
+    {"attn_type", ZS_F_ENUM, offsetof(struct hfx, attn_type), 0, 0, 0, 0,
+     g_mpt_attn_types, 0, NULL},
+    HX("qk_ln", ZS_F_BOOL, qk_ln, 0, 0, 0, 0),
+    HX("alibi", ZS_F_BOOL, alibi, 0, 0, 1, 0),
+    HX("attn_pdrop", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* BloomConfig: hidden_size 64 (n_embed overrides it), n_layer 2, n_head 8
+ * (attribute_map: num_hidden_layers, num_attention_heads), vocab 250880,
+ * tied; 4 x hidden MLP (BloomMLP). */
+static const struct zs_field g_hf_bloom[] = {
+    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 64, 0),
+    HX("n_embed", ZS_F_INT, hidden_alt, 1, LIM_HIDDEN, 0, ZS_F_NULLABLE),
+    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 2, 0),
+    HX("n_layer", ZS_F_INT, layers_alt, 1, LIM_LAYERS, 0, ZS_F_NULLABLE),
+    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 8, 0),
+    HX("n_head", ZS_F_INT, heads_alt, 1, LIM_HEADS, 0, ZS_F_NULLABLE),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 250880, 0),
+    HX("seq_length", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("hidden_dropout", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* PhiConfig: hidden 2048, intermediate 8192, 24 layers, 32 heads, kv None,
+ * vocab 51200, gelu_new, max positions 2048, qk_layernorm False, untied. */
+static const struct zs_field g_hf_phi[] = {
+    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 2048, 0),
+    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 8192, 0),
+    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 24, 0),
+    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 32, 0),
+    HX("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 0, ZS_F_NULLABLE),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 51200, 0),
+    HACT("hidden_act", ZS_ACT_GELU_NEW, 0),
+    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
+    HX("qk_layernorm", ZS_F_BOOL, qk_ln, 0, 0, 0, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 0, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* Phi3Config: hidden 3072, intermediate 8192, 32 layers, 32 heads, kv None,
+ * vocab 32064, silu, max positions 4096, untied, sliding_window None. */
+static const struct zs_field g_hf_phi3[] = {
+    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 3072, 0),
+    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 8192, 0),
+    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 32, 0),
+    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 32, 0),
+    HX("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 0, ZS_F_NULLABLE),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 32064, 0),
+    HACT("hidden_act", ZS_ACT_SILU, 0),
+    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 4096, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 0, 0),
+    HX("sliding_window", ZS_F_INT, sliding, 0, LIM_POS, 0, ZS_F_NULLABLE),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+    HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* GemmaConfig: hidden 3072, intermediate 24576, 28 layers, 16 heads, 16 kv,
+ * head_dim 256, vocab 256000, gelu_pytorch_tanh (hidden_activation wins
+ * over hidden_act), max positions 8192, tied, attention_bias False. */
+static const struct zs_field g_hf_gemma[] = {
+    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 3072, 0),
+    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 24576, 0),
+    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 28, 0),
+    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 16, 0),
+    HX("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 16, ZS_F_NULLABLE),
+    HX("head_dim", ZS_F_INT, head_dim, 1, LIM_HEAD_DIM, 256, ZS_F_NULLABLE),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 256000, 0),
+    HACT("hidden_act", ZS_ACT_GELU_TANH, ZS_F_NULLABLE),
+    {"hidden_activation", ZS_F_ENUM, offsetof(struct hfx, act2), 0, 0,
+     ZS_ACT_GELU_TANH, ZS_F_NULLABLE, g_act_choices, 0, NULL},
+    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 8192, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 0, 0),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+/* Gemma2Config: hidden 2304, intermediate 9216, 26 layers, 8 heads, 4 kv,
+ * head_dim 256, vocab 256000, gelu_pytorch_tanh, max positions 8192, tied,
+ * sliding_window 4096 on every other layer. */
+static const struct zs_field g_hf_gemma2[] = {
+    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 2304, 0),
+    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 9216, 0),
+    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 26, 0),
+    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 8, 0),
+    HX("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 4, ZS_F_NULLABLE),
+    HX("head_dim", ZS_F_INT, head_dim, 1, LIM_HEAD_DIM, 256, ZS_F_NULLABLE),
+    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 256000, 0),
+    HACT("hidden_act", ZS_ACT_GELU_TANH, ZS_F_NULLABLE),
+    {"hidden_activation", ZS_F_ENUM, offsetof(struct hfx, act2), 0, 0,
+     ZS_ACT_GELU_TANH, ZS_F_NULLABLE, g_act_choices, 0, NULL},
+    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 8192, 0),
+    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
+    HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 0, 0),
+    HX("sliding_window", ZS_F_INT, sliding, 0, LIM_POS, 4096, ZS_F_NULLABLE),
+    HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
+};
+
+/* Records that flash attention is unavailable, at key's position. */
+static void forbid_flash(const struct zs_json_src *src, const char *objpath,
+                         const char *key, const char *why, struct zs_model *m)
+{
+    char where[300];
+    zs_json_where(src, objpath, key, where, sizeof where);
+    if (objpath && *objpath)
+        snprintf(m->flash_forbidden_at, sizeof m->flash_forbidden_at,
+                 "invalid '%.40s.%.40s' in %.300s", objpath, key, where);
+    else
+        snprintf(m->flash_forbidden_at, sizeof m->flash_forbidden_at,
+                 "invalid '%.40s' in %.300s", key, where);
+    zs_strlcpy(m->flash_forbidden_why, why, sizeof m->flash_forbidden_why);
+}
+
+static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
+                    struct zs_model *m, struct zs_err *err)
+{
+    static const struct {
+        const struct zs_field *f;
+        size_t n;
+        enum zs_family fam;
+    } tab[] = {
+        {g_hf_gpt2, NF(g_hf_gpt2), ZS_FAM_GPT2},
+        {g_hf_opt, NF(g_hf_opt), ZS_FAM_OPT},
+        {g_hf_neox, NF(g_hf_neox), ZS_FAM_GPT_NEOX},
+        {g_hf_falcon, NF(g_hf_falcon), ZS_FAM_FALCON},
+        {g_hf_mpt, NF(g_hf_mpt), ZS_FAM_MPT},
+        {g_hf_bloom, NF(g_hf_bloom), ZS_FAM_BLOOM},
+        {g_hf_phi, NF(g_hf_phi), ZS_FAM_PHI},
+        {g_hf_phi3, NF(g_hf_phi3), ZS_FAM_PHI3},
+        {g_hf_gemma, NF(g_hf_gemma), ZS_FAM_GEMMA},
+        {g_hf_gemma2, NF(g_hf_gemma2), ZS_FAM_GEMMA2},
+    };
+    const int i = type - HF_LLAMA_TYPES;
+    struct hfx c;
+    int rc;
+
+    memset(&c, 0, sizeof c);
+    rc = zs_json_read(src, root, "", tab[i].f, tab[i].n, &c,
+                      ZS_JSON_ALLOW_UNKNOWN, err);
+    if (rc)
+        return rc;
+    memset(m, 0, sizeof *m);
+    stem_name(src->path, m->name, sizeof m->name);
+    zs_strlcpy(m->source, src->path, sizeof m->source);
+    snprintf(m->provenance, sizeof m->provenance,
+             "hugging face config.json, model_type %s", g_hf_types[type]);
+    m->family = tab[i].fam;
+    m->hidden = c.hidden;
+    m->n_layers = c.layers;
+    m->n_heads = c.heads;
+    m->n_kv_heads = c.kv ? c.kv : c.heads;
+    m->head_dim = c.head_dim;
+    m->vocab = c.vocab;
+    m->max_position = c.maxpos;
+    m->tie_embeddings = c.tie;
+    m->intermediate = c.inter;
+    m->act = (enum zs_act)c.act;
+    /* Dropout as configured: transformers modules apply it in train mode
+     * (GPT2 attn_pdrop/resid_pdrop, OPT attention_dropout/dropout,
+     * attention_dropout/hidden_dropout of NeoX, Falcon and BLOOM, MPT
+     * attn_config.attn_pdrop/resid_pdrop, Phi/Phi-3 resid_pdrop, Gemma
+     * attention_dropout). */
+    m->attn_dropout = c.attn_drop;
+    m->resid_dropout = c.resid_drop;
+    /* The GPT-style families: LayerNorm with bias, a plain MLP. */
+    m->norm = ZS_NORM_LAYER;
+    m->norm_bias = true;
+    m->mlp = ZS_MLP_PLAIN;
+
+    switch (type) {
+    case HF_GPT2:
+        /* GPT2Block: ln_1, attn (c_attn fused, c_proj), ln_2, mlp (c_fc,
+         * c_proj), every Conv1D with a bias; wpe n_positions rows. */
+        if (c.cross)
+            return bad_at(src, "", "add_cross_attention", err,
+                          "must be false (cross-attention is not modelled) "
+                          "(got true)");
+        m->intermediate = c.n_inner ? c.n_inner : 4 * c.hidden;
+        m->pos = ZS_POS_LEARNED;
+        m->pos_rows = c.maxpos;
+        m->qkv_fused = m->qkv_bias = m->o_bias = m->mlp_bias = true;
+        break;
+    case HF_OPT:
+        /* OPTDecoderLayer with do_layer_norm_before: self_attn_layer_norm,
+         * q/k/v/out_proj (bias=enable_bias), final_layer_norm, fc1/fc2;
+         * OPTLearnedPositionalEmbedding has max_position_embeddings + 2
+         * rows (offset 2). */
+        if (!c.ln_before)
+            return bad_at(src, "", "do_layer_norm_before", err,
+                          "must be true (post-norm OPT layers, as in "
+                          "opt-350m, are not modelled) (got false)");
+        if (c.word_proj && c.word_proj != c.hidden)
+            return bad_at(src, "", "word_embed_proj_dim", err,
+                          "must equal hidden_size (%lld): project_in / "
+                          "project_out are not modelled (got %lld)",
+                          (long long)c.hidden, (long long)c.word_proj);
+        if (!c.ln_affine)
+            return bad_at(src, "", "layer_norm_elementwise_affine", err,
+                          "must be true (got false)");
+        if (c.act_drop > 0)
+            return bad_at(src, "", "activation_dropout", err,
+                          "must be 0 (dropout on the MLP activation is not "
+                          "modelled) (got %g)",
+                          c.act_drop);
+        if (c.remove_final_ln)
+            return bad_at(src, "", "_remove_final_layer_norm", err,
+                          "must be false (got true)");
+        m->pos = ZS_POS_LEARNED;
+        m->pos_rows = c.maxpos + 2;
+        m->qkv_bias = m->o_bias = m->mlp_bias = c.bias;
+        break;
+    case HF_NEOX:
+        /* GPTNeoXLayer: input_layernorm and post_attention_layernorm (both
+         * of the layer input when use_parallel_residual), query_key_value
+         * and dense with bias=attention_bias, MLP linears with bias. */
+        m->block = c.parallel ? ZS_BLOCK_PARALLEL_2NORM : ZS_BLOCK_SEQUENTIAL;
+        m->qkv_fused = m->mlp_bias = true;
+        m->qkv_bias = m->o_bias = c.attn_bias;
+        break;
+    case HF_FALCON:
+        /* FalconAttention: new_decoder_architecture -> num_kv_heads groups,
+         * else multi_query -> 1 kv head, else multi-head; one fused
+         * query_key_value.  FalconDecoderLayer: ln_attn + ln_mlp when
+         * new_decoder_architecture with num_ln_in_parallel_attn 2 (the
+         * default), else input_layernorm (+ post_attention_layernorm when
+         * not parallel_attn); the MLP and attention outputs are summed
+         * (parallel) when new_decoder_architecture or parallel_attn. */
+        if (c.new_arch)
+            m->n_kv_heads = c.kv ? c.kv : c.heads;
+        else
+            m->n_kv_heads = c.multi_query ? 1 : c.heads;
+        m->intermediate = c.inter ? c.inter : 4 * c.hidden;
+        if (c.new_arch)
+            m->block = (c.num_ln ? c.num_ln : 2) == 2 ? ZS_BLOCK_PARALLEL_2NORM
+                                                      : ZS_BLOCK_PARALLEL;
+        else
+            m->block = c.parallel ? ZS_BLOCK_PARALLEL : ZS_BLOCK_SEQUENTIAL;
+        m->qkv_fused = true;
+        m->qkv_bias = m->o_bias = m->mlp_bias = c.bias;
+        if (c.alibi) {
+            m->pos = ZS_POS_ALIBI;
+            forbid_flash(src, "", "alibi",
+                         "transformers' FalconFlashAttention2 raises on "
+                         "ALiBi (it has no bias path); only eager attention "
+                         "adds it",
+                         m);
+        }
+        break;
+    case HF_MPT: {
+        /* MptBlock: norm_1, attn.Wqkv (3 x d_model), attn.out_proj, norm_2,
+         * ffn up/down (expansion_ratio x d_model), LayerNorms and linears
+         * without bias (modeling_mpt.py sets norm biases to None). */
+        const cJSON *ac = cJSON_GetObjectItemCaseSensitive(root, "attn_config");
+        if (!c.no_bias)
+            return bad_at(src, "", "no_bias", err,
+                          "must be true (transformers' MPT builds no biases) "
+                          "(got false)");
+        c.alibi = true;
+        if (ac && !cJSON_IsNull(ac)) {
+            rc = zs_json_expect_object(src, ac, "attn_config", err);
+            if (rc)
+                return rc;
+            rc = zs_json_read(src, ac, "attn_config", g_hf_mpt_attn,
+                              NF(g_hf_mpt_attn), &c, ZS_JSON_ALLOW_UNKNOWN,
+                              err);
+            if (rc)
+                return rc;
+            if (c.qk_ln)
+                return bad_at(src, "attn_config", "qk_ln", err,
+                              "must be false (transformers' MPT has no q/k "
+                              "LayerNorm) (got true)");
+            if (!c.alibi)
+                return bad_at(src, "attn_config", "alibi", err,
+                              "must be true (transformers' MPT always uses "
+                              "ALiBi, it has no position table) (got false)");
+        }
+        m->attn_dropout = c.attn_drop;
+        m->intermediate = c.expansion * c.hidden;
+        m->norm_bias = false;
+        m->act = ZS_ACT_GELU; /* MptMLP: nn.GELU(approximate="none") */
+        m->qkv_fused = true;
+        m->pos = ZS_POS_ALIBI;
+        forbid_flash(src, ac && !cJSON_IsNull(ac) ? "attn_config" : "",
+                     ac && !cJSON_IsNull(ac) ? "alibi" : "model_type",
+                     "transformers' MPT attention adds the ALiBi bias to "
+                     "eager scores and has no flash-attention path",
+                     m);
+        break;
+    }
+    case HF_BLOOM:
+        /* BloomModel: word_embeddings, word_embeddings_layernorm; BloomBlock:
+         * input_layernorm, query_key_value and dense with bias,
+         * post_attention_layernorm, dense_h_to_4h / dense_4h_to_h with bias
+         * (4 x hidden), BloomGelu (GeLUFunction saves its input). */
+        if (c.hidden_alt)
+            m->hidden = c.hidden_alt;
+        if (c.layers_alt)
+            m->n_layers = c.layers_alt;
+        if (c.heads_alt)
+            m->n_heads = m->n_kv_heads = c.heads_alt;
+        m->intermediate = 4 * m->hidden;
+        m->act = ZS_ACT_GELU;
+        m->embed_norm = true;
+        m->qkv_fused = m->qkv_bias = m->o_bias = m->mlp_bias = true;
+        m->pos = ZS_POS_ALIBI;
+        forbid_flash(src, "", "model_type",
+                     "transformers' BLOOM attention adds the ALiBi bias to "
+                     "eager scores (alibi.baddbmm) and has no "
+                     "flash-attention path",
+                     m);
+        break;
+    case HF_PHI:
+        /* PhiDecoderLayer: one input_layernorm feeding attention and MLP
+         * (parallel), q/k/v/dense and fc1/fc2 with bias, lm_head with bias
+         * (PhiForCausalLM), partial rotary (no parameters). */
+        if (c.qk_ln)
+            return bad_at(src, "", "qk_layernorm", err,
+                          "must be false (per-head q/k LayerNorm is not "
+                          "modelled) (got true)");
+        m->block = ZS_BLOCK_PARALLEL;
+        m->qkv_bias = m->o_bias = m->mlp_bias = m->lm_head_bias = true;
+        break;
+    case HF_PHI3:
+        /* Phi3DecoderLayer: RMSNorms, qkv_proj and gate_up_proj fused, no
+         * biases; sliding_window applies to every layer. */
+        m->norm = ZS_NORM_RMS;
+        m->norm_bias = false;
+        m->mlp = ZS_MLP_GATED;
+        m->qkv_fused = m->gate_up_fused = true;
+        m->sliding_window = c.sliding;
+        break;
+    case HF_GEMMA:
+    case HF_GEMMA2:
+        /* GemmaDecoderLayer: Llama layout with head_dim apart from
+         * hidden/heads, GemmaRMSNorm (weight only), GeGLU, tied embedding
+         * (the sqrt(hidden) embedding scale has no parameters).  Gemma-2
+         * adds post_attention / pre- and post-feedforward norms and windows
+         * the even layers (is_sliding = not layer_idx % 2). */
+        m->norm = ZS_NORM_RMS;
+        m->norm_bias = false;
+        m->mlp = ZS_MLP_GATED;
+        if (has_key(root, "hidden_activation"))
+            m->act = (enum zs_act)c.act2;
+        m->qkv_bias = m->o_bias = c.attn_bias;
+        if (type == HF_GEMMA2) {
+            m->sandwich_norm = true;
+            m->sliding_window = c.sliding;
+            m->sliding_layers = (c.layers + 1) / 2;
+        }
+        break;
+    default:
+        return zs_err_set(err, ZS_ELIMIT, "internal: model_type %d", type);
+    }
+    rc = check_shape(src, root,
+                     type == HF_GPT2  ? "n_head"
+                     : type == HF_MPT ? "n_heads"
+                                      : "num_attention_heads",
+                     type == HF_FALCON ? "num_kv_heads" : "num_key_value_heads",
+                     m, err);
+    if (rc)
+        return rc;
+    return zs_model_finish(m, err);
+}
+
 static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
                         struct zs_model *m, struct zs_err *err)
 {
@@ -457,6 +1068,12 @@ static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
     int rc;
 
     memset(&c, 0, sizeof c);
+    rc = zs_json_read(src, root, "", g_hf_type, NF(g_hf_type), &c,
+                      ZS_JSON_ALLOW_UNKNOWN, err);
+    if (rc)
+        return rc;
+    if (c.model_type >= HF_LLAMA_TYPES)
+        return hf_other(src, root, c.model_type, m, err);
     rc = zs_json_read(src, root, "", g_hf_common, NF(g_hf_common), &c,
                       ZS_JSON_ALLOW_UNKNOWN, err);
     if (rc)
@@ -635,6 +1252,19 @@ static int load_library(const char *typed, const char *lib,
     if (rc)
         return rc;
     zs_strlcpy(out->source, shown, sizeof out->source);
+    /* The flash-attention refusal names the file as shown, too. */
+    {
+        char *at = strstr(out->flash_forbidden_at, path);
+        if (at) {
+            char tail[400], head[400];
+            size_t n = (size_t)(at - out->flash_forbidden_at);
+            zs_strlcpy(tail, at + strlen(path), sizeof tail);
+            memcpy(head, out->flash_forbidden_at, n);
+            head[n] = '\0';
+            snprintf(out->flash_forbidden_at, sizeof out->flash_forbidden_at,
+                     "%.80s%.180s%.130s", head, shown, tail);
+        }
+    }
     if (strcmp(typed, lib) == 0)
         snprintf(out->resolved_from, sizeof out->resolved_from,
                  "%.63s (%.180s)", lib, shown);

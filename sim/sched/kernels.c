@@ -79,15 +79,35 @@ void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
     out->fwd_launches = 2;
     out->bwd_launches = 2;
     if (mode == ZS_KERNELS_HF) {
-        out->fwd_bytes += 20 * rope + 10 * mlp;
-        out->bwd_bytes += 30 * rope + 18 * mlp;
-        out->fwd_launches += (d->rope ? 10 : 0) + 2;
-        out->bwd_launches += (d->rope ? 16 : 0) + 3;
+        out->fwd_bytes += 20 * rope;
+        out->bwd_bytes += 30 * rope;
+        out->fwd_launches += d->rope ? 10 : 0;
+        out->bwd_launches += d->rope ? 16 : 0;
     } else {
-        out->fwd_bytes += 4 * rope + 6 * mlp;
-        out->bwd_bytes += 4 * rope + 10 * mlp;
-        out->fwd_launches += (d->rope ? 1 : 0) + 1;
-        out->bwd_launches += (d->rope ? 1 : 0) + 1;
+        out->fwd_bytes += 4 * rope;
+        out->bwd_bytes += 4 * rope;
+        out->fwd_launches += d->rope ? 1 : 0;
+        out->bwd_launches += d->rope ? 1 : 0;
+    }
+    if (d->plain_mlp) {
+        /* one activation kernel (F.gelu / nn.GELU / ReLU) in every mode:
+         * fwd read 2 + write 2, bwd dy, x, dx 2+2+2 [assumption: HF's
+         * tanh-approximation GELU classes (NewGELUActivation), several eager
+         * ops, are counted as one kernel] */
+        out->fwd_bytes += 4 * mlp;
+        out->bwd_bytes += 6 * mlp;
+        out->fwd_launches += 1;
+        out->bwd_launches += 1;
+    } else if (mode == ZS_KERNELS_HF) {
+        out->fwd_bytes += 10 * mlp;
+        out->bwd_bytes += 18 * mlp;
+        out->fwd_launches += 2;
+        out->bwd_launches += 3;
+    } else {
+        out->fwd_bytes += 6 * mlp;
+        out->bwd_bytes += 10 * mlp;
+        out->fwd_launches += 1;
+        out->bwd_launches += 1;
     }
 }
 

@@ -19,9 +19,11 @@ struct zs_kernel_dims {
     double q_dim, k_dim; /* heads x head_dim of q and of k */
     double inter;        /* active MLP intermediate (SwiGLU) */
     int rope;            /* 1: rotary embeddings applied */
+    int plain_mlp;       /* 1: fc_out(act(fc_in(x))), no gate */
 };
 
-/* RoPE, SwiGLU and residual adds of one decoder layer (norms excluded). */
+/* RoPE, the MLP activation (SwiGLU or a plain one) and residual adds of one
+ * decoder layer (norms excluded). */
 void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
                       struct zs_ew_cost *out);
 /* One RMSNorm over `elems` elements (tokens x hidden). */

@@ -113,6 +113,14 @@ static void add_mem(const struct zs_bctx *b, struct plist *l, double bytes)
     put(l, &p);
 }
 
+/* The kernel mode of the model's norms: HF's RMSNorm is unfused eager code
+ * under --kernels hf; nn.LayerNorm is one native kernel whatever the mode,
+ * costed as the fused case. */
+static int norm_mode(const struct zs_bctx *b)
+{
+    return b->m->norm == ZS_NORM_RMS ? b->c->kernels : ZS_KERNELS_FUSED;
+}
+
 static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
                         struct plist *f, struct plist *bw, int *kf, int *kb)
 {
@@ -153,9 +161,12 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
         add_mem(b, f, t * (double)m->hidden * 2 * 2);
         break;
     case ZS_LEAF_NORM: {
-        /* per kernel mode (kernels.c): HF eager 36 B/elem fwd, 70 bwd */
+        /* per kernel mode (kernels.c): HF eager RMSNorm 36 B/elem fwd, 70
+         * bwd; nn.LayerNorm one native kernel in every mode.  Per element
+         * of its width (out_features): a LayerNorm's bias adds parameters,
+         * not activation traffic */
         struct zs_ew_cost c;
-        zs_kernels_norm(b->c->kernels, t * (double)l->params, &c);
+        zs_kernels_norm(norm_mode(b), t * (double)l->out_features, &c);
         add_mem(b, f, c.fwd_bytes);
         add_mem(b, bw, c.bwd_bytes);
         *kf = c.fwd_launches;
@@ -202,7 +213,9 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     double inter = m->n_experts
                        ? (double)(m->moe_intermediate * m->experts_per_token)
                        : (double)m->intermediate;
-    struct zs_kernel_dims kd = {t, (double)m->hidden, hq, hkv, inter, 1};
+    struct zs_kernel_dims kd = {t, (double)m->hidden, hq, hkv, inter,
+                                m->pos == ZS_POS_ROPE,
+                                m->mlp == ZS_MLP_PLAIN};
     struct zs_ew_cost ew;
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double heads = (double)m->n_heads / (double)b->c->sp;
@@ -227,7 +240,8 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
 /* Launches of layer_extras' element-wise kernels, per pass. */
 static void layer_extra_launches(const struct zs_bctx *b, int *kf, int *kb)
 {
-    struct zs_kernel_dims kd = {1, 1, 1, 1, 1, 1};
+    struct zs_kernel_dims kd = {1, 1, 1, 1, 1, b->m->pos == ZS_POS_ROPE,
+                                b->m->mlp == ZS_MLP_PLAIN};
     struct zs_ew_cost ew;
     zs_kernels_layer(b->c->kernels, &kd, &ew);
     *kf = ew.fwd_launches;
@@ -274,7 +288,9 @@ static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
     u->leaf = l;
     u->layer = layer;
     u->params = l->params;
-    u->gather_bytes = zs_leaf_weight_bytes(l, &b->mo);
+    /* a tied lm_head gathers the embedding's weight again (ZeRO-3 fetches
+     * a module's parameters, shared ones included) */
+    u->gather_bytes = zs_leaf_weight_bytes(l, &b->mo) + 2 * l->tied_params;
     u->trainable = zs_leaf_trainable(l, &b->mo);
     if (b->mo.method != ZS_METHOD_FULL) {
         /* LoRA adapters are gathered with their base module (they are its
@@ -288,7 +304,8 @@ static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
     /* stage3_param_persistence_threshold: params with ds_numel <= threshold
      * stay gathered (partition_parameters.py; mechanics §1 "Persistence") */
     u->persistent = b->c->framework == ZS_FW_DEEPSPEED && b->c->zero == 3 &&
-                    l->params <= b->c->param_persistence_threshold;
+                    l->params + l->tied_params <=
+                        b->c->param_persistence_threshold;
 }
 
 /* Checkpointing "op" (model.h): a block's backward first recomputes what
@@ -305,7 +322,7 @@ static double op_recompute_ns(const struct zs_bctx *b, const struct plist *ef)
             ns += gemm_ns(b, t, (double)l->out_features, (double)l->in_features);
         else if (l->kind == ZS_LEAF_NORM) {
             struct zs_ew_cost c;
-            zs_kernels_norm(b->c->kernels, t * (double)l->params, &c);
+            zs_kernels_norm(norm_mode(b), t * (double)l->out_features, &c);
             ns += mem_ns(b, c.fwd_bytes);
         }
     }
