@@ -360,7 +360,6 @@ static int print_json(const char *path, const struct zs_measured *m,
     return 0;
 }
 
-
 /* ---- the published corpus (--published DIR) ------------------------------ */
 
 struct pub_row {
@@ -391,7 +390,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every DIR/NAME.json except accuracy.json, sorted by name, read and predicted. */
+/* Every DIR/NAME.json except accuracy.json, sorted by name, read and predicted.
+ */
 static int pub_load(const char *dir, struct pub_set *s, struct zs_err *err)
 {
     char pat[4096];
@@ -630,8 +630,8 @@ static cJSON *pub_json(const struct pub_set *s)
             cJSON_AddStringToObject(o, "run", s->runs[i].name);
             needs = cJSON_AddArrayToObject(o, "needs");
             for (int j = 0; needs && j < s->runs[i].nneeds; j++)
-                cJSON_AddItemToArray(
-                    needs, cJSON_CreateString(s->runs[i].needs[j]));
+                cJSON_AddItemToArray(needs,
+                                     cJSON_CreateString(s->runs[i].needs[j]));
             cJSON_AddItemToArray(arr, o);
         }
     return doc;
@@ -692,8 +692,8 @@ static int acc_read(const char *path, struct acc_ent **out, int *n,
                             i, path);
             goto out;
         }
-        zs_strlcpy((*out)[i].run, r->valuestring, sizeof (*out)[i].run);
-        zs_strlcpy((*out)[i].qty, q->valuestring, sizeof (*out)[i].qty);
+        zs_strlcpy((*out)[i].run, r->valuestring, sizeof(*out)[i].run);
+        zs_strlcpy((*out)[i].qty, q->valuestring, sizeof(*out)[i].qty);
         (*out)[i].err_pct = cJSON_IsNull(e) ? NAN : e->valuedouble;
         i++;
     }
@@ -720,8 +720,8 @@ static const struct acc_ent *acc_find(const struct acc_ent *a, int n,
 /* Gate: exit 4 naming the first run and quantity whose |error| grew beyond
  * the committed |error| + margin, or that now predicts OOM where it did not.
  * Rows missing from the committed file are new runs: reported, not gated. */
-static int pub_gate(const struct pub_set *s, const char *accpath,
-                    double margin, struct zs_err *err)
+static int pub_gate(const struct pub_set *s, const char *accpath, double margin,
+                    struct zs_err *err)
 {
     struct acc_ent *a;
     int na, rc, bad = 0;
@@ -778,8 +778,7 @@ static int pub_write_accuracy(const struct pub_set *s, const char *path,
     FILE *f;
 
     if (access(path, F_OK) == 0 && acc_read(path, &old, &nold, &e2) != 0)
-        fprintf(stderr, "zsim: ignoring the previous '%s': %s\n", path,
-                e2.msg);
+        fprintf(stderr, "zsim: ignoring the previous '%s': %s\n", path, e2.msg);
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
         return zs_err_set(err, ZS_EUSAGE, "path too long: '%s'", path);
     f = fopen(tmp, "w");
@@ -788,8 +787,9 @@ static int pub_write_accuracy(const struct pub_set *s, const char *path,
         return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
                           strerror(errno));
     }
-    fprintf(f, "{\n  \"schema\": \"%s\",\n  \"margin_pct\": %g,\n"
-               "  \"errors\": [\n",
+    fprintf(f,
+            "{\n  \"schema\": \"%s\",\n  \"margin_pct\": %g,\n"
+            "  \"errors\": [\n",
             ZS_ACCURACY_SCHEMA, margin);
     for (int i = 0; i < s->nrows; i++) {
         const struct pub_row *r = &s->rows[i];

@@ -22,15 +22,18 @@
 
 #define NF(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const g_qty_names[] = {
-    "step_time",         "tokens_per_s_per_gpu", "peak_gpu_allocated",
-    "peak_gpu_reserved", "peak_gpu_used",        "peak_host_per_node",
-    NULL};
-static const char *const g_unit_names[] = {"s",   "ms",  "tokens/s", "GiB",
-                                           "GB",  "MiB", "MB",       NULL};
+static const char *const g_qty_names[] = {"step_time",
+                                          "tokens_per_s_per_gpu",
+                                          "peak_gpu_allocated",
+                                          "peak_gpu_reserved",
+                                          "peak_gpu_used",
+                                          "peak_host_per_node",
+                                          NULL};
+static const char *const g_unit_names[] = {"s",  "ms",  "tokens/s", "GiB",
+                                           "GB", "MiB", "MB",       NULL};
 /* Multiplier from each unit to the base unit (s, tokens/s, bytes). */
-static const double g_unit_scale[] = {1.0,    1e-3, 1.0, 1073741824.0,
-                                      1e9,    1048576.0, 1e6};
+static const double g_unit_scale[] = {1.0, 1e-3,      1.0, 1073741824.0,
+                                      1e9, 1048576.0, 1e6};
 
 const char *zs_pub_qty_name(int qty)
 {
@@ -97,8 +100,8 @@ static const struct zs_field f_strings[] = {
 };
 
 static const struct zs_field f_source[] = {
-    {"url", ZS_F_STRING, PB(url), 0, 0, 0, ZS_F_REQUIRED, NULL,
-     ZS_PUB_TEXT_CAP, NULL},
+    {"url", ZS_F_STRING, PB(url), 0, 0, 0, ZS_F_REQUIRED, NULL, ZS_PUB_TEXT_CAP,
+     NULL},
     {"commit", ZS_F_STRING, PB(commit), 0, 0, 0, 0, NULL, 48, ""},
     {"date", ZS_F_STRING, PB(date), 0, 0, 0, 0, NULL, 32, ""},
     {"quote", ZS_F_STRING, PB(quote), 0, 0, 0, ZS_F_REQUIRED, NULL,
@@ -127,8 +130,7 @@ struct rd {
 
 /* An array of non-empty strings, each shorter than cap, at most max. */
 static int read_strings(struct rd *r, const cJSON *root, const char *key,
-                        bool required, int max, size_t cap, char *dst,
-                        int *n)
+                        bool required, int max, size_t cap, char *dst, int *n)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key), *it;
     char where[300];
@@ -345,7 +347,7 @@ int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
     argv[0] = (char *)"published";
     for (int i = 0; i < p->nargs; i++)
         argv[i + 1] = (char *)p->args[i];
-    rc = zs_args_parse(p->nargs + 1, argv, opts, nopts, "validate", &a, err);
+    rc = zs_args_parse(p->nargs + 1, argv, opts, nopts, "simulate", &a, err);
     if (!rc && a.npos)
         rc = zs_err_set(err, ZS_EUSAGE, "unexpected argument '%s'", a.pos[0]);
     if (!rc) {

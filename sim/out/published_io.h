@@ -31,12 +31,12 @@
 
 /* What a published figure is. */
 enum zs_pub_qty {
-    ZS_PQ_STEP_TIME,      /* optimizer step (all micro-batches), seconds */
-    ZS_PQ_TOKENS,         /* tokens per second per GPU */
-    ZS_PQ_GPU_ALLOCATED,  /* torch.cuda.max_memory_allocated */
-    ZS_PQ_GPU_RESERVED,   /* torch.cuda.max_memory_reserved */
-    ZS_PQ_GPU_USED,       /* nvidia-smi: reserved + CUDA context + NCCL */
-    ZS_PQ_HOST_PER_NODE,  /* host RAM of one node (all its ranks) */
+    ZS_PQ_STEP_TIME,     /* optimizer step (all micro-batches), seconds */
+    ZS_PQ_TOKENS,        /* tokens per second per GPU */
+    ZS_PQ_GPU_ALLOCATED, /* torch.cuda.max_memory_allocated */
+    ZS_PQ_GPU_RESERVED,  /* torch.cuda.max_memory_reserved */
+    ZS_PQ_GPU_USED,      /* nvidia-smi: reserved + CUDA context + NCCL */
+    ZS_PQ_HOST_PER_NODE, /* host RAM of one node (all its ranks) */
     ZS_PQ_COUNT
 };
 
@@ -53,10 +53,10 @@ enum zs_pub_unit {
 };
 
 struct zs_pub_meas {
-    int qty;         /* enum zs_pub_qty */
-    double value;    /* as written, in unit */
-    int unit;        /* enum zs_pub_unit */
-    double base;     /* in s, tokens/s or bytes */
+    int qty;      /* enum zs_pub_qty */
+    double value; /* as written, in unit */
+    int unit;     /* enum zs_pub_unit */
+    double base;  /* in s, tokens/s or bytes */
     char what[ZS_PUB_TEXT_CAP];
 };
 
@@ -90,9 +90,9 @@ int zs_published_read_text(const char *name, const char *text, size_t len,
 
 /* One run's predictions (base units; -1 where zsim gives none). */
 struct zs_pub_pred {
-    bool oom;             /* zsim predicts the run does not fit */
+    bool oom; /* zsim predicts the run does not fit */
     char oom_text[160];
-    char framework[16];   /* deepspeed | fsdp2, from the resolved config */
+    char framework[16]; /* deepspeed | fsdp2, from the resolved config */
     double v[ZS_PQ_COUNT];
 };
 
