@@ -7,6 +7,7 @@
 #include "cli/cmd.h"
 #include "hw/hw.h"
 #include "out/measured_io.h"
+#include "out/published_io.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -510,6 +511,269 @@ START_TEST(test_committed_measurements)
 }
 END_TEST
 
+/* ---- the published corpus (zsim.published/1) and its accuracy gate ------- */
+
+extern const struct zs_cmd zs_cmd_validate;
+
+#define PUB_HEAD                                                               \
+    "{\n  \"schema\": \"zsim.published/1\",\n  \"name\": \"t\",\n"             \
+    "  \"source\": {\"url\": \"https://example.org/x\", \"commit\": "          \
+    "\"abc\", \"quote\": \"| 8B | 1 | 2973 |\"},\n"                            \
+    "  \"hardware\": \"8x H100\",\n"
+
+static int pub_text(const char *text, struct zs_published *p,
+                    struct zs_err *err)
+{
+    return zs_published_read_text("t.json", text, strlen(text), p, err);
+}
+
+START_TEST(test_published_read)
+{
+    static const char good[] =
+        PUB_HEAD "  \"args\": [\"--model\", \"llama-3-8b\", \"--gpus\", "
+                 "\"8xH100\"],\n"
+                 "  \"needs\": [\"kernels compiled\"],\n"
+                 "  \"measured\": [\n"
+                 "    {\"quantity\": \"peak_gpu_reserved\", \"value\": 82.4, "
+                 "\"unit\": \"GiB\", \"what\": \"max reserved\"},\n"
+                 "    {\"quantity\": \"step_time\", \"value\": 12, \"unit\": "
+                 "\"ms\", \"what\": \"mean step\"},\n"
+                 "    {\"quantity\": \"peak_host_per_node\", \"value\": 1.5, "
+                 "\"unit\": \"GB\", \"what\": \"free -g\"}\n  ]\n}\n";
+    struct zs_published p;
+    struct zs_err err = {0, ""};
+
+    ck_assert_msg(pub_text(good, &p, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(p.name, "t");
+    ck_assert_str_eq(p.commit, "abc");
+    ck_assert_str_eq(p.date, "");
+    ck_assert_int_eq(p.nargs, 4);
+    ck_assert_str_eq(p.args[3], "8xH100");
+    ck_assert_int_eq(p.nneeds, 1);
+    ck_assert_str_eq(p.needs[0], "kernels compiled");
+    ck_assert_int_eq(p.nmeas, 3);
+    /* 82.4 GiB = 82.4 * 2^30 B; 12 ms = 0.012 s; 1.5 GB = 1.5e9 B */
+    ck_assert_int_eq(p.meas[0].qty, ZS_PQ_GPU_RESERVED);
+    ck_assert(near(p.meas[0].base, 82.4 * 1073741824.0, 1e-12));
+    ck_assert_int_eq(p.meas[1].qty, ZS_PQ_STEP_TIME);
+    ck_assert(near(p.meas[1].base, 0.012, 1e-12));
+    ck_assert(near(p.meas[2].base, 1.5e9, 1e-12));
+}
+END_TEST
+
+START_TEST(test_published_stats)
+{
+    double odd[] = {5, 1, 3, 2, 4}, even[] = {4, 1, 3, 2}, one[] = {7};
+    double med, p90;
+    /* sorted 1..5: median the 3rd (3); p90 the ceil(4.5) = 5th (5) */
+    zs_pub_median_p90(odd, 5, &med, &p90);
+    ck_assert(med == 3 && p90 == 5);
+    /* sorted 1..4: median (2 + 3) / 2; p90 the ceil(3.6) = 4th (4) */
+    zs_pub_median_p90(even, 4, &med, &p90);
+    ck_assert(med == 2.5 && p90 == 4);
+    zs_pub_median_p90(one, 1, &med, &p90);
+    ck_assert(med == 7 && p90 == 7);
+    /* (110 - 100) / 100 = +10 %; (90 - 100) / 100 = -10 %; unknown: NAN */
+    ck_assert(near(zs_pub_err_pct(110, 100), 10, 1e-12));
+    ck_assert(near(zs_pub_err_pct(90, 100), -10, 1e-12));
+    ck_assert(isnan(zs_pub_err_pct(-1, 100)));
+    ck_assert(isnan(zs_pub_err_pct(5, 0)));
+}
+END_TEST
+
+START_TEST(test_published_predict)
+{
+    struct zs_published p;
+    struct zs_pub_pred q;
+    struct zs_err err = {0, ""};
+    static const char ok[] =
+        PUB_HEAD "  \"args\": [\"--model\", \"llama-3-8b\", \"--gpus\", "
+                 "\"8xH100\", \"--framework\", \"fsdp2\", \"--micro-batch\", "
+                 "\"2\", \"--seq-len\", \"8192\", \"--checkpointing\", "
+                 "\"op\"],\n  \"measured\": [{\"quantity\": "
+                 "\"tokens_per_s_per_gpu\", \"value\": 5762, \"unit\": "
+                 "\"tokens/s\", \"what\": \"TPS/GPU\"}]\n}\n";
+    static const char bad[] =
+        PUB_HEAD "  \"args\": [\"--model\", \"llama-3-8b\", \"--zero\", "
+                 "\"5\"],\n  \"measured\": [{\"quantity\": "
+                 "\"tokens_per_s_per_gpu\", \"value\": 5762, \"unit\": "
+                 "\"tokens/s\", \"what\": \"TPS/GPU\"}]\n}\n";
+    static const char unknown[] =
+        PUB_HEAD "  \"args\": [\"--model\", \"llama-3-8b\", \"--kernelz\", "
+                 "\"hf\"],\n  \"measured\": [{\"quantity\": "
+                 "\"tokens_per_s_per_gpu\", \"value\": 5762, \"unit\": "
+                 "\"tokens/s\", \"what\": \"TPS/GPU\"}]\n}\n";
+
+    ck_assert_msg(pub_text(ok, &p, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_published_predict(&p, &q, &err) == 0, "%s", err.msg);
+    ck_assert(!q.oom);
+    ck_assert_str_eq(q.framework, "fsdp2");
+    ck_assert(q.v[ZS_PQ_TOKENS] > 0 && q.v[ZS_PQ_STEP_TIME] > 0);
+    /* 8 GPUs x mb 2 x seq 8192 tokens per step: tok/s/GPU = 16384 / step */
+    ck_assert(near(q.v[ZS_PQ_TOKENS] * q.v[ZS_PQ_STEP_TIME], 16384, 1e-9));
+    ck_assert(q.v[ZS_PQ_GPU_RESERVED] >= q.v[ZS_PQ_GPU_ALLOCATED]);
+    ck_assert(q.v[ZS_PQ_GPU_USED] > q.v[ZS_PQ_GPU_RESERVED]);
+
+    ck_assert_int_eq(pub_text(bad, &p, &err), 0);
+    ck_assert_int_eq(zs_published_predict(&p, &q, &err), ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'args' in t.json: invalid value for '--zero': "
+                     "must be an integer in [2, 3] (got '5')");
+    ck_assert_int_eq(pub_text(unknown, &p, &err), 0);
+    ck_assert_int_eq(zs_published_predict(&p, &q, &err), ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'args' in t.json: unknown option '--kernelz' for "
+                     "'simulate': did you mean '--kernels'?");
+}
+END_TEST
+
+START_TEST(test_published_bad)
+{
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        {"{\"schema\": \"zsim.published/2\"}",
+         "invalid 'schema' in t.json:1:2: must be \"zsim.published/1\" (got "
+         "'zsim.published/2')"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"measured\": "
+                  "[{\"quantity\": \"step_time\", \"value\": 1, \"unit\": "
+                  "\"GiB\", \"what\": \"w\"}]\n}\n",
+         "invalid 'measured[0].unit' in t.json:7:54: must be one of s, ms for "
+         "'step_time' (got 'GiB')"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"measured\": "
+                  "[{\"quantity\": \"step_tim\", \"value\": 1, \"unit\": "
+                  "\"s\", \"what\": \"w\"}]\n}\n",
+         "invalid 'measured[0].quantity' in t.json:7:17: must be one of "
+         "step_time, tokens_per_s_per_gpu, peak_gpu_allocated, "
+         "peak_gpu_reserved, peak_gpu_used, peak_host_per_node (got "
+         "'step_tim')"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"measured\": "
+                  "[{\"quantity\": \"step_time\", \"value\": -1, \"unit\": "
+                  "\"s\", \"what\": \"w\"}]\n}\n",
+         "invalid 'measured[0].value' in t.json:7:42: must be a number in "
+         "[1e-06, 1000000000000000] (got -1)"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"measured\": "
+                  "[{\"quantity\": \"step_time\", \"value\": 1, \"unit\": "
+                  "\"s\", \"what\": \"w\"}, {\"quantity\": \"step_time\", "
+                  "\"value\": 2, \"unit\": \"s\", \"what\": \"w\"}]\n}\n",
+         "invalid 'measured[1].quantity' in t.json:7:82: 'step_time' is "
+         "already given by measured[0]"},
+        {PUB_HEAD "  \"args\": [\"--model\", 5],\n  \"measured\": "
+                  "[{\"quantity\": \"step_time\", \"value\": 1, \"unit\": "
+                  "\"s\", \"what\": \"w\"}]\n}\n",
+         "invalid 'args[1]' in t.json:6:3: must be a string of 1 to 127 "
+         "characters (got 5)"},
+        {PUB_HEAD "  \"measured\": [{\"quantity\": \"step_time\", \"value\": "
+                  "1, \"unit\": \"s\", \"what\": \"w\"}]\n}\n",
+         "missing 'args' in t.json: required"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"measured\": []\n}\n",
+         "invalid 'measured' in t.json:7:3: must be a non-empty array of "
+         "figures (got [])"},
+        {"{\"schema\": \"zsim.published/1\", \"name\": \"t\", \"source\": "
+         "{\"url\": \"u\", \"quote\": \"q\"}, \"hardware\": \"h\", \"args\": "
+         "[\"--model\", \"x\"], \"measured\": [{\"quantity\": \"step_time\", "
+         "\"value\": 1, \"unit\": \"s\", \"what\": \"w\"}]}",
+         "missing 'source.commit' or 'source.date' in t.json:1:45: one of them "
+         "is required"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"mesured\": []\n}\n",
+         "unknown key 'mesured' in t.json:7:3: did you mean 'measured'?"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_published p;
+        struct zs_err err = {0, ""};
+        int rc = pub_text(cases[i].text, &p, &err);
+        ck_assert_msg(rc == ZS_EINPUT, "case %zu: rc %d", i, rc);
+        ck_assert_msg(strcmp(err.msg, cases[i].msg) == 0,
+                      "case %zu:\n got  %s\n want %s", i, err.msg,
+                      cases[i].msg);
+    }
+}
+END_TEST
+
+/* The CI gate: every committed published run's error may not grow by more
+ * than the margin (2 percentage points) over validation/published/
+ * accuracy.json; the message names the run and quantity. */
+START_TEST(test_published_gate)
+{
+    char *argv[] = {"validate",
+                    "--published",
+                    "validation/published",
+                    "--accuracy",
+                    "validation/published/accuracy.json",
+                    NULL};
+    char dir[] = "/tmp/zsim-pub-XXXXXX", run[160], acc[160], want[512];
+    struct zs_err err = {0, ""};
+    struct zs_published p;
+    struct zs_pub_pred q;
+    double e, c;
+    FILE *f;
+    int rc = run_quiet(&zs_cmd_validate, 5, argv, &err);
+
+    ck_assert_msg(rc == 0, "%s", err.msg);
+
+    /* A regression: the committed error of a copy of one run is set 3 points
+     * closer to zero than today's, so today's |error| exceeds it + 2. */
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(run, sizeof run, "%s/r.json", dir);
+    snprintf(acc, sizeof acc, "%s/accuracy.json", dir);
+    ck_assert_int_eq(
+        zs_published_read(
+            "validation/published/torchtitan-a100-llama3-8b-ac-op.json", &p,
+            &err),
+        0);
+    ck_assert_int_eq(zs_published_predict(&p, &q, &err), 0);
+    e = zs_pub_err_pct(q.v[ZS_PQ_TOKENS], p.meas[0].base);
+    ck_assert(fabs(e) > 3);
+    /* the committed value as the file will hold it (2 decimals) */
+    snprintf(want, sizeof want, "%.2f", e > 0 ? e - 3 : e + 3);
+    c = strtod(want, NULL);
+    {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd,
+                 "cp validation/published/torchtitan-a100-llama3-8b-ac-op.json "
+                 "%s",
+                 run);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    f = fopen(acc, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "{\"schema\": \"zsim.accuracy/1\", \"errors\": [{\"run\": "
+            "\"torchtitan-a100-llama3-8b-ac-op\", \"quantity\": "
+            "\"tokens_per_s_per_gpu\", \"error_pct\": %.2f}]}\n",
+            c);
+    fclose(f);
+    {
+        char *av[] = {"validate", "--published", dir, "--accuracy", acc, NULL};
+        rc = run_quiet(&zs_cmd_validate, 5, av, &err);
+    }
+    ck_assert_int_eq(rc, ZS_EGATE);
+    snprintf(want, sizeof want,
+             "accuracy of 'torchtitan-a100-llama3-8b-ac-op' "
+             "tokens_per_s_per_gpu regressed: error %+.1f %% exceeds the "
+             "committed %+.1f %% by more than 2 points",
+             e, c);
+    ck_assert_str_eq(err.msg, want);
+    /* Within the margin (committed 1 point closer to zero): passes. */
+    f = fopen(acc, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "{\"schema\": \"zsim.accuracy/1\", \"errors\": [{\"run\": "
+            "\"torchtitan-a100-llama3-8b-ac-op\", \"quantity\": "
+            "\"tokens_per_s_per_gpu\", \"error_pct\": %.2f}]}\n",
+            e > 0 ? e - 1 : e + 1);
+    fclose(f);
+    {
+        char *av[] = {"validate", "--published", dir, "--accuracy", acc, NULL};
+        rc = run_quiet(&zs_cmd_validate, 5, av, &err);
+    }
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    unlink(run);
+    unlink(acc);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *suite_validate(void)
 {
     Suite *s = suite_create("validate");
@@ -523,6 +787,11 @@ Suite *suite_validate(void)
     tcase_add_test(core, test_committed_measurements);
     tcase_add_test(limits, test_alloc_failures);
     tcase_add_test(bad, test_bad_files);
+    tcase_add_test(core, test_published_read);
+    tcase_add_test(core, test_published_stats);
+    tcase_add_test(core, test_published_predict);
+    tcase_add_test(core, test_published_gate);
+    tcase_add_test(bad, test_published_bad);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
     suite_add_tcase(s, bad);

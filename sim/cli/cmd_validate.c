@@ -11,20 +11,28 @@
  */
 #include "cli/cmd.h"
 #include "out/measured_io.h"
+#include "out/published_io.h"
 #include "out/schedule_io.h"
 #include "util/alloc.h"
+#include "util/json.h"
+#include "util/strutil.h"
 #include "util/table.h"
 #include "util/units.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char g_usage[] =
     "usage: zsim validate --measured FILE [--schedule FILE] [--json]\n"
     "                     [--max-mem-err PCT] [--max-time-err PCT]\n"
+    "       zsim validate --published DIR [--json] [--accuracy FILE]\n"
+    "                     [--margin PCT] [--write-accuracy FILE]\n"
     "\n"
     "Compares zsim's predictions with a measurement taken on a real GPU by "
     "the\n"
@@ -44,13 +52,25 @@ static const char g_usage[] =
     "  --max-mem-err PCT    gate on peak device allocated/reserved and peak\n"
     "                       host memory (default 5)\n"
     "  --max-time-err PCT   gate on the step time (default 10)\n"
+    "  --published DIR      compare with every public measured run in DIR\n"
+    "                       (zsim.published/1, validation/published/): per\n"
+    "                       run and quantity predicted, measured and error,\n"
+    "                       then median and p90 |error| per quantity and\n"
+    "                       framework, and the runs not modelled\n"
+    "  --accuracy FILE      with --published: exit 4 when an error's\n"
+    "                       magnitude exceeds the committed one in FILE\n"
+    "                       (zsim.accuracy/1) by more than --margin\n"
+    "  --margin PCT         percentage points allowed (default 2)\n"
+    "  --write-accuracy FILE  with --published: write the current errors\n"
+    "                       to FILE and print which moved\n"
     "\n"
     "exit codes: 0 within limits, 1 i/o failure, 2 usage error,\n"
     "            3 invalid input file, 4 an error exceeds its limit\n";
 
 static const struct zs_opt g_opts[] = {
     {"measured", 1},    {"schedule", 1},     {"json", 0},
-    {"max-mem-err", 1}, {"max-time-err", 1},
+    {"max-mem-err", 1}, {"max-time-err", 1}, {"published", 1},
+    {"accuracy", 1},    {"margin", 1},       {"write-accuracy", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
@@ -340,6 +360,509 @@ static int print_json(const char *path, const struct zs_measured *m,
     return 0;
 }
 
+/* ---- the published corpus (--published DIR) ------------------------------ */
+
+struct pub_row {
+    char run[ZS_PUB_NAME_CAP];
+    char framework[16];
+    int qty;
+    double pred, meas, err_pct;
+};
+
+struct pub_set {
+    struct zs_published *runs;
+    struct zs_pub_pred *pred;
+    int n;
+    struct pub_row *rows;
+    int nrows;
+};
+
+static void pub_set_free(struct pub_set *s)
+{
+    zs_free(s->runs);
+    zs_free(s->pred);
+    zs_free(s->rows);
+    memset(s, 0, sizeof *s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every DIR/NAME.json except accuracy.json, sorted by name, read and predicted.
+ */
+static int pub_load(const char *dir, struct pub_set *s, struct zs_err *err)
+{
+    char pat[4096];
+    glob_t gl;
+    int g, rc = 0;
+    size_t k;
+
+    memset(s, 0, sizeof *s);
+    if ((size_t)snprintf(pat, sizeof pat, "%s/*.json", dir) >= sizeof pat)
+        return zs_err_set(err, ZS_EUSAGE, "path too long: '%s'", dir);
+    g = glob(pat, 0, NULL, &gl);
+    if (g == GLOB_NOMATCH)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--published': no *.json in '%s'",
+                          dir);
+    if (g)
+        return zs_err_set(err, ZS_EIO, "cannot list '%s'", dir);
+    qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_str);
+    s->runs = zs_calloc(gl.gl_pathc, sizeof *s->runs);
+    s->pred = zs_calloc(gl.gl_pathc, sizeof *s->pred);
+    s->rows = zs_calloc(gl.gl_pathc * ZS_PUB_MAX_MEAS, sizeof *s->rows);
+    if (!s->runs || !s->pred || !s->rows) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (k = 0; k < gl.gl_pathc; k++) {
+        const char *base = strrchr(gl.gl_pathv[k], '/');
+        struct zs_published *p = &s->runs[s->n];
+        struct zs_pub_pred *q = &s->pred[s->n];
+        base = base ? base + 1 : gl.gl_pathv[k];
+        if (strcmp(base, "accuracy.json") == 0)
+            continue;
+        rc = zs_published_read(gl.gl_pathv[k], p, err);
+        if (rc)
+            goto out;
+        for (int j = 0; j < s->n; j++)
+            if (strcmp(s->runs[j].name, p->name) == 0) {
+                rc = zs_err_set(err, ZS_EINPUT,
+                                "invalid 'name' in %s: '%s' is already the "
+                                "name of %s",
+                                p->path, p->name, s->runs[j].path);
+                goto out;
+            }
+        s->n++;
+        if (p->nneeds)
+            continue; /* not modelled: nothing to compare */
+        rc = zs_published_predict(p, q, err);
+        if (rc)
+            goto out;
+        for (int i = 0; i < p->nmeas; i++) {
+            struct pub_row *r = &s->rows[s->nrows++];
+            zs_strlcpy(r->run, p->name, sizeof r->run);
+            zs_strlcpy(r->framework, q->framework, sizeof r->framework);
+            r->qty = p->meas[i].qty;
+            r->meas = p->meas[i].base;
+            r->pred = q->oom ? -1 : q->v[r->qty];
+            r->err_pct = zs_pub_err_pct(r->pred, r->meas);
+        }
+    }
+out:
+    globfree(&gl);
+    if (rc)
+        pub_set_free(s);
+    return rc;
+}
+
+static void pub_fmt(char *buf, size_t cap, int qty, double v)
+{
+    if (!(v >= 0)) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    if (qty == ZS_PQ_STEP_TIME)
+        fmt_secs(buf, cap, v);
+    else if (qty == ZS_PQ_TOKENS)
+        snprintf(buf, cap, "%.0f tok/s", v);
+    else
+        snprintf(buf, cap, "%.1f GiB", v / 1073741824.0);
+}
+
+/* Median and p90 of |error| per quantity and framework ("all" too). */
+struct pub_stat {
+    int qty;
+    const char *fw;
+    int n;
+    double median, p90;
+};
+
+static int pub_stats(const struct pub_set *s, struct pub_stat *out, int cap)
+{
+    static const char *const fws[] = {"all", "deepspeed", "fsdp2"};
+    double *v = zs_calloc((size_t)s->nrows + 1, sizeof *v);
+    int nout = 0;
+    if (!v)
+        return -1;
+    for (int q = 0; q < ZS_PQ_COUNT; q++)
+        for (int f = 0; f < 3; f++) {
+            int n = 0;
+            for (int i = 0; i < s->nrows; i++)
+                if (s->rows[i].qty == q && isfinite(s->rows[i].err_pct) &&
+                    (f == 0 || strcmp(s->rows[i].framework, fws[f]) == 0))
+                    v[n++] = fabs(s->rows[i].err_pct);
+            if (!n || nout >= cap)
+                continue;
+            out[nout].qty = q;
+            out[nout].fw = fws[f];
+            out[nout].n = n;
+            zs_pub_median_p90(v, n, &out[nout].median, &out[nout].p90);
+            nout++;
+        }
+    zs_free(v);
+    return nout;
+}
+
+static int pub_print_text(const char *dir, const struct pub_set *s)
+{
+    struct zs_table *t = zs_table_new(6, "llrrrr");
+    struct pub_stat st[ZS_PQ_COUNT * 3];
+    char a[48], b[48], c[48];
+    int nst, nnot = 0, noom = 0;
+
+    if (!t)
+        return ZS_ENOMEM;
+    printf("published runs in %s: %d\n\n", dir, s->n);
+    zs_table_header(t);
+    zs_table_rowf(t, "run\tquantity\tframework\tpredicted\tmeasured\terror");
+    for (int i = 0; i < s->nrows; i++) {
+        const struct pub_row *r = &s->rows[i];
+        pub_fmt(a, sizeof a, r->qty, r->pred);
+        pub_fmt(b, sizeof b, r->qty, r->meas);
+        fmt_err(c, sizeof c, r->err_pct);
+        zs_table_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s", r->run,
+                      zs_pub_qty_name(r->qty), r->framework, a, b, c);
+    }
+    zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+
+    nst = pub_stats(s, st, (int)(sizeof st / sizeof st[0]));
+    if (nst < 0)
+        return ZS_ENOMEM;
+    printf("\nabsolute error per quantity and framework:\n");
+    t = zs_table_new(5, "llrrr");
+    if (!t)
+        return ZS_ENOMEM;
+    zs_table_header(t);
+    zs_table_rowf(t, "quantity\tframework\tn\tmedian\tp90");
+    for (int i = 0; i < nst; i++)
+        zs_table_rowf(t, "%s\t%s\t%d\t%.1f %%\t%.1f %%",
+                      zs_pub_qty_name(st[i].qty), st[i].fw, st[i].n,
+                      st[i].median, st[i].p90);
+    zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+
+    for (int i = 0; i < s->n; i++) {
+        nnot += s->runs[i].nneeds > 0;
+        noom += s->pred[i].oom;
+    }
+    if (noom) {
+        printf("\npredicted OOM although the run fitted: %d\n", noom);
+        for (int i = 0; i < s->n; i++)
+            if (s->pred[i].oom)
+                printf("  %s: %s\n", s->runs[i].name, s->pred[i].oom_text);
+    }
+    printf("\nnot modelled: %d\n", nnot);
+    for (int i = 0; i < s->n; i++) {
+        const struct zs_published *p = &s->runs[i];
+        if (!p->nneeds)
+            continue;
+        printf("  %s: needs", p->name);
+        for (int j = 0; j < p->nneeds; j++)
+            printf("%s %s", j ? "," : "", p->needs[j]);
+        printf("\n");
+    }
+    return 0;
+}
+
+static cJSON *pub_json(const struct pub_set *s)
+{
+    struct pub_stat st[ZS_PQ_COUNT * 3];
+    cJSON *doc = cJSON_CreateObject(), *arr, *o;
+    int nst = pub_stats(s, st, (int)(sizeof st / sizeof st[0]));
+    if (!doc || nst < 0) {
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    cJSON_AddStringToObject(doc, "schema", "zsim.validate-published/1");
+    cJSON_AddNumberToObject(doc, "runs_total", s->n);
+    arr = cJSON_AddArrayToObject(doc, "rows");
+    for (int i = 0; arr && i < s->nrows; i++) {
+        const struct pub_row *r = &s->rows[i];
+        o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddStringToObject(o, "run", r->run);
+        cJSON_AddStringToObject(o, "quantity", zs_pub_qty_name(r->qty));
+        cJSON_AddStringToObject(o, "framework", r->framework);
+        cJSON_AddStringToObject(o, "unit",
+                                r->qty == ZS_PQ_STEP_TIME ? "s"
+                                : r->qty == ZS_PQ_TOKENS  ? "tokens/s"
+                                                          : "bytes");
+        add_num_or_null(o, "predicted", r->pred, r->pred >= 0);
+        cJSON_AddNumberToObject(o, "measured", r->meas);
+        add_num_or_null(o, "error_pct", round2(r->err_pct), 1);
+        cJSON_AddItemToArray(arr, o);
+    }
+    arr = cJSON_AddArrayToObject(doc, "summary");
+    for (int i = 0; arr && i < nst; i++) {
+        o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddStringToObject(o, "quantity", zs_pub_qty_name(st[i].qty));
+        cJSON_AddStringToObject(o, "framework", st[i].fw);
+        cJSON_AddNumberToObject(o, "n", st[i].n);
+        cJSON_AddNumberToObject(o, "median_abs_error_pct",
+                                round2(st[i].median));
+        cJSON_AddNumberToObject(o, "p90_abs_error_pct", round2(st[i].p90));
+        cJSON_AddItemToArray(arr, o);
+    }
+    arr = cJSON_AddArrayToObject(doc, "predicted_oom");
+    for (int i = 0; arr && i < s->n; i++)
+        if (s->pred[i].oom) {
+            o = cJSON_CreateObject();
+            if (!o)
+                break;
+            cJSON_AddStringToObject(o, "run", s->runs[i].name);
+            cJSON_AddStringToObject(o, "why", s->pred[i].oom_text);
+            cJSON_AddItemToArray(arr, o);
+        }
+    arr = cJSON_AddArrayToObject(doc, "not_modelled");
+    for (int i = 0; arr && i < s->n; i++)
+        if (s->runs[i].nneeds) {
+            cJSON *needs;
+            o = cJSON_CreateObject();
+            if (!o)
+                break;
+            cJSON_AddStringToObject(o, "run", s->runs[i].name);
+            needs = cJSON_AddArrayToObject(o, "needs");
+            for (int j = 0; needs && j < s->runs[i].nneeds; j++)
+                cJSON_AddItemToArray(needs,
+                                     cJSON_CreateString(s->runs[i].needs[j]));
+            cJSON_AddItemToArray(arr, o);
+        }
+    return doc;
+}
+
+/* The committed errors (zsim.accuracy/1): {"schema", "margin_pct",
+ * "errors": [{"run", "quantity", "error_pct" (null: predicted OOM)}]}. */
+struct acc_ent {
+    char run[ZS_PUB_NAME_CAP];
+    char qty[32];
+    double err_pct; /* NAN for null */
+};
+
+static int acc_read(const char *path, struct acc_ent **out, int *n,
+                    struct zs_err *err)
+{
+    cJSON *root, *arr, *it;
+    struct zs_json_src src;
+    int rc, i = 0;
+
+    *out = NULL;
+    *n = 0;
+    rc = zs_json_parse_file(path, &root, &src, err);
+    if (rc)
+        return rc;
+    arr = cJSON_GetObjectItemCaseSensitive(root, "errors");
+    {
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "schema");
+        if (!cJSON_IsString(sc) ||
+            strcmp(sc->valuestring, ZS_ACCURACY_SCHEMA) != 0) {
+            rc = zs_err_set(err, ZS_EINPUT,
+                            "invalid 'schema' in %s: must be \"%s\"", path,
+                            ZS_ACCURACY_SCHEMA);
+            goto out;
+        }
+    }
+    if (!cJSON_IsArray(arr)) {
+        rc = zs_err_set(err, ZS_EINPUT,
+                        "invalid 'errors' in %s: must be an array", path);
+        goto out;
+    }
+    *out = zs_calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof **out);
+    if (!*out) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        goto out;
+    }
+    cJSON_ArrayForEach(it, arr)
+    {
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "run"),
+                    *q = cJSON_GetObjectItemCaseSensitive(it, "quantity"),
+                    *e = cJSON_GetObjectItemCaseSensitive(it, "error_pct");
+        if (!cJSON_IsString(r) || !cJSON_IsString(q) ||
+            !(cJSON_IsNumber(e) || cJSON_IsNull(e))) {
+            rc = zs_err_set(err, ZS_EINPUT,
+                            "invalid 'errors[%d]' in %s: must be {\"run\": "
+                            "string, \"quantity\": string, \"error_pct\": "
+                            "number or null}",
+                            i, path);
+            goto out;
+        }
+        zs_strlcpy((*out)[i].run, r->valuestring, sizeof(*out)[i].run);
+        zs_strlcpy((*out)[i].qty, q->valuestring, sizeof(*out)[i].qty);
+        (*out)[i].err_pct = cJSON_IsNull(e) ? NAN : e->valuedouble;
+        i++;
+    }
+    *n = i;
+out:
+    cJSON_Delete(root);
+    zs_json_src_release(&src);
+    if (rc) {
+        zs_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static const struct acc_ent *acc_find(const struct acc_ent *a, int n,
+                                      const char *run, const char *qty)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(a[i].run, run) == 0 && strcmp(a[i].qty, qty) == 0)
+            return &a[i];
+    return NULL;
+}
+
+/* Gate: exit 4 naming the first run and quantity whose |error| grew beyond
+ * the committed |error| + margin, or that now predicts OOM where it did not.
+ * Rows missing from the committed file are new runs: reported, not gated. */
+static int pub_gate(const struct pub_set *s, const char *accpath, double margin,
+                    struct zs_err *err)
+{
+    struct acc_ent *a;
+    int na, rc, bad = 0;
+    char first[ZS_ERR_MSG_MAX] = "";
+
+    rc = acc_read(accpath, &a, &na, err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < s->nrows; i++) {
+        const struct pub_row *r = &s->rows[i];
+        const char *qn = zs_pub_qty_name(r->qty);
+        const struct acc_ent *e = acc_find(a, na, r->run, qn);
+        char line[ZS_ERR_MSG_MAX];
+        if (!e) {
+            printf("new (not in %s): %s %s error %+.1f %%\n", accpath, r->run,
+                   qn, r->err_pct);
+            continue;
+        }
+        if (isfinite(e->err_pct) && !isfinite(r->err_pct))
+            snprintf(line, sizeof line,
+                     "accuracy of '%s' %s regressed: zsim now predicts OOM "
+                     "(committed error %+.1f %%)",
+                     r->run, qn, e->err_pct);
+        else if (isfinite(e->err_pct) &&
+                 fabs(r->err_pct) > fabs(e->err_pct) + margin)
+            snprintf(line, sizeof line,
+                     "accuracy of '%s' %s regressed: error %+.1f %% exceeds "
+                     "the committed %+.1f %% by more than %g points",
+                     r->run, qn, r->err_pct, e->err_pct, margin);
+        else
+            continue;
+        printf("REGRESSED: %s\n", line);
+        if (!bad++)
+            zs_strlcpy(first, line, sizeof first);
+    }
+    zs_free(a);
+    if (bad)
+        return zs_err_set(err, ZS_EGATE, "%s%s", first,
+                          bad > 1 ? " (and more, listed above)" : "");
+    printf("accuracy gate: no error grew by more than %g points over %s\n",
+           margin, accpath);
+    return 0;
+}
+
+/* Writes the current errors to path (temp file + rename) and prints which
+ * moved against the previous contents, if any. */
+static int pub_write_accuracy(const struct pub_set *s, const char *path,
+                              double margin, struct zs_err *err)
+{
+    struct acc_ent *old = NULL;
+    int nold = 0, moved = 0;
+    char tmp[4096];
+    struct zs_err e2 = {0, ""};
+    FILE *f;
+
+    if (access(path, F_OK) == 0 && acc_read(path, &old, &nold, &e2) != 0)
+        fprintf(stderr, "zsim: ignoring the previous '%s': %s\n", path, e2.msg);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return zs_err_set(err, ZS_EUSAGE, "path too long: '%s'", path);
+    f = fopen(tmp, "w");
+    if (!f) {
+        zs_free(old);
+        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
+                          strerror(errno));
+    }
+    fprintf(f,
+            "{\n  \"schema\": \"%s\",\n  \"margin_pct\": %g,\n"
+            "  \"errors\": [\n",
+            ZS_ACCURACY_SCHEMA, margin);
+    for (int i = 0; i < s->nrows; i++) {
+        const struct pub_row *r = &s->rows[i];
+        const char *qn = zs_pub_qty_name(r->qty);
+        const struct acc_ent *o = acc_find(old, nold, r->run, qn);
+        fprintf(f, "    {\"run\": ");
+        zs_json_put_str(f, r->run);
+        fprintf(f, ", \"quantity\": \"%s\", \"error_pct\": ", qn);
+        if (isfinite(r->err_pct))
+            fprintf(f, "%.2f", round2(r->err_pct));
+        else
+            fputs("null", f);
+        fputs(i + 1 < s->nrows ? "},\n" : "}\n", f);
+        if (!o)
+            printf("added  %-48s %-22s %+8.2f %%\n", r->run, qn, r->err_pct);
+        else if (!(fabs(round2(r->err_pct) - o->err_pct) < 0.005) &&
+                 (isfinite(r->err_pct) || isfinite(o->err_pct))) {
+            printf("moved  %-48s %-22s %+8.2f %% -> %+8.2f %%\n", r->run, qn,
+                   o->err_pct, r->err_pct);
+            moved++;
+        }
+    }
+    fputs("  ]\n}\n", f);
+    zs_free(old);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path,
+                          strerror(errno));
+    }
+    printf("wrote %s: %d errors, %d moved\n", path, s->nrows, moved);
+    return 0;
+}
+
+static int run_published(const struct zs_args *a, const char *dir,
+                         struct zs_err *err)
+{
+    struct pub_set s;
+    const char *acc = zs_args_get(a, g_opts, NOPTS, "accuracy");
+    const char *wr = zs_args_get(a, g_opts, NOPTS, "write-accuracy");
+    double margin = 2;
+    int rc;
+
+    rc = parse_pct("margin", zs_args_get(a, g_opts, NOPTS, "margin"), &margin,
+                   err);
+    if (rc)
+        return rc;
+    rc = pub_load(dir, &s, err);
+    if (rc)
+        return rc;
+    if (wr) {
+        rc = pub_write_accuracy(&s, wr, margin, err);
+    } else if (zs_args_get(a, g_opts, NOPTS, "json")) {
+        cJSON *doc = pub_json(&s);
+        char *text = doc ? cJSON_Print(doc) : NULL;
+        cJSON_Delete(doc);
+        if (!text) {
+            rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        } else {
+            fputs(text, stdout);
+            fputc('\n', stdout);
+            cJSON_free(text);
+        }
+    } else {
+        rc = pub_print_text(dir, &s);
+        if (rc)
+            zs_err_set(err, rc, "out of memory");
+    }
+    if (!rc && acc)
+        rc = pub_gate(&s, acc, margin, err);
+    pub_set_free(&s);
+    return rc;
+}
+
 static int run(int argc, char **argv, struct zs_err *err)
 {
     struct zs_args a;
@@ -359,6 +882,20 @@ static int run(int argc, char **argv, struct zs_err *err)
                           a.pos[0]);
     mpath = zs_args_get(&a, g_opts, NOPTS, "measured");
     spath = zs_args_get(&a, g_opts, NOPTS, "schedule");
+    if (zs_args_get(&a, g_opts, NOPTS, "published")) {
+        if (mpath || spath)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "'--published' compares the corpus: it takes "
+                              "no --measured or --schedule");
+        return run_published(&a, zs_args_get(&a, g_opts, NOPTS, "published"),
+                             err);
+    }
+    if (zs_args_get(&a, g_opts, NOPTS, "accuracy") ||
+        zs_args_get(&a, g_opts, NOPTS, "write-accuracy") ||
+        zs_args_get(&a, g_opts, NOPTS, "margin"))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--accuracy', '--write-accuracy' and '--margin' "
+                          "need '--published DIR'");
     if (!mpath)
         return zs_err_set(err, ZS_EUSAGE,
                           "'validate' needs --measured FILE (see 'zsim "

@@ -1,0 +1,417 @@
+/*
+ * published_io.c — reader of "zsim.published/1" and the predictions for one
+ * published run; see published_io.h and docs/validation.md.
+ *
+ * Table-driven like measured_io.c: every key has a type and a range, unknown
+ * keys are errors, and each message names file:line:column and the field.
+ */
+#include "out/published_io.h"
+#include "cli/cli_setup.h"
+#include "out/schedule_io.h"
+#include "out/schedule_io_int.h"
+#include "sched/sched.h"
+#include "util/alloc.h"
+#include "util/json.h"
+#include "util/strutil.h"
+#include "util/units.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NF(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const g_qty_names[] = {"step_time",
+                                          "tokens_per_s_per_gpu",
+                                          "peak_gpu_allocated",
+                                          "peak_gpu_reserved",
+                                          "peak_gpu_used",
+                                          "peak_host_per_node",
+                                          NULL};
+static const char *const g_unit_names[] = {"s",  "ms",  "tokens/s", "GiB",
+                                           "GB", "MiB", "MB",       NULL};
+/* Multiplier from each unit to the base unit (s, tokens/s, bytes). */
+static const double g_unit_scale[] = {1.0, 1e-3,      1.0, 1073741824.0,
+                                      1e9, 1048576.0, 1e6};
+
+const char *zs_pub_qty_name(int qty)
+{
+    return qty >= 0 && qty < ZS_PQ_COUNT ? g_qty_names[qty] : "?";
+}
+
+const char *zs_pub_unit_name(int unit)
+{
+    return unit >= 0 && unit < ZS_PU_COUNT ? g_unit_names[unit] : "?";
+}
+
+/* The units a quantity may be written in. */
+static bool unit_fits(int qty, int unit)
+{
+    switch (qty) {
+    case ZS_PQ_STEP_TIME:
+        return unit == ZS_PU_S || unit == ZS_PU_MS;
+    case ZS_PQ_TOKENS:
+        return unit == ZS_PU_TOKENS_PER_S;
+    default:
+        return unit >= ZS_PU_GIB;
+    }
+}
+
+static const char *unit_choices(int qty)
+{
+    switch (qty) {
+    case ZS_PQ_STEP_TIME:
+        return "one of s, ms";
+    case ZS_PQ_TOKENS:
+        return "tokens/s";
+    default:
+        return "one of GiB, GB, MiB, MB";
+    }
+}
+
+/* ---- tables -------------------------------------------------------------- */
+
+struct raw_top {
+    char schema[32];
+};
+static const struct zs_field f_top[] = {
+    {"schema", ZS_F_STRING, offsetof(struct raw_top, schema), 0, 0, 0,
+     ZS_F_REQUIRED, NULL, 32, NULL},
+    {"name", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"source", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"hardware", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"args", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"needs", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"measured", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+};
+
+#define PB(f) offsetof(struct zs_published, f)
+static const struct zs_field f_strings[] = {
+    {"schema", ZS_F_SKIP, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"name", ZS_F_STRING, PB(name), 0, 0, 0, ZS_F_REQUIRED, NULL,
+     ZS_PUB_NAME_CAP, NULL},
+    {"source", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"hardware", ZS_F_STRING, PB(hardware), 0, 0, 0, ZS_F_REQUIRED, NULL,
+     ZS_PUB_TEXT_CAP, NULL},
+    {"args", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"needs", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"measured", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+};
+
+static const struct zs_field f_source[] = {
+    {"url", ZS_F_STRING, PB(url), 0, 0, 0, ZS_F_REQUIRED, NULL, ZS_PUB_TEXT_CAP,
+     NULL},
+    {"commit", ZS_F_STRING, PB(commit), 0, 0, 0, 0, NULL, 48, ""},
+    {"date", ZS_F_STRING, PB(date), 0, 0, 0, 0, NULL, 32, ""},
+    {"quote", ZS_F_STRING, PB(quote), 0, 0, 0, ZS_F_REQUIRED, NULL,
+     ZS_PUB_QUOTE_CAP, NULL},
+};
+
+#define MS(f) offsetof(struct zs_pub_meas, f)
+static const struct zs_field f_meas[] = {
+    {"quantity", ZS_F_ENUM, MS(qty), 0, 0, 0, ZS_F_REQUIRED, g_qty_names, 0,
+     NULL},
+    {"value", ZS_F_DOUBLE, MS(value), 1e-6, 1e15, 0, ZS_F_REQUIRED, NULL, 0,
+     NULL},
+    {"unit", ZS_F_ENUM, MS(unit), 0, 0, 0, ZS_F_REQUIRED, g_unit_names, 0,
+     NULL},
+    {"what", ZS_F_STRING, MS(what), 0, 0, 0, ZS_F_REQUIRED, NULL,
+     ZS_PUB_TEXT_CAP, NULL},
+};
+
+/* ---- reading ------------------------------------------------------------- */
+
+struct rd {
+    struct zs_json_src src;
+    struct zs_published *p;
+    struct zs_err *err;
+};
+
+/* An array of non-empty strings, each shorter than cap, at most max. */
+static int read_strings(struct rd *r, const cJSON *root, const char *key,
+                        bool required, int max, size_t cap, char *dst, int *n)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key), *it;
+    char where[300];
+    long i = 0;
+
+    *n = 0;
+    if (!arr) {
+        if (!required)
+            return 0;
+        return zs_err_set(r->err, ZS_EINPUT, "missing '%s' in %s: required",
+                          key, r->src.path);
+    }
+    zs_json_where(&r->src, "", key, where, sizeof where);
+    if (!cJSON_IsArray(arr))
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid '%s' in %s: must be an array of strings "
+                          "(got %s)",
+                          key, where, zs_json_type_name(arr));
+    if (cJSON_GetArraySize(arr) > max)
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid '%s' in %s: must list at most %d strings "
+                          "(got %d)",
+                          key, where, max, cJSON_GetArraySize(arr));
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (!cJSON_IsString(it) || !it->valuestring[0] ||
+            strlen(it->valuestring) >= cap) {
+            char got[64];
+            zs_json_got_text(got, sizeof got, it);
+            return zs_err_set(r->err, ZS_EINPUT,
+                              "invalid '%s[%ld]' in %s: must be a string of "
+                              "1 to %zu characters (got %s)",
+                              key, i, where, cap - 1, got);
+        }
+        zs_strlcpy(dst + (size_t)i * cap, it->valuestring, cap);
+        i++;
+    }
+    *n = (int)i;
+    return 0;
+}
+
+static int read_measured(struct rd *r, const cJSON *root)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "measured"), *it;
+    char where[300];
+    long i = 0;
+    int rc;
+
+    if (!arr)
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "missing 'measured' in %s: required", r->src.path);
+    zs_json_where(&r->src, "", "measured", where, sizeof where);
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'measured' in %s: must be a non-empty "
+                          "array of figures (got %s)",
+                          where,
+                          cJSON_IsArray(arr) ? "[]" : zs_json_type_name(arr));
+    if (cJSON_GetArraySize(arr) > ZS_PUB_MAX_MEAS)
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'measured' in %s: must list at most %d "
+                          "figures (got %d)",
+                          where, ZS_PUB_MAX_MEAS, cJSON_GetArraySize(arr));
+    cJSON_ArrayForEach(it, arr)
+    {
+        struct zs_pub_meas *m = &r->p->meas[i];
+        memset(m, 0, sizeof *m);
+        rc = zs_sched_io_read_elem(&r->src, "measured", i, it, f_meas,
+                                   NF(f_meas), m, 0, r->err);
+        if (rc)
+            return rc;
+        if (!unit_fits(m->qty, m->unit)) {
+            zs_sched_io_elem_where(&r->src, "measured", i, "unit", where,
+                                   sizeof where);
+            return zs_err_set(r->err, ZS_EINPUT,
+                              "invalid 'measured[%ld].unit' in %s: must be "
+                              "%s for '%s' (got '%s')",
+                              i, where, unit_choices(m->qty),
+                              g_qty_names[m->qty], g_unit_names[m->unit]);
+        }
+        for (long j = 0; j < i; j++)
+            if (r->p->meas[j].qty == m->qty) {
+                zs_sched_io_elem_where(&r->src, "measured", i, "quantity",
+                                       where, sizeof where);
+                return zs_err_set(r->err, ZS_EINPUT,
+                                  "invalid 'measured[%ld].quantity' in %s: "
+                                  "'%s' is already given by measured[%ld]",
+                                  i, where, g_qty_names[m->qty], j);
+            }
+        m->base = m->value * g_unit_scale[m->unit];
+        i++;
+    }
+    r->p->nmeas = (int)i;
+    return 0;
+}
+
+static int read_root(struct rd *r, const cJSON *root)
+{
+    struct raw_top top;
+    const cJSON *src;
+    char where[300];
+    int rc;
+
+    rc = zs_json_read(&r->src, root, "", f_top, NF(f_top), &top, 0, r->err);
+    if (rc)
+        return rc;
+    if (strcmp(top.schema, ZS_PUBLISHED_SCHEMA) != 0) {
+        zs_json_where(&r->src, "", "schema", where, sizeof where);
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'schema' in %s: must be \"%s\" (got '%s')",
+                          where, ZS_PUBLISHED_SCHEMA, top.schema);
+    }
+    rc = zs_json_read(&r->src, root, "", f_strings, NF(f_strings), r->p, 0,
+                      r->err);
+    if (rc)
+        return rc;
+    src = cJSON_GetObjectItemCaseSensitive(root, "source");
+    if (!src)
+        return zs_err_set(r->err, ZS_EINPUT, "missing 'source' in %s: required",
+                          r->src.path);
+    rc = zs_json_expect_object(&r->src, src, "source", r->err);
+    if (!rc)
+        rc = zs_json_read(&r->src, src, "source", f_source, NF(f_source), r->p,
+                          0, r->err);
+    if (rc)
+        return rc;
+    if (!r->p->commit[0] && !r->p->date[0]) {
+        zs_json_where(&r->src, "", "source", where, sizeof where);
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "missing 'source.commit' or 'source.date' in %s: "
+                          "one of them is required",
+                          where);
+    }
+    rc = read_strings(r, root, "args", true, ZS_PUB_MAX_ARGS, ZS_PUB_ARG_CAP,
+                      &r->p->args[0][0], &r->p->nargs);
+    if (!rc && r->p->nargs < 1) {
+        zs_json_where(&r->src, "", "args", where, sizeof where);
+        rc = zs_err_set(r->err, ZS_EINPUT,
+                        "invalid 'args' in %s: must list the zsim flags of "
+                        "the run (got [])",
+                        where);
+    }
+    if (!rc)
+        rc = read_strings(r, root, "needs", false, ZS_PUB_MAX_NEEDS,
+                          ZS_PUB_NAME_CAP, &r->p->needs[0][0], &r->p->nneeds);
+    if (!rc)
+        rc = read_measured(r, root);
+    return rc;
+}
+
+int zs_published_read_text(const char *name, const char *text, size_t len,
+                           struct zs_published *out, struct zs_err *err)
+{
+    struct rd r;
+    cJSON *root;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    memset(&r, 0, sizeof r);
+    r.p = out;
+    r.err = err;
+    zs_strlcpy(out->path, name, sizeof out->path);
+    rc = zs_json_parse_text(name, text, len, &root, &r.src, err);
+    if (rc)
+        return rc;
+    rc = read_root(&r, root);
+    cJSON_Delete(root);
+    zs_json_src_release(&r.src);
+    zs_strlcpy(out->path, name, sizeof out->path);
+    return rc;
+}
+
+int zs_published_read(const char *path, struct zs_published *out,
+                      struct zs_err *err)
+{
+    char *text;
+    size_t len;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    rc = zs_read_file(path, ZS_JSON_MAX_FILE_BYTES, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = zs_published_read_text(path, text, len, out, err);
+    zs_free(text);
+    return rc;
+}
+
+/* ---- predictions --------------------------------------------------------- */
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
+                         struct zs_err *err)
+{
+    struct zs_opt opts[ZS_ARGS_MAXOPTS];
+    size_t nopts = zs_cli_opts(NULL, 0, opts);
+    char *argv[ZS_PUB_MAX_ARGS + 1];
+    struct zs_args a;
+    struct zs_cfg cfg;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su = {0};
+    struct zs_sim_result res;
+    const struct zs_step_result *f = &res.first, *s = &res.steady;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    for (int q = 0; q < ZS_PQ_COUNT; q++)
+        out->v[q] = -1;
+    argv[0] = (char *)"published";
+    for (int i = 0; i < p->nargs; i++)
+        argv[i + 1] = (char *)p->args[i];
+    rc = zs_args_parse(p->nargs + 1, argv, opts, nopts, "simulate", &a, err);
+    if (!rc && a.npos)
+        rc = zs_err_set(err, ZS_EUSAGE, "unexpected argument '%s'", a.pos[0]);
+    if (!rc) {
+        zs_cfg_defaults(&cfg);
+        rc = zs_cli_config(&a, opts, nopts, NULL, &cfg, err);
+    }
+    if (!rc)
+        rc = zs_cli_resolve(&cfg, &m, &cl, err);
+    if (rc) {
+        char msg[ZS_ERR_MSG_MAX];
+        zs_strlcpy(msg, err->msg, sizeof msg);
+        return zs_err_set(err, ZS_EINPUT, "invalid 'args' in %s: %s", p->path,
+                          msg);
+    }
+    zs_strlcpy(out->framework, zs_framework_name(cfg.framework),
+               sizeof out->framework);
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &cfg;
+    rc = zs_simulate(&su, NULL, &res, err);
+    if (rc)
+        return rc;
+    if (res.oom.where != ZS_OOM_NONE) {
+        out->oom = true;
+        snprintf(out->oom_text, sizeof out->oom_text, "%s OOM in %s of %s",
+                 res.oom.where == ZS_OOM_GPU ? "GPU" : "host", res.oom.phase,
+                 res.oom.module);
+        return 0;
+    }
+    /* Peaks over the whole run: the first step can be higher (DeepSpeed's
+     * trace recording, lazy Adam states); times are the steady step's. */
+    out->v[ZS_PQ_STEP_TIME] = s->time_s;
+    out->v[ZS_PQ_TOKENS] = s->tokens_per_s_per_gpu;
+    out->v[ZS_PQ_GPU_ALLOCATED] =
+        (double)max64(f->peak_gpu_allocated, s->peak_gpu_allocated);
+    out->v[ZS_PQ_GPU_RESERVED] =
+        (double)max64(f->peak_gpu_reserved, s->peak_gpu_reserved);
+    /* nvidia-smi also counts the CUDA context and NCCL's buffers, which live
+     * outside the caching allocator (sched.h gpu_context_bytes). */
+    out->v[ZS_PQ_GPU_USED] =
+        out->v[ZS_PQ_GPU_RESERVED] + (double)res.gpu_context_bytes;
+    out->v[ZS_PQ_HOST_PER_NODE] =
+        (double)max64(f->peak_host_per_node, s->peak_host_per_node);
+    return 0;
+}
+
+double zs_pub_err_pct(double pred, double meas)
+{
+    if (!(pred >= 0) || !(meas > 0))
+        return NAN;
+    return (pred - meas) / meas * 100.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void zs_pub_median_p90(double *v, int n, double *median, double *p90)
+{
+    int k;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    *median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+    k = (9 * n + 9) / 10 - 1; /* ceil(0.9 n) - 1 in integers */
+    *p90 = v[k < 0 ? 0 : k];
+}

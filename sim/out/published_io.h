@@ -1,0 +1,112 @@
+/*
+ * published_io.h — the corpus of public measured training runs
+ * ("zsim.published/1", validation/published/NAME.json; docs/validation.md) and
+ * its comparison with zsim's predictions, behind `zsim validate --published`.
+ *
+ * One file is one run somebody else measured and published: where (URL,
+ * commit or date, the quoted text or table row), on what hardware, the zsim
+ * arguments that describe the same setup, what was measured (with unit and
+ * what exactly it is), and `needs`: setup features zsim does not model yet.
+ * A run with needs is reported as not modelled and is not compared.
+ */
+#ifndef ZS_PUBLISHED_IO_H
+#define ZS_PUBLISHED_IO_H
+
+#include "util/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZS_PUBLISHED_SCHEMA "zsim.published/1"
+#define ZS_ACCURACY_SCHEMA "zsim.accuracy/1"
+
+#define ZS_PUB_NAME_CAP 96
+#define ZS_PUB_TEXT_CAP 256
+#define ZS_PUB_QUOTE_CAP 2048
+#define ZS_PUB_ARG_CAP 128
+#define ZS_PUB_MAX_ARGS 48  /* 24 flags with values */
+#define ZS_PUB_MAX_NEEDS 16 /* features one run may lack */
+#define ZS_PUB_MAX_MEAS 8   /* one per quantity, at most */
+
+/* What a published figure is. */
+enum zs_pub_qty {
+    ZS_PQ_STEP_TIME,     /* optimizer step (all micro-batches), seconds */
+    ZS_PQ_TOKENS,        /* tokens per second per GPU */
+    ZS_PQ_GPU_ALLOCATED, /* torch.cuda.max_memory_allocated */
+    ZS_PQ_GPU_RESERVED,  /* torch.cuda.max_memory_reserved */
+    ZS_PQ_GPU_USED,      /* nvidia-smi: reserved + CUDA context + NCCL */
+    ZS_PQ_HOST_PER_NODE, /* host RAM of one node (all its ranks) */
+    ZS_PQ_COUNT
+};
+
+/* Units a file may give a figure in. */
+enum zs_pub_unit {
+    ZS_PU_S,
+    ZS_PU_MS,
+    ZS_PU_TOKENS_PER_S,
+    ZS_PU_GIB,
+    ZS_PU_GB,
+    ZS_PU_MIB,
+    ZS_PU_MB,
+    ZS_PU_COUNT
+};
+
+struct zs_pub_meas {
+    int qty;      /* enum zs_pub_qty */
+    double value; /* as written, in unit */
+    int unit;     /* enum zs_pub_unit */
+    double base;  /* in s, tokens/s or bytes */
+    char what[ZS_PUB_TEXT_CAP];
+};
+
+struct zs_published {
+    char path[ZS_PUB_TEXT_CAP];
+    char name[ZS_PUB_NAME_CAP];
+    char url[ZS_PUB_TEXT_CAP];
+    char commit[48];
+    char date[32];
+    char quote[ZS_PUB_QUOTE_CAP];
+    char hardware[ZS_PUB_TEXT_CAP];
+    char args[ZS_PUB_MAX_ARGS][ZS_PUB_ARG_CAP];
+    int nargs;
+    char needs[ZS_PUB_MAX_NEEDS][ZS_PUB_NAME_CAP];
+    int nneeds;
+    struct zs_pub_meas meas[ZS_PUB_MAX_MEAS];
+    int nmeas;
+};
+
+/* Quantity key as written in files ("step_time", "peak_gpu_reserved", ...),
+ * and its unit family in words for tables. */
+const char *zs_pub_qty_name(int qty);
+const char *zs_pub_unit_name(int unit);
+
+/* Reads one file.  Bad input: ZS_EINPUT with one line naming file:line:col,
+ * the field and what it accepts. */
+int zs_published_read(const char *path, struct zs_published *out,
+                      struct zs_err *err);
+int zs_published_read_text(const char *name, const char *text, size_t len,
+                           struct zs_published *out, struct zs_err *err);
+
+/* One run's predictions (base units; -1 where zsim gives none). */
+struct zs_pub_pred {
+    bool oom; /* zsim predicts the run does not fit */
+    char oom_text[160];
+    char framework[16]; /* deepspeed | fsdp2, from the resolved config */
+    double v[ZS_PQ_COUNT];
+};
+
+/* Runs the simulation the run's args describe (the same flags as `zsim
+ * simulate`, resolved from the current directory).  A bad argument is
+ * ZS_EINPUT naming the file and 'args'. */
+int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
+                         struct zs_err *err);
+
+/* (predicted - measured) / measured in percent; NAN when either is unknown. */
+double zs_pub_err_pct(double pred, double meas);
+
+/* Median and 90th percentile (nearest rank: the ceil(0.9 n)-th smallest) of
+ * n values; sorts v in place.  n must be >= 1. */
+void zs_pub_median_p90(double *v, int n, double *median, double *p90);
+
+#endif
