@@ -97,8 +97,11 @@ START_TEST(test_bytes_per_implementation)
         {BASE ";cpu-optimizer=torch-fused", 28, 12},
         /* FSDP2 for-loop, no clip: (20 + 2 fresh x 6.7) x 4 B = 133.6 */
         {BASE ";cpu-optimizer=torch-loop;gradient-clipping=0", 0, 133.6},
-        /* pure bf16 (torchtune): fused 7 x 2 B, clip 3 x 2 B */
-        {BASE ";trainer=torchtune;param-dtype=bf16", 14, 6},
+        /* pure bf16 (torchtune): fused 7 x 2 B; torchtune's recipes do not
+         * clip unless clip_grad_norm is set: 0, with clipping 3 x 2 B */
+        {BASE ";trainer=torchtune;param-dtype=bf16", 14, 0},
+        {BASE ";trainer=torchtune;param-dtype=bf16;gradient-clipping=1", 14,
+         6},
         /* DeepSpeed with torch_adam (for-loop): 133.6 + 14 */
         {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu;"
          "cpu-optimizer=torch-loop",

@@ -106,7 +106,8 @@ static const struct zs_field k_fields[] = {
     {"overlap_comm", ZS_F_BOOL, OFF(overlap_comm), 0, 0, 1, 0, NULL, 0, NULL},
     {"contiguous_gradients", ZS_F_BOOL, OFF(contiguous_gradients), 0, 0, 1, 0,
      NULL, 0, NULL},
-    {"gradient_clipping", ZS_F_DOUBLE, OFF(gradient_clipping), 0, 1e6, 1.0, 0,
+    /* default -1: by trainer (zs_cfg_resolve) */
+    {"gradient_clipping", ZS_F_DOUBLE, OFF(gradient_clipping), 0, 1e6, -1, 0,
      NULL, 0, NULL},
     /* Trainer, CPU optimizer, launcher and precision policy (issue 10);
      * the defaults and what "auto" resolves to are in zs_cfg_resolve. */
@@ -571,6 +572,14 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
      *   full_finetune_distributed.py, training/_distributed.py shard_model):
      *   params, grads and AdamW states all bf16, and foreach_reduce reduces in
      *   the grad dtype (reduce_dtype None -> bf16). */
+    /* Gradient clipping when not given: the HF Trainer's max_grad_norm 1.0
+     * (transformers TrainingArguments), torchtitan's training.max_norm 1.0
+     * (torchtitan/config/job_config.py), torchtune's recipes none
+     * (recipes/full_finetune_distributed.py: self._clip_grad_norm =
+     * cfg.get("clip_grad_norm", None)).  DeepSpeed takes it from its config
+     * (cli_setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
+    if (c->gradient_clipping < 0)
+        c->gradient_clipping = c->trainer == ZS_TRAINER_TORCHTUNE ? 0 : 1.0;
     c->cpu_opt_impl = c->cpu_optimizer;
     if (c->cpu_opt_impl == ZS_CPUOPT_AUTO)
         c->cpu_opt_impl = c->framework == ZS_FW_DEEPSPEED
