@@ -72,7 +72,7 @@ static int step_bench(const char *gpus, int repeat, double *secs,
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &cfg;
-    su.plan_mode = true; /* one step: the steady step */
+    su.plan_mode = true; /* the planner's simulation: first + one steady step */
     {
         zs_sim *sim = zs_sim_new();
         if (!sim)

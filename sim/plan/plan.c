@@ -393,14 +393,16 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
                     break;
             }
         }
-        {
+        /* more nodes: 2x, 4x, then 8x the nodes given, the first that fits */
+        for (int mult = 2, found = 0; mult <= 8 && !found; mult *= 2) {
             struct zs_cluster more = *cl;
             struct zs_plan sub;
             struct zs_err e;
-            more.nodes = cl->nodes * 2;
+            more.nodes = cl->nodes * mult;
             snprintf(more.spec, sizeof more.spec, "%dx%s", more.nodes,
                      cl->node.gpu.name);
             if (zs_plan_run(m, &more, base, &q, &sub, &e) == 0) {
+                found = sub.best >= 0;
                 if (sub.best >= 0 && p->nsuggest < 6) {
                     char lab[160];
                     zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);

@@ -86,11 +86,9 @@ struct zs_setup {
     const struct zs_model *model;
     const struct zs_cluster *cluster;
     const struct zs_cfg *cfg;
-    /* Planner mode: one step only, already with the steady prefetch but with
-     * the first step's lazy optimizer-state allocation, so its peaks cover
-     * both; at most two micro-steps (first and boundary), the first one's
-     * duration standing for the accum-2 in between.  Reported as both the
-     * first and the steady step. */
+    /* Planner mode: the first and one steady step (whatever cfg->steps
+     * says), each with at most two micro-steps (first and boundary), the
+     * first one's duration standing for the accum-2 in between. */
     bool plan_mode;
     struct zs_export *ex; /* NULL, or filled for `schedule export` */
 };

@@ -211,7 +211,12 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         return zs_err_set(err, ZS_ELIMIT,
                           "invalid steps: must be in [1, %d] (got %lld)",
                           ZS_MAX_SIM_STEPS - 1, (long long)su->cfg->steps);
-    b.nsteps = su->plan_mode ? 1 : 1 + (int)su->cfg->steps;
+    /* planner: the first step and one steady step.  One step is not enough:
+     * GPU optimizer states are allocated lazily at the end of the first
+     * step, so only the second step's forward holds them together with the
+     * activations (a 7B ZeRO-3 candidate at micro 2 fit after one step and
+     * failed for fragmentation in the second). */
+    b.nsteps = su->plan_mode ? 2 : 1 + (int)su->cfg->steps;
     b.step_start = zs_calloc((size_t)b.nsteps, sizeof *b.step_start);
     b.step_end = zs_calloc((size_t)b.nsteps, sizeof *b.step_end);
     b.micro_start = zs_calloc((size_t)b.nsteps, sizeof *b.micro_start);

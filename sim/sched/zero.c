@@ -767,7 +767,7 @@ static void ds_micro(void *ctx, bool boundary)
 {
     struct ds *s = ctx;
     s->boundary = boundary;
-    s->record = s->b->step == 1 && !s->b->su->plan_mode;
+    s->record = s->b->step == 1;
     micro_step(s);
 }
 
