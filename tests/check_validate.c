@@ -792,6 +792,10 @@ Suite *suite_validate(void)
     tcase_add_test(core, test_published_predict);
     tcase_add_test(core, test_published_gate);
     tcase_add_test(bad, test_published_bad);
+    /* test_committed_measurements reads every validation/ file and
+     * test_published_gate simulates the corpus (up to 128 GPUs): slow under
+     * ASan on a loaded machine */
+    tcase_set_timeout(core, 300);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
     suite_add_tcase(s, bad);
