@@ -352,6 +352,14 @@ static int run(int argc, char **argv, struct zs_err *err)
     rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, err);
     if (rc)
         return rc;
+    /* a configuration flag fixes its dimension of the search */
+    po.fix_micro = zs_args_get(&a, opts, nopts, "micro-batch") != NULL;
+    po.fix_ckpt = zs_args_get(&a, opts, nopts, "checkpointing") != NULL;
+    po.fix_zero = zs_args_get(&a, opts, nopts, "zero") != NULL;
+    po.fix_offload_opt =
+        zs_args_get(&a, opts, nopts, "offload-optimizer") != NULL;
+    po.fix_offload_param =
+        zs_args_get(&a, opts, nopts, "offload-param") != NULL;
     /* the search runs under the trainer: torchtitan and torchtune have no
      * DeepSpeed candidates (plan.c), and asking for DeepSpeed is an error */
     if (!po.framework_any && (rc = zs_cfg_check_trainer(&base, err)))

@@ -92,6 +92,11 @@ static int enumerate(struct zs_plan *p, const struct zs_model *m,
     for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++) {
         if (!po->framework_any && modes[md].fw != base->framework)
             continue;
+        if ((po->fix_zero && modes[md].zero != base->zero) ||
+            (po->fix_offload_opt &&
+             modes[md].oo != base->offload_optimizer) ||
+            (po->fix_offload_param && modes[md].op != base->offload_param))
+            continue;
         /* torchtitan and torchtune train with FSDP2 only (config.c
          * check_deepspeed_policy): their search has no DeepSpeed modes */
         if (modes[md].fw == ZS_FW_DEEPSPEED &&
@@ -101,13 +106,17 @@ static int enumerate(struct zs_plan *p, const struct zs_model *m,
             for (size_t mi = 0; mi < sizeof micros / sizeof micros[0]; mi++)
                 for (int ck = ZS_CKPT_NONE; ck <= ZS_CKPT_FULL; ck++) {
                     struct zs_cfg c = *base;
+                    if ((po->fix_micro && mi > 0) ||
+                        (po->fix_ckpt && ck > ZS_CKPT_NONE))
+                        continue; /* the fixed value, once (below) */
                     c.framework = modes[md].fw;
                     c.zero = modes[md].zero;
                     c.offload_optimizer = modes[md].oo;
                     c.offload_param = modes[md].op;
                     c.procs = procs[pi];
-                    c.micro_batch = micros[mi];
-                    c.checkpointing = ck;
+                    c.micro_batch = po->fix_micro ? base->micro_batch
+                                                  : micros[mi];
+                    c.checkpointing = po->fix_ckpt ? base->checkpointing : ck;
                     c.grad_accum = 0;
                     c.global_batch = p->global_batch;
                     if (add(p, &c))

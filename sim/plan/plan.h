@@ -56,6 +56,8 @@ struct zs_plan_opts {
     int threads;       /* 0: 2 */
     bool progress;     /* progress on stderr (terminal only) */
     bool suggest;      /* when nothing fits, search what would */
+    /* dimensions the user fixed (their values are in base) */
+    bool fix_micro, fix_ckpt, fix_zero, fix_offload_opt, fix_offload_param;
 };
 
 /* base: model/gpus/seq/method/... as given (framework fixed unless
