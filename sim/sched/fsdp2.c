@@ -81,9 +81,15 @@ static void leaf_shards(const struct zs_model *m, const struct zs_leaf *l,
                         int64_t w, int64_t *out, int *n, int cap)
 {
 #define ADD(d0, d1)                                                                do {                                                                               if (*n < cap)                                                                      out[(*n)++] = ((d0) + w - 1) / w * (d1);                               } while (0)
+    /* one entry per tensor the leaf owns (n_tensors): a tied lm_head owns
+     * none, a LayerNorm its weight and bias, a linear its weight and an
+     * optional bias */
+    if (l->params == 0 || l->n_tensors == 0)
+        return;
     switch (l->kind) {
     case ZS_LEAF_NORM:
-        ADD(l->out_features, 1);
+        for (int t = 0; t < l->n_tensors; t++)
+            ADD(l->out_features, 1);
         break;
     case ZS_LEAF_EMBED:
         ADD(l->out_features, l->in_features);
@@ -97,7 +103,7 @@ static void leaf_shards(const struct zs_model *m, const struct zs_leaf *l,
         break;
     default:
         ADD(l->out_features, l->in_features);
-        if (l->n_tensors > 1)
+        for (int t = 1; t < l->n_tensors; t++)
             ADD(l->out_features, 1);
         break;
     }

@@ -269,8 +269,13 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         else if (rc != ZS_ENOMEM && zs_sim_errmsg(sim)[0])
             zs_err_set(err, rc, "cannot build the schedule: %s",
                        zs_sim_errmsg(sim));
-        else
+        else if (rc == ZS_ENOMEM)
             zs_err_set(err, rc, "out of memory building the schedule");
+        else
+            zs_err_set(err, rc, "internal error building the schedule "
+                                "(code %d): please report it with the "
+                                "command line",
+                       rc);
         goto out;
     }
     run = zs_sim_run(sim, err);
