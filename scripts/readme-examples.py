@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""readme-examples.py — re-run every `$ ./zsim ...` example in README.md (and
-docs/*.md given as arguments) and replace its printed output with what the
+"""readme-examples.py — re-run every `$ ./zsim ...` (or `$ zsim ...`) example in
+README.md (and docs/*.md given as arguments) and replace its printed output with what the
 current binary prints, so the README shows real output.
 
   scripts/readme-examples.py [FILE.md ...]      (default: README.md)
@@ -39,7 +39,7 @@ def run_block(cmds, cwd):
     env = dict(os.environ)
     env.pop("ZSIM_GOLDEN", None)
     # each command sees the exit status of the one before it (echo $?)
-    script = "__rc=0\n" + "".join(
+    script = f'zsim() {{ "{ROOT}/zsim" "$@"; }}\n__rc=0\n' + "".join(
         f"echo {MARK}\n(exit $__rc)\n{c} 2>&1\n__rc=$?\n" for c in cmds)
     p = subprocess.run(["bash", "-c", script], cwd=cwd, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
