@@ -228,6 +228,47 @@ START_TEST(test_emit_roundtrip)
 }
 END_TEST
 
+/* A plan that simulated torch's AdamW under DeepSpeed emits it: the config
+ * carries "torch_adam" (and "fused") and reads back to the same CPU
+ * optimizer, so what the user runs is what was simulated. */
+START_TEST(test_emit_torch_adam)
+{
+    static const int impls[] = {ZS_CPUOPT_TORCH_LOOP, ZS_CPUOPT_TORCH_FUSED,
+                                ZS_CPUOPT_DS_CPU_ADAM};
+    static const char *flags[] = {
+        "framework=deepspeed;offload-optimizer=cpu;cpu-optimizer=torch-loop",
+        "framework=deepspeed;offload-optimizer=cpu;cpu-optimizer=torch-fused",
+        "framework=deepspeed;offload-optimizer=cpu;cpu-optimizer=ds-cpu-adam"};
+    for (int k = 0; k < 3; k++) {
+        struct pl x;
+        struct zs_err err = {0, ""};
+        char dir[] = "/tmp/zsim-plan-XXXXXX", path[128];
+        struct zs_cfg c;
+        struct zs_model m;
+        struct zs_cluster cl;
+        const struct zs_candidate *cd = NULL;
+        plan(&x, "7b", "8xH100", flags[k]);
+        /* the best candidate with optimizer offload */
+        for (int i = 0; i < x.p.nfeasible && !cd; i++)
+            if (x.p.cand[x.p.order[i]].cfg.offload_optimizer != ZS_OFF_NONE)
+                cd = &x.p.cand[x.p.order[i]];
+        ck_assert_ptr_nonnull(cd);
+        ck_assert_int_eq(cd->cfg.cpu_opt_impl, impls[k]);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/ds.json", dir);
+        ck_assert_msg(zs_plan_emit_ds(cd, path, &err) == 0, "%s", err.msg);
+        zs_cfg_defaults(&c);
+        snprintf(c.model, sizeof c.model, "7b");
+        snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
+        ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(c.cpu_opt_impl, impls[k]);
+        unlink(path);
+        rmdir(dir);
+        zs_plan_release(&x.p);
+    }
+}
+END_TEST
+
 /* What the plan says fits, `zsim simulate` (the first step and one steady
  * step, every micro-step up to its cap) finds fitting too, with the same
  * steady peak: the planner's shortened simulation must not hide an OOM that
@@ -314,6 +355,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_7b_alloc_note);
     tcase_add_test(core, test_trl_colocated);
     tcase_add_test(core, test_emit_roundtrip);
+    tcase_add_test(core, test_emit_torch_adam);
     tcase_add_test(core, test_plan_agrees_with_simulate);
     tcase_add_test(core, test_objectives);
     suite_add_tcase(s, core);

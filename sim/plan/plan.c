@@ -596,6 +596,15 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
     SETI(train_batch_size, f->micro_batch * f->accum * f->dp);
     ds.gradient_clipping.v = f->gradient_clipping;
     ds.gradient_clipping.from = ZS_DS_SET;
+    /* the CPU optimizer the plan simulated: DeepSpeedCPUAdam is DeepSpeed's
+     * default; torch's AdamW needs "torch_adam" (and "fused") */
+    if (f->offload_optimizer != ZS_OFF_NONE &&
+        f->cpu_opt_impl != ZS_CPUOPT_DS_CPU_ADAM) {
+        ds.optimizer.torch_adam.v = true;
+        ds.optimizer.torch_adam.from = ZS_DS_SET;
+        ds.optimizer.fused.v = f->cpu_opt_impl == ZS_CPUOPT_TORCH_FUSED;
+        ds.optimizer.fused.from = ZS_DS_SET;
+    }
     ds.bf16_enabled.v = true;
     ds.bf16_enabled.from = ZS_DS_SET;
     ds.fp16_enabled.v = false;

@@ -1192,6 +1192,17 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
         fmt_double(n1, sizeof n1, c->optimizer.beta1.v);
         fmt_double(n2, sizeof n2, c->optimizer.beta2.v);
         sb_printf(&b, "\"betas\": [%s, %s]}\n  },\n", n1, n2);
+    } else if (c->optimizer.torch_adam.v) {
+        /* torch.optim.AdamW on the CPU (engine.py:2096-2106, 0.19.6);
+         * "fused" is passed through to it.  The hyper-parameters stay the
+         * HF Trainer's ("auto"). */
+        sb_printf(&b,
+                  "  \"optimizer\": {\n"
+                  "    \"type\": \"AdamW\",\n"
+                  "    \"params\": {\"lr\": \"auto\", \"weight_decay\": "
+                  "\"auto\", \"eps\": \"auto\", \"betas\": \"auto\", "
+                  "\"torch_adam\": true%s}\n  },\n",
+                  c->optimizer.fused.v ? ", \"fused\": true" : "");
     }
     if (c->activation_checkpointing.present) {
 #define a (&c->activation_checkpointing)
