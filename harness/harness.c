@@ -706,12 +706,23 @@ static int gpu_run(const struct zs_schedule *s, const char *out, int caching,
     read_line_after("/proc/driver/nvidia/version", "Kernel Module", name,
                     sizeof name);
     {
-        /* "  570.124.06  Release Build ..." -> the version word */
+        /* The first word of the form digits.digits[...]: the proprietary
+         * module prints "Kernel Module  570.124.06  Release Build ...", the
+         * open one "Kernel Module for x86_64  580.159.04  Release Build"
+         * (the word after the key was recorded as "for" before). */
         char *p = name;
-        while (*p == ' ')
-            p++;
-        p[strcspn(p, " ")] = '\0';
-        zs_strlcpy(m.env.driver, p, sizeof m.env.driver);
+        while (*p) {
+            size_t n;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            n = strcspn(p, " \t");
+            if (n && p[0] >= '0' && p[0] <= '9' && memchr(p, '.', n)) {
+                p[n] = '\0';
+                zs_strlcpy(m.env.driver, p, sizeof m.env.driver);
+                break;
+            }
+            p += n;
+        }
     }
     if (!m.env.driver[0] && cudaDriverGetVersion(&drv) == cudaSuccess)
         snprintf(m.env.driver, sizeof m.env.driver, "cuda %d.%d", drv / 1000,
