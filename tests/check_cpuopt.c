@@ -9,6 +9,8 @@
 #include "cli/cli_setup.h"
 #include "sched/sched.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,18 +25,10 @@ struct run {
 
 static void setup(struct run *r, const char *flags, bool simulate)
 {
-    char buf[512], *save = NULL, *kv;
     struct zs_err err = {0, ""};
     struct zs_setup su = {0};
     zs_cfg_defaults(&r->cfg);
-    snprintf(buf, sizeof buf, "%s", flags);
-    for (kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        ck_assert_ptr_nonnull(eq);
-        *eq = '\0';
-        ck_assert_msg(zs_cfg_apply_flag(&r->cfg, kv, eq + 1, &err) == 0, "%s",
-                      err.msg);
-    }
+    zt_apply_flags(&r->cfg, flags);
     ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
                   err.msg);
     if (!simulate)

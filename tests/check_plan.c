@@ -9,6 +9,8 @@
 #include "train/lint.h"
 #include "util/units.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,15 +29,8 @@ static void plan_obj(struct pl *x, const char *model, const char *gpus,
 {
     struct zs_err err = {0, ""};
     struct zs_plan_opts po;
-    char buf[256], *save = NULL;
     zs_cfg_defaults(&x->base);
-    snprintf(buf, sizeof buf, "%s", flags);
-    for (char *kv = strtok_r(buf, ";", &save); kv;
-         kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        *eq = '\0';
-        ck_assert_int_eq(zs_cfg_apply_flag(&x->base, kv, eq + 1, &err), 0);
-    }
+    zt_apply_flags(&x->base, flags);
     ck_assert_int_eq(zs_model_resolve(model, &x->m, &err), 0);
     ck_assert_msg(
         zs_hw_resolve(gpus, x->base.host_ram_bytes, 0, &x->cl, &err) == 0, "%s",

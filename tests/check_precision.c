@@ -21,6 +21,8 @@
 #include "util/alloc.h"
 #include "util/units.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,19 +40,11 @@ struct run {
  * are exported (their bytes by kind). */
 static void sim(struct run *r, const char *flags, bool ex)
 {
-    char buf[512], *save = NULL, *kv;
     struct zs_err err = {0, ""};
     struct zs_setup su = {0};
     zs_cfg_defaults(&r->cfg);
     memset(&r->ex, 0, sizeof r->ex);
-    snprintf(buf, sizeof buf, "%s", flags);
-    for (kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        ck_assert_ptr_nonnull(eq);
-        *eq = '\0';
-        ck_assert_msg(zs_cfg_apply_flag(&r->cfg, kv, eq + 1, &err) == 0, "%s",
-                      err.msg);
-    }
+    zt_apply_flags(&r->cfg, flags);
     ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
                   err.msg);
     su.model = &r->m;
@@ -377,16 +371,9 @@ START_TEST(test_deepspeed_policy_rejections)
         struct zs_model m;
         struct zs_cluster cl;
         struct zs_err err = {0, ""};
-        char buf[256], *save = NULL;
         zs_cfg_defaults(&c);
         snprintf(c.model, sizeof c.model, "7b");
-        snprintf(buf, sizeof buf, "%s", cases[i].flags);
-        for (char *kv = strtok_r(buf, ";", &save); kv;
-             kv = strtok_r(NULL, ";", &save)) {
-            char *eq = strchr(kv, '=');
-            *eq = '\0';
-            ck_assert_int_eq(zs_cfg_apply_flag(&c, kv, eq + 1, &err), 0);
-        }
+        zt_apply_flags(&c, cases[i].flags);
         ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EUSAGE);
         ck_assert_str_eq(err.msg, cases[i].msg);
     }

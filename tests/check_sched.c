@@ -13,6 +13,8 @@
 #include "util/alloc.h"
 #include "util/units.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
@@ -31,18 +33,10 @@ struct run {
 /* Runs `zsim simulate` as the CLI would with flags "k=v;k=v". */
 static void sim(struct run *r, const char *flags)
 {
-    char buf[512], *save = NULL, *kv;
     struct zs_err err = {0, ""};
     struct zs_setup su = {0};
     zs_cfg_defaults(&r->cfg);
-    snprintf(buf, sizeof buf, "%s", flags);
-    for (kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        ck_assert_ptr_nonnull(eq);
-        *eq = '\0';
-        ck_assert_msg(zs_cfg_apply_flag(&r->cfg, kv, eq + 1, &err) == 0, "%s",
-                      err.msg);
-    }
+    zt_apply_flags(&r->cfg, flags);
     ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
                   err.msg);
     su.model = &r->m;
@@ -336,16 +330,9 @@ START_TEST(test_bad_cross_field)
         struct zs_model m;
         struct zs_cluster cl;
         struct zs_err err = {0, ""};
-        char buf[256], *save = NULL;
         zs_cfg_defaults(&c);
         snprintf(c.model, sizeof c.model, "7b");
-        snprintf(buf, sizeof buf, "%s", cases[i].flags);
-        for (char *kv = strtok_r(buf, ";", &save); kv;
-             kv = strtok_r(NULL, ";", &save)) {
-            char *eq = strchr(kv, '=');
-            *eq = '\0';
-            ck_assert_int_eq(zs_cfg_apply_flag(&c, kv, eq + 1, &err), 0);
-        }
+        zt_apply_flags(&c, cases[i].flags);
         ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EUSAGE);
         ck_assert_str_eq(err.msg, cases[i].msg);
     }

@@ -85,6 +85,20 @@ static void plist_release(struct plist *l)
     memset(l, 0, sizeof *l);
 }
 
+/* The six lists both unit builders use: a unit's forward and backward
+ * pieces, the layer's attention core and its element-wise extras. */
+static void plists_release(struct plist *f, struct plist *bw, struct plist *af,
+                           struct plist *ab, struct plist *ef,
+                           struct plist *eb)
+{
+    plist_release(f);
+    plist_release(bw);
+    plist_release(af);
+    plist_release(ab);
+    plist_release(ef);
+    plist_release(eb);
+}
+
 static void add_gemm(const struct zs_bctx *b, struct plist *l, double m,
                      double n, double k, double count)
 {
@@ -391,12 +405,7 @@ int zs_units_build_leaves(struct zs_bctx *b)
             goto out;
     }
 out:
-    plist_release(&f);
-    plist_release(&bw);
-    plist_release(&af);
-    plist_release(&ab);
-    plist_release(&ef);
-    plist_release(&eb);
+    plists_release(&f, &bw, &af, &ab, &ef, &eb);
     return rc;
 }
 
@@ -466,12 +475,7 @@ int zs_units_build_groups(struct zs_bctx *b)
             goto out;
     }
 out:
-    plist_release(&f);
-    plist_release(&bw);
-    plist_release(&af);
-    plist_release(&ab);
-    plist_release(&ef);
-    plist_release(&eb);
+    plists_release(&f, &bw, &af, &ab, &ef, &eb);
     return rc;
 }
 
