@@ -147,7 +147,11 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
                     : "reduce-scatter every micro-step");
     if (c->offload_optimizer != ZS_OFF_NONE || c->offload_param != ZS_OFF_NONE) {
         /* what the CPU optimizer phase assumed, as the command to run */
-        zs_launch_line(c, &cl->node, cl->nodes, NULL, buf, sizeof buf);
+        zs_launch_line(c, &cl->node, cl->nodes,
+                       c->framework == ZS_FW_DEEPSPEED && c->ds_config[0]
+                           ? c->ds_config
+                           : NULL,
+                       buf, sizeof buf);
         fprintf(out, "launch:   %s\n", buf);
     }
     if (c->gpu_reserved_bytes && !c->gpu_reserved_gpus)
