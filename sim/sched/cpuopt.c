@@ -206,9 +206,20 @@ void zs_launch_line(const struct zs_cfg *c, const struct zs_node *nd,
         }
         break;
     default:
-        snprintf(buf, cap, "%storchrun --nnodes %d --nproc-per-node %lld "
-                           "train.py%s",
-                 env, nodes, procs, ds);
+        if (c->trainer == ZS_TRAINER_TORCHTUNE)
+            /* torchtune's launcher wraps torchrun (torchtune/_cli/run.py);
+             * its distributed recipes by method */
+            snprintf(buf, cap,
+                     "%stune run --nnodes %d --nproc_per_node %lld %s "
+                     "--config CONFIG",
+                     env, nodes, procs,
+                     c->method == ZS_METHOD_FULL ? "full_finetune_distributed"
+                                                 : "lora_finetune_distributed");
+        else
+            snprintf(buf, cap,
+                     "%storchrun --nnodes %d --nproc-per-node %lld "
+                     "train.py%s",
+                     env, nodes, procs, ds);
         break;
     }
     {
