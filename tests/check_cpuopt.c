@@ -208,15 +208,8 @@ START_TEST(test_bad_flags)
          "invalid value for '--cpu-threads': must be an integer in [0, 1024] "
          "(got '2000')"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct zs_cfg c;
-        struct zs_err err = {0, ""};
-        zs_cfg_defaults(&c);
-        ck_assert_int_eq(
-            zs_cfg_apply_flag(&c, cases[i].flag, cases[i].value, &err),
-            ZS_EUSAGE);
-        ck_assert_str_eq(err.msg, cases[i].msg);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        zt_expect_bad_flag(cases[i].flag, cases[i].value, cases[i].msg);
 }
 END_TEST
 

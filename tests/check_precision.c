@@ -366,17 +366,8 @@ START_TEST(test_deepspeed_policy_rejections)
          "yet: use '--reduce-dtype bf16' (DeepSpeed's default with "
          "bf16.enabled)"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct zs_cfg c;
-        struct zs_model m;
-        struct zs_cluster cl;
-        struct zs_err err = {0, ""};
-        zs_cfg_defaults(&c);
-        snprintf(c.model, sizeof c.model, "7b");
-        zt_apply_flags(&c, cases[i].flags);
-        ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EUSAGE);
-        ck_assert_str_eq(err.msg, cases[i].msg);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        zt_expect_resolve_error(cases[i].flags, cases[i].msg);
 }
 END_TEST
 
@@ -395,15 +386,8 @@ START_TEST(test_bad_dtype_flags)
          "invalid value for '--trainer': must be one of hf, torchtitan, "
          "torchtune (got 'axolotl')"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct zs_cfg c;
-        struct zs_err err = {0, ""};
-        zs_cfg_defaults(&c);
-        ck_assert_int_eq(
-            zs_cfg_apply_flag(&c, cases[i].flag, cases[i].value, &err),
-            ZS_EUSAGE);
-        ck_assert_str_eq(err.msg, cases[i].msg);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        zt_expect_bad_flag(cases[i].flag, cases[i].value, cases[i].msg);
 }
 END_TEST
 

@@ -289,15 +289,8 @@ START_TEST(test_bad_configs)
         {"micro-bach", "2",
          "unknown option '--micro-bach': did you mean '--micro-batch'?"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct zs_cfg c;
-        struct zs_err err = {0, ""};
-        zs_cfg_defaults(&c);
-        ck_assert_int_eq(
-            zs_cfg_apply_flag(&c, cases[i].flag, cases[i].value, &err),
-            ZS_EUSAGE);
-        ck_assert_str_eq(err.msg, cases[i].msg);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        zt_expect_bad_flag(cases[i].flag, cases[i].value, cases[i].msg);
 }
 END_TEST
 
@@ -325,17 +318,8 @@ START_TEST(test_bad_cross_field)
          "'--offload-optimizer cpu': it fails with \"Expected a cuda device, "
          "but got: cpu\" (bitsandbytes #1402; see 'zsim lint')"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct zs_cfg c;
-        struct zs_model m;
-        struct zs_cluster cl;
-        struct zs_err err = {0, ""};
-        zs_cfg_defaults(&c);
-        snprintf(c.model, sizeof c.model, "7b");
-        zt_apply_flags(&c, cases[i].flags);
-        ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EUSAGE);
-        ck_assert_str_eq(err.msg, cases[i].msg);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        zt_expect_resolve_error(cases[i].flags, cases[i].msg);
 }
 END_TEST
 

@@ -7,6 +7,7 @@
 #ifndef ZS_TESTS_TESTUTIL_H
 #define ZS_TESTS_TESTUTIL_H
 
+#include "cli/cli_setup.h"
 #include "train/config.h"
 #include "util/err.h"
 
@@ -30,6 +31,33 @@ static inline void zt_apply_flags(struct zs_cfg *c, const char *flags)
         ck_assert_msg(zs_cfg_apply_flag(c, kv, eq + 1, &err) == 0, "%s",
                       err.msg);
     }
+}
+
+/* One bad flag value: zs_cfg_apply_flag refuses it (exit 2) with exactly
+ * `msg`. */
+static inline void zt_expect_bad_flag(const char *flag, const char *value,
+                                      const char *msg)
+{
+    struct zs_cfg c;
+    struct zs_err err = {0, ""};
+    zs_cfg_defaults(&c);
+    ck_assert_int_eq(zs_cfg_apply_flag(&c, flag, value, &err), ZS_EUSAGE);
+    ck_assert_str_eq(err.msg, msg);
+}
+
+/* Flags "k=v;k=v" that each parse but together are refused when the
+ * configuration is resolved (model 7b), with exactly `msg`. */
+static inline void zt_expect_resolve_error(const char *flags, const char *msg)
+{
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_err err = {0, ""};
+    zs_cfg_defaults(&c);
+    snprintf(c.model, sizeof c.model, "7b");
+    zt_apply_flags(&c, flags);
+    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EUSAGE);
+    ck_assert_str_eq(err.msg, msg);
 }
 
 #endif
