@@ -215,7 +215,9 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
      * GPU optimizer states are allocated lazily at the end of the first
      * step, so only the second step's forward holds them together with the
      * activations (a 7B ZeRO-3 candidate at micro 2 fit after one step and
-     * failed for fragmentation in the second). */
+     * failed for fragmentation in the second), and the caching allocator
+     * enters it with the first step's cached blocks (FSDP2 7B offload at
+     * micro 8 fails the same way, with no optimizer state on the GPU). */
     b.nsteps = su->plan_mode ? 2 : 1 + (int)su->cfg->steps;
     b.step_start = zs_calloc((size_t)b.nsteps, sizeof *b.step_start);
     b.step_end = zs_calloc((size_t)b.nsteps, sizeof *b.step_end);
