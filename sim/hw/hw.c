@@ -57,6 +57,9 @@ static const struct zs_hw_gpu_entry g_gpus[] = {
      "h100-sxm-96gb",
      "grand-teton-h100",
      {"H100-96GB", "H100-HBM2e-96GB", NULL}},
+    /* The single-GPU cards of torchtune's README table. */
+    {"RTX-4090", "rtx-4090", "pcie-rtx4090", {"RTX4090", NULL}},
+    {"RTX-A6000", "rtx-a6000", "pcie-rtxa6000", {"A6000", "RTXA6000", NULL}},
 };
 #define NGPUS ((int)(sizeof g_gpus / sizeof g_gpus[0]))
 
@@ -68,6 +71,8 @@ static const struct zs_hw_node_entry g_nodes[] = {
     {"PCIe server, 8x H100 PCIe", "pcie-h100"},
     {"PCIe server, 8x L40S", "pcie-l40s"},
     {"Grand Teton H100", "grand-teton-h100"},
+    {"PCIe server, 8x RTX 4090", "pcie-rtx4090"},
+    {"PCIe server, 8x RTX A6000", "pcie-rtxa6000"},
 };
 #define NNODES ((int)(sizeof g_nodes / sizeof g_nodes[0]))
 
@@ -80,7 +85,9 @@ static const char *const g_node_names[NNODES] = {"DGX H100",
                                                  "DGX A100 320GB",
                                                  "PCIe server, 8x H100 PCIe",
                                                  "PCIe server, 8x L40S",
-                                                 "Grand Teton H100"};
+                                                 "Grand Teton H100",
+                                                 "PCIe server, 8x RTX 4090",
+                                                 "PCIe server, 8x RTX A6000"};
 
 int zs_hw_gpu_entries(const struct zs_hw_gpu_entry **out)
 {
