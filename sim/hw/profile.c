@@ -270,6 +270,7 @@ static const struct zs_field gpu_compute[] = {
     {"attn_eff", ZS_F_DOUBLE, GF(attn_eff), 0.01, 1, 0, REQ, NULL, 0, NULL},
     {"launch_overhead_ns", ZS_F_INT, GF(launch_overhead_ns), 0, 1e6, 0, REQ,
      NULL, 0, NULL},
+    {"sms", ZS_F_INT, GF(sms), 0, 1024, 0, 0, NULL, 0, NULL},
     SRC_FIELD(struct gpu_file),
 };
 
