@@ -48,7 +48,12 @@ START_TEST(test_shipped_profiles_load)
         ck_assert_int_eq(n.gpus_installed, 8);
         /* Every group carries a source. */
         ck_assert_int_ge(n.sources.n, 10);
-        ck_assert_int_eq(n.gpu.sources.n, 6);
+        /* six groups, and attn_eff_by_seq where measured (not L40S) */
+        ck_assert_int_eq(n.gpu.sources.n,
+                         n.gpu.attn_eff_by_seq.n > 0 ? 7 : 6);
+        ck_assert_int_eq(n.gpu.sms > 0, 1);
+        for (int k = 0; k < n.gpu.sources.n; k++)
+            ck_assert_int_gt((int)strlen(n.gpu.sources.item[k].text), 10);
         for (int k = 0; k < n.sources.n; k++)
             ck_assert_int_gt((int)strlen(n.sources.item[k].text), 10);
     }
@@ -216,6 +221,29 @@ START_TEST(test_gemm_shape)
      * under the 5 us floor. */
     ck_assert(NEAR(zs_gpu_gemm_s(g, 16, 16, 16), 5e-6, 1e-12));
     ck_assert(zs_gpu_gemm_shape(g, 0, 16, 16, &sh) == 0);
+}
+END_TEST
+
+/* Flash-attention efficiency by sequence length: H100 SXM's curve from
+ * the FA2 fwd+bwd causal head-dim-128 benchmark (163..328 TFLOPS / 989). */
+START_TEST(test_attn_eff)
+{
+    const struct zs_gpu *g = &resolve_ok("8xH100", 0, 0)->node.gpu;
+    /* 308 / 989 at 8k */
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 8192), 0.3114, 1e-9));
+    /* 3000 between 2k (0.2679) and 4k (0.2973): log2(3000/2048) =
+     * 0.5507468; 0.2679 + 0.0294 x 0.5507468 = 0.2840920 */
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 3000), 0.2840920, 1e-6));
+    /* clamped at both ends */
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 128), 0.1648, 1e-9));
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 131072), 0.3316, 1e-9));
+    /* A100: 182 / 312 at 8k */
+    g = &resolve_ok("8xA100", 0, 0)->node.gpu;
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 8192), 0.5833, 1e-9));
+    /* without the curve: attn_eff at every length */
+    g = &resolve_ok("tests/data/good/hw-node.json", 0, 0)->node.gpu;
+    ck_assert(g->attn_eff_by_seq.n == 0);
+    ck_assert(zs_gpu_attn_eff(g, 4096) == g->attn_eff);
 }
 END_TEST
 
@@ -547,6 +575,7 @@ Suite *suite_hw(void)
     tcase_add_test(core, test_curve_eval);
     tcase_add_test(core, test_kernel_times);
     tcase_add_test(core, test_gemm_shape);
+    tcase_add_test(core, test_attn_eff);
     tcase_add_test(core, test_collectives);
     tcase_add_test(core, test_flags_good);
     tcase_add_test(limits, test_alloc_failures);

@@ -521,6 +521,13 @@ double zs_gpu_gemm_s(const struct zs_gpu *g, double m, double n, double k)
     return flops / (g->peak_bf16_flops * eff);
 }
 
+double zs_gpu_attn_eff(const struct zs_gpu *g, double seq)
+{
+    if (g->attn_eff_by_seq.n > 0)
+        return zs_curve_eval(&g->attn_eff_by_seq, seq);
+    return g->attn_eff;
+}
+
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes)
 {
     double bw = g->hbm_bytes_per_s * (g->hbm_eff > 0 ? g->hbm_eff : 1);

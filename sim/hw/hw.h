@@ -80,6 +80,10 @@ struct zs_gpu {
     /* Streaming multiprocessors (datasheet); 0: no shape model, GEMMs use
      * the gemm_eff curve by FLOPs alone (zs_gpu_gemm_s). */
     int64_t sms;
+    /* Flash-attention (FA2, SDPA's flash backend) forward+backward fraction
+     * of peak vs sequence length, causal; n == 0: attn_eff at every
+     * length. */
+    struct zs_curve attn_eff_by_seq;
     struct zs_hw_sources sources; /* read-only */
 };
 
@@ -189,6 +193,9 @@ struct zs_gemm_shape {
  * a profile without sms. */
 double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
                          struct zs_gemm_shape *out);
+/* Flash-attention fraction of peak at sequence length seq: the
+ * attn_eff_by_seq curve when the profile has one, else attn_eff. */
+double zs_gpu_attn_eff(const struct zs_gpu *g, double seq);
 /* Time of a memory-bound kernel moving `bytes` through HBM. */
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes);
 
