@@ -48,9 +48,11 @@ static double attn_fwd_ns(const struct zs_bctx *b)
     double sp = (double)b->c->sp;
     double heads = (double)m->n_heads / sp;
     if (b->c->attention == ZS_ATTN_FLASH) {
-        /* flash-attn 2 or SDPA's flash backend (PyTorch vendors FA2's
-         * kernels): the fraction of peak measured for that sequence length
-         * (the profile's attn_eff_by_seq, forward+backward, causal) */
+        /* flash-attn 2 or SDPA's flash backend, which runs FlashAttention-2
+         * since PyTorch 2.2 (PyTorch 2.2 release blog: "scaled_dot_product_
+         * attention (SDPA) now supports FlashAttention-2"): the fraction of
+         * peak measured for this sequence length (the profile's
+         * attn_eff_by_seq, forward+backward, causal; hw.h) */
         double fl = zs_model_attn_core_flops(m, b->c->seq_len) * mb / sp;
         return fl / (g->peak_bf16_flops * zs_gpu_attn_eff(g, s)) * 1e9;
     }
