@@ -157,6 +157,9 @@ START_TEST(test_kernel_times)
     ck_assert(g->sms == 0);
     ck_assert(NEAR(zs_gpu_gemm_s(g, 1000, 1000, 1000), 1.174810e-4, 1e-5));
     ck_assert(zs_gpu_gemm_shape(g, 1000, 1000, 1000, &sh) == 0);
+    /* batched without the shape model: batch x one GEMM */
+    ck_assert(NEAR(zs_gpu_gemm_batched_s(g, 3, 1000, 1000, 1000),
+                   3 * 1.174810e-4, 1e-5));
 }
 END_TEST
 
@@ -216,6 +219,22 @@ START_TEST(test_gemm_shape)
     t = zs_gpu_gemm_shape(g, 4096, 4096, 64, &sh);
     ck_assert(NEAR(t, 16.1521e-6, 1e-4));
     ck_assert(sh.memory_s > sh.compute_s);
+
+    /* Batched (eager attention's QK^T at seq 512, 32 x 16 heads): 512
+     * GEMMs of 512 x 512 x 128 in one kernel.  Tiles 512 x 4 x 2 = 4096 of
+     * 128x256 (32 waves, 61.07 us of compute); bytes 512 x 2 x (512*128*2 +
+     * 512*512) = 402653184 / 2.8475e12 = 141.406 us: memory-bound, t =
+     * 145.406 us.  One at a time (16 tiles of 128x128 each, one wave):
+     * 4 us + 2*128*128*192 / 6.593391e12 = 4.954 us, under the 5 us
+     * floor: 512 x 5 us = 2560 us, 17.6x the batched kernel. */
+    t = zs_gpu_gemm_batched_s(g, 512, 512, 512, 128);
+    ck_assert(NEAR(t, 145.406e-6, 1e-5));
+    t = zs_gpu_gemm_shape(g, 512, 512, 128, &sh);
+    ck_assert(NEAR(512 * t, 2560e-6, 1e-9));
+    ck_assert(sh.tile_m == 128 && sh.tile_n == 128 && sh.split_k == 1);
+    ck_assert(zs_gpu_gemm_batched_s(g, 0, 512, 512, 128) == 0);
+    ck_assert(NEAR(zs_gpu_gemm_batched_s(g, 1, 896, 4864, 8192),
+                   zs_gpu_gemm_s(g, 896, 4864, 8192), 1e-12));
 
     /* Tiny: 16^3 is one tile, 2*128*256*80 / 6.593391e12 = 0.8 us + 4 us
      * under the 5 us floor. */

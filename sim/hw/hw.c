@@ -453,8 +453,13 @@ int64_t zs_gpu_usable_bytes(const struct zs_gpu *g)
 #define GEMM_SPLITK_MIN_K 1024 /* fitted: smallest K slice under split-K */
 #define GEMM_MAIN_LOOP_X_MAMF 1.0959 /* fitted: 0.88 of peak / H100's 0.803 */
 
-double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
-                         struct zs_gemm_shape *out)
+/* `batch` independent GEMMs of one shape in one kernel (cuBLAS strided
+ * batched GEMM, what torch.matmul runs on [b, h, s, d] tensors): the tiles,
+ * bytes and FLOPs of all of them share the waves and one kernel's
+ * overhead. */
+static double gemm_shape_batched(const struct zs_gpu *g, double batch,
+                                 double m, double n, double k,
+                                 struct zs_gemm_shape *out)
 {
     static const int tiles_mn[3][2] = {{128, 256}, {256, 128}, {128, 128}};
     struct zs_gemm_shape best, c;
@@ -464,9 +469,10 @@ double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
     memset(&best, 0, sizeof best);
     if (out)
         *out = best;
-    if (!(m >= 1 && n >= 1 && k >= 1) || !(sms > 0) || !(peak > 0))
+    if (!(m >= 1 && n >= 1 && k >= 1 && batch >= 1) || !(sms > 0) ||
+        !(peak > 0))
         return 0;
-    flops = 2.0 * m * n * k;
+    flops = 2.0 * m * n * k * batch;
     mamf = g->gemm_eff.n > 0 ? g->gemm_eff.y[g->gemm_eff.n - 1] : 1;
     per_sm = peak / sms * (mamf * GEMM_MAIN_LOOP_X_MAMF);
     bw = g->hbm_bytes_per_s * (g->hbm_eff > 0 ? g->hbm_eff : 1);
@@ -477,7 +483,7 @@ double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
         memset(&c, 0, sizeof c);
         c.tile_m = tiles_mn[i][0];
         c.tile_n = tiles_mn[i][1];
-        c.tiles = ceil(m / tm) * ceil(n / tn);
+        c.tiles = batch * ceil(m / tm) * ceil(n / tn);
         if (c.tiles < sms) {
             double by_sm = floor(sms / c.tiles);
             double by_k = floor(k / GEMM_SPLITK_MIN_K);
@@ -491,7 +497,8 @@ double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
             c.waves * 2.0 * tm * tn * (k / s + GEMM_TILE_K_OVERHEAD) / per_sm;
         if (s > 1 && bw > 0)
             c.compute_s += c.tiles * s * tm * tn * 8.0 / bw;
-        c.memory_s = bw > 0 ? 2.0 * (m * k + k * n + m * n) / bw : 0;
+        c.memory_s =
+            bw > 0 ? batch * 2.0 * (m * k + k * n + m * n) / bw : 0;
         c.time_s = c.compute_s;
         if (c.memory_s > c.time_s)
             c.time_s = c.memory_s;
@@ -506,6 +513,22 @@ double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
     if (out)
         *out = best;
     return best.time_s;
+}
+
+double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
+                         struct zs_gemm_shape *out)
+{
+    return gemm_shape_batched(g, 1, m, n, k, out);
+}
+
+double zs_gpu_gemm_batched_s(const struct zs_gpu *g, double batch, double m,
+                             double n, double k)
+{
+    if (!(batch >= 1))
+        return 0;
+    if (g->sms > 0)
+        return gemm_shape_batched(g, floor(batch), m, n, k, NULL);
+    return floor(batch) * zs_gpu_gemm_s(g, m, n, k);
 }
 
 double zs_gpu_gemm_s(const struct zs_gpu *g, double m, double n, double k)

@@ -179,10 +179,14 @@ int64_t zs_gpu_usable_bytes(const struct zs_gpu *g);
  * per-tile and per-kernel overheads, the HBM roofline) at the curve's
  * top efficiency (MAMF); without, the gemm_eff curve by FLOPs. */
 double zs_gpu_gemm_s(const struct zs_gpu *g, double m, double n, double k);
+/* `batch` GEMMs of one shape in one batched kernel (torch.matmul over
+ * [b, h, s, d]); without sms, batch x zs_gpu_gemm_s. */
+double zs_gpu_gemm_batched_s(const struct zs_gpu *g, double batch, double m,
+                             double n, double k);
 /* The shape model's pieces, for reports and tests. */
 struct zs_gemm_shape {
     int tile_m, tile_n; /* the CTA tile chosen (the fastest candidate) */
-    double tiles;       /* ceil(m/tile_m) x ceil(n/tile_n) */
+    double tiles;       /* [batch x] ceil(m/tile_m) x ceil(n/tile_n) */
     int split_k;        /* K split this many ways (1: none) */
     double waves;       /* ceil(tiles x split_k / sms) */
     double compute_s;   /* waves x one tile's main loop (+ split-K reduce) */
