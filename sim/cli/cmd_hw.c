@@ -393,6 +393,7 @@ static void show_json(const struct zs_cluster *c)
         {"nccl_bytes", (double)g->nccl_bytes},
         {"peak_bf16_flops", g->peak_bf16_flops},
         {"attn_eff", g->attn_eff},
+        {"sms", (double)g->sms},
         {"hbm_bytes_per_s", g->hbm_bytes_per_s},
         {"hbm_eff", g->hbm_eff},
         {"nvlink_bytes_per_s", g->nvlink_bytes_per_s},
@@ -432,6 +433,8 @@ static void show_json(const struct zs_cluster *c)
     }
     printf("  \"curves\": {\n");
     jcurve("gemm_eff", "flops", "eff", &g->gemm_eff, 0);
+    if (g->attn_eff_by_seq.n > 0)
+        jcurve("attn_eff_by_seq", "seq", "eff", &g->attn_eff_by_seq, 0);
     jcurve("allgather_busbw", "bytes", "bytes_per_s", &n->allgather_busbw, 0);
     jcurve("reducescatter_busbw", "bytes", "bytes_per_s",
            &n->reducescatter_busbw, 0);
