@@ -432,9 +432,11 @@ int64_t zs_gpu_usable_bytes(const struct zs_gpu *g)
  * [assumption: cuBLAS's heuristic picks the fastest of these; smaller tiles
  * and stream-K are not modelled, split-K stands for them].
  *
- * The five constants are fitted on OpenXLA's measured H100 (sm_90) table,
+ * The constants come from OpenXLA's measured H100 (sm_90) table (the floor
+ * is its smallest time, 256^3 at 4.99 us; the other four are fitted),
  * xla/service/gpu/model/default_matmul_perf_table.txtpb at openxla/xla
- * commit ad6eaee1b2f13931e3ceb26dc50bf3ac6b425496: 375 bf16 GEMMs,
+ * commit ad6eaee1b2f13931e3ceb26dc50bf3ac6b425496 (read in the ROCm/xla
+ * fork, which carries the upstream commit): 375 bf16 GEMMs,
  * b in {1,2,4}, m, n, k in {256, ..., 4096}, kernel times from XLA's
  * profiler (5 runs after a warm-up).  Fitted by grid search on the even
  * entries, checked on the odd ones (docs/kernels.md "GEMM efficiency by
@@ -444,7 +446,8 @@ int64_t zs_gpu_usable_bytes(const struct zs_gpu *g)
  * a ratio to the profile's MAMF so other GPUs scale with their own
  * measured ceiling [assumption: the ratio carries over from H100].  The
  * model reproduces the MAMF search's best H100 shape, 2048x2048x13312 at
- * 794.5 TFLOPS (stas00/ml-engineering compute/accelerator/README.md), at
+ * 794.5 TFLOPS (stas00/ml-engineering compute/accelerator/README.md at
+ * 744d01e18b79512572f64a6bbd8b5f4a725203a7), at
  * 78.1 % of peak against the measured 80.3 %.
  */
 #define GEMM_FLOOR_S 5e-6      /* smallest kernel time in the table: 256^3 */
