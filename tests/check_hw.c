@@ -49,8 +49,7 @@ START_TEST(test_shipped_profiles_load)
         /* Every group carries a source. */
         ck_assert_int_ge(n.sources.n, 10);
         /* six groups, and attn_eff_by_seq where measured (not L40S) */
-        ck_assert_int_eq(n.gpu.sources.n,
-                         n.gpu.attn_eff_by_seq.n > 0 ? 7 : 6);
+        ck_assert_int_eq(n.gpu.sources.n, n.gpu.attn_eff_by_seq.n > 0 ? 7 : 6);
         ck_assert_int_eq(n.gpu.sms > 0, 1);
         for (int k = 0; k < n.gpu.sources.n; k++)
             ck_assert_int_gt((int)strlen(n.gpu.sources.item[k].text), 10);

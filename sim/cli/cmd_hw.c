@@ -231,9 +231,9 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
                   (int)g->sms, 100 * ge->y[ge->n - 1]);
     else
         rc |= row(t, "GEMM efficiency",
-                  "%.1f%% at 1e%d FLOP ... %.1f%% at 1e%d FLOP",
-                  100 * ge->y[0], (int)lround(log10(ge->x[0])),
-                  100 * ge->y[ge->n - 1], (int)lround(log10(ge->x[ge->n - 1])));
+                  "%.1f%% at 1e%d FLOP ... %.1f%% at 1e%d FLOP", 100 * ge->y[0],
+                  (int)lround(log10(ge->x[0])), 100 * ge->y[ge->n - 1],
+                  (int)lround(log10(ge->x[ge->n - 1])));
     if (g->attn_eff_by_seq.n > 0) {
         const struct zs_curve *ac = &g->attn_eff_by_seq;
         rc |= row(t, "flash-attention efficiency",

@@ -450,19 +450,18 @@ int64_t zs_gpu_usable_bytes(const struct zs_gpu *g)
  * 744d01e18b79512572f64a6bbd8b5f4a725203a7), at
  * 78.1 % of peak against the measured 80.3 %.
  */
-#define GEMM_FLOOR_S 5e-6      /* smallest kernel time in the table: 256^3 */
-#define GEMM_OVERHEAD_S 4e-6   /* fitted: per kernel (fill, tail, launch) */
+#define GEMM_FLOOR_S 5e-6       /* smallest kernel time in the table: 256^3 */
+#define GEMM_OVERHEAD_S 4e-6    /* fitted: per kernel (fill, tail, launch) */
 #define GEMM_TILE_K_OVERHEAD 64 /* fitted: per tile, in K elements */
-#define GEMM_SPLITK_MIN_K 1024 /* fitted: smallest K slice under split-K */
+#define GEMM_SPLITK_MIN_K 1024  /* fitted: smallest K slice under split-K */
 #define GEMM_MAIN_LOOP_X_MAMF 1.0959 /* fitted: 0.88 of peak / H100's 0.803 */
 
 /* `batch` independent GEMMs of one shape in one kernel (cuBLAS strided
  * batched GEMM, what torch.matmul runs on [b, h, s, d] tensors): the tiles,
  * bytes and FLOPs of all of them share the waves and one kernel's
  * overhead. */
-static double gemm_shape_batched(const struct zs_gpu *g, double batch,
-                                 double m, double n, double k,
-                                 struct zs_gemm_shape *out)
+static double gemm_shape_batched(const struct zs_gpu *g, double batch, double m,
+                                 double n, double k, struct zs_gemm_shape *out)
 {
     static const int tiles_mn[3][2] = {{128, 256}, {256, 128}, {128, 128}};
     struct zs_gemm_shape best, c;
@@ -500,8 +499,7 @@ static double gemm_shape_batched(const struct zs_gpu *g, double batch,
             c.waves * 2.0 * tm * tn * (k / s + GEMM_TILE_K_OVERHEAD) / per_sm;
         if (s > 1 && bw > 0)
             c.compute_s += c.tiles * s * tm * tn * 8.0 / bw;
-        c.memory_s =
-            bw > 0 ? batch * 2.0 * (m * k + k * n + m * n) / bw : 0;
+        c.memory_s = bw > 0 ? batch * 2.0 * (m * k + k * n + m * n) / bw : 0;
         c.time_s = c.compute_s;
         if (c.memory_s > c.time_s)
             c.time_s = c.memory_s;

@@ -305,8 +305,8 @@ static const struct zs_field gpu_pcie[] = {
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
 
 static const struct curve_spec gemm_curve = {"gemm_eff", 1, 1e18, 0, 0.001, 1};
-static const struct curve_spec attn_seq_curve = {"attn_eff_by_seq", 1, 1e8, 0,
-                                                 0.001, 1};
+static const struct curve_spec attn_seq_curve = {
+    "attn_eff_by_seq", 1, 1e8, 0, 0.001, 1};
 
 static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
                          struct gpu_file *gf, struct zs_err *err)
