@@ -427,6 +427,44 @@ START_TEST(test_plain_live_at_peak)
 }
 END_TEST
 
+/* Live-at ordering with ties, both ways of filling: PLAIN allocations of
+ * 3, 7, 3, 9, 7, 5 bytes (tasks in submission order), nothing freed.  At the
+ * last log index all six are live; largest first, ties by lower task id:
+ * 9 (4th), 7 (2nd), 7 (5th), 5 (6th), 3 (1st), 3 (3rd).  cap = 6 sorts the
+ * whole list; cap = 4 and cap = 1 keep the first entries of the same order;
+ * zs_sim_alloc_bytes gives the requested sizes back. */
+START_TEST(test_live_at_order)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 0);
+    int q = zs_sim_add_queue(s, "a");
+    const int64_t sz[6] = {3, 7, 3, 9, 7, 5};
+    const int want[6] = {3, 1, 4, 5, 0, 2};
+    int32_t id[6], live[6], d;
+    for (int i = 0; i < 6; i++)
+        id[i] = alloc(s, q, p, sz[i], 0);
+    d = delay(s, q, 1, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(zs_sim_pool_live_at(s, p, 5, live, 6), 6);
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(live[i], id[want[i]]);
+    for (int cap = 4; cap >= 1; cap -= 3) {
+        for (int i = 0; i < 6; i++)
+            live[i] = -1;
+        ck_assert_int_eq(zs_sim_pool_live_at(s, p, 5, live, cap), 6);
+        for (int i = 0; i < cap; i++)
+            ck_assert_int_eq(live[i], id[want[i]]);
+        for (int i = cap; i < 6; i++)
+            ck_assert_int_eq(live[i], -1);
+    }
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(zs_sim_alloc_bytes(s, id[i]), sz[i]);
+    ck_assert_int_eq(zs_sim_alloc_bytes(s, d), 0);
+    ck_assert_int_eq(zs_sim_alloc_bytes(s, 99), 0);
+    zs_sim_free(s);
+}
+END_TEST
+
 struct cstate {
     int64_t allocated, reserved;
 };
@@ -1331,6 +1369,7 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cores_fifo);
     tcase_add_test(core, test_fifo_ties);
     tcase_add_test(core, test_plain_live_at_peak);
+    tcase_add_test(core, test_live_at_order);
     tcase_add_test(core, test_cuda_reuse);
     tcase_add_test(core, test_cuda_rounding);
     tcase_add_test(core, test_cuda_pools);

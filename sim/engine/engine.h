@@ -176,6 +176,9 @@ void zs_sim_pool_stats(const zs_sim *s, int pool, struct zs_pool_stats *out);
 /* The pool's log (owned by the sim, valid until reset/free). */
 const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool,
                                            int64_t *n);
+/* Bytes requested by ALLOC task id (what its log event records); 0 for any
+ * other task or a bad id. */
+int64_t zs_sim_alloc_bytes(const zs_sim *s, int32_t id);
 /* Allocations live just after log index seq: fills up to cap task ids,
  * largest first; returns how many were live in total. */
 int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
