@@ -457,12 +457,20 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     extra = d->kind == ZS_TASK_FREE;
     if ((size_t)d->ndeps + (size_t)extra > (size_t)INT32_MAX - s->ndeps)
         return zs_err_set(&s->err, ZS_ELIMIT, "too many dependencies");
-    if (zs_grow((void **)&s->tasks, &s->tasks_cap, id + 1, sizeof *s->tasks) ||
-        zs_grow((void **)&s->recs, &s->recs_cap, id + 1, sizeof *s->recs) ||
-        zs_grow((void **)&s->deps, &s->deps_cap,
-                s->ndeps + (size_t)d->ndeps + (size_t)extra, sizeof *s->deps) ||
-        (d->kind == ZS_TASK_FLOW && zs_grow((void **)&s->fdesc, &s->fdesc_cap,
-                                            s->nfdesc + 1, sizeof *s->fdesc)))
+    /* zs_grow only when full: once warm (a planner thread re-using its
+     * sim across candidates) a submission calls no allocator at all */
+    if ((id + 1 > s->tasks_cap &&
+         zs_grow((void **)&s->tasks, &s->tasks_cap, id + 1,
+                 sizeof *s->tasks)) ||
+        (id + 1 > s->recs_cap &&
+         zs_grow((void **)&s->recs, &s->recs_cap, id + 1, sizeof *s->recs)) ||
+        (s->ndeps + (size_t)d->ndeps + (size_t)extra > s->deps_cap &&
+         zs_grow((void **)&s->deps, &s->deps_cap,
+                 s->ndeps + (size_t)d->ndeps + (size_t)extra,
+                 sizeof *s->deps)) ||
+        (d->kind == ZS_TASK_FLOW && s->nfdesc + 1 > s->fdesc_cap &&
+         zs_grow((void **)&s->fdesc, &s->fdesc_cap, s->nfdesc + 1,
+                 sizeof *s->fdesc)))
         return zs_err_set(&s->err, ZS_ENOMEM,
                           "out of memory submitting task '%s'", TNAME(d));
     t = &s->tasks[id];
@@ -475,8 +483,8 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     t->blk = -1;
     t->dep_off = (int32_t)s->ndeps;
     t->ndeps = d->ndeps + extra;
-    if (d->ndeps)
-        memcpy(s->deps + s->ndeps, d->deps, (size_t)d->ndeps * sizeof *s->deps);
+    for (int i = 0; i < d->ndeps; i++) /* usually 1-3: no memcpy call */
+        s->deps[s->ndeps + (size_t)i] = d->deps[i];
     if (extra)
         s->deps[s->ndeps + (size_t)d->ndeps] = d->alloc_task;
     s->ndeps += (size_t)t->ndeps;
