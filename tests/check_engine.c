@@ -465,6 +465,69 @@ START_TEST(test_live_at_order)
 }
 END_TEST
 
+/* Re-running the same tasks reuses the dependency index and restores the
+ * run state.  Queue a: 10 ns delay, then a 1 GB flow on a 10 GB/s link
+ * (100 ms); queue b: a 60-byte PLAIN allocation after the delay, freed after
+ * the flow.  Run 1 with capacity 100: delay [0,10], flow [10, 10+1e8],
+ * alloc at 10, free at 10+1e8; 8 events.  Run 2, capacity 50: the alloc
+ * OOMs at t = 10, the flow still runs, the free never starts.  Run 3,
+ * capacity 100 again: every record equals run 1's.  Then a 5 ns delay on
+ * b after the free is added: run 4 ends at 10+1e8+5 ns with 10 events. */
+START_TEST(test_rerun_same_tasks)
+{
+    zs_sim *s = mk();
+    int l = zs_sim_add_link(s, "pcie", 10e9);
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 100);
+    int qa = zs_sim_add_queue(s, "a"), qb = zs_sim_add_queue(s, "b");
+    int32_t d = delay(s, qa, 10, NULL, 0);
+    int32_t f = flow1(s, qa, 1e9, l, 0, NULL, 0);
+    int32_t a = sub(s, (struct zs_task_desc){.kind = ZS_TASK_ALLOC,
+                                            .queue = qb,
+                                            .pool = p,
+                                            .alloc_bytes = 60,
+                                            .deps = &d,
+                                            .ndeps = 1,
+                                            .name = "buf"});
+    int32_t fr = sub(s, (struct zs_task_desc){.kind = ZS_TASK_FREE,
+                                             .queue = qb,
+                                             .alloc_task = a,
+                                             .deps = &f,
+                                             .ndeps = 1,
+                                             .name = "free"});
+    struct zs_task_rec first[4];
+    struct zs_err err = {0, ""};
+    int32_t e;
+    run_ok(s);
+    ck_assert_int_eq(END(s, d), 10);
+    ck_assert_int_eq(START(s, a), 10);
+    ck_assert_int_eq(END(s, f), 10 + 100 * MS);
+    ck_assert_int_eq(START(s, fr), 10 + 100 * MS);
+    ck_assert_int_eq(BY(s, fr), f);
+    ck_assert_int_eq(zs_sim_events(s), 8);
+    for (int i = 0; i < 4; i++)
+        first[i] = *zs_sim_task(s, i);
+    zs_sim_set_pool_capacity(s, p, 50);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_SIM_OOM);
+    ck_assert_int_eq(zs_sim_oom(s)->task, a);
+    ck_assert_int_eq(START(s, fr), -1);
+    zs_sim_set_pool_capacity(s, p, 100);
+    run_ok(s);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(zs_sim_task(s, i)->start_ns, first[i].start_ns);
+        ck_assert_int_eq(zs_sim_task(s, i)->end_ns, first[i].end_ns);
+        ck_assert_int_eq(zs_sim_task(s, i)->blocked_by, first[i].blocked_by);
+    }
+    ck_assert_int_eq(zs_sim_events(s), 8);
+    e = delay(s, qb, 5, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(START(s, e), 10 + 100 * MS);
+    ck_assert_int_eq(BY(s, e), fr);
+    ck_assert_int_eq(zs_sim_now(s), 10 + 100 * MS + 5);
+    ck_assert_int_eq(zs_sim_events(s), 10);
+    zs_sim_free(s);
+}
+END_TEST
+
 struct cstate {
     int64_t allocated, reserved;
 };
@@ -1370,6 +1433,7 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_fifo_ties);
     tcase_add_test(core, test_plain_live_at_peak);
     tcase_add_test(core, test_live_at_order);
+    tcase_add_test(core, test_rerun_same_tasks);
     tcase_add_test(core, test_cuda_reuse);
     tcase_add_test(core, test_cuda_rounding);
     tcase_add_test(core, test_cuda_pools);

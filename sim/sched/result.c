@@ -90,10 +90,11 @@ static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1,
                       int32_t end_task, double br[BR_N])
 {
     int32_t n = zs_sim_ntasks(b->sim);
+    const struct zs_task_rec *recs = zs_sim_tasks(b->sim);
     int64_t prev_end = t0;
     memset(br, 0, sizeof(double) * BR_N);
     for (int32_t i = 0; i < n; i++) {
-        const struct zs_task_rec *r = zs_sim_task(b->sim, i);
+        const struct zs_task_rec *r = &recs[i];
         int64_t s, e;
         if (r->queue != b->q_comp ||
             (r->kind != ZS_TASK_DELAY && r->kind != ZS_TASK_FLOW))
