@@ -706,6 +706,8 @@ int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
         live_sort(s, tasks, total);
         return total;
     }
+    if (cap == 0)
+        return total; /* the count alone */
     /* More live than cap: keep tasks[0..filled) sorted, largest first, by
      * insertion into at most cap entries (no allocation). */
     for (int64_t i = 0; i <= seq; i++) {

@@ -285,7 +285,21 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         rc = run;
         goto out;
     }
-    rc = zs_reduce_results(&b, run, res);
+    if (run == ZS_SIM_OOM && zs_sim_oom(sim) &&
+        zs_sim_oom(sim)->pool == b.p_gpu) {
+        /* A GPU OOM is re-run below without the limit, and that run's
+         * reduction overwrites every step result: reduce this one for the
+         * verdict alone (no steps).  A host limit crossed earlier makes the
+         * verdict a host OOM, which keeps this run: reduce it whole. */
+        int nsteps = b.nsteps;
+        b.nsteps = 0;
+        rc = zs_reduce_results(&b, run, res);
+        b.nsteps = nsteps;
+        if (!rc && res->oom.where != ZS_OOM_GPU)
+            rc = zs_reduce_results(&b, run, res);
+    } else {
+        rc = zs_reduce_results(&b, run, res);
+    }
     if (!rc && res->oom.where == ZS_OOM_GPU) {
         /* How much would it need?  Run the same tasks again without a GPU
          * limit.  The schedule does not depend on the pool's capacity, and
