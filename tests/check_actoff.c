@@ -23,6 +23,7 @@
  */
 #include "cli/cli_setup.h"
 #include "engine/engine.h"
+#include "plan/plan.h"
 #include "sched/sched.h"
 
 #include "testutil.h"
@@ -239,6 +240,50 @@ START_TEST(test_bad_ds_config)
 }
 END_TEST
 
+/* The planner (plan.c act_offload_search): Qwen2.5-7B, 2 processes, micro 8,
+ * full checkpointing, DeepSpeed: ZeRO-3 with the optimizer offloaded runs
+ * out of GPU memory and fits with cpu_checkpointing; with --act-offload no
+ * the note is empty. */
+static void plan_7b(struct zs_plan *p, bool act, struct zs_cfg *base,
+                    struct zs_model *m, struct zs_cluster *cl)
+{
+    struct zs_err err = {0, ""};
+    struct zs_plan_opts po;
+    zs_cfg_defaults(base);
+    zt_apply_flags(base, "procs=2;micro-batch=8;checkpointing=full");
+    ck_assert_int_eq(zs_model_resolve("7b", m, &err), 0);
+    ck_assert_int_eq(zs_hw_resolve("8xH100", 0, 0, cl, &err), 0);
+    memset(&po, 0, sizeof po);
+    po.suggest = true;
+    po.fix_micro = po.fix_ckpt = true;
+    po.act_offload = act;
+    ck_assert_msg(zs_plan_run(m, cl, base, &po, p, &err) == 0, "%s", err.msg);
+}
+
+START_TEST(test_plan_names_act_offload)
+{
+    static struct zs_cfg base;
+    static struct zs_model m;
+    static struct zs_cluster cl;
+    static struct zs_plan p;
+    const char *lab = "'deepspeed zero3, offload opt, 2 procs, micro 8 x "
+                      "accum 4, ckpt full + cpu_checkpointing'";
+    bool oom = false;
+    plan_7b(&p, true, &base, &m, &cl);
+    for (int i = 0; i < p.n; i++)
+        oom |= p.cand[i].cfg.zero == 3 &&
+               p.cand[i].cfg.offload_optimizer == ZS_OFF_CPU &&
+               p.cand[i].cfg.offload_param == ZS_OFF_NONE &&
+               p.cand[i].status == ZS_CAND_GPU_OOM;
+    ck_assert(oom);
+    ck_assert_msg(strstr(p.act_note, lab) != NULL, "%s", p.act_note);
+    zs_plan_release(&p);
+    plan_7b(&p, false, &base, &m, &cl);
+    ck_assert_str_eq(p.act_note, "");
+    zs_plan_release(&p);
+}
+END_TEST
+
 Suite *suite_actoff(void)
 {
     Suite *s = suite_create("actoff");
@@ -248,6 +293,7 @@ Suite *suite_actoff(void)
     tcase_add_test(core, test_bytes_per_layer_by_hand);
     tcase_add_test(core, test_ds_config_partition_is_blocking);
     tcase_add_test(core, test_trace_offload_stream);
+    tcase_add_test(core, test_plan_names_act_offload);
     tcase_add_test(bad, test_bad_combinations);
     tcase_add_test(bad, test_bad_ds_config);
     suite_add_tcase(s, core);
