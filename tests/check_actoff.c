@@ -24,6 +24,8 @@
 #include "cli/cli_setup.h"
 #include "engine/engine.h"
 #include "plan/plan.h"
+#include "train/dsconfig.h"
+#include "train/lint.h"
 #include "sched/sched.h"
 
 #include "testutil.h"
@@ -284,6 +286,62 @@ START_TEST(test_plan_names_act_offload)
 }
 END_TEST
 
+/* lint rule cpu-checkpointing-needs-ds-checkpoint: info on its own, a
+ * warning when the HF Trainer's gradient checkpointing is on (it uses
+ * torch.utils.checkpoint), absent without cpu_checkpointing. */
+static const struct zs_lint_finding *lint_ckpt(const char *text,
+                                               const struct zs_trainer_args *t,
+                                               struct zs_lint_report *rep)
+{
+    static struct zs_dsconfig ds;
+    static struct zs_ds_notes notes;
+    struct zs_dsconfig_ctx ctx = {0};
+    struct zs_lint_input in;
+    struct zs_err err = {0, ""};
+    memset(&in, 0, sizeof in);
+    ctx.notes = &notes;
+    ctx.trainer = t;
+    ck_assert_int_eq(zs_dsconfig_load_text("ds.json", text, strlen(text), &ctx,
+                                           &ds, &err),
+                     0);
+    in.ds = &ds;
+    in.notes = &notes;
+    in.trainer = t;
+    in.zero_init = true;
+    in.audio_output = -1;
+    ck_assert_int_eq(zs_lint_run(&in, rep, &err), 0);
+    for (int i = 0; i < rep->n; i++)
+        if (!strcmp(rep->finding[i].id, "cpu-checkpointing-needs-ds-checkpoint"))
+            return &rep->finding[i];
+    return NULL;
+}
+
+START_TEST(test_lint_cpu_checkpointing)
+{
+    static struct zs_lint_report rep;
+    static struct zs_trainer_args t;
+    const char *on = "{\"zero_optimization\": {\"stage\": 3},\n"
+                     " \"activation_checkpointing\": {\"cpu_checkpointing\": "
+                     "true}}";
+    const struct zs_lint_finding *f;
+    f = lint_ckpt(on, NULL, &rep);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, ZS_LINT_INFO);
+    ck_assert_str_eq(f->title, "cpu_checkpointing acts only on "
+                               "deepspeed.checkpointing.checkpoint");
+    zs_trainer_args_defaults(&t);
+    t.present = true;
+    t.gradient_checkpointing = true;
+    f = lint_ckpt(on, &t, &rep);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, ZS_LINT_WARNING);
+    ck_assert_str_eq(f->title, "cpu_checkpointing has no effect on the HF "
+                               "Trainer's gradient checkpointing");
+    ck_assert_ptr_null(
+        lint_ckpt("{\"zero_optimization\": {\"stage\": 3}}", NULL, &rep));
+}
+END_TEST
+
 Suite *suite_actoff(void)
 {
     Suite *s = suite_create("actoff");
@@ -294,6 +352,7 @@ Suite *suite_actoff(void)
     tcase_add_test(core, test_ds_config_partition_is_blocking);
     tcase_add_test(core, test_trace_offload_stream);
     tcase_add_test(core, test_plan_names_act_offload);
+    tcase_add_test(core, test_lint_cpu_checkpointing);
     tcase_add_test(bad, test_bad_combinations);
     tcase_add_test(bad, test_bad_ds_config);
     suite_add_tcase(s, core);
