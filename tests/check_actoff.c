@@ -24,9 +24,9 @@
 #include "cli/cli_setup.h"
 #include "engine/engine.h"
 #include "plan/plan.h"
+#include "sched/sched.h"
 #include "train/dsconfig.h"
 #include "train/lint.h"
-#include "sched/sched.h"
 
 #include "testutil.h"
 
@@ -36,7 +36,8 @@
 
 #define LAYER_B 1572864LL /* 1024 tokens x 768 x 2 B */
 #define PIN_B 2097152LL   /* its power-of-two pinned block */
-#define BASE "model=gpt2;gpus=8xH100;seq-len=1024;micro-batch=1;checkpointing=full"
+#define BASE                                                                   \
+    "model=gpt2;gpus=8xH100;seq-len=1024;micro-batch=1;checkpointing=full"
 
 struct run {
     struct zs_cfg cfg;
@@ -115,8 +116,7 @@ START_TEST(test_bytes_per_layer_by_hand)
     ck_assert_int_eq(peak_host_rank(&sync) - peak_host_rank(&off),
                      12 * LAYER_B);
     ck_assert_int_eq(peak_host_rank(&as) - peak_host_rank(&off), 11 * PIN_B);
-    ck_assert_int_eq(peak_host_rank(&tt) - peak_host_rank(&tt_off),
-                     12 * PIN_B);
+    ck_assert_int_eq(peak_host_rank(&tt) - peak_host_rank(&tt_off), 12 * PIN_B);
 
     /* GPU: torchtune keeps 3 inputs at the logits peak instead of 12 */
     ck_assert_int_eq(live_bytes(&tt_off.res.steady, "saved activations (x12)"),
@@ -136,12 +136,11 @@ START_TEST(test_bytes_per_layer_by_hand)
      * engine's copies overlap (a GPT-2 layer computes longer than 1.5 MiB
      * crosses PCIe). */
     {
-        double copy_s = (double)(24 * LAYER_B) /
-                        off.cl.node.gpu.pcie_pageable_bytes_per_s;
+        double copy_s =
+            (double)(24 * LAYER_B) / off.cl.node.gpu.pcie_pageable_bytes_per_s;
         ck_assert_double_ge(sync.res.steady.time_s - off.res.steady.time_s,
                             copy_s);
-        ck_assert_double_le(as.res.steady.time_s,
-                            off.res.steady.time_s * 1.01);
+        ck_assert_double_le(as.res.steady.time_s, off.res.steady.time_s * 1.01);
     }
 }
 END_TEST
@@ -301,9 +300,9 @@ static const struct zs_lint_finding *lint_ckpt(const char *text,
     memset(&in, 0, sizeof in);
     ctx.notes = &notes;
     ctx.trainer = t;
-    ck_assert_int_eq(zs_dsconfig_load_text("ds.json", text, strlen(text), &ctx,
-                                           &ds, &err),
-                     0);
+    ck_assert_int_eq(
+        zs_dsconfig_load_text("ds.json", text, strlen(text), &ctx, &ds, &err),
+        0);
     in.ds = &ds;
     in.notes = &notes;
     in.trainer = t;
@@ -311,7 +310,8 @@ static const struct zs_lint_finding *lint_ckpt(const char *text,
     in.audio_output = -1;
     ck_assert_int_eq(zs_lint_run(&in, rep, &err), 0);
     for (int i = 0; i < rep->n; i++)
-        if (!strcmp(rep->finding[i].id, "cpu-checkpointing-needs-ds-checkpoint"))
+        if (!strcmp(rep->finding[i].id,
+                    "cpu-checkpointing-needs-ds-checkpoint"))
             return &rep->finding[i];
     return NULL;
 }

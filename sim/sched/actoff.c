@@ -129,9 +129,9 @@ void zs_actoff_micro_begin(struct zs_bctx *b)
 static void d2h_pinned(struct zs_bctx *b, int j, int unit, int32_t after)
 {
     struct zs_actoff *a = &b->ao;
-    a->host[j] = zs_t_alloc(b, b->q_host, b->p_host, a->bytes, ZS_ALLOC_PINNED,
-                            "offloaded activation (pinned host)", unit,
-                            b->last_host);
+    a->host[j] =
+        zs_t_alloc(b, b->q_host, b->p_host, a->bytes, ZS_ALLOC_PINNED,
+                   "offloaded activation (pinned host)", unit, b->last_host);
     a->d2h[j] = zs_t_pcie(b, b->q_off, 1, (double)a->bytes, true,
                           "activation offload D2H", unit, after, a->host[j]);
     a->n_offloaded++;
@@ -140,8 +140,7 @@ static void d2h_pinned(struct zs_bctx *b, int j, int unit, int32_t after)
 
 /* Layer j's GPU input released once its D2H ended (record_stream / the
  * stash's event), and not before the host got here. */
-static void release_gpu_after_d2h(struct zs_bctx *b, int j, int q,
-                                  int32_t wait)
+static void release_gpu_after_d2h(struct zs_bctx *b, int j, int q, int32_t wait)
 {
     struct zs_actoff *a = &b->ao;
     if (a->gpu[j] < 0)
@@ -234,8 +233,8 @@ static int32_t restore(struct zs_bctx *b, int j, int unit, int32_t before,
     return -1;
 }
 
-int32_t zs_actoff_bwd_begin(struct zs_bctx *b, int j, int unit,
-                            int32_t *saved, int32_t before)
+int32_t zs_actoff_bwd_begin(struct zs_bctx *b, int j, int unit, int32_t *saved,
+                            int32_t before)
 {
     struct zs_actoff *a = &b->ao;
     int32_t w;
@@ -245,9 +244,9 @@ int32_t zs_actoff_bwd_begin(struct zs_bctx *b, int j, int unit,
     case ZS_AO_DS_SYNC: {
         int32_t g = zs_t_alloc(b, b->q_comp, b->p_gpu, a->bytes, 0,
                                "restored activation checkpoint", unit, before);
-        int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)a->bytes, false,
-                              "cpu_checkpointing H2D (.to(device))", unit,
-                              before, g);
+        int32_t h =
+            zs_t_pcie(b, b->q_comp, 0, (double)a->bytes, false,
+                      "cpu_checkpointing H2D (.to(device))", unit, before, g);
         w = zs_t_mark(b, b->q_host, "host waits cpu_checkpointing H2D", h,
                       b->last_host, -1);
         zs_t_free(b, b->q_host, a->host[j], w);
