@@ -53,7 +53,7 @@ static const char usage[] =
 
 static const struct zs_opt own[] = {
     {"json", 0},        {"top", 1},     {"objective", 1}, {"emit-ds-config", 1},
-    {"fail-on-oom", 0}, {"threads", 1}, {"db", 1}, {"act-offload", 1},
+    {"fail-on-oom", 0}, {"threads", 1}, {"db", 1},        {"act-offload", 1},
 };
 
 static void fmt_cand_row(struct zs_table *t, int rank,
