@@ -137,6 +137,16 @@ static int topology(struct zs_bctx *b)
     zs_sim_set_cores(b->sim, b->cores);
     if (c->framework != ZS_FW_FSDP2)
         b->q_cpy = -1;
+    /* activation offload's side stream (actoff.c): made only when used, so
+     * traces of other runs keep their queues; a reused sim keeps it at 5 */
+    b->q_off = -1;
+    if (c->act_offload != ZS_AO_NONE) {
+        b->q_off = zs_sim_nqueues(b->sim) > 5
+                       ? 5
+                       : zs_sim_add_queue(b->sim, "activation offload stream");
+        if (b->q_off < 0)
+            return ZS_ENOMEM;
+    }
     return 0;
 }
 
@@ -186,6 +196,9 @@ static int build(struct zs_bctx *b)
     b->avail = zs_calloc((size_t)b->nunits, sizeof *b->avail);
     if (!b->ready || !b->galloc || !b->galloc2 || !b->avail)
         return ZS_ENOMEM;
+    rc = zs_actoff_init(b);
+    if (rc)
+        return rc;
     return b->c->framework == ZS_FW_FSDP2 ? zs_build_fsdp2(b)
                                           : zs_build_deepspeed(b);
 }
@@ -300,6 +313,7 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
     } else {
         rc = zs_reduce_results(&b, run, res);
     }
+    zs_actoff_result(&b, res);
     if (!rc && res->oom.where == ZS_OOM_GPU) {
         /* How much would it need?  Run the same tasks again without a GPU
          * limit.  The schedule does not depend on the pool's capacity, and
@@ -322,9 +336,11 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         /* The records now belong to the unlimited run: peaks and times are
          * what the configuration would need; the OOM stays the verdict. */
         rc = zs_reduce_results(&b, ZS_SIM_DONE, res);
+        zs_actoff_result(&b, res);
         res->oom = keep;
     }
 out:
+    zs_actoff_release(&b);
     zs_free(b.units);
     zs_free(b.ready);
     zs_free(b.galloc);
