@@ -200,6 +200,7 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
 #define F_BP(buf_, s) pct(buf_, sizeof buf_, (s)->br_pcie, (s)->time_s)
 #define F_BO(buf_, s) pct(buf_, sizeof buf_, (s)->br_opt, (s)->time_s)
 #define F_BX(buf_, s) pct(buf_, sizeof buf_, (s)->br_other, (s)->time_s)
+#define F_BN(buf_, s) pct(buf_, sizeof buf_, (s)->br_nvme, (s)->time_s)
 #define F_FL(buf_, s)                                                          \
     snprintf(buf_, sizeof buf_, "%lld", (long long)(s)->cache_flushes)
     ROW2("step time", F_TIME);
@@ -214,6 +215,8 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
     ROW2("compute", F_BC);
     ROW2("exposed collectives", F_BL);
     ROW2("exposed PCIe", F_BP);
+    if (st[0]->br_nvme > 0 || st[1]->br_nvme > 0)
+        ROW2("exposed NVMe swap", F_BN);
     ROW2("optimizer", F_BO);
     ROW2("other (host)", F_BX);
     ROW2("allocator cache flushes", F_FL);
@@ -295,6 +298,8 @@ void *zs_simout_step_json(const struct zs_step_result *r)
         cJSON_AddNumberToObject(br, "exposed_pcie", r->br_pcie);
         cJSON_AddNumberToObject(br, "optimizer", r->br_opt);
         cJSON_AddNumberToObject(br, "other", r->br_other);
+        if (r->br_nvme > 0)
+            cJSON_AddNumberToObject(br, "exposed_nvme", r->br_nvme);
     }
     cJSON_AddStringToObject(o, "bottleneck", r->bottleneck);
     cJSON_AddStringToObject(o, "gpu_peak_at", r->gpu_peak_where);

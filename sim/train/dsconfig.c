@@ -295,14 +295,32 @@ static const struct dkey k_offload_opt[] = {
     {"buffer_count", DK_INT, O(offload_optimizer.buffer_count), 0, 1e6, 0, NULL,
      NULL, 0},
     {"nvme_path", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"pipeline_read", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"pipeline_write", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
+    {"pipeline_read", DK_BOOL, O(offload_optimizer.pipeline_read), 0, 0, 0,
+     NULL, NULL, 0},
+    {"pipeline_write", DK_BOOL, O(offload_optimizer.pipeline_write), 0, 0, 0,
+     NULL, NULL, 0},
     {"fast_init", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"super_offload", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"cpuadam_cores_perc", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
 };
 static const struct dtab t_offload_opt = {
     k_offload_opt, sizeof k_offload_opt / sizeof k_offload_opt[0]};
+
+/* "aio" (get_aio_config, deepspeed/runtime/swap_tensor/aio_config.py,
+ * 0.19.6 edaa7221); "thread_count" is intra_op_parallelism's older name
+ * (DeepSpeed <= 0.14 docs) */
+static const struct dkey k_aio[] = {
+    {"block_size", DK_INT, O(aio.block_size), 1, 1e10, 0, NULL, NULL, 0},
+    {"queue_depth", DK_INT, O(aio.queue_depth), 1, 65536, 0, NULL, NULL, 0},
+    {"intra_op_parallelism", DK_INT, O(aio.intra_op_parallelism), 1, 1024, 0,
+     NULL, NULL, 0},
+    {"thread_count", DK_INT, O(aio.intra_op_parallelism), 1, 1024, 0, NULL,
+     NULL, 0},
+    {"single_submit", DK_BOOL, O(aio.single_submit), 0, 0, 0, NULL, NULL, 0},
+    {"overlap_events", DK_BOOL, O(aio.overlap_events), 0, 0, 0, NULL, NULL, 0},
+    {"use_gds", DK_BOOL, O(aio.use_gds), 0, 0, 0, NULL, NULL, 0},
+};
+static const struct dtab t_aio = {k_aio, sizeof k_aio / sizeof k_aio[0]};
 
 /* zero_optimization (deepspeed/runtime/zero/config.py DeepSpeedZeroConfig):
  * the stage3_* names are pydantic aliases of the short field names; both are
@@ -487,7 +505,8 @@ static const struct dkey k_top[] = {
     {"csv_monitor", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"comet", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"comms_logger", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"aio", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
+    {"aio", DK_OBJ, O(aio.present), 0, 0, F_PRESENT, NULL, &t_aio,
+     O(aio.line)},
     {"checkpoint", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"data_types", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"elasticity", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
@@ -883,6 +902,15 @@ void zs_dsconfig_defaults(const struct zs_dsconfig_ctx *ctx,
     dbool(&c->offload_optimizer.pin_memory, pin);
     dnum(&c->offload_optimizer.ratio, 1.0);
     dint(&c->offload_optimizer.buffer_count, 4);
+    dbool(&c->offload_optimizer.pipeline_read, false);
+    dbool(&c->offload_optimizer.pipeline_write, false);
+    /* swap_tensor/constants.py AIO_*_DEFAULT (0.19.6 edaa7221) */
+    dint(&c->aio.block_size, 1048576);
+    dint(&c->aio.queue_depth, 8);
+    dint(&c->aio.intra_op_parallelism, 1);
+    dbool(&c->aio.single_submit, false);
+    dbool(&c->aio.overlap_events, true);
+    dbool(&c->aio.use_gds, false);
     dint(&c->reduce_bucket_size, 500000000); /* 5e8 */
     dint(&c->stage3_prefetch_bucket_size,
          50000000); /* 5e7 (docs say 5e8: stale) */

@@ -121,6 +121,19 @@ struct zs_ds_offload {
     struct zs_ds_bool pin_memory;  /* version-dependent default */
     struct zs_ds_num ratio;        /* offload_optimizer only, default 1.0 */
     struct zs_ds_int buffer_count; /* NVMe: param 5, optimizer 4 */
+    /* offload_optimizer, NVMe: PipelinedOptimizerSwapper (default false) */
+    struct zs_ds_bool pipeline_read, pipeline_write;
+};
+
+/* "aio" (deepspeed/runtime/swap_tensor/constants.py, aio_config.py,
+ * 0.19.6 edaa7221): block_size 1048576, queue_depth 8,
+ * intra_op_parallelism 1 (thread_count is its older name), single_submit
+ * false, overlap_events true, use_gds false. */
+struct zs_ds_aio {
+    bool present;
+    int line, col;
+    struct zs_ds_int block_size, queue_depth, intra_op_parallelism;
+    struct zs_ds_bool single_submit, overlap_events, use_gds;
 };
 
 #define ZS_DS_NAME_MAX 48
@@ -132,6 +145,7 @@ struct zs_dsconfig {
 
     struct zs_ds_int zero_stage; /* 0..3, default 0 */
     struct zs_ds_offload offload_param, offload_optimizer;
+    struct zs_ds_aio aio;
     struct zs_ds_int reduce_bucket_size;                 /* default 5e8 */
     struct zs_ds_int stage3_prefetch_bucket_size;        /* default 5e7 */
     struct zs_ds_int stage3_param_persistence_threshold; /* default 1e5 */
