@@ -58,6 +58,9 @@ struct zs_plan_opts {
     bool suggest;      /* when nothing fits, search what would */
     /* dimensions the user fixed (their values are in base) */
     bool fix_micro, fix_ckpt, fix_zero, fix_offload_opt, fix_offload_param;
+    /* search DeepSpeed ZeRO-3 with the optimizer on NVMe (docs/nvme.md);
+     * needs the node's NVMe rates (profile "storage" or --nvme-read/-write) */
+    bool allow_nvme;
 };
 
 /* base: model/gpus/seq/method/... as given (framework fixed unless

@@ -105,6 +105,7 @@ struct zs_ds_bool {
 };
 
 enum zs_ds_device { ZS_DS_DEV_NONE, ZS_DS_DEV_CPU, ZS_DS_DEV_NVME };
+#define ZS_DS_PATH_MAX 256
 /* communication_data_type: DEFAULT means "follows the precision" (engine.py:
  * fp16 -> fp16, bf16 -> bf16, else fp32). */
 enum zs_ds_dtype {
@@ -121,6 +122,7 @@ struct zs_ds_offload {
     struct zs_ds_bool pin_memory;  /* version-dependent default */
     struct zs_ds_num ratio;        /* offload_optimizer only, default 1.0 */
     struct zs_ds_int buffer_count; /* NVMe: param 5, optimizer 4 */
+    char nvme_path[ZS_DS_PATH_MAX]; /* NVMe: "" when unset (None) */
     /* offload_optimizer, NVMe: PipelinedOptimizerSwapper (default false) */
     struct zs_ds_bool pipeline_read, pipeline_write;
 };
@@ -137,6 +139,10 @@ struct zs_ds_aio {
 };
 
 #define ZS_DS_NAME_MAX 48
+/* DeepSpeed's documented nvme_path example (docs/_pages/config-json.md:643,
+ * 0.19.6 edaa7221): what `plan --emit-ds-config` writes for the user to
+ * edit */
+#define ZS_DS_NVME_PATH_EXAMPLE "/local_nvme"
 
 struct zs_dsconfig {
     char path[256];
