@@ -95,6 +95,54 @@ START_TEST(test_72b_512g_nothing_fits)
         lora |= strstr(x.p.suggestion[i], "LoRA") != NULL;
     }
     ck_assert_msg(ram && lora, "suggestions: %d", x.p.nsuggest);
+    /* the DGX H100 profile has drives, and NVMe was not searched
+     * (allow_nvme off): "what would fit" names it (plan.c nvme_suggestion) */
+    {
+        bool nvme = false;
+        for (int i = 0; i < x.p.nsuggest; i++)
+            nvme |= strncmp(x.p.suggestion[i], "NVMe offload (--allow-nvme "
+                                               "yes) fits: best 'deepspeed "
+                                               "zero3, offload opt nvme",
+                            71) == 0;
+        ck_assert(nvme);
+    }
+    zs_plan_release(&x.p);
+}
+END_TEST
+
+/* The same 72B case with NVMe allowed, the search narrowed to 4 processes,
+ * micro-batch 2 and full checkpointing: one candidate per mode (5 DeepSpeed,
+ * 4 FSDP2, 2 DeepSpeed NVMe), and only NVMe ones fit 448 GiB of host
+ * (CPU offload needs 898 GiB, README "plan"). */
+START_TEST(test_72b_512g_nvme_fits)
+{
+    struct pl x;
+    struct zs_err err = {0, ""};
+    struct zs_plan_opts po;
+    int nvme = 0;
+    zs_cfg_defaults(&x.base);
+    zt_apply_flags(&x.base, "host-ram=512GiB;procs=4;micro-batch=2;"
+                            "checkpointing=full");
+    ck_assert_int_eq(zs_model_resolve("72b", &x.m, &err), 0);
+    ck_assert_int_eq(
+        zs_hw_resolve("8xH100", x.base.host_ram_bytes, 0, &x.cl, &err), 0);
+    memset(&po, 0, sizeof po);
+    po.framework_any = 1;
+    po.fix_micro = po.fix_ckpt = true;
+    po.allow_nvme = true;
+    ck_assert_int_eq(zs_plan_run(&x.m, &x.cl, &x.base, &po, &x.p, &err), 0);
+    ck_assert_int_ge(x.p.best, 0);
+    ck_assert_int_eq(x.p.cand[x.p.best].cfg.offload_optimizer, ZS_OFF_NVME);
+    for (int i = 0; i < x.p.n; i++) {
+        const struct zs_candidate *c = &x.p.cand[i];
+        nvme += c->cfg.offload_optimizer == ZS_OFF_NVME;
+        if (c->status == ZS_CAND_FITS)
+            ck_assert_int_eq(c->cfg.offload_optimizer, ZS_OFF_NVME);
+    }
+    ck_assert_int_eq(nvme, 2); /* params on the GPU, params on the CPU */
+    /* it fits the host: at most 448 GiB per node */
+    ck_assert_int_le(x.p.cand[x.p.best].res.steady.peak_host_per_node,
+                     448 * ZS_GiB);
     zs_plan_release(&x.p);
 }
 END_TEST
@@ -345,6 +393,7 @@ Suite *suite_plan(void)
     tcase_set_timeout(core, 300);
     tcase_add_test(core, test_72b_full_needs_offload);
     tcase_add_test(core, test_72b_512g_nothing_fits);
+    tcase_add_test(core, test_72b_512g_nvme_fits);
     tcase_add_test(core, test_72b_lora_fits);
     tcase_add_test(core, test_7b_prefers_no_offload);
     tcase_add_test(core, test_7b_alloc_note);
