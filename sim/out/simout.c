@@ -418,6 +418,21 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key,
         cJSON_AddNumberToObject(x, "gpu_reserved_bytes",
                                 (double)c->gpu_reserved_bytes);
         cJSON_AddBoolToObject(x, "pin_memory", c->pin_optimizer);
+        if (c->offload_optimizer == ZS_OFF_NVME) {
+            /* the NVMe swap settings and the node rates simulated
+             * (docs/nvme.md); present only for NVMe runs */
+            cJSON *nv = cJSON_AddObjectToObject(x, "nvme");
+            double rd, wr;
+            zs_nvme_node_rates(c, &su->cluster->node, &rd, &wr);
+            if (nv) {
+                cJSON_AddNumberToObject(nv, "read_bytes_per_s_per_node", rd);
+                cJSON_AddNumberToObject(nv, "write_bytes_per_s_per_node", wr);
+                cJSON_AddNumberToObject(nv, "buffer_count",
+                                        (double)c->nvme_buffer_count);
+                cJSON_AddBoolToObject(nv, "pipeline_read", c->pipeline_read);
+                cJSON_AddBoolToObject(nv, "pipeline_write", c->pipeline_write);
+            }
+        }
         cJSON_AddStringToObject(x, "deepspeed_version", c->deepspeed_version);
         cJSON_AddStringToObject(x, "trainer", zs_trainer_name(c->trainer));
         cJSON_AddStringToObject(x, "param_dtype",
