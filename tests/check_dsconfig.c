@@ -173,7 +173,11 @@ START_TEST(test_defaults)
     ck_assert(c.offload_optimizer.pipeline_read.v);
     ck_assert(!c.offload_optimizer.pipeline_write.v);
     ck_assert(c.aio.present);
-    ck_assert_int_eq(c.aio.intra_op_parallelism.v, 1); /* "thread_count" */
+    /* "thread_count": 1 is read into its own field (the name before 0.16.4,
+     * PR #7056); 0.19.6 reads intra_op_parallelism, default 1 */
+    ck_assert_int_eq(c.aio.thread_count.v, 1);
+    ck_assert_int_eq(c.aio.thread_count.from, ZS_DS_SET);
+    ck_assert_int_eq(zs_ds_aio_parallelism(&c), 1);
 }
 END_TEST
 

@@ -766,6 +766,25 @@ START_TEST(test_nvme)
     ck_assert_ptr_null(run(&fx, "nvme-path-not-nvme"));
     ck_assert_ptr_null(run(&fx, "nvme-buffer-count"));
     ck_assert_ptr_null(run(&fx, "nvme-swap-buffers-host"));
+    ck_assert_ptr_null(run(&fx, "aio-key-ignored"));
+    /* aio.thread_count: read before 0.16.4, ignored from it (PR #7056) */
+    {
+        const char *tc =
+            "{\"aio\": {\"thread_count\": 4},\n"
+            " \"zero_optimization\": {\"stage\": 3,\n"
+            "   \"offload_optimizer\": {\"device\": \"nvme\", "
+            "\"nvme_path\": \"/mnt/nvme0/ds\"}}}";
+        load_ds(&fx, tc, "0.19.6", NULL, 8192, 8);
+        f = run(&fx, "aio-key-ignored");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_str_eq(f->explanation,
+                         "DeepSpeed 0.19.6 reads aio.intra_op_parallelism "
+                         "only; thread_count = 4 has no effect and the aio "
+                         "handles run with intra_op_parallelism = 1");
+        load_ds(&fx, tc, "0.16.3", NULL, 8192, 8);
+        ck_assert_ptr_null(run(&fx, "aio-key-ignored"));
+        ck_assert_int_eq(zs_ds_aio_parallelism(&fx.ds), 4);
+    }
 }
 END_TEST
 

@@ -309,15 +309,14 @@ static const struct dtab t_offload_opt = {
     k_offload_opt, sizeof k_offload_opt / sizeof k_offload_opt[0]};
 
 /* "aio" (get_aio_config, deepspeed/runtime/swap_tensor/aio_config.py,
- * 0.19.6 edaa7221); "thread_count" is intra_op_parallelism's older name
- * (DeepSpeed <= 0.14 docs) */
+ * 0.19.6 edaa7221); "thread_count" is intra_op_parallelism's name before
+ * 0.16.4 (PR #7056) */
 static const struct dkey k_aio[] = {
     {"block_size", DK_INT, O(aio.block_size), 1, 1e10, 0, NULL, NULL, 0},
     {"queue_depth", DK_INT, O(aio.queue_depth), 1, 65536, 0, NULL, NULL, 0},
     {"intra_op_parallelism", DK_INT, O(aio.intra_op_parallelism), 1, 1024, 0,
      NULL, NULL, 0},
-    {"thread_count", DK_INT, O(aio.intra_op_parallelism), 1, 1024, 0, NULL,
-     NULL, 0},
+    {"thread_count", DK_INT, O(aio.thread_count), 1, 1024, 0, NULL, NULL, 0},
     {"single_submit", DK_BOOL, O(aio.single_submit), 0, 0, 0, NULL, NULL, 0},
     {"overlap_events", DK_BOOL, O(aio.overlap_events), 0, 0, 0, NULL, NULL, 0},
     {"use_gds", DK_BOOL, O(aio.use_gds), 0, 0, 0, NULL, NULL, 0},
@@ -891,6 +890,18 @@ static void dbool(struct zs_ds_bool *d, bool v)
 
 /* offload pin_memory default: False up to 0.19.4, True from 0.19.5
  * (PR #8207; reference §0). */
+bool zs_ds_aio_renamed(const struct zs_ds_version *v)
+{
+    static const struct zs_ds_version v0164 = {0, 16, 4};
+    return zs_ds_version_cmp(v, &v0164) >= 0;
+}
+
+int64_t zs_ds_aio_parallelism(const struct zs_dsconfig *c)
+{
+    return zs_ds_aio_renamed(&c->version) ? c->aio.intra_op_parallelism.v
+                                          : c->aio.thread_count.v;
+}
+
 static bool pin_default(const struct zs_ds_version *v)
 {
     static const struct zs_ds_version v0195 = {0, 19, 5};
@@ -922,6 +933,7 @@ void zs_dsconfig_defaults(const struct zs_dsconfig_ctx *ctx,
     dint(&c->aio.block_size, 1048576);
     dint(&c->aio.queue_depth, 8);
     dint(&c->aio.intra_op_parallelism, 1);
+    dint(&c->aio.thread_count, 1);
     dbool(&c->aio.single_submit, false);
     dbool(&c->aio.overlap_events, true);
     dbool(&c->aio.use_gds, false);
@@ -1268,11 +1280,13 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
         c->offload_param.device.v == ZS_DS_DEV_NVME || c->aio.present)
         sb_printf(&b,
                   "  \"aio\": {\"block_size\": %lld, \"queue_depth\": %lld, "
-                  "\"intra_op_parallelism\": %lld, \"single_submit\": %s, "
+                  "\"%s\": %lld, \"single_submit\": %s, "
                   "\"overlap_events\": %s, \"use_gds\": %s},\n",
                   (long long)c->aio.block_size.v,
                   (long long)c->aio.queue_depth.v,
-                  (long long)c->aio.intra_op_parallelism.v,
+                  zs_ds_aio_renamed(&c->version) ? "intra_op_parallelism"
+                                                 : "thread_count",
+                  (long long)zs_ds_aio_parallelism(c),
                   tf(c->aio.single_submit.v), tf(c->aio.overlap_events.v),
                   tf(c->aio.use_gds.v));
     sb_printf(&b, "  \"zero_optimization\": {\n");

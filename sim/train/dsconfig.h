@@ -129,12 +129,14 @@ struct zs_ds_offload {
 
 /* "aio" (deepspeed/runtime/swap_tensor/constants.py, aio_config.py,
  * 0.19.6 edaa7221): block_size 1048576, queue_depth 8,
- * intra_op_parallelism 1 (thread_count is its older name), single_submit
- * false, overlap_events true, use_gds false. */
+ * intra_op_parallelism 1, single_submit false, overlap_events true,
+ * use_gds false.  intra_op_parallelism was "thread_count" before 0.16.4
+ * (PR #7056, commit c9da4892); each version reads only its own name. */
 struct zs_ds_aio {
     bool present;
     int line, col;
     struct zs_ds_int block_size, queue_depth, intra_op_parallelism;
+    struct zs_ds_int thread_count;
     struct zs_ds_bool single_submit, overlap_events, use_gds;
 };
 
@@ -256,5 +258,9 @@ int zs_dsconfig_param_bytes(const struct zs_dsconfig *c);
 
 const char *zs_ds_origin_name(enum zs_ds_origin o); /* "set", "auto", ... */
 const char *zs_ds_device_name(int dev);             /* "none", "cpu", "nvme" */
+/* The aio parallelism the config's DeepSpeed version reads: intra_op_parallelism
+ * from 0.16.4, thread_count before (PR #7056). */
+int64_t zs_ds_aio_parallelism(const struct zs_dsconfig *c);
+bool zs_ds_aio_renamed(const struct zs_ds_version *v); /* >= 0.16.4 */
 
 #endif

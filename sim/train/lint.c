@@ -1073,6 +1073,37 @@ static void rule_nvme(const struct zs_lint_input *in, struct zs_lint_report *r)
                    "(one per node, e.g. a RAID-0 of them)");
         }
     }
+    {
+        /* aio's parallelism key was renamed in 0.16.4: each version reads
+         * only its own name (aio_config.py get_aio_config) */
+        bool renamed = zs_ds_aio_renamed(&ds->version);
+        const struct zs_ds_int *other = renamed
+                                            ? &ds->aio.thread_count
+                                            : &ds->aio.intra_op_parallelism;
+        if (other->from == ZS_DS_SET) {
+            char v[16];
+            snprintf(v, sizeof v, "%d.%d.%d", ds->version.major,
+                     ds->version.minor, ds->version.patch);
+            f = add(r, "aio-key-ignored", ZS_LINT_WARNING,
+                    renamed ? "aio.thread_count is ignored since 0.16.4"
+                            : "aio.intra_op_parallelism is ignored before "
+                              "0.16.4");
+            where(f, ds, other->line, other->col);
+            EXPLAIN(f,
+                    "DeepSpeed %s reads aio.%s only; %s = %lld has no "
+                    "effect and the aio handles run with %s = %lld",
+                    v, renamed ? "intra_op_parallelism" : "thread_count",
+                    renamed ? "thread_count" : "intra_op_parallelism",
+                    (long long)other->v,
+                    renamed ? "intra_op_parallelism" : "thread_count",
+                    (long long)zs_ds_aio_parallelism(ds));
+            SOURCE(f, "DeepSpeed PR #7056 (commit c9da4892, 0.16.4: "
+                      "\"Rename aio_thread_count to intra_op_parallelism\"); "
+                      "runtime/swap_tensor/aio_config.py get_aio_config");
+            FIX(f, "rename the key to %s",
+                renamed ? "intra_op_parallelism" : "thread_count");
+        }
+    }
     if (opt) {
         int64_t need = 4 * (1 + (oo->pipeline_read.v ? 1 : 0) +
                             (oo->pipeline_write.v ? 1 : 0));
