@@ -36,10 +36,10 @@ START_TEST(test_shipped_profiles_load)
     static struct zs_node n;
 
     ck_assert_int_eq(zs_hw_list(&gn, &a, &nn, &b), 0);
-    ck_assert_int_eq(a, 6);
-    ck_assert_int_eq(b, 6);
-    ck_assert_int_eq(ng, 6);
-    ck_assert_int_eq(nnodes, 6);
+    ck_assert_int_eq(a, 9);
+    ck_assert_int_eq(b, 9);
+    ck_assert_int_eq(ng, 9);
+    ck_assert_int_eq(nnodes, 9);
     for (int i = 0; i < nnodes; i++) {
         struct zs_err err = {0, ""};
         int rc = zs_hw_load_node_named(ne[i].file, &n, &err);
@@ -159,6 +159,22 @@ START_TEST(test_kernel_times)
     ck_assert(NEAR(zs_gpu_membound_s(g, 1e9), 3.511852e-4, 1e-6));
     ck_assert(zs_gpu_gemm_s(g, 0, 10, 10) == 0);
     ck_assert(zs_gpu_membound_s(g, 0) == 0);
+
+    /* The Grand Teton H100 (torchtitan's benchmark): 96 GB HBM2e at 2.4 TB/s:
+     * 1e9 / (2.4e12 * 0.85) = 4.901961e-4 s; torch total 98304 - 881 =
+     * 97423 MiB; 8 NICs of 400 Gb/s = 50e9 B/s. */
+    const struct zs_cluster *gt = resolve_ok("2x8xH100-96GB", 0, 0);
+    ck_assert(NEAR(zs_gpu_membound_s(&gt->node.gpu, 1e9), 4.901961e-4, 1e-6));
+    ck_assert_int_eq(gt->node.gpu.hbm_bytes, 97423LL * 1048576);
+    ck_assert_str_eq(gt->node.name, "Grand Teton H100");
+    ck_assert_int_eq(gt->node.nics, 8);
+    ck_assert(gt->node.nic_bytes_per_s == 50e9);
+    /* RTX 4090 (torchtune's README): 1e9 / (1008e9 * 0.85) = 1.167134e-3 s;
+     * torch total 23.65 GiB = 24217 MiB; one GPU of its 8-GPU server. */
+    const struct zs_cluster *r = resolve_ok("1xRTX4090", 0, 0);
+    ck_assert(NEAR(zs_gpu_membound_s(&r->node.gpu, 1e9), 1.167134e-3, 1e-6));
+    ck_assert_int_eq(r->node.gpu.hbm_bytes, 24217LL * 1048576);
+    ck_assert_int_eq(r->node.gpus_per_node, 1);
 
     /* The test GPU: curve 1e9 -> 0.1, 1e12 -> 0.8; peak 100 TFLOP/s.
      * 2*1000^3 = 2e9 FLOP: eff = 0.1 + 0.7 * log2(2)/log2(1000)

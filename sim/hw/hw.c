@@ -51,6 +51,15 @@ static const struct zs_hw_gpu_entry g_gpus[] = {
      "dgx-a100-320gb",
      {"A100-40GB", "A100-SXM4-40GB", NULL}},
     {"L40S", "l40s", "pcie-l40s", {"L40S-48GB", NULL}},
+    /* The 96 GB HBM2e, 500 W H100 of Meta's Grand Teton hosts, where
+     * torchtitan's H100 benchmark ran (validation/published). */
+    {"H100-SXM-96GB",
+     "h100-sxm-96gb",
+     "grand-teton-h100",
+     {"H100-96GB", "H100-HBM2e-96GB", NULL}},
+    /* The single-GPU cards of torchtune's README table. */
+    {"RTX-4090", "rtx-4090", "pcie-rtx4090", {"RTX4090", NULL}},
+    {"RTX-A6000", "rtx-a6000", "pcie-rtxa6000", {"A6000", "RTXA6000", NULL}},
 };
 #define NGPUS ((int)(sizeof g_gpus / sizeof g_gpus[0]))
 
@@ -61,18 +70,24 @@ static const struct zs_hw_node_entry g_nodes[] = {
     {"DGX A100 320GB", "dgx-a100-320gb"},
     {"PCIe server, 8x H100 PCIe", "pcie-h100"},
     {"PCIe server, 8x L40S", "pcie-l40s"},
+    {"Grand Teton H100", "grand-teton-h100"},
+    {"PCIe server, 8x RTX 4090", "pcie-rtx4090"},
+    {"PCIe server, 8x RTX A6000", "pcie-rtxa6000"},
 };
 #define NNODES ((int)(sizeof g_nodes / sizeof g_nodes[0]))
 
 static const char *const g_gpu_names[NGPUS] = {
-    "H100-SXM-80GB", "H100-PCIe-80GB", "H200-SXM-141GB",
-    "A100-SXM-80GB", "A100-SXM-40GB",  "L40S"};
+    "H100-SXM-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "A100-SXM-80GB",
+    "A100-SXM-40GB", "L40S",           "H100-SXM-96GB"};
 static const char *const g_node_names[NNODES] = {"DGX H100",
                                                  "HGX H200",
                                                  "DGX A100 640GB",
                                                  "DGX A100 320GB",
                                                  "PCIe server, 8x H100 PCIe",
-                                                 "PCIe server, 8x L40S"};
+                                                 "PCIe server, 8x L40S",
+                                                 "Grand Teton H100",
+                                                 "PCIe server, 8x RTX 4090",
+                                                 "PCIe server, 8x RTX A6000"};
 
 int zs_hw_gpu_entries(const struct zs_hw_gpu_entry **out)
 {
