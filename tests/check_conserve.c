@@ -44,6 +44,7 @@
 #include "util/alloc.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,84 @@ END_TEST
  * models/qwen2.5-7b.json), n_sub = ceil(T / 1e7) = 762 sub-groups (761 of
  * 1e7 and one of 5,616,512); Adam states 8 B x T = 60,924,932,096 B in 762
  * allocations (the 64-entry cap gave 64 x 8e7 = 5.12e9 B). */
+/* NVMe optimizer offload (docs/nvme.md), DeepSpeed ZeRO-3, Qwen2.5-7B on 8
+ * ranks, full and LoRA, three sub-group sizes, a first and one steady step:
+ *   swap buffers        buffer_count (4) x ceil256(min(sub, T)) x 4 B, four
+ *                       allocations, page-locked at their exact size;
+ *   Adam's new states   8 B x T in n_sub allocations (first step, until
+ *                       their swap-out);
+ *   no fp32 master params, fp32 grads or kept Adam states on the host;
+ *   NVMe link           read 8 T + 16 T, write (12 T + 4 T) x 2 steps, a
+ *                       written byte weighing read/write = 2: 88 T (the
+ *                       gradient writes go per reduce bucket, so within
+ *                       1e-5). */
+START_TEST(test_nvme_conservation)
+{
+    static const int64_t subs[] = {100000000, 300000000, 1000000000};
+    for (int lora = 0; lora < 2; lora++)
+        for (size_t si = 0; si < sizeof subs / sizeof subs[0]; si++) {
+            struct zs_cfg c;
+            struct zs_model m;
+            struct zs_cluster cl;
+            struct zs_setup su = {0};
+            struct zs_sim_result res;
+            struct zs_err err = {0, ""};
+            zs_sim *sim = zs_sim_new();
+            int64_t P, T, sub = subs[si], nsub, largest;
+            int link = -1;
+            char name[96], v[32];
+            zs_cfg_defaults(&c);
+            snprintf(c.model, sizeof c.model, "7b");
+            snprintf(c.gpus, sizeof c.gpus, "8xH100");
+            if (lora)
+                ck_assert_int_eq(
+                    zs_cfg_apply_flag(&c, "method", "lora", &err), 0);
+            c.offload_optimizer = ZS_OFF_NVME;
+            c.nvme_read_gbps = 16;
+            c.nvme_write_gbps = 8;
+            snprintf(v, sizeof v, "%lld", (long long)sub);
+            ck_assert_int_eq(zs_cfg_apply_flag(&c, "sub_group_size", v, &err),
+                             0);
+            c.steps = 1;
+            ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s",
+                          err.msg);
+            su.model = &m;
+            su.cluster = &cl;
+            su.cfg = &c;
+            ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s",
+                          err.msg);
+            snprintf(name, sizeof name, "7b nvme sub %lld%s", (long long)sub,
+                     lora ? " lora" : "");
+            partitions(&m, &c, &P, &T);
+            nsub = ceil_div(T, sub);
+            largest = T < sub ? T : sub;
+            expect(sum_allocs(sim, "host", "NVMe swap buffer", 0),
+                   4 * ceil_div(largest, 256) * 256 * 4, 4, "swap buffers",
+                   name);
+            expect(sum_allocs(sim, "host",
+                              "Adam exp_avg + exp_avg_sq (new, until swap-out)",
+                              0),
+                   8 * T, nsub, "new Adam states", name);
+            expect(sum_allocs(sim, "host", "fp32 master params", 0), 0, 0,
+                   "fp32 master (host)", name);
+            expect(sum_allocs(sim, "host", "fp32 grads", 0), 0, 0,
+                   "fp32 grads (host)", name);
+            expect(sum_allocs(sim, "host", "Adam exp_avg + exp_avg_sq (fp32",
+                              0),
+                   0, 0, "kept Adam states (host)", name);
+            for (int l = 0; l < zs_sim_nlinks(sim); l++)
+                if (!strcmp(zs_sim_link_name(sim, l), "NVMe (rank share)"))
+                    link = l;
+            ck_assert_int_ge(link, 0);
+            ck_assert_msg(fabs(zs_sim_link_bytes(sim, link) / (double)T -
+                               88.0) < 88e-5,
+                          "%s: NVMe link %.6g T", name,
+                          zs_sim_link_bytes(sim, link) / (double)T);
+            zs_sim_free(sim);
+        }
+}
+END_TEST
+
 START_TEST(test_adam_states_7b_sub_1e7)
 {
     struct conf k = {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0};
@@ -392,6 +471,7 @@ Suite *suite_conserve(void)
     tcase_set_timeout(core, 300);
     tcase_set_timeout(limits, 300);
     tcase_add_test(core, test_conservation);
+    tcase_add_test(core, test_nvme_conservation);
     tcase_add_test(limits, test_adam_states_7b_sub_1e7);
     tcase_add_test(limits, test_many_steps);
     suite_add_tcase(s, core);

@@ -154,6 +154,30 @@ START_TEST(test_defaults)
     ck_assert(c.bf16_enabled.v);
     ck_assert_int_eq(c.communication_data_type.v, ZS_DS_DT_FP32);
     ck_assert_int_eq(c.communication_data_type.from, ZS_DS_SET);
+    /* NVMe: offload_config.py (buffer_count 4, pipeline_* false) and
+     * swap_tensor/constants.py (aio) defaults, then a set file. */
+    ck_assert_int_eq(load(z3, &ctx, &c, &err), 0);
+    ck_assert(!c.offload_optimizer.pipeline_read.v);
+    ck_assert(!c.offload_optimizer.pipeline_write.v);
+    ck_assert(!c.aio.present);
+    ck_assert_int_eq(c.aio.block_size.v, 1048576);
+    ck_assert_int_eq(c.aio.queue_depth.v, 8);
+    ck_assert_int_eq(c.aio.intra_op_parallelism.v, 1);
+    ck_assert(!c.aio.single_submit.v);
+    ck_assert(c.aio.overlap_events.v);
+    ck_assert_int_eq(zs_dsconfig_load("tests/data/good/ds-zero3-nvme.json",
+                                     &ctx, &c, &err),
+                     0);
+    ck_assert_int_eq(c.offload_optimizer.device.v, ZS_DS_DEV_NVME);
+    ck_assert_int_eq(c.offload_optimizer.buffer_count.v, 8);
+    ck_assert(c.offload_optimizer.pipeline_read.v);
+    ck_assert(!c.offload_optimizer.pipeline_write.v);
+    ck_assert(c.aio.present);
+    /* "thread_count": 1 is read into its own field (the name before 0.16.4,
+     * PR #7056); 0.19.6 reads intra_op_parallelism, default 1 */
+    ck_assert_int_eq(c.aio.thread_count.v, 1);
+    ck_assert_int_eq(c.aio.thread_count.from, ZS_DS_SET);
+    ck_assert_int_eq(zs_ds_aio_parallelism(&c), 1);
 }
 END_TEST
 

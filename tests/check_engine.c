@@ -819,6 +819,46 @@ START_TEST(test_host_pinned)
 }
 END_TEST
 
+/* ZS_ALLOC_LOCKED (DeepSpeed's aio new_cpu_locked_tensor): exact size,
+ * counted as pinned while live, released on free (not cached):
+ *   locked 1000     -> allocated = reserved = 1000, pinned 1000
+ *   pinned 1000     -> a 1024 B class block: 2024, pinned 2024
+ *   free the locked -> 1024 reserved, pinned 1024; peak_pinned 2024.
+ * Both flags at once are refused at submit. */
+START_TEST(test_host_locked)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "host", ZS_POOL_HOST, 0);
+    int q = zs_sim_add_queue(s, "a");
+    const struct zs_mem_event *log;
+    struct zs_pool_stats st;
+    struct zs_task_desc d = {.kind = ZS_TASK_ALLOC,
+                             .queue = q,
+                             .pool = p,
+                             .alloc_bytes = 10,
+                             .alloc_flags = ZS_ALLOC_PINNED | ZS_ALLOC_LOCKED};
+    int64_t n;
+    int32_t a = alloc(s, q, p, 1000, ZS_ALLOC_LOCKED);
+    alloc(s, q, p, 1000, ZS_ALLOC_PINNED);
+    release(s, q, a);
+    ck_assert_int_lt(zs_sim_submit(s, &d), 0);
+    ck_assert_str_eq(zs_sim_errmsg(s),
+                     "invalid alloc_flags of alloc '' (id 3): "
+                     "ZS_ALLOC_PINNED or ZS_ALLOC_LOCKED (got 0x3)");
+    run_ok(s);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(log[0].allocated, 1000);
+    ck_assert_int_eq(log[0].reserved, 1000);
+    ck_assert_int_eq(log[1].reserved, 2024);
+    ck_assert_int_eq(log[2].allocated, 1024);
+    ck_assert_int_eq(log[2].reserved, 1024);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.peak_pinned, 2024);
+    zs_sim_free(s);
+}
+END_TEST
+
 /* PLAIN with capacity 1000: 600 fits, a second 600 does not (1200 > 1000):
  * the run stops at t=3 with the record filled. */
 START_TEST(test_plain_oom)
@@ -1443,6 +1483,7 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cuda_expandable_release);
     tcase_add_test(core, test_cuda_flush);
     tcase_add_test(core, test_host_pinned);
+    tcase_add_test(core, test_host_locked);
     tcase_add_test(core, test_plain_oom);
     tcase_add_test(limits, test_zero_chain);
     tcase_add_test(limits, test_heap_fuzz);

@@ -56,6 +56,16 @@ START_TEST(test_shipped_profiles_load)
         for (int k = 0; k < n.sources.n; k++)
             ck_assert_int_gt((int)strlen(n.sources.item[k].text), 10);
     }
+    /* "storage" (optional): DGX H100 8 drives x 2.5 / 1.25 GB/s = 20 / 10
+     * GB/s per node; the PCIe H100 server has none in its profile. */
+    struct zs_err err0 = {0, ""};
+    ck_assert_int_eq(zs_hw_load_node_named("dgx-h100", &n, &err0), 0);
+    ck_assert_int_eq(n.nvme_drives, 8);
+    ck_assert_double_eq_tol(n.nvme_read_bytes_per_s, 20e9, 1);
+    ck_assert_double_eq_tol(n.nvme_write_bytes_per_s, 10e9, 1);
+    ck_assert_int_eq(zs_hw_load_node_named("pcie-h100", &n, &err0), 0);
+    ck_assert_int_eq(n.nvme_drives, 0);
+    ck_assert_double_eq(n.nvme_read_bytes_per_s, 0);
     /* Each GPU's default node holds that GPU. */
     for (int i = 0; i < ng; i++) {
         char spec[64];
@@ -531,6 +541,10 @@ START_TEST(test_bad_profiles)
          "missing 'collectives.allreduce_busbw' in "
          "tests/data/bad/hw-missing-curve.json: required, an object with "
          "\"x\", \"y\" and \"source\""},
+        {"tests/data/bad/hw-storage.json", 1,
+         "invalid 'storage.drive_write_bytes_per_s' in "
+         "tests/data/bad/hw-storage.json:64:5: must be a number in "
+         "[100000000, 100000000000] (got 0)"},
         /* A GPU profile is not a node profile. */
         {"tests/data/good/hw-gpu.json", 1,
          "unknown key 'memory' in tests/data/good/hw-gpu.json:4:3"},

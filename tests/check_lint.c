@@ -707,6 +707,87 @@ START_TEST(test_unknown_and_batch)
 END_TEST
 
 /* What the planner writes must lint clean. */
+/* NVMe offload rules (lint.c rule_nvme).  72B on 8 ranks: P = 9e9, so the
+ * largest sub-group is sub_group_size 1e9 (already 256-aligned); buffer_count
+ * 8 x 1e9 x 4 B = 32e9 B per rank, x 8 = 256e9 B per node: over 200 GiB
+ * usable, under 512 GiB.  pipeline_read + pipeline_write need 4 x 3 = 12
+ * buffers. */
+START_TEST(test_nvme)
+{
+    struct fixture fx;
+    struct zs_model m;
+    struct zs_cluster c;
+    const struct zs_lint_finding *f;
+    const char *nvme =
+        "{\"bf16\": {\"enabled\": true},\n"
+        " \"zero_optimization\": {\"stage\": 3, \"sub_group_size\": 1e9,\n"
+        "   \"offload_optimizer\": {\"device\": \"nvme\", \"buffer_count\": 8,"
+        " \"pipeline_read\": true, \"pipeline_write\": true}}}";
+    const char *ok =
+        "{\"bf16\": {\"enabled\": true}, \"aio\": {\"queue_depth\": 8},\n"
+        " \"zero_optimization\": {\"stage\": 3,\n"
+        "   \"offload_optimizer\": {\"device\": \"nvme\", \"nvme_path\": "
+        "\"/mnt/nvme0/ds\"}}}";
+
+    mk_model(&m, "qwen2.5-72b", 72000000000LL, 8192, 80);
+    mk_cluster(&c, 200 * ZS_GiB, 0);
+    load_ds(&fx, nvme, NULL, NULL, 8192, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    ck_assert_ptr_nonnull(run(&fx, "nvme-async-io"));
+    f = run(&fx, "nvme-path-unset");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, ZS_LINT_ERROR);
+    f = run(&fx, "nvme-buffer-count");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->explanation,
+                     "each sub-group read or written holds 4 swap buffers "
+                     "(fp32 param, exp_avg, exp_avg_sq, gradient); "
+                     "pipeline_read keeps the next sub-group's read in "
+                     "flight; pipeline_write keeps one swap-out in flight: 12 "
+                     "needed, buffer_count is 8");
+    f = run(&fx, "nvme-swap-buffers-host");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->explanation,
+                     "buffer_count 8 x the largest sub-group (1000000000 fp32 "
+                     "elements, 1 KiB-aligned) = 29.8 GiB page-locked per "
+                     "rank, x 8 local ranks = 238 GiB per node, against 200 "
+                     "GiB usable host RAM");
+    /* no CPU-offload host rule for NVMe: nothing of it is on the host */
+    ck_assert_ptr_null(run(&fx, "host-ram-offload"));
+    mk_cluster(&c, 512 * ZS_GiB, 0);
+    ck_assert_ptr_null(run(&fx, "nvme-swap-buffers-host"));
+    /* a set path, default buffers and no pipeline: only the reminder */
+    load_ds(&fx, ok, NULL, NULL, 8192, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    ck_assert_ptr_nonnull(run(&fx, "nvme-async-io"));
+    ck_assert_ptr_null(run(&fx, "nvme-path-unset"));
+    ck_assert_ptr_null(run(&fx, "nvme-path-not-nvme"));
+    ck_assert_ptr_null(run(&fx, "nvme-buffer-count"));
+    ck_assert_ptr_null(run(&fx, "nvme-swap-buffers-host"));
+    ck_assert_ptr_null(run(&fx, "aio-key-ignored"));
+    /* aio.thread_count: read before 0.16.4, ignored from it (PR #7056) */
+    {
+        const char *tc =
+            "{\"aio\": {\"thread_count\": 4},\n"
+            " \"zero_optimization\": {\"stage\": 3,\n"
+            "   \"offload_optimizer\": {\"device\": \"nvme\", "
+            "\"nvme_path\": \"/mnt/nvme0/ds\"}}}";
+        load_ds(&fx, tc, "0.19.6", NULL, 8192, 8);
+        f = run(&fx, "aio-key-ignored");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_str_eq(f->explanation,
+                         "DeepSpeed 0.19.6 reads aio.intra_op_parallelism "
+                         "only; thread_count = 4 has no effect and the aio "
+                         "handles run with intra_op_parallelism = 1");
+        load_ds(&fx, tc, "0.16.3", NULL, 8192, 8);
+        ck_assert_ptr_null(run(&fx, "aio-key-ignored"));
+        ck_assert_int_eq(zs_ds_aio_parallelism(&fx.ds), 4);
+    }
+}
+END_TEST
+
 START_TEST(test_written_config_is_clean)
 {
     struct fixture fx;
@@ -784,6 +865,7 @@ Suite *suite_lint(void)
     tcase_add_test(core, test_outside_zero_init);
     tcase_add_test(core, test_no_zero_init);
     tcase_add_test(core, test_host_ram_offload);
+    tcase_add_test(core, test_nvme);
     tcase_add_test(core, test_pinned_rounding);
     tcase_add_test(core, test_max_steps);
     tcase_add_test(core, test_offload_consistency);

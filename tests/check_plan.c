@@ -95,6 +95,54 @@ START_TEST(test_72b_512g_nothing_fits)
         lora |= strstr(x.p.suggestion[i], "LoRA") != NULL;
     }
     ck_assert_msg(ram && lora, "suggestions: %d", x.p.nsuggest);
+    /* the DGX H100 profile has drives, and NVMe was not searched
+     * (allow_nvme off): "what would fit" names it (plan.c nvme_suggestion) */
+    {
+        bool nvme = false;
+        for (int i = 0; i < x.p.nsuggest; i++)
+            nvme |= strncmp(x.p.suggestion[i], "NVMe offload (--allow-nvme "
+                                               "yes) fits: best 'deepspeed "
+                                               "zero3, offload opt nvme",
+                            71) == 0;
+        ck_assert(nvme);
+    }
+    zs_plan_release(&x.p);
+}
+END_TEST
+
+/* The same 72B case with NVMe allowed, the search narrowed to 4 processes,
+ * micro-batch 2 and full checkpointing: one candidate per mode (5 DeepSpeed,
+ * 4 FSDP2, 2 DeepSpeed NVMe), and only NVMe ones fit 448 GiB of host
+ * (CPU offload needs 898 GiB, README "plan"). */
+START_TEST(test_72b_512g_nvme_fits)
+{
+    struct pl x;
+    struct zs_err err = {0, ""};
+    struct zs_plan_opts po;
+    int nvme = 0;
+    zs_cfg_defaults(&x.base);
+    zt_apply_flags(&x.base, "host-ram=512GiB;procs=4;micro-batch=2;"
+                            "checkpointing=full");
+    ck_assert_int_eq(zs_model_resolve("72b", &x.m, &err), 0);
+    ck_assert_int_eq(
+        zs_hw_resolve("8xH100", x.base.host_ram_bytes, 0, &x.cl, &err), 0);
+    memset(&po, 0, sizeof po);
+    po.framework_any = 1;
+    po.fix_micro = po.fix_ckpt = true;
+    po.allow_nvme = true;
+    ck_assert_int_eq(zs_plan_run(&x.m, &x.cl, &x.base, &po, &x.p, &err), 0);
+    ck_assert_int_ge(x.p.best, 0);
+    ck_assert_int_eq(x.p.cand[x.p.best].cfg.offload_optimizer, ZS_OFF_NVME);
+    for (int i = 0; i < x.p.n; i++) {
+        const struct zs_candidate *c = &x.p.cand[i];
+        nvme += c->cfg.offload_optimizer == ZS_OFF_NVME;
+        if (c->status == ZS_CAND_FITS)
+            ck_assert_int_eq(c->cfg.offload_optimizer, ZS_OFF_NVME);
+    }
+    ck_assert_int_eq(nvme, 2); /* params on the GPU, params on the CPU */
+    /* it fits the host: at most 448 GiB per node */
+    ck_assert_int_le(x.p.cand[x.p.best].res.steady.peak_host_per_node,
+                     448 * ZS_GiB);
     zs_plan_release(&x.p);
 }
 END_TEST
@@ -220,6 +268,69 @@ START_TEST(test_emit_roundtrip)
     unlink(path);
     rmdir(dir);
     zs_plan_release(&x.p);
+}
+END_TEST
+
+/* An NVMe candidate's DeepSpeed JSON: offload_optimizer nvme with its
+ * buffer_count and pipeline flags, nvme_path (DeepSpeed's example, which
+ * lint warns about but does not fail), and the aio section at DeepSpeed's
+ * defaults; read back it resolves to the same NVMe configuration. */
+START_TEST(test_emit_nvme)
+{
+    struct zs_err err = {0, ""};
+    char dir[] = "/tmp/zsim-plan-XXXXXX", path[128];
+    struct zs_candidate cand;
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_dsconfig ds;
+    struct zs_dsconfig_ctx ctx;
+    struct zs_lint_input in;
+    struct zs_lint_report rep;
+    bool path_warn = false;
+    memset(&cand, 0, sizeof cand);
+    zs_cfg_defaults(&cand.cfg);
+    zt_apply_flags(&cand.cfg, "model=7b;offload-optimizer=nvme;"
+                              "pipeline-read=yes;nvme-buffer-count=8");
+    ck_assert_msg(zs_cli_resolve(&cand.cfg, &m, &cl, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/ds.json", dir);
+    ck_assert_msg(zs_plan_emit_ds(&cand, path, &err) == 0, "%s", err.msg);
+    memset(&ctx, 0, sizeof ctx);
+    ctx.hidden_size = m.hidden;
+    ctx.world_size = (int)cand.cfg.world;
+    ck_assert_int_eq(zs_dsconfig_load(path, &ctx, &ds, &err), 0);
+    ck_assert_int_eq(ds.offload_optimizer.device.v, ZS_DS_DEV_NVME);
+    ck_assert_str_eq(ds.offload_optimizer.nvme_path, "/local_nvme");
+    ck_assert_int_eq(ds.offload_optimizer.buffer_count.v, 8);
+    ck_assert(ds.offload_optimizer.pipeline_read.v);
+    ck_assert(!ds.offload_optimizer.pipeline_write.v);
+    ck_assert(ds.aio.present);
+    ck_assert_int_eq(ds.aio.block_size.v, 1048576);
+    ck_assert_int_eq(ds.aio.queue_depth.v, 8);
+    ck_assert_int_eq(zs_ds_aio_parallelism(&ds), 1);
+    ck_assert(ds.aio.overlap_events.v && !ds.aio.single_submit.v);
+    memset(&in, 0, sizeof in);
+    in.ds = &ds;
+    in.model = &m;
+    in.cluster = &cl;
+    in.zero_init = true;
+    in.audio_output = -1;
+    ck_assert_msg(zs_lint_run(&in, &rep, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(rep.n_error, 0);
+    for (int i = 0; i < rep.n; i++)
+        path_warn |= !strcmp(rep.finding[i].id, "nvme-path-not-nvme");
+    ck_assert(path_warn);
+    zs_cfg_defaults(&c);
+    snprintf(c.model, sizeof c.model, "7b");
+    snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
+    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(c.offload_optimizer, ZS_OFF_NVME);
+    ck_assert_int_eq(c.nvme_buffer_count, 8);
+    ck_assert(c.pipeline_read && !c.pipeline_write);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -386,11 +497,13 @@ Suite *suite_plan(void)
     tcase_set_timeout(core, 300);
     tcase_add_test(core, test_72b_full_needs_offload);
     tcase_add_test(core, test_72b_512g_nothing_fits);
+    tcase_add_test(core, test_72b_512g_nvme_fits);
     tcase_add_test(core, test_72b_lora_fits);
     tcase_add_test(core, test_7b_prefers_no_offload);
     tcase_add_test(core, test_7b_alloc_note);
     tcase_add_test(core, test_trl_colocated);
     tcase_add_test(core, test_emit_roundtrip);
+    tcase_add_test(core, test_emit_nvme);
     tcase_add_test(core, test_emit_torch_adam);
     tcase_add_test(core, test_plan_agrees_with_simulate);
     tcase_add_test(core, test_plan_reuse_matches_fresh);

@@ -267,6 +267,84 @@ START_TEST(test_torchtitan_b1)
 }
 END_TEST
 
+/* NVMe optimizer offload (zero.c, docs/nvme.md), Qwen2.5-7B on 8 ranks,
+ * sub_group_size 3e8, node NVMe 16 GB/s read, 8 GB/s write -> per rank
+ * 2e9 and 1e9 B/s.  T = Σ ceil(module params / 8) ≈ 952M elements, so the
+ * sub-groups are 3e8, 3e8, 3e8 and T - 9e8.  Per sub-group of e elements:
+ *   first step:  read  param + grad                 8e B
+ *   steady step: read  param, exp_avg, exp_avg_sq, grad  16e B -> 8e ns
+ *   both steps:  write param, exp_avg, exp_avg_sq   12e B -> 12e ns
+ *   boundary:    write fp32 grads                    4e B
+ * Non-pipelined, each transfer runs alone (the host waits for it), so its
+ * duration is bytes / rate.  The NVMe link counts a written byte as
+ * read/write = 2 (the drives' time), so over both steps it carries
+ * (8 + 16) T + 2 x (12 + 4 + 12 + 4) T = 88 T.  Host: four locked fp32
+ * swap buffers of the largest sub-group, 4 x 3e8 x 4 B, plus the pinned
+ * bf16 grad accumulation buffer pow2(2T); no fp32 master params or Adam
+ * states on the host. */
+START_TEST(test_nvme_optimizer_swap_bytes)
+{
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su = {0};
+    struct zs_sim_result res;
+    struct zs_err err = {0, ""};
+    zs_sim *sim = zs_sim_new();
+    int64_t T = 0, sub = 300000000, e[4];
+    int nin = 0, nout = 0, link = -1;
+    int64_t in_ns[8], out_ns[8];
+    zs_cfg_defaults(&c);
+    zt_apply_flags(&c, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=nvme;"
+                       "nvme-read=16;nvme-write=8;sub-group-size=300000000");
+    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &c;
+    ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < m.n_pre; i++)
+        T += (m.pre[i].params + 7) / 8;
+    for (int i = 0; i < m.n_post; i++)
+        T += (m.post[i].params + 7) / 8;
+    for (int i = 0; i < m.n_layer_leaves; i++)
+        T += (m.layer[i].params + 7) / 8 * m.n_layers;
+    ck_assert(T > 9e8 + 256 && T < 12e8);
+    e[0] = e[1] = e[2] = sub;
+    e[3] = T - 3 * sub;
+    for (int32_t i = 0; i < zs_sim_ntasks(sim); i++) {
+        const struct zs_task_rec *r = zs_sim_task(sim, i);
+        if (!strcmp(r->name, "swap-in optimizer state + grads (NVMe)")) {
+            ck_assert_int_lt(nin, 8);
+            in_ns[nin++] = r->end_ns - r->start_ns;
+        }
+        if (!strcmp(r->name, "swap-out optimizer state (NVMe)")) {
+            ck_assert_int_lt(nout, 8);
+            out_ns[nout++] = r->end_ns - r->start_ns;
+        }
+    }
+    ck_assert_int_eq(nin, 8);
+    ck_assert_int_eq(nout, 8);
+    for (int k = 0; k < 4; k++) {
+        /* first step 8e B at 2e9 B/s = 4e ns; steady 16e B = 8e ns */
+        ck_assert_int_le(llabs(in_ns[k] - 4 * e[k]), 2);
+        ck_assert_int_le(llabs(in_ns[4 + k] - 8 * e[k]), 2);
+        ck_assert_int_le(llabs(out_ns[k] - 12 * e[k]), 2);
+        ck_assert_int_le(llabs(out_ns[4 + k] - 12 * e[k]), 2);
+    }
+    for (int l = 0; l < zs_sim_nlinks(sim); l++)
+        if (!strcmp(zs_sim_link_name(sim, l), "NVMe (rank share)"))
+            link = l;
+    ck_assert_int_ge(link, 0);
+    /* the boundary's grad writes go per reduce bucket (ceil per bucket):
+     * within 1e-6 of 4T */
+    ck_assert_double_eq_tol(zs_sim_link_bytes(sim, link) / (double)T, 88.0,
+                            1e-5);
+    ck_assert_int_eq(res.steady.pinned_host_per_rank,
+                     4 * sub * 4 + pow2(T * 2));
+    zs_sim_free(sim);
+}
+END_TEST
+
 START_TEST(test_bad_configs)
 {
     static const struct {
@@ -288,6 +366,12 @@ START_TEST(test_bad_configs)
          "(bytes or e.g. \"80GiB\") (got '12XB')"},
         {"micro-bach", "2",
          "unknown option '--micro-bach': did you mean '--micro-batch'?"},
+        {"nvme-read", "0",
+         "invalid value for '--nvme-read': must be a number in [0.1, 1000] "
+         "(got '0')"},
+        {"nvme-write", "fast",
+         "invalid value for '--nvme-write': must be a number in [0.1, 1000] "
+         "(got 'fast')"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         zt_expect_bad_flag(cases[i].flag, cases[i].value, cases[i].msg);
@@ -313,6 +397,18 @@ START_TEST(test_bad_cross_field)
          "micro-batch x data-parallel degree = 1 x 8 = 8 (got 12)"},
         {"procs=16", "invalid value for '--procs': must be in [1, 8] for "
                      "'8xH100' (got 16)"},
+        {"offload-optimizer=nvme;zero=2",
+         "'--offload-optimizer nvme' needs '--zero 3' (only DeepSpeed stage "
+         "3 swaps optimizer states)"},
+        {"offload-optimizer=nvme;offload-param=nvme",
+         "'--offload-param nvme' is not modelled yet: use none or cpu "
+         "(optimizer nvme is)"},
+        {"offload-optimizer=nvme;pipeline-read=yes;pipeline-write=yes;"
+         "nvme-buffer-count=8",
+         "offload_optimizer buffer_count 8 is too small: nvme offload with "
+         "pipeline_read and pipeline_write needs at least 12 swap buffers (4 "
+         "per sub-group in flight); DeepSpeed fails with \"ran out of swap "
+         "buffers\""},
         {"optimizer=adamw_8bit;offload-optimizer=cpu",
          "'--optimizer adamw_8bit' (bitsandbytes) cannot run with "
          "'--offload-optimizer cpu': it fails with \"Expected a cuda device, "
@@ -748,6 +844,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_deepspeed_estimator);
     tcase_add_test(core, test_trace_and_timeline);
     tcase_add_test(core, test_every_model_schedules);
+    tcase_add_test(core, test_nvme_optimizer_swap_bytes);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);
     tcase_add_test(bad, test_scenario_files);

@@ -114,6 +114,12 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m,
         cfg->offload_optimizer = (int)ds.offload_optimizer.device.v;
     if (ds.offload_param.present && !flag_given("offload-param"))
         cfg->offload_param = (int)ds.offload_param.device.v;
+    if (ds.offload_optimizer.present && !flag_given("nvme-buffer-count"))
+        cfg->nvme_buffer_count = ds.offload_optimizer.buffer_count.v;
+    if (ds.offload_optimizer.present && !flag_given("pipeline-read"))
+        cfg->pipeline_read = ds.offload_optimizer.pipeline_read.v;
+    if (ds.offload_optimizer.present && !flag_given("pipeline-write"))
+        cfg->pipeline_write = ds.offload_optimizer.pipeline_write.v;
     /* "optimizer": {"params": {"torch_adam": true}}: DeepSpeed steps
      * torch.optim.AdamW on the CPU (engine.py:2096-2106, 0.19.6), the
      * for-loop unless "fused": true is passed through to it */

@@ -291,6 +291,11 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
     rc |=
         row(t, "collective latency", "%s per call",
             zs_fmt_seconds(a, sizeof a, zs_ns_to_s(n->collective_latency_ns)));
+    if (n->nvme_drives > 0)
+        rc |= row(t, "local NVMe (swap files)",
+                  "%d drives, %s read, %s write (node, 1 MiB aio)",
+                  n->nvme_drives, fmt_rate(a, sizeof a, n->nvme_read_bytes_per_s),
+                  fmt_rate(b, sizeof b, n->nvme_write_bytes_per_s));
     if (!rc)
         zs_table_print(t, stdout, 2);
     zs_table_free(t);
@@ -417,6 +422,9 @@ static void show_json(const struct zs_cluster *c)
         {"nic_bytes_per_s", n->nic_bytes_per_s},
         {"inter_node_eff", n->inter_node_eff},
         {"collective_latency_s", zs_ns_to_s(n->collective_latency_ns)},
+        {"nvme_drives_per_node", n->nvme_drives},
+        {"nvme_read_bytes_per_s_per_node", n->nvme_read_bytes_per_s},
+        {"nvme_write_bytes_per_s_per_node", n->nvme_write_bytes_per_s},
     };
 
     printf("{\n  \"schema\": \"zsim.hw/1\",\n  \"spec\": ");

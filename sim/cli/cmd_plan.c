@@ -4,6 +4,7 @@
 #include "cli/cli_setup.h"
 #include "out/simout.h"
 #include "plan/plan.h"
+#include "sched/sched.h"
 #include "util/alloc.h"
 #include "util/table.h"
 #include "util/units.h"
@@ -19,7 +20,8 @@ static const char usage[] =
     "                 [--framework deepspeed|fsdp2|any] [--gpu-reserved SIZE]\n"
     "                 [--objective throughput|cost|memory] [--top N]\n"
     "                 [--emit-ds-config FILE] [--json] [--db FILE]\n"
-    "                 [--act-offload yes|no] [configuration flags]\n"
+    "                 [--act-offload yes|no] [--allow-nvme yes|no]\n"
+    "                 [configuration flags]\n"
     "\n"
     "Searches processes per node, micro-batch, accumulation (to reach the "
     "global batch;\n"
@@ -42,6 +44,11 @@ static const char usage[] =
     "full checkpointing are tried again with activation offload (DeepSpeed\n"
     "cpu_checkpointing; torchtune's under --trainer torchtune) unless "
     "--act-offload no.\n"
+    "--allow-nvme searches DeepSpeed ZeRO-3 with the optimizer states on NVMe "
+    "(default\n"
+    "yes when the node profile has drives or --nvme-read/--nvme-write are "
+    "given;\n"
+    "docs/nvme.md).\n"
     "\n"
     "Objectives: throughput (default) ranks by the job's tokens/s; cost by the\n"
     "fewest GPU-hours per token counting only the GPUs used (per-GPU rental);\n"
@@ -54,6 +61,7 @@ static const char usage[] =
 static const struct zs_opt own[] = {
     {"json", 0},        {"top", 1},     {"objective", 1}, {"emit-ds-config", 1},
     {"fail-on-oom", 0}, {"threads", 1}, {"db", 1},        {"act-offload", 1},
+    {"allow-nvme", 1},
 };
 
 static void fmt_cand_row(struct zs_table *t, int rank,
@@ -62,9 +70,12 @@ static void fmt_cand_row(struct zs_table *t, int rank,
     const struct zs_cfg *f = &c->cfg;
     const struct zs_step_result *s = &c->res.steady;
     char g[32], h[32], st[32], hd[32];
-    const char *off = f->offload_param != ZS_OFF_NONE       ? "opt+param"
-                      : f->offload_optimizer != ZS_OFF_NONE ? "opt"
-                                                            : "none";
+    const char *off =
+        f->offload_optimizer == ZS_OFF_NVME
+            ? (f->offload_param != ZS_OFF_NONE ? "nvme+param" : "nvme")
+        : f->offload_param != ZS_OFF_NONE     ? "opt+param"
+        : f->offload_optimizer != ZS_OFF_NONE ? "opt"
+                                              : "none";
     zs_table_rowf(
         t, "%d\t%s\t%lld\t%lld\t%lld\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f%%\t%s",
         rank,
@@ -328,6 +339,37 @@ static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
     return text;
 }
 
+/* --allow-nvme yes|no; by default on when the node's NVMe rates are known
+ * (profile "storage" or --nvme-read/--nvme-write). */
+static int plan_nvme_opt(const struct zs_args *a, const struct zs_opt *opts,
+                         size_t nopts, const struct zs_cfg *base,
+                         const struct zs_cluster *cl, struct zs_plan_opts *po,
+                         struct zs_err *err)
+{
+    const char *v = zs_args_get(a, opts, nopts, "allow-nvme");
+    double r, w;
+    zs_nvme_node_rates(base, &cl->node, &r, &w);
+    po->allow_nvme = r > 0 && w > 0;
+    if (!v)
+        return 0;
+    if (!strcmp(v, "no")) {
+        po->allow_nvme = false;
+        return 0;
+    }
+    if (strcmp(v, "yes"))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--allow-nvme': must be yes or "
+                          "no (got '%s')",
+                          v);
+    if (!po->allow_nvme)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--allow-nvme yes' needs the node's NVMe rates: "
+                          "profile '%s' has no \"storage\"; give "
+                          "'--nvme-read' and '--nvme-write' (GB/s per node)",
+                          cl->node.name);
+    return 0;
+}
+
 static int run(int argc, char **argv, struct zs_err *err)
 {
     struct zs_opt opts[ZS_ARGS_MAXOPTS];
@@ -424,6 +466,9 @@ static int run(int argc, char **argv, struct zs_err *err)
     if (!rc)
         rc = zs_hw_resolve(base.gpus, base.host_ram_bytes, (int)base.nodes, &cl,
                            err);
+    if (rc)
+        return rc;
+    rc = plan_nvme_opt(&a, opts, nopts, &base, &cl, &po, err);
     if (rc)
         return rc;
     rc = zs_plan_run(&m, &cl, &base, &po, &p, err);

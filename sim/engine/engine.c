@@ -412,10 +412,12 @@ static int check_desc(zs_sim *s, const struct zs_task_desc *d, int32_t id)
                               "invalid alloc_bytes of alloc '%s' (id %d): "
                               "must be in [0, 2^60] (got %lld)",
                               TNAME(d), id, (long long)d->alloc_bytes);
-        if (d->alloc_flags & ~ZS_ALLOC_PINNED)
+        if ((d->alloc_flags & ~(ZS_ALLOC_PINNED | ZS_ALLOC_LOCKED)) ||
+            (d->alloc_flags & ZS_ALLOC_PINNED &&
+             d->alloc_flags & ZS_ALLOC_LOCKED))
             return zs_err_set(e, ZS_ERUNTIME,
                               "invalid alloc_flags of alloc '%s' (id %d): "
-                              "only ZS_ALLOC_PINNED is defined (got %#x)",
+                              "ZS_ALLOC_PINNED or ZS_ALLOC_LOCKED (got %#x)",
                               TNAME(d), id, d->alloc_flags);
         break;
     case ZS_TASK_FREE:

@@ -65,6 +65,10 @@ enum zs_task_kind {
 enum zs_pool_kind { ZS_POOL_PLAIN, ZS_POOL_CUDA_CACHING, ZS_POOL_HOST };
 
 #define ZS_ALLOC_PINNED 1u /* HOST pools: page-locked, power-of-two rounded */
+/* HOST pools: page-locked at its exact size, outside PyTorch's caching host
+ * allocator (posix_memalign + mlock, e.g. DeepSpeed's aio
+ * new_cpu_locked_tensor); counted as pinned while live. */
+#define ZS_ALLOC_LOCKED 2u
 
 /* A task as submitted (copied by zs_sim_submit; strings must outlive the sim).
  */

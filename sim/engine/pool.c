@@ -566,6 +566,8 @@ int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
             t->held = req;
             p->allocated += req;
             p->reserved += req;
+            if (t->flags & ZS_ALLOC_LOCKED)
+                p->pinned += req;
             break;
         default:
             if (p->capacity > 0 && p->reserved + req > p->capacity)
@@ -595,6 +597,8 @@ void zs_pool_free(zs_sim *s, int pool, int32_t id, int64_t t_ns)
         } else {
             p->allocated -= t->held;
             p->reserved -= t->held;
+            if (p->kind == ZS_POOL_HOST && (t->flags & ZS_ALLOC_LOCKED))
+                p->pinned -= t->held;
         }
     }
     p->st.frees++;

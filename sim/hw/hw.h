@@ -119,6 +119,12 @@ struct zs_node {
     /* All-reduce busbw factor vs GPUs taking part within the node (NVLS
      * gains with more GPUs); n == 0: factor 1. */
     struct zs_curve allreduce_rank_scale;
+    /* Local NVMe for DeepSpeed swap files (profile "storage", optional):
+     * drives and the node's sequential rates at aio's 1 MiB blocks, all
+     * drives together; 0 drives: none known (--nvme-read/--nvme-write
+     * supply them).  Shared by the node's ranks. */
+    int nvme_drives;
+    double nvme_read_bytes_per_s, nvme_write_bytes_per_s;
     char file[256];               /* profile path it was loaded from */
     struct zs_hw_sources sources; /* read-only */
 };

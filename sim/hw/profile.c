@@ -387,6 +387,8 @@ struct node_file {
     int64_t nics;
     double nic_bytes_per_s, inter_node_eff;
     int64_t latency_ns;
+    int64_t nvme_drives;
+    double nvme_read, nvme_write;
     char src[ZS_HW_SOURCE_CAP];
 };
 
@@ -404,6 +406,20 @@ static const struct zs_field node_top[] = {
     {"pcie", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"network", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"collectives", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"storage", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+};
+
+/* Optional: local NVMe drives for DeepSpeed's swap files (docs/nvme.md).
+ * Rates are per drive, sequential, at aio's 1 MiB blocks; the node's figure
+ * is drives x rate (RAID-0 or one nvme_path per drive), shared by its
+ * ranks. */
+static const struct zs_field node_storage[] = {
+    {"nvme_drives", ZS_F_INT, NFO(nvme_drives), 0, 64, 0, REQ, NULL, 0, NULL},
+    {"drive_read_bytes_per_s", ZS_F_DOUBLE, NFO(nvme_read), 1e8, 1e11, 0, REQ,
+     NULL, 0, NULL},
+    {"drive_write_bytes_per_s", ZS_F_DOUBLE, NFO(nvme_write), 1e8, 1e11, 0,
+     REQ, NULL, 0, NULL},
+    SRC_FIELD(struct node_file),
 };
 
 static const struct zs_field node_host[] = {
@@ -508,6 +524,9 @@ static int node_from_tree(const char *path, const struct zs_json_src *src,
     if (!rc)
         rc = read_group(src, root, "collectives", node_coll, NF(node_coll), nf,
                         nf->src, s, err);
+    if (!rc && cJSON_GetObjectItemCaseSensitive(root, "storage"))
+        rc = read_group(src, root, "storage", node_storage, NF(node_storage),
+                        nf, nf->src, s, err);
     if (rc)
         return rc;
     coll = cJSON_GetObjectItemCaseSensitive(root, "collectives");
@@ -573,6 +592,9 @@ static int node_from_tree(const char *path, const struct zs_json_src *src,
     n->nic_bytes_per_s = nf->nic_bytes_per_s;
     n->inter_node_eff = nf->inter_node_eff;
     n->collective_latency_ns = nf->latency_ns;
+    n->nvme_drives = (int)nf->nvme_drives;
+    n->nvme_read_bytes_per_s = nf->nvme_drives * nf->nvme_read;
+    n->nvme_write_bytes_per_s = nf->nvme_drives * nf->nvme_write;
     return 0;
 }
 

@@ -200,6 +200,7 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
 #define F_BP(buf_, s) pct(buf_, sizeof buf_, (s)->br_pcie, (s)->time_s)
 #define F_BO(buf_, s) pct(buf_, sizeof buf_, (s)->br_opt, (s)->time_s)
 #define F_BX(buf_, s) pct(buf_, sizeof buf_, (s)->br_other, (s)->time_s)
+#define F_BN(buf_, s) pct(buf_, sizeof buf_, (s)->br_nvme, (s)->time_s)
 #define F_FL(buf_, s)                                                          \
     snprintf(buf_, sizeof buf_, "%lld", (long long)(s)->cache_flushes)
     ROW2("step time", F_TIME);
@@ -214,6 +215,8 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
     ROW2("compute", F_BC);
     ROW2("exposed collectives", F_BL);
     ROW2("exposed PCIe", F_BP);
+    if (st[0]->br_nvme > 0 || st[1]->br_nvme > 0)
+        ROW2("exposed NVMe swap", F_BN);
     ROW2("optimizer", F_BO);
     ROW2("other (host)", F_BX);
     ROW2("allocator cache flushes", F_FL);
@@ -311,6 +314,8 @@ void *zs_simout_step_json(const struct zs_step_result *r)
         cJSON_AddNumberToObject(br, "exposed_pcie", r->br_pcie);
         cJSON_AddNumberToObject(br, "optimizer", r->br_opt);
         cJSON_AddNumberToObject(br, "other", r->br_other);
+        if (r->br_nvme > 0)
+            cJSON_AddNumberToObject(br, "exposed_nvme", r->br_nvme);
     }
     cJSON_AddStringToObject(o, "bottleneck", r->bottleneck);
     cJSON_AddStringToObject(o, "gpu_peak_at", r->gpu_peak_where);
@@ -429,6 +434,21 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key,
         cJSON_AddNumberToObject(x, "gpu_reserved_bytes",
                                 (double)c->gpu_reserved_bytes);
         cJSON_AddBoolToObject(x, "pin_memory", c->pin_optimizer);
+        if (c->offload_optimizer == ZS_OFF_NVME) {
+            /* the NVMe swap settings and the node rates simulated
+             * (docs/nvme.md); present only for NVMe runs */
+            cJSON *nv = cJSON_AddObjectToObject(x, "nvme");
+            double rd, wr;
+            zs_nvme_node_rates(c, &su->cluster->node, &rd, &wr);
+            if (nv) {
+                cJSON_AddNumberToObject(nv, "read_bytes_per_s_per_node", rd);
+                cJSON_AddNumberToObject(nv, "write_bytes_per_s_per_node", wr);
+                cJSON_AddNumberToObject(nv, "buffer_count",
+                                        (double)c->nvme_buffer_count);
+                cJSON_AddBoolToObject(nv, "pipeline_read", c->pipeline_read);
+                cJSON_AddBoolToObject(nv, "pipeline_write", c->pipeline_write);
+            }
+        }
         cJSON_AddStringToObject(x, "deepspeed_version", c->deepspeed_version);
         cJSON_AddStringToObject(x, "trainer", zs_trainer_name(c->trainer));
         cJSON_AddStringToObject(x, "param_dtype",

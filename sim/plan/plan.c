@@ -8,6 +8,7 @@
  * checkpointing) because it has fewer ways to fail.
  */
 #include "plan/plan.h"
+#include "sched/sched.h"
 #include "train/dsconfig.h"
 #include "util/alloc.h"
 #include "util/strutil.h"
@@ -36,9 +37,13 @@ static double now_s(void)
 void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap)
 {
     const struct zs_cfg *f = &c->cfg;
-    const char *off = f->offload_param != ZS_OFF_NONE ? "offload opt+param"
-                      : f->offload_optimizer != ZS_OFF_NONE ? "offload opt"
-                                                            : "no offload";
+    const char *off =
+        f->offload_optimizer == ZS_OFF_NVME
+            ? (f->offload_param != ZS_OFF_NONE ? "offload opt nvme+param cpu"
+                                               : "offload opt nvme")
+        : f->offload_param != ZS_OFF_NONE     ? "offload opt+param"
+        : f->offload_optimizer != ZS_OFF_NONE ? "offload opt"
+                                              : "no offload";
     snprintf(buf, cap,
              "%s %s, %s, %lld procs, micro %lld x accum %lld, ckpt %s",
              f->framework == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
@@ -68,6 +73,13 @@ static int add(struct zs_plan *p, const struct zs_cfg *c)
     return 0;
 }
 
+static bool po_allows_nvme(const struct zs_plan_opts *po,
+                           const struct zs_cfg *base)
+{
+    return po->allow_nvme ||
+           (po->fix_offload_opt && base->offload_optimizer == ZS_OFF_NVME);
+}
+
 static int enumerate(struct zs_plan *p, const struct zs_model *m,
                      const struct zs_cluster *cl, const struct zs_cfg *base,
                      const struct zs_plan_opts *po)
@@ -85,6 +97,10 @@ static int enumerate(struct zs_plan *p, const struct zs_model *m,
         {ZS_FW_FSDP2, 3, ZS_OFF_CPU, ZS_OFF_CPU},
         {ZS_FW_FSDP2, 2, ZS_OFF_NONE, ZS_OFF_NONE},
         {ZS_FW_FSDP2, 2, ZS_OFF_CPU, ZS_OFF_CPU},
+        /* NVMe (ZeRO-Infinity), when allowed: optimizer states on NVMe,
+         * parameters on the GPU or the CPU */
+        {ZS_FW_DEEPSPEED, 3, ZS_OFF_NVME, ZS_OFF_NONE},
+        {ZS_FW_DEEPSPEED, 3, ZS_OFF_NVME, ZS_OFF_CPU},
     };
     int gpn = cl->node.gpus_per_node;
     int procs[8], nprocs = 0;
@@ -98,6 +114,8 @@ static int enumerate(struct zs_plan *p, const struct zs_model *m,
     }
     for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++) {
         if (!po->framework_any && modes[md].fw != base->framework)
+            continue;
+        if (modes[md].oo == ZS_OFF_NVME && !po_allows_nvme(po, base))
             continue;
         if ((po->fix_zero && modes[md].zero != base->zero) ||
             (po->fix_offload_opt &&
@@ -368,6 +386,45 @@ static void rank(struct zs_plan *p)
 
 /* Nothing fits: what would?  More host RAM, LoRA/QLoRA, more nodes, shorter
  * sequences — each checked by simulating the candidates again. */
+/* "What would fit": NVMe offload of the optimizer when the search left it
+ * out (--allow-nvme no: searched now; no NVMe rates known: named, with the
+ * flags that give them). */
+static void nvme_suggestion(struct zs_plan *p, const struct zs_model *m,
+                            const struct zs_cluster *cl,
+                            const struct zs_cfg *base,
+                            const struct zs_plan_opts *q)
+{
+    struct zs_plan_opts o = *q;
+    struct zs_plan sub;
+    struct zs_err e;
+    double r, w;
+    if (po_allows_nvme(q, base) || p->nsuggest >= 6 ||
+        (q->fix_offload_opt && base->offload_optimizer != ZS_OFF_NVME) ||
+        (!q->framework_any && base->framework != ZS_FW_DEEPSPEED))
+        return;
+    zs_nvme_node_rates(base, &cl->node, &r, &w);
+    if (r <= 0 || w <= 0) {
+        snprintf(p->suggestion[p->nsuggest++], 256,
+                 "NVMe offload of the optimizer (DeepSpeed ZeRO-3): '%s' has "
+                 "no NVMe drives in its profile; give --nvme-read and "
+                 "--nvme-write (GB/s per node) to search it",
+                 cl->node.name);
+        return;
+    }
+    o.allow_nvme = true;
+    if (zs_plan_run(m, cl, base, &o, &sub, &e) == 0) {
+        if (sub.best >= 0 && p->nsuggest < 6) {
+            char lab[160];
+            zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
+            snprintf(p->suggestion[p->nsuggest++], 256,
+                     "NVMe offload (--allow-nvme yes) fits: best '%s', %.0f "
+                     "tok/s per GPU",
+                     lab, sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
+        }
+        zs_plan_release(&sub);
+    }
+}
+
 static void suggest(struct zs_plan *p, const struct zs_model *m,
                     const struct zs_cluster *cl, const struct zs_cfg *base,
                     const struct zs_plan_opts *po)
@@ -419,6 +476,7 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
                     break;
             }
         }
+        nvme_suggestion(p, m, cl, base, &q);
         /* more nodes: 2x, 4x, then 8x the nodes given, the first that fits */
         for (int mult = 2, found = 0; mult <= 8 && !found; mult *= 2) {
             struct zs_cluster more = *cl;
@@ -664,6 +722,28 @@ void zs_plan_release(struct zs_plan *p)
     p->n = p->cap = 0;
 }
 
+/* NVMe settings of the JSON: the simulated buffer_count and pipeline flags,
+ * and the aio section at DeepSpeed's defaults (swap_tensor/constants.py,
+ * 0.19.6 edaa7221), which the rates of the node profile assume (1 MiB). */
+static void emit_nvme(const struct zs_cfg *f, struct zs_dsconfig *ds)
+{
+    ds->offload_optimizer.buffer_count.v = f->nvme_buffer_count;
+    ds->offload_optimizer.pipeline_read.v = f->pipeline_read;
+    ds->offload_optimizer.pipeline_write.v = f->pipeline_write;
+    ds->aio.block_size.v = 1048576;
+    ds->aio.queue_depth.v = 8;
+    /* the aio parallelism key is version-dependent (thread_count before
+     * 0.16.4, PR #7056): the writer names it for the simulated version */
+    ds->version.major = f->ds_version[0];
+    ds->version.minor = f->ds_version[1];
+    ds->version.patch = f->ds_version[2];
+    ds->aio.intra_op_parallelism.v = 1;
+    ds->aio.thread_count.v = 1;
+    ds->aio.single_submit.v = false;
+    ds->aio.overlap_events.v = true;
+    ds->aio.use_gds.v = false;
+}
+
 /* DeepSpeed JSON for the best plan (the lint module writes it atomically). */
 int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
                     struct zs_err *err)
@@ -689,6 +769,7 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
     ds.offload_param.device.from = ZS_DS_SET;
     ds.offload_param.pin_memory.v = f->pin_param;
     ds.offload_param.pin_memory.from = ZS_DS_SET;
+    emit_nvme(f, &ds);
     SETI(reduce_bucket_size, f->reduce_bucket_size);
     SETI(stage3_prefetch_bucket_size, f->prefetch_bucket_size);
     SETI(stage3_param_persistence_threshold, f->param_persistence_threshold);

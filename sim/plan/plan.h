@@ -64,6 +64,9 @@ struct zs_plan_opts {
     /* search activation offload for the GPU-OOM candidates (plan
      * --act-offload yes, the default) */
     bool act_offload;
+    /* search DeepSpeed ZeRO-3 with the optimizer on NVMe (docs/nvme.md);
+     * needs the node's NVMe rates (profile "storage" or --nvme-read/-write) */
+    bool allow_nvme;
 };
 
 /* base: model/gpus/seq/method/... as given (framework fixed unless

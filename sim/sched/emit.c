@@ -167,6 +167,35 @@ int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
     return zs_t_emit(b, &d, d0, d1, -1);
 }
 
+int32_t zs_t_nvme(struct zs_bctx *b, bool write, double bytes,
+                  const char *name, int32_t d0, int32_t d1)
+{
+    struct zs_task_desc d;
+    int q = write ? b->q_aio_w : b->q_aio_r;
+    if (bytes <= 0)
+        return zs_t_mark(b, q, name, d0, d1, -1);
+    if (b->ex)
+        b->ex->cur.kind = ZS_X_WAIT;
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_FLOW;
+    d.queue = q;
+    d.bytes = bytes;
+    d.rate_cap = write ? b->nvme_write_bps : b->nvme_read_bps;
+    /* The NVMe link's capacity is the read rate; a written byte uses
+     * read/write of it, so reads and writes running together share the
+     * drives' time (simulate.c).  Every byte is DMA'd to or from pinned host
+     * memory (the bus). */
+    d.nlinks = 2;
+    d.links[0] = b->l_nvme;
+    d.weight[0] = write ? b->nvme_read_bps / b->nvme_write_bps : 1.0;
+    d.links[1] = b->l_bus;
+    d.weight[1] = 1.0;
+    d.cls = ZS_CLS_NVME;
+    d.name = name;
+    d.tag = zs_tag_now(b, -1);
+    return zs_t_emit(b, &d, d0, d1, -1);
+}
+
 int32_t zs_t_coll(struct zs_bctx *b, int q, enum zs_coll kind, double bytes,
                   const char *name, int unit, int32_t d0, int32_t d1)
 {

@@ -22,7 +22,7 @@ const char *zs_cls_name(int cls)
 {
     static const char *const n[] = {"compute",   "collective", "pcie",
                                     "optimizer", "host",       "memory",
-                                    "sync",      "copy"};
+                                    "sync",      "copy",       "nvme"};
     return cls >= 0 && cls < ZS_CLS_COUNT ? n[cls] : "?";
 }
 
@@ -39,7 +39,7 @@ static int64_t tend(const struct zs_bctx *b, int32_t id)
     return r ? r->end_ns : -1;
 }
 
-enum { BR_COMPUTE, BR_COLL, BR_PCIE, BR_OPT, BR_OTHER, BR_N };
+enum { BR_COMPUTE, BR_COLL, BR_PCIE, BR_OPT, BR_OTHER, BR_NVME, BR_N };
 
 static int cls_bucket(int cls)
 {
@@ -50,6 +50,8 @@ static int cls_bucket(int cls)
         return BR_PCIE;
     case ZS_CLS_OPT:
         return BR_OPT;
+    case ZS_CLS_NVME:
+        return BR_NVME;
     default:
         return BR_OTHER;
     }
@@ -240,7 +242,8 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
     int64_t v, seq;
     const char *names[BR_N] = {"GPU compute", "exposed collectives",
                                "host<->GPU copies (PCIe)", "the optimizer",
-                               "host overhead (hooks, launches, syncs)"};
+                               "host overhead (hooks, launches, syncs)",
+                               "NVMe swap (aio reads and writes)"};
     memset(r, 0, sizeof *r);
     if (t0 < 0 || t1 < 0)
         return;
@@ -268,6 +271,7 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
     r->br_pcie = br[BR_PCIE];
     r->br_opt = br[BR_OPT];
     r->br_other = br[BR_OTHER];
+    r->br_nvme = br[BR_NVME];
     {
         int best = 0;
         for (int i = 1; i < BR_N; i++)

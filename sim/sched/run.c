@@ -687,6 +687,25 @@ static void epoch_pass(struct zs_run *r, const struct k *k, int64_t e,
         set_oom(r, k, best.ph, best.g, best.host);
 }
 
+/* With the optimizer on NVMe the 12 B per element of fp32 param and Adam
+ * states are in the swap files, not in the optimizer state dict: the save
+ * copies each rank's swap folder (gradient files excluded) into the
+ * checkpoint with shutil.copytree (engine.py:4817-4830, 0.19.6 edaa7221).
+ * The write is the 12 B term above; this is the read from the node's
+ * drives, [assumption] not overlapped with the write (copytree copies file
+ * by file, reading then writing each chunk). */
+static double nvme_save_read_s(const struct zs_setup *su, int64_t trainable,
+                               int64_t nodes)
+{
+    double rd, wr;
+    if (su->cfg->offload_optimizer != ZS_OFF_NVME || nodes < 1)
+        return 0;
+    zs_nvme_node_rates(su->cfg, &su->cluster->node, &rd, &wr);
+    if (rd <= 0)
+        return 0;
+    return 12.0 * (double)trainable / (double)nodes / rd;
+}
+
 int zs_run_compose(const struct zs_setup *su, const struct zs_sim_result *res,
                    const struct zs_run_levels *lv, struct zs_run *out,
                    struct zs_err *err)
@@ -808,6 +827,7 @@ int zs_run_compose(const struct zs_setup *su, const struct zs_sim_result *res,
         ckpt_bytes =
             2.0 * (double)saved + 12.0 * (double)trainable / (double)r->nodes;
         r->save_s = ckpt_bytes / DISK_BYTES_PER_S;
+        r->save_s += nvme_save_read_s(su, trainable, r->nodes);
     }
 
     /* Evaluation: forward only, a third of a micro-step's fwd+bwd work

@@ -36,6 +36,7 @@ enum zs_cls {
     ZS_CLS_MEM,     /* allocations and frees */
     ZS_CLS_SYNC,    /* joins and host waits */
     ZS_CLS_COPY,    /* on-GPU copies (cat, cast, bucket copies) */
+    ZS_CLS_NVME,    /* NVMe swap reads and writes (aio, docs/nvme.md) */
     ZS_CLS_COUNT
 };
 const char *zs_cls_name(int cls);
@@ -108,6 +109,7 @@ struct zs_step_result {
     int64_t peak_host_per_node, pinned_host_per_node;
     int64_t peak_host_per_rank, pinned_host_per_rank;
     double br_compute, br_coll, br_pcie, br_opt, br_other;
+    double br_nvme; /* exposed NVMe swap time (0 without NVMe offload) */
     char bottleneck[200];
     char gpu_peak_where[160], host_peak_where[160];
     struct zs_live_buf gpu_live[ZS_LIVE_MAX], host_live[ZS_LIVE_MAX];
@@ -167,6 +169,12 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
 /* Bytes another process holds on the simulated rank's GPU (--gpu-reserved on
  * --gpu-reserved-gpus of them). */
 int64_t zs_reserved_on_rank(const struct zs_cfg *c, const struct zs_node *nd);
+
+/* The node's NVMe sequential read and write rates in bytes/s, all drives
+ * together: --nvme-read/--nvme-write (GB/s) where given, else the profile's
+ * "storage"; 0 when neither knows (docs/nvme.md). */
+void zs_nvme_node_rates(const struct zs_cfg *c, const struct zs_node *nd,
+                        double *read_bps, double *write_bps);
 
 /* CPU threads of one rank for its optimizer work (docs/cpu-optimizer.md):
  * *threads is what the launch sets (OMP_NUM_THREADS / torch.set_num_threads;

@@ -103,6 +103,11 @@ struct zs_bctx {
     int q_host, q_comp, q_ag, q_rs, q_cpy;
     int q_off; /* activation offload side stream, -1 unless offloading */
     int l_h2d, l_d2h, l_bus, l_fab;
+    /* NVMe offload (docs/nvme.md): the read and write aio handles' queues and
+     * the rank's share of the node's drives; -1 when the run has no NVMe.
+     * nvme_read/write_bps: per rank, bytes/s. */
+    int q_aio_r, q_aio_w, l_nvme;
+    double nvme_read_bps, nvme_write_bps;
     int p_gpu, p_host;
     double h2d_pinned, d2h_pinned, pageable; /* per-flow caps, bytes/s */
     int cores;                               /* CPU cores of this rank */
@@ -190,6 +195,12 @@ int32_t zs_t_cpu(struct zs_bctx *b, double bytes,
 /* An on-GPU memory-bound kernel (copies, casts, adds). */
 int32_t zs_t_gpu_mem(struct zs_bctx *b, int q, double bytes, int cls,
                      const char *name, int unit, int32_t d0, int32_t d1);
+/* An aio transfer between the rank's NVMe share and pinned host memory:
+ * write = false reads (swap-in) on the read handle's queue, true writes
+ * (swap-out) on the write handle's; both draw drive time from the NVMe link
+ * and DMA through the host bus.  Needs b->l_nvme >= 0. */
+int32_t zs_t_nvme(struct zs_bctx *b, bool write, double bytes,
+                  const char *name, int32_t d0, int32_t d1);
 int zs_tag_now(const struct zs_bctx *b, int unit);
 /* Host waits until every GPU queue has drained. */
 int32_t zs_t_drain(struct zs_bctx *b, const char *name);

@@ -43,6 +43,64 @@ int64_t zs_reserved_on_rank(const struct zs_cfg *c, const struct zs_node *nd)
     return 0;
 }
 
+void zs_nvme_node_rates(const struct zs_cfg *c, const struct zs_node *nd,
+                        double *read_bps, double *write_bps)
+{
+    *read_bps = c->nvme_read_gbps > 0 ? c->nvme_read_gbps * 1e9
+                                      : nd->nvme_read_bytes_per_s;
+    *write_bps = c->nvme_write_gbps > 0 ? c->nvme_write_gbps * 1e9
+                                        : nd->nvme_write_bytes_per_s;
+}
+
+/* NVMe offload: two aio queues (PipelinedOptimizerSwapper keeps a read and a
+ * write aio_handle, deepspeed/runtime/swap_tensor/
+ * pipelined_optimizer_swapper.py:55-66, 0.19.6 edaa7221) and one link, the
+ * rank's share of the node's drives (node rate / local ranks: every rank
+ * swaps at the same time, in the optimizer step after the same backward).
+ * Added after the five queues and four links, only for a run that uses
+ * NVMe, so that other runs' traces keep their layout; a planner sim keeps
+ * them once added (unused by later candidates). */
+/* The queue called NAME, added when the sim does not have it yet (a sim
+ * reused across planner candidates keeps the optional queues it was given).
+ * Negative on allocation failure. */
+static int queue_named(zs_sim *sim, const char *name)
+{
+    for (int q = 0; q < zs_sim_nqueues(sim); q++)
+        if (!strcmp(zs_sim_queue_name(sim, q), name))
+            return q;
+    return zs_sim_add_queue(sim, name);
+}
+
+static int nvme_topology(struct zs_bctx *b)
+{
+    const struct zs_cfg *c = b->c;
+    double r, w;
+    b->q_aio_r = b->q_aio_w = b->l_nvme = -1;
+    if (c->offload_optimizer != ZS_OFF_NVME && c->offload_param != ZS_OFF_NVME)
+        return 0;
+    zs_nvme_node_rates(c, b->node, &r, &w);
+    if (r <= 0 || w <= 0)
+        return ZS_EUSAGE; /* zs_simulate checks first, with a message */
+    b->nvme_read_bps = r / (double)c->procs_per_node;
+    b->nvme_write_bps = w / (double)c->procs_per_node;
+    /* a sim reused by the planner may hold them from an earlier candidate,
+     * next to other optional queues (activation offload): found by name */
+    b->q_aio_r = queue_named(b->sim, "aio read (NVMe swap-in)");
+    b->q_aio_w = queue_named(b->sim, "aio write (NVMe swap-out)");
+    b->l_nvme = -1;
+    for (int l = 0; l < zs_sim_nlinks(b->sim); l++)
+        if (!strcmp(zs_sim_link_name(b->sim, l), "NVMe (rank share)"))
+            b->l_nvme = l;
+    if (b->l_nvme >= 0)
+        zs_sim_set_link_capacity(b->sim, b->l_nvme, b->nvme_read_bps);
+    else
+        b->l_nvme =
+            zs_sim_add_link(b->sim, "NVMe (rank share)", b->nvme_read_bps);
+    if (b->q_aio_r < 0 || b->q_aio_w < 0 || b->l_nvme < 0)
+        return ZS_ENOMEM;
+    return 0;
+}
+
 static int topology(struct zs_bctx *b)
 {
     const struct zs_node *nd = b->node;
@@ -138,16 +196,14 @@ static int topology(struct zs_bctx *b)
     if (c->framework != ZS_FW_FSDP2)
         b->q_cpy = -1;
     /* activation offload's side stream (actoff.c): made only when used, so
-     * traces of other runs keep their queues; a reused sim keeps it at 5 */
+     * traces of other runs keep their queues; a reused sim finds it by name */
     b->q_off = -1;
     if (c->act_offload != ZS_AO_NONE) {
-        b->q_off = zs_sim_nqueues(b->sim) > 5
-                       ? 5
-                       : zs_sim_add_queue(b->sim, "activation offload stream");
+        b->q_off = queue_named(b->sim, "activation offload stream");
         if (b->q_off < 0)
             return ZS_ENOMEM;
     }
-    return 0;
+    return nvme_topology(b);
 }
 
 static int build(struct zs_bctx *b)
@@ -271,6 +327,19 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         zs_model_flops_per_token_fwd(b.m, su->cfg->seq_len) *
         (b.mo.method == ZS_METHOD_FULL ? 3.0 : 2.0);
 
+    if (su->cfg->offload_optimizer == ZS_OFF_NVME ||
+        su->cfg->offload_param == ZS_OFF_NVME) {
+        double r, w;
+        zs_nvme_node_rates(su->cfg, b.node, &r, &w);
+        if (r <= 0 || w <= 0) {
+            rc = zs_err_set(err, ZS_EUSAGE,
+                            "nvme offload needs the node's NVMe rates: "
+                            "profile '%s' has no \"storage\"; give "
+                            "'--nvme-read' and '--nvme-write' (GB/s per node)",
+                            b.node->name);
+            goto out;
+        }
+    }
     rc = topology(&b);
     if (!rc)
         rc = build(&b);

@@ -71,6 +71,11 @@ struct ds {
     int32_t logits_bf16, logprobs;
     bool boundary;
     bool record; /* first step: trace RECORD, no prefetch */
+    /* NVMe optimizer offload (nvme_swap_in/out): the last gradient
+     * swap-out of the step, the async swap-in of the next sub-group
+     * (pipeline_read) and the async swap-out in flight (pipeline_write) */
+    bool nvme;
+    int32_t grad_swap, next_in, async_out;
 };
 
 static int build_trace(struct ds *s)
@@ -283,6 +288,91 @@ static void release_all(struct ds *s)
     b->fetch_ring[0] = b->fetch_ring[1] = -1;
 }
 
+/* ---- NVMe optimizer offload (docs/nvme.md) ---------------------------------
+ *
+ * DeepSpeed 0.19.6 (edaa7221), with offload_optimizer.device nvme, stage3.py
+ * swaps every sub-group of at least max(1 MiB, aio block_size) bytes
+ * (_swappable_optimizer_subgroup, stage3.py:1214-1219; optimizer_utils.py:
+ * 180, 210-215):
+ *  - at the accumulation boundary the fp32 gradients of each sub-group go to
+ *    its swap files (_offload_grad_partition_at_boundary,
+ *    _swap_out_offload_fp32_gradients, stage3.py:1393-1415): 4 B/element
+ *    written, through the pinned swap buffers;
+ *  - step(), per sub-group (stage3.py step loop: _prepare_sub_group,
+ *    unscale_and_clip_grads, _optimizer_step,
+ *    _reassign_or_swap_out_partitioned_parameters, _release_sub_group):
+ *    swap_in_optimizer_state first waits for the gradient swapper
+ *    (_flush_gradient_swapper), then reads the fp32 param, exp_avg and
+ *    exp_avg_sq (swap_info.num_tensors()) and the gradient into
+ *    num_tensors + 1 swap buffers and waits (partitioned_optimizer_swapper.py
+ *    :72-98, 164-190); CPU Adam; swap_out_optimizer_state writes param,
+ *    exp_avg, exp_avg_sq back and waits (partitioned_optimizer_swapper.py
+ *    :100-118).  At the first step Adam's states do not exist yet (torch
+ *    creates them lazily, stage3.py:1260-1261), so only param + gradient are
+ *    read (8 B/element) and the new states are written from pageable memory
+ *    through the swap buffers (12 B/element);
+ *  - pipeline_read / pipeline_write (PipelinedOptimizerSwapper,
+ *    pipelined_optimizer_swapper.py:102-152): after the wait for sub-group
+ *    i's read, the read of i+1 is issued on the read handle; a swap-out
+ *    whose next sub-group exists is left in flight and completed before the
+ *    next swap-out starts.  Each in-flight read or write holds 4 swap
+ *    buffers ("ran out of swap buffers, try increasing 'buffer_count'",
+ *    :215-216).
+ * So per step and element, steady: 16 B read, 12 + 4 B written. */
+
+static void nvme_swap_grads(struct ds *s, int64_t part, int32_t after)
+{
+    s->grad_swap = zs_t_nvme(s->b, true, (double)part * 4,
+                             "swap-out fp32 grads (NVMe)", after, -1);
+}
+
+static double nvme_read_bytes(bool first, int64_t e)
+{
+    return (first ? 2.0 : 4.0) * 4.0 * (double)e;
+}
+
+/* _prepare_sub_group: the host waits for sub-group i's state and gradient in
+ * the swap buffers, then (pipeline_read) starts reading i+1's. */
+static void nvme_swap_in(struct ds *s, bool first, int64_t i, int64_t e,
+                         int64_t e_next)
+{
+    struct zs_bctx *b = s->b;
+    int32_t rd;
+    if (i == 0 && s->grad_swap >= 0)
+        zs_t_mark(b, b->q_host, "host waits gradient swap-out", s->grad_swap,
+                  b->last_host, -1);
+    rd = s->next_in >= 0
+             ? s->next_in
+             : zs_t_nvme(b, false, nvme_read_bytes(first, e),
+                         "swap-in optimizer state + grads (NVMe)",
+                         b->last_host, -1);
+    zs_t_mark(b, b->q_host, "host waits swap-in", rd, b->last_host, -1);
+    s->next_in = -1;
+    if (b->c->pipeline_read && e_next > 0)
+        s->next_in = zs_t_nvme(b, false, nvme_read_bytes(first, e_next),
+                               "swap-in next sub-group (async, NVMe)",
+                               b->last_host, -1);
+}
+
+/* _release_sub_group: the previous async swap-out completes, this one is
+ * written and waited for unless pipeline_write and a next sub-group
+ * exists. */
+static void nvme_swap_out(struct ds *s, int64_t e, bool last)
+{
+    struct zs_bctx *b = s->b;
+    int32_t w;
+    if (s->async_out >= 0)
+        zs_t_mark(b, b->q_host, "host waits previous swap-out", s->async_out,
+                  b->last_host, -1);
+    s->async_out = -1;
+    w = zs_t_nvme(b, true, 12.0 * (double)e,
+                  "swap-out optimizer state (NVMe)", b->last_host, -1);
+    if (b->c->pipeline_write && !last)
+        s->async_out = w;
+    else
+        zs_t_mark(b, b->q_host, "host waits swap-out", w, b->last_host, -1);
+}
+
 /* ---- gradients ------------------------------------------------------------
  */
 
@@ -335,8 +425,10 @@ static void flush(struct ds *s)
                              "fp32 grad upcast", -1, t);
             t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
                              "upcast grads", -1, f32, -1);
-            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 4, pin,
+            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 4, pin || s->nvme,
                           "D2H fp32 grads", -1, t, -1);
+            if (s->nvme)
+                nvme_swap_grads(s, part, t);
             /* v0.16: .copy_(non_blocking=False) blocks the host inside the
              * backward hook; from 0.19.5 non_blocking=True (PR #8207) */
             {
@@ -588,7 +680,20 @@ static void optimizer_step(struct ds *s, bool first)
     for (int64_t i = 0; i < nsub; i++) {
         int64_t e = (i == nsub - 1) ? T - i * sub : sub;
         if (s->off_opt) {
-            if (first)
+            int32_t fresh = -1;
+            if (s->nvme) {
+                int64_t e_next =
+                    i + 1 < nsub ? (i + 1 == nsub - 1 ? T - (i + 1) * sub : sub)
+                                 : 0;
+                nvme_swap_in(s, first, i, e, e_next);
+                /* the first step's new states: pageable until swapped out
+                 * (release_memory after the swap-out) */
+                if (first)
+                    fresh = zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
+                                       "Adam exp_avg + exp_avg_sq (new, "
+                                       "until swap-out)",
+                                       -1, b->last_host);
+            } else if (first)
                 zs_keep_alloc(b, zs_t_alloc(
                     b, b->q_host, b->p_host, e * 8, 0,
                     "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host));
@@ -623,6 +728,11 @@ static void optimizer_step(struct ds *s, bool first)
                               "H2D updated bf16 params (pageable)", -1, cv, -1);
                 zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
                 zs_t_free(b, b->q_host, tmp, b->last_host);
+            }
+            if (s->nvme) {
+                nvme_swap_out(s, e, i == nsub - 1);
+                if (fresh >= 0)
+                    zs_t_free(b, b->q_host, fresh, b->last_host);
             }
         } else {
             int32_t f32, a;
@@ -750,7 +860,23 @@ static void init_buffers(struct ds *s)
                 zs_t_free(b, q, init[u], -1);
         zs_free(init);
     }
-    if (s->off_opt && T > 0) {
+    if (s->nvme && T > 0) {
+        /* SwapBufferManager: buffer_count pinned fp32 buffers of the
+         * largest sub-group, rounded up to the aio alignment (1024 B x
+         * intra_op_parallelism 1 = 256 elements; optimizer_utils.py:180-190,
+         * swap_tensor/utils.py SwapBufferManager, 0.19.6 edaa7221).  The
+         * fp32 master params, grads and Adam states live in the swap files,
+         * not in host RAM. */
+        int64_t aligned = (largest + 255) / 256 * 256;
+        /* each buffer aio_handle.new_cpu_locked_tensor: posix_memalign +
+         * mlock at its exact size (swap_tensor/utils.py:191) */
+        for (int64_t k = 0; k < b->c->nvme_buffer_count; k++)
+            zs_t_alloc(b, q, b->p_host, aligned * 4, ZS_ALLOC_LOCKED,
+                       "NVMe swap buffer (largest sub-group, fp32)", -1, -1);
+        if (s->zero3)
+            zs_t_alloc(b, q, b->p_host, T * 2, pin_o ? ZS_ALLOC_PINNED : 0,
+                       "bf16 grad accumulation buffer", -1, -1);
+    } else if (s->off_opt && T > 0) {
         int32_t tmp;
         zs_t_alloc(b, q, b->p_host, T * 4, 0, "fp32 master params", -1, -1);
         for (int64_t i = 0; i < nsub; i++) {
@@ -799,6 +925,8 @@ int zs_build_deepspeed(struct zs_bctx *b)
     s.zero3 = b->c->zero == 3;
     s.off_opt = b->c->offload_optimizer != ZS_OFF_NONE;
     s.off_param = b->c->offload_param != ZS_OFF_NONE;
+    s.nvme = b->c->offload_optimizer == ZS_OFF_NVME && b->l_nvme >= 0;
+    s.grad_swap = s.next_in = s.async_out = -1;
     s.full_ckpt = b->c->checkpointing == ZS_CKPT_FULL;
     s.flush_ring[0] = s.flush_ring[1] = -1;
     s.last_rs = -1;

@@ -152,10 +152,69 @@ static const struct zs_field k_fields[] = {
      0, NULL},
     {"offload_activations", ZS_F_BOOL, OFF(offload_activations), 0, 0, 0, 0,
      NULL, 0, NULL},
+    /* NVMe offload (issue 14, docs/nvme.md).  nvme_read/nvme_write: the
+     * node's sequential NVMe rates in GB/s, all drives together, replacing
+     * the profile's "storage"; 0 keeps the profile's.  nvme_buffer_count,
+     * pipeline_read, pipeline_write: offload_optimizer's buffer_count (4),
+     * pipeline_read (false), pipeline_write (false), DeepSpeed
+     * deepspeed/runtime/zero/offload_config.py:67,84,90 (0.19.6 edaa7221). */
+    {"nvme_read", ZS_F_DOUBLE, OFF(nvme_read_gbps), 0.1, 1000, 0, 0, NULL, 0,
+     NULL},
+    {"nvme_write", ZS_F_DOUBLE, OFF(nvme_write_gbps), 0.1, 1000, 0, 0, NULL,
+     0, NULL},
+    {"nvme_buffer_count", ZS_F_INT, OFF(nvme_buffer_count), 1, 1024, 4, 0, NULL,
+     0, NULL},
+    {"pipeline_read", ZS_F_BOOL, OFF(pipeline_read), 0, 0, 0, 0, NULL, 0,
+     NULL},
+    {"pipeline_write", ZS_F_BOOL, OFF(pipeline_write), 0, 0, 0, 0, NULL, 0,
+     NULL},
 };
 #define NFIELDS (sizeof k_fields / sizeof k_fields[0])
 
 static const char *g_flag_names[NFIELDS + 1];
+
+/* NVMe offload's rules (DeepSpeed side only; FSDP2 has no NVMe path).
+ * Optimizer NVMe needs stage 3: only stage3.py builds an optimizer swapper
+ * (_configure_tensor_swapping, deepspeed/runtime/zero/stage3.py:792-806,
+ * 0.19.6 edaa7221); stage_1_and_2.py has none.  Parameter NVMe
+ * (AsyncPartitionedParameterSwapper) is not simulated yet. */
+int zs_cfg_check_nvme(const struct zs_cfg *c, struct zs_err *err)
+{
+    if (c->offload_param == ZS_OFF_NVME)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--offload-param nvme' is not modelled yet: use "
+                          "none or cpu (optimizer nvme is)");
+    if (c->offload_optimizer == ZS_OFF_NVME && c->zero != 3)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--offload-optimizer nvme' needs '--zero 3' "
+                          "(only DeepSpeed stage 3 swaps optimizer states)");
+    if (c->offload_optimizer == ZS_OFF_NVME) {
+        /* Each read or write in flight holds num_tensors + 1 = 4 swap
+         * buffers (fp32 param, exp_avg, exp_avg_sq, gradient:
+         * partitioned_optimizer_swapper.py:79-83); pipeline_read keeps the
+         * next sub-group's read in flight beside the current one, and
+         * pipeline_write one swap-out (pipelined_optimizer_swapper.py
+         * :102-152).  Fewer buffers fail DeepSpeed's assert
+         * "PipelinedOptimizerSwapper ran out of swap buffers, try increasing
+         * 'buffer_count'" (:215-216, 0.19.6 edaa7221). */
+        int64_t need = 4 * (1 + (c->pipeline_read ? 1 : 0) +
+                            (c->pipeline_write ? 1 : 0));
+        if (c->nvme_buffer_count < need)
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "offload_optimizer buffer_count %lld is too small: nvme "
+                "offload%s%s needs at least %lld swap buffers (4 per "
+                "sub-group in flight); DeepSpeed fails with \"ran out of "
+                "swap buffers\"",
+                (long long)c->nvme_buffer_count,
+                c->pipeline_read ? " with pipeline_read" : "",
+                c->pipeline_write ? (c->pipeline_read ? " and pipeline_write"
+                                                      : " with pipeline_write")
+                                  : "",
+                (long long)need);
+    }
+    return 0;
+}
 
 const char *const *zs_cfg_flag_names(void)
 {
@@ -587,11 +646,9 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
                 "is not a DeepSpeed configuration zsim models: "
                 "offload the optimizer too",
                 zs_offload_name(c->offload_param));
-        if (c->offload_optimizer == ZS_OFF_NVME ||
-            c->offload_param == ZS_OFF_NVME)
-            return zs_err_set(
-                err, ZS_EUSAGE,
-                "nvme offload is not modelled yet: use none or cpu");
+        int rc = zs_cfg_check_nvme(c, err);
+        if (rc)
+            return rc;
     }
     /* bitsandbytes optimizers keep their states on the GPU and fail on CPU
      * tensors: "Expected a cuda device, but got: cpu" (zsim lint rule
@@ -741,9 +798,14 @@ const char *zs_framework_name(int fw)
 
 void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
 {
-    char off[64];
+    char off[96];
     if (c->offload_optimizer == ZS_OFF_NONE && c->offload_param == ZS_OFF_NONE)
         snprintf(off, sizeof off, "no offload");
+    else if (c->offload_optimizer == ZS_OFF_NVME)
+        snprintf(off, sizeof off, "offload optimizer to nvme (buffer_count "
+                 "%lld%s%s)", (long long)c->nvme_buffer_count,
+                 c->pipeline_read ? ", pipeline_read" : "",
+                 c->pipeline_write ? ", pipeline_write" : "");
     else if (c->offload_param == ZS_OFF_NONE)
         snprintf(off, sizeof off, "offload optimizer");
     else

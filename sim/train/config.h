@@ -156,6 +156,11 @@ struct zs_cfg {
      * (checkpointing.py _get_cpu_offload_engine). */
     bool ds_partition_activations;
     int act_offload; /* derived: enum zs_act_offload */
+    /* NVMe offload (docs/nvme.md): node rates in GB/s (0: the profile's),
+     * offload_optimizer buffer_count and pipeline flags */
+    double nvme_read_gbps, nvme_write_gbps;
+    int64_t nvme_buffer_count;
+    bool pipeline_read, pipeline_write;
 };
 
 enum zs_load_dtype { ZS_LOAD_FP32, ZS_LOAD_BF16 };
@@ -214,5 +219,7 @@ bool zs_cfg_grads_held_unsharded(const struct zs_cfg *cfg);
 /* torchtitan and torchtune train with FSDP2 only: ZS_EUSAGE for DeepSpeed
  * under them (also checked by zs_cfg_resolve). */
 int zs_cfg_check_trainer(const struct zs_cfg *cfg, struct zs_err *err);
+/* NVMe offload's combination rules (config.c). */
+int zs_cfg_check_nvme(const struct zs_cfg *cfg, struct zs_err *err);
 
 #endif

@@ -243,6 +243,7 @@ enum dkind {
     DK_BOOL,  /* struct zs_ds_bool */
     DK_ENUM,  /* struct zs_ds_int, index into choices */
     DK_STR,   /* char[ZS_DS_NAME_MAX] */
+    DK_PATH,  /* char[ZS_DS_PATH_MAX] */
     DK_BETAS, /* [b1, b2] into optimizer.beta1/beta2 */
     DK_OBJ,   /* nested table */
     DK_SKIP   /* known to DeepSpeed, not modelled: any value */
@@ -279,7 +280,7 @@ static const struct dkey k_offload_param[] = {
      0},
     {"buffer_count", DK_INT, O(offload_param.buffer_count), 0, 1e6, 0, NULL,
      NULL, 0},
-    {"nvme_path", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
+    {"nvme_path", DK_PATH, O(offload_param.nvme_path), 0, 0, 0, NULL, NULL, 0},
     {"buffer_size", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"max_in_cpu", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
 };
@@ -294,15 +295,33 @@ static const struct dkey k_offload_opt[] = {
     {"ratio", DK_NUM, O(offload_optimizer.ratio), 0, 1, 0, NULL, NULL, 0},
     {"buffer_count", DK_INT, O(offload_optimizer.buffer_count), 0, 1e6, 0, NULL,
      NULL, 0},
-    {"nvme_path", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"pipeline_read", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"pipeline_write", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
+    {"nvme_path", DK_PATH, O(offload_optimizer.nvme_path), 0, 0, 0, NULL, NULL,
+     0},
+    {"pipeline_read", DK_BOOL, O(offload_optimizer.pipeline_read), 0, 0, 0,
+     NULL, NULL, 0},
+    {"pipeline_write", DK_BOOL, O(offload_optimizer.pipeline_write), 0, 0, 0,
+     NULL, NULL, 0},
     {"fast_init", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"super_offload", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"cpuadam_cores_perc", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
 };
 static const struct dtab t_offload_opt = {
     k_offload_opt, sizeof k_offload_opt / sizeof k_offload_opt[0]};
+
+/* "aio" (get_aio_config, deepspeed/runtime/swap_tensor/aio_config.py,
+ * 0.19.6 edaa7221); "thread_count" is intra_op_parallelism's name before
+ * 0.16.4 (PR #7056) */
+static const struct dkey k_aio[] = {
+    {"block_size", DK_INT, O(aio.block_size), 1, 1e10, 0, NULL, NULL, 0},
+    {"queue_depth", DK_INT, O(aio.queue_depth), 1, 65536, 0, NULL, NULL, 0},
+    {"intra_op_parallelism", DK_INT, O(aio.intra_op_parallelism), 1, 1024, 0,
+     NULL, NULL, 0},
+    {"thread_count", DK_INT, O(aio.thread_count), 1, 1024, 0, NULL, NULL, 0},
+    {"single_submit", DK_BOOL, O(aio.single_submit), 0, 0, 0, NULL, NULL, 0},
+    {"overlap_events", DK_BOOL, O(aio.overlap_events), 0, 0, 0, NULL, NULL, 0},
+    {"use_gds", DK_BOOL, O(aio.use_gds), 0, 0, 0, NULL, NULL, 0},
+};
+static const struct dtab t_aio = {k_aio, sizeof k_aio / sizeof k_aio[0]};
 
 /* zero_optimization (deepspeed/runtime/zero/config.py DeepSpeedZeroConfig):
  * the stage3_* names are pydantic aliases of the short field names; both are
@@ -487,7 +506,8 @@ static const struct dkey k_top[] = {
     {"csv_monitor", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"comet", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"comms_logger", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"aio", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
+    {"aio", DK_OBJ, O(aio.present), 0, 0, F_PRESENT, NULL, &t_aio,
+     O(aio.line)},
     {"checkpoint", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"data_types", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
     {"elasticity", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
@@ -599,6 +619,10 @@ static void want_text(char *buf, size_t cap, const struct dkey *k)
     case DK_STR:
         snprintf(buf, cap, "a string of 1 to %d characters",
                  ZS_DS_NAME_MAX - 1);
+        break;
+    case DK_PATH:
+        snprintf(buf, cap, "a path of 1 to %d characters",
+                 ZS_DS_PATH_MAX - 1);
         break;
     case DK_BETAS:
         snprintf(buf, cap, "two numbers in [0, 1] or \"auto\"");
@@ -744,6 +768,14 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
         zs_strlcpy(d, node->valuestring, ZS_DS_NAME_MAX);
         return 0;
     }
+    case DK_PATH: {
+        char *d = base + k->off;
+        if (!cJSON_IsString(node) || !node->valuestring[0] ||
+            strlen(node->valuestring) >= ZS_DS_PATH_MAX)
+            return bad(r, objpath, k, node);
+        zs_strlcpy(d, node->valuestring, ZS_DS_PATH_MAX);
+        return 0;
+    }
     case DK_BETAS: {
         struct zs_dsconfig *c = r->cfg;
         const cJSON *b0, *b1;
@@ -858,6 +890,18 @@ static void dbool(struct zs_ds_bool *d, bool v)
 
 /* offload pin_memory default: False up to 0.19.4, True from 0.19.5
  * (PR #8207; reference §0). */
+bool zs_ds_aio_renamed(const struct zs_ds_version *v)
+{
+    static const struct zs_ds_version v0164 = {0, 16, 4};
+    return zs_ds_version_cmp(v, &v0164) >= 0;
+}
+
+int64_t zs_ds_aio_parallelism(const struct zs_dsconfig *c)
+{
+    return zs_ds_aio_renamed(&c->version) ? c->aio.intra_op_parallelism.v
+                                          : c->aio.thread_count.v;
+}
+
 static bool pin_default(const struct zs_ds_version *v)
 {
     static const struct zs_ds_version v0195 = {0, 19, 5};
@@ -883,6 +927,16 @@ void zs_dsconfig_defaults(const struct zs_dsconfig_ctx *ctx,
     dbool(&c->offload_optimizer.pin_memory, pin);
     dnum(&c->offload_optimizer.ratio, 1.0);
     dint(&c->offload_optimizer.buffer_count, 4);
+    dbool(&c->offload_optimizer.pipeline_read, false);
+    dbool(&c->offload_optimizer.pipeline_write, false);
+    /* swap_tensor/constants.py AIO_*_DEFAULT (0.19.6 edaa7221) */
+    dint(&c->aio.block_size, 1048576);
+    dint(&c->aio.queue_depth, 8);
+    dint(&c->aio.intra_op_parallelism, 1);
+    dint(&c->aio.thread_count, 1);
+    dbool(&c->aio.single_submit, false);
+    dbool(&c->aio.overlap_events, true);
+    dbool(&c->aio.use_gds, false);
     dint(&c->reduce_bucket_size, 500000000); /* 5e8 */
     dint(&c->stage3_prefetch_bucket_size,
          50000000); /* 5e7 (docs say 5e8: stale) */
@@ -1222,6 +1276,19 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
         sb_printf(&b, "\n  },\n");
 #undef a
     }
+    if (c->offload_optimizer.device.v == ZS_DS_DEV_NVME ||
+        c->offload_param.device.v == ZS_DS_DEV_NVME || c->aio.present)
+        sb_printf(&b,
+                  "  \"aio\": {\"block_size\": %lld, \"queue_depth\": %lld, "
+                  "\"%s\": %lld, \"single_submit\": %s, "
+                  "\"overlap_events\": %s, \"use_gds\": %s},\n",
+                  (long long)c->aio.block_size.v,
+                  (long long)c->aio.queue_depth.v,
+                  zs_ds_aio_renamed(&c->version) ? "intra_op_parallelism"
+                                                 : "thread_count",
+                  (long long)zs_ds_aio_parallelism(c),
+                  tf(c->aio.single_submit.v), tf(c->aio.overlap_events.v),
+                  tf(c->aio.use_gds.v));
     sb_printf(&b, "  \"zero_optimization\": {\n");
     sb_printf(&b, "    \"stage\": %lld,\n", (long long)c->zero_stage.v);
     sb_printf(
@@ -1237,6 +1304,19 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
               tf(c->offload_optimizer.pin_memory.v));
     if (c->offload_optimizer.ratio.v != 1.0)
         sb_printf(&b, ", \"ratio\": %s", n1);
+    if (c->offload_optimizer.device.v == ZS_DS_DEV_NVME)
+        /* nvme_path: the mount of the node's NVMe drives; "/local_nvme" is
+         * DeepSpeed's documented example (docs/_pages/config-json.md:643),
+         * to be edited (zsim lint warns while it is) */
+        sb_printf(&b,
+                  ",\n      \"nvme_path\": \"%s\", \"buffer_count\": %lld, "
+                  "\"pipeline_read\": %s, \"pipeline_write\": %s, "
+                  "\"fast_init\": false",
+                  c->offload_optimizer.nvme_path[0] ? c->offload_optimizer.nvme_path
+                                                   : ZS_DS_NVME_PATH_EXAMPLE,
+                  (long long)c->offload_optimizer.buffer_count.v,
+                  tf(c->offload_optimizer.pipeline_read.v),
+                  tf(c->offload_optimizer.pipeline_write.v));
     sb_printf(&b, "},\n");
     sb_printf(&b, "    \"overlap_comm\": %s,\n", tf(c->overlap_comm.v));
     sb_printf(&b, "    \"contiguous_gradients\": %s,\n",

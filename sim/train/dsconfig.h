@@ -105,6 +105,7 @@ struct zs_ds_bool {
 };
 
 enum zs_ds_device { ZS_DS_DEV_NONE, ZS_DS_DEV_CPU, ZS_DS_DEV_NVME };
+#define ZS_DS_PATH_MAX 256
 /* communication_data_type: DEFAULT means "follows the precision" (engine.py:
  * fp16 -> fp16, bf16 -> bf16, else fp32). */
 enum zs_ds_dtype {
@@ -121,9 +122,29 @@ struct zs_ds_offload {
     struct zs_ds_bool pin_memory;  /* version-dependent default */
     struct zs_ds_num ratio;        /* offload_optimizer only, default 1.0 */
     struct zs_ds_int buffer_count; /* NVMe: param 5, optimizer 4 */
+    char nvme_path[ZS_DS_PATH_MAX]; /* NVMe: "" when unset (None) */
+    /* offload_optimizer, NVMe: PipelinedOptimizerSwapper (default false) */
+    struct zs_ds_bool pipeline_read, pipeline_write;
+};
+
+/* "aio" (deepspeed/runtime/swap_tensor/constants.py, aio_config.py,
+ * 0.19.6 edaa7221): block_size 1048576, queue_depth 8,
+ * intra_op_parallelism 1, single_submit false, overlap_events true,
+ * use_gds false.  intra_op_parallelism was "thread_count" before 0.16.4
+ * (PR #7056, commit c9da4892); each version reads only its own name. */
+struct zs_ds_aio {
+    bool present;
+    int line, col;
+    struct zs_ds_int block_size, queue_depth, intra_op_parallelism;
+    struct zs_ds_int thread_count;
+    struct zs_ds_bool single_submit, overlap_events, use_gds;
 };
 
 #define ZS_DS_NAME_MAX 48
+/* DeepSpeed's documented nvme_path example (docs/_pages/config-json.md:643,
+ * 0.19.6 edaa7221): what `plan --emit-ds-config` writes for the user to
+ * edit */
+#define ZS_DS_NVME_PATH_EXAMPLE "/local_nvme"
 
 struct zs_dsconfig {
     char path[256];
@@ -132,6 +153,7 @@ struct zs_dsconfig {
 
     struct zs_ds_int zero_stage; /* 0..3, default 0 */
     struct zs_ds_offload offload_param, offload_optimizer;
+    struct zs_ds_aio aio;
     struct zs_ds_int reduce_bucket_size;                 /* default 5e8 */
     struct zs_ds_int stage3_prefetch_bucket_size;        /* default 5e7 */
     struct zs_ds_int stage3_param_persistence_threshold; /* default 1e5 */
@@ -236,5 +258,9 @@ int zs_dsconfig_param_bytes(const struct zs_dsconfig *c);
 
 const char *zs_ds_origin_name(enum zs_ds_origin o); /* "set", "auto", ... */
 const char *zs_ds_device_name(int dev);             /* "none", "cpu", "nvme" */
+/* The aio parallelism the config's DeepSpeed version reads: intra_op_parallelism
+ * from 0.16.4, thread_count before (PR #7056). */
+int64_t zs_ds_aio_parallelism(const struct zs_dsconfig *c);
+bool zs_ds_aio_renamed(const struct zs_ds_version *v); /* >= 0.16.4 */
 
 #endif

@@ -1045,6 +1045,171 @@ static void rule_batch(const struct zs_lint_input *in, struct zs_lint_report *r)
     }
 }
 
+/* NVMe offload (ZeRO-Infinity, docs/nvme.md): what can be checked from the
+ * config and the profile.  DeepSpeed 0.19.6 (edaa7221) sources in each. */
+static void rule_nvme(const struct zs_lint_input *in, struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_ds_offload *oo = &ds->offload_optimizer;
+    const struct zs_ds_offload *op = &ds->offload_param;
+    bool opt = ds->zero_stage.v == 3 && oo->device.v == ZS_DS_DEV_NVME;
+    bool prm = ds->zero_stage.v == 3 && op->device.v == ZS_DS_DEV_NVME;
+    struct zs_lint_finding *f;
+    char b[4][24];
+
+    if (!opt && !prm)
+        return;
+    f = add(r, "nvme-async-io", ZS_LINT_INFO,
+            "NVMe offload needs DeepSpeed's async_io op (libaio)");
+    where(f, ds, opt ? oo->device.line : op->device.line,
+          opt ? oo->device.col : op->device.col);
+    EXPLAIN(f, "the swappers load AsyncIOBuilder().load() at start-up; "
+               "without the libaio headers and .so the op is not compatible "
+               "('async_io requires the dev libaio .so object and headers "
+               "but these were not found') and start-up fails");
+    SOURCE(f, "DeepSpeed op_builder/async_io.py:75-118 is_compatible, "
+              "check_for_libaio_pkg; swap_tensor/"
+              "partitioned_optimizer_swapper.py AsyncIOBuilder().load()");
+    FIX(f, "install libaio-dev (apt) or libaio-devel (yum), then check that "
+           "'ds_report' shows async_io [OKAY] (or DS_BUILD_AIO=1 pip install "
+           "deepspeed)");
+    for (int k = 0; k < 2; k++) {
+        const struct zs_ds_offload *o = k ? op : oo;
+        const char *blk = k ? "offload_param" : "offload_optimizer";
+        if (!(k ? prm : opt))
+            continue;
+        if (!o->nvme_path[0]) {
+            f = add(r, "nvme-path-unset", ZS_LINT_ERROR,
+                    "nvme offload without nvme_path");
+            where(f, ds, o->line, o->col);
+            EXPLAIN(f,
+                    "%s.device is nvme but nvme_path is unset (None): "
+                    "DeepSpeed builds the swap folder with "
+                    "os.path.join(nvme_path, 'zero_stage_3') and fails",
+                    blk);
+            SOURCE(f, "DeepSpeed runtime/zero/offload_config.py:30,64 "
+                      "(nvme_path: Optional[Path] = None); stage3.py:793 "
+                      "_configure_tensor_swapping");
+            FIX(f, "set %s.nvme_path to a directory on the node's local "
+                   "NVMe drives",
+                blk);
+        } else if (!strcmp(o->nvme_path, ZS_DS_NVME_PATH_EXAMPLE) ||
+                   !strncmp(o->nvme_path, "/dev/shm", 8)) {
+            bool shm = !strncmp(o->nvme_path, "/dev/shm", 8);
+            f = add(r, "nvme-path-not-nvme", ZS_LINT_WARNING,
+                    shm ? "nvme_path is on tmpfs (host RAM), not NVMe"
+                        : "nvme_path is DeepSpeed's example path");
+            where(f, ds, o->line, o->col);
+            EXPLAIN(f,
+                    shm ? "%s.nvme_path '%s' is tmpfs: the swap files live "
+                          "in host RAM, which NVMe offload is meant to spare"
+                        : "%s.nvme_path '%s' is the example of DeepSpeed's "
+                          "config docs; the swap files must be on a "
+                          "filesystem of the local NVMe drives to swap at "
+                          "their rate",
+                    blk, o->nvme_path);
+            SOURCE(f, "DeepSpeed docs/_pages/config-json.md:643 "
+                      "(\"nvme_path\": \"/local_nvme\"); DeepNVMe blog "
+                      "08-2024 (rates of local NVMe in RAID-0)");
+            FIX(f, "point nvme_path at the mount of the local NVMe drives "
+                   "(one per node, e.g. a RAID-0 of them)");
+        }
+    }
+    {
+        /* aio's parallelism key was renamed in 0.16.4: each version reads
+         * only its own name (aio_config.py get_aio_config) */
+        bool renamed = zs_ds_aio_renamed(&ds->version);
+        const struct zs_ds_int *other = renamed
+                                            ? &ds->aio.thread_count
+                                            : &ds->aio.intra_op_parallelism;
+        if (other->from == ZS_DS_SET) {
+            char v[16];
+            snprintf(v, sizeof v, "%d.%d.%d", ds->version.major,
+                     ds->version.minor, ds->version.patch);
+            f = add(r, "aio-key-ignored", ZS_LINT_WARNING,
+                    renamed ? "aio.thread_count is ignored since 0.16.4"
+                            : "aio.intra_op_parallelism is ignored before "
+                              "0.16.4");
+            where(f, ds, other->line, other->col);
+            EXPLAIN(f,
+                    "DeepSpeed %s reads aio.%s only; %s = %lld has no "
+                    "effect and the aio handles run with %s = %lld",
+                    v, renamed ? "intra_op_parallelism" : "thread_count",
+                    renamed ? "thread_count" : "intra_op_parallelism",
+                    (long long)other->v,
+                    renamed ? "intra_op_parallelism" : "thread_count",
+                    (long long)zs_ds_aio_parallelism(ds));
+            SOURCE(f, "DeepSpeed PR #7056 (commit c9da4892, 0.16.4: "
+                      "\"Rename aio_thread_count to intra_op_parallelism\"); "
+                      "runtime/swap_tensor/aio_config.py get_aio_config");
+            FIX(f, "rename the key to %s",
+                renamed ? "intra_op_parallelism" : "thread_count");
+        }
+    }
+    if (opt) {
+        int64_t need = 4 * (1 + (oo->pipeline_read.v ? 1 : 0) +
+                            (oo->pipeline_write.v ? 1 : 0));
+        if (oo->buffer_count.v < need) {
+            f = add(r, "nvme-buffer-count", ZS_LINT_ERROR,
+                    "offload_optimizer.buffer_count is too small for the "
+                    "swap pipeline");
+            where(f, ds, oo->buffer_count.line ? oo->buffer_count.line
+                                               : oo->line,
+                  oo->buffer_count.line ? oo->buffer_count.col : oo->col);
+            EXPLAIN(f,
+                    "each sub-group read or written holds 4 swap buffers "
+                    "(fp32 param, exp_avg, exp_avg_sq, gradient)%s%s: %lld "
+                    "needed, buffer_count is %lld",
+                    oo->pipeline_read.v ? "; pipeline_read keeps the next "
+                                          "sub-group's read in flight"
+                                        : "",
+                    oo->pipeline_write.v ? "; pipeline_write keeps one "
+                                           "swap-out in flight"
+                                         : "",
+                    (long long)need, (long long)oo->buffer_count.v);
+            SOURCE(f, "DeepSpeed swap_tensor/partitioned_optimizer_swapper.py"
+                      ":79-83; pipelined_optimizer_swapper.py:215-216 "
+                      "(\"ran out of swap buffers, try increasing "
+                      "'buffer_count'\")");
+            FIX(f, "set offload_optimizer.buffer_count to %lld or more",
+                (long long)need);
+        }
+        if (in->model && in->cluster && in->model->params_total > 0) {
+            int world = world_size(in), local = in->cluster->node.gpus_per_node;
+            int64_t P, sub, aligned, rank, node, usable;
+            if (world >= 1 && local >= 1 && local <= world) {
+                P = (in->model->params_total + world - 1) / world;
+                sub = ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
+                          ? ds->sub_group_size.v
+                          : P;
+                aligned = (sub + 255) / 256 * 256;
+                rank = oo->buffer_count.v * aligned * 4;
+                node = rank * local;
+                usable = host_usable(in->cluster);
+                if (node > usable) {
+                    f = add(r, "nvme-swap-buffers-host", ZS_LINT_ERROR,
+                            "the NVMe swap buffers alone exceed host RAM");
+                    where(f, ds, oo->line, oo->col);
+                    EXPLAIN(f,
+                            "buffer_count %lld x the largest sub-group "
+                            "(%lld fp32 elements, 1 KiB-aligned) = %s "
+                            "page-locked per rank, x %d local ranks = %s per "
+                            "node, against %s usable host RAM",
+                            (long long)oo->buffer_count.v, (long long)sub,
+                            gib(b[0], rank), local, gib(b[1], node),
+                            gib(b[2], usable));
+                    SOURCE(f, "DeepSpeed swap_tensor/optimizer_utils.py"
+                              ":180-190 (largest_numel, SwapBufferManager); "
+                              "swap_tensor/utils.py:191 "
+                              "new_cpu_locked_tensor per buffer");
+                    FIX(f, "lower sub_group_size (the buffers scale with "
+                           "it) or buffer_count, or use more nodes");
+                }
+            }
+        }
+    }
+}
+
 int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
                 struct zs_err *err)
 {
@@ -1059,6 +1224,7 @@ int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
     rule_cpu_checkpointing(in, out);
     rule_outside_zero_init(in, out);
     rule_host_ram(in, out);
+    rule_nvme(in, out);
     rule_buckets(in, out);
     rule_max_steps(in, out);
     rule_auto_unresolved(in, out);
