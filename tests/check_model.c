@@ -147,6 +147,45 @@ START_TEST(test_tiny_activations)
 }
 END_TEST
 
+/* torchtitan selective layer AC (checkpointing "layer:N"): at torchtitan
+ * 041336434916bdc0f88c1f89fda176fd3c2092e4 parallelize_llama.py the k-th
+ * block wrapped (k counted from 1) is checkpointed when k % N == 0. */
+START_TEST(test_layer_checkpointing)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    int64_t total = 0;
+    /* N = 2 over 4 blocks: ids 1 and 3 full, 0 and 2 keep everything */
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 2, 0), ZS_CKPT_NONE);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 2, 1), ZS_CKPT_FULL);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 2, 2), ZS_CKPT_NONE);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 2, 3), ZS_CKPT_FULL);
+    /* N = 3: ids 2, 5; N = 1: every block */
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 3, 1), ZS_CKPT_NONE);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 3, 2), ZS_CKPT_FULL);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 3, 5), ZS_CKPT_FULL);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 1, 0), ZS_CKPT_FULL);
+    /* the other modes are the same on every block */
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_OP, 2, 1), ZS_CKPT_OP);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_NONE, 2, 1), ZS_CKPT_NONE);
+    ck_assert_str_eq(zs_ckpt_name(ZS_CKPT_LAYER), "layer");
+    /* tiny (2 blocks), t = 128, flash, HF eager, layer:2: block 0 keeps
+     * all it saves, 330752 B (test_tiny_activations: norm1 33280, qkv input
+     * 16384, q/k/v 32768, lse 2048, attention out 16384, norm2 33280, mlp
+     * input 16384, mlp 180224); block 1 keeps its input only, 2*128*64 =
+     * 16384 B: 347136 B for the two. */
+    load_ok(GOOD "model-tiny.json", &m);
+    o = aopts(128, ZS_CKPT_LAYER, ZS_ATTN_FLASH);
+    for (int64_t L = 0; L < m.n_layers; L++) {
+        struct zs_act_opts l = o;
+        l.ckpt = zs_ckpt_of_layer(o.ckpt, 2, L);
+        total += zs_model_act_saved_per_layer(&m, &l);
+    }
+    ck_assert_int_eq(m.n_layers, 2);
+    ck_assert_int_eq(total, 347136);
+}
+END_TEST
+
 START_TEST(test_tiny_methods)
 {
     struct zs_model m;
@@ -843,6 +882,7 @@ Suite *suite_model(void)
     tcase_add_test(core, test_tiny_params);
     tcase_add_test(core, test_tiny_flops);
     tcase_add_test(core, test_tiny_activations);
+    tcase_add_test(core, test_layer_checkpointing);
     tcase_add_test(core, test_tiny_methods);
     tcase_add_test(core, test_tiny_moe);
     tcase_add_test(core, test_moe_activations);

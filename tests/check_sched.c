@@ -147,6 +147,55 @@ START_TEST(test_checkpointing_trades_memory_for_time)
 }
 END_TEST
 
+/* checkpointing layer:N (torchtitan selective layer AC, zs_ckpt_of_layer):
+ * N = 1 checkpoints every block, so it is "full" exactly; N beyond the
+ * block count (7b: 32 blocks) checkpoints none, so it is "none" exactly;
+ * N = 2 lies strictly between in both peak memory and step time.  Both
+ * schedules (DeepSpeed's trace walk and FSDP2's groups). */
+static void layer_ckpt_brackets(const char *fw)
+{
+    struct run none, full, l1, l2, l33;
+    char f[160];
+    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=none", fw);
+    sim(&none, f);
+    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=full", fw);
+    sim(&full, f);
+    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=layer:1", fw);
+    sim(&l1, f);
+    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=layer:2", fw);
+    sim(&l2, f);
+    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=layer:33", fw);
+    sim(&l33, f);
+    ck_assert_int_eq(l1.res.steady.peak_gpu_allocated,
+                     full.res.steady.peak_gpu_allocated);
+    ck_assert(l1.res.steady.time_s == full.res.steady.time_s);
+    ck_assert_int_eq(l33.res.steady.peak_gpu_allocated,
+                     none.res.steady.peak_gpu_allocated);
+    ck_assert(l33.res.steady.time_s == none.res.steady.time_s);
+    ck_assert_int_lt(l2.res.steady.peak_gpu_allocated,
+                     none.res.steady.peak_gpu_allocated);
+    ck_assert_int_gt(l2.res.steady.peak_gpu_allocated,
+                     full.res.steady.peak_gpu_allocated);
+    ck_assert(l2.res.steady.time_s < full.res.steady.time_s);
+    ck_assert(l2.res.steady.time_s > none.res.steady.time_s);
+}
+
+START_TEST(test_layer_checkpointing)
+{
+    struct zs_cfg c;
+    struct zs_err err = {0, ""};
+    layer_ckpt_brackets("deepspeed");
+    layer_ckpt_brackets("fsdp2");
+    /* the scenario key takes the same text */
+    zs_cfg_defaults(&c);
+    ck_assert_msg(zs_cfg_load_scenario("tests/data/good/scenario-ckpt-layer.json",
+                                       &c, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(c.checkpointing, ZS_CKPT_LAYER);
+    ck_assert_int_eq(c.ckpt_every, 4);
+}
+END_TEST
+
 START_TEST(test_accumulation_keeps_gpu_peak)
 {
     struct run a1, a8;
@@ -286,6 +335,26 @@ START_TEST(test_bad_configs)
         {"host-ram", "12XB",
          "invalid value for '--host-ram': must be a size in [0 B, 909 TiB] "
          "(bytes or e.g. \"80GiB\") (got '12XB')"},
+        {"checkpointing", "layer:0",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer:0')"},
+        {"checkpointing", "layer",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer')"},
+        {"checkpointing", "layer:2x",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer:2x')"},
+        {"checkpointing", "layer:1000001",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer:1000001')"},
+        {"checkpointing", "al",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'al')"},
         {"micro-bach", "2",
          "unknown option '--micro-bach': did you mean '--micro-batch'?"},
     };
@@ -334,6 +403,11 @@ START_TEST(test_scenario_files)
          "invalid 'offload_optimizer' in "
          "tests/data/bad/scenario-bad-offload.json:3:3: must be one of none, "
          "cpu, nvme (got 'gpu')"},
+        {"tests/data/bad/scenario-ckpt-layer.json",
+         "invalid 'checkpointing' in "
+         "tests/data/bad/scenario-ckpt-layer.json:3:3: must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer:0')"},
         {"tests/data/bad/scenario-auto.json",
          "invalid 'reduce_bucket_size' in "
          "tests/data/bad/scenario-auto.json:2:3: must be \"auto\" or an "
@@ -735,6 +809,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_offload_moves_memory);
     tcase_add_test(core, test_more_ranks_less_model_state);
     tcase_add_test(core, test_checkpointing_trades_memory_for_time);
+    tcase_add_test(core, test_layer_checkpointing);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);

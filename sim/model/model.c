@@ -124,7 +124,26 @@ const char *zs_ckpt_name(enum zs_ckpt c)
     return c == ZS_CKPT_SELECTIVE ? "selective"
            : c == ZS_CKPT_FULL    ? "full"
            : c == ZS_CKPT_OP      ? "op"
+           : c == ZS_CKPT_LAYER   ? "layer"
                                   : "none";
+}
+
+/* torchtitan parallelize_llama.py at 041336434916bdc0f88c1f89fda176fd3c2092e4
+ * (the commit of docs/performance.md's "selective layer" rows),
+ * checkpoint_wrapper: the blocks are wrapped in order (enumerate
+ * model.layers), a counter `checkpoint_wrapper._count` is incremented
+ * before each test, and the block gets the full-AC wrapper when
+ * `_count % every_x_layer == 0`, else it is returned unwrapped ("store
+ * activations for this layer").  The first block tested has _count 1, so
+ * with N = 2 the blocks with 0-based ids 1, 3, 5, ... are checkpointed:
+ * (layer + 1) % N == 0. */
+enum zs_ckpt zs_ckpt_of_layer(enum zs_ckpt c, int64_t every, int64_t layer)
+{
+    if (c != ZS_CKPT_LAYER)
+        return c;
+    if (every < 1)
+        every = 1;
+    return (layer + 1) % every == 0 ? ZS_CKPT_FULL : ZS_CKPT_NONE;
 }
 
 const char *zs_attn_name(enum zs_attn_impl a)

@@ -284,8 +284,17 @@ double zs_model_attn_core_flops(const struct zs_model *m, int64_t seq);
  * kept (HF gradient_checkpointing).  OP: torchtitan's per-op selective AC
  * (activation_checkpoint mode "selective", option "op"): inside each block
  * the outputs of SDPA and of every other matmul are saved, everything else
- * is recomputed in the block's backward. */
-enum zs_ckpt { ZS_CKPT_NONE, ZS_CKPT_SELECTIVE, ZS_CKPT_FULL, ZS_CKPT_OP };
+ * is recomputed in the block's backward.  LAYER: torchtitan's selective
+ * layer AC (mode "selective", selective_ac_option an integer N): every Nth
+ * block is checkpointed in full, the others keep all their activations;
+ * zs_ckpt_of_layer says which. */
+enum zs_ckpt {
+    ZS_CKPT_NONE,
+    ZS_CKPT_SELECTIVE,
+    ZS_CKPT_FULL,
+    ZS_CKPT_OP,
+    ZS_CKPT_LAYER
+};
 enum zs_attn_impl { ZS_ATTN_FLASH, ZS_ATTN_EAGER };
 
 struct zs_act_opts {
@@ -351,6 +360,10 @@ const char *zs_leaf_kind_name(enum zs_leaf_kind k);
 const char *zs_placement_name(enum zs_placement p);
 const char *zs_method_name(enum zs_method m);
 const char *zs_ckpt_name(enum zs_ckpt c);
+/* The checkpointing decoder layer `layer` (0-based) runs under: c itself,
+ * except for ZS_CKPT_LAYER, where it is FULL on every `every`-th block and
+ * NONE on the others (every >= 1). */
+enum zs_ckpt zs_ckpt_of_layer(enum zs_ckpt c, int64_t every, int64_t layer);
 const char *zs_attn_name(enum zs_attn_impl a);
 /* Parameter-tensor elements of all leaves (pre + layer x n_layers + post),
  * without extras. */

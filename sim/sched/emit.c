@@ -338,6 +338,19 @@ void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao)
     ao->kernels = b->c->kernels;
 }
 
+void zs_act_opts_at(const struct zs_bctx *b, int layer, struct zs_act_opts *ao)
+{
+    zs_act_opts_of(b, ao);
+    if (layer >= 0)
+        ao->ckpt = zs_ckpt_of_layer(ao->ckpt, b->c->ckpt_every, layer);
+}
+
+bool zs_full_ckpt_at(const struct zs_bctx *b, int layer)
+{
+    return zs_ckpt_of_layer((enum zs_ckpt)b->c->checkpointing,
+                            b->c->ckpt_every, layer) == ZS_CKPT_FULL;
+}
+
 void zs_run_steps(struct zs_bctx *b, void *ctx,
                   void (*micro)(void *ctx, bool boundary),
                   void (*opt)(void *ctx, bool first))

@@ -191,6 +191,11 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name,
 
 /* The activation options of this configuration (model.h). */
 void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao);
+/* The same for decoder layer `layer` (>= 0): under checkpointing "layer:N"
+ * its own mode, full or none (zs_ckpt_of_layer). */
+void zs_act_opts_at(const struct zs_bctx *b, int layer, struct zs_act_opts *ao);
+/* Whether decoder layer `layer` is recomputed in full before its backward. */
+bool zs_full_ckpt_at(const struct zs_bctx *b, int layer);
 
 /* The step loop both frameworks share: for each simulated step a "step
  * start" mark, the simulated micro-steps (at most 3, or 2 in planner mode;

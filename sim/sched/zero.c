@@ -59,7 +59,7 @@ struct ds {
     int *next_pos;   /* next position of the same unit, -1 */
     bool *chosen;    /* scratch for prefetch de-duplication */
     int *group;      /* scratch: one prefetch group, at most nunits units */
-    bool zero3, off_opt, off_param, full_ckpt;
+    bool zero3, off_opt, off_param;
     /* reduce-scatter state */
     int64_t fill;
     int32_t flush_ring[2];
@@ -103,7 +103,7 @@ static int build_trace(struct ds *s)
         PUSH(u, PASS_B);
     for (int L = (int)m->n_layers - 1; L >= 0; L--) {
         int first = pre + L * per_layer;
-        if (s->full_ckpt)
+        if (zs_full_ckpt_at(b, L))
             for (int i = 0; i < per_layer; i++)
                 PUSH(first + i, PASS_R);
         for (int i = per_layer - 1; i >= 0; i--)
@@ -396,7 +396,7 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
     const struct zs_unit *un = &b->units[u];
     struct zs_act_opts ao;
     int32_t l, c, dep_ready;
-    zs_act_opts_of(b, &ao);
+    zs_act_opts_at(b, un->layer, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
@@ -446,13 +446,13 @@ static void run_backward_unit(struct ds *s, int u, int pos)
     const struct zs_unit *un = &b->units[u];
     struct zs_act_opts ao;
     int32_t l, c, g = -1, dep_ready;
-    zs_act_opts_of(b, &ao);
+    zs_act_opts_at(b, un->layer, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
     l = launch(b, u, un->kernels_bwd);
-    if (un->layer >= 0 && un->last_of_layer && !s->full_ckpt) {
+    if (un->layer >= 0 && un->last_of_layer && !zs_full_ckpt_at(b, un->layer)) {
         s->act_bwd =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao),
                        0, "backward workspace", u, l);
@@ -537,7 +537,7 @@ static void micro_step(struct ds *s)
             BWD(u);
         for (int L = (int)m->n_layers - 1; L >= 0; L--) {
             int first = pre + L * per;
-            if (s->full_ckpt)
+            if (zs_full_ckpt_at(b, L))
                 for (int i = 0; i < per; i++)
                     REC(first + i);
             for (int i = per - 1; i >= 0; i--)
@@ -785,7 +785,6 @@ int zs_build_deepspeed(struct zs_bctx *b)
     s.zero3 = b->c->zero == 3;
     s.off_opt = b->c->offload_optimizer != ZS_OFF_NONE;
     s.off_param = b->c->offload_param != ZS_OFF_NONE;
-    s.full_ckpt = b->c->checkpointing == ZS_CKPT_FULL;
     s.flush_ring[0] = s.flush_ring[1] = -1;
     s.last_rs = -1;
     s.act_saved = s.act_work = s.act_bwd = -1;

@@ -192,6 +192,37 @@ void zs_cfg_defaults(struct zs_cfg *cfg)
                 (int64_t)k_fields[i].def;
 }
 
+/* "--checkpointing layer:N" / "checkpointing": "layer:N": torchtitan's
+ * selective layer AC (activation_checkpoint.mode "selective" with
+ * selective_ac_option an integer; parallelize_llama.py checkpoint_wrapper at
+ * 041336434916bdc0f88c1f89fda176fd3c2092e4: every Nth block in full AC).
+ * torchtitan also takes 0 ("not every_x_layer": every block); here N >= 1,
+ * where 1 is the same as "full".  Returns 1 when text is not "layer...",
+ * 0 when parsed, -1 when N is not an integer in [1, CKPT_EVERY_MAX]. */
+#define CKPT_EVERY_MAX 1000000
+#define CKPT_WANT                                                              \
+    "one of none, selective, full, op, or layer:N with N an integer from 1 " \
+    "to 1000000"
+static int parse_ckpt_layer(const char *text, struct zs_cfg *cfg)
+{
+    int64_t n = 0;
+    const char *p;
+    if (strncmp(text, "layer", 5) != 0)
+        return 1;
+    if (text[5] != ':' || !isdigit((unsigned char)text[6]))
+        return -1;
+    for (p = text + 6; isdigit((unsigned char)*p); p++) {
+        n = n * 10 + (*p - '0');
+        if (n > CKPT_EVERY_MAX)
+            return -1;
+    }
+    if (*p || n < 1)
+        return -1;
+    cfg->checkpointing = ZS_CKPT_LAYER;
+    cfg->ckpt_every = n;
+    return 0;
+}
+
 static int parse_auto_text(const struct zs_field *f, const char *text,
                            struct zs_cfg *cfg)
 {
@@ -211,9 +242,28 @@ int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg,
     cJSON *root = NULL;
     struct zs_json_src src;
     struct zs_cfg tmp = *cfg;
+    cJSON *ck;
     int rc = zs_json_parse_file(path, &root, &src, err);
     if (rc)
         return rc;
+    /* "layer:N" is not one of the enum's names: read it here and take the
+     * key out before the table reads the rest. */
+    ck = cJSON_GetObjectItemCaseSensitive(root, "checkpointing");
+    if (cJSON_IsString(ck) && parse_ckpt_layer(ck->valuestring, &tmp) != 1) {
+        char where[300];
+        if (parse_ckpt_layer(ck->valuestring, &tmp) != 0) {
+            zs_json_where(&src, "", "checkpointing", where, sizeof where);
+            rc = zs_err_set(err, ZS_EINPUT,
+                            "invalid 'checkpointing' in %s: must be " CKPT_WANT
+                            " (got '%s')",
+                            where, ck->valuestring);
+            goto out;
+        }
+        cfg->checkpointing = tmp.checkpointing;
+        cfg->ckpt_every = tmp.ckpt_every;
+        cJSON_Delete(
+            cJSON_DetachItemFromObjectCaseSensitive(root, "checkpointing"));
+    }
     /* Absent keys keep the caller's values: read into tmp, then copy back
      * only the keys present. */
     rc = zs_json_read(&src, root, "", k_fields, NFIELDS, &tmp, 0, err);
@@ -304,6 +354,16 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
                               flag, names[best]);
         return zs_err_set(err, ZS_EUSAGE, "unknown option '--%s'", flag);
     }
+    if (!strcmp(f->key, "checkpointing")) {
+        rc = parse_ckpt_layer(value, cfg);
+        if (rc == -1)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--%s': must be " CKPT_WANT
+                              " (got '%s')",
+                              flag, value);
+        if (rc == 0)
+            return 0;
+    }
     if (f->type == ZS_F_CUSTOM)
         rc = parse_auto_text(f, value, cfg);
     else
@@ -321,6 +381,8 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
     }
     if (f->type == ZS_F_BOOL)
         snprintf(want, sizeof want, "yes or no");
+    else if (!strcmp(f->key, "checkpointing"))
+        snprintf(want, sizeof want, CKPT_WANT);
     else
         zs_field_want_text(f, want, sizeof want);
     return zs_err_set(err, ZS_EUSAGE,
@@ -657,7 +719,12 @@ const char *zs_framework_name(int fw)
 
 void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
 {
-    char off[64];
+    char off[64], ck[32];
+    if (c->checkpointing == ZS_CKPT_LAYER)
+        snprintf(ck, sizeof ck, "layer:%lld", (long long)c->ckpt_every);
+    else
+        snprintf(ck, sizeof ck, "%s",
+                 zs_ckpt_name((enum zs_ckpt)c->checkpointing));
     if (c->offload_optimizer == ZS_OFF_NONE && c->offload_param == ZS_OFF_NONE)
         snprintf(off, sizeof off, "no offload");
     else if (c->offload_param == ZS_OFF_NONE)
@@ -673,5 +740,5 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         (long long)(c->world / (c->procs_per_node ? c->procs_per_node : 1)),
         (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,
         (long long)c->seq_len, zs_method_name((enum zs_method)c->method),
-        zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+        ck);
 }

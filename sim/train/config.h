@@ -68,6 +68,7 @@ struct zs_cfg {
     int offload_optimizer; /* enum zs_offload */
     int offload_param;     /* enum zs_offload */
     int checkpointing;     /* enum zs_ckpt */
+    int64_t ckpt_every;    /* ZS_CKPT_LAYER: every Nth block ("layer:N") */
     int attention;         /* enum zs_attn_impl */
     int kernels;           /* enum zs_kernels */
     int alloc_conf;        /* enum zs_alloc_conf */
