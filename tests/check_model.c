@@ -144,6 +144,8 @@ START_TEST(test_tiny_activations)
     ck_assert_int_eq(lb.grad_fp32, 512000);
     ck_assert_int_eq(lb.grad_bf16, 256000);
     ck_assert_int_eq(lb.peak, 12 * 128000);
+    ck_assert_int_eq(lb.pieces, 1);
+    ck_assert(!lb.logits_freed_in_fwd);
 }
 END_TEST
 
@@ -183,6 +185,45 @@ START_TEST(test_layer_checkpointing)
     }
     ck_assert_int_eq(m.n_layers, 2);
     ck_assert_int_eq(total, 347136);
+}
+END_TEST
+
+/* torchtune's CEWithChunkedOutputLoss, 8 chunks (model.c
+ * zs_model_loss_bytes), tiny: V = 1000. */
+START_TEST(test_chunked_loss)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    struct zs_loss_bytes lb;
+    load_ok(GOOD "model-tiny.json", &m);
+    o = aopts(128, ZS_CKPT_FULL, ZS_ATTN_FLASH);
+    o.loss_chunks = 8;
+    zs_model_loss_bytes(&m, &o, &lb);
+    /* t = 128, tV = 128000; a chunk is 16 tokens, 16000 elements. All bf16
+     * chunks 2 tV = 256000; one fp32 upcast chunk 4 x 16000 = 64000; each
+     * chunk's saved log-softmax 64000, 8 of them; backward per chunk two
+     * fp32 gradients 128000, the bf16 cast 32000. */
+    ck_assert_int_eq(lb.logits_bf16, 256000);
+    ck_assert_int_eq(lb.logits_fp32, 64000);
+    ck_assert_int_eq(lb.logprobs_fp32, 64000);
+    ck_assert_int_eq(lb.pieces, 8);
+    ck_assert_int_eq(lb.grad_fp32, 128000);
+    ck_assert_int_eq(lb.grad_bf16, 32000);
+    ck_assert(lb.logits_freed_in_fwd);
+    /* forward at the last chunk: 256000 + 8 x 64000 + 64000 = 832000;
+     * backward 512000 + 128000 = 640000.  Whole: 12 tV = 1536000. */
+    ck_assert_int_eq(lb.peak, 832000);
+    /* 100 tokens: torch.chunk gives chunks of ceil(100/8) = 13 tokens (the
+     * last one 9); the largest is charged: 13000 elements.  Forward
+     * 200000 + 8 x 52000 + 52000 = 668000 (the 8 saved pieces are charged
+     * at the largest, 4 B x 104000 over the 4 x 100000 there are);
+     * backward 8 x 52000 + 104000 = 520000. */
+    o = aopts(100, ZS_CKPT_FULL, ZS_ATTN_FLASH);
+    o.loss_chunks = 8;
+    zs_model_loss_bytes(&m, &o, &lb);
+    ck_assert_int_eq(lb.logits_fp32, 52000);
+    ck_assert_int_eq(lb.logprobs_fp32, 52000);
+    ck_assert_int_eq(lb.peak, 668000);
 }
 END_TEST
 
@@ -883,6 +924,7 @@ Suite *suite_model(void)
     tcase_add_test(core, test_tiny_flops);
     tcase_add_test(core, test_tiny_activations);
     tcase_add_test(core, test_layer_checkpointing);
+    tcase_add_test(core, test_chunked_loss);
     tcase_add_test(core, test_tiny_methods);
     tcase_add_test(core, test_tiny_moe);
     tcase_add_test(core, test_moe_activations);

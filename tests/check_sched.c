@@ -196,6 +196,50 @@ START_TEST(test_layer_checkpointing)
 }
 END_TEST
 
+/* --loss: auto resolves to torchtune's chunked loss under --trainer
+ * torchtune (its recipe YAMLs), whole otherwise; chunked lowers the GPU
+ * peak where the loss sets it and leaves the step time alone (the same
+ * FLOPs); it and Liger's fused loss exclude each other. */
+START_TEST(test_chunked_loss)
+{
+    struct run tune, whole, hf, fused;
+    sim(&tune, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;"
+               "trainer=torchtune;micro-batch=2;seq-len=4096;"
+               "checkpointing=full");
+    sim(&whole, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;"
+                "trainer=torchtune;micro-batch=2;seq-len=4096;"
+                "checkpointing=full;loss=full");
+    sim(&hf, "model=7b;micro-batch=2");
+    sim(&fused, "model=7b;micro-batch=2;framework=fsdp2;trainer=torchtune;"
+                 "kernels=fused");
+    ck_assert_int_eq(tune.cfg.loss, ZS_LOSS_CHUNKED);
+    ck_assert_int_eq(whole.cfg.loss, ZS_LOSS_FULL);
+    ck_assert_int_eq(hf.cfg.loss, ZS_LOSS_FULL);
+    ck_assert_int_eq(fused.cfg.loss, ZS_LOSS_FULL);
+    /* Both peaks are at the loss's forward, over the same other buffers.
+     * tV = 8192 tokens x 128256 = 1050673152 elements.  Whole: bf16 logits,
+     * fp32 upcast and saved log-softmax, 10 tV B.  Chunked (4096 / 8 = 512
+     * tokens a chunk): bf16 chunks 2 tV, 8 saved pieces 4 tV, one upcast
+     * chunk 0.5 tV: 6.5 tV.  Difference 3.5 tV = 3677356032 B, less what
+     * else is live differs between the two peak moments (5.9 MiB here:
+     * the chunked peak comes at the last chunk, later in the stream). */
+    {
+        int64_t d = whole.res.steady.peak_gpu_allocated -
+                    tune.res.steady.peak_gpu_allocated;
+        ck_assert_int_le(d, 3677356032);
+        ck_assert_int_gt(d, 3677356032 - ((int64_t)8 << 20));
+    }
+    ck_assert(tune.res.steady.time_s == whole.res.steady.time_s);
+    zt_expect_resolve_error("loss=chunked;kernels=fused",
+                            "'--loss chunked' contradicts '--kernels fused' "
+                            "(Liger's fused linear cross-entropy never "
+                            "materialises the logits): use one of them");
+    zt_expect_bad_flag("loss", "chunky",
+                       "invalid value for '--loss': must be one of auto, "
+                       "full, chunked (got 'chunky')");
+}
+END_TEST
+
 START_TEST(test_accumulation_keeps_gpu_peak)
 {
     struct run a1, a8;
@@ -810,6 +854,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_more_ranks_less_model_state);
     tcase_add_test(core, test_checkpointing_trades_memory_for_time);
     tcase_add_test(core, test_layer_checkpointing);
+    tcase_add_test(core, test_chunked_loss);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);

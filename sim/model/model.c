@@ -1134,10 +1134,56 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
         if (cs > bt)
             cs = bt;
         memset(out, 0, sizeof *out);
+        out->pieces = 1;
         out->logits_bf16 = sat(2 * cs * v + 2 * bt * h + 2 * v * h + 4 * bt);
         out->peak = out->logits_bf16;
         return;
     }
+    if (o->loss_chunks > 0) {
+        /* torchtune CEWithChunkedOutputLoss with TransformerDecoder.
+         * chunked_output (torchtune/modules/loss/ce_chunked_output_loss.py,
+         * modules/transformer.py, recipes/lora_finetune_single_device.py
+         * _loss_step, all at 0031bfb080bd35ec533c412df883cf2bf7bf7fe4):
+         *   output = [self.output(c) for c in h.chunk(K, dim=1)]
+         *                                   K bf16 chunks of ceil(s/K)
+         *                                   tokens: 2 tV in all
+         *   for each chunk: F.cross_entropy(chunk.float(), ...)
+         *                                   one fp32 upcast chunk alive at a
+         *                                   time (4 tV/K); log_softmax saves
+         *                                   its fp32 output of every chunk
+         *                                   (4 tV in all)
+         *   del logits                      the recipe drops the list, and
+         *                                   nothing saves the bf16 chunks
+         *                                   (to-copy keeps no input): they go
+         *                                   at the end of forward
+         * Forward peak at the last chunk: 2 tV + 4 tV + 4 tV/K.  Backward,
+         * per chunk: nll_loss_backward's dense fp32 gradient and
+         * log_softmax_backward's (8 tV/K), then the bf16 cast for the
+         * chunk's projection backward (2 tV/K); the saved log-softmax
+         * outputs are all alive at the first chunk's backward: 4 tV +
+         * 8 tV/K.  [inference from the code, not measured.]  The recipes
+         * compile compute_cross_entropy when compile is on; the same bytes
+         * are charged then [assumption: what inductor's partitioner saves
+         * of a compiled chunk was not measured]. */
+        double sp_ = o->sp > 0 ? o->sp : 1;
+        double per = ceil((double)o->seq / sp_ / (double)o->loss_chunks);
+        double tcv = b * per * (double)m->vocab;
+        memset(out, 0, sizeof *out);
+        out->pieces = o->loss_chunks;
+        out->logits_bf16 = sat(2 * tv);
+        out->logits_fp32 = sat(4 * tcv);
+        out->logprobs_fp32 = sat(4 * tcv);
+        out->grad_fp32 = sat(8 * tcv);
+        out->grad_bf16 = sat(2 * tcv);
+        out->logits_freed_in_fwd = true;
+        /* the schedules allocate every saved piece at the largest chunk's
+         * size (torch.chunk: all but the last have ceil(s/K) tokens) */
+        out->peak = sat(max2(2 * tv + (o->loss_chunks + 1) * 4 * tcv,
+                             (o->loss_chunks + 2) * 4 * tcv));
+        return;
+    }
+    out->logits_freed_in_fwd = false;
+    out->pieces = 1;
     out->logits_bf16 = sat(2 * tv);
     out->logits_fp32 = sat(4 * tv);
     out->logprobs_fp32 = sat(4 * tv);

@@ -308,6 +308,8 @@ struct zs_act_opts {
     int kernels; /* enum zs_kernels (train/config.h): 0 HF eager, 1 fused
                     (Liger), 2 torch.compile: what norms, SwiGLU and the
                     loss keep */
+    int loss_chunks; /* 0: the loss sees the whole logits; K > 0: torchtune's
+                        CEWithChunkedOutputLoss over K token chunks */
 };
 
 /* Bytes one decoder layer keeps alive from its forward until its backward
@@ -330,13 +332,23 @@ struct zs_loss_bytes {
     int64_t
         logits_fp32; /* tokens x vocab x 4 (.float() before cross-entropy) */
     int64_t
-        logprobs_fp32; /* log_softmax saved for backward, tokens x vocab x 4 */
+        logprobs_fp32; /* log_softmax saved for backward, tokens x vocab x 4;
+                          with a chunked loss: one chunk's, the largest */
+    int pieces;        /* separate tensors logits_fp32 and logprobs_fp32 come
+                          in, one after the other: 1, or the loss chunks
+                          (at most ZS_LOSS_PIECES_MAX) */
     int64_t grad_fp32; /* d(loss)/d(logits) in fp32 */
     int64_t grad_bf16; /* cast back for lm_head backward */
     int64_t peak;      /* the largest simultaneous total of the above */
+    /* the bf16 logits are dropped at the end of forward (nothing saves
+     * them: torchtune's chunked loss in eager mode), not at lm_head's
+     * backward */
+    bool logits_freed_in_fwd;
 };
 void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
                          struct zs_loss_bytes *out);
+/* The most loss chunks a schedule tracks (torchtune's default is 8). */
+#define ZS_LOSS_PIECES_MAX 64
 
 /* Per-token bytes of the hidden state (2 * hidden): layer inputs under full
  * checkpointing, sequence-parallel all-to-all payloads. */

@@ -66,7 +66,7 @@ struct fs {
     int32_t *held;      /* per unit: unsharded grads held across no_sync */
     int pb, rb;         /* bytes: sharded params, reduce dtype (see top) */
     bool nosync;        /* zs_cfg_grads_held_unsharded */
-    int32_t logits, logprobs, act_bwd;
+    int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
 };
 
 /* Padded shard elements of each parameter tensor of one leaf on `w` ranks:
@@ -409,11 +409,11 @@ static void micro_step(struct fs *s, bool boundary)
                            "logits (bf16)", 0, l);
     c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
     {
-        int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0,
-                                 "logits upcast (fp32)", 0, c);
-        s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
-                                 "log-softmax (fp32, saved)", 0, f32);
-        zs_t_free(b, b->q_comp, f32, s->logprobs);
+        int32_t t = zs_t_loss_forward(b, 0, &lb, c, s->logprobs);
+        if (lb.logits_freed_in_fwd) { /* torchtune's `del logits` */
+            zs_t_free(b, b->q_comp, s->logits, t);
+            s->logits = -1;
+        }
     }
 
     b->phase = ZS_PH_BACKWARD;
@@ -422,7 +422,7 @@ static void micro_step(struct fs *s, bool boundary)
         l = launch(b, 0, b->units[0].kernels_bwd);
         g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0,
                          "logits grad (fp32)", 0, l);
-        zs_t_free(b, b->q_comp, s->logprobs, g32);
+        zs_t_loss_release(b, &lb, s->logprobs, g32);
         g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0,
                          "logits grad (bf16)", 0, g32);
         zs_t_free(b, b->q_comp, g32, g16);

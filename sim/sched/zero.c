@@ -68,7 +68,7 @@ struct ds {
     int32_t act_saved, act_work, act_bwd;
     int32_t *layer_saved; /* per layer */
     /* loss buffers */
-    int32_t logits_bf16, logprobs;
+    int32_t logits_bf16, logprobs[ZS_LOSS_PIECES_MAX];
     bool boundary;
     bool record; /* first step: trace RECORD, no prefetch */
 };
@@ -417,16 +417,15 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
     }
     if (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD && !recompute) {
         struct zs_loss_bytes lb;
-        int32_t f32;
         zs_model_loss_bytes(b->m, &ao, &lb);
         s->logits_bf16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0,
                                     "logits (bf16)", u, l);
         c = zs_t_compute(b, u, false, "lm_head + loss", l, dep_ready);
-        f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0,
-                         "logits upcast (fp32)", u, c);
-        s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
-                                 "log-softmax (fp32, saved)", u, f32);
-        c = zs_t_free(b, b->q_comp, f32, s->logprobs);
+        c = zs_t_loss_forward(b, u, &lb, c, s->logprobs);
+        if (lb.logits_freed_in_fwd) { /* torchtune's `del logits` */
+            c = zs_t_free(b, b->q_comp, s->logits_bf16, c);
+            s->logits_bf16 = -1;
+        }
     } else {
         c = zs_t_compute(b, u, false,
                          recompute ? "recompute forward" : "forward", l,
@@ -468,7 +467,7 @@ static void run_backward_unit(struct ds *s, int u, int pos)
         zs_model_loss_bytes(b->m, &ao, &lb);
         g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0,
                          "logits grad (fp32)", u, l);
-        zs_t_free(b, b->q_comp, s->logprobs, g32);
+        zs_t_loss_release(b, &lb, s->logprobs, g32);
         g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0,
                          "logits grad (bf16)", u, g32);
         zs_t_free(b, b->q_comp, g32, g16);

@@ -23,6 +23,7 @@ static const char *const k_frameworks[] = {"deepspeed", "fsdp2", NULL};
 static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
 static const char *const k_ckpts[] = {"none", "selective", "full", "op", NULL};
 static const char *const k_attns[] = {"flash", "eager", NULL};
+static const char *const k_losses[] = {"auto", "full", "chunked", NULL};
 static const char *const k_kernels[] = {"hf", "fused", "compiled", NULL};
 static const char *const k_alloc_confs[] = {"default", "expandable_segments",
                                             NULL};
@@ -68,6 +69,11 @@ static const struct zs_field k_fields[] = {
      k_ckpts, 0, NULL},
     {"attention", ZS_F_ENUM, OFF(attention), 0, 0, ZS_ATTN_FLASH, 0, k_attns, 0,
      NULL},
+    /* auto: chunked under --trainer torchtune (78 of the recipe YAMLs at
+     * torchtune 0031bfb080bd35ec533c412df883cf2bf7bf7fe4 set loss
+     * _component_ CEWithChunkedOutputLoss, 4 torch.nn.CrossEntropyLoss),
+     * full otherwise (zs_cfg_resolve) */
+    {"loss", ZS_F_ENUM, OFF(loss), 0, 0, ZS_LOSS_AUTO, 0, k_losses, 0, NULL},
     {"kernels", ZS_F_ENUM, OFF(kernels), 0, 0, ZS_KERNELS_HF, 0, k_kernels, 0,
      NULL},
     {"alloc_conf", ZS_F_ENUM, OFF(alloc_conf), 0, 0, ZS_ALLOC_DEFAULT, 0,
@@ -642,6 +648,19 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
      * (cli_setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
     if (c->gradient_clipping < 0)
         c->gradient_clipping = c->trainer == ZS_TRAINER_TORCHTUNE ? 0 : 1.0;
+    /* Liger's fused linear cross-entropy (--kernels fused) replaces the
+     * loss, chunks and all: it and torchtune's chunked loss exclude each
+     * other. */
+    if (c->loss == ZS_LOSS_CHUNKED && c->kernels == ZS_KERNELS_FUSED)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--loss chunked' contradicts '--kernels fused' "
+                          "(Liger's fused linear cross-entropy never "
+                          "materialises the logits): use one of them");
+    if (c->loss == ZS_LOSS_AUTO)
+        c->loss = c->trainer == ZS_TRAINER_TORCHTUNE &&
+                          c->kernels != ZS_KERNELS_FUSED
+                      ? ZS_LOSS_CHUNKED
+                      : ZS_LOSS_FULL;
     c->cpu_opt_impl = c->cpu_optimizer;
     if (c->cpu_opt_impl == ZS_CPUOPT_AUTO)
         c->cpu_opt_impl = c->framework == ZS_FW_DEEPSPEED
