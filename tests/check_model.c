@@ -135,6 +135,13 @@ START_TEST(test_tiny_activations)
     o.method = ZS_METHOD_LORA;
     o.lora_rank = 8;
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 + 14336);
+    /* torchtune's q_proj/v_proj only (--lora-targets q,v): 2 adapters,
+     * 2 x 2*128*8 = 4096. */
+    o.lora_targets = ZS_ROLE_Q | ZS_ROLE_V;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 + 4096);
+    /* MLP only: gate, up, down = 3 x 2048 */
+    o.lora_targets = ZS_ROLE_GATE | ZS_ROLE_UP | ZS_ROLE_DOWN;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 + 6144);
     /* Loss: t*V = 128000. */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
     zs_model_loss_bytes(&m, &o, &lb);

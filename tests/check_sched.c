@@ -240,6 +240,42 @@ START_TEST(test_chunked_loss)
 }
 END_TEST
 
+/* --lora-targets: torchtune's 8B_lora_single_device.yaml adapts q_proj and
+ * v_proj only.  Llama-3-8B r 8 on q (4096 -> 4096) and v (4096 -> 1024):
+ * 8 x (8192 + 5120) x 32 layers = 3407872 trainable parameters. */
+START_TEST(test_lora_targets)
+{
+    struct run all, qv;
+    sim(&all, "model=llama-3-8b;gpus=1xA100-80GB;framework=fsdp2;"
+              "trainer=torchtune;method=lora;lora-rank=8;micro-batch=2;"
+              "seq-len=2048;checkpointing=full");
+    sim(&qv, "model=llama-3-8b;gpus=1xA100-80GB;framework=fsdp2;"
+             "trainer=torchtune;method=lora;lora-rank=8;micro-batch=2;"
+             "seq-len=2048;checkpointing=full;lora-targets=q,v");
+    ck_assert_uint_eq(all.cfg.lora_target_mask, ZS_ROLE_ALL_LINEAR);
+    ck_assert_uint_eq(qv.cfg.lora_target_mask, ZS_ROLE_Q | ZS_ROLE_V);
+    {
+        struct zs_method_opts mo = {ZS_METHOD_LORA, 8,
+                                    ZS_ROLE_Q | ZS_ROLE_V};
+        ck_assert_int_eq(zs_model_trainable(&qv.m, &mo), 3407872);
+    }
+    ck_assert_int_lt(qv.res.steady.peak_gpu_allocated,
+                     all.res.steady.peak_gpu_allocated);
+    ck_assert(qv.res.steady.time_s < all.res.steady.time_s);
+    static const char *const bad[] = {"q,q", "x", "q,", "q,,v", "Q"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char flags[64], msg[256];
+        snprintf(flags, sizeof flags, "method=lora;lora-targets=%s", bad[i]);
+        snprintf(msg, sizeof msg,
+                 "invalid value for '--lora-targets': must be all, or q, k, "
+                 "v, o, gate, up, down joined by commas, each at most once "
+                 "(got '%s')",
+                 bad[i]);
+        zt_expect_resolve_error(flags, msg);
+    }
+}
+END_TEST
+
 START_TEST(test_accumulation_keeps_gpu_peak)
 {
     struct run a1, a8;
@@ -855,6 +891,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_checkpointing_trades_memory_for_time);
     tcase_add_test(core, test_layer_checkpointing);
     tcase_add_test(core, test_chunked_loss);
+    tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);

@@ -39,6 +39,8 @@ static const char usage[] =
     "N\n"
     "  --method full|lora|qlora  --lora-rank R (16)  --sp N (Ulysses degree, "
     "1)\n"
+    "  --lora-targets all|LIST   adapted projections, e.g. q,v (torchtune's "
+    "LoRA recipes)\n"
     "  --framework deepspeed|fsdp2  --zero 2|3\n"
     "  --checkpointing none|selective|full|op|layer:N (full; op = torchtitan "
     "per-op AC;\n"

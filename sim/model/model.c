@@ -752,6 +752,7 @@ struct act_dims {
     int plain;       /* non-gated MLP */
     double mlp_ti;   /* dense MLP bytes saved per token x intermediate */
     double n_attn_lin, n_mlp_lin; /* linear leaves (LoRA adapters) */
+    double n_exp_lin;             /* adapted expert projections, 0-3 */
     int attn_drop;   /* dropout on the attention probabilities */
     double resid_drop_sites;
 };
@@ -795,6 +796,7 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
 {
     double sp = o->sp > 0 ? o->sp : 1;
     double b = o->micro_batch > 0 ? (double)o->micro_batch : 1;
+    unsigned targets;
     d->s = (double)o->seq;
     d->t = b * d->s / sp;
     d->h = (double)m->hidden;
@@ -821,9 +823,13 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
     d->attn_drop = m->attn_dropout > 0;
     d->resid_drop_sites = m->resid_dropout_sites;
     d->n_attn_lin = d->n_mlp_lin = 0;
+    /* Adapters only on the targeted linears (as zs_leaf_trainable); routed
+     * experts: one per targeted projection (gate, up, down). */
+    targets = o->lora_targets ? o->lora_targets : ZS_ROLE_ALL_LINEAR;
+    d->n_exp_lin = popcount3(targets);
     for (int j = 0; j < m->n_layer_leaves; j++) {
         const struct zs_leaf *l = &m->layer[j];
-        if (l->kind != ZS_LEAF_LINEAR)
+        if (l->kind != ZS_LEAF_LINEAR || !(l->role & targets))
             continue;
         if (l->role & (ZS_ROLE_Q | ZS_ROLE_K | ZS_ROLE_V | ZS_ROLE_O))
             d->n_attn_lin += 1;
@@ -949,7 +955,8 @@ static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
          * intermediate: 2*t*r per adapter (one per linear leaf; per
          * routed token and projection for experts). */
         v += 2 * t * d->r * d->n_attn_lin;
-        v += d->k > 0 ? 2 * t * d->k * d->r * 3 : 2 * t * d->r * d->n_mlp_lin;
+        v += d->k > 0 ? 2 * t * d->k * d->r * d->n_exp_lin
+                      : 2 * t * d->r * d->n_mlp_lin;
     }
     return v;
 }

@@ -308,6 +308,8 @@ struct zs_act_opts {
     int kernels; /* enum zs_kernels (train/config.h): 0 HF eager, 1 fused
                     (Liger), 2 torch.compile: what norms, SwiGLU and the
                     loss keep */
+    unsigned lora_targets; /* enum zs_role mask of the adapted projections;
+                              0: every linear */
     int loss_chunks; /* 0: the loss sees the whole logits; K > 0: torchtune's
                         CEWithChunkedOutputLoss over K token chunks */
 };

@@ -335,6 +335,7 @@ void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao)
     ao->sp = (int)b->c->sp;
     ao->method = b->mo.method;
     ao->lora_rank = b->mo.lora_rank;
+    ao->lora_targets = b->mo.lora_targets;
     ao->kernels = b->c->kernels;
     ao->loss_chunks =
         b->c->loss == ZS_LOSS_CHUNKED ? ZS_TORCHTUNE_LOSS_CHUNKS : 0;

@@ -58,6 +58,13 @@ static const struct zs_field k_fields[] = {
     {"method", ZS_F_ENUM, OFF(method), 0, 0, ZS_METHOD_FULL, 0, k_methods, 0,
      NULL},
     {"lora_rank", ZS_F_INT, OFF(lora_rank), 1, 65536, 16, 0, NULL, 0, NULL},
+    /* PEFT's target_modules="all-linear" (every linear but the head) is the
+     * default; torchtune's LoRA recipes name theirs (lora_attn_modules,
+     * apply_lora_to_mlp), e.g. llama3_1/8B_lora_single_device.yaml at
+     * 0031bfb080bd35ec533c412df883cf2bf7bf7fe4: q_proj and v_proj only =
+     * "q,v".  Resolved into lora_target_mask by zs_cfg_resolve. */
+    {"lora_targets", ZS_F_STRING, OFF(lora_targets), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->lora_targets), "all"},
     {"framework", ZS_F_ENUM, OFF(framework), 0, 0, ZS_FW_DEEPSPEED, 0,
      k_frameworks, 0, NULL},
     {"zero", ZS_F_INT, OFF(zero), 2, 3, 3, 0, NULL, 0, NULL},
@@ -648,6 +655,45 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
      * (cli_setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
     if (c->gradient_clipping < 0)
         c->gradient_clipping = c->trainer == ZS_TRAINER_TORCHTUNE ? 0 : 1.0;
+    {
+        /* --lora-targets: "all" or projections by role (model.h zs_role) */
+        static const struct {
+            const char *name;
+            unsigned role;
+        } roles[] = {{"q", ZS_ROLE_Q},       {"k", ZS_ROLE_K},
+                     {"v", ZS_ROLE_V},       {"o", ZS_ROLE_O},
+                     {"gate", ZS_ROLE_GATE}, {"up", ZS_ROLE_UP},
+                     {"down", ZS_ROLE_DOWN}};
+        const char *p = c->lora_targets;
+        unsigned mask = 0;
+        bool ok = *p != '\0';
+        if (!strcmp(p, "all"))
+            mask = ZS_ROLE_ALL_LINEAR;
+        else
+            while (ok && *p) {
+                size_t n = strcspn(p, ","), k;
+                for (k = 0; k < sizeof roles / sizeof roles[0]; k++)
+                    if (strlen(roles[k].name) == n &&
+                        !strncmp(p, roles[k].name, n))
+                        break;
+                if (k == sizeof roles / sizeof roles[0] ||
+                    (mask & roles[k].role)) {
+                    ok = false;
+                    break;
+                }
+                mask |= roles[k].role;
+                p += n;
+                if (*p == ',' && *++p == '\0')
+                    ok = false;
+            }
+        if (!ok)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--lora-targets': must be "
+                              "all, or q, k, v, o, gate, up, down joined by "
+                              "commas, each at most once (got '%s')",
+                              c->lora_targets);
+        c->lora_target_mask = mask;
+    }
     /* Liger's fused linear cross-entropy (--kernels fused) replaces the
      * loss, chunks and all: it and torchtune's chunked loss exclude each
      * other. */

@@ -71,6 +71,8 @@ struct zs_cfg {
     int64_t global_batch; /* sequences per optimizer step; 0: micro*accum*dp */
     int method;           /* enum zs_method */
     int64_t lora_rank;
+    char lora_targets[64];  /* "all" or a comma list of q,k,v,o,gate,up,down */
+    unsigned lora_target_mask; /* resolved: enum zs_role mask (model.h) */
     int framework;         /* enum zs_framework */
     int64_t zero;          /* 2 or 3 */
     int offload_optimizer; /* enum zs_offload */
