@@ -156,16 +156,19 @@ static void layer_ckpt_brackets(const char *fw)
 {
     struct run none, full, l1, l2, l33;
     char f[160];
-    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=none", fw);
-    sim(&none, f);
-    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=full", fw);
-    sim(&full, f);
-    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=layer:1", fw);
-    sim(&l1, f);
-    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=layer:2", fw);
-    sim(&l2, f);
-    snprintf(f, sizeof f, "model=7b;micro-batch=2;framework=%s;checkpointing=layer:33", fw);
-    sim(&l33, f);
+#define CK_SIM(r, mode)                                                        \
+    do {                                                                       \
+        snprintf(f, sizeof f,                                                  \
+                 "model=7b;micro-batch=2;framework=%s;checkpointing=%s", fw,   \
+                 mode);                                                        \
+        sim(&(r), f);                                                          \
+    } while (0)
+    CK_SIM(none, "none");
+    CK_SIM(full, "full");
+    CK_SIM(l1, "layer:1");
+    CK_SIM(l2, "layer:2");
+    CK_SIM(l33, "layer:33");
+#undef CK_SIM
     ck_assert_int_eq(l1.res.steady.peak_gpu_allocated,
                      full.res.steady.peak_gpu_allocated);
     ck_assert(l1.res.steady.time_s == full.res.steady.time_s);
@@ -188,8 +191,9 @@ START_TEST(test_layer_checkpointing)
     layer_ckpt_brackets("fsdp2");
     /* the scenario key takes the same text */
     zs_cfg_defaults(&c);
-    ck_assert_msg(zs_cfg_load_scenario("tests/data/good/scenario-ckpt-layer.json",
-                                       &c, &err) == 0,
+    ck_assert_msg(zs_cfg_load_scenario(
+                      "tests/data/good/scenario-ckpt-layer.json", &c, &err) ==
+                      0,
                   "%s", err.msg);
     ck_assert_int_eq(c.checkpointing, ZS_CKPT_LAYER);
     ck_assert_int_eq(c.ckpt_every, 4);
