@@ -135,6 +135,13 @@ START_TEST(test_tiny_activations)
     o.method = ZS_METHOD_LORA;
     o.lora_rank = 8;
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 + 14336);
+    /* torchtune's q_proj/v_proj only (--lora-targets q,v): 2 adapters,
+     * 2 x 2*128*8 = 4096. */
+    o.lora_targets = ZS_ROLE_Q | ZS_ROLE_V;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 + 4096);
+    /* MLP only: gate, up, down = 3 x 2048 */
+    o.lora_targets = ZS_ROLE_GATE | ZS_ROLE_UP | ZS_ROLE_DOWN;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 + 6144);
     /* Loss: t*V = 128000. */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
     zs_model_loss_bytes(&m, &o, &lb);
@@ -144,6 +151,86 @@ START_TEST(test_tiny_activations)
     ck_assert_int_eq(lb.grad_fp32, 512000);
     ck_assert_int_eq(lb.grad_bf16, 256000);
     ck_assert_int_eq(lb.peak, 12 * 128000);
+    ck_assert_int_eq(lb.pieces, 1);
+    ck_assert(!lb.logits_freed_in_fwd);
+}
+END_TEST
+
+/* torchtitan selective layer AC (checkpointing "layer:N"): at torchtitan
+ * 041336434916bdc0f88c1f89fda176fd3c2092e4 parallelize_llama.py the k-th
+ * block wrapped (k counted from 1) is checkpointed when k % N == 0. */
+START_TEST(test_layer_checkpointing)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    int64_t total = 0;
+    /* N = 2 over 4 blocks: ids 1 and 3 full, 0 and 2 keep everything */
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 2, 0), ZS_CKPT_NONE);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 2, 1), ZS_CKPT_FULL);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 2, 2), ZS_CKPT_NONE);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 2, 3), ZS_CKPT_FULL);
+    /* N = 3: ids 2, 5; N = 1: every block */
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 3, 1), ZS_CKPT_NONE);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 3, 2), ZS_CKPT_FULL);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 3, 5), ZS_CKPT_FULL);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_LAYER, 1, 0), ZS_CKPT_FULL);
+    /* the other modes are the same on every block */
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_OP, 2, 1), ZS_CKPT_OP);
+    ck_assert_int_eq(zs_ckpt_of_layer(ZS_CKPT_NONE, 2, 1), ZS_CKPT_NONE);
+    ck_assert_str_eq(zs_ckpt_name(ZS_CKPT_LAYER), "layer");
+    /* tiny (2 blocks), t = 128, flash, HF eager, layer:2: block 0 keeps
+     * all it saves, 330752 B (test_tiny_activations: norm1 33280, qkv input
+     * 16384, q/k/v 32768, lse 2048, attention out 16384, norm2 33280, mlp
+     * input 16384, mlp 180224); block 1 keeps its input only, 2*128*64 =
+     * 16384 B: 347136 B for the two. */
+    load_ok(GOOD "model-tiny.json", &m);
+    o = aopts(128, ZS_CKPT_LAYER, ZS_ATTN_FLASH);
+    for (int64_t L = 0; L < m.n_layers; L++) {
+        struct zs_act_opts l = o;
+        l.ckpt = zs_ckpt_of_layer(o.ckpt, 2, L);
+        total += zs_model_act_saved_per_layer(&m, &l);
+    }
+    ck_assert_int_eq(m.n_layers, 2);
+    ck_assert_int_eq(total, 347136);
+}
+END_TEST
+
+/* torchtune's CEWithChunkedOutputLoss, 8 chunks (model.c
+ * zs_model_loss_bytes), tiny: V = 1000. */
+START_TEST(test_chunked_loss)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    struct zs_loss_bytes lb;
+    load_ok(GOOD "model-tiny.json", &m);
+    o = aopts(128, ZS_CKPT_FULL, ZS_ATTN_FLASH);
+    o.loss_chunks = 8;
+    zs_model_loss_bytes(&m, &o, &lb);
+    /* t = 128, tV = 128000; a chunk is 16 tokens, 16000 elements. All bf16
+     * chunks 2 tV = 256000; one fp32 upcast chunk 4 x 16000 = 64000; each
+     * chunk's saved log-softmax 64000, 8 of them; backward per chunk two
+     * fp32 gradients 128000, the bf16 cast 32000. */
+    ck_assert_int_eq(lb.logits_bf16, 256000);
+    ck_assert_int_eq(lb.logits_fp32, 64000);
+    ck_assert_int_eq(lb.logprobs_fp32, 64000);
+    ck_assert_int_eq(lb.pieces, 8);
+    ck_assert_int_eq(lb.grad_fp32, 128000);
+    ck_assert_int_eq(lb.grad_bf16, 32000);
+    ck_assert(lb.logits_freed_in_fwd);
+    /* forward at the last chunk: 256000 + 8 x 64000 + 64000 = 832000;
+     * backward 512000 + 128000 = 640000.  Whole: 12 tV = 1536000. */
+    ck_assert_int_eq(lb.peak, 832000);
+    /* 100 tokens: torch.chunk gives chunks of ceil(100/8) = 13 tokens (the
+     * last one 9); the largest is charged: 13000 elements.  Forward
+     * 200000 + 8 x 52000 + 52000 = 668000 (the 8 saved pieces are charged
+     * at the largest, 4 B x 104000 over the 4 x 100000 there are);
+     * backward 8 x 52000 + 104000 = 520000. */
+    o = aopts(100, ZS_CKPT_FULL, ZS_ATTN_FLASH);
+    o.loss_chunks = 8;
+    zs_model_loss_bytes(&m, &o, &lb);
+    ck_assert_int_eq(lb.logits_fp32, 52000);
+    ck_assert_int_eq(lb.logprobs_fp32, 52000);
+    ck_assert_int_eq(lb.peak, 668000);
 }
 END_TEST
 
@@ -843,6 +930,8 @@ Suite *suite_model(void)
     tcase_add_test(core, test_tiny_params);
     tcase_add_test(core, test_tiny_flops);
     tcase_add_test(core, test_tiny_activations);
+    tcase_add_test(core, test_layer_checkpointing);
+    tcase_add_test(core, test_chunked_loss);
     tcase_add_test(core, test_tiny_methods);
     tcase_add_test(core, test_tiny_moe);
     tcase_add_test(core, test_moe_activations);

@@ -147,6 +147,139 @@ START_TEST(test_checkpointing_trades_memory_for_time)
 }
 END_TEST
 
+/* checkpointing layer:N (torchtitan selective layer AC, zs_ckpt_of_layer):
+ * N = 1 checkpoints every block, so it is "full" exactly; N beyond the
+ * block count (7b: 32 blocks) checkpoints none, so it is "none" exactly;
+ * N = 2 lies strictly between in both peak memory and step time.  Both
+ * schedules (DeepSpeed's trace walk and FSDP2's groups). */
+static void layer_ckpt_brackets(const char *fw)
+{
+    struct run none, full, l1, l2, l33;
+    char f[160];
+#define CK_SIM(r, mode)                                                        \
+    do {                                                                       \
+        snprintf(f, sizeof f,                                                  \
+                 "model=7b;micro-batch=2;framework=%s;checkpointing=%s", fw,   \
+                 mode);                                                        \
+        sim(&(r), f);                                                          \
+    } while (0)
+    CK_SIM(none, "none");
+    CK_SIM(full, "full");
+    CK_SIM(l1, "layer:1");
+    CK_SIM(l2, "layer:2");
+    CK_SIM(l33, "layer:33");
+#undef CK_SIM
+    ck_assert_int_eq(l1.res.steady.peak_gpu_allocated,
+                     full.res.steady.peak_gpu_allocated);
+    ck_assert(l1.res.steady.time_s == full.res.steady.time_s);
+    ck_assert_int_eq(l33.res.steady.peak_gpu_allocated,
+                     none.res.steady.peak_gpu_allocated);
+    ck_assert(l33.res.steady.time_s == none.res.steady.time_s);
+    ck_assert_int_lt(l2.res.steady.peak_gpu_allocated,
+                     none.res.steady.peak_gpu_allocated);
+    ck_assert_int_gt(l2.res.steady.peak_gpu_allocated,
+                     full.res.steady.peak_gpu_allocated);
+    ck_assert(l2.res.steady.time_s < full.res.steady.time_s);
+    ck_assert(l2.res.steady.time_s > none.res.steady.time_s);
+}
+
+START_TEST(test_layer_checkpointing)
+{
+    struct zs_cfg c;
+    struct zs_err err = {0, ""};
+    layer_ckpt_brackets("deepspeed");
+    layer_ckpt_brackets("fsdp2");
+    /* the scenario key takes the same text */
+    zs_cfg_defaults(&c);
+    ck_assert_msg(zs_cfg_load_scenario(
+                      "tests/data/good/scenario-ckpt-layer.json", &c, &err) ==
+                      0,
+                  "%s", err.msg);
+    ck_assert_int_eq(c.checkpointing, ZS_CKPT_LAYER);
+    ck_assert_int_eq(c.ckpt_every, 4);
+}
+END_TEST
+
+/* --loss: auto resolves to torchtune's chunked loss under --trainer
+ * torchtune (its recipe YAMLs), whole otherwise; chunked lowers the GPU
+ * peak where the loss sets it and leaves the step time alone (the same
+ * FLOPs); it and Liger's fused loss exclude each other. */
+START_TEST(test_chunked_loss)
+{
+    struct run tune, whole, hf, fused;
+    sim(&tune, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;"
+               "trainer=torchtune;micro-batch=2;seq-len=4096;"
+               "checkpointing=full");
+    sim(&whole, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;"
+                "trainer=torchtune;micro-batch=2;seq-len=4096;"
+                "checkpointing=full;loss=full");
+    sim(&hf, "model=7b;micro-batch=2");
+    sim(&fused, "model=7b;micro-batch=2;framework=fsdp2;trainer=torchtune;"
+                 "kernels=fused");
+    ck_assert_int_eq(tune.cfg.loss, ZS_LOSS_CHUNKED);
+    ck_assert_int_eq(whole.cfg.loss, ZS_LOSS_FULL);
+    ck_assert_int_eq(hf.cfg.loss, ZS_LOSS_FULL);
+    ck_assert_int_eq(fused.cfg.loss, ZS_LOSS_FULL);
+    /* Both peaks are at the loss's forward, over the same other buffers.
+     * tV = 8192 tokens x 128256 = 1050673152 elements.  Whole: bf16 logits,
+     * fp32 upcast and saved log-softmax, 10 tV B.  Chunked (4096 / 8 = 512
+     * tokens a chunk): bf16 chunks 2 tV, 8 saved pieces 4 tV, one upcast
+     * chunk 0.5 tV: 6.5 tV.  Difference 3.5 tV = 3677356032 B, less what
+     * else is live differs between the two peak moments (5.9 MiB here:
+     * the chunked peak comes at the last chunk, later in the stream). */
+    {
+        int64_t d = whole.res.steady.peak_gpu_allocated -
+                    tune.res.steady.peak_gpu_allocated;
+        ck_assert_int_le(d, 3677356032);
+        ck_assert_int_gt(d, 3677356032 - ((int64_t)8 << 20));
+    }
+    ck_assert(tune.res.steady.time_s == whole.res.steady.time_s);
+    zt_expect_resolve_error("loss=chunked;kernels=fused",
+                            "'--loss chunked' contradicts '--kernels fused' "
+                            "(Liger's fused linear cross-entropy never "
+                            "materialises the logits): use one of them");
+    zt_expect_bad_flag("loss", "chunky",
+                       "invalid value for '--loss': must be one of auto, "
+                       "full, chunked (got 'chunky')");
+}
+END_TEST
+
+/* --lora-targets: torchtune's 8B_lora_single_device.yaml adapts q_proj and
+ * v_proj only.  Llama-3-8B r 8 on q (4096 -> 4096) and v (4096 -> 1024):
+ * 8 x (8192 + 5120) x 32 layers = 3407872 trainable parameters. */
+START_TEST(test_lora_targets)
+{
+    struct run all, qv;
+    sim(&all, "model=llama-3-8b;gpus=1xA100-80GB;framework=fsdp2;"
+              "trainer=torchtune;method=lora;lora-rank=8;micro-batch=2;"
+              "seq-len=2048;checkpointing=full");
+    sim(&qv, "model=llama-3-8b;gpus=1xA100-80GB;framework=fsdp2;"
+             "trainer=torchtune;method=lora;lora-rank=8;micro-batch=2;"
+             "seq-len=2048;checkpointing=full;lora-targets=q,v");
+    ck_assert_uint_eq(all.cfg.lora_target_mask, ZS_ROLE_ALL_LINEAR);
+    ck_assert_uint_eq(qv.cfg.lora_target_mask, ZS_ROLE_Q | ZS_ROLE_V);
+    {
+        struct zs_method_opts mo = {ZS_METHOD_LORA, 8,
+                                    ZS_ROLE_Q | ZS_ROLE_V};
+        ck_assert_int_eq(zs_model_trainable(&qv.m, &mo), 3407872);
+    }
+    ck_assert_int_lt(qv.res.steady.peak_gpu_allocated,
+                     all.res.steady.peak_gpu_allocated);
+    ck_assert(qv.res.steady.time_s < all.res.steady.time_s);
+    static const char *const bad[] = {"q,q", "x", "q,", "q,,v", "Q"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char flags[64], msg[256];
+        snprintf(flags, sizeof flags, "method=lora;lora-targets=%s", bad[i]);
+        snprintf(msg, sizeof msg,
+                 "invalid value for '--lora-targets': must be all, or q, k, "
+                 "v, o, gate, up, down joined by commas, each at most once "
+                 "(got '%s')",
+                 bad[i]);
+        zt_expect_resolve_error(flags, msg);
+    }
+}
+END_TEST
+
 START_TEST(test_accumulation_keeps_gpu_peak)
 {
     struct run a1, a8;
@@ -364,6 +497,26 @@ START_TEST(test_bad_configs)
         {"host-ram", "12XB",
          "invalid value for '--host-ram': must be a size in [0 B, 909 TiB] "
          "(bytes or e.g. \"80GiB\") (got '12XB')"},
+        {"checkpointing", "layer:0",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer:0')"},
+        {"checkpointing", "layer",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer')"},
+        {"checkpointing", "layer:2x",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer:2x')"},
+        {"checkpointing", "layer:1000001",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer:1000001')"},
+        {"checkpointing", "al",
+         "invalid value for '--checkpointing': must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'al')"},
         {"micro-bach", "2",
          "unknown option '--micro-bach': did you mean '--micro-batch'?"},
         {"nvme-read", "0",
@@ -430,6 +583,11 @@ START_TEST(test_scenario_files)
          "invalid 'offload_optimizer' in "
          "tests/data/bad/scenario-bad-offload.json:3:3: must be one of none, "
          "cpu, nvme (got 'gpu')"},
+        {"tests/data/bad/scenario-ckpt-layer.json",
+         "invalid 'checkpointing' in "
+         "tests/data/bad/scenario-ckpt-layer.json:3:3: must be one of none, "
+         "selective, full, op, or layer:N with N an integer from 1 to 1000000 "
+         "(got 'layer:0')"},
         {"tests/data/bad/scenario-auto.json",
          "invalid 'reduce_bucket_size' in "
          "tests/data/bad/scenario-auto.json:2:3: must be \"auto\" or an "
@@ -831,6 +989,9 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_offload_moves_memory);
     tcase_add_test(core, test_more_ranks_less_model_state);
     tcase_add_test(core, test_checkpointing_trades_memory_for_time);
+    tcase_add_test(core, test_layer_checkpointing);
+    tcase_add_test(core, test_chunked_loss);
+    tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);

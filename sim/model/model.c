@@ -124,7 +124,26 @@ const char *zs_ckpt_name(enum zs_ckpt c)
     return c == ZS_CKPT_SELECTIVE ? "selective"
            : c == ZS_CKPT_FULL    ? "full"
            : c == ZS_CKPT_OP      ? "op"
+           : c == ZS_CKPT_LAYER   ? "layer"
                                   : "none";
+}
+
+/* torchtitan parallelize_llama.py at 041336434916bdc0f88c1f89fda176fd3c2092e4
+ * (the commit of docs/performance.md's "selective layer" rows),
+ * checkpoint_wrapper: the blocks are wrapped in order (enumerate
+ * model.layers), a counter `checkpoint_wrapper._count` is incremented
+ * before each test, and the block gets the full-AC wrapper when
+ * `_count % every_x_layer == 0`, else it is returned unwrapped ("store
+ * activations for this layer").  The first block tested has _count 1, so
+ * with N = 2 the blocks with 0-based ids 1, 3, 5, ... are checkpointed:
+ * (layer + 1) % N == 0. */
+enum zs_ckpt zs_ckpt_of_layer(enum zs_ckpt c, int64_t every, int64_t layer)
+{
+    if (c != ZS_CKPT_LAYER)
+        return c;
+    if (every < 1)
+        every = 1;
+    return (layer + 1) % every == 0 ? ZS_CKPT_FULL : ZS_CKPT_NONE;
 }
 
 const char *zs_attn_name(enum zs_attn_impl a)
@@ -733,6 +752,7 @@ struct act_dims {
     int plain;       /* non-gated MLP */
     double mlp_ti;   /* dense MLP bytes saved per token x intermediate */
     double n_attn_lin, n_mlp_lin; /* linear leaves (LoRA adapters) */
+    double n_exp_lin;             /* adapted expert projections, 0-3 */
     int attn_drop;   /* dropout on the attention probabilities */
     double resid_drop_sites;
 };
@@ -776,6 +796,7 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
 {
     double sp = o->sp > 0 ? o->sp : 1;
     double b = o->micro_batch > 0 ? (double)o->micro_batch : 1;
+    unsigned targets;
     d->s = (double)o->seq;
     d->t = b * d->s / sp;
     d->h = (double)m->hidden;
@@ -802,9 +823,13 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
     d->attn_drop = m->attn_dropout > 0;
     d->resid_drop_sites = m->resid_dropout_sites;
     d->n_attn_lin = d->n_mlp_lin = 0;
+    /* Adapters only on the targeted linears (as zs_leaf_trainable); routed
+     * experts: one per targeted projection (gate, up, down). */
+    targets = o->lora_targets ? o->lora_targets : ZS_ROLE_ALL_LINEAR;
+    d->n_exp_lin = popcount3(targets);
     for (int j = 0; j < m->n_layer_leaves; j++) {
         const struct zs_leaf *l = &m->layer[j];
-        if (l->kind != ZS_LEAF_LINEAR)
+        if (l->kind != ZS_LEAF_LINEAR || !(l->role & targets))
             continue;
         if (l->role & (ZS_ROLE_Q | ZS_ROLE_K | ZS_ROLE_V | ZS_ROLE_O))
             d->n_attn_lin += 1;
@@ -930,7 +955,8 @@ static double saved_none(const struct act_dims *d, enum zs_attn_impl attn)
          * intermediate: 2*t*r per adapter (one per linear leaf; per
          * routed token and projection for experts). */
         v += 2 * t * d->r * d->n_attn_lin;
-        v += d->k > 0 ? 2 * t * d->k * d->r * 3 : 2 * t * d->r * d->n_mlp_lin;
+        v += d->k > 0 ? 2 * t * d->k * d->r * d->n_exp_lin
+                      : 2 * t * d->r * d->n_mlp_lin;
     }
     return v;
 }
@@ -1115,10 +1141,56 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
         if (cs > bt)
             cs = bt;
         memset(out, 0, sizeof *out);
+        out->pieces = 1;
         out->logits_bf16 = sat(2 * cs * v + 2 * bt * h + 2 * v * h + 4 * bt);
         out->peak = out->logits_bf16;
         return;
     }
+    if (o->loss_chunks > 0) {
+        /* torchtune CEWithChunkedOutputLoss with TransformerDecoder.
+         * chunked_output (torchtune/modules/loss/ce_chunked_output_loss.py,
+         * modules/transformer.py, recipes/lora_finetune_single_device.py
+         * _loss_step, all at 0031bfb080bd35ec533c412df883cf2bf7bf7fe4):
+         *   output = [self.output(c) for c in h.chunk(K, dim=1)]
+         *                                   K bf16 chunks of ceil(s/K)
+         *                                   tokens: 2 tV in all
+         *   for each chunk: F.cross_entropy(chunk.float(), ...)
+         *                                   one fp32 upcast chunk alive at a
+         *                                   time (4 tV/K); log_softmax saves
+         *                                   its fp32 output of every chunk
+         *                                   (4 tV in all)
+         *   del logits                      the recipe drops the list, and
+         *                                   nothing saves the bf16 chunks
+         *                                   (to-copy keeps no input): they go
+         *                                   at the end of forward
+         * Forward peak at the last chunk: 2 tV + 4 tV + 4 tV/K.  Backward,
+         * per chunk: nll_loss_backward's dense fp32 gradient and
+         * log_softmax_backward's (8 tV/K), then the bf16 cast for the
+         * chunk's projection backward (2 tV/K); the saved log-softmax
+         * outputs are all alive at the first chunk's backward: 4 tV +
+         * 8 tV/K.  [inference from the code, not measured.]  The recipes
+         * compile compute_cross_entropy when compile is on; the same bytes
+         * are charged then [assumption: what inductor's partitioner saves
+         * of a compiled chunk was not measured]. */
+        double sp_ = o->sp > 0 ? o->sp : 1;
+        double per = ceil((double)o->seq / sp_ / (double)o->loss_chunks);
+        double tcv = b * per * (double)m->vocab;
+        memset(out, 0, sizeof *out);
+        out->pieces = o->loss_chunks;
+        out->logits_bf16 = sat(2 * tv);
+        out->logits_fp32 = sat(4 * tcv);
+        out->logprobs_fp32 = sat(4 * tcv);
+        out->grad_fp32 = sat(8 * tcv);
+        out->grad_bf16 = sat(2 * tcv);
+        out->logits_freed_in_fwd = true;
+        /* the schedules allocate every saved piece at the largest chunk's
+         * size (torch.chunk: all but the last have ceil(s/K) tokens) */
+        out->peak = sat(max2(2 * tv + (o->loss_chunks + 1) * 4 * tcv,
+                             (o->loss_chunks + 2) * 4 * tcv));
+        return;
+    }
+    out->logits_freed_in_fwd = false;
+    out->pieces = 1;
     out->logits_bf16 = sat(2 * tv);
     out->logits_fp32 = sat(4 * tv);
     out->logprobs_fp32 = sat(4 * tv);

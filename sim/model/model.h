@@ -284,8 +284,17 @@ double zs_model_attn_core_flops(const struct zs_model *m, int64_t seq);
  * kept (HF gradient_checkpointing).  OP: torchtitan's per-op selective AC
  * (activation_checkpoint mode "selective", option "op"): inside each block
  * the outputs of SDPA and of every other matmul are saved, everything else
- * is recomputed in the block's backward. */
-enum zs_ckpt { ZS_CKPT_NONE, ZS_CKPT_SELECTIVE, ZS_CKPT_FULL, ZS_CKPT_OP };
+ * is recomputed in the block's backward.  LAYER: torchtitan's selective
+ * layer AC (mode "selective", selective_ac_option an integer N): every Nth
+ * block is checkpointed in full, the others keep all their activations;
+ * zs_ckpt_of_layer says which. */
+enum zs_ckpt {
+    ZS_CKPT_NONE,
+    ZS_CKPT_SELECTIVE,
+    ZS_CKPT_FULL,
+    ZS_CKPT_OP,
+    ZS_CKPT_LAYER
+};
 enum zs_attn_impl { ZS_ATTN_FLASH, ZS_ATTN_EAGER };
 
 struct zs_act_opts {
@@ -299,6 +308,10 @@ struct zs_act_opts {
     int kernels; /* enum zs_kernels (train/config.h): 0 HF eager, 1 fused
                     (Liger), 2 torch.compile: what norms, SwiGLU and the
                     loss keep */
+    unsigned lora_targets; /* enum zs_role mask of the adapted projections;
+                              0: every linear */
+    int loss_chunks; /* 0: the loss sees the whole logits; K > 0: torchtune's
+                        CEWithChunkedOutputLoss over K token chunks */
 };
 
 /* Bytes one decoder layer keeps alive from its forward until its backward
@@ -321,13 +334,23 @@ struct zs_loss_bytes {
     int64_t
         logits_fp32; /* tokens x vocab x 4 (.float() before cross-entropy) */
     int64_t
-        logprobs_fp32; /* log_softmax saved for backward, tokens x vocab x 4 */
+        logprobs_fp32; /* log_softmax saved for backward, tokens x vocab x 4;
+                          with a chunked loss: one chunk's, the largest */
+    int pieces;        /* separate tensors logits_fp32 and logprobs_fp32 come
+                          in, one after the other: 1, or the loss chunks
+                          (at most ZS_LOSS_PIECES_MAX) */
     int64_t grad_fp32; /* d(loss)/d(logits) in fp32 */
     int64_t grad_bf16; /* cast back for lm_head backward */
     int64_t peak;      /* the largest simultaneous total of the above */
+    /* the bf16 logits are dropped at the end of forward (nothing saves
+     * them: torchtune's chunked loss in eager mode), not at lm_head's
+     * backward */
+    bool logits_freed_in_fwd;
 };
 void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
                          struct zs_loss_bytes *out);
+/* The most loss chunks a schedule tracks (torchtune's default is 8). */
+#define ZS_LOSS_PIECES_MAX 64
 
 /* Per-token bytes of the hidden state (2 * hidden): layer inputs under full
  * checkpointing, sequence-parallel all-to-all payloads. */
@@ -351,6 +374,10 @@ const char *zs_leaf_kind_name(enum zs_leaf_kind k);
 const char *zs_placement_name(enum zs_placement p);
 const char *zs_method_name(enum zs_method m);
 const char *zs_ckpt_name(enum zs_ckpt c);
+/* The checkpointing decoder layer `layer` (0-based) runs under: c itself,
+ * except for ZS_CKPT_LAYER, where it is FULL on every `every`-th block and
+ * NONE on the others (every >= 1). */
+enum zs_ckpt zs_ckpt_of_layer(enum zs_ckpt c, int64_t every, int64_t layer);
 const char *zs_attn_name(enum zs_attn_impl a);
 /* Parameter-tensor elements of all leaves (pre + layer x n_layers + post),
  * without extras. */

@@ -429,8 +429,17 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key,
         cJSON_AddNumberToObject(x, "seq_len", (double)c->seq_len);
         cJSON_AddStringToObject(x, "method",
                                 zs_method_name((enum zs_method)c->method));
-        cJSON_AddStringToObject(x, "checkpointing",
-                                zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+        {
+            /* "layer:N" keeps N (torchtitan selective layer AC) */
+            char ck[32];
+            if (c->checkpointing == ZS_CKPT_LAYER)
+                snprintf(ck, sizeof ck, "layer:%lld",
+                         (long long)c->ckpt_every);
+            else
+                snprintf(ck, sizeof ck, "%s",
+                         zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+            cJSON_AddStringToObject(x, "checkpointing", ck);
+        }
         cJSON_AddNumberToObject(x, "gpu_reserved_bytes",
                                 (double)c->gpu_reserved_bytes);
         cJSON_AddBoolToObject(x, "pin_memory", c->pin_optimizer);

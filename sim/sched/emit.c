@@ -368,7 +368,50 @@ void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao)
     ao->sp = (int)b->c->sp;
     ao->method = b->mo.method;
     ao->lora_rank = b->mo.lora_rank;
+    ao->lora_targets = b->mo.lora_targets;
     ao->kernels = b->c->kernels;
+    ao->loss_chunks =
+        b->c->loss == ZS_LOSS_CHUNKED ? ZS_TORCHTUNE_LOSS_CHUNKS : 0;
+}
+
+void zs_act_opts_at(const struct zs_bctx *b, int layer, struct zs_act_opts *ao)
+{
+    zs_act_opts_of(b, ao);
+    if (layer >= 0)
+        ao->ckpt = zs_ckpt_of_layer(ao->ckpt, b->c->ckpt_every, layer);
+}
+
+int32_t zs_t_loss_forward(struct zs_bctx *b, int unit,
+                          const struct zs_loss_bytes *lb, int32_t c,
+                          int32_t lp[ZS_LOSS_PIECES_MAX])
+{
+    int n = lb->pieces > 0 ? lb->pieces : 1;
+    int32_t t = c;
+    assert(n <= ZS_LOSS_PIECES_MAX);
+    for (int k = 0; k < n; k++) {
+        int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_fp32, 0,
+                                 "logits upcast (fp32)", unit, t);
+        lp[k] = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logprobs_fp32, 0,
+                           "log-softmax (fp32, saved)", unit, f32);
+        t = zs_t_free(b, b->q_comp, f32, lp[k]);
+    }
+    return t;
+}
+
+void zs_t_loss_release(struct zs_bctx *b, const struct zs_loss_bytes *lb,
+                       int32_t lp[ZS_LOSS_PIECES_MAX], int32_t d0)
+{
+    int n = lb->pieces > 0 ? lb->pieces : 1;
+    for (int k = 0; k < n; k++) {
+        zs_t_free(b, b->q_comp, lp[k], d0);
+        lp[k] = -1;
+    }
+}
+
+bool zs_full_ckpt_at(const struct zs_bctx *b, int layer)
+{
+    return zs_ckpt_of_layer((enum zs_ckpt)b->c->checkpointing,
+                            b->c->ckpt_every, layer) == ZS_CKPT_FULL;
 }
 
 void zs_run_steps(struct zs_bctx *b, void *ctx,

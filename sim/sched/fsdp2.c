@@ -48,7 +48,7 @@
 
 struct fs {
     struct zs_bctx *b;
-    bool off, reshard, full_ckpt;
+    bool off, reshard;
     int32_t prev_copyout; /* copy-out of the previous unshard */
     int32_t
         prev_agbuf;  /* its all-gather output, freed after the next copy-out */
@@ -66,7 +66,7 @@ struct fs {
     int32_t *held;      /* per unit: unsharded grads held across no_sync */
     int pb, rb;         /* bytes: sharded params, reduce dtype (see top) */
     bool nosync;        /* zs_cfg_grads_held_unsharded */
-    int32_t logits, logprobs, act_bwd;
+    int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
 };
 
 /* Padded shard elements of each parameter tensor of one leaf on `w` ranks:
@@ -378,7 +378,7 @@ static void post_backward(struct fs *s, int g, int32_t bwd, bool boundary)
 static void micro_step(struct fs *s, bool boundary)
 {
     struct zs_bctx *b = s->b;
-    struct zs_act_opts ao;
+    struct zs_act_opts ao, la; /* la: group g's layer (checkpointing layer:N) */
     struct zs_loss_bytes lb;
     int n = b->nunits;
     int32_t l, c = -1, work;
@@ -391,9 +391,10 @@ static void micro_step(struct fs *s, bool boundary)
     unshard(s, 0); /* root */
     for (int g = 1; g < n; g++) {
         unshard(s, g);
+        zs_act_opts_at(b, b->units[g].layer, &la);
         l = launch(b, g, b->units[g].kernels_fwd);
         s->saved[g] = zs_t_alloc(b, b->q_comp, b->p_gpu,
-                                 zs_model_act_saved_per_layer(b->m, &ao), 0,
+                                 zs_model_act_saved_per_layer(b->m, &la), 0,
                                  "saved activations", g, l);
         {
             /* activation offload (actoff.c) */
@@ -403,7 +404,7 @@ static void micro_step(struct fs *s, bool boundary)
                 l = h;
         }
         work =
-            zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao),
+            zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &la),
                        0, "forward workspace", g, l);
         c = zs_t_compute(b, g, false, "forward", l, -1);
         zs_t_free(b, b->q_comp, work, c);
@@ -417,11 +418,11 @@ static void micro_step(struct fs *s, bool boundary)
                            "logits (bf16)", 0, l);
     c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
     {
-        int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0,
-                                 "logits upcast (fp32)", 0, c);
-        s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
-                                 "log-softmax (fp32, saved)", 0, f32);
-        zs_t_free(b, b->q_comp, f32, s->logprobs);
+        int32_t t = zs_t_loss_forward(b, 0, &lb, c, s->logprobs);
+        if (lb.logits_freed_in_fwd) { /* torchtune's `del logits` */
+            zs_t_free(b, b->q_comp, s->logits, t);
+            s->logits = -1;
+        }
     }
 
     b->phase = ZS_PH_BACKWARD;
@@ -430,7 +431,7 @@ static void micro_step(struct fs *s, bool boundary)
         l = launch(b, 0, b->units[0].kernels_bwd);
         g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0,
                          "logits grad (fp32)", 0, l);
-        zs_t_free(b, b->q_comp, s->logprobs, g32);
+        zs_t_loss_release(b, &lb, s->logprobs, g32);
         g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0,
                          "logits grad (bf16)", 0, g32);
         zs_t_free(b, b->q_comp, g32, g16);
@@ -443,6 +444,8 @@ static void micro_step(struct fs *s, bool boundary)
         unshard(s, g);
         if (g > 1)
             unshard(s, g - 1); /* backward prefetch: one group ahead */
+        bool full = zs_full_ckpt_at(b, b->units[g].layer);
+        zs_act_opts_at(b, b->units[g].layer, &la);
         l = launch(b, g, b->units[g].kernels_bwd);
         {
             /* the offloaded input comes back before the recompute */
@@ -452,11 +455,11 @@ static void micro_step(struct fs *s, bool boundary)
                 l = h;
         }
         s->act_bwd = zs_t_alloc(
-            b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
-            s->full_ckpt ? "recomputed layer + backward workspace"
-                         : "backward workspace",
+            b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &la), 0,
+            full ? "recomputed layer + backward workspace"
+                 : "backward workspace",
             g, l);
-        if (s->full_ckpt)
+        if (full)
             c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
         else if (b->c->checkpointing == ZS_CKPT_OP)
             c = zs_t_delay(b, b->q_comp, (int64_t)b->op_recompute_ns, ZS_CLS_COMPUTE,
@@ -548,7 +551,6 @@ int zs_build_fsdp2(struct zs_bctx *b)
     s.b = b;
     s.off = b->c->offload_param != ZS_OFF_NONE;
     s.reshard = b->c->zero == 3;
-    s.full_ckpt = b->c->checkpointing == ZS_CKPT_FULL;
     s.prev_rs = -1;
     s.saved = zs_calloc((size_t)n, sizeof *s.saved);
     s.ungathered = zs_calloc((size_t)n, sizeof *s.ungathered);

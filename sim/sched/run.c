@@ -748,7 +748,8 @@ int zs_run_compose(const struct zs_setup *su, const struct zs_sim_result *res,
 
     mo.method = (enum zs_method)c->method;
     mo.lora_rank = (int)c->lora_rank;
-    mo.lora_targets = ZS_ROLE_ALL_LINEAR;
+    mo.lora_targets =
+        c->lora_target_mask ? c->lora_target_mask : ZS_ROLE_ALL_LINEAR;
     trainable = c->method == ZS_METHOD_FULL ? m->params_total
                                             : zs_model_trainable(m, &mo);
     r->trainable_part_rank = (trainable + c->world - 1) / c->world;

@@ -220,6 +220,20 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name,
 
 /* The activation options of this configuration (model.h). */
 void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao);
+/* The same for decoder layer `layer` (>= 0): under checkpointing "layer:N"
+ * its own mode, full or none (zs_ckpt_of_layer). */
+void zs_act_opts_at(const struct zs_bctx *b, int layer, struct zs_act_opts *ao);
+/* The loss's forward after lm_head's task c: per piece (lb->pieces, one or
+ * the loss chunks) the fp32 upcast, then the saved log-softmax, then the
+ * upcast freed; the saved pieces' allocations go to lp[0 .. pieces-1].
+ * Returns the last task.  zs_t_loss_release frees them after d0. */
+int32_t zs_t_loss_forward(struct zs_bctx *b, int unit,
+                          const struct zs_loss_bytes *lb, int32_t c,
+                          int32_t lp[ZS_LOSS_PIECES_MAX]);
+void zs_t_loss_release(struct zs_bctx *b, const struct zs_loss_bytes *lb,
+                       int32_t lp[ZS_LOSS_PIECES_MAX], int32_t d0);
+/* Whether decoder layer `layer` is recomputed in full before its backward. */
+bool zs_full_ckpt_at(const struct zs_bctx *b, int layer);
 
 /* The step loop both frameworks share: for each simulated step a "step
  * start" mark, the simulated micro-steps (at most 3, or 2 in planner mode;

@@ -273,7 +273,8 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
     b.node = &su->cluster->node;
     b.mo.method = (enum zs_method)su->cfg->method;
     b.mo.lora_rank = (int)su->cfg->lora_rank;
-    b.mo.lora_targets = ZS_ROLE_ALL_LINEAR;
+    b.mo.lora_targets = su->cfg->lora_target_mask ? su->cfg->lora_target_mask
+                                                  : ZS_ROLE_ALL_LINEAR;
     /* the first step plus cfg->steps steady steps, all simulated */
     if (!su->plan_mode && (su->cfg->steps < 1 ||
                            su->cfg->steps > ZS_MAX_SIM_STEPS - 1))

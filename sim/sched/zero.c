@@ -59,7 +59,7 @@ struct ds {
     int *next_pos;   /* next position of the same unit, -1 */
     bool *chosen;    /* scratch for prefetch de-duplication */
     int *group;      /* scratch: one prefetch group, at most nunits units */
-    bool zero3, off_opt, off_param, full_ckpt;
+    bool zero3, off_opt, off_param;
     /* reduce-scatter state */
     int64_t fill;
     int32_t flush_ring[2];
@@ -68,7 +68,7 @@ struct ds {
     int32_t act_saved, act_work, act_bwd;
     int32_t *layer_saved; /* per layer */
     /* loss buffers */
-    int32_t logits_bf16, logprobs;
+    int32_t logits_bf16, logprobs[ZS_LOSS_PIECES_MAX];
     bool boundary;
     bool record; /* first step: trace RECORD, no prefetch */
     /* NVMe optimizer offload (nvme_swap_in/out): the last gradient
@@ -108,7 +108,7 @@ static int build_trace(struct ds *s)
         PUSH(u, PASS_B);
     for (int L = (int)m->n_layers - 1; L >= 0; L--) {
         int first = pre + L * per_layer;
-        if (s->full_ckpt)
+        if (zs_full_ckpt_at(b, L))
             for (int i = 0; i < per_layer; i++)
                 PUSH(first + i, PASS_R);
         for (int i = per_layer - 1; i >= 0; i--)
@@ -488,7 +488,7 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
     const struct zs_unit *un = &b->units[u];
     struct zs_act_opts ao;
     int32_t l, c, dep_ready;
-    zs_act_opts_of(b, &ao);
+    zs_act_opts_at(b, un->layer, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
@@ -520,16 +520,15 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
     }
     if (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD && !recompute) {
         struct zs_loss_bytes lb;
-        int32_t f32;
         zs_model_loss_bytes(b->m, &ao, &lb);
         s->logits_bf16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0,
                                     "logits (bf16)", u, l);
         c = zs_t_compute(b, u, false, "lm_head + loss", l, dep_ready);
-        f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_fp32, 0,
-                         "logits upcast (fp32)", u, c);
-        s->logprobs = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logprobs_fp32, 0,
-                                 "log-softmax (fp32, saved)", u, f32);
-        c = zs_t_free(b, b->q_comp, f32, s->logprobs);
+        c = zs_t_loss_forward(b, u, &lb, c, s->logprobs);
+        if (lb.logits_freed_in_fwd) { /* torchtune's `del logits` */
+            c = zs_t_free(b, b->q_comp, s->logits_bf16, c);
+            s->logits_bf16 = -1;
+        }
     } else {
         c = zs_t_compute(b, u, false,
                          recompute ? "recompute forward" : "forward", l,
@@ -551,13 +550,13 @@ static void run_backward_unit(struct ds *s, int u, int pos)
     const struct zs_unit *un = &b->units[u];
     struct zs_act_opts ao;
     int32_t l, c, g = -1, dep_ready;
-    zs_act_opts_of(b, &ao);
+    zs_act_opts_at(b, un->layer, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
     l = launch(b, u, un->kernels_bwd);
-    if (un->layer >= 0 && un->last_of_layer && !s->full_ckpt) {
+    if (un->layer >= 0 && un->last_of_layer && !zs_full_ckpt_at(b, un->layer)) {
         s->act_bwd =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao),
                        0, "backward workspace", u, l);
@@ -573,7 +572,7 @@ static void run_backward_unit(struct ds *s, int u, int pos)
         zs_model_loss_bytes(b->m, &ao, &lb);
         g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0,
                          "logits grad (fp32)", u, l);
-        zs_t_free(b, b->q_comp, s->logprobs, g32);
+        zs_t_loss_release(b, &lb, s->logprobs, g32);
         g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0,
                          "logits grad (bf16)", u, g32);
         zs_t_free(b, b->q_comp, g32, g16);
@@ -643,7 +642,7 @@ static void micro_step(struct ds *s)
             BWD(u);
         for (int L = (int)m->n_layers - 1; L >= 0; L--) {
             int first = pre + L * per;
-            if (s->full_ckpt)
+            if (zs_full_ckpt_at(b, L))
                 for (int i = 0; i < per; i++)
                     REC(first + i);
             for (int i = per - 1; i >= 0; i--)
@@ -927,7 +926,6 @@ int zs_build_deepspeed(struct zs_bctx *b)
     s.off_param = b->c->offload_param != ZS_OFF_NONE;
     s.nvme = b->c->offload_optimizer == ZS_OFF_NVME && b->l_nvme >= 0;
     s.grad_swap = s.next_in = s.async_out = -1;
-    s.full_ckpt = b->c->checkpointing == ZS_CKPT_FULL;
     s.flush_ring[0] = s.flush_ring[1] = -1;
     s.last_rs = -1;
     s.act_saved = s.act_work = s.act_bwd = -1;

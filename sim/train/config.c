@@ -23,6 +23,7 @@ static const char *const k_frameworks[] = {"deepspeed", "fsdp2", NULL};
 static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
 static const char *const k_ckpts[] = {"none", "selective", "full", "op", NULL};
 static const char *const k_attns[] = {"flash", "eager", NULL};
+static const char *const k_losses[] = {"auto", "full", "chunked", NULL};
 static const char *const k_kernels[] = {"hf", "fused", "compiled", NULL};
 static const char *const k_alloc_confs[] = {"default", "expandable_segments",
                                             NULL};
@@ -57,6 +58,13 @@ static const struct zs_field k_fields[] = {
     {"method", ZS_F_ENUM, OFF(method), 0, 0, ZS_METHOD_FULL, 0, k_methods, 0,
      NULL},
     {"lora_rank", ZS_F_INT, OFF(lora_rank), 1, 65536, 16, 0, NULL, 0, NULL},
+    /* PEFT's target_modules="all-linear" (every linear but the head) is the
+     * default; torchtune's LoRA recipes name theirs (lora_attn_modules,
+     * apply_lora_to_mlp), e.g. llama3_1/8B_lora_single_device.yaml at
+     * 0031bfb080bd35ec533c412df883cf2bf7bf7fe4: q_proj and v_proj only =
+     * "q,v".  Resolved into lora_target_mask by zs_cfg_resolve. */
+    {"lora_targets", ZS_F_STRING, OFF(lora_targets), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->lora_targets), "all"},
     {"framework", ZS_F_ENUM, OFF(framework), 0, 0, ZS_FW_DEEPSPEED, 0,
      k_frameworks, 0, NULL},
     {"zero", ZS_F_INT, OFF(zero), 2, 3, 3, 0, NULL, 0, NULL},
@@ -68,6 +76,11 @@ static const struct zs_field k_fields[] = {
      k_ckpts, 0, NULL},
     {"attention", ZS_F_ENUM, OFF(attention), 0, 0, ZS_ATTN_FLASH, 0, k_attns, 0,
      NULL},
+    /* auto: chunked under --trainer torchtune (78 of the recipe YAMLs at
+     * torchtune 0031bfb080bd35ec533c412df883cf2bf7bf7fe4 set loss
+     * _component_ CEWithChunkedOutputLoss, 4 torch.nn.CrossEntropyLoss),
+     * full otherwise (zs_cfg_resolve) */
+    {"loss", ZS_F_ENUM, OFF(loss), 0, 0, ZS_LOSS_AUTO, 0, k_losses, 0, NULL},
     {"kernels", ZS_F_ENUM, OFF(kernels), 0, 0, ZS_KERNELS_HF, 0, k_kernels, 0,
      NULL},
     {"alloc_conf", ZS_F_ENUM, OFF(alloc_conf), 0, 0, ZS_ALLOC_DEFAULT, 0,
@@ -258,6 +271,37 @@ void zs_cfg_defaults(struct zs_cfg *cfg)
                 (int64_t)k_fields[i].def;
 }
 
+/* "--checkpointing layer:N" / "checkpointing": "layer:N": torchtitan's
+ * selective layer AC (activation_checkpoint.mode "selective" with
+ * selective_ac_option an integer; parallelize_llama.py checkpoint_wrapper at
+ * 041336434916bdc0f88c1f89fda176fd3c2092e4: every Nth block in full AC).
+ * torchtitan also takes 0 ("not every_x_layer": every block); here N >= 1,
+ * where 1 is the same as "full".  Returns 1 when text is not "layer...",
+ * 0 when parsed, -1 when N is not an integer in [1, CKPT_EVERY_MAX]. */
+#define CKPT_EVERY_MAX 1000000
+#define CKPT_WANT                                                              \
+    "one of none, selective, full, op, or layer:N with N an integer from 1 " \
+    "to 1000000"
+static int parse_ckpt_layer(const char *text, struct zs_cfg *cfg)
+{
+    int64_t n = 0;
+    const char *p;
+    if (strncmp(text, "layer", 5) != 0)
+        return 1;
+    if (text[5] != ':' || !isdigit((unsigned char)text[6]))
+        return -1;
+    for (p = text + 6; isdigit((unsigned char)*p); p++) {
+        n = n * 10 + (*p - '0');
+        if (n > CKPT_EVERY_MAX)
+            return -1;
+    }
+    if (*p || n < 1)
+        return -1;
+    cfg->checkpointing = ZS_CKPT_LAYER;
+    cfg->ckpt_every = n;
+    return 0;
+}
+
 static int parse_auto_text(const struct zs_field *f, const char *text,
                            struct zs_cfg *cfg)
 {
@@ -277,9 +321,28 @@ int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg,
     cJSON *root = NULL;
     struct zs_json_src src;
     struct zs_cfg tmp = *cfg;
+    cJSON *ck;
     int rc = zs_json_parse_file(path, &root, &src, err);
     if (rc)
         return rc;
+    /* "layer:N" is not one of the enum's names: read it here and take the
+     * key out before the table reads the rest. */
+    ck = cJSON_GetObjectItemCaseSensitive(root, "checkpointing");
+    if (cJSON_IsString(ck) && parse_ckpt_layer(ck->valuestring, &tmp) != 1) {
+        char where[300];
+        if (parse_ckpt_layer(ck->valuestring, &tmp) != 0) {
+            zs_json_where(&src, "", "checkpointing", where, sizeof where);
+            rc = zs_err_set(err, ZS_EINPUT,
+                            "invalid 'checkpointing' in %s: must be " CKPT_WANT
+                            " (got '%s')",
+                            where, ck->valuestring);
+            goto out;
+        }
+        cfg->checkpointing = tmp.checkpointing;
+        cfg->ckpt_every = tmp.ckpt_every;
+        cJSON_Delete(
+            cJSON_DetachItemFromObjectCaseSensitive(root, "checkpointing"));
+    }
     /* Absent keys keep the caller's values: read into tmp, then copy back
      * only the keys present. */
     rc = zs_json_read(&src, root, "", k_fields, NFIELDS, &tmp, 0, err);
@@ -370,6 +433,16 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
                               flag, names[best]);
         return zs_err_set(err, ZS_EUSAGE, "unknown option '--%s'", flag);
     }
+    if (!strcmp(f->key, "checkpointing")) {
+        rc = parse_ckpt_layer(value, cfg);
+        if (rc == -1)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--%s': must be " CKPT_WANT
+                              " (got '%s')",
+                              flag, value);
+        if (rc == 0)
+            return 0;
+    }
     if (f->type == ZS_F_CUSTOM)
         rc = parse_auto_text(f, value, cfg);
     else
@@ -387,6 +460,8 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
     }
     if (f->type == ZS_F_BOOL)
         snprintf(want, sizeof want, "yes or no");
+    else if (!strcmp(f->key, "checkpointing"))
+        snprintf(want, sizeof want, CKPT_WANT);
     else
         zs_field_want_text(f, want, sizeof want);
     return zs_err_set(err, ZS_EUSAGE,
@@ -714,6 +789,58 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
      * (cli_setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
     if (c->gradient_clipping < 0)
         c->gradient_clipping = c->trainer == ZS_TRAINER_TORCHTUNE ? 0 : 1.0;
+    {
+        /* --lora-targets: "all" or projections by role (model.h zs_role) */
+        static const struct {
+            const char *name;
+            unsigned role;
+        } roles[] = {{"q", ZS_ROLE_Q},       {"k", ZS_ROLE_K},
+                     {"v", ZS_ROLE_V},       {"o", ZS_ROLE_O},
+                     {"gate", ZS_ROLE_GATE}, {"up", ZS_ROLE_UP},
+                     {"down", ZS_ROLE_DOWN}};
+        const char *p = c->lora_targets;
+        unsigned mask = 0;
+        bool ok = *p != '\0';
+        if (!strcmp(p, "all"))
+            mask = ZS_ROLE_ALL_LINEAR;
+        else
+            while (ok && *p) {
+                size_t n = strcspn(p, ","), k;
+                for (k = 0; k < sizeof roles / sizeof roles[0]; k++)
+                    if (strlen(roles[k].name) == n &&
+                        !strncmp(p, roles[k].name, n))
+                        break;
+                if (k == sizeof roles / sizeof roles[0] ||
+                    (mask & roles[k].role)) {
+                    ok = false;
+                    break;
+                }
+                mask |= roles[k].role;
+                p += n;
+                if (*p == ',' && *++p == '\0')
+                    ok = false;
+            }
+        if (!ok)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--lora-targets': must be "
+                              "all, or q, k, v, o, gate, up, down joined by "
+                              "commas, each at most once (got '%s')",
+                              c->lora_targets);
+        c->lora_target_mask = mask;
+    }
+    /* Liger's fused linear cross-entropy (--kernels fused) replaces the
+     * loss, chunks and all: it and torchtune's chunked loss exclude each
+     * other. */
+    if (c->loss == ZS_LOSS_CHUNKED && c->kernels == ZS_KERNELS_FUSED)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--loss chunked' contradicts '--kernels fused' "
+                          "(Liger's fused linear cross-entropy never "
+                          "materialises the logits): use one of them");
+    if (c->loss == ZS_LOSS_AUTO)
+        c->loss = c->trainer == ZS_TRAINER_TORCHTUNE &&
+                          c->kernels != ZS_KERNELS_FUSED
+                      ? ZS_LOSS_CHUNKED
+                      : ZS_LOSS_FULL;
     c->cpu_opt_impl = c->cpu_optimizer;
     if (c->cpu_opt_impl == ZS_CPUOPT_AUTO)
         c->cpu_opt_impl = c->framework == ZS_FW_DEEPSPEED
@@ -798,7 +925,12 @@ const char *zs_framework_name(int fw)
 
 void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
 {
-    char off[96];
+    char off[96], ck[32];
+    if (c->checkpointing == ZS_CKPT_LAYER)
+        snprintf(ck, sizeof ck, "layer:%lld", (long long)c->ckpt_every);
+    else
+        snprintf(ck, sizeof ck, "%s",
+                 zs_ckpt_name((enum zs_ckpt)c->checkpointing));
     if (c->offload_optimizer == ZS_OFF_NONE && c->offload_param == ZS_OFF_NONE)
         snprintf(off, sizeof off, "no offload");
     else if (c->offload_optimizer == ZS_OFF_NVME)
@@ -819,7 +951,7 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         (long long)(c->world / (c->procs_per_node ? c->procs_per_node : 1)),
         (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,
         (long long)c->seq_len, zs_method_name((enum zs_method)c->method),
-        zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+        ck);
     if (c->act_offload != ZS_AO_NONE) {
         size_t len = strlen(buf);
         if (len < cap)

@@ -31,6 +31,14 @@ enum zs_optim { ZS_OPT_ADAMW, ZS_OPT_ADAMW_8BIT, ZS_OPT_PAGED_ADAMW_8BIT };
  * accumulation semantics, the precision policy and the CPU optimizer users
  * get by default. */
 enum zs_trainer { ZS_TRAINER_HF, ZS_TRAINER_TORCHTITAN, ZS_TRAINER_TORCHTUNE };
+/* The loss over the logits: whole (HF ForCausalLMLoss, torchtitan) or
+ * torchtune's CEWithChunkedOutputLoss (model.c zs_model_loss_bytes). */
+enum zs_loss { ZS_LOSS_AUTO, ZS_LOSS_FULL, ZS_LOSS_CHUNKED };
+/* torchtune CEWithChunkedOutputLoss.__init__ num_output_chunks default 8
+ * (torchtune/modules/loss/ce_chunked_output_loss.py at
+ * 0031bfb080bd35ec533c412df883cf2bf7bf7fe4); no recipe at that commit
+ * overrides it. */
+#define ZS_TORCHTUNE_LOSS_CHUNKS 8
 /* The CPU optimizer implementation (issue 10 §1); AUTO resolves from the
  * framework and trainer in zs_cfg_resolve. */
 enum zs_cpu_opt {
@@ -73,11 +81,15 @@ struct zs_cfg {
     int64_t global_batch; /* sequences per optimizer step; 0: micro*accum*dp */
     int method;           /* enum zs_method */
     int64_t lora_rank;
+    char lora_targets[64];  /* "all" or a comma list of q,k,v,o,gate,up,down */
+    unsigned lora_target_mask; /* resolved: enum zs_role mask (model.h) */
     int framework;         /* enum zs_framework */
     int64_t zero;          /* 2 or 3 */
     int offload_optimizer; /* enum zs_offload */
     int offload_param;     /* enum zs_offload */
     int checkpointing;     /* enum zs_ckpt */
+    int loss;              /* enum zs_loss (AUTO resolved by zs_cfg_resolve) */
+    int64_t ckpt_every;    /* ZS_CKPT_LAYER: every Nth block ("layer:N") */
     int attention;         /* enum zs_attn_impl */
     int kernels;           /* enum zs_kernels */
     int alloc_conf;        /* enum zs_alloc_conf */
