@@ -5,6 +5,9 @@
 #   NAME.err   the exact expected stderr (absent: stderr must be empty)
 #   NAME.rc    the expected exit status (absent: 0)
 #   NAME.env   optional extra environment, e.g. LC_ALL=de_DE.UTF-8
+#   NAME.stdout optional file that stdout goes to instead, e.g. /dev/full to
+#              check that a failed write exits 1 with a message (NAME.out then
+#              holds what reached the capture: nothing)
 # Cases run from the source root.  UPDATE_GOLDEN=1 rewrites .out/.err/.rc
 # from the current binary (review the diff before committing).
 set -uo pipefail
@@ -20,7 +23,8 @@ for args in tests/golden/*.args; do
   want_rc=0; [ -f "$name.rc" ] && want_rc="$(cat "$name.rc")"
   envs=(); [ -f "$name.env" ] && read -r -a envs < "$name.env"
   eval "set -- $(cat "$args")"
-  env ${envs[@]+"${envs[@]}"} "$ZSIM" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  to="$tmp/out"; : >"$tmp/out"; [ -f "$name.stdout" ] && to="$(cat "$name.stdout")"
+  env ${envs[@]+"${envs[@]}"} "$ZSIM" "$@" >"$to" 2>"$tmp/err" </dev/null
   got_rc=$?
   if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
     cp "$tmp/out" "$name.out"
