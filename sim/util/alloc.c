@@ -1,25 +1,30 @@
 /*
  * alloc.c — counted allocation with failure injection; see alloc.h.
- * Not thread-safe by design: zsim's simulation core is single-threaded and the
- * only threads (none yet) must not allocate through here concurrently.
+ * Thread-safe: plan simulates candidates on several threads (plan.c run_all),
+ * all allocating through here, so the counter and the injected failure are
+ * C11 atomics (relaxed: they order nothing else, and each allocation takes
+ * one fetch-add).  Exactly one allocation sees count == fail_at, so an
+ * injected failure fires once even under threads.
  */
 #include "util/alloc.h"
 #include "util/err.h"
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long g_count;
-static long g_fail_at;
-static int g_failed;
+static atomic_long g_count;
+static atomic_long g_fail_at;
+static atomic_int g_failed;
 
 static int should_fail(void)
 {
-    g_count++;
-    if (g_fail_at > 0 && g_count == g_fail_at) {
-        g_failed = 1;
+    long n = atomic_fetch_add_explicit(&g_count, 1, memory_order_relaxed) + 1;
+    long at = atomic_load_explicit(&g_fail_at, memory_order_relaxed);
+    if (at > 0 && n == at) {
+        atomic_store_explicit(&g_failed, 1, memory_order_relaxed);
         return 1;
     }
     return 0;
@@ -101,16 +106,16 @@ void zs_alloc_init(void)
 
 void zs_alloc_fail_at(long n)
 {
-    g_count = 0;
-    g_fail_at = n;
-    g_failed = 0;
+    atomic_store(&g_count, 0);
+    atomic_store(&g_fail_at, n);
+    atomic_store(&g_failed, 0);
 }
 
 long zs_alloc_count(void)
 {
-    return g_count;
+    return atomic_load(&g_count);
 }
 int zs_alloc_failed(void)
 {
-    return g_failed;
+    return atomic_load(&g_failed);
 }
