@@ -286,7 +286,11 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         goto out;
     }
     rc = zs_reduce_results(&b, run, res);
-    if (!rc && res->oom.where == ZS_OOM_GPU) {
+    if (rc) {
+        zs_err_set(err, rc, "out of memory reducing the results");
+        goto out;
+    }
+    if (res->oom.where == ZS_OOM_GPU) {
         /* How much would it need?  Run again without a GPU limit. */
         struct zs_oom_info keep = res->oom;
         struct zs_pool_stats ps;
@@ -312,6 +316,10 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         /* The records now belong to the unlimited run: peaks and times are
          * what the configuration would need; the OOM stays the verdict. */
         rc = zs_reduce_results(&b, ZS_SIM_DONE, res);
+        if (rc) {
+            zs_err_set(err, rc, "out of memory reducing the results");
+            goto out;
+        }
         res->oom = keep;
     }
 out:
