@@ -27,7 +27,11 @@ static const char usage[] =
     "  plan         'zsim plan --model 72b --gpus 8xH100': candidates, wall "
     "time,\n"
     "               candidates/s (two threads)\n"
-    "Figures are medians of --repeat runs (default 5).\n";
+    "Figures are medians of --repeat runs (default 5).\n"
+    "\n"
+    "examples:\n"
+    "  zsim bench\n"
+    "  zsim bench --repeat 3 --json\n";
 
 static const struct zs_opt opts[] = {{"repeat", 1}, {"json", 0}};
 

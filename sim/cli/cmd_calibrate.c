@@ -70,6 +70,10 @@ static const char g_usage[] =
     "  --base FILE       GPU profile to start from (default: hwprofiles/gpus/\n"
     "                    <the measured header's gpu, lowercase>.json)\n"
     "\n"
+    "examples:\n"
+    "  zsim calibrate --measured tests/data/good/sched-meas-tiny.json \\\n"
+    "      --out h100-calibrated.json\n"
+    "\n"
     "exit codes: 0 ok, 1 i/o failure, 2 usage error, 3 invalid input file\n";
 
 /* One fitted group: a through-origin slope or a line. */

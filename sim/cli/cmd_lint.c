@@ -69,6 +69,11 @@ static const char g_usage[] =
     "  --audio-output on|off     Qwen-Omni talker (ENABLE_AUDIO_OUTPUT)\n"
     "  --json                    one JSON document, schema \"zsim.lint/1\"\n"
     "\n"
+    "examples:\n"
+    "  zsim lint ds_config.json --model 72b --gpus 8xH100\n"
+    "  zsim lint tests/data/good/ds-zero3-offload-clip.json \\\n"
+    "      --deepspeed-version 0.14.2\n"
+    "\n"
     "exit codes: 0 no errors, 2 usage error, 3 invalid input file,\n"
     "4 at least one error-severity finding\n";
 

@@ -65,6 +65,10 @@ static const char g_usage[] =
     "  --write-accuracy FILE  with --published: write the current errors\n"
     "                       to FILE and print which moved\n"
     "\n"
+    "examples:\n"
+    "  zsim validate --measured tests/data/good/sched-meas-tiny.json\n"
+    "  zsim validate --published validation/published\n"
+    "\n"
     "exit codes: 0 within limits, 1 i/o failure, 2 usage error,\n"
     "            3 invalid input file, 4 an error exceeds its limit\n";
 
