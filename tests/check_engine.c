@@ -427,6 +427,107 @@ START_TEST(test_plain_live_at_peak)
 }
 END_TEST
 
+/* Live-at ordering with ties, both ways of filling: PLAIN allocations of
+ * 3, 7, 3, 9, 7, 5 bytes (tasks in submission order), nothing freed.  At the
+ * last log index all six are live; largest first, ties by lower task id:
+ * 9 (4th), 7 (2nd), 7 (5th), 5 (6th), 3 (1st), 3 (3rd).  cap = 6 sorts the
+ * whole list; cap = 4 and cap = 1 keep the first entries of the same order;
+ * zs_sim_alloc_bytes gives the requested sizes back. */
+START_TEST(test_live_at_order)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 0);
+    int q = zs_sim_add_queue(s, "a");
+    const int64_t sz[6] = {3, 7, 3, 9, 7, 5};
+    const int want[6] = {3, 1, 4, 5, 0, 2};
+    int32_t id[6], live[6], d;
+    for (int i = 0; i < 6; i++)
+        id[i] = alloc(s, q, p, sz[i], 0);
+    d = delay(s, q, 1, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(zs_sim_pool_live_at(s, p, 5, live, 6), 6);
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(live[i], id[want[i]]);
+    for (int cap = 4; cap >= 1; cap -= 3) {
+        for (int i = 0; i < 6; i++)
+            live[i] = -1;
+        ck_assert_int_eq(zs_sim_pool_live_at(s, p, 5, live, cap), 6);
+        for (int i = 0; i < cap; i++)
+            ck_assert_int_eq(live[i], id[want[i]]);
+        for (int i = cap; i < 6; i++)
+            ck_assert_int_eq(live[i], -1);
+    }
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(zs_sim_alloc_bytes(s, id[i]), sz[i]);
+    ck_assert_int_eq(zs_sim_alloc_bytes(s, d), 0);
+    ck_assert_int_eq(zs_sim_alloc_bytes(s, 99), 0);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Re-running the same tasks reuses the dependency index and restores the
+ * run state.  Queue a: 10 ns delay, then a 1 GB flow on a 10 GB/s link
+ * (100 ms); queue b: a 60-byte PLAIN allocation after the delay, freed after
+ * the flow.  Run 1 with capacity 100: delay [0,10], flow [10, 10+1e8],
+ * alloc at 10, free at 10+1e8; 8 events.  Run 2, capacity 50: the alloc
+ * OOMs at t = 10, the flow still runs, the free never starts.  Run 3,
+ * capacity 100 again: every record equals run 1's.  Then a 5 ns delay on
+ * b after the free is added: run 4 ends at 10+1e8+5 ns with 10 events. */
+START_TEST(test_rerun_same_tasks)
+{
+    zs_sim *s = mk();
+    int l = zs_sim_add_link(s, "pcie", 10e9);
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_PLAIN, 100);
+    int qa = zs_sim_add_queue(s, "a"), qb = zs_sim_add_queue(s, "b");
+    int32_t d = delay(s, qa, 10, NULL, 0);
+    int32_t f = flow1(s, qa, 1e9, l, 0, NULL, 0);
+    int32_t a = sub(s, (struct zs_task_desc){.kind = ZS_TASK_ALLOC,
+                                            .queue = qb,
+                                            .pool = p,
+                                            .alloc_bytes = 60,
+                                            .deps = &d,
+                                            .ndeps = 1,
+                                            .name = "buf"});
+    int32_t fr = sub(s, (struct zs_task_desc){.kind = ZS_TASK_FREE,
+                                             .queue = qb,
+                                             .alloc_task = a,
+                                             .deps = &f,
+                                             .ndeps = 1,
+                                             .name = "free"});
+    struct zs_task_rec first[4];
+    struct zs_err err = {0, ""};
+    int32_t e;
+    run_ok(s);
+    ck_assert_int_eq(END(s, d), 10);
+    ck_assert_int_eq(START(s, a), 10);
+    ck_assert_int_eq(END(s, f), 10 + 100 * MS);
+    ck_assert_int_eq(START(s, fr), 10 + 100 * MS);
+    ck_assert_int_eq(BY(s, fr), f);
+    ck_assert_int_eq(zs_sim_events(s), 8);
+    for (int i = 0; i < 4; i++)
+        first[i] = *zs_sim_task(s, i);
+    zs_sim_set_pool_capacity(s, p, 50);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_SIM_OOM);
+    ck_assert_int_eq(zs_sim_oom(s)->task, a);
+    ck_assert_int_eq(START(s, fr), -1);
+    zs_sim_set_pool_capacity(s, p, 100);
+    run_ok(s);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(zs_sim_task(s, i)->start_ns, first[i].start_ns);
+        ck_assert_int_eq(zs_sim_task(s, i)->end_ns, first[i].end_ns);
+        ck_assert_int_eq(zs_sim_task(s, i)->blocked_by, first[i].blocked_by);
+    }
+    ck_assert_int_eq(zs_sim_events(s), 8);
+    e = delay(s, qb, 5, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(START(s, e), 10 + 100 * MS);
+    ck_assert_int_eq(BY(s, e), fr);
+    ck_assert_int_eq(zs_sim_now(s), 10 + 100 * MS + 5);
+    ck_assert_int_eq(zs_sim_events(s), 10);
+    zs_sim_free(s);
+}
+END_TEST
+
 struct cstate {
     int64_t allocated, reserved;
 };
@@ -1331,6 +1432,8 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cores_fifo);
     tcase_add_test(core, test_fifo_ties);
     tcase_add_test(core, test_plain_live_at_peak);
+    tcase_add_test(core, test_live_at_order);
+    tcase_add_test(core, test_rerun_same_tasks);
     tcase_add_test(core, test_cuda_reuse);
     tcase_add_test(core, test_cuda_rounding);
     tcase_add_test(core, test_cuda_pools);

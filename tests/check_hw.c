@@ -36,10 +36,10 @@ START_TEST(test_shipped_profiles_load)
     static struct zs_node n;
 
     ck_assert_int_eq(zs_hw_list(&gn, &a, &nn, &b), 0);
-    ck_assert_int_eq(a, 6);
-    ck_assert_int_eq(b, 6);
-    ck_assert_int_eq(ng, 6);
-    ck_assert_int_eq(nnodes, 6);
+    ck_assert_int_eq(a, 9);
+    ck_assert_int_eq(b, 9);
+    ck_assert_int_eq(ng, 9);
+    ck_assert_int_eq(nnodes, 9);
     for (int i = 0; i < nnodes; i++) {
         struct zs_err err = {0, ""};
         int rc = zs_hw_load_node_named(ne[i].file, &n, &err);
@@ -48,7 +48,11 @@ START_TEST(test_shipped_profiles_load)
         ck_assert_int_eq(n.gpus_installed, 8);
         /* Every group carries a source. */
         ck_assert_int_ge(n.sources.n, 10);
-        ck_assert_int_eq(n.gpu.sources.n, 6);
+        /* six groups, and attn_eff_by_seq where measured (not L40S) */
+        ck_assert_int_eq(n.gpu.sources.n, n.gpu.attn_eff_by_seq.n > 0 ? 7 : 6);
+        ck_assert_int_eq(n.gpu.sms > 0, 1);
+        for (int k = 0; k < n.gpu.sources.n; k++)
+            ck_assert_int_gt((int)strlen(n.gpu.sources.item[k].text), 10);
         for (int k = 0; k < n.sources.n; k++)
             ck_assert_int_gt((int)strlen(n.sources.item[k].text), 10);
     }
@@ -138,24 +142,142 @@ END_TEST
 START_TEST(test_kernel_times)
 {
     const struct zs_gpu *g = &resolve_ok("8xH100", 0, 0)->node.gpu;
-    /* 8192^3 GEMM: 2mnk = 1.0995e12 FLOP, between the 1e12 (0.76) and
-     * 1e13 (0.803) points: eff = 0.76 + 0.043 * log10(1.0995116) =
-     * 0.76 + 0.043 * 0.0411998 = 0.7617716; t = 1.0995116e12 / (989e12 *
-     * 0.7617716) = 1.459415e-3 s. */
-    ck_assert(NEAR(zs_gpu_gemm_s(g, 8192, 8192, 8192), 1.459415e-3, 1e-5));
-    /* Above the last point: 1e14 FLOP at 80.3%: 1e14 / (989e12 * 0.803). */
-    ck_assert(NEAR(zs_gpu_gemm_s(g, 5e4, 1e5, 1e4), 0.1259181, 1e-5));
+    struct zs_gemm_shape sh;
     /* 1 GB through HBM: 1e9 / (3.35e12 * 0.85) = 3.511852e-4 s. */
     ck_assert(NEAR(zs_gpu_membound_s(g, 1e9), 3.511852e-4, 1e-6));
     ck_assert(zs_gpu_gemm_s(g, 0, 10, 10) == 0);
     ck_assert(zs_gpu_membound_s(g, 0) == 0);
 
-    /* The test GPU: curve 1e9 -> 0.1, 1e12 -> 0.8; peak 100 TFLOP/s.
-     * 2*1000^3 = 2e9 FLOP: eff = 0.1 + 0.7 * log2(2)/log2(1000)
-     * = 0.1 + 0.7 * 0.1003433 = 0.1702403; t = 2e9 / (1e14 * 0.1702403)
-     * = 1.174810e-4 s. */
+    /* The Grand Teton H100 (torchtitan's benchmark): 96 GB HBM2e at 2.4 TB/s:
+     * 1e9 / (2.4e12 * 0.85) = 4.901961e-4 s; torch total 98304 - 881 =
+     * 97423 MiB; 8 NICs of 400 Gb/s = 50e9 B/s. */
+    const struct zs_cluster *gt = resolve_ok("2x8xH100-96GB", 0, 0);
+    ck_assert(NEAR(zs_gpu_membound_s(&gt->node.gpu, 1e9), 4.901961e-4, 1e-6));
+    ck_assert_int_eq(gt->node.gpu.hbm_bytes, 97423LL * 1048576);
+    ck_assert_str_eq(gt->node.name, "Grand Teton H100");
+    ck_assert_int_eq(gt->node.nics, 8);
+    ck_assert(gt->node.nic_bytes_per_s == 50e9);
+    /* RTX 4090 (torchtune's README): 1e9 / (1008e9 * 0.85) = 1.167134e-3 s;
+     * torch total 23.65 GiB = 24217 MiB; one GPU of its 8-GPU server. */
+    const struct zs_cluster *r = resolve_ok("1xRTX4090", 0, 0);
+    ck_assert(NEAR(zs_gpu_membound_s(&r->node.gpu, 1e9), 1.167134e-3, 1e-6));
+    ck_assert_int_eq(r->node.gpu.hbm_bytes, 24217LL * 1048576);
+    ck_assert_int_eq(r->node.gpus_per_node, 1);
+
+    /* The test GPU has no "sms": the curve by FLOPs, 1e9 -> 0.1, 1e12 ->
+     * 0.8; peak 100 TFLOP/s.  2*1000^3 = 2e9 FLOP: eff = 0.1 + 0.7 *
+     * log2(2)/log2(1000) = 0.1 + 0.7 * 0.1003433 = 0.1702403; t = 2e9 /
+     * (1e14 * 0.1702403) = 1.174810e-4 s. */
     g = &resolve_ok("tests/data/good/hw-node.json", 0, 0)->node.gpu;
+    ck_assert(g->sms == 0);
     ck_assert(NEAR(zs_gpu_gemm_s(g, 1000, 1000, 1000), 1.174810e-4, 1e-5));
+    ck_assert(zs_gpu_gemm_shape(g, 1000, 1000, 1000, &sh) == 0);
+    /* batched without the shape model: batch x one GEMM */
+    ck_assert(NEAR(zs_gpu_gemm_batched_s(g, 3, 1000, 1000, 1000),
+                   3 * 1.174810e-4, 1e-5));
+}
+END_TEST
+
+/* The shape model on H100 SXM (hw.c), worked by hand.  132 SMs, peak
+ * 989e12, MAMF 0.803 (the gemm_eff curve's top), main loop 0.803 x 1.0959
+ * of peak: per SM 989e12 / 132 x 0.8800077 = 6.593391e12 FLOP/s.  HBM
+ * 3.35e12 x 0.85 = 2.8475e12 B/s.  A tile of tm x tn costs
+ * 2 tm tn (k/split + 64) / 6.593391e12 per wave; the result is
+ * max(5 us, 4 us + max(compute, memory, 2mnk / (989e12 x 0.803))). */
+START_TEST(test_gemm_shape)
+{
+    const struct zs_gpu *g = &resolve_ok("8xH100", 0, 0)->node.gpu;
+    struct zs_gemm_shape sh;
+    double t;
+    ck_assert_int_eq(g->sms, 132);
+
+    /* Wave quantisation.  896 x 4864 x 8192: 128x256 tiles 7 x 19 = 133,
+     * one more than the SMs: 2 waves, 2 x 2*128*256*8256 / 6.593391e12 =
+     * 164.12 us; 256x128: 4 x 38 = 152 tiles, 2 waves, the same; 128x128:
+     * 7 x 38 = 266 tiles, 3 waves x 2*128*128*8256 / 6.593391e12 =
+     * 123.0926 us, the fastest.  Ceiling 2*896*4864*8192 / (989e12 *
+     * 0.803) = 89.91 us, memory 2*(896*8192 + 8192*4864 + 896*4864) /
+     * 2.8475e12 = 36.2 us: compute binds, t = 127.0926 us. */
+    t = zs_gpu_gemm_shape(g, 896, 4864, 8192, &sh);
+    ck_assert(NEAR(t, 127.0926e-6, 1e-5));
+    ck_assert_int_eq(sh.tile_m, 128);
+    ck_assert_int_eq(sh.tile_n, 128);
+    ck_assert(sh.tiles == 266 && sh.waves == 3 && sh.split_k == 1);
+    ck_assert(NEAR(zs_gpu_gemm_s(g, 896, 4864, 8192), t, 1e-12));
+    /* 256 columns fewer (5.3 % fewer FLOPs): 7 x 18 = 126 tiles of
+     * 128x256, one wave, 2*128*256*8256 / 6.593391e12 = 82.06 us, under
+     * the ceiling 2*896*4608*8192 / (989e12 * 0.803) = 85.18 us: t =
+     * 89.178 us, 1.43x faster for 5 % less work. */
+    t = zs_gpu_gemm_shape(g, 896, 4608, 8192, &sh);
+    ck_assert(NEAR(t, 89.1782e-6, 1e-5));
+    ck_assert(sh.waves == 1);
+
+    /* Large and square: 8192^3, 4096 tiles of 128x128 (32 waves) or 2048
+     * of 128x256 (15.5 -> 16 waves): 16 x 2*32768*8256 / 6.593391e12 =
+     * 1.312988 ms, under the MAMF ceiling 1.0995116e12 / (989e12 * 0.803) =
+     * 1.384484 ms: t = 1.388484 ms, 79.1 % of peak. */
+    t = zs_gpu_gemm_s(g, 8192, 8192, 8192);
+    ck_assert(NEAR(t, 1.388484e-3, 1e-5));
+
+    /* Split-K.  256 x 256 x 8192: 128x128 gives 4 tiles, K split
+     * min(floor(132/4) = 33, floor(8192/1024) = 8) = 8 ways, 32 CTAs in one
+     * wave: 2*128*128*(1024 + 64) / 6.593391e12 = 5.4073 us plus the fp32
+     * partials 4*8*128*128*8 B / 2.8475e12 = 1.4729 us = 6.8801 us; memory
+     * 2*(2*256*8192 + 256*256) / 2.8475e12 = 2.99 us: t = 10.8801 us. */
+    t = zs_gpu_gemm_shape(g, 256, 256, 8192, &sh);
+    ck_assert(NEAR(t, 10.8801e-6, 1e-4));
+    ck_assert(sh.split_k == 8 && sh.tiles == 4);
+
+    /* Memory-bound: 4096 x 4096 x 64 reads 2*(4096*64*2) and writes
+     * 2*4096^2 bytes: 34.6 MB / 2.8475e12 = 12.1521 us, over compute
+     * (8 waves x 2*128*128*128 / 6.593391e12 = 5.09 us): t = 16.1521 us. */
+    t = zs_gpu_gemm_shape(g, 4096, 4096, 64, &sh);
+    ck_assert(NEAR(t, 16.1521e-6, 1e-4));
+    ck_assert(sh.memory_s > sh.compute_s);
+
+    /* Batched (eager attention's QK^T at seq 512, 32 x 16 heads): 512
+     * GEMMs of 512 x 512 x 128 in one kernel.  Tiles 512 x 4 x 2 = 4096 of
+     * 128x256 (32 waves, 61.07 us of compute); bytes 512 x 2 x (512*128*2 +
+     * 512*512) = 402653184 / 2.8475e12 = 141.406 us: memory-bound, t =
+     * 145.406 us.  One at a time (16 tiles of 128x128 each, one wave):
+     * 4 us + 2*128*128*192 / 6.593391e12 = 4.954 us, under the 5 us
+     * floor: 512 x 5 us = 2560 us, 17.6x the batched kernel. */
+    t = zs_gpu_gemm_batched_s(g, 512, 512, 512, 128);
+    ck_assert(NEAR(t, 145.406e-6, 1e-5));
+    t = zs_gpu_gemm_shape(g, 512, 512, 128, &sh);
+    ck_assert(NEAR(512 * t, 2560e-6, 1e-9));
+    ck_assert(sh.tile_m == 128 && sh.tile_n == 128 && sh.split_k == 1);
+    ck_assert(zs_gpu_gemm_batched_s(g, 0, 512, 512, 128) == 0);
+    ck_assert(NEAR(zs_gpu_gemm_batched_s(g, 1, 896, 4864, 8192),
+                   zs_gpu_gemm_s(g, 896, 4864, 8192), 1e-12));
+
+    /* Tiny: 16^3 is one tile, 2*128*256*80 / 6.593391e12 = 0.8 us + 4 us
+     * under the 5 us floor. */
+    ck_assert(NEAR(zs_gpu_gemm_s(g, 16, 16, 16), 5e-6, 1e-12));
+    ck_assert(zs_gpu_gemm_shape(g, 0, 16, 16, &sh) == 0);
+}
+END_TEST
+
+/* Flash-attention efficiency by sequence length: H100 SXM's curve from
+ * the FA2 fwd+bwd causal head-dim-128 benchmark (163..328 TFLOPS / 989). */
+START_TEST(test_attn_eff)
+{
+    const struct zs_gpu *g = &resolve_ok("8xH100", 0, 0)->node.gpu;
+    /* 308 / 989 at 8k */
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 8192), 0.3114, 1e-9));
+    /* 3000 between 2k (0.2679) and 4k (0.2973): log2(3000/2048) =
+     * 0.5507468; 0.2679 + 0.0294 x 0.5507468 = 0.2840920 */
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 3000), 0.2840920, 1e-6));
+    /* clamped at both ends */
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 128), 0.1648, 1e-9));
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 131072), 0.3316, 1e-9));
+    /* A100: 182 / 312 at 8k */
+    g = &resolve_ok("8xA100", 0, 0)->node.gpu;
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 8192), 0.5833, 1e-9));
+    /* without the curve: attn_eff at every length */
+    g = &resolve_ok("tests/data/good/hw-node.json", 0, 0)->node.gpu;
+    ck_assert(g->attn_eff_by_seq.n == 0);
+    ck_assert(zs_gpu_attn_eff(g, 4096) == g->attn_eff);
 }
 END_TEST
 
@@ -486,6 +608,8 @@ Suite *suite_hw(void)
     tcase_add_test(core, test_resolve);
     tcase_add_test(core, test_curve_eval);
     tcase_add_test(core, test_kernel_times);
+    tcase_add_test(core, test_gemm_shape);
+    tcase_add_test(core, test_attn_eff);
     tcase_add_test(core, test_collectives);
     tcase_add_test(core, test_flags_good);
     tcase_add_test(limits, test_alloc_failures);

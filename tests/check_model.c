@@ -322,6 +322,15 @@ START_TEST(test_library_reference)
     ck_assert(fabs((double)m.params_total - 14.7e9) < 0.005 * 14.7e9);
     load_ok("mistral-7b", &m);
     ck_assert_int_eq(m.sliding_window, 4096);
+    /* Llama-2-13B (the card and paper say 13B), worked by hand: per layer
+     * q,k,v,o 4*5120^2 = 104857600 + gate,up,down 3*5120*13824 = 212336640
+     * + 2 norms 10240 = 317204480; x40 + final norm 5120 = 12688184320;
+     * embed + untied lm_head 2*32000*5120 = 327680000. */
+    load_ok("llama2-13b", &m);
+    ck_assert_int_eq(m.params_total - m.params_embedding, 12688184320LL);
+    ck_assert_int_eq(m.params_embedding, 327680000LL);
+    ck_assert_int_eq(m.params_total, 13015864320LL);
+    ck_assert(fabs((double)m.params_total - 13e9) < 0.002 * 13e9);
     /* Omni: thinker (= Qwen2.5-7B) + towers + talker + token2wav. */
     load_ok("omni", &m);
     ck_assert_int_eq(m.family, ZS_FAM_QWEN2_5_OMNI);
@@ -551,7 +560,7 @@ START_TEST(test_resolve)
                      GOOD "model-hf-Yi-34B.json (hugging face config)");
     /* Every library entry and alias loads. */
     zs_model_library(&names, &n);
-    ck_assert_int_eq(n, 27);
+    ck_assert_int_eq(n, 28);
     for (int i = 0; i < n; i++) {
         load_ok(names[i], &m);
         ck_assert_str_eq(m.name, names[i]);

@@ -314,6 +314,47 @@ START_TEST(test_plan_agrees_with_simulate)
 }
 END_TEST
 
+/* The planner re-uses one engine per thread across candidates, and re-runs a
+ * GPU OOM on the tasks it built (engine.md "Planner performance").  Each
+ * candidate's whole result must equal a simulation on a fresh engine:
+ * Qwen2.5-7B on 1xH100 (108 candidates, most of them GPU OOMs, some fit),
+ * on two threads.  zs_simulate zeroes the result before filling it, so the
+ * two compare byte for byte, padding included. */
+START_TEST(test_plan_reuse_matches_fresh)
+{
+    struct pl x;
+    struct zs_err err = {0, ""};
+    int noom = 0, nfit = 0;
+    plan(&x, "7b", "1xH100", "seq-len=4096");
+    for (int i = 0; i < x.p.n; i++) {
+        const struct zs_candidate *cd = &x.p.cand[i];
+        struct zs_setup su = {0};
+        struct zs_sim_result r;
+        char label[160];
+        if (cd->status != ZS_CAND_FITS && cd->status != ZS_CAND_GPU_OOM &&
+            cd->status != ZS_CAND_HOST_OOM)
+            continue;
+        noom += cd->status == ZS_CAND_GPU_OOM;
+        nfit += cd->status == ZS_CAND_FITS;
+        zs_plan_cand_label(cd, label, sizeof label);
+        su.model = &x.m;
+        su.cluster = &x.cl;
+        su.cfg = &cd->cfg;
+        su.plan_mode = true;
+        ck_assert_msg(zs_simulate(&su, NULL, &r, &err) == 0, "%s", err.msg);
+        ck_assert_msg(memcmp(&r, &cd->res, sizeof r) == 0,
+                      "%s: the plan's result differs from a fresh engine's "
+                      "(steady %.9f s vs %.9f s, needs %lld vs %lld)",
+                      label, cd->res.steady.time_s, r.steady.time_s,
+                      (long long)cd->res.oom.needed_bytes,
+                      (long long)r.oom.needed_bytes);
+    }
+    ck_assert_int_ge(noom, 20);
+    ck_assert_int_ge(nfit, 1);
+    zs_plan_release(&x.p);
+}
+END_TEST
+
 /* --objective cost ranks by GPU-hours per token over the GPUs used: the best
  * has the highest tokens/s per GPU of all feasible candidates, and
  * throughput's best the highest tokens/s of the job. */
@@ -401,6 +442,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_emit_roundtrip);
     tcase_add_test(core, test_emit_torch_adam);
     tcase_add_test(core, test_plan_agrees_with_simulate);
+    tcase_add_test(core, test_plan_reuse_matches_fresh);
     tcase_add_test(core, test_objectives);
     tcase_add_test(core, test_threads_alloc_failure);
     suite_add_tcase(s, core);

@@ -362,6 +362,14 @@ START_TEST(test_calibrate_synthetic)
     for (int d = 0; d < 4; d++)
         ck_assert_msg(near(g.gemm_eff.y[d + 1], g_eff[d], 0.01), "eff[%d] %g",
                       d, g.gemm_eff.y[d + 1]);
+    /* the fitted curve times GEMMs: the base's sms (132) is dropped, so the
+     * shape model is off (2mnk / (peak x curve)) */
+    ck_assert_int_eq(g.sms, 0);
+    ck_assert(near(zs_gpu_gemm_s(&g, 8192, 8192, 8192),
+                   2.0 * 8192 * 8192 * 8192 /
+                       (g.peak_bf16_flops *
+                        zs_curve_eval(&g.gemm_eff, 2.0 * 8192 * 8192 * 8192)),
+                   1e-9));
     ck_assert(near(g.pcie_h2d_bytes_per_s, g_bw[0], 0.01));
     ck_assert(near(g.pcie_d2h_bytes_per_s, g_bw[1], 0.01));
     ck_assert(near(g.pcie_pageable_bytes_per_s, g_bw[2], 0.01));

@@ -149,6 +149,25 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m,
         !flag_given("gradient-clipping"))
         cfg->gradient_clipping = ds.gradient_clipping.v;
 #undef SET_INT
+    /* activation_checkpointing (issue 14 §3): cpu_checkpointing is what
+     * --cpu-checkpointing simulates; partition_activations keeps it on the
+     * blocking copy (config.c check_act_offload). */
+    if (ds.activation_checkpointing.cpu_checkpointing.v &&
+        !flag_given("cpu-checkpointing")) {
+        if (cfg->checkpointing != ZS_CKPT_FULL)
+            return zs_err_set(
+                err, ZS_EINPUT,
+                "unsupported 'activation_checkpointing.cpu_checkpointing' in "
+                "%s:%d: it offloads the inputs of layers checkpointed by "
+                "deepspeed.checkpointing.checkpoint, which needs "
+                "'--checkpointing full' (got %s)",
+                cfg->ds_config,
+                ds.activation_checkpointing.cpu_checkpointing.line,
+                zs_ckpt_name((enum zs_ckpt)cfg->checkpointing));
+        cfg->cpu_checkpointing = true;
+    }
+    cfg->ds_partition_activations =
+        ds.activation_checkpointing.partition_activations.v;
     cfg->framework = ZS_FW_DEEPSPEED;
     return 0;
 }

@@ -538,6 +538,14 @@ static int run(int argc, char **argv, struct zs_err *err)
         src_text[ZS_CAL_SOURCE_MAX] = '\0';
         cJSON_AddStringToObject(o, "source", src_text);
         put(prof, "gemm_eff", o);
+        /* The fitted curve is this machine's measurement: drop compute.sms
+         * so GEMMs follow it instead of the shape model, which would keep
+         * only its top point (hw.c zs_gpu_gemm_s). */
+        {
+            cJSON *cmp = cJSON_GetObjectItemCaseSensitive(prof, "compute");
+            if (cJSON_IsObject(cmp))
+                cJSON_DeleteItemFromObjectCaseSensitive(cmp, "sms");
+        }
     }
     o = cJSON_GetObjectItemCaseSensitive(prof, "pcie");
     if (o && (c.pcie[0].n || c.pcie[1].n || c.pcie[2].n)) {

@@ -228,11 +228,25 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
               zs_fmt_bytes(a, sizeof a, zs_gpu_usable_bytes(g)));
     rc |=
         row(t, "peak bf16 (dense)", "%.0f TFLOP/s", g->peak_bf16_flops / 1e12);
-    rc |=
-        row(t, "GEMM efficiency", "%.1f%% at 1e%d FLOP ... %.1f%% at 1e%d FLOP",
-            100 * ge->y[0], (int)lround(log10(ge->x[0])),
-            100 * ge->y[ge->n - 1], (int)lround(log10(ge->x[ge->n - 1])));
-    rc |= row(t, "flash-attention efficiency", "%.0f%%", 100 * g->attn_eff);
+    if (g->sms > 0)
+        rc |= row(t, "GEMM efficiency",
+                  "by shape: tiles in waves over %d SMs, at most %.1f%% "
+                  "(MAMF)",
+                  (int)g->sms, 100 * ge->y[ge->n - 1]);
+    else
+        rc |= row(t, "GEMM efficiency",
+                  "%.1f%% at 1e%d FLOP ... %.1f%% at 1e%d FLOP", 100 * ge->y[0],
+                  (int)lround(log10(ge->x[0])), 100 * ge->y[ge->n - 1],
+                  (int)lround(log10(ge->x[ge->n - 1])));
+    if (g->attn_eff_by_seq.n > 0) {
+        const struct zs_curve *ac = &g->attn_eff_by_seq;
+        rc |= row(t, "flash-attention efficiency",
+                  "%.0f%% at seq %.0f ... %.0f%% at seq %.0f (fwd+bwd, "
+                  "causal)",
+                  100 * ac->y[0], ac->x[0], 100 * ac->y[ac->n - 1],
+                  ac->x[ac->n - 1]);
+    } else
+        rc |= row(t, "flash-attention efficiency", "%.0f%%", 100 * g->attn_eff);
     rc |= row(t, "HBM bandwidth", "%s (%.0f%% achievable)",
               fmt_rate(a, sizeof a, g->hbm_bytes_per_s), 100 * g->hbm_eff);
     if (g->nvlink_bytes_per_s > 0)
@@ -383,6 +397,7 @@ static void show_json(const struct zs_cluster *c)
         {"nccl_bytes", (double)g->nccl_bytes},
         {"peak_bf16_flops", g->peak_bf16_flops},
         {"attn_eff", g->attn_eff},
+        {"sms", (double)g->sms},
         {"hbm_bytes_per_s", g->hbm_bytes_per_s},
         {"hbm_eff", g->hbm_eff},
         {"nvlink_bytes_per_s", g->nvlink_bytes_per_s},
@@ -422,6 +437,8 @@ static void show_json(const struct zs_cluster *c)
     }
     printf("  \"curves\": {\n");
     jcurve("gemm_eff", "flops", "eff", &g->gemm_eff, 0);
+    if (g->attn_eff_by_seq.n > 0)
+        jcurve("attn_eff_by_seq", "seq", "eff", &g->attn_eff_by_seq, 0);
     jcurve("allgather_busbw", "bytes", "bytes_per_s", &n->allgather_busbw, 0);
     jcurve("reducescatter_busbw", "bytes", "bytes_per_s",
            &n->reducescatter_busbw, 0);

@@ -19,7 +19,7 @@ static const char usage[] =
     "                 [--framework deepspeed|fsdp2|any] [--gpu-reserved SIZE]\n"
     "                 [--objective throughput|cost|memory] [--top N]\n"
     "                 [--emit-ds-config FILE] [--json] [--db FILE]\n"
-    "                 [configuration flags]\n"
+    "                 [--act-offload yes|no] [configuration flags]\n"
     "\n"
     "Searches processes per node, micro-batch, accumulation (to reach the "
     "global batch;\n"
@@ -37,7 +37,11 @@ static const char usage[] =
     "dimension\n"
     "(e.g. --procs 4 searches only 4 processes per node).  --db FILE records "
     "the\n"
-    "plan in a SQLite run store (see 'zsim report').\n"
+    "plan in a SQLite run store (see 'zsim report').  Candidates out of GPU "
+    "memory with\n"
+    "full checkpointing are tried again with activation offload (DeepSpeed\n"
+    "cpu_checkpointing; torchtune's under --trainer torchtune) unless "
+    "--act-offload no.\n"
     "\n"
     "Objectives: throughput (default) ranks by the job's tokens/s; cost by the\n"
     "fewest GPU-hours per token counting only the GPUs used (per-GPU rental);\n"
@@ -55,7 +59,7 @@ static const char usage[] =
 
 static const struct zs_opt own[] = {
     {"json", 0},        {"top", 1},     {"objective", 1}, {"emit-ds-config", 1},
-    {"fail-on-oom", 0}, {"threads", 1}, {"db", 1},
+    {"fail-on-oom", 0}, {"threads", 1}, {"db", 1},        {"act-offload", 1},
 };
 
 static void fmt_cand_row(struct zs_table *t, int rank,
@@ -241,6 +245,11 @@ static void print_plan(const struct zs_plan *p, const struct zs_model *m,
                 "(PYTORCH_CUDA_ALLOC_CONF) these rejected for fragmentation "
                 "fit too: %s\n",
                 p->alloc_note);
+    if (p->act_note[0])
+        fprintf(stdout,
+                "\nwith activation offload (docs/activation-offload.md) these "
+                "rejected for GPU memory fit: %s\n",
+                p->act_note);
     if (p->best < 0 && p->nsuggest) {
         fprintf(stdout, "\nwhat would fit:\n");
         for (int i = 0; i < p->nsuggest; i++)
@@ -315,6 +324,8 @@ static char *plan_json(const struct zs_plan *p, const struct zs_model *m,
             cJSON_AddNullToObject(o, "steady_step");
         cJSON_AddItemToArray(arr, o);
     }
+    if (p->act_note[0])
+        cJSON_AddStringToObject(d, "activation_offload_fits", p->act_note);
     arr = cJSON_AddArrayToObject(d, "what_would_fit");
     for (int i = 0; arr && i < p->nsuggest; i++)
         cJSON_AddItemToArray(arr, cJSON_CreateString(p->suggestion[i]));
@@ -361,6 +372,16 @@ static int run(int argc, char **argv, struct zs_err *err)
     /* a configuration flag fixes its dimension of the search */
     po.fix_micro = zs_args_get(&a, opts, nopts, "micro-batch") != NULL;
     po.fix_ckpt = zs_args_get(&a, opts, nopts, "checkpointing") != NULL;
+    /* activation offload is searched unless --act-offload no (plan.c) */
+    po.act_offload = true;
+    if ((v = zs_args_get(&a, opts, nopts, "act-offload"))) {
+        if (strcmp(v, "yes") && strcmp(v, "no"))
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid value for '--act-offload': must be yes "
+                              "or no (got '%s')",
+                              v);
+        po.act_offload = !strcmp(v, "yes");
+    }
     po.fix_zero = zs_args_get(&a, opts, nopts, "zero") != NULL;
     po.fix_offload_opt =
         zs_args_get(&a, opts, nopts, "offload-optimizer") != NULL;

@@ -44,6 +44,8 @@ static const char usage[] =
     "  --offload-optimizer none|cpu  --offload-param none|cpu  --pin-memory "
     "yes|no|auto\n"
     "  --attention flash|eager  --optimizer adamw|adamw_8bit|paged_adamw_8bit\n"
+    "  --cpu-checkpointing yes|no (DeepSpeed)  --offload-activations yes|no "
+    "(torchtune)\n"
     "  --deepspeed-version X.Y.Z (0.19.6)  --zero-init yes|no  --ds-config "
     "FILE\n"
     "  --reduce-bucket-size N|auto  --prefetch-bucket-size N|auto\n"

@@ -78,6 +78,7 @@ void zs_sim_free(zs_sim *s)
     zs_free(s->succ);
     zs_free(s->work);
     zs_free(s->pend);
+    zs_free(s->pend0);
     zs_free(s->cwait);
     zs_free(s->touched);
     zs_free(s->act);
@@ -121,6 +122,8 @@ void zs_sim_reset(zs_sim *s)
     s->ndeps = 0;
     s->nfdesc = 0;
     s->nevtasks = 0;
+    s->csr_ok = 0;
+    s->ran = 0;
     for (size_t i = 0; i < s->nqueues; i++)
         s->queues[i].last = -1;
     for (size_t i = 0; i < s->npools; i++)
@@ -457,12 +460,20 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     extra = d->kind == ZS_TASK_FREE;
     if ((size_t)d->ndeps + (size_t)extra > (size_t)INT32_MAX - s->ndeps)
         return zs_err_set(&s->err, ZS_ELIMIT, "too many dependencies");
-    if (zs_grow((void **)&s->tasks, &s->tasks_cap, id + 1, sizeof *s->tasks) ||
-        zs_grow((void **)&s->recs, &s->recs_cap, id + 1, sizeof *s->recs) ||
-        zs_grow((void **)&s->deps, &s->deps_cap,
-                s->ndeps + (size_t)d->ndeps + (size_t)extra, sizeof *s->deps) ||
-        (d->kind == ZS_TASK_FLOW && zs_grow((void **)&s->fdesc, &s->fdesc_cap,
-                                            s->nfdesc + 1, sizeof *s->fdesc)))
+    /* zs_grow only when full: once warm (a planner thread re-using its
+     * sim across candidates) a submission calls no allocator at all */
+    if ((id + 1 > s->tasks_cap &&
+         zs_grow((void **)&s->tasks, &s->tasks_cap, id + 1,
+                 sizeof *s->tasks)) ||
+        (id + 1 > s->recs_cap &&
+         zs_grow((void **)&s->recs, &s->recs_cap, id + 1, sizeof *s->recs)) ||
+        (s->ndeps + (size_t)d->ndeps + (size_t)extra > s->deps_cap &&
+         zs_grow((void **)&s->deps, &s->deps_cap,
+                 s->ndeps + (size_t)d->ndeps + (size_t)extra,
+                 sizeof *s->deps)) ||
+        (d->kind == ZS_TASK_FLOW && s->nfdesc + 1 > s->fdesc_cap &&
+         zs_grow((void **)&s->fdesc, &s->fdesc_cap, s->nfdesc + 1,
+                 sizeof *s->fdesc)))
         return zs_err_set(&s->err, ZS_ENOMEM,
                           "out of memory submitting task '%s'", TNAME(d));
     t = &s->tasks[id];
@@ -472,11 +483,15 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     t->qnext = -1;
     t->aux = -1;
     t->freed = -1;
+    /* run state as prepare() leaves it, so that the first run after
+     * building skips re-initialising every task */
     t->blk = -1;
+    t->fslot = -1;
+    t->log_alloc = t->log_free = -1;
     t->dep_off = (int32_t)s->ndeps;
     t->ndeps = d->ndeps + extra;
-    if (d->ndeps)
-        memcpy(s->deps + s->ndeps, d->deps, (size_t)d->ndeps * sizeof *s->deps);
+    for (int i = 0; i < d->ndeps; i++) /* usually 1-3: no memcpy call */
+        s->deps[s->ndeps + (size_t)i] = d->deps[i];
     if (extra)
         s->deps[s->ndeps + (size_t)d->ndeps] = d->alloc_task;
     s->ndeps += (size_t)t->ndeps;
@@ -526,6 +541,7 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     r->kind = d->kind;
     r->name = d->name;
     s->ntasks++;
+    s->csr_ok = 0;
     return (int32_t)id;
 }
 
@@ -932,6 +948,7 @@ static int prepare(zs_sim *s, struct zs_err *err)
                 sizeof *s->succ) ||
         zs_grow((void **)&s->work, &s->work_cap, n + 1, sizeof *s->work) ||
         zs_grow((void **)&s->pend, &s->pend_cap, n + 1, sizeof *s->pend) ||
+        zs_grow((void **)&s->pend0, &s->pend0_cap, n + 1, sizeof *s->pend0) ||
         zs_grow((void **)&s->cwait, &s->cwait_cap, n + 1, sizeof *s->cwait) ||
         zs_grow((void **)&s->act, &s->act_cap, s->nfdesc + 1, sizeof *s->act) ||
         zs_grow((void **)&s->affl, &s->affl_cap, s->nfdesc + 1,
@@ -944,34 +961,48 @@ static int prepare(zs_sim *s, struct zs_err *err)
         if (rc)
             return rc;
     }
-    /* Counting sort of the dependency edges by source task; work[] serves
-     * as the fill cursor before the run uses it. */
-    memset(s->succ_off, 0, (n + 1) * sizeof *s->succ_off);
-    for (size_t e = 0; e < s->ndeps; e++) {
-        /* check_desc admitted only earlier tasks */
-        assert(s->deps[e] >= 0 && (size_t)s->deps[e] < n);
-        s->succ_off[s->deps[e] + 1]++;
+    if (!s->csr_ok) {
+        /* Counting sort of the dependency edges by source task; work[]
+         * serves as the fill cursor before the run uses it.  pend0 is each
+         * task's count of what it waits for.  Both depend on the tasks only,
+         * so a re-run (another capacity, the planner's unlimited re-run of
+         * an OOM) reuses them. */
+        memset(s->succ_off, 0, (n + 1) * sizeof *s->succ_off);
+        for (size_t e = 0; e < s->ndeps; e++) {
+            /* check_desc admitted only earlier tasks */
+            assert(s->deps[e] >= 0 && (size_t)s->deps[e] < n);
+            s->succ_off[s->deps[e] + 1]++;
+        }
+        for (size_t i = 0; i < n; i++)
+            s->succ_off[i + 1] += s->succ_off[i];
+        cur = s->work;
+        memcpy(cur, s->succ_off, n * sizeof *cur);
+        for (size_t i = 0; i < n; i++) {
+            const struct task *t = &s->tasks[i];
+            const int32_t *dp = s->deps + t->dep_off;
+            for (int32_t k = 0; k < t->ndeps; k++)
+                s->succ[cur[dp[k]]++] = (int32_t)i;
+            s->pend0[i] = t->ndeps + t->qprev;
+        }
+        s->csr_ok = 1;
     }
-    for (size_t i = 0; i < n; i++)
-        s->succ_off[i + 1] += s->succ_off[i];
-    cur = s->work;
-    memcpy(cur, s->succ_off, n * sizeof *cur);
-    for (size_t i = 0; i < n; i++) {
-        const struct task *t = &s->tasks[i];
-        for (int32_t k = 0; k < t->ndeps; k++)
-            s->succ[cur[s->deps[t->dep_off + k]]++] = (int32_t)i;
+    if (n)
+        memcpy(s->pend, s->pend0, n * sizeof *s->pend);
+    if (s->ran) {
+        /* zs_sim_submit initialises the run state; only a re-run of the
+         * same tasks needs it restored */
+        for (size_t i = 0; i < n; i++) {
+            struct task *t = &s->tasks[i];
+            struct zs_task_rec *r = &s->recs[i];
+            t->fslot = -1;
+            t->held = 0;
+            t->blk = -1;
+            t->log_alloc = t->log_free = -1;
+            r->start_ns = r->end_ns = -1;
+            r->blocked_by = -1;
+        }
     }
-    for (size_t i = 0; i < n; i++) {
-        struct task *t = &s->tasks[i];
-        struct zs_task_rec *r = &s->recs[i];
-        s->pend[i] = t->ndeps + t->qprev;
-        t->fslot = -1;
-        t->held = 0;
-        t->blk = -1;
-        t->log_alloc = t->log_free = -1;
-        r->start_ns = r->end_ns = -1;
-        r->blocked_by = -1;
-    }
+    s->ran = 1;
     return 0;
 }
 
@@ -1039,6 +1070,11 @@ const struct zs_task_rec *zs_sim_task(const zs_sim *s, int32_t id)
     if (!s || id < 0 || (size_t)id >= s->ntasks)
         return NULL;
     return &s->recs[id];
+}
+
+const struct zs_task_rec *zs_sim_tasks(const zs_sim *s)
+{
+    return s && s->ntasks ? s->recs : NULL;
 }
 
 const struct zs_oom *zs_sim_oom(const zs_sim *s)

@@ -171,11 +171,17 @@ int zs_sim_run(zs_sim *s, struct zs_err *err);
 int64_t zs_sim_now(const zs_sim *s); /* time of the last event */
 int32_t zs_sim_ntasks(const zs_sim *s);
 const struct zs_task_rec *zs_sim_task(const zs_sim *s, int32_t id);
+/* All records, indexed by task id (zs_sim_ntasks of them; NULL when none):
+ * for loops over every task, without a call per task. */
+const struct zs_task_rec *zs_sim_tasks(const zs_sim *s);
 const struct zs_oom *zs_sim_oom(const zs_sim *s);
 void zs_sim_pool_stats(const zs_sim *s, int pool, struct zs_pool_stats *out);
 /* The pool's log (owned by the sim, valid until reset/free). */
 const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool,
                                            int64_t *n);
+/* Bytes requested by ALLOC task id (what its log event records); 0 for any
+ * other task or a bad id. */
+int64_t zs_sim_alloc_bytes(const zs_sim *s, int32_t id);
 /* Allocations live just after log index seq: fills up to cap task ids,
  * largest first; returns how many were live in total. */
 int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,

@@ -150,6 +150,11 @@ struct zs_sim {
     int32_t *pend; /* per task: unfinished queue predecessor + deps; 0 ready
                       and waiting for cores; -1 started */
     size_t pend_cap;
+    int32_t *pend0; /* pend before the run: ndeps + qprev, with the CSR */
+    size_t pend0_cap;
+    int csr_ok; /* succ_off, succ and pend0 describe the submitted tasks (a
+                   re-run of the same tasks skips building them) */
+    int ran;    /* a run has touched the tasks' run state since the reset */
     int32_t *work; /* FIFO of tasks ready to start at `now` */
     size_t work_cap, work_head, work_tail;
     int32_t *cwait; /* FIFO of ready tasks waiting for cores */

@@ -634,6 +634,57 @@ const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool,
     return s->pools[pool].log;
 }
 
+int64_t zs_sim_alloc_bytes(const zs_sim *s, int32_t id)
+{
+    if (!s || id < 0 || (size_t)id >= s->ntasks ||
+        s->tasks[id].kind != ZS_TASK_ALLOC)
+        return 0;
+    return s->tasks[id].alloc_bytes;
+}
+
+/* Order of the live list: more held bytes first, then the lower task id.
+ * A total order (ids are unique), so any correct sort gives one answer. */
+static int live_before(const struct zs_sim *s, int32_t a, int32_t b)
+{
+    int64_t ha = s->tasks[a].held, hb = s->tasks[b].held;
+    return ha > hb || (ha == hb && a < b);
+}
+
+/* Sift ids[r] down a heap of n ids whose root comes last by live_before. */
+static void live_sift(const struct zs_sim *s, int32_t *ids, int64_t r,
+                      int64_t n)
+{
+    for (;;) {
+        int64_t c = 2 * r + 1, m = r;
+        int32_t t;
+        if (c < n && live_before(s, ids[m], ids[c]))
+            m = c;
+        if (c + 1 < n && live_before(s, ids[m], ids[c + 1]))
+            m = c + 1;
+        if (m == r)
+            return;
+        t = ids[r];
+        ids[r] = ids[m];
+        ids[m] = t;
+        r = m;
+    }
+}
+
+/* In-place heapsort of ids[0..n) into live_before order (largest first):
+ * O(n log n), no allocation.  The peak of a 70B step holds thousands of
+ * buffers, where an insertion sort is quadratic. */
+static void live_sort(const struct zs_sim *s, int32_t *ids, int64_t n)
+{
+    for (int64_t i = n / 2; i > 0; i--)
+        live_sift(s, ids, i - 1, n);
+    for (int64_t end = n - 1; end > 0; end--) {
+        int32_t t = ids[0];
+        ids[0] = ids[end];
+        ids[end] = t;
+        live_sift(s, ids, 0, end);
+    }
+}
+
 int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
                             int32_t *tasks, int64_t cap)
 {
@@ -646,6 +697,25 @@ int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
     p = &s->pools[pool];
     if (seq >= (int64_t)p->nlog)
         seq = (int64_t)p->nlog - 1;
+    /* Pass 1: the live allocations in log order, as many as fit. */
+    for (int64_t i = 0; i <= seq; i++) {
+        int32_t id = p->log[i].task;
+        const struct task *t = &s->tasks[id];
+        if (t->log_alloc != i || t->held <= 0 ||
+            (t->log_free >= 0 && t->log_free <= seq))
+            continue;
+        if (total < cap)
+            tasks[total] = id;
+        total++;
+    }
+    if (total <= cap) {
+        live_sort(s, tasks, total);
+        return total;
+    }
+    if (cap == 0)
+        return total; /* the count alone */
+    /* More live than cap: keep tasks[0..filled) sorted, largest first, by
+     * insertion into at most cap entries (no allocation). */
     for (int64_t i = 0; i <= seq; i++) {
         int32_t id = p->log[i].task;
         const struct task *t = &s->tasks[id];
@@ -653,13 +723,9 @@ int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
         if (t->log_alloc != i || t->held <= 0 ||
             (t->log_free >= 0 && t->log_free <= seq))
             continue;
-        total++;
-        /* Keep tasks[0..filled) sorted by held bytes, largest first, then
-         * by task id: an insertion into at most cap entries, no allocation. */
         j = filled < cap ? filled++ : cap;
         while (j > 0) {
-            const struct task *u = &s->tasks[tasks[j - 1]];
-            if (u->held > t->held || (u->held == t->held && tasks[j - 1] < id))
+            if (!live_before(s, id, tasks[j - 1]))
                 break;
             if (j < cap)
                 tasks[j] = tasks[j - 1];

@@ -77,6 +77,13 @@ struct zs_gpu {
     /* Added after the first contract: */
     double
         pcie_bidir_d2h_factor; /* same for D2H (pcie_bidir_factor is H2D's) */
+    /* Streaming multiprocessors (datasheet); 0: no shape model, GEMMs use
+     * the gemm_eff curve by FLOPs alone (zs_gpu_gemm_s). */
+    int64_t sms;
+    /* Flash-attention (FA2, SDPA's flash backend) forward+backward fraction
+     * of peak vs sequence length, causal; n == 0: attn_eff at every
+     * length. */
+    struct zs_curve attn_eff_by_seq;
     struct zs_hw_sources sources; /* read-only */
 };
 
@@ -167,8 +174,32 @@ int zs_hw_parse_nodes(const char *text, int *nodes, struct zs_err *err);
 /* Usable HBM for tensors after the CUDA context and NCCL buffers. */
 int64_t zs_gpu_usable_bytes(const struct zs_gpu *g);
 
-/* Time of one GEMM [m x k] x [k x n] in bf16 on this GPU. */
+/* Time of one GEMM [m x k] x [k x n] in bf16 on this GPU.  With g->sms > 0
+ * the shape model below (hw.c: tiles, waves over the SMs, split-K, the
+ * per-tile and per-kernel overheads, the HBM roofline) at the curve's
+ * top efficiency (MAMF); without, the gemm_eff curve by FLOPs. */
 double zs_gpu_gemm_s(const struct zs_gpu *g, double m, double n, double k);
+/* `batch` GEMMs of one shape in one batched kernel (torch.matmul over
+ * [b, h, s, d]); without sms, batch x zs_gpu_gemm_s. */
+double zs_gpu_gemm_batched_s(const struct zs_gpu *g, double batch, double m,
+                             double n, double k);
+/* The shape model's pieces, for reports and tests. */
+struct zs_gemm_shape {
+    int tile_m, tile_n; /* the CTA tile chosen (the fastest candidate) */
+    double tiles;       /* [batch x] ceil(m/tile_m) x ceil(n/tile_n) */
+    int split_k;        /* K split this many ways (1: none) */
+    double waves;       /* ceil(tiles x split_k / sms) */
+    double compute_s;   /* waves x one tile's main loop (+ split-K reduce) */
+    double memory_s;    /* operands and result once through HBM */
+    double time_s;      /* max(floor, overhead + max(compute, memory)) */
+};
+/* Fills *out (when not NULL) and returns the time; 0 for an empty GEMM or
+ * a profile without sms. */
+double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
+                         struct zs_gemm_shape *out);
+/* Flash-attention fraction of peak at sequence length seq: the
+ * attn_eff_by_seq curve when the profile has one, else attn_eff. */
+double zs_gpu_attn_eff(const struct zs_gpu *g, double seq);
 /* Time of a memory-bound kernel moving `bytes` through HBM. */
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes);
 

@@ -249,6 +249,7 @@ static const struct zs_field gpu_top[] = {
     {"memory", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"compute", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"gemm_eff", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"attn_eff_by_seq", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"hbm", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"nvlink", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"pcie", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
@@ -270,6 +271,7 @@ static const struct zs_field gpu_compute[] = {
     {"attn_eff", ZS_F_DOUBLE, GF(attn_eff), 0.01, 1, 0, REQ, NULL, 0, NULL},
     {"launch_overhead_ns", ZS_F_INT, GF(launch_overhead_ns), 0, 1e6, 0, REQ,
      NULL, 0, NULL},
+    {"sms", ZS_F_INT, GF(sms), 0, 1024, 0, 0, NULL, 0, NULL},
     SRC_FIELD(struct gpu_file),
 };
 
@@ -303,6 +305,8 @@ static const struct zs_field gpu_pcie[] = {
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
 
 static const struct curve_spec gemm_curve = {"gemm_eff", 1, 1e18, 0, 0.001, 1};
+static const struct curve_spec attn_seq_curve = {
+    "attn_eff_by_seq", 1, 1e8, 0, 0.001, 1};
 
 static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
                          struct gpu_file *gf, struct zs_err *err)
@@ -319,6 +323,9 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
                         gf->src, s, err);
     if (!rc)
         rc = read_curve(src, root, "", &gemm_curve, 1, &gf->g.gemm_eff, s, err);
+    if (!rc)
+        rc = read_curve(src, root, "", &attn_seq_curve, 0,
+                        &gf->g.attn_eff_by_seq, s, err);
     if (!rc)
         rc = read_group(src, root, "hbm", gpu_hbm, NF(gpu_hbm), gf, gf->src, s,
                         err);

@@ -44,13 +44,13 @@
  */
 
 static const char *const g_library[] = {
-    "qwen2.5-7b",  "qwen2.5-14b",   "qwen2.5-32b",     "qwen2.5-72b",
-    "qwen3-32b",   "qwen3-30b-a3b", "yi-34b",          "llama-2-7b",
-    "llama-2-70b", "llama-3-8b",    "llama-3-70b",     "llama-3.1-405b",
-    "mistral-7b",  "mixtral-8x7b",  "qwen2.5-omni-7b", "gpt2",
-    "opt-6.7b",    "opt-30b",       "gpt-neox-20b",    "falcon-7b",
-    "falcon-40b",  "mpt-7b",        "bloom-7b1",       "phi-2",
-    "gemma-2b",    "gemma-7b",      "gemma-2-9b",
+    "qwen2.5-7b",     "qwen2.5-14b",   "qwen2.5-32b",  "qwen2.5-72b",
+    "qwen3-32b",      "qwen3-30b-a3b", "yi-34b",       "llama-2-7b",
+    "llama-2-13b",    "llama-2-70b",   "llama-3-8b",   "llama-3-70b",
+    "llama-3.1-405b", "mistral-7b",    "mixtral-8x7b", "qwen2.5-omni-7b",
+    "gpt2",           "opt-6.7b",      "opt-30b",      "gpt-neox-20b",
+    "falcon-7b",      "falcon-40b",    "mpt-7b",       "bloom-7b1",
+    "phi-2",          "gemma-2b",      "gemma-7b",     "gemma-2-9b",
 };
 
 /* Aliases: the size alone names the model people mean most often with it in
@@ -72,6 +72,7 @@ static const struct zs_model_alias g_aliases[] = {
     {"mixtral", "mixtral-8x7b"},
     {"yi", "yi-34b"},
     {"llama2-7b", "llama-2-7b"},
+    {"llama2-13b", "llama-2-13b"},
     {"llama2-70b", "llama-2-70b"},
     /* The architectures of issue 11: the family name alone names its
      * best-known size. */
@@ -180,10 +181,9 @@ static int check_shape(const struct zs_json_src *src, const cJSON *root,
 
 static const char *const g_schema_choices[] = {"zsim.model/1", NULL};
 static const char *const g_family_choices[] = {
-    "llama",     "qwen2",        "qwen3", "mistral",  "mixtral",
-    "qwen3_moe", "qwen2_5_omni", "gpt2",  "opt",      "gpt_neox",
-    "falcon",    "mpt",          "bloom", "phi",      "phi3",
-    "gemma",     "gemma2",       NULL};
+    "llama",        "qwen2", "qwen3", "mistral",  "mixtral", "qwen3_moe",
+    "qwen2_5_omni", "gpt2",  "opt",   "gpt_neox", "falcon",  "mpt",
+    "bloom",        "phi",   "phi3",  "gemma",    "gemma2",  NULL};
 /* Index = enum value (model.h). */
 static const char *const g_norm_choices[] = {"rmsnorm", "layernorm", NULL};
 static const char *const g_mlp_choices[] = {"gated", "plain", NULL};
@@ -242,8 +242,7 @@ static const struct zs_field g_zsim_fields[] = {
     ZF("experts_per_token", ZS_F_INT, topk, 0, LIM_EXPERTS, 0, 0),
     ZF("moe_intermediate_size", ZS_F_INT, moe_inter, 0, LIM_INTER, 0, 0),
     ZF("sliding_window", ZS_F_INT, sliding, 0, LIM_POS, 0, 0),
-    ZF("sliding_window_layers", ZS_F_INT, sliding_layers, 0, LIM_LAYERS, 0,
-       0),
+    ZF("sliding_window_layers", ZS_F_INT, sliding_layers, 0, LIM_LAYERS, 0, 0),
     {"norm", ZS_F_ENUM, offsetof(struct zjson, norm), 0, 0, 0, 0,
      g_norm_choices, 0, NULL},
     ZF("norm_bias", ZS_F_BOOL, norm_bias, 0, 0, 1, 0),
@@ -481,9 +480,9 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
 
 /* Families zsim reads from a config.json, by model_type. */
 static const char *const g_hf_types[] = {
-    "llama",    "qwen2",  "qwen3", "mistral", "mixtral", "qwen3_moe",
-    "gpt2",     "opt",    "gpt_neox", "falcon", "mpt",   "bloom",
-    "phi",      "phi3",   "gemma", "gemma2",  NULL};
+    "llama", "qwen2", "qwen3",    "mistral", "mixtral", "qwen3_moe",
+    "gpt2",  "opt",   "gpt_neox", "falcon",  "mpt",     "bloom",
+    "phi",   "phi3",  "gemma",    "gemma2",  NULL};
 /* The first six are read by the Llama-style table below; the rest by
  * hf_other. */
 #define HF_LLAMA_TYPES 6
@@ -583,9 +582,8 @@ static const int64_t g_hf_maxpos[] = {2048,   32768,  32768,
 
 struct hfx {
     int model_type;
-    int64_t hidden, hidden_alt, inter, layers, layers_alt, heads, heads_alt,
-        kv, head_dim, vocab, maxpos, sliding, n_inner, word_proj, num_ln,
-        expansion;
+    int64_t hidden, hidden_alt, inter, layers, layers_alt, heads, heads_alt, kv,
+        head_dim, vocab, maxpos, sliding, n_inner, word_proj, num_ln, expansion;
     int act, act2, attn_type;
     double attn_drop, resid_drop, act_drop;
     bool tie, attn_bias, bias, parallel, multi_query, new_arch, alibi,
@@ -957,9 +955,9 @@ static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
             rc = zs_json_expect_object(src, ac, "attn_config", err);
             if (rc)
                 return rc;
-            rc = zs_json_read(src, ac, "attn_config", g_hf_mpt_attn,
-                              NF(g_hf_mpt_attn), &c, ZS_JSON_ALLOW_UNKNOWN,
-                              err);
+            rc =
+                zs_json_read(src, ac, "attn_config", g_hf_mpt_attn,
+                             NF(g_hf_mpt_attn), &c, ZS_JSON_ALLOW_UNKNOWN, err);
             if (rc)
                 return rc;
             if (c.qk_ln)

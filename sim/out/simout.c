@@ -233,6 +233,22 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
             zs_fmt_bytes(a, sizeof a, r->host_capacity_per_node),
             zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes),
             zs_fmt_bytes(buf, 32, cl->node.host_reserved_bytes));
+    if (r->act_offload != ZS_AO_NONE) {
+        /* issue 14 §3 (sched/actoff.c): one micro-step of one rank */
+        char h[32], d[32];
+        fprintf(out,
+                "  activation offload: %s, %lld of %lld layer inputs x %s per "
+                "micro-step\n"
+                "    PCIe D2H %s, H2D %s (%s); host buffers %s per rank\n",
+                zs_act_offload_name(r->act_offload),
+                (long long)r->ao_layers_offloaded, (long long)m->n_layers,
+                zs_fmt_bytes(a, sizeof a, r->ao_bytes_per_layer),
+                zs_fmt_bytes(b, sizeof b, r->ao_d2h_bytes),
+                zs_fmt_bytes(d, sizeof d, r->ao_h2d_bytes),
+                r->act_offload == ZS_AO_DS_SYNC ? "pageable, blocking"
+                                                : "pinned, side stream",
+                zs_fmt_bytes(h, sizeof h, r->ao_host_bytes));
+    }
     fprintf(out, "  bottleneck (steady): %s\n\n", r->steady.bottleneck);
 
     {
@@ -454,6 +470,23 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key,
         if (ds) {
             cJSON_AddNumberToObject(ds, "gpu_bytes", (double)eg);
             cJSON_AddNumberToObject(ds, "host_bytes_per_node", (double)eh);
+        }
+    }
+    if (r->act_offload != ZS_AO_NONE) {
+        /* issue 14 §3: per micro-step of one rank (absent when off) */
+        x = cJSON_AddObjectToObject(d, "activation_offload");
+        if (x) {
+            static const char *const k_modes[] = {"none", "ds_blocking",
+                                                  "ds_async", "torchtune"};
+            cJSON_AddStringToObject(x, "mode", k_modes[r->act_offload & 3]);
+            cJSON_AddNumberToObject(x, "bytes_per_layer",
+                                    (double)r->ao_bytes_per_layer);
+            cJSON_AddNumberToObject(x, "layers_offloaded",
+                                    (double)r->ao_layers_offloaded);
+            cJSON_AddNumberToObject(x, "d2h_bytes", (double)r->ao_d2h_bytes);
+            cJSON_AddNumberToObject(x, "h2d_bytes", (double)r->ao_h2d_bytes);
+            cJSON_AddNumberToObject(x, "host_bytes_per_rank",
+                                    (double)r->ao_host_bytes);
         }
     }
     cJSON_AddNumberToObject(d, "events", (double)r->events);

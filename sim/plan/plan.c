@@ -47,6 +47,13 @@ void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap)
                  : (f->zero == 3 ? "zero3" : "zero2"),
              off, (long long)f->procs_per_node, (long long)f->micro_batch,
              (long long)f->accum, zs_ckpt_name((enum zs_ckpt)f->checkpointing));
+    if (f->cpu_checkpointing || f->offload_activations) {
+        size_t len = strlen(buf);
+        if (len < cap)
+            snprintf(buf + len, cap - len, " + %s",
+                     f->cpu_checkpointing ? "cpu_checkpointing"
+                                          : "activation offload");
+    }
 }
 
 static int add(struct zs_plan *p, const struct zs_cfg *c)
@@ -109,6 +116,16 @@ static int enumerate(struct zs_plan *p, const struct zs_model *m,
                     if ((po->fix_micro && mi > 0) ||
                         (po->fix_ckpt && ck > ZS_CKPT_NONE))
                         continue; /* the fixed value, once (below) */
+                    /* --cpu-checkpointing / --offload-activations given:
+                     * only what can run them (config.c check_act_offload) */
+                    if ((base->cpu_checkpointing &&
+                         modes[md].fw != ZS_FW_DEEPSPEED) ||
+                        (base->offload_activations &&
+                         modes[md].fw != ZS_FW_FSDP2) ||
+                        ((base->cpu_checkpointing ||
+                          base->offload_activations) &&
+                         !po->fix_ckpt && ck != ZS_CKPT_FULL))
+                        continue;
                     c.framework = modes[md].fw;
                     c.zero = modes[md].zero;
                     c.offload_optimizer = modes[md].oo;
@@ -509,6 +526,96 @@ static int alloc_note(struct zs_plan *p, const struct zs_model *m,
     return 0;
 }
 
+/* Activation offload (issue 14 §3, sched/actoff.c): the GPU-OOM candidates
+ * with full checkpointing whose shortfall their offloaded layer inputs
+ * could cover (at most n_layers x tokens x hidden x 2 B) are simulated again
+ * with DeepSpeed's cpu_checkpointing, or torchtune's OffloadActivations
+ * under --trainer torchtune (the only FSDP2 trainer that has it); those that
+ * fit go into p->act_note, and into "what would fit" when nothing else
+ * does.  They are not ranked with the rest: the option changes the training
+ * script (docs/activation-offload.md). */
+static int act_offload_search(struct zs_plan *p, const struct zs_model *m,
+                              const struct zs_cluster *cl,
+                              const struct zs_plan_opts *po)
+{
+    struct worker w;
+    struct zs_candidate *alt, *best;
+    zs_sim *sim;
+    int nfit = 0;
+    size_t len = 0;
+    p->act_note[0] = '\0';
+    memset(&w, 0, sizeof w);
+    w.m = m;
+    w.cl = cl;
+    w.po = po;
+    alt = zs_malloc(sizeof *alt);
+    best = zs_malloc(sizeof *best);
+    sim = zs_sim_new();
+    if (!alt || !best || !sim) {
+        zs_free(alt);
+        zs_free(best);
+        zs_sim_free(sim);
+        return ZS_ENOMEM;
+    }
+    best->status = ZS_CAND_ERROR;
+    for (int i = 0; i < p->n; i++) {
+        const struct zs_candidate *c = &p->cand[i];
+        const struct zs_cfg *f = &c->cfg;
+        bool fsdp2 = f->framework == ZS_FW_FSDP2;
+        int64_t tokens = f->micro_batch * f->seq_len / f->sp;
+        int64_t bound = m->n_layers * tokens * zs_model_hidden_bytes_per_token(m);
+        if (c->status != ZS_CAND_GPU_OOM || f->checkpointing != ZS_CKPT_FULL ||
+            f->cpu_checkpointing || f->offload_activations ||
+            (fsdp2 && f->trainer != ZS_TRAINER_TORCHTUNE) ||
+            c->res.oom.needed_bytes - c->res.oom.available_bytes > bound)
+            continue;
+        *alt = *c;
+        alt->reason[0] = '\0';
+        alt->score = 0;
+        if (fsdp2)
+            alt->cfg.offload_activations = true;
+        else
+            alt->cfg.cpu_checkpointing = true;
+        evaluate(&w, sim, alt);
+        if (alt->status != ZS_CAND_FITS)
+            continue;
+        if (best->status != ZS_CAND_FITS || alt->score > best->score)
+            *best = *alt;
+        if (nfit < 3 && len < sizeof p->act_note) {
+            char lab[200];
+            zs_plan_cand_label(alt, lab, sizeof lab);
+            len += (size_t)snprintf(p->act_note + len,
+                                    sizeof p->act_note - len,
+                                    "%s'%s' (%.0f tok/s per GPU)",
+                                    nfit ? ", " : "", lab,
+                                    alt->res.steady.tokens_per_s_per_gpu);
+            if (len >= sizeof p->act_note)
+                len = sizeof p->act_note - 1;
+        }
+        nfit++;
+    }
+    if (nfit > 3 && len < sizeof p->act_note)
+        snprintf(p->act_note + len, sizeof p->act_note - len,
+                 " and %d more", nfit - 3);
+    if (p->best < 0 && best->status == ZS_CAND_FITS && p->nsuggest < 6) {
+        char lab[200], h[32];
+        int64_t host = best->res.steady.peak_host_per_node >
+                               best->res.first.peak_host_per_node
+                           ? best->res.steady.peak_host_per_node
+                           : best->res.first.peak_host_per_node;
+        zs_plan_cand_label(best, lab, sizeof lab);
+        snprintf(p->suggestion[p->nsuggest++], 256,
+                 "activation offload: '%.160s' fits, %.0f tok/s per GPU, %s "
+                 "host per node",
+                 lab, best->res.steady.tokens_per_s_per_gpu,
+                 zs_fmt_bytes(h, sizeof h, host));
+    }
+    zs_free(alt);
+    zs_free(best);
+    zs_sim_free(sim);
+    return 0;
+}
+
 int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
                 const struct zs_cfg *base, const struct zs_plan_opts *po,
                 struct zs_plan *p, struct zs_err *err)
@@ -538,6 +645,11 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
     rank(p);
     if (po->suggest && base->alloc_conf == ZS_ALLOC_DEFAULT) {
         rc = alloc_note(p, m, cl, po);
+        if (rc)
+            goto fail;
+    }
+    if (po->suggest && po->act_offload) {
+        rc = act_offload_search(p, m, cl, po);
         if (rc)
             goto fail;
     }
@@ -620,6 +732,12 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
     ds.bf16_enabled.from = ZS_DS_SET;
     ds.fp16_enabled.v = false;
     ds.fp16_enabled.from = ZS_DS_SET;
+    /* the plan's activation offload (issue 14 §3) */
+    if (f->cpu_checkpointing) {
+        ds.activation_checkpointing.present = true;
+        ds.activation_checkpointing.cpu_checkpointing.v = true;
+        ds.activation_checkpointing.cpu_checkpointing.from = ZS_DS_SET;
+    }
     SETI(zero_hpz_partition_size, 1);
     /* stage 1/2 only; written at DeepSpeed's default (5e8, config.py) rather
      * than left 0 */

@@ -48,6 +48,9 @@ struct zs_plan {
     /* default allocator only: the candidates rejected for fragmentation
      * that fit with expandable_segments ("" none) */
     char alloc_note[512];
+    /* GPU-OOM candidates that fit with activation offload (issue 14 §3;
+     * plan.c act_offload_search), "" none */
+    char act_note[512];
 };
 
 struct zs_plan_opts {
@@ -58,6 +61,9 @@ struct zs_plan_opts {
     bool suggest;      /* when nothing fits, search what would */
     /* dimensions the user fixed (their values are in base) */
     bool fix_micro, fix_ckpt, fix_zero, fix_offload_opt, fix_offload_param;
+    /* search activation offload for the GPU-OOM candidates (plan
+     * --act-offload yes, the default) */
+    bool act_offload;
 };
 
 /* base: model/gpus/seq/method/... as given (framework fixed unless

@@ -273,6 +273,10 @@ int32_t zs_t_drain(struct zs_bctx *b, const char *name)
         int32_t k = zs_t_mark(b, b->q_cpy, name, -1, -1, -1);
         h = zs_t_mark(b, b->q_host, name, k, h, -1);
     }
+    if (b->q_off >= 0) {
+        int32_t k = zs_t_mark(b, b->q_off, name, -1, -1, -1);
+        h = zs_t_mark(b, b->q_host, name, k, h, -1);
+    }
     return h;
 }
 

@@ -385,6 +385,7 @@ static void micro_step(struct fs *s, bool boundary)
     zs_act_opts_of(b, &ao);
     zs_model_loss_bytes(b->m, &ao, &lb);
     s->prev_copyout = s->prev_agbuf = -1;
+    zs_actoff_micro_begin(b);
 
     b->phase = ZS_PH_FORWARD;
     unshard(s, 0); /* root */
@@ -394,11 +395,19 @@ static void micro_step(struct fs *s, bool boundary)
         s->saved[g] = zs_t_alloc(b, b->q_comp, b->p_gpu,
                                  zs_model_act_saved_per_layer(b->m, &ao), 0,
                                  "saved activations", g, l);
+        {
+            /* activation offload (actoff.c) */
+            int32_t h = zs_actoff_fwd_begin(b, b->units[g].layer, g,
+                                            s->saved[g], l);
+            if (h >= 0)
+                l = h;
+        }
         work =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &ao),
                        0, "forward workspace", g, l);
         c = zs_t_compute(b, g, false, "forward", l, -1);
         zs_t_free(b, b->q_comp, work, c);
+        zs_actoff_fwd_end(b, b->units[g].layer, g, c);
         if (s->reshard)
             reshard(s, g, c);
     }
@@ -435,6 +444,13 @@ static void micro_step(struct fs *s, bool boundary)
         if (g > 1)
             unshard(s, g - 1); /* backward prefetch: one group ahead */
         l = launch(b, g, b->units[g].kernels_bwd);
+        {
+            /* the offloaded input comes back before the recompute */
+            int32_t h = zs_actoff_bwd_begin(b, b->units[g].layer, g,
+                                            &s->saved[g], l);
+            if (h >= 0)
+                l = h;
+        }
         s->act_bwd = zs_t_alloc(
             b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
             s->full_ckpt ? "recomputed layer + backward workspace"

@@ -90,10 +90,11 @@ static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1,
                       int32_t end_task, double br[BR_N])
 {
     int32_t n = zs_sim_ntasks(b->sim);
+    const struct zs_task_rec *recs = zs_sim_tasks(b->sim);
     int64_t prev_end = t0;
     memset(br, 0, sizeof(double) * BR_N);
     for (int32_t i = 0; i < n; i++) {
-        const struct zs_task_rec *r = zs_sim_task(b->sim, i);
+        const struct zs_task_rec *r = &recs[i];
         int64_t s, e;
         if (r->queue != b->q_comp ||
             (r->kind != ZS_TASK_DELAY && r->kind != ZS_TASK_FLOW))
@@ -174,7 +175,6 @@ static int live_set(const struct zs_bctx *b, int pool, int64_t seq,
                     struct zs_live_buf *out, int *nout)
 {
     int64_t n, total;
-    const struct zs_mem_event *log = zs_sim_pool_log(b->sim, pool, &n);
     int32_t *tasks;
     struct agg {
         const char *name;
@@ -183,6 +183,7 @@ static int live_set(const struct zs_bctx *b, int pool, int64_t seq,
     } *g = NULL;
     int ng = 0, rc = ZS_ENOMEM;
     *nout = 0;
+    zs_sim_pool_log(b->sim, pool, &n);
     if (seq < 0 || n == 0)
         return 0;
     total = zs_sim_pool_live_at(b->sim, pool, seq, NULL, 0);
@@ -193,31 +194,21 @@ static int live_set(const struct zs_bctx *b, int pool, int64_t seq,
     if (!tasks || !g)
         goto out;
     zs_sim_pool_live_at(b->sim, pool, seq, tasks, total);
-    /* sizes come from the log's alloc events (first event of each task) */
-    {
-        int32_t ntask = zs_sim_ntasks(b->sim);
-        int64_t *size = zs_calloc((size_t)ntask, sizeof *size);
-        if (!size)
-            goto out;
-        for (int64_t i = 0; i <= seq && i < n; i++)
-            if (log[i].bytes > 0 && log[i].task >= 0 && log[i].task < ntask)
-                size[log[i].task] = log[i].bytes;
-        for (int64_t i = 0; i < total; i++) {
-            const char *name = zs_sim_task(b->sim, tasks[i])->name;
-            int k;
-            for (k = 0; k < ng; k++)
-                if (g[k].name == name || !strcmp(g[k].name, name))
-                    break;
-            if (k == ng) {
-                g[ng].name = name;
-                g[ng].bytes = 0;
-                g[ng].count = 0;
-                ng++;
-            }
-            g[k].bytes += size[tasks[i]];
-            g[k].count++;
+    /* sizes are the requested bytes, as the log's alloc events record them */
+    for (int64_t i = 0; i < total; i++) {
+        const char *name = zs_sim_task(b->sim, tasks[i])->name;
+        int k;
+        for (k = 0; k < ng; k++)
+            if (g[k].name == name || !strcmp(g[k].name, name))
+                break;
+        if (k == ng) {
+            g[ng].name = name;
+            g[ng].bytes = 0;
+            g[ng].count = 0;
+            ng++;
         }
-        zs_free(size);
+        g[k].bytes += zs_sim_alloc_bytes(b->sim, tasks[i]);
+        g[k].count++;
     }
     for (int k = 0; k < ZS_LIVE_MAX && k < ng; k++) {
         int best = -1;

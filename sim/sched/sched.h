@@ -144,6 +144,14 @@ struct zs_sim_result {
     int64_t
         host_runtime_per_rank;    /* process runtime overhead counted in host */
     double model_flops_per_token; /* executed fwd+bwd FLOPs/token for MFU */
+    /* Activation offload (issue 14 §3; actoff.c), one micro-step of this
+     * rank: the mode (enum zs_act_offload), bytes per offloaded layer input,
+     * layers offloaded, bytes copied each way over PCIe, and the host bytes
+     * their buffers hold at the end of the forward (pinned: rounded to a
+     * power of two by the CachingHostAllocator). */
+    int act_offload;
+    int64_t ao_bytes_per_layer, ao_layers_offloaded;
+    int64_t ao_d2h_bytes, ao_h2d_bytes, ao_host_bytes;
 };
 
 /* Runs init + first step + cfg->steps steady steps.  `sim` may be NULL (a

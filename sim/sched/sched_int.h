@@ -75,6 +75,21 @@ struct zs_unit {
     bool last_of_layer, first_of_layer;
 };
 
+/* Activation offload state (actoff.c), by decoder layer; arrays owned,
+ * zs_actoff_release. */
+struct zs_actoff {
+    int mode;      /* enum zs_act_offload */
+    int nl;        /* decoder layers */
+    int64_t bytes; /* offloaded per layer: its input, tokens x hidden x 2 */
+    int32_t *d2h;  /* the layer's D2H task, -1: none (yet) */
+    int32_t *host; /* its host buffer (ALLOC task), -1: none / released */
+    int32_t *gpu;  /* its GPU input while actoff.c may release it, -1 */
+    int32_t last_fwd; /* the last layer forward compute task */
+    bool bwd_started;
+    /* the micro-step being built: layers offloaded, bytes each way */
+    int64_t n_offloaded, d2h_bytes, h2d_bytes;
+};
+
 struct zs_bctx {
     zs_sim *sim;
     const struct zs_setup *su;
@@ -86,6 +101,7 @@ struct zs_bctx {
 
     /* topology */
     int q_host, q_comp, q_ag, q_rs, q_cpy;
+    int q_off; /* activation offload side stream, -1 unless offloading */
     int l_h2d, l_d2h, l_bus, l_fab;
     int p_gpu, p_host;
     double h2d_pinned, d2h_pinned, pageable; /* per-flow caps, bytes/s */
@@ -134,6 +150,8 @@ struct zs_bctx {
     int64_t n_avail;
     int32_t fetch_ring[2]; /* last two fetch events on the compute stream */
     int nfetch;
+
+    struct zs_actoff ao; /* activation offload (actoff.c) */
 };
 
 /* emit.c */
@@ -200,6 +218,30 @@ void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao);
 void zs_run_steps(struct zs_bctx *b, void *ctx,
                   void (*micro)(void *ctx, bool boundary),
                   void (*opt)(void *ctx, bool first));
+
+/* actoff.c — activation offload hooks, called by both builders at the same
+ * points of a decoder layer j (unit: for tags):
+ * - fwd_begin when layer j's input is registered, after the builder made its
+ *   "saved activations" allocation `saved` and launched (host task `before`)
+ *   and before its forward compute: returns a host task the compute must
+ *   depend on (a blocking copy), or -1; waits of the compute stream are
+ *   emitted on it here.
+ * - fwd_end after layer j's (last) forward compute `c`.
+ * - bwd_begin before layer j's recompute (host at `before`): brings the
+ *   input back; *saved becomes the GPU buffer the builder frees at the
+ *   layer's backward end.  Returns a host task the recompute depends on,
+ *   or -1.
+ * zs_actoff_init (per build) and zs_actoff_micro_begin (per micro-step)
+ * reset the state; zs_actoff_result copies the last micro-step's counts. */
+int zs_actoff_init(struct zs_bctx *b);
+void zs_actoff_release(struct zs_bctx *b);
+void zs_actoff_micro_begin(struct zs_bctx *b);
+int32_t zs_actoff_fwd_begin(struct zs_bctx *b, int j, int unit, int32_t saved,
+                            int32_t before);
+void zs_actoff_fwd_end(struct zs_bctx *b, int j, int unit, int32_t c);
+int32_t zs_actoff_bwd_begin(struct zs_bctx *b, int j, int unit,
+                            int32_t *saved, int32_t before);
+void zs_actoff_result(const struct zs_bctx *b, struct zs_sim_result *res);
 
 /* zero.c, fsdp2.c */
 int zs_build_deepspeed(struct zs_bctx *b);

@@ -137,6 +137,16 @@ static int topology(struct zs_bctx *b)
     zs_sim_set_cores(b->sim, b->cores);
     if (c->framework != ZS_FW_FSDP2)
         b->q_cpy = -1;
+    /* activation offload's side stream (actoff.c): made only when used, so
+     * traces of other runs keep their queues; a reused sim keeps it at 5 */
+    b->q_off = -1;
+    if (c->act_offload != ZS_AO_NONE) {
+        b->q_off = zs_sim_nqueues(b->sim) > 5
+                       ? 5
+                       : zs_sim_add_queue(b->sim, "activation offload stream");
+        if (b->q_off < 0)
+            return ZS_ENOMEM;
+    }
     return 0;
 }
 
@@ -186,6 +196,9 @@ static int build(struct zs_bctx *b)
     b->avail = zs_calloc((size_t)b->nunits, sizeof *b->avail);
     if (!b->ready || !b->galloc || !b->galloc2 || !b->avail)
         return ZS_ENOMEM;
+    rc = zs_actoff_init(b);
+    if (rc)
+        return rc;
     return b->c->framework == ZS_FW_FSDP2 ? zs_build_fsdp2(b)
                                           : zs_build_deepspeed(b);
 }
@@ -285,23 +298,34 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         rc = run;
         goto out;
     }
-    rc = zs_reduce_results(&b, run, res);
+    if (run == ZS_SIM_OOM && zs_sim_oom(sim) &&
+        zs_sim_oom(sim)->pool == b.p_gpu) {
+        /* A GPU OOM is re-run below without the limit, and that run's
+         * reduction overwrites every step result: reduce this one for the
+         * verdict alone (no steps).  A host limit crossed earlier makes the
+         * verdict a host OOM, which keeps this run: reduce it whole. */
+        int nsteps = b.nsteps;
+        b.nsteps = 0;
+        rc = zs_reduce_results(&b, run, res);
+        b.nsteps = nsteps;
+        if (!rc && res->oom.where != ZS_OOM_GPU)
+            rc = zs_reduce_results(&b, run, res);
+    } else {
+        rc = zs_reduce_results(&b, run, res);
+    }
     if (rc) {
         zs_err_set(err, rc, "out of memory reducing the results");
         goto out;
     }
+    zs_actoff_result(&b, res);
     if (res->oom.where == ZS_OOM_GPU) {
-        /* How much would it need?  Run again without a GPU limit. */
+        /* How much would it need?  Run the same tasks again without a GPU
+         * limit.  The schedule does not depend on the pool's capacity, and
+         * zs_sim_run starts every run from a clean run state (engine.h), so
+         * the tasks built above are reused rather than built again. */
         struct zs_oom_info keep = res->oom;
         struct zs_pool_stats ps;
-        zs_sim_reset(sim);
         zs_sim_set_pool_capacity(sim, b.p_gpu, 0);
-        rc = build(&b);
-        if (rc) {
-            zs_err_set(err, rc, "out of memory building the schedule again "
-                                "without the GPU limit");
-            goto out;
-        }
         /* the run ended at the OOM; what comes after it (a deadlock, a time
          * overflow) shows only now, and is an error like in any run */
         run = zs_sim_run(sim, err);
@@ -320,9 +344,11 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
             zs_err_set(err, rc, "out of memory reducing the results");
             goto out;
         }
+        zs_actoff_result(&b, res);
         res->oom = keep;
     }
 out:
+    zs_actoff_release(&b);
     zs_free(b.units);
     zs_free(b.ready);
     zs_free(b.galloc);

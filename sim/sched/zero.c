@@ -403,11 +403,22 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
     l = launch(b, u, un->kernels_fwd);
     if (un->layer >= 0 && un->first_of_layer) {
-        if (!recompute)
+        /* activation offload (actoff.c): the checkpoint's input leaves in
+         * the forward and comes back before the recompute */
+        int32_t h;
+        if (!recompute) {
             s->layer_saved[un->layer] = zs_t_alloc(
                 b, b->q_comp, b->p_gpu, zs_model_act_saved_per_layer(b->m, &ao),
                 0, "saved activations", u, l);
-        else
+            h = zs_actoff_fwd_begin(b, un->layer, u, s->layer_saved[un->layer],
+                                    l);
+        } else {
+            h = zs_actoff_bwd_begin(b, un->layer, u,
+                                    &s->layer_saved[un->layer], l);
+        }
+        if (h >= 0)
+            l = h;
+        if (recompute)
             s->act_bwd = zs_t_alloc(
                 b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao), 0,
                 "recomputed layer + backward workspace", u, l);
@@ -436,6 +447,8 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
         zs_t_free(b, b->q_comp, s->act_work, c);
         s->act_work = -1;
     }
+    if (un->layer >= 0 && un->last_of_layer && !recompute)
+        zs_actoff_fwd_end(b, un->layer, u, c);
     if (pos >= 0)
         release(s, pos, c);
 }
@@ -505,6 +518,7 @@ static void micro_step(struct ds *s)
     /* root pre-forward: reset_step releases what is still gathered */
     release_all(s);
     s->act_work = s->act_bwd = -1;
+    zs_actoff_micro_begin(b);
     b->phase = ZS_PH_FORWARD;
     for (int u = 0; u < b->nunits; u++) {
         bool fetched = s->zero3 && !b->units[u].persistent;

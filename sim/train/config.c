@@ -145,6 +145,13 @@ static const struct zs_field k_fields[] = {
      k_load_dtypes, 0, NULL},
     {"gpu_hour_price", ZS_F_DOUBLE, OFF(gpu_hour_price), 0, 1e6, 0, 0, NULL, 0,
      NULL},
+    /* Activation offload (issue 14 §3; sched/actoff.c): both off by default,
+     * as in DeepSpeed (activation_checkpointing.cpu_checkpointing false) and
+     * torchtune (enable_activation_offloading False). */
+    {"cpu_checkpointing", ZS_F_BOOL, OFF(cpu_checkpointing), 0, 0, 0, 0, NULL,
+     0, NULL},
+    {"offload_activations", ZS_F_BOOL, OFF(offload_activations), 0, 0, 0, 0,
+     NULL, 0, NULL},
 };
 #define NFIELDS (sizeof k_fields / sizeof k_fields[0])
 
@@ -414,6 +421,70 @@ static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+/* Activation offload (issue 14 §3), what each framework offers and needs:
+ * - DeepSpeed's activation_checkpointing.cpu_checkpointing moves the inputs
+ *   of layers checkpointed with deepspeed.checkpointing.checkpoint, i.e. full
+ *   per-layer checkpointing (checkpointing.py CheckpointFunction.forward,
+ *   DeepSpeed v0.19.5 :528-531, edaa7221 :607-615).
+ * - torchtune's enable_activation_offloading needs activation checkpointing:
+ *   the recipe raises "enable_activation_offloading should only be True when
+ *   enable_activation_checkpointing is True" (torchtune bd2a0fc7c
+ *   recipes/full_finetune_distributed.py:260-263); the HF Trainer (accelerate
+ *   FSDP2) and torchtitan have no such option zsim models.
+ * The mode: DeepSpeed's asynchronous engine exists from 0.19.6 (PR #8282,
+ * 858e91eea, after the v0.19.5 tag) and is not used with
+ * partition_activations (_get_cpu_offload_engine, edaa7221 :498-511). */
+static int check_act_offload(struct zs_cfg *c, struct zs_err *err)
+{
+    const int *v = c->ds_version;
+    bool async_engine = v[0] > 0 || v[1] > 19 || (v[1] == 19 && v[2] >= 6);
+    c->act_offload = ZS_AO_NONE;
+    if (c->cpu_checkpointing) {
+        if (c->framework != ZS_FW_DEEPSPEED)
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "'--cpu-checkpointing yes' is DeepSpeed's "
+                "activation_checkpointing.cpu_checkpointing: with "
+                "'--framework fsdp2' use '--offload-activations yes' "
+                "(torchtune)");
+        if (c->checkpointing != ZS_CKPT_FULL)
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "'--cpu-checkpointing yes' offloads the inputs of layers "
+                "checkpointed by deepspeed.checkpointing.checkpoint: it needs "
+                "'--checkpointing full' (got %s)",
+                zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+        c->act_offload = async_engine && !c->ds_partition_activations
+                             ? ZS_AO_DS_ASYNC
+                             : ZS_AO_DS_SYNC;
+    }
+    if (c->offload_activations) {
+        if (c->framework != ZS_FW_FSDP2)
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "'--offload-activations yes' is torchtune's "
+                "enable_activation_offloading (FSDP2): with DeepSpeed use "
+                "'--cpu-checkpointing yes'");
+        if (c->trainer != ZS_TRAINER_TORCHTUNE)
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "'--offload-activations yes' needs '--trainer torchtune': "
+                "zsim models torchtune's OffloadActivations only (got "
+                "'--trainer %s')",
+                zs_trainer_name(c->trainer));
+        if (c->checkpointing != ZS_CKPT_FULL)
+            return zs_err_set(
+                err, ZS_EUSAGE,
+                "'--offload-activations yes' needs '--checkpointing full': "
+                "torchtune raises \"enable_activation_offloading should only "
+                "be True when enable_activation_checkpointing is True\" "
+                "(got %s)",
+                zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+        c->act_offload = ZS_AO_TORCHTUNE;
+    }
+    return 0;
+}
+
 int zs_cfg_param_bytes(const struct zs_cfg *c)
 {
     return c->param_dtype_resolved == ZS_DT_BF16 ? 2 : 4;
@@ -540,6 +611,12 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
             "qlora with '--offload-param cpu' is not supported by "
             "DeepSpeed ZeRO-3 (4-bit weights stay on the GPU)");
 
+    {
+        int rc = check_act_offload(c, err);
+        if (rc)
+            return rc;
+    }
+
     /* "auto" knobs as Accelerate/TRL resolve them (mechanics §0):
      * reduce_bucket_size = h*h, stage3_prefetch_bucket_size = 0.9*h*h,
      * stage3_param_persistence_threshold = 10*h. */
@@ -650,6 +727,13 @@ const char *zs_dtype_name(int d)
 {
     return k_dtypes[d < 0 || d > 2 ? 0 : d];
 }
+const char *zs_act_offload_name(int ao)
+{
+    static const char *const k[] = {"none", "cpu_checkpointing (blocking)",
+                                    "cpu_checkpointing (async)",
+                                    "torchtune offload"};
+    return k[ao < 0 || ao > 3 ? 0 : ao];
+}
 const char *zs_framework_name(int fw)
 {
     return k_frameworks[fw ? 1 : 0];
@@ -674,4 +758,10 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,
         (long long)c->seq_len, zs_method_name((enum zs_method)c->method),
         zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+    if (c->act_offload != ZS_AO_NONE) {
+        size_t len = strlen(buf);
+        if (len < cap)
+            snprintf(buf + len, cap - len, ", activations offloaded (%s)",
+                     zs_act_offload_name(c->act_offload));
+    }
 }

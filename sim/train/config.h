@@ -49,6 +49,16 @@ enum zs_launcher {
 };
 /* Element dtypes of FSDP2's precision policy (issue 10 §3). */
 enum zs_dtype { ZS_DT_AUTO, ZS_DT_FP32, ZS_DT_BF16 };
+/* Activation offload (issue 14 §3; sim/sched/actoff.c has the sources):
+ * DeepSpeed's cpu_checkpointing as a blocking pageable copy (before 0.19.6,
+ * or with partition_activations) or as the asynchronous pinned side-stream
+ * engine (0.19.6, PR #8282); torchtune's OffloadActivations. */
+enum zs_act_offload {
+    ZS_AO_NONE,
+    ZS_AO_DS_SYNC,
+    ZS_AO_DS_ASYNC,
+    ZS_AO_TORCHTUNE
+};
 
 struct zs_cfg {
     /* ---- inputs (scenario fields / flags) ---- */
@@ -135,6 +145,17 @@ struct zs_cfg {
     char leak[64];         /* "none", a preset, "BYTES/step" or "BYTES/epoch" */
     int load_dtype;        /* enum zs_load_dtype: model materialised at load */
     double gpu_hour_price; /* currency per GPU-hour; 0: no cost line */
+
+    /* ---- activation offload (issue 14 §3; sched/actoff.c) ---- */
+    bool cpu_checkpointing;   /* DeepSpeed activation_checkpointing.
+                                 cpu_checkpointing (--cpu-checkpointing) */
+    bool offload_activations; /* torchtune enable_activation_offloading
+                                 (--offload-activations) */
+    /* From the DeepSpeed JSON only (activation_checkpointing.
+     * partition_activations): keeps cpu_checkpointing on the blocking path
+     * (checkpointing.py _get_cpu_offload_engine). */
+    bool ds_partition_activations;
+    int act_offload; /* derived: enum zs_act_offload */
 };
 
 enum zs_load_dtype { ZS_LOAD_FP32, ZS_LOAD_BF16 };
@@ -166,6 +187,8 @@ void zs_cfg_summary(const struct zs_cfg *cfg, char *buf, size_t cap);
 
 const char *zs_offload_name(int off);
 const char *zs_framework_name(int fw);
+/* enum zs_act_offload: "none", "cpu_checkpointing (blocking)", ... */
+const char *zs_act_offload_name(int ao);
 const char *zs_trainer_name(int t);     /* "hf", "torchtitan", "torchtune" */
 const char *zs_cpu_opt_name(int o);     /* "ds-cpu-adam", ... ("auto") */
 const char *zs_launcher_name(int l);    /* "accelerate", ... ("auto") */

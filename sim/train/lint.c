@@ -697,6 +697,48 @@ static void rule_offload_consistency(const struct zs_lint_input *in,
     }
 }
 
+/* activation_checkpointing.cpu_checkpointing (issue 14 §3): the section
+ * configures deepspeed.checkpointing only.  The engine never calls
+ * deepspeed.checkpointing.configure (DeepSpeed edaa7221: its only callers are
+ * in runtime/activation_checkpointing/checkpointing.py), and HF models
+ * checkpoint with torch.utils.checkpoint (transformers modeling_utils.py
+ * gradient_checkpointing_enable).  DeepSpeed 0.19.6 offers HF models the same
+ * offload through get_checkpoint_hidden_states_offloading_ctx_manager
+ * (offload_activations.py:507-521); zsim simulates it either way
+ * (docs/activation-offload.md). */
+static void rule_cpu_checkpointing(const struct zs_lint_input *in,
+                                   struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_trainer_args *t = in->trainer;
+    bool hf_gc = t && t->present && t->gradient_checkpointing;
+    struct zs_lint_finding *f;
+    if (!ds->activation_checkpointing.cpu_checkpointing.v)
+        return;
+    f = add(r, "cpu-checkpointing-needs-ds-checkpoint",
+            hf_gc ? ZS_LINT_WARNING : ZS_LINT_INFO,
+            hf_gc ? "cpu_checkpointing has no effect on the HF Trainer's "
+                    "gradient checkpointing"
+                  : "cpu_checkpointing acts only on "
+                    "deepspeed.checkpointing.checkpoint");
+    where(f, ds, ds->activation_checkpointing.cpu_checkpointing.line,
+          ds->activation_checkpointing.cpu_checkpointing.col);
+    EXPLAIN(f,
+            "activation_checkpointing configures deepspeed.checkpointing, "
+            "which the engine never sets up: the offload happens only when "
+            "the model calls deepspeed.checkpointing.configure and "
+            "checkpoints through deepspeed.checkpointing.checkpoint%s",
+            hf_gc ? "; gradient_checkpointing in the Trainer arguments uses "
+                    "torch.utils.checkpoint"
+                  : "");
+    SOURCE(f, "DeepSpeed edaa7221 runtime/activation_checkpointing/"
+              "checkpointing.py (configure, CheckpointFunction); transformers "
+              "modeling_utils.py gradient_checkpointing_enable");
+    FIX(f, "checkpoint through deepspeed.checkpointing, or with DeepSpeed "
+           "0.19.6 wrap forward and backward in "
+           "get_checkpoint_hidden_states_offloading_ctx_manager()");
+}
+
 /* Buckets and persistence thresholds against the GPU's memory. */
 static void rule_buckets(const struct zs_lint_input *in,
                          struct zs_lint_report *r)
@@ -1014,6 +1056,7 @@ int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
     rule_unscale_clip(in, out);
     rule_bnb(in, out);
     rule_offload_consistency(in, out);
+    rule_cpu_checkpointing(in, out);
     rule_outside_zero_init(in, out);
     rule_host_ram(in, out);
     rule_buckets(in, out);
