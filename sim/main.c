@@ -9,6 +9,7 @@
 #include "util/alloc.h"
 #include "util/strutil.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,34 @@ static const struct zs_cmd *const g_commands[] = {
 #include "zs_cmds.inc"
 #undef ZS_CMD
     NULL};
+
+/* Every write to stdout is checked here, once, at exit: stdio's error flag is
+ * sticky, so a failed printf anywhere (a full disk, /dev/full, a closed pipe
+ * without SIGPIPE) shows at the final flush.  An output that was lost is an
+ * I/O failure (exit 1) with one line on stderr, never a silent exit 0 -- the
+ * approach of gnulib's close_stdout.  A command that already failed keeps its
+ * own exit status; one that failed with exit 1 has said why already (lint
+ * checks its own report), so the line is not repeated. */
+static int finish(int status)
+{
+    int failed = ferror(stdout), saved = 0;
+    errno = 0;
+    if (fflush(stdout) != 0)
+        failed = 1;
+    saved = errno;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = 1;
+        saved = errno;
+    }
+    if (!failed || status == 1)
+        return status;
+    if (saved)
+        fprintf(stderr, "zsim: cannot write to standard output: %s\n",
+                strerror(saved));
+    else
+        fprintf(stderr, "zsim: cannot write to standard output\n");
+    return status ? status : 1;
+}
 
 static void usage(FILE *out)
 {
@@ -59,7 +88,7 @@ int main(int argc, char **argv)
 
     if (argc < 2) {
         usage(stderr);
-        return 2;
+        return finish(2);
     }
     name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
@@ -68,15 +97,15 @@ int main(int argc, char **argv)
             for (size_t i = 0; g_commands[i]; i++)
                 if (strcmp(g_commands[i]->name, argv[2]) == 0) {
                     fputs(g_commands[i]->usage, stdout);
-                    return 0;
+                    return finish(0);
                 }
         }
         usage(stdout);
-        return 0;
+        return finish(0);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("zsim %s (commit %s)\n", ZS_VERSION, ZS_GIT_COMMIT);
-        return 0;
+        return finish(0);
     }
     for (size_t i = 0; g_commands[i]; i++) {
         const struct zs_cmd *c = g_commands[i];
@@ -87,13 +116,13 @@ int main(int argc, char **argv)
                 break;
             if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
                 fputs(c->usage, stdout);
-                return 0;
+                return finish(0);
             }
         }
         rc = c->run(argc - 1, argv + 1, &err);
         if (rc && err.msg[0])
             fprintf(stderr, "zsim: %s\n", err.msg);
-        return rc ? zs_err_exit_code(rc) : 0;
+        return finish(rc ? zs_err_exit_code(rc) : 0);
     }
     {
         /* every command's name; the table is fixed at build time */
@@ -110,5 +139,5 @@ int main(int argc, char **argv)
             fprintf(stderr, "zsim: unknown command '%s' (see 'zsim --help')\n",
                     name);
     }
-    return 2;
+    return finish(2);
 }

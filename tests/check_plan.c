@@ -7,6 +7,7 @@
 #include "plan/plan.h"
 #include "train/dsconfig.h"
 #include "train/lint.h"
+#include "util/alloc.h"
 #include "util/units.h"
 
 #include "testutil.h"
@@ -490,6 +491,54 @@ START_TEST(test_objectives)
 }
 END_TEST
 
+/* Allocation failures while two threads simulate (issue 13): the shared
+ * allocation counter is atomic, so an injected failure fires exactly once;
+ * whatever it hits, zs_plan_run returns (after joining its worker) 0 or
+ * ZS_ENOMEM and never crashes, and when it returns 0 exactly one candidate
+ * reports the failure (none swallowed, none doubled).  Fail points are
+ * spread over one plan's allocations (a full loop would take minutes). */
+START_TEST(test_threads_alloc_failure)
+{
+    struct zs_cfg base;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_plan p;
+    struct zs_plan_opts po;
+    struct zs_err err = {0, ""};
+    long total;
+    zs_cfg_defaults(&base);
+    zt_apply_flags(&base, "framework=fsdp2;method=lora");
+    ck_assert_int_eq(zs_model_resolve("7b", &m, &err), 0);
+    ck_assert_int_eq(zs_hw_resolve("8xH100", base.host_ram_bytes, 0, &cl, &err),
+                     0);
+    memset(&po, 0, sizeof po);
+    po.threads = 2;
+    zs_alloc_fail_at(0);
+    ck_assert_msg(zs_plan_run(&m, &cl, &base, &po, &p, &err) == 0, "%s",
+                  err.msg);
+    total = zs_alloc_count();
+    ck_assert_int_gt(p.n, 4);
+    zs_plan_release(&p);
+    for (int k = 1; k <= 9; k++) {
+        long at = k < 9 ? total * k / 9 : 1;
+        int rc, nerr = 0;
+        zs_alloc_fail_at(at);
+        rc = zs_plan_run(&m, &cl, &base, &po, &p, &err);
+        ck_assert_msg(rc == 0 || rc == ZS_ENOMEM, "fail at %ld: rc %d (%s)",
+                      at, rc, err.msg);
+        ck_assert_int_eq(zs_alloc_failed(), 1);
+        if (rc == 0) {
+            for (int i = 0; i < p.n; i++)
+                nerr += p.cand[i].status == ZS_CAND_ERROR;
+            ck_assert_msg(nerr == 1, "fail at %ld: %d candidates failed", at,
+                          nerr);
+            zs_plan_release(&p);
+        }
+    }
+    zs_alloc_fail_at(0);
+}
+END_TEST
+
 Suite *suite_plan(void)
 {
     Suite *s = suite_create("plan");
@@ -508,6 +557,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_plan_agrees_with_simulate);
     tcase_add_test(core, test_plan_reuse_matches_fresh);
     tcase_add_test(core, test_objectives);
+    tcase_add_test(core, test_threads_alloc_failure);
     suite_add_tcase(s, core);
     return s;
 }

@@ -2,6 +2,7 @@
  * check_util.c — sizes, distances, the table-driven JSON loader and its
  * messages, and the allocation-failure loop over the loader.
  */
+#include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -9,6 +10,10 @@
 #include "util/units.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <locale.h>
 #include <string.h>
@@ -289,6 +294,96 @@ START_TEST(test_locale_independent)
 }
 END_TEST
 
+/* The whole file, or "" when it does not exist. */
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    if (f) {
+        n = fread(buf, 1, cap - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+}
+
+/* Entries in dir besides . and .. */
+static int nentries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+    ck_assert_ptr_nonnull(d);
+    while ((de = readdir(d)))
+        n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* Atomic writes (util/afile.h): the target holds the old text until commit,
+ * the whole new text after it, and no temporary is ever left behind. */
+START_TEST(test_afile)
+{
+    char dir[] = "/tmp/zsim-afile-XXXXXX", path[128], buf[64];
+    struct zs_afile a;
+    struct zs_err err = {0, ""};
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/x.txt", dir);
+
+    ck_assert_int_eq(zs_write_atomic(dir, "x.txt", "old\n", 4, &err), 0);
+    slurp(path, buf, sizeof buf);
+    ck_assert_str_eq(buf, "old\n");
+    ck_assert_int_eq(nentries(dir), 1);
+
+    /* between open and commit the target is untouched */
+    ck_assert_int_eq(zs_afile_open(&a, NULL, path, &err), 0);
+    fputs("new text\n", a.f);
+    fflush(a.f);
+    slurp(path, buf, sizeof buf);
+    ck_assert_str_eq(buf, "old\n");
+    ck_assert_int_eq(nentries(dir), 2);
+    ck_assert_int_eq(zs_afile_commit(&a, &err), 0);
+    slurp(path, buf, sizeof buf);
+    ck_assert_str_eq(buf, "new text\n");
+    ck_assert_int_eq(nentries(dir), 1);
+
+    /* abort: old text stays, temporary gone; a second abort is harmless */
+    ck_assert_int_eq(zs_afile_open(&a, dir, "x.txt", &err), 0);
+    fputs("lost", a.f);
+    zs_afile_abort(&a);
+    zs_afile_abort(&a);
+    slurp(path, buf, sizeof buf);
+    ck_assert_str_eq(buf, "new text\n");
+    ck_assert_int_eq(nentries(dir), 1);
+
+    /* a failed write (the stream swapped for /dev/full, where every flush
+     * fails with ENOSPC) is caught at commit: target kept, temporary gone */
+    if (access("/dev/full", W_OK) == 0) {
+        ck_assert_int_eq(zs_afile_open(&a, NULL, path, &err), 0);
+        fclose(a.f);
+        a.f = fopen("/dev/full", "w");
+        ck_assert_ptr_nonnull(a.f);
+        fputs("lost", a.f);
+        ck_assert_int_eq(zs_afile_commit(&a, &err), ZS_EIO);
+        ck_assert_str_eq(err.msg + strlen(err.msg) -
+                             strlen("': No space left on device"),
+                         "': No space left on device");
+        ck_assert_ptr_nonnull(strstr(err.msg, "cannot write '/tmp/zsim-afile-"));
+        slurp(path, buf, sizeof buf);
+        ck_assert_str_eq(buf, "new text\n");
+        ck_assert_int_eq(nentries(dir), 1);
+    }
+
+    /* an unwritable place names the target */
+    ck_assert_int_eq(
+        zs_write_atomic("/nonexistent-dir", "y.json", "{}", 2, &err), ZS_EIO);
+    ck_assert_str_eq(err.msg, "cannot write '/nonexistent-dir/y.json': No "
+                              "such file or directory");
+
+    unlink(path);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 Suite *suite_util(void)
 {
     Suite *s = suite_create("util");
@@ -301,6 +396,7 @@ Suite *suite_util(void)
     tcase_add_test(core, test_closest_large);
     tcase_add_test(core, test_json_good);
     tcase_add_test(core, test_table);
+    tcase_add_test(core, test_afile);
     tcase_add_test(bad, test_json_bad);
     tcase_add_test(bad, test_locale_independent);
     tcase_add_test(limits, test_json_alloc_failures);

@@ -33,7 +33,11 @@ static const char usage[] =
     " median, candidates/s and\n"
     "               events/s at the median\n"
     "Figures are medians of --repeat runs (default 5); plan latency also\n"
-    "gives the minimum.\n";
+    "gives the minimum.\n"
+    "\n"
+    "examples:\n"
+    "  zsim bench\n"
+    "  zsim bench --repeat 3 --json\n";
 
 static const struct zs_opt opts[] = {{"repeat", 1}, {"json", 0}};
 

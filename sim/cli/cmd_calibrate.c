@@ -28,6 +28,7 @@
 #include "cli/cmd.h"
 #include "hw/hw.h"
 #include "out/measured_io.h"
+#include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -68,6 +69,10 @@ static const char g_usage[] =
     "  --out FILE        the profile to write; the report goes beside it\n"
     "  --base FILE       GPU profile to start from (default: hwprofiles/gpus/\n"
     "                    <the measured header's gpu, lowercase>.json)\n"
+    "\n"
+    "examples:\n"
+    "  zsim calibrate --measured tests/data/good/sched-meas-tiny.json \\\n"
+    "      --out h100-calibrated.json\n"
     "\n"
     "exit codes: 0 ok, 1 i/o failure, 2 usage error, 3 invalid input file\n";
 
@@ -277,29 +282,16 @@ static void cal_release(struct cal *c)
     pts_release(&c->adam[1]);
 }
 
+/* text and a newline, atomically (util/afile.h) */
 static int write_text(const char *path, const char *text, struct zs_err *err)
 {
-    char tmp[4096];
-    FILE *f;
-    int rc = 0;
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return zs_err_set(err, ZS_EUSAGE, "output path too long: '%s'", path);
-    f = fopen(tmp, "w");
-    if (!f)
-        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                          strerror(errno));
-    if (fputs(text, f) == EOF || fputc('\n', f) == EOF)
-        rc = zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                        strerror(errno));
-    if (fclose(f) != 0 && !rc)
-        rc = zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                        strerror(errno));
-    if (!rc && rename(tmp, path) != 0)
-        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp,
-                        path, strerror(errno));
+    struct zs_afile a;
+    int rc = zs_afile_open(&a, NULL, path, err);
     if (rc)
-        remove(tmp);
-    return rc;
+        return rc;
+    fputs(text, a.f);
+    fputc('\n', a.f);
+    return zs_afile_commit(&a, err);
 }
 
 static const struct zs_opt g_opts[] = {

@@ -38,6 +38,10 @@ static const char hw_usage[] =
     "Profiles are read from $ZSIM_HWPROFILES, else the source tree's\n"
     "hwprofiles/.\n"
     "\n"
+    "examples:\n"
+    "  zsim hw list\n"
+    "  zsim hw show 2x8xH100 --host-ram 1TiB\n"
+    "\n"
     "exit codes: 0 ok, 2 usage error (bad SPEC or flag value), 3 invalid\n"
     "profile file.\n";
 

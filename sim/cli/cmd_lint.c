@@ -38,7 +38,7 @@ static const struct zs_opt g_opts[] = {
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
 static const char g_usage[] =
-    "usage: zsim lint --ds-config FILE [--model M --gpus SPEC --host-ram "
+    "usage: zsim lint [--ds-config] FILE [--model M --gpus SPEC --host-ram "
     "SIZE]\n"
     "                 [--deepspeed-version X.Y.Z] [--optimizer NAME]\n"
     "                 [--trainer-args FILE.json] [--no-zero-init]\n"
@@ -49,7 +49,8 @@ static const char g_usage[] =
     "reports each finding with its severity, explanation, source and fix.\n"
     "\n"
     "options:\n"
-    "  --ds-config FILE          the DeepSpeed JSON (required)\n"
+    "  --ds-config FILE          the DeepSpeed JSON (required; the flag may\n"
+    "                            be left out: zsim lint ds_config.json)\n"
     "  --model M                 alias, library name, zsim model JSON or HF\n"
     "                            config.json: enables the model rules and\n"
     "                            resolves \"auto\" bucket sizes\n"
@@ -67,6 +68,11 @@ static const char g_usage[] =
     "                            deepspeed.zero.Init (each rank loads it all)\n"
     "  --audio-output on|off     Qwen-Omni talker (ENABLE_AUDIO_OUTPUT)\n"
     "  --json                    one JSON document, schema \"zsim.lint/1\"\n"
+    "\n"
+    "examples:\n"
+    "  zsim lint ds_config.json --model 72b --gpus 8xH100\n"
+    "  zsim lint tests/data/good/ds-zero3-offload-clip.json \\\n"
+    "      --deepspeed-version 0.14.2\n"
     "\n"
     "exit codes: 0 no errors, 2 usage error, 3 invalid input file,\n"
     "4 at least one error-severity finding\n";
@@ -252,12 +258,15 @@ static int run(int argc, char **argv, struct zs_err *err)
     rc = zs_args_parse(argc, argv, g_opts, NOPTS, "lint", &a, err);
     if (rc)
         return rc;
-    if (a.npos > 0)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "unexpected argument '%s' for 'lint' (the config is "
-                          "given with --ds-config FILE)",
-                          a.pos[0]);
+    /* the config as a positional argument or with --ds-config, once */
     ds_path = zs_args_get(&a, g_opts, NOPTS, "ds-config");
+    if (a.npos > 1 || (a.npos == 1 && ds_path))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "unexpected argument '%s' for 'lint': it checks one "
+                          "config, given as FILE or --ds-config FILE",
+                          a.pos[a.npos - 1]);
+    if (a.npos == 1)
+        ds_path = a.pos[0];
     model = zs_args_get(&a, g_opts, NOPTS, "model");
     gpus = zs_args_get(&a, g_opts, NOPTS, "gpus");
     ram = zs_args_get(&a, g_opts, NOPTS, "host-ram");

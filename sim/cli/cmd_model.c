@@ -44,6 +44,11 @@ static const char g_usage[] =
     "                  (default 4096)\n"
     "  --json          one JSON document (schema zsim.model/1)\n"
     "\n"
+    "examples:\n"
+    "  zsim model list\n"
+    "  zsim model show 7b --method lora --lora-rank 16\n"
+    "  zsim model show tests/data/hf-configs/phi-2.json --json\n"
+    "\n"
     "exit codes: 0 ok, 2 usage error, 3 invalid or unknown model.\n";
 
 static const struct zs_opt g_opts[] = {

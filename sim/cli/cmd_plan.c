@@ -54,6 +54,12 @@ static const char usage[] =
     "fewest GPU-hours per token counting only the GPUs used (per-GPU rental);\n"
     "memory by the largest GPU headroom.\n"
     "\n"
+    "examples:\n"
+    "  zsim plan --model 7b --gpus 8xH100 --top 5\n"
+    "  zsim plan --model 72b --gpus 8xH100 --host-ram 512GiB\n"
+    "  zsim plan --model 72b --gpus 8xH100 --framework deepspeed \\\n"
+    "      --emit-ds-config ds_config.json\n"
+    "\n"
     "Exit: 0 ok (also when nothing fits), 1 runtime failure, 2 usage, 3 "
     "invalid input,\n"
     "4 nothing fits with --fail-on-oom.\n";

@@ -74,6 +74,10 @@ static const char g_usage[] =
     "are\n"
     "still written and the report says so.\n"
     "\n"
+    "examples:\n"
+    "  zsim simulate scenarios/yi34b-sp-8gpu.json --db runs.db\n"
+    "  zsim report --db runs.db --out report\n"
+    "\n"
     "exit codes: 0 ok, 1 runtime or I/O failure, 2 usage error, 3 invalid or\n"
     "corrupt input (run store, document, baseline file), 4 regression found.\n";
 

@@ -33,6 +33,11 @@ static const char usage[] =
     "zsim in the build folder): zsim-harness --schedule FILE --out "
     "FILE.measured.json\n"
     "\n"
+    "examples:\n"
+    "  zsim schedule export --model 7b --gpus 1xH100 --framework fsdp2 \\\n"
+    "      --offload-optimizer cpu --offload-param cpu --steps 2 --rank 0 \\\n"
+    "      --out fsdp2-7b.schedule.json\n"
+    "\n"
     "Exit: 0 ok, 1 runtime failure, 2 usage, 3 invalid input file.\n";
 
 static const struct zs_opt own[] = {{"rank", 1}, {"out", 1}};

@@ -93,6 +93,12 @@ static const char usage[] =
     "  --db FILE                 record the run (the --json document) in a "
     "SQLite store\n"
     "\n"
+    "examples:\n"
+    "  zsim simulate --model 7b --gpus 8xH100\n"
+    "  zsim simulate scenarios/qwen72b-sft-offload-8xh100.json --host-ram 2TiB\n"
+    "  zsim simulate --model 7b --framework fsdp2 --offload-optimizer cpu \\\n"
+    "      --offload-param cpu --json\n"
+    "\n"
     "Exit: 0 ok, 1 runtime failure, 2 usage, 3 invalid input file, 4 OOM with "
     "--fail-on-oom.\n";
 

@@ -13,6 +13,7 @@
 #include "out/measured_io.h"
 #include "out/published_io.h"
 #include "out/schedule_io.h"
+#include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -63,6 +64,10 @@ static const char g_usage[] =
     "  --margin PCT         percentage points allowed (default 2)\n"
     "  --write-accuracy FILE  with --published: write the current errors\n"
     "                       to FILE and print which moved\n"
+    "\n"
+    "examples:\n"
+    "  zsim validate --measured tests/data/good/sched-meas-tiny.json\n"
+    "  zsim validate --published validation/published\n"
     "\n"
     "exit codes: 0 within limits, 1 i/o failure, 2 usage error,\n"
     "            3 invalid input file, 4 an error exceeds its limit\n";
@@ -773,20 +778,19 @@ static int pub_write_accuracy(const struct pub_set *s, const char *path,
 {
     struct acc_ent *old = NULL;
     int nold = 0, moved = 0;
-    char tmp[4096];
     struct zs_err e2 = {0, ""};
+    struct zs_afile af;
     FILE *f;
+    int rc;
 
     if (access(path, F_OK) == 0 && acc_read(path, &old, &nold, &e2) != 0)
         fprintf(stderr, "zsim: ignoring the previous '%s': %s\n", path, e2.msg);
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return zs_err_set(err, ZS_EUSAGE, "path too long: '%s'", path);
-    f = fopen(tmp, "w");
-    if (!f) {
+    rc = zs_afile_open(&af, NULL, path, err);
+    if (rc) {
         zs_free(old);
-        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                          strerror(errno));
+        return rc;
     }
+    f = af.f;
     fprintf(f,
             "{\n  \"schema\": \"%s\",\n  \"margin_pct\": %g,\n"
             "  \"errors\": [\n",
@@ -814,11 +818,9 @@ static int pub_write_accuracy(const struct pub_set *s, const char *path,
     }
     fputs("  ]\n}\n", f);
     zs_free(old);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path,
-                          strerror(errno));
-    }
+    rc = zs_afile_commit(&af, err);
+    if (rc)
+        return rc;
     printf("wrote %s: %d errors, %d moved\n", path, s->nrows, moved);
     return 0;
 }

@@ -794,13 +794,18 @@ static void complete(zs_sim *s, int32_t id)
             make_ready(s, w, id);
         }
     }
+    /* every task completes once, and releases each successor once: no
+     * pending count goes below zero */
+    assert((size_t)s->done <= s->ntasks);
     q = t->qnext;
     if (q >= 0 && --s->pend[q] == 0)
         make_ready(s, q, id);
+    assert(q < 0 || s->pend[q] >= 0);
     for (int32_t i = s->succ_off[id]; i < s->succ_off[id + 1]; i++) {
         int32_t v = s->succ[i];
         if (--s->pend[v] == 0)
             make_ready(s, v, id);
+        assert(s->pend[v] >= 0);
     }
 }
 
@@ -965,8 +970,11 @@ static int prepare(zs_sim *s, struct zs_err *err)
          * so a re-run (another capacity, the planner's unlimited re-run of
          * an OOM) reuses them. */
         memset(s->succ_off, 0, (n + 1) * sizeof *s->succ_off);
-        for (size_t e = 0; e < s->ndeps; e++)
+        for (size_t e = 0; e < s->ndeps; e++) {
+            /* check_desc admitted only earlier tasks */
+            assert(s->deps[e] >= 0 && (size_t)s->deps[e] < n);
             s->succ_off[s->deps[e] + 1]++;
+        }
         for (size_t i = 0; i < n; i++)
             s->succ_off[i + 1] += s->succ_off[i];
         cur = s->work;

@@ -8,6 +8,7 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
+#include <assert.h>
 #include <string.h>
 
 static inline int before(const struct zs_heap_ent *x,
@@ -90,9 +91,12 @@ int zs_heap_set(struct zs_heap *h, int32_t id, int64_t t_ns)
     int32_t i;
     if (id < 0 || (size_t)id >= h->npos)
         return ZS_ERUNTIME;
+    /* the engine schedules events at simulated times, never before 0 */
+    assert(t_ns >= 0);
     i = h->pos[id];
     if (i >= 0) {
         struct zs_heap_ent *e = &h->a[i];
+        assert(e->id == id); /* pos[] and a[] agree */
         int64_t old = e->t_ns;
         e->t_ns = t_ns;
         e->seq = h->seq++;
@@ -143,6 +147,8 @@ int zs_heap_pop(struct zs_heap *h, struct zs_heap_ent *out)
     if (h->n) {
         h->a[0] = h->a[h->n];
         sift_down(h, 0);
+        /* heap order: nothing left precedes what was popped (STYLE 19) */
+        assert(!before(&h->a[0], out));
     }
     return 1;
 }

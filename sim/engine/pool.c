@@ -65,6 +65,7 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* Constants of c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.x). */
@@ -578,6 +579,10 @@ int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
             break;
         }
     }
+    /* sizes never go negative; what is allocated is reserved; a pool with
+     * a capacity never reserves past it (the OOM checks above) */
+    assert(req >= 0 && p->allocated >= 0 && p->reserved >= p->allocated);
+    assert(p->capacity <= 0 || p->reserved <= p->capacity);
     p->st.allocs++;
     t->log_alloc = log_event(p, t_ns, id, req);
     return 0;
@@ -601,6 +606,7 @@ void zs_pool_free(zs_sim *s, int pool, int32_t id, int64_t t_ns)
                 p->pinned -= t->held;
         }
     }
+    assert(p->allocated >= 0 && p->reserved >= p->allocated);
     p->st.frees++;
     t->log_free = log_event(p, t_ns, id, -t->alloc_bytes);
 }

@@ -10,6 +10,7 @@
  */
 #include "out/measured_io.h"
 #include "out/schedule_io_int.h"
+#include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -566,25 +567,19 @@ int zs_measured_write_stream(const struct zs_measured *m, FILE *f,
 int zs_measured_write(const struct zs_measured *m, const char *path,
                       struct zs_err *err)
 {
-    char tmp[4096];
-    FILE *f;
+    struct zs_afile a;
     int rc;
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return zs_err_set(err, ZS_EUSAGE, "output path too long: '%s'", path);
-    f = fopen(tmp, "w");
-    if (!f)
-        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                          strerror(errno));
-    rc = zs_measured_write_stream(m, f, err);
-    if (fclose(f) != 0 && !rc)
-        rc = zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                        strerror(errno));
-    if (!rc && rename(tmp, path) != 0)
-        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp,
-                        path, strerror(errno));
+    rc = zs_afile_open(&a, NULL, path, err);
     if (rc)
-        remove(tmp);
-    return rc;
+        return rc;
+    rc = zs_measured_write_stream(m, a.f, err);
+    if (rc) {
+        zs_afile_abort(&a);
+        if (rc == ZS_EIO)
+            zs_err_prefix(err, "cannot write '%s'", path);
+        return rc;
+    }
+    return zs_afile_commit(&a, err);
 }
 
 /* ---- comparison

@@ -10,6 +10,7 @@
 #ifndef ZS_REPORT_INT_H
 #define ZS_REPORT_INT_H
 
+#include "util/afile.h"
 #include "util/err.h"
 
 #include <stddef.h>
@@ -33,12 +34,9 @@ void zs_rbuf_json_str(struct zs_rbuf *b, const char *s);
 /* "" when nothing was appended, never NULL. */
 const char *zs_rbuf_str(const struct zs_rbuf *b);
 
-/* Writes len bytes to dir/name (dir NULL or "": name as is) through a
- * temporary file in the same folder and rename(2), so that readers see the
- * old file or the whole new one.  Returns 0 or ZS_EIO. */
-int zs_write_atomic(const char *dir, const char *name, const char *data,
-                    size_t len, struct zs_err *err);
-/* The same for a buffer; ZS_ENOMEM when the buffer failed. */
+/* zs_write_atomic (util/afile.h) for a buffer: dir/name (dir NULL or "":
+ * name as is) through a temporary, fsync and rename(2); ZS_ENOMEM when the
+ * buffer failed. */
 int zs_rbuf_write_atomic(const struct zs_rbuf *b, const char *dir,
                          const char *name, struct zs_err *err);
 

@@ -1,5 +1,5 @@
 /*
- * report_util.c — text buffers, atomic writes and escaping for the run store
+ * report_util.c — text buffers, buffer writes and escaping for the run store
  * and reports; see report_int.h.  No global state.
  */
 #include "out/report_int.h"
@@ -7,7 +7,6 @@
 #include "util/strutil.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -123,53 +122,6 @@ void zs_rbuf_json_str(struct zs_rbuf *b, const char *s)
 const char *zs_rbuf_str(const struct zs_rbuf *b)
 {
     return b->text ? b->text : "";
-}
-
-int zs_write_atomic(const char *dir, const char *name, const char *data,
-                    size_t len, struct zs_err *err)
-{
-    char path[1024], tmp[1100];
-    int fd, n;
-    size_t off = 0;
-
-    if (dir && *dir)
-        n = snprintf(path, sizeof path, "%s/%s", dir, name);
-    else
-        n = snprintf(path, sizeof path, "%s", name);
-    if (n < 0 || (size_t)n >= sizeof path)
-        return zs_err_set(err, ZS_EIO, "path too long: '%s/%s'", dir ? dir : "",
-                          name);
-    /* The temporary lives beside the target so rename(2) stays in one file
-     * system; the pid keeps two concurrent writers apart. */
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path,
-                          strerror(errno));
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path,
-                       strerror(errno));
-            close(fd);
-            unlink(tmp);
-            return ZS_EIO;
-        }
-        off += (size_t)w;
-    }
-    if (close(fd) != 0) {
-        zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path, strerror(errno));
-        unlink(tmp);
-        return ZS_EIO;
-    }
-    if (rename(tmp, path) != 0) {
-        zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path, strerror(errno));
-        unlink(tmp);
-        return ZS_EIO;
-    }
-    return 0;
 }
 
 int zs_rbuf_write_atomic(const struct zs_rbuf *b, const char *dir,

@@ -10,6 +10,7 @@
  */
 #include "out/schedule_io.h"
 #include "out/schedule_io_int.h"
+#include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -1239,8 +1240,7 @@ int zs_schedule_write_stream(const struct zs_schedule *s, FILE *f,
 int zs_schedule_write(const struct zs_schedule *s, const char *path,
                       struct zs_err *err)
 {
-    char tmp[4096];
-    FILE *f;
+    struct zs_afile a;
     int rc;
 
     rc = zs_schedule_check(s, err);
@@ -1249,22 +1249,17 @@ int zs_schedule_write(const struct zs_schedule *s, const char *path,
         zs_err_prefix(err, "internal: refusing to write an invalid schedule");
         return ZS_ERUNTIME;
     }
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return zs_err_set(err, ZS_EUSAGE, "output path too long: '%s'", path);
-    f = fopen(tmp, "w");
-    if (!f)
-        return zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                          strerror(errno));
-    rc = zs_schedule_write_stream(s, f, err);
-    if (fclose(f) != 0 && !rc)
-        rc = zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                        strerror(errno));
-    if (!rc && rename(tmp, path) != 0)
-        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp,
-                        path, strerror(errno));
+    rc = zs_afile_open(&a, NULL, path, err);
     if (rc)
-        remove(tmp);
-    return rc;
+        return rc;
+    rc = zs_schedule_write_stream(s, a.f, err);
+    if (rc) {
+        zs_afile_abort(&a);
+        if (rc == ZS_EIO)
+            zs_err_prefix(err, "cannot write '%s'", path);
+        return rc;
+    }
+    return zs_afile_commit(&a, err);
 }
 
 /* ---- steps -----------------------------------------------------------------

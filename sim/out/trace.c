@@ -6,10 +6,11 @@
  * with a complete event per task that takes time; flows appear a second time
  * on a track per link they cross; counters for the GPU pool (allocated,
  * reserved) and the host pool.  Times are microseconds as the format wants.
- * Both files are written to NAME.tmp and renamed.
+ * Both files are written atomically (util/afile.h).
  */
 #include "out/simout.h"
 #include "sched/sched.h"
+#include "util/afile.h"
 #include "util/units.h"
 
 #include <errno.h>
@@ -26,41 +27,17 @@ static void esc(FILE *f, const char *s)
     }
 }
 
-static FILE *open_tmp(const char *path, char *tmp, size_t cap,
-                      struct zs_err *err)
-{
-    FILE *f;
-    snprintf(tmp, cap, "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (!f)
-        zs_err_set(err, ZS_EIO, "cannot write '%s': %s", path, strerror(errno));
-    return f;
-}
-
-static int close_rename(FILE *f, const char *tmp, const char *path,
-                        struct zs_err *err)
-{
-    if (ferror(f) | fclose(f)) {
-        remove(tmp);
-        return zs_err_set(err, ZS_EIO, "cannot write '%s'", path);
-    }
-    if (rename(tmp, path)) {
-        remove(tmp);
-        return zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp,
-                          path, strerror(errno));
-    }
-    return 0;
-}
-
 int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
 {
-    char tmp[1024];
-    FILE *f = open_tmp(path, tmp, sizeof tmp, err);
+    struct zs_afile a;
+    FILE *f;
     int32_t n = zs_sim_ntasks(sim);
     int nq = zs_sim_nqueues(sim), nl = zs_sim_nlinks(sim);
     int first = 1;
-    if (!f)
-        return ZS_EIO;
+    int rc = zs_afile_open(&a, NULL, path, err);
+    if (rc)
+        return rc;
+    f = a.f;
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
     for (int q = 0; q < nq; q++) {
         fprintf(f,
@@ -147,19 +124,21 @@ int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
                     (double)log[i].reserved / ZS_GiB);
     }
     fputs("\n]}\n", f);
-    return close_rename(f, tmp, path, err);
+    return zs_afile_commit(&a, err);
 }
 
 int zs_write_timeline(zs_sim *sim, int gpu_pool, int host_pool, int host_scale,
                       const char *path, struct zs_err *err)
 {
-    char tmp[1024];
-    FILE *f = open_tmp(path, tmp, sizeof tmp, err);
+    struct zs_afile a;
+    FILE *f;
     int64_t ng, nh, i = 0, j = 0, ga = 0, gr = 0, hr = 0;
     const struct zs_mem_event *g = zs_sim_pool_log(sim, gpu_pool, &ng);
     const struct zs_mem_event *h = zs_sim_pool_log(sim, host_pool, &nh);
-    if (!f)
-        return ZS_EIO;
+    int rc = zs_afile_open(&a, NULL, path, err);
+    if (rc)
+        return rc;
+    f = a.f;
     fputs("t_s,gpu_allocated_bytes,gpu_reserved_bytes,host_bytes_per_node\n",
           f);
     /* merge the two logs by time; one row per event */
@@ -178,5 +157,5 @@ int zs_write_timeline(zs_sim *sim, int gpu_pool, int host_pool, int host_scale,
         fprintf(f, "%.9f,%lld,%lld,%lld\n", (double)t / 1e9, (long long)ga,
                 (long long)gr, (long long)hr);
     }
-    return close_rename(f, tmp, path, err);
+    return zs_afile_commit(&a, err);
 }

@@ -294,9 +294,10 @@ static int run_all(struct zs_plan *p, const struct zs_model *m,
 {
     int nt = po->threads > 0 ? po->threads : 2;
     pthread_t th[8];
+    int started[8] = {0};
     struct worker w[8];
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    int next = 0, done = 0, started = 0;
+    int next = 0, done = 0, rc = 0;
     double t0 = now_s(), last = t0;
     /* cmd_plan accepts --threads in [1, 8]; more is a caller's bug */
     assert(nt <= 8);
@@ -312,11 +313,11 @@ static int run_all(struct zs_plan *p, const struct zs_model *m,
         w[i].done = &done;
         w[i].mu = &mu;
         if (i > 0 && pthread_create(&th[i], NULL, work, &w[i]) == 0)
-            started++;
+            started[i] = 1;
     }
     /* the calling thread works too, and reports progress between candidates */
     for (;;) {
-        int i;
+        int i, ndone;
         double t;
         pthread_mutex_lock(&mu);
         i = next++;
@@ -327,22 +328,32 @@ static int run_all(struct zs_plan *p, const struct zs_model *m,
             static __thread zs_sim *sim0;
             if (!sim0)
                 sim0 = zs_sim_new();
-            if (!sim0)
-                return ZS_ENOMEM;
+            if (!sim0) {
+                /* stop handing out candidates, then join the workers below
+                 * before reporting: none may outlive p */
+                pthread_mutex_lock(&mu);
+                next = p->n;
+                pthread_mutex_unlock(&mu);
+                rc = ZS_ENOMEM;
+                break;
+            }
             evaluate(&w[0], sim0, &p->cand[i]);
         }
         pthread_mutex_lock(&mu);
-        done++;
+        ndone = ++done;
         pthread_mutex_unlock(&mu);
         t = now_s();
         if (po->progress && t - t0 > 1.0 && t - last > 0.2) {
-            fprintf(stderr, "\rzsim plan: %d/%d candidates simulated", done,
+            fprintf(stderr, "\rzsim plan: %d/%d candidates simulated", ndone,
                     p->n);
             last = t;
         }
     }
-    for (int i = 1; i <= started; i++)
-        pthread_join(th[i], NULL);
+    for (int i = 1; i < nt; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
+    if (rc)
+        return rc;
     if (po->progress && now_s() - t0 > 1.0)
         fprintf(stderr, "\rzsim plan: %d/%d candidates simulated\n", p->n,
                 p->n);

@@ -6,6 +6,7 @@
 #include "sched/sched_int.h"
 #include "util/alloc.h"
 
+#include <assert.h>
 #include <string.h>
 
 int zs_tag_now(const struct zs_bctx *b, int unit)
@@ -59,6 +60,8 @@ int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
                    const char *name, int unit, int32_t d0, int32_t d1)
 {
     struct zs_task_desc d;
+    /* a negative duration is a cost-model bug, not a zero-length task */
+    assert(ns >= 0);
     memset(&d, 0, sizeof d);
     d.kind = ZS_TASK_DELAY;
     d.queue = q;
@@ -86,6 +89,7 @@ int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
                    unsigned flags, const char *name, int unit, int32_t d0)
 {
     struct zs_task_desc d;
+    assert(bytes >= 0); /* a negative size is a sizing bug */
     if (bytes <= 0)
         return -1;
     if (b->ex) {
@@ -142,6 +146,7 @@ int32_t zs_t_pcie(struct zs_bctx *b, int q, int dir, double bytes, bool pinned,
                   const char *name, int unit, int32_t d0, int32_t d1)
 {
     struct zs_task_desc d;
+    assert(bytes >= 0); /* a negative size is a sizing bug */
     if (bytes <= 0)
         return zs_t_mark(b, q, name, d0, d1, -1);
     if (b->ex) {
@@ -214,6 +219,7 @@ int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind,
     int gpn = (int)b->c->procs_per_node;
     int nodes = ranks <= gpn ? 1 : (ranks + gpn - 1) / gpn;
     double busbw, moved;
+    assert(bytes >= 0); /* a negative size is a sizing bug */
     if (ranks <= 1 || bytes <= 0)
         return zs_t_mark(b, q, name, d0, d1, -1);
     if (nodes > cl->nodes)
@@ -250,6 +256,7 @@ int32_t zs_t_cpu(struct zs_bctx *b, double bytes,
                  int32_t d0)
 {
     struct zs_task_desc d;
+    assert(bytes >= 0); /* a negative size is a sizing bug */
     if (bytes <= 0)
         return zs_t_mark(b, b->q_host, name, d0, -1, -1);
     if (b->ex) {

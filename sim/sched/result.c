@@ -171,9 +171,10 @@ static void describe_task(const struct zs_bctx *b, int32_t task, char *buf,
                  ZS_TAG_MICRO(tag) + 1);
 }
 
-/* What was live just after log index seq, grouped by buffer name. */
-static void live_set(const struct zs_bctx *b, int pool, int64_t seq,
-                     struct zs_live_buf *out, int *nout)
+/* What was live just after log index seq, grouped by buffer name.  0 or
+ * ZS_ENOMEM (never an empty list in place of a failure). */
+static int live_set(const struct zs_bctx *b, int pool, int64_t seq,
+                    struct zs_live_buf *out, int *nout)
 {
     int64_t n, total;
     int32_t *tasks;
@@ -182,14 +183,14 @@ static void live_set(const struct zs_bctx *b, int pool, int64_t seq,
         int64_t bytes;
         int count;
     } *g = NULL;
-    int ng = 0;
+    int ng = 0, rc = ZS_ENOMEM;
     *nout = 0;
     zs_sim_pool_log(b->sim, pool, &n);
     if (seq < 0 || n == 0)
-        return;
+        return 0;
     total = zs_sim_pool_live_at(b->sim, pool, seq, NULL, 0);
     if (total <= 0)
-        return;
+        return 0;
     tasks = zs_calloc((size_t)total, sizeof *tasks);
     g = zs_calloc((size_t)total, sizeof *g);
     if (!tasks || !g)
@@ -227,13 +228,16 @@ static void live_set(const struct zs_bctx *b, int pool, int64_t seq,
         g[best].count = 0;
         (*nout)++;
     }
+    rc = 0;
 out:
     zs_free(tasks);
     zs_free(g);
+    return rc;
 }
 
-static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
-                        struct zs_step_result *r)
+/* 0 or ZS_ENOMEM */
+static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
+                       struct zs_step_result *r)
 {
     const struct zs_cfg *c = b->c;
     int64_t t0 = tend(b, b->step_start[st]), t1 = tend(b, b->step_end[st]);
@@ -246,7 +250,7 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
                                "NVMe swap (aio reads and writes)"};
     memset(r, 0, sizeof *r);
     if (t0 < 0 || t1 < 0)
-        return;
+        return 0;
     r->t0_ns = t0;
     r->t1_ns = t1;
     dur = (double)(t1 - t0) * 1e-9;
@@ -293,7 +297,8 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
         const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_gpu, &n);
         describe_task(b, log[seq].task, r->gpu_peak_where,
                       sizeof r->gpu_peak_where);
-        live_set(b, b->p_gpu, seq, r->gpu_live, &r->n_gpu_live);
+        if (live_set(b, b->p_gpu, seq, r->gpu_live, &r->n_gpu_live))
+            return ZS_ENOMEM;
     }
     window_peak(b, b->p_gpu, t0, t1, true, &v);
     r->peak_gpu_reserved = v;
@@ -305,7 +310,8 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
         const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_host, &n);
         describe_task(b, log[seq].task, r->host_peak_where,
                       sizeof r->host_peak_where);
-        live_set(b, b->p_host, seq, r->host_live, &r->n_host_live);
+        if (live_set(b, b->p_host, seq, r->host_live, &r->n_host_live))
+            return ZS_ENOMEM;
     }
     {
         struct zs_pool_stats ps;
@@ -315,6 +321,7 @@ static void step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
         zs_sim_pool_stats(b->sim, b->p_gpu, &ps);
         r->cache_flushes = ps.cache_flushes;
     }
+    return 0;
 }
 
 /* First log event where the node's host memory exceeds its capacity. */
@@ -380,11 +387,13 @@ int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res)
             oom_from_task(b, log[hseq].task, &res->oom);
         }
     }
-    if (b->nsteps >= 1 && tend(b, b->step_end[0]) >= 0)
-        step_result(b, 0, res, &res->first);
-    if (b->nsteps >= 2 && tend(b, b->step_end[b->nsteps - 1]) >= 0)
-        step_result(b, b->nsteps - 1, res, &res->steady);
-    else if (b->nsteps == 1)
+    if (b->nsteps >= 1 && tend(b, b->step_end[0]) >= 0 &&
+        step_result(b, 0, res, &res->first))
+        return ZS_ENOMEM;
+    if (b->nsteps >= 2 && tend(b, b->step_end[b->nsteps - 1]) >= 0) {
+        if (step_result(b, b->nsteps - 1, res, &res->steady))
+            return ZS_ENOMEM;
+    } else if (b->nsteps == 1)
         res->steady = res->first;
     return 0;
 }

@@ -273,6 +273,7 @@ int zs_build_deepspeed(struct zs_bctx *b);
 int zs_build_fsdp2(struct zs_bctx *b);
 
 /* result.c */
+/* 0 or ZS_ENOMEM */
 int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res);
 
 /* Runtime host memory of one training process outside its tensors (Python,

@@ -383,8 +383,12 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
     } else {
         rc = zs_reduce_results(&b, run, res);
     }
+    if (rc) {
+        zs_err_set(err, rc, "out of memory reducing the results");
+        goto out;
+    }
     zs_actoff_result(&b, res);
-    if (!rc && res->oom.where == ZS_OOM_GPU) {
+    if (res->oom.where == ZS_OOM_GPU) {
         /* How much would it need?  Run the same tasks again without a GPU
          * limit.  The schedule does not depend on the pool's capacity, and
          * zs_sim_run starts every run from a clean run state (engine.h), so
@@ -406,6 +410,10 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         /* The records now belong to the unlimited run: peaks and times are
          * what the configuration would need; the OOM stays the verdict. */
         rc = zs_reduce_results(&b, ZS_SIM_DONE, res);
+        if (rc) {
+            zs_err_set(err, rc, "out of memory reducing the results");
+            goto out;
+        }
         zs_actoff_result(&b, res);
         res->oom = keep;
     }

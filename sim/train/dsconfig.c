@@ -12,6 +12,7 @@
  * note rescans the text (zs_json_where), only for set keys and notes.
  */
 #include "train/dsconfig.h"
+#include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -1355,48 +1356,11 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
 int zs_dsconfig_write(const struct zs_dsconfig *c, const char *path,
                       struct zs_err *err)
 {
-    char tmp[512], *text = NULL;
-    FILE *f = NULL;
-    size_t len;
-    int rc;
-
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >=
-        sizeof tmp)
-        return zs_err_set(err, ZS_EUSAGE, "output path too long: '%s'", path);
-    rc = zs_dsconfig_to_json(c, &text, err);
+    char *text = NULL;
+    int rc = zs_dsconfig_to_json(c, &text, err);
     if (rc)
         return rc;
-    len = strlen(text);
-    f = fopen(tmp, "wb");
-    if (!f) {
-        rc = zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                        strerror(errno));
-        goto fail;
-    }
-    if (fwrite(text, 1, len, f) != len || fflush(f) != 0 ||
-        fsync(fileno(f)) != 0) {
-        rc = zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                        strerror(errno));
-        goto fail;
-    }
-    if (fclose(f) != 0) {
-        f = NULL;
-        rc = zs_err_set(err, ZS_EIO, "cannot write '%s': %s", tmp,
-                        strerror(errno));
-        goto fail;
-    }
-    f = NULL;
-    if (rename(tmp, path) != 0) {
-        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp,
-                        path, strerror(errno));
-        goto fail;
-    }
-    zs_free(text);
-    return 0;
-fail:
-    if (f)
-        fclose(f);
-    remove(tmp);
+    rc = zs_write_atomic(NULL, path, text, strlen(text), err);
     zs_free(text);
     return rc;
 }

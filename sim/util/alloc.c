@@ -1,9 +1,10 @@
 /*
  * alloc.c — counted allocation with failure injection; see alloc.h.
- * Thread-safe: the planner evaluates candidates on several threads
- * (plan/plan.c), each allocating through here, so the allocation counter is
- * atomic.  Failure injection is for single-threaded tests: it fails the Nth
- * allocation counted across all threads.
+ * Thread-safe: plan simulates candidates on several threads (plan.c run_all),
+ * all allocating through here, so the counter and the injected failure are
+ * C11 atomics (relaxed: they order nothing else, and each allocation takes
+ * one fetch-add).  Exactly one allocation sees count == fail_at, so an
+ * injected failure fires once even under threads.
  */
 #include "util/alloc.h"
 #include "util/err.h"
