@@ -123,14 +123,13 @@ static int plan_bench(struct plan_fig *f, int repeat, struct zs_err *err)
     double t[64];
     int rc;
     zs_cfg_defaults(&base);
-    memset(&po, 0, sizeof po);
-    po.framework_any = 1;
-    po.suggest = true;
+    zs_plan_opts_defaults(&po);
     po.threads = f->threads;
     base.global_batch = f->global_batch;
     if ((rc = zs_model_resolve(f->model, &m, err)) ||
         (rc = zs_hw_resolve(f->gpus, 0, 0, &cl, err)))
         return rc;
+    po.allow_nvme = zs_plan_nvme_default(&base, &cl);
     for (int i = 0; i < repeat; i++) {
         struct zs_plan p;
         double t0 = now_s();

@@ -353,9 +353,7 @@ static int plan_nvme_opt(const struct zs_args *a, const struct zs_opt *opts,
                          struct zs_err *err)
 {
     const char *v = zs_args_get(a, opts, nopts, "allow-nvme");
-    double r, w;
-    zs_nvme_node_rates(base, &cl->node, &r, &w);
-    po->allow_nvme = r > 0 && w > 0;
+    po->allow_nvme = zs_plan_nvme_default(base, cl);
     if (!v)
         return 0;
     if (!strcmp(v, "no")) {
@@ -396,14 +394,13 @@ static int run(int argc, char **argv, struct zs_err *err)
         return zs_err_set(err, ZS_EUSAGE,
                           "'plan' takes at most one scenario file (got %d)",
                           a.npos);
-    memset(&po, 0, sizeof po);
-    po.suggest = true;
+    zs_plan_opts_defaults(&po);
     po.progress = zs_stderr_is_tty();
     zs_cfg_defaults(&base);
     /* --framework any is the planner's default and its own value */
     v = zs_args_get(&a, opts, nopts, "framework");
-    if (!v || !strcmp(v, "any")) {
-        po.framework_any = 1;
+    po.framework_any = !v || !strcmp(v, "any");
+    if (po.framework_any) {
         for (size_t k = 0; k < nopts; k++)
             if (!strcmp(opts[k].name, "framework"))
                 a.val[k] = NULL;
@@ -415,7 +412,6 @@ static int run(int argc, char **argv, struct zs_err *err)
     po.fix_micro = zs_args_get(&a, opts, nopts, "micro-batch") != NULL;
     po.fix_ckpt = zs_args_get(&a, opts, nopts, "checkpointing") != NULL;
     /* activation offload is searched unless --act-offload no (plan.c) */
-    po.act_offload = true;
     if ((v = zs_args_get(&a, opts, nopts, "act-offload"))) {
         if (strcmp(v, "yes") && strcmp(v, "no"))
             return zs_err_set(err, ZS_EUSAGE,

@@ -826,3 +826,19 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
 #undef SETI
     return zs_dsconfig_write(&ds, path, err);
 }
+
+void zs_plan_opts_defaults(struct zs_plan_opts *po)
+{
+    memset(po, 0, sizeof *po);
+    po->framework_any = 1;
+    po->suggest = true;
+    po->act_offload = true;
+}
+
+bool zs_plan_nvme_default(const struct zs_cfg *base,
+                          const struct zs_cluster *cl)
+{
+    double r, w;
+    zs_nvme_node_rates(base, &cl->node, &r, &w);
+    return r > 0 && w > 0;
+}

@@ -76,6 +76,16 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
                 struct zs_plan *out, struct zs_err *err);
 void zs_plan_release(struct zs_plan *p);
 
+/* The options `zsim plan` starts from before its flags: both frameworks,
+ * "what would fit" suggestions, activation offload searched.  cmd_plan and
+ * `zsim bench` share them, so the benchmark times the search the command
+ * runs. */
+void zs_plan_opts_defaults(struct zs_plan_opts *po);
+/* --allow-nvme's default: the node's NVMe rates are known (profile "storage"
+ * or --nvme-read/--nvme-write in base). */
+bool zs_plan_nvme_default(const struct zs_cfg *base,
+                          const struct zs_cluster *cl);
+
 /* "deepspeed zero3 offload opt+param, 8 procs, micro 1 x accum 8, ckpt full" */
 void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap);
 
