@@ -1327,6 +1327,43 @@ START_TEST(test_coupled_overlap)
 }
 END_TEST
 
+/* Compute slowed by a concurrent collective, as sched/simulate.c builds it
+ * (sm_topology): a compute-stream kernel is a flow of its ns of work over an
+ * "SM" link of 1e9 work-ns per s, coupled to the collective fabric at the
+ * GPU's overlap_compute_factor (0.841, H100/A100 profiles: arXiv 2507.03114,
+ * 18.9 % average slowdown).  Kernel k1 = 1 ms of work from t = 0; on the
+ * all-gather stream a 200 us DELAY, then a collective of 5e8 B on a 1e12 B/s
+ * fabric (500 us alone); then kernel k2 = 100 us of work after k1.
+ *   0-200 us:    k1 alone at 1e9: 200,000 work-ns done, 800,000 left.
+ *   200-700 us:  collective runs (not slowed: ends at 700 us); k1 at
+ *                0.841e9: 0.841 x 500,000 = 420,500 done, 379,500 left.
+ *   from 700 us: k1 alone again: ends 700,000 + 379,500 = 1,079,500 ns
+ *                (alone it would end at 1,000,000: +79,500 = 0.159 x 500 us).
+ *   k2:          no collective: 1,079,500 + 100,000 = 1,179,500 ns. */
+START_TEST(test_coupled_compute_collective)
+{
+    zs_sim *s = mk();
+    int sm = zs_sim_add_link(s, "GPU SMs (compute)", 1e9);
+    int fab = zs_sim_add_link(s, "collective fabric", 1e12);
+    int qc = zs_sim_add_queue(s, "compute stream");
+    int qa = zs_sim_add_queue(s, "all-gather stream");
+    int32_t k1, k2, pre, ag;
+    ck_assert_int_eq(zs_sim_set_link_coupling(s, sm, fab, 0.841), 0);
+    k1 = flow1(s, qc, 1e6, sm, 0, NULL, 0);
+    pre = delay(s, qa, 200000, NULL, 0);
+    ag = flow1(s, qa, 5e8, fab, 0, NULL, 0);
+    k2 = flow1(s, qc, 1e5, sm, 0, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(END(s, pre), 200000);
+    ck_assert_int_eq(START(s, ag), 200000);
+    ck_assert_int_eq(END(s, ag), 700000);
+    ck_assert_int_le(llabs(END(s, k1) - 1079500), 1);
+    ck_assert_int_eq(START(s, k2), END(s, k1));
+    ck_assert_int_eq(END(s, k2) - START(s, k2), 100000);
+    zs_sim_free(s);
+}
+END_TEST
+
 /* The penalty starts when the other direction turns busy mid-flow and the
  * coupling survives zs_sim_reset (it is topology).  H, D 1 GB/s, H x0.44
  * while D busy.  h = 1 GB from 0; d = 0.25 GB after a 500 ms delay.
@@ -1466,6 +1503,7 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_coupled_join);
     tcase_add_test(core, test_coupled_shared_bus);
     tcase_add_test(core, test_coupled_symmetric);
+    tcase_add_test(core, test_coupled_compute_collective);
     tcase_add_test(core, test_chain);
     tcase_add_test(core, test_cross_stream);
     tcase_add_test(core, test_cores);

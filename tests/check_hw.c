@@ -48,8 +48,17 @@ START_TEST(test_shipped_profiles_load)
         ck_assert_int_eq(n.gpus_installed, 8);
         /* Every group carries a source. */
         ck_assert_int_ge(n.sources.n, 10);
-        /* six groups, and attn_eff_by_seq where measured (not L40S) */
-        ck_assert_int_eq(n.gpu.sources.n, n.gpu.attn_eff_by_seq.n > 0 ? 7 : 6);
+        /* six groups, attn_eff_by_seq where measured (not L40S), and
+         * overlap where given (A100, H100 measured; H200 as H100) */
+        ck_assert_int_eq(n.gpu.sources.n,
+                         6 + (n.gpu.attn_eff_by_seq.n > 0) +
+                             (n.gpu.overlap_compute_factor < 1));
+        /* arXiv 2507.03114: 18.9 % slower on A100 and H100 -> 1/1.189 */
+        if (!strncmp(n.gpu.name, "A100", 4) || !strncmp(n.gpu.name, "H100", 4) ||
+            !strncmp(n.gpu.name, "H200", 4))
+            ck_assert_double_eq(n.gpu.overlap_compute_factor, 0.841);
+        else /* not measured: no interference modelled */
+            ck_assert_double_eq(n.gpu.overlap_compute_factor, 1.0);
         ck_assert_int_eq(n.gpu.sms > 0, 1);
         for (int k = 0; k < n.gpu.sources.n; k++)
             ck_assert_int_gt((int)strlen(n.gpu.sources.item[k].text), 10);
@@ -519,6 +528,13 @@ START_TEST(test_bad_profiles)
         {"tests/data/bad/hw-curve-eff.json", 0,
          "invalid 'gemm_eff.y[1]' in tests/data/bad/hw-curve-eff.json:18:5: "
          "must be a number in [0.001, 1] (got 1.5)"},
+        {"tests/data/bad/hw-overlap.json", 0,
+         "invalid 'overlap.compute_factor' in "
+         "tests/data/bad/hw-overlap.json:39:5: must be a number in [0.01, 1] "
+         "(got 1.2)"},
+        {"tests/data/bad/hw-overlap-source.json", 0,
+         "missing 'overlap.source' in tests/data/bad/hw-overlap-source.json: "
+         "required, a string of 1 to 239 characters"},
         {"tests/data/bad/hw-context-too-big.json", 0,
          "invalid 'memory.hbm_bytes' in "
          "tests/data/bad/hw-context-too-big.json:5:5: must exceed "

@@ -393,6 +393,109 @@ START_TEST(test_op_checkpointing_bytes)
 }
 END_TEST
 
+/* Compute slowed while a collective runs (simulate.c sm_topology,
+ * docs/engine.md) on a real step: Llama-3-8B, fsdp2, 8xH100, seq 8192,
+ * micro-batch 2.  The run is simulated with the H100 profile's factor
+ * f = 0.841 and again with f = 1 (no interference): the same tasks in the
+ * same order.  A compute-stream kernel has work w = its duration at f = 1;
+ * with f, during the O ns of its run in which a collective is active it
+ * progresses at f, so  w = (dur - O) + f O,  i.e.  dur = w + (1 - f) O.
+ * Checked for every kernel (within 3 ns of flow rounding), with O measured
+ * from the f run's collective intervals. */
+static int cmp_i64pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+START_TEST(test_compute_slowed_by_collectives)
+{
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su = {0};
+    struct zs_sim_result r1, rf;
+    struct zs_err err = {0, ""};
+    zs_sim *s1 = zs_sim_new(), *sf = zs_sim_new();
+    const double f = 0.841;
+    int64_t (*iv)[2], nv = 0, nm = 0, slowed = 0, tot_o = 0;
+    int32_t n;
+    int qc = -1;
+    zs_cfg_defaults(&c);
+    zt_apply_flags(&c, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;"
+                       "trainer=torchtitan;seq-len=8192;micro-batch=2;"
+                       "checkpointing=op");
+    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_double_eq(cl.node.gpu.overlap_compute_factor, f);
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &c;
+    ck_assert_msg(zs_simulate(&su, sf, &rf, &err) == 0, "%s", err.msg);
+    cl.node.gpu.overlap_compute_factor = 1.0;
+    ck_assert_msg(zs_simulate(&su, s1, &r1, &err) == 0, "%s", err.msg);
+    n = zs_sim_ntasks(sf);
+    ck_assert_int_eq(n, zs_sim_ntasks(s1));
+    for (int q = 0; q < zs_sim_nqueues(sf); q++)
+        if (!strcmp(zs_sim_queue_name(sf, q), "compute stream"))
+            qc = q;
+    ck_assert_int_ge(qc, 0);
+    /* the collectives' busy intervals, merged */
+    iv = zs_calloc((size_t)n, sizeof *iv);
+    ck_assert_ptr_nonnull(iv);
+    for (int32_t i = 0; i < n; i++) {
+        const struct zs_task_rec *t = zs_sim_task(sf, i);
+        if (t->cls == ZS_CLS_COLL && t->kind == ZS_TASK_FLOW &&
+            t->end_ns > t->start_ns) {
+            iv[nv][0] = t->start_ns;
+            iv[nv][1] = t->end_ns;
+            nv++;
+        }
+    }
+    ck_assert_int_gt(nv, 0);
+    qsort(iv, (size_t)nv, sizeof *iv, cmp_i64pair);
+    for (int64_t k = 0; k < nv; k++) {
+        if (nm > 0 && iv[k][0] <= iv[nm - 1][1]) {
+            if (iv[k][1] > iv[nm - 1][1])
+                iv[nm - 1][1] = iv[k][1];
+        } else {
+            iv[nm][0] = iv[k][0];
+            iv[nm][1] = iv[k][1];
+            nm++;
+        }
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const struct zs_task_rec *a = zs_sim_task(sf, i), *b = zs_sim_task(s1, i);
+        int64_t w, dur, o = 0;
+        ck_assert_str_eq(a->name, b->name);
+        if (a->queue != qc || b->kind != ZS_TASK_DELAY)
+            continue;
+        w = b->end_ns - b->start_ns;
+        dur = a->end_ns - a->start_ns;
+        if (w > 0)
+            ck_assert_int_eq(a->kind, ZS_TASK_FLOW);
+        for (int64_t k = 0; k < nm; k++) {
+            int64_t lo = iv[k][0] > a->start_ns ? iv[k][0] : a->start_ns;
+            int64_t hi = iv[k][1] < a->end_ns ? iv[k][1] : a->end_ns;
+            if (hi > lo)
+                o += hi - lo;
+        }
+        ck_assert_msg(llabs(dur - w - llround((1 - f) * (double)o)) <= 3,
+                      "%s: dur %lld, work %lld, overlap %lld", a->name,
+                      (long long)dur, (long long)w, (long long)o);
+        slowed += o > 0;
+        tot_o += o;
+    }
+    /* FSDP2 prefetches the next all-gather under the current layer's
+     * compute: many kernels overlap a collective, and the step is slower */
+    ck_assert_int_gt(slowed, 100);
+    ck_assert_int_gt(tot_o, 0);
+    ck_assert_double_gt(rf.steady.time_s, r1.steady.time_s);
+    zs_free(iv);
+    zs_sim_free(s1);
+    zs_sim_free(sf);
+}
+END_TEST
+
 START_TEST(test_torchtitan_b1)
 {
     titan_row("8xH100", 82.4, 5762);
@@ -997,6 +1100,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);
     tcase_add_test(core, test_torchtitan_b1);
+    tcase_add_test(core, test_compute_slowed_by_collectives);
     tcase_add_test(core, test_kernel_bytes_qwen7b_layer);
     tcase_add_test(core, test_kernels_mode_orders_step_time);
     tcase_add_test(core, test_op_checkpointing_bytes);

@@ -261,6 +261,11 @@ static int show_text(const struct zs_cluster *c, int64_t host_ram_override)
               fmt_rate(a, sizeof a, g->pcie_pageable_bytes_per_s));
     rc |= row(t, "PCIe both directions busy", "H2D x%.2f, D2H x%.2f",
               g->pcie_bidir_factor, g->pcie_bidir_d2h_factor);
+    if (g->overlap_compute_factor < 1)
+        rc |= row(t, "compute under a collective", "x%.3f",
+                  g->overlap_compute_factor);
+    else
+        rc |= row(t, "compute under a collective", "x1 (not modelled)");
     rc |= row(t, "kernel launch overhead", "%s",
               zs_fmt_seconds(a, sizeof a, zs_ns_to_s(g->launch_overhead_ns)));
     if (!rc)
@@ -411,6 +416,7 @@ static void show_json(const struct zs_cluster *c)
         {"pcie_pageable_bytes_per_s", g->pcie_pageable_bytes_per_s},
         {"pcie_bidir_factor", g->pcie_bidir_factor},
         {"pcie_bidir_d2h_factor", g->pcie_bidir_d2h_factor},
+        {"overlap_compute_factor", g->overlap_compute_factor},
         {"launch_overhead_s", zs_ns_to_s(g->launch_overhead_ns)},
         {"host_ram_bytes_per_node", (double)n->host_ram_bytes},
         {"host_reserved_bytes_per_node", (double)n->host_reserved_bytes},

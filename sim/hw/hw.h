@@ -84,6 +84,11 @@ struct zs_gpu {
      * of peak vs sequence length, causal; n == 0: attn_eff at every
      * length. */
     struct zs_curve attn_eff_by_seq;
+    /* Fraction of its alone rate that compute on the compute stream keeps
+     * while an NCCL collective (all-gather, reduce-scatter, all-reduce) runs
+     * on this GPU: NCCL's kernels hold SMs (one CTA per channel) and HBM
+     * bandwidth.  1: no interference modelled.  docs/engine.md. */
+    double overlap_compute_factor;
     struct zs_hw_sources sources; /* read-only */
 };
 

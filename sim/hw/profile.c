@@ -253,6 +253,7 @@ static const struct zs_field gpu_top[] = {
     {"hbm", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"nvlink", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"pcie", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"overlap", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 static const struct zs_field gpu_memory[] = {
@@ -302,6 +303,14 @@ static const struct zs_field gpu_pcie[] = {
     SRC_FIELD(struct gpu_file),
 };
 
+/* Optional: compute slowed by a concurrent NCCL collective (simulate.c
+ * sm_topology); absent, 1 (no interference modelled). */
+static const struct zs_field gpu_overlap[] = {
+    {"compute_factor", ZS_F_DOUBLE, GF(overlap_compute_factor), 0.01, 1, 0,
+     REQ, NULL, 0, NULL},
+    SRC_FIELD(struct gpu_file),
+};
+
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
 
 static const struct curve_spec gemm_curve = {"gemm_eff", 1, 1e18, 0, 0.001, 1};
@@ -335,6 +344,10 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
     if (!rc)
         rc = read_group(src, root, "pcie", gpu_pcie, NF(gpu_pcie), gf, gf->src,
                         s, err);
+    gf->g.overlap_compute_factor = 1.0;
+    if (!rc && cJSON_GetObjectItemCaseSensitive(root, "overlap"))
+        rc = read_group(src, root, "overlap", gpu_overlap, NF(gpu_overlap), gf,
+                        gf->src, s, err);
     if (rc)
         return rc;
     if (gf->g.cuda_context_bytes + gf->g.nccl_bytes >= gf->g.hbm_bytes) {

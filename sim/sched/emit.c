@@ -63,9 +63,19 @@ int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
     /* a negative duration is a cost-model bug, not a zero-length task */
     assert(ns >= 0);
     memset(&d, 0, sizeof d);
-    d.kind = ZS_TASK_DELAY;
+    if (q == b->q_comp && b->l_sm >= 0 && ns > 0) {
+        /* compute-stream kernel: ns of work over the SM link, slowed while a
+         * collective runs (simulate.c sm_topology); alone, exactly ns */
+        d.kind = ZS_TASK_FLOW;
+        d.bytes = (double)ns;
+        d.nlinks = 1;
+        d.links[0] = b->l_sm;
+        d.weight[0] = 1;
+    } else {
+        d.kind = ZS_TASK_DELAY;
+        d.dur_ns = ns > 0 ? ns : 0;
+    }
     d.queue = q;
-    d.dur_ns = ns > 0 ? ns : 0;
     d.cls = cls;
     d.name = name;
     d.tag = zs_tag_now(b, unit);

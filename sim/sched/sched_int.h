@@ -107,6 +107,12 @@ struct zs_bctx {
      * the rank's share of the node's drives; -1 when the run has no NVMe.
      * nvme_read/write_bps: per rank, bytes/s. */
     int q_aio_r, q_aio_w, l_nvme;
+    /* Compute/collective interference (docs/engine.md): the compute stream's
+     * kernels run as flows of `ns of work` over this link (capacity 1e9 per
+     * s, so a kernel alone takes its own ns), coupled to the collective
+     * fabric at the GPU's overlap_compute_factor.  -1 when not modelled
+     * (factor 1, or a single rank: no collectives). */
+    int l_sm;
     double nvme_read_bps, nvme_write_bps;
     int p_gpu, p_host;
     double h2d_pinned, d2h_pinned, pageable; /* per-flow caps, bytes/s */

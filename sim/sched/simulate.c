@@ -101,6 +101,39 @@ static int nvme_topology(struct zs_bctx *b)
     return 0;
 }
 
+/* Compute/collective interference (docs/engine.md).  While an NCCL
+ * collective runs, the kernels on the compute stream progress at the GPU
+ * profile's overlap_compute_factor of their alone rate: NCCL's kernels hold
+ * SMs (a CTA per channel) and HBM bandwidth.  The compute stream's kernels
+ * are flows of their ns of work over the link "GPU SMs (compute)" (capacity
+ * 1e9 ns of work per s: alone a kernel takes exactly its ns), coupled to the
+ * collective fabric, which carries every collective and nothing else.  Only
+ * the compute side is slowed: the collective's own slowdown under compute
+ * is not in the sources we found.  Added after the other links, only when
+ * modelled (factor < 1 and more than one rank), so that other runs' traces
+ * keep their layout; a reused planner sim finds it by name. */
+static int sm_topology(struct zs_bctx *b)
+{
+    double f = b->node->gpu.overlap_compute_factor;
+    b->l_sm = -1;
+    for (int l = 0; l < zs_sim_nlinks(b->sim); l++)
+        if (!strcmp(zs_sim_link_name(b->sim, l), "GPU SMs (compute)"))
+            b->l_sm = l;
+    if (b->c->world <= 1 || !(f > 0 && f < 1)) {
+        if (b->l_sm >= 0 && zs_sim_set_link_coupling(b->sim, b->l_sm, -1, 1))
+            return ZS_ERUNTIME;
+        b->l_sm = -1;
+        return 0;
+    }
+    if (b->l_sm < 0)
+        b->l_sm = zs_sim_add_link(b->sim, "GPU SMs (compute)", 1e9);
+    if (b->l_sm < 0)
+        return ZS_ENOMEM;
+    if (zs_sim_set_link_coupling(b->sim, b->l_sm, b->l_fab, f))
+        return ZS_ERUNTIME;
+    return 0;
+}
+
 static int topology(struct zs_bctx *b)
 {
     const struct zs_node *nd = b->node;
@@ -203,7 +236,12 @@ static int topology(struct zs_bctx *b)
         if (b->q_off < 0)
             return ZS_ENOMEM;
     }
-    return nvme_topology(b);
+    {
+        int rc = nvme_topology(b);
+        if (rc)
+            return rc;
+    }
+    return sm_topology(b);
 }
 
 static int build(struct zs_bctx *b)
