@@ -539,6 +539,48 @@ START_TEST(test_threads_alloc_failure)
 }
 END_TEST
 
+/* --lora-targets q,v: a GPU-OOM candidate's note on the grads HF no_sync
+ * holds sizes the adapters of q and v only, as simulate does.  Qwen2.5-72B
+ * (hidden 8192, 64 heads and 8 KV heads of 128, 80 layers), rank 16:
+ * q 16 x (8192 + 8192) = 262,144, v 16 x (8192 + 1024) = 147,456, so
+ * 409,600 x 80 = 32,768,000 elements x 2 B (bf16 reduce) = 65,536,000 B
+ * (62.5 MiB); with every linear (k 147,456, o 262,144, gate/up/down
+ * 16 x (8192 + 29568) = 604,160 each) it would be 421,068,800 B
+ * (402 MiB). */
+START_TEST(test_plan_lora_targets_held_grads)
+{
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_cfg base;
+    struct zs_plan_opts po;
+    struct zs_plan p;
+    struct zs_err err = {0, ""};
+    const char *suffix = "; 62.5 MiB of it are unsharded grads held across "
+                         "accumulation (HF no_sync)";
+    int found = 0;
+    ck_assert_int_eq(zs_model_resolve("72b", &m, &err), 0);
+    ck_assert_int_eq(zs_hw_resolve("8xH100", 0, 0, &cl, &err), 0);
+    zs_cfg_defaults(&base);
+    zt_apply_flags(&base, "framework=fsdp2;method=lora;lora-targets=q,v;"
+                          "procs=8;micro-batch=8;global-batch=128;"
+                          "seq-len=8192;checkpointing=none");
+    memset(&po, 0, sizeof po);
+    ck_assert_int_eq(zs_plan_run(&m, &cl, &base, &po, &p, &err), 0);
+    for (int i = 0; i < p.n; i++) {
+        const struct zs_candidate *c = &p.cand[i];
+        size_t n = strlen(c->reason), k = strlen(suffix);
+        if (c->status != ZS_CAND_GPU_OOM)
+            continue;
+        found++;
+        ck_assert_uint_eq(c->cfg.lora_target_mask, ZS_ROLE_Q | ZS_ROLE_V);
+        ck_assert_msg(n > k && !strcmp(c->reason + n - k, suffix), "%s",
+                      c->reason);
+    }
+    ck_assert_int_ge(found, 1);
+    zs_plan_release(&p);
+}
+END_TEST
+
 Suite *suite_plan(void)
 {
     Suite *s = suite_create("plan");
@@ -558,6 +600,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_plan_reuse_matches_fresh);
     tcase_add_test(core, test_objectives);
     tcase_add_test(core, test_threads_alloc_failure);
+    tcase_add_test(core, test_plan_lora_targets_held_grads);
     suite_add_tcase(s, core);
     return s;
 }

@@ -285,6 +285,36 @@ START_TEST(test_dtype_helpers)
 }
 END_TEST
 
+/* QLoRA under FSDP2 (torchtune) keeps the base linears in NF4: sharded,
+ * all-gathered and unsharded as NF4 (fsdp2.c shard_bytes).  Llama-3-8B,
+ * 8 GPUs, rank 8 on every linear, per decoder layer by hand: q and o
+ * 4096 x 4096 = 16,777,216 elements -> 8,388,608 + 262,144 (int8 absmax per
+ * 64) + 4 x 1,024 (fp32 per 256 blocks) = 8,654,848 B each; k and v
+ * 4096 x 1024 -> 2,097,152 + 65,536 + 1,024 = 2,163,712 B each; gate, up,
+ * down 4096 x 14336 -> 29,360,128 + 917,504 + 14,336 = 30,291,968 B each;
+ * NF4 112,513,024 B per layer, 14,064,128 B per rank.  bf16: two norms
+ * (8,192) and the adapters 8 x (8192 + 5120 + 5120 + 8192 + 3 x 18432) =
+ * 655,360, 663,552 elements -> 82,944 per rank -> 165,888 B.  Shard
+ * 14,230,016 B per layer per rank (bf16 would be 218,767,360 / 8 x 2 =
+ * 54,691,840 B); the all-gather output 8 x that = 113,840,128 B. */
+START_TEST(test_fsdp2_qlora_nf4_base)
+{
+    struct run r;
+    const int64_t shard = 14064128 + 165888;
+    sim(&r,
+        "model=llama-3-8b;gpus=8xH100;framework=fsdp2;trainer=torchtune;"
+        "method=qlora;lora-rank=8;micro-batch=2;seq-len=2048;"
+        "checkpointing=full",
+        false);
+    ck_assert_int_eq(r.res.oom.where, ZS_OOM_NONE);
+    ck_assert_int_eq(
+        live_bytes(&r.res.steady, "sharded NF4 base + bf16 params (x32)"),
+        32 * shard);
+    ck_assert_int_eq(live_bytes(&r.res.steady, "all-gather output (x3)"),
+                     3 * 8 * shard);
+}
+END_TEST
+
 /* The 72B plan for HF users on one 8xH100 node: FSDP2 with accumulation
  * holds 2 B x 72,706,203,648 trainable elements = 145,412,407,296 B
  * (135 GiB) of unsharded grads per GPU, more than the 78.1 GiB an H100 has
@@ -404,6 +434,7 @@ Suite *suite_precision(void)
     tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
     tcase_add_test(core, test_dtype_helpers);
     tcase_add_test(core, test_plan_72b_hf_rejects_fsdp2_accumulation);
+    tcase_add_test(core, test_fsdp2_qlora_nf4_base);
     tcase_add_test(bad, test_deepspeed_policy_rejections);
     tcase_add_test(bad, test_bad_dtype_flags);
     suite_add_tcase(s, core);

@@ -185,6 +185,70 @@ START_TEST(test_render_golden)
 }
 END_TEST
 
+/* An NVMe run (zsim simulate --model 7b --gpus 8xH100 --offload-optimizer
+ * nvme --sub-group-size 300000000 --json, events and timeline dropped): its
+ * steps' tables carry an exposed NVMe column and the breakdown chart's data a
+ * seventh column, so the parts add up to the step (steady: 0.436 + 0.00838 +
+ * 0.185 + 17.959 + 0.694 + 0.00370 = 19.286 s, the document's time_s).  The
+ * four CPU-offload samples keep their 14-column table (the golden above). */
+START_TEST(test_render_nvme_breakdown)
+{
+    struct zs_report_stats s;
+    struct zs_err err = {0, ""};
+    zs_store *st;
+    char p[256], *md, *dat, *gp, *doc;
+    const struct zs_rbreakdown *b;
+    ck_assert_int_eq(zs_store_open(g_db, &st, &err), 0);
+    record_file(st, "7b-nvme", GOOD "report-sim-7b-nvme.json");
+    record_file(st, "yi34b-sp4", GOOD "report-sim-yi34b-sp4.json");
+    render(st, 0, &s);
+    zs_store_close(st);
+    ck_assert_int_eq(s.nscenarios, 2);
+
+    /* the parsed breakdown sums to the step time */
+    {
+        struct zs_rdoc d;
+        size_t len;
+        doc = slurp(GOOD "report-sim-7b-nvme.json", &len);
+        ck_assert_int_eq(zs_rdoc_parse("7b-nvme", doc, len, &d, &err), 0);
+        b = &d.steady.breakdown;
+        ck_assert_double_eq_tol(b->exposed_nvme, 17.958652463, 1e-9);
+        ck_assert_double_eq_tol(b->compute + b->exposed_collective +
+                                    b->exposed_pcie + b->exposed_nvme +
+                                    b->optimizer + b->other,
+                                d.steady.time_s, 1e-6);
+        zs_rdoc_release(&d);
+        free(doc);
+    }
+
+    snprintf(p, sizeof p, "%s/report.md", g_out);
+    md = slurp(p, NULL);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_ptr_nonnull(
+        strstr(md, "| exposed PCIe | exposed NVMe | optimizer |"));
+    ck_assert_ptr_nonnull(strstr(md, "| 185 ms | 17.96 s | 694 ms |"));
+    /* the run without NVMe keeps its columns */
+    ck_assert_int_eq(
+        strstr(strstr(md, "### yi34b-sp4"), "exposed NVMe") == NULL, 1);
+    free(md);
+
+    snprintf(p, sizeof p, "%s/breakdown.dat", g_out);
+    dat = slurp(p, NULL);
+    ck_assert_ptr_nonnull(strstr(
+        dat, "# scenario compute exposed_collective exposed_pcie optimizer "
+             "other exposed_nvme\n"));
+    ck_assert_ptr_nonnull(
+        strstr(dat, "\"7b-nvme\" 0.436004 0.00838103 0.185393 0.694132 "
+                    "0.00369656 17.9587\n"));
+    free(dat);
+    snprintf(p, sizeof p, "%s/breakdown.gp", g_out);
+    gp = slurp(p, NULL);
+    ck_assert_ptr_nonnull(
+        strstr(gp, "using 7 lc rgb \"#8c564b\" title \"exposed NVMe\""));
+    free(gp);
+}
+END_TEST
+
 /* Rerunning over the same store rewrites the same files and leaves no
  * temporaries. */
 START_TEST(test_render_idempotent)
@@ -796,6 +860,7 @@ Suite *suite_report(void)
     tcase_set_timeout(core, 60);
     tcase_set_timeout(limits, 300);
     tcase_add_test(core, test_render_golden);
+    tcase_add_test(core, test_render_nvme_breakdown);
     tcase_add_test(core, test_render_idempotent);
     tcase_add_test(core, test_render_charts);
     tcase_add_test(core, test_compare_clean);

@@ -515,22 +515,32 @@ static int chart_breakdown(struct ctx *c, struct zs_err *err)
     size_t n = 0;
     int rc;
 
+    bool nvme = false; /* a column for exposed NVMe when any run has it */
+
     zs_rbuf_init(&gp);
     zs_rbuf_init(&dat);
-    zs_rbuf_puts(
+    for (size_t i = 0; i < c->n; i++)
+        nvme |=
+            c->sc[i].bd_step && c->sc[i].bd_step->breakdown.exposed_nvme > 0;
+    zs_rbuf_printf(
         &dat,
         "# zsim report: steady step time breakdown (s), latest run of each "
         "scenario\n"
-        "# scenario compute exposed_collective exposed_pcie optimizer other\n");
+        "# scenario compute exposed_collective exposed_pcie optimizer "
+        "other%s\n",
+        nvme ? " exposed_nvme" : "");
     for (size_t i = 0; i < c->n; i++) {
         const struct zs_rstep *st = c->sc[i].bd_step;
         if (!st)
             continue;
         zs_rbuf_json_str(&dat, c->sc[i].run->scenario);
-        zs_rbuf_printf(&dat, " %.6g %.6g %.6g %.6g %.6g\n",
-                       st->breakdown.compute, st->breakdown.exposed_collective,
+        zs_rbuf_printf(&dat, " %.6g %.6g %.6g %.6g %.6g", st->breakdown.compute,
+                       st->breakdown.exposed_collective,
                        st->breakdown.exposed_pcie, st->breakdown.optimizer,
                        st->breakdown.other);
+        if (nvme)
+            zs_rbuf_printf(&dat, " %.6g", st->breakdown.exposed_nvme);
+        zs_rbuf_puts(&dat, "\n");
         n++;
     }
     if (n == 0) {
@@ -554,7 +564,7 @@ static int chart_breakdown(struct ctx *c, struct zs_err *err)
                           160 + 30 * (int)(n < 8    ? 8
                                            : n > 40 ? 40
                                                     : n));
-        zs_rbuf_puts(
+        zs_rbuf_printf(
             &gp,
             "plot \"breakdown.dat\" using 2:xtic(1) lc rgb \"#1f77b4\" title "
             "\"compute\", \\\n"
@@ -562,7 +572,10 @@ static int chart_breakdown(struct ctx *c, struct zs_err *err)
             "collective\", \\\n"
             "     \"\" using 4 lc rgb \"#d62728\" title \"exposed PCIe\", \\\n"
             "     \"\" using 5 lc rgb \"#2ca02c\" title \"optimizer\", \\\n"
-            "     \"\" using 6 lc rgb \"#9467bd\" title \"other\"\n");
+            "     \"\" using 6 lc rgb \"#9467bd\" title \"other\"%s\n",
+            nvme ? ", \\\n     \"\" using 7 lc rgb \"#8c564b\" title "
+                   "\"exposed NVMe\""
+                 : "");
         zs_gnuplot_end_output(&gp);
     }
     rc = gp.failed || dat.failed
@@ -737,13 +750,18 @@ static void summary_csv(const struct ctx *c, struct zs_rbuf *b)
     }
 }
 
+/* One step's row; the exposed NVMe column only when the table has it
+ * (`nvme`: either step swapped optimizer states to NVMe), so that the parts
+ * add up to the step time. */
 static void step_row(struct rtable *t, const char *name,
-                     const struct zs_rstep *st)
+                     const struct zs_rstep *st, bool nvme)
 {
-    char c[12][32];
+    char c[13][32];
     const struct zs_rbreakdown *b = &st->breakdown;
-    rt_row(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", name,
-           fmt_s(c[0], 32, st->time_s),
+    const char *nv =
+        st->has_breakdown ? fmt_s(c[12], 32, b->exposed_nvme) : "-";
+    rt_row(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s%s\t%s\t%s\t%s",
+           name, fmt_s(c[0], 32, st->time_s),
            fmt_f(c[1], 32, "%.1f", st->tokens_per_s_per_gpu),
            fmt_f(c[2], 32, "%.1f%%", st->mfu * 100),
            fmt_b(c[3], 32, st->peak_gpu_allocated_bytes),
@@ -753,6 +771,7 @@ static void step_row(struct rtable *t, const char *name,
            st->has_breakdown ? fmt_s(c[7], 32, b->compute) : "-",
            st->has_breakdown ? fmt_s(c[8], 32, b->exposed_collective) : "-",
            st->has_breakdown ? fmt_s(c[9], 32, b->exposed_pcie) : "-",
+           nvme ? "\t" : "", nvme ? nv : "",
            st->has_breakdown ? fmt_s(c[10], 32, b->optimizer) : "-",
            st->has_breakdown ? fmt_s(c[11], 32, b->other) : "-",
            st->bottleneck[0] ? st->bottleneck : "-");
@@ -812,16 +831,21 @@ static void section_simulate(const struct ctx *c, const struct scen *s,
         para(h, m, line);
     }
     if (d->first.present || d->steady.present) {
-        rt_init(&t, 14, "lrrrrrrrrrrrrl");
-        rt_row(&t, "step\ttime\ttokens/s/GPU\tMFU\tpeak GPU allocated\tpeak "
-                   "GPU reserved\t"
-                   "peak host / node\tpinned host / node\tcompute\texposed "
-                   "collective\t"
-                   "exposed PCIe\toptimizer\tother\tbottleneck");
+        bool nvme = (d->first.present && d->first.breakdown.exposed_nvme > 0) ||
+                    (d->steady.present && d->steady.breakdown.exposed_nvme > 0);
+        rt_init(&t, nvme ? 15 : 14,
+                nvme ? "lrrrrrrrrrrrrrl" : "lrrrrrrrrrrrrl");
+        rt_row(&t,
+               "step\ttime\ttokens/s/GPU\tMFU\tpeak GPU allocated\tpeak "
+               "GPU reserved\t"
+               "peak host / node\tpinned host / node\tcompute\texposed "
+               "collective\t"
+               "exposed PCIe\t%soptimizer\tother\tbottleneck",
+               nvme ? "exposed NVMe\t" : "");
         if (d->first.present)
-            step_row(&t, "first", &d->first);
+            step_row(&t, "first", &d->first, nvme);
         if (d->steady.present)
-            step_row(&t, "steady", &d->steady);
+            step_row(&t, "steady", &d->steady, nvme);
         rt_html(&t, h, "steps");
         rt_md(&t, m);
         rt_release(&t);

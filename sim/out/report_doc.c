@@ -80,6 +80,9 @@ static const struct zs_field g_breakdown_fields[] = {
      SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
     {"other", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, other), 0,
      SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
+    /* simulate writes it only under NVMe optimizer offload (simout.c) */
+    {"exposed_nvme", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, exposed_nvme),
+     0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
 };
 
 static const struct zs_field g_oom_fields[] = {

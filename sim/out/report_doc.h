@@ -60,6 +60,7 @@ int zs_metric_find(const char *name);
 
 struct zs_rbreakdown {
     double compute, exposed_collective, exposed_pcie, optimizer, other;
+    double exposed_nvme; /* 0 when the document has none (no NVMe offload) */
 };
 
 struct zs_rstep {

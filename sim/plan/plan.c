@@ -221,9 +221,13 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
             /* name the term the HF Trainer adds, whichever allocation hit
              * the limit: every trainable element's unsharded grad in the
              * reduce dtype (fsdp2.c hold_grads) */
+            /* the adapted projections as resolved from --lora-targets
+             * (zs_cfg_resolve), as the simulation itself sizes them */
             struct zs_method_opts mo = {(enum zs_method)c->cfg.method,
                                         (int)c->cfg.lora_rank,
-                                        ZS_ROLE_ALL_LINEAR};
+                                        c->cfg.lora_target_mask
+                                            ? c->cfg.lora_target_mask
+                                            : ZS_ROLE_ALL_LINEAR};
             int64_t held = zs_model_trainable(w->m, &mo) *
                            zs_cfg_reduce_bytes(&c->cfg);
             size_t len = strlen(c->reason);

@@ -155,56 +155,94 @@ static int param_shards(struct fs *s)
     return 0;
 }
 
+/* Bytes of group g's shard on this rank as stored (*store) and as the
+ * all-gather moves it (*ag, per rank; the group's all-gather output and its
+ * unsharded parameters are world x *ag).  Without QLoRA every element is
+ * stored in the param dtype (pb) and gathered in bf16.  Under QLoRA the
+ * quantised linears are torchao NF4Tensors (torchtune's QLoRA recipes,
+ * lora_fsdp_wrap + fully_shard): torchao/dtypes/nf4tensor.py (pytorch/ao at
+ * 0598012907d6) shards quantized_data (4 bits/element), quantized_scalers
+ * (int8 per block of 64) and quantization_factor (one per 256 blocks) along
+ * dim 0; fsdp_pre_all_gather hands those three tensors to the all-gather and
+ * fsdp_post_all_gather builds the unsharded NF4Tensor on the all-gather
+ * outputs, which LinearNF4 dequantises per op (units.c).  So the NF4 bytes
+ * are stored, moved and held as NF4 (zs_leaf_weight_bytes, the bitsandbytes
+ * double-quantisation layout; torchao's quantization_factor is in the input
+ * dtype, 2 B instead of 4 B per 16,384 elements, a difference of 1e-4 B per
+ * element that is not modelled); the rest (norms, embedding, biases,
+ * adapters) as without QLoRA. */
+static void shard_bytes(const struct fs *s, const struct zs_unit *u,
+                        int64_t *store, int64_t *ag)
+{
+    int64_t w = s->b->c->world;
+    int64_t q = (u->nf4_bytes + w - 1) / w;
+    int64_t rest = (u->params - u->nf4_elems + w - 1) / w;
+    if (u->nf4_elems <= 0) {
+        *store = u->part_elems * s->pb;
+        *ag = u->part_elems * 2;
+        return;
+    }
+    *store = q + rest * s->pb;
+    *ag = q + rest * 2;
+}
+
 static void unshard(struct fs *s, int g)
 {
     struct zs_bctx *b = s->b;
     const struct zs_unit *u = &b->units[g];
-    int64_t shard = u->part_elems, full = u->part_elems * b->c->world;
+    int64_t store, shard_ag, full;
     int32_t t, ag, launch;
+    bool nf4 = u->nf4_elems > 0;
     if (s->ungathered[g] >= 0)
         return;
+    shard_bytes(s, u, &store, &shard_ag);
+    full = shard_ag * b->c->world;
     launch = zs_t_delay(b, b->q_host, 10000, ZS_CLS_HOST,
                         "unshard (foreach copy-in)", g, b->last_host, -1);
     t = launch;
     if (s->off) {
-        int32_t dev = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard * s->pb, 0,
-                                 s->pb == 4 ? "fp32 shard (H2D)"
-                                            : "bf16 shard (H2D)",
+        int32_t dev = zs_t_alloc(b, b->q_cpy, b->p_gpu, store, 0,
+                                 nf4          ? "NF4 + bf16 shard (H2D)"
+                                 : s->pb == 4 ? "fp32 shard (H2D)"
+                                              : "bf16 shard (H2D)",
                                  g, t);
-        t = zs_t_pcie(b, b->q_cpy, 0, (double)shard * s->pb, b->c->pin_param,
-                      s->pb == 4 ? "H2D fp32 shard (async)"
-                                 : "H2D bf16 shard (async)",
+        t = zs_t_pcie(b, b->q_cpy, 0, (double)store, b->c->pin_param,
+                      nf4          ? "H2D NF4 + bf16 shard (async)"
+                      : s->pb == 4 ? "H2D fp32 shard (async)"
+                                   : "H2D bf16 shard (async)",
                       g, dev, s->prev_copyout);
         if (s->pb == 4) {
-            /* the cast allocates the bf16 all-gather input */
-            int32_t in = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard * 2, 0,
+            /* the cast allocates the bf16 all-gather input (read pb, write
+             * 2 B per element; NF4 bytes are copied as they are) */
+            int32_t in = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard_ag, 0,
                                     "bf16 all-gather input (cast)", g, t);
-            t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 6, ZS_CLS_COPY,
-                             "cast to bf16", g, in, -1);
+            t = zs_t_gpu_mem(b, b->q_cpy, (double)(store + shard_ag),
+                             ZS_CLS_COPY, "cast to bf16", g, in, -1);
             zs_t_free(b, b->q_cpy, dev, t);
             dev = in;
         }
-        ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full * 2, 0,
-                        "all-gather output", g, t);
+        ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full, 0, "all-gather output", g,
+                        t);
         /* copy-in: read the bf16 input, write the all-gather buffer */
-        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * 4, ZS_CLS_COPY,
+        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard_ag * 2, ZS_CLS_COPY,
                          "all-gather copy-in", g, ag, s->prev_copyout);
         zs_t_free(b, b->q_cpy, dev, t);
     } else {
-        ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full * 2, 0,
-                        "all-gather output", g, t);
+        ag = zs_t_alloc(b, b->q_cpy, b->p_gpu, full, 0, "all-gather output", g,
+                        t);
         /* resident shards: the foreach copy-in casts while it copies (read
          * pb, write 2 B; foreach_all_gather's _foreach_copy_ fast path) */
-        t = zs_t_gpu_mem(b, b->q_cpy, (double)shard * (s->pb + 2),
-                         ZS_CLS_COPY, "all-gather copy-in", g, ag,
-                         s->prev_copyout);
+        t = zs_t_gpu_mem(b, b->q_cpy, (double)(store + shard_ag), ZS_CLS_COPY,
+                         "all-gather copy-in", g, ag, s->prev_copyout);
     }
-    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full * 2,
+    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full,
                   "all-gather params", g, t, -1);
-    /* copy-out on the compute stream into per-parameter storages */
-    s->ungathered[g] = zs_t_alloc(b, b->q_comp, b->p_gpu, full * 2, 0,
-                                  "unsharded params", g, t);
-    t = zs_t_gpu_mem(b, b->q_comp, (double)full * 4, ZS_CLS_COPY,
+    /* copy-out on the compute stream into per-parameter storages (read and
+     * write the gathered bytes) */
+    s->ungathered[g] = zs_t_alloc(
+        b, b->q_comp, b->p_gpu, full, 0,
+        nf4 ? "unsharded params (NF4 base + bf16)" : "unsharded params", g, t);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)full * 2, ZS_CLS_COPY,
                      "all-gather copy-out", g, s->ungathered[g], t);
     if (s->prev_agbuf >= 0)
         zs_t_free(b, b->q_comp, s->prev_agbuf, t);
@@ -577,7 +615,15 @@ int zs_build_fsdp2(struct zs_bctx *b)
         goto out;
     for (int g = 0; g < n; g++) {
         const struct zs_unit *u = &b->units[g];
-        if (s.off) /* _init_sharded_param: .cpu().pin_memory() per parameter */
+        int64_t store, ag;
+        bool nf4 = u->nf4_elems > 0;
+        shard_bytes(&s, u, &store, &ag);
+        if (s.off && nf4) /* QLoRA: one block per group (param_shards) */
+            zs_t_alloc(b, b->q_host, b->p_host, store,
+                       b->c->pin_param ? ZS_ALLOC_PINNED : 0,
+                       "sharded NF4 base + bf16 params (pinned)", g, -1);
+        else if (s.off) /* _init_sharded_param: .cpu().pin_memory() per
+                         * parameter */
             for (int k = s.shard_off[g]; k < s.shard_off[g + 1]; k++)
                 zs_t_alloc(b, b->q_host, b->p_host, s.shard_elems[k] * s.pb,
                            b->c->pin_param ? ZS_ALLOC_PINNED : 0,
@@ -585,9 +631,10 @@ int zs_build_fsdp2(struct zs_bctx *b)
                                      : "sharded bf16 params (pinned)",
                            g, -1);
         else
-            zs_t_alloc(b, b->q_comp, b->p_gpu, u->part_elems * s.pb, 0,
-                       s.pb == 4 ? "sharded fp32 params"
-                                 : "sharded bf16 params",
+            zs_t_alloc(b, b->q_comp, b->p_gpu, store, 0,
+                       nf4         ? "sharded NF4 base + bf16 params"
+                       : s.pb == 4 ? "sharded fp32 params"
+                                   : "sharded bf16 params",
                        g, -1);
     }
 

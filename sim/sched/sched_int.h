@@ -65,6 +65,10 @@ struct zs_unit {
     int64_t params;             /* elements gathered */
     int64_t gather_bytes;       /* bytes gathered (bf16, or 4-bit for QLoRA) */
     int64_t part_elems;         /* this rank's partition, elements */
+    /* QLoRA: elements held as NF4 (the quantised linears' weights) and their
+     * bytes with the quantisation constants (zs_leaf_weight_bytes); 0 when
+     * nothing is quantised */
+    int64_t nf4_elems, nf4_bytes;
     int64_t trainable; /* trainable elements (full: params; LoRA: adapters) */
     int n_tensors;
     bool persistent;         /* DeepSpeed: below the persistence threshold */

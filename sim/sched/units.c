@@ -322,6 +322,16 @@ static void fill_leaf_unit(struct zs_bctx *b, struct zs_unit *u,
         u->params += u->trainable;
         u->gather_bytes += u->trainable * 2;
     }
+    if (b->mo.method == ZS_METHOD_QLORA &&
+        (l->kind == ZS_LEAF_LINEAR || l->kind == ZS_LEAF_ROUTER ||
+         l->kind == ZS_LEAF_EXPERTS)) {
+        /* the weights zs_leaf_weight_bytes quantises; the rest of the leaf
+         * (biases) stays bf16 */
+        u->nf4_elems = l->in_features * l->out_features *
+                       (l->kind == ZS_LEAF_EXPERTS ? l->n_tensors : 1);
+        u->nf4_bytes =
+            zs_leaf_weight_bytes(l, &b->mo) - 2 * (l->params - u->nf4_elems);
+    }
     u->part_elems = (u->params + w - 1) / w;
     u->n_tensors =
         l->n_tensors + (u->trainable && b->mo.method != ZS_METHOD_FULL ? 2 : 0);
@@ -432,6 +442,8 @@ static void group_add_leaf(struct zs_bctx *b, struct zs_unit *g,
     leaf_pieces(b, l, f, bw, &kf, &kb);
     g->params += leafu.params;
     g->gather_bytes += leafu.gather_bytes;
+    g->nf4_elems += leafu.nf4_elems;
+    g->nf4_bytes += leafu.nf4_bytes;
     g->trainable += leafu.trainable;
     g->n_tensors += leafu.n_tensors;
     g->kernels_fwd += kf;
