@@ -943,9 +943,13 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         snprintf(off, sizeof off, "no offload");
     else if (c->offload_optimizer == ZS_OFF_NVME)
         snprintf(off, sizeof off, "offload optimizer to nvme (buffer_count "
-                 "%lld%s%s)", (long long)c->nvme_buffer_count,
+                 "%lld%s%s)%s", (long long)c->nvme_buffer_count,
                  c->pipeline_read ? ", pipeline_read" : "",
-                 c->pipeline_write ? ", pipeline_write" : "");
+                 c->pipeline_write ? ", pipeline_write" : "",
+                 c->offload_param == ZS_OFF_NVME ? ", params to nvme"
+                 : c->offload_param == ZS_OFF_CPU ? ", params to cpu" : "");
+    else if (c->offload_param == ZS_OFF_NVME)
+        snprintf(off, sizeof off, "offload optimizer, params to nvme");
     else if (c->offload_param == ZS_OFF_NONE)
         snprintf(off, sizeof off, "offload optimizer");
     else
