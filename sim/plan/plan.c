@@ -189,6 +189,17 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
         zs_strlcpy(c->reason, err.msg, sizeof c->reason);
         return;
     }
+    /* param NVMe: DeepSpeed asserts each swapped partition fits one swap
+     * buffer (partitioned_param_swapper.py:357); a user sets buffer_size to
+     * the largest partition, and so does the planner unless it was given
+     * (its default 1e8 fails e.g. Qwen2.5-72B's 1.25e9-element embedding
+     * on 8 ranks) */
+    if (c->cfg.offload_param == ZS_OFF_NVME && !w->po->fix_param_buffer_size) {
+        int64_t world = c->cfg.world > 0 ? c->cfg.world : 1;
+        int64_t part = (w->m->largest_leaf_params + world - 1) / world;
+        if (part > c->cfg.param_buffer_size)
+            c->cfg.param_buffer_size = part;
+    }
     su.model = w->m;
     su.cluster = w->cl;
     su.cfg = &c->cfg;
