@@ -345,6 +345,13 @@ static void gather(struct ds *s, const int *group, int ng)
          * buffer (param_groups_fp16_flat_cpu_memory); frozen ones are pinned
          * iff offload_param.pin_memory (§2 Host) */
         bool pinned = b->mo.method == ZS_METHOD_FULL ? true : b->c->pin_param;
+        /* partitions swapped in from NVMe are copied from the page-locked
+         * swap buffers (new_cpu_locked_tensor,
+         * partitioned_param_swapper.py:131) */
+        bool all_nv = s->pnvme;
+        for (int i = 0; i < ng && all_nv; i++)
+            all_nv = s->pn[group[i]] >= b->units[group[i]].part_elems;
+        pinned = pinned || all_nv;
         int32_t h2d =
             zs_t_pcie(b, b->q_ag, 0, (double)part_bytes, pinned,
                       "H2D param partitions (blocking)", unit0, tmp, -1);
