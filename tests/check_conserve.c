@@ -415,6 +415,87 @@ START_TEST(test_nvme_conservation)
 }
 END_TEST
 
+
+/* NVMe parameter offload on top (sched/zero.c pnvme_*), full fine-tuning,
+ * max_in_cpu 0 (no sub-group in host RAM), checkpointing none and
+ * max_reuse_distance 0 (every unit fetched once per forward and backward):
+ *   param swap buffers  5 x ceil512(1e8) x 2 B, one page-locked allocation;
+ *   swap-out buffer     the largest sub-group at its full numel:
+ *                       min(sub, T) x 8 ranks x 2 B, page-locked;
+ *   no max_in_cpu flat buffer;
+ *   NVMe link           88 T (optimizer) + per step 2 x 2 S read and 2 S
+ *                       written (weighing 2): 16 S over the 2 steps, S the
+ *                       partitions of the leaves of at least 524,288
+ *                       elements per rank. */
+START_TEST(test_nvme_param_conservation)
+{
+    static const int64_t subs[] = {100000000, 300000000, 1000000000};
+    for (size_t si = 0; si < sizeof subs / sizeof subs[0]; si++) {
+        struct zs_cfg c;
+        struct zs_model m;
+        struct zs_cluster cl;
+        struct zs_setup su = {0};
+        struct zs_sim_result res;
+        struct zs_err err = {0, ""};
+        zs_sim *sim = zs_sim_new();
+        int64_t P, T, S = 0, sub = subs[si], largest;
+        int link = -1;
+        char name[96], v[32];
+        zs_cfg_defaults(&c);
+        snprintf(c.model, sizeof c.model, "7b");
+        snprintf(c.gpus, sizeof c.gpus, "8xH100");
+        c.offload_optimizer = ZS_OFF_NVME;
+        c.offload_param = ZS_OFF_NVME;
+        c.nvme_read_gbps = 16;
+        c.nvme_write_gbps = 8;
+        snprintf(v, sizeof v, "%lld", (long long)sub);
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, "sub_group_size", v, &err), 0);
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, "param_max_in_cpu", "0", &err),
+                         0);
+        ck_assert_int_eq(
+            zs_cfg_apply_flag(&c, "max_reuse_distance", "0", &err), 0);
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, "checkpointing", "none", &err),
+                         0);
+        c.steps = 1;
+        ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+        su.model = &m;
+        su.cluster = &cl;
+        su.cfg = &c;
+        ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s", err.msg);
+        snprintf(name, sizeof name, "7b param nvme sub %lld", (long long)sub);
+        partitions(&m, &c, &P, &T);
+        largest = T < sub ? T : sub;
+        for (int i = 0; i < m.n_pre + m.n_post + m.n_layer_leaves; i++) {
+            const struct zs_leaf *l =
+                i < m.n_pre ? &m.pre[i]
+                : i < m.n_pre + m.n_post ? &m.post[i - m.n_pre]
+                                         : &m.layer[i - m.n_pre - m.n_post];
+            int64_t part = ceil_div(l->params, 8);
+            if (part >= 524288)
+                S += part * (i < m.n_pre + m.n_post ? 1 : m.n_layers);
+        }
+        expect(sum_allocs(sim, "host", "NVMe param swap buffers", 0),
+               5 * ceil_div(100000000, 512) * 512 * 2, 1, "param swap buffers",
+               name);
+        expect(sum_allocs(sim, "host", "partitioned param swap-out buffer", 0),
+               largest * 8 * 2, 1, "param swap-out buffer", name);
+        expect(sum_allocs(sim, "host", "bf16 flat partition", 0), 0, 0,
+               "max_in_cpu flat buffer", name);
+        for (int l = 0; l < zs_sim_nlinks(sim); l++)
+            if (!strcmp(zs_sim_link_name(sim, l), "NVMe (rank share)"))
+                link = l;
+        ck_assert_int_ge(link, 0);
+        ck_assert_msg(fabs((zs_sim_link_bytes(sim, link) - 16.0 * (double)S) /
+                               (double)T -
+                           88.0) < 88e-5,
+                      "%s: NVMe link less 16 S %.6g T", name,
+                      (zs_sim_link_bytes(sim, link) - 16.0 * (double)S) /
+                          (double)T);
+        zs_sim_free(sim);
+    }
+}
+END_TEST
+
 START_TEST(test_adam_states_7b_sub_1e7)
 {
     struct conf k = {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0};
@@ -472,6 +553,7 @@ Suite *suite_conserve(void)
     tcase_set_timeout(limits, 300);
     tcase_add_test(core, test_conservation);
     tcase_add_test(core, test_nvme_conservation);
+    tcase_add_test(core, test_nvme_param_conservation);
     tcase_add_test(limits, test_adam_states_7b_sub_1e7);
     tcase_add_test(limits, test_many_steps);
     suite_add_tcase(s, core);

@@ -159,6 +159,11 @@ START_TEST(test_defaults)
     ck_assert_int_eq(load(z3, &ctx, &c, &err), 0);
     ck_assert(!c.offload_optimizer.pipeline_read.v);
     ck_assert(!c.offload_optimizer.pipeline_write.v);
+    /* offload_param: buffer_count 5, buffer_size 1e8, max_in_cpu 1e9
+     * (offload_config.py:33,36,39) */
+    ck_assert_int_eq(c.offload_param.buffer_count.v, 5);
+    ck_assert_int_eq(c.offload_param.buffer_size.v, 100000000);
+    ck_assert_int_eq(c.offload_param.max_in_cpu.v, 1000000000);
     ck_assert(!c.aio.present);
     ck_assert_int_eq(c.aio.block_size.v, 1048576);
     ck_assert_int_eq(c.aio.queue_depth.v, 8);

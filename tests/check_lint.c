@@ -788,6 +788,52 @@ START_TEST(test_nvme)
 }
 END_TEST
 
+
+/* offload_param nvme: Qwen2.5-72B's embedding, 152064 x 8192 = 1,245,708,288
+ * elements, over 8 ranks = 155,713,536 per rank, against DeepSpeed's default
+ * buffer_size 1e8 (offload_config.py:36) and against 2e8. */
+START_TEST(test_nvme_param_buffer_size)
+{
+    struct fixture fx;
+    struct zs_model m;
+    struct zs_cluster c;
+    const struct zs_lint_finding *f;
+    const char *dflt =
+        "{\"bf16\": {\"enabled\": true},\n"
+        " \"zero_optimization\": {\"stage\": 3,\n"
+        "   \"offload_param\": {\"device\": \"nvme\", \"nvme_path\": "
+        "\"/mnt/nvme0/ds\"},\n"
+        "   \"offload_optimizer\": {\"device\": \"cpu\"}}}";
+    const char *big =
+        "{\"bf16\": {\"enabled\": true},\n"
+        " \"zero_optimization\": {\"stage\": 3,\n"
+        "   \"offload_param\": {\"device\": \"nvme\", \"nvme_path\": "
+        "\"/mnt/nvme0/ds\", \"buffer_size\": 2e8},\n"
+        "   \"offload_optimizer\": {\"device\": \"cpu\"}}}";
+    mk_model(&m, "qwen2.5-72b", 72000000000LL, 8192, 80);
+    strcpy(m.largest_leaf_name, "model.embed_tokens");
+    m.largest_leaf_params = 1245708288LL;
+    mk_cluster(&c, 2048 * ZS_GiB, 0);
+    load_ds(&fx, dflt, NULL, NULL, 8192, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    f = run(&fx, "nvme-param-buffer-size");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, ZS_LINT_ERROR);
+    ck_assert_str_eq(f->explanation,
+                     "model.embed_tokens has 1245708288 elements, 155713536 "
+                     "per rank over 8 ranks; buffer_size is 100000000: "
+                     "zero.Init fails with \"More elements 155713536 than "
+                     "buffer size 100000000\"");
+    load_ds(&fx, big, NULL, NULL, 8192, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    ck_assert_ptr_null(run(&fx, "nvme-param-buffer-size"));
+    ck_assert_ptr_nonnull(run(&fx, "nvme-async-io"));
+    ck_assert_ptr_null(run(&fx, "nvme-path-unset"));
+}
+END_TEST
+
 START_TEST(test_written_config_is_clean)
 {
     struct fixture fx;
@@ -866,6 +912,7 @@ Suite *suite_lint(void)
     tcase_add_test(core, test_no_zero_init);
     tcase_add_test(core, test_host_ram_offload);
     tcase_add_test(core, test_nvme);
+    tcase_add_test(core, test_nvme_param_buffer_size);
     tcase_add_test(core, test_pinned_rounding);
     tcase_add_test(core, test_max_steps);
     tcase_add_test(core, test_offload_consistency);

@@ -140,7 +140,8 @@ START_TEST(test_72b_512g_nvme_fits)
         if (c->status == ZS_CAND_FITS)
             ck_assert_int_eq(c->cfg.offload_optimizer, ZS_OFF_NVME);
     }
-    ck_assert_int_eq(nvme, 2); /* params on the GPU, params on the CPU */
+    /* params on the GPU, on the CPU, on NVMe */
+    ck_assert_int_eq(nvme, 3);
     /* it fits the host: at most 448 GiB per node */
     ck_assert_int_le(x.p.cand[x.p.best].res.steady.peak_host_per_node,
                      448 * ZS_GiB);
@@ -292,7 +293,10 @@ START_TEST(test_emit_nvme)
     memset(&cand, 0, sizeof cand);
     zs_cfg_defaults(&cand.cfg);
     zt_apply_flags(&cand.cfg, "model=7b;offload-optimizer=nvme;"
-                              "pipeline-read=yes;nvme-buffer-count=8");
+                              "pipeline-read=yes;nvme-buffer-count=8;"
+                              "offload-param=nvme;param-buffer-count=6;"
+                              "param-buffer-size=200000000;"
+                              "param-max-in-cpu=0");
     ck_assert_msg(zs_cli_resolve(&cand.cfg, &m, &cl, &err) == 0, "%s",
                   err.msg);
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -307,6 +311,11 @@ START_TEST(test_emit_nvme)
     ck_assert_int_eq(ds.offload_optimizer.buffer_count.v, 8);
     ck_assert(ds.offload_optimizer.pipeline_read.v);
     ck_assert(!ds.offload_optimizer.pipeline_write.v);
+    ck_assert_int_eq(ds.offload_param.device.v, ZS_DS_DEV_NVME);
+    ck_assert_str_eq(ds.offload_param.nvme_path, "/local_nvme");
+    ck_assert_int_eq(ds.offload_param.buffer_count.v, 6);
+    ck_assert_int_eq(ds.offload_param.buffer_size.v, 200000000);
+    ck_assert_int_eq(ds.offload_param.max_in_cpu.v, 0);
     ck_assert(ds.aio.present);
     ck_assert_int_eq(ds.aio.block_size.v, 1048576);
     ck_assert_int_eq(ds.aio.queue_depth.v, 8);
@@ -330,6 +339,10 @@ START_TEST(test_emit_nvme)
     ck_assert_int_eq(c.offload_optimizer, ZS_OFF_NVME);
     ck_assert_int_eq(c.nvme_buffer_count, 8);
     ck_assert(c.pipeline_read && !c.pipeline_write);
+    ck_assert_int_eq(c.offload_param, ZS_OFF_NVME);
+    ck_assert_int_eq(c.param_buffer_count, 6);
+    ck_assert_int_eq(c.param_buffer_size, 200000000);
+    ck_assert_int_eq(c.param_max_in_cpu, 0);
     unlink(path);
     rmdir(dir);
 }

@@ -581,6 +581,139 @@ START_TEST(test_nvme_optimizer_swap_bytes)
 }
 END_TEST
 
+
+/* NVMe parameter offload (docs/nvme.md, sched/zero.c pnvme_*), Qwen2.5-7B on
+ * 8 ranks, optimizer on NVMe too (sub_group_size 3e8: four sub-groups),
+ * checkpointing none and max_reuse_distance 0 so that every unit is fetched
+ * exactly once in the forward and once in the backward.  By hand: a leaf is
+ * swapped iff its partition ceil(params / 8) reaches 1 MiB of bf16
+ * (524,288 elements; k_proj and v_proj, 3584 x 512 + 512 -> 229,440, are
+ * not); S = Σ of those partitions.  max_in_cpu 0: no sub-group is in host
+ * RAM, so per step the reads are 2 B x S twice (forward, backward) and the
+ * writes 2 B x S after the optimizer; the NVMe link counts a written byte
+ * as read/write = 2 read bytes: 4S + 2 x 2S = 8S per step over 2 steps,
+ * on top of the optimizer's 88 T.  Host: 5 x 100,000,256 bf16 swap buffers
+ * (1e8 aligned up to 512) and the reserved swap-out buffer of the largest
+ * sub-group at its full numel, 3e8 x 8 ranks x 2 B, and the pinned CPU
+ * partitions of the leaves too small to swap (k_proj, v_proj: 56 x 512 KiB). */
+START_TEST(test_nvme_param_swap_bytes)
+{
+    static const struct {
+        const char *max_in_cpu;
+        int nvme_subgroups; /* by hand from stage3.py:929-947 */
+    } cases[] = {{"0", 4}, {"600000000", 2}, {"1000000000", 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct zs_cfg c;
+        struct zs_model m;
+        struct zs_cluster cl;
+        struct zs_setup su = {0};
+        struct zs_sim_result res;
+        struct zs_err err = {0, ""};
+        zs_sim *sim = zs_sim_new();
+        int64_t T = 0, S = 0, sub = 300000000, w_ns = 0, kept = 0;
+        int nswap = 0, nread = 0, nwrite = 0, link = -1;
+        char flags[400];
+        zs_cfg_defaults(&c);
+        snprintf(flags, sizeof flags,
+                 "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=nvme;"
+                 "offload-param=nvme;nvme-read=16;nvme-write=8;"
+                 "sub-group-size=300000000;checkpointing=none;"
+                 "max-reuse-distance=0;param-max-in-cpu=%s",
+                 cases[k].max_in_cpu);
+        zt_apply_flags(&c, flags);
+        ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+        su.model = &m;
+        su.cluster = &cl;
+        su.cfg = &c;
+        ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s", err.msg);
+        for (int i = 0; i < m.n_pre + m.n_post + m.n_layer_leaves; i++) {
+            const struct zs_leaf *l =
+                i < m.n_pre ? &m.pre[i]
+                : i < m.n_pre + m.n_post ? &m.post[i - m.n_pre]
+                                         : &m.layer[i - m.n_pre - m.n_post];
+            int64_t part = (l->params + 7) / 8;
+            int n = i < m.n_pre + m.n_post ? 1 : m.n_layers;
+            T += part * n;
+            if (part >= 524288) {
+                S += part * n;
+                nswap += n;
+            } else if (l->params > 100000) {
+                /* not swapped, not persistent (threshold 1e5): its pinned
+                 * CPU partition (pin_memory), PyTorch's power-of-two block */
+                kept += pow2(part * 2) * n;
+            }
+        }
+        ck_assert(T > 9e8 + 256 && T < 12e8);
+        for (int32_t i = 0; i < zs_sim_ntasks(sim); i++) {
+            const struct zs_task_rec *r = zs_sim_task(sim, i);
+            if (!strcmp(r->name, "swap-in param partitions (NVMe)") ||
+                !strcmp(r->name, "swap-in next params (async, NVMe)"))
+                nread++;
+            if (!strcmp(r->name, "swap-out bf16 params (NVMe)")) {
+                nwrite++;
+                w_ns += r->end_ns - r->start_ns;
+            }
+        }
+        for (int l = 0; l < zs_sim_nlinks(sim); l++)
+            if (!strcmp(zs_sim_link_name(sim, l), "NVMe (rank share)"))
+                link = l;
+        ck_assert_int_ge(link, 0);
+        ck_assert_int_eq(nwrite, 2 * cases[k].nvme_subgroups);
+        if (cases[k].nvme_subgroups == 4) {
+            /* every swappable leaf read in F and B of 2 steps */
+            ck_assert_int_eq(nread, 2 * 2 * nswap);
+            /* writes alone on the drives: 2 B at 1e9 B/s = 2 ns/element */
+            ck_assert_int_le(llabs(w_ns - 2 * 2 * S), 8);
+            ck_assert_double_eq_tol(
+                (zs_sim_link_bytes(sim, link) - 16.0 * (double)S) / (double)T,
+                88.0, 1e-5);
+            ck_assert_int_eq(res.steady.pinned_host_per_rank,
+                             4 * sub * 4 + pow2(T * 2) +
+                                 5 * 100000256LL * 2 + sub * 8 * 2 + kept);
+        } else if (cases[k].nvme_subgroups == 0) {
+            /* T < max_in_cpu: every partition in the pinned flat buffer */
+            ck_assert_int_eq(nread, 0);
+            ck_assert_double_eq_tol(zs_sim_link_bytes(sim, link) / (double)T,
+                                    88.0, 1e-5);
+            ck_assert_int_eq(res.steady.pinned_host_per_rank,
+                             4 * sub * 4 + pow2(T * 2) + pow2(T * 2) +
+                                 5 * 100000256LL * 2 + kept);
+        }
+        zs_sim_free(sim);
+    }
+}
+END_TEST
+
+START_TEST(test_nvme_param_buffer_size)
+{
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su = {0};
+    struct zs_sim_result res;
+    struct zs_err err = {0, ""};
+    zs_sim *sim = zs_sim_new();
+    zs_cfg_defaults(&c);
+    zt_apply_flags(&c, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=cpu;"
+                       "offload-param=nvme;nvme-read=16;nvme-write=8;"
+                       "param-buffer-size=68124671");
+    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    su.model = &m;
+    su.cluster = &cl;
+    su.cfg = &c;
+    /* embed_tokens 152064 x 3584 = 544,997,376 / 8 = 68,124,672 */
+    ck_assert_int_eq(zs_simulate(&su, sim, &res, &err), ZS_EUSAGE);
+    ck_assert_str_eq(
+        err.msg,
+        "offload_param buffer_size 68124671 is smaller than the largest "
+        "parameter partition (model.embed_tokens: 544997376 elements / 8 "
+        "ranks = 68124672 elements): DeepSpeed asserts \"More elements than "
+        "buffer size\" (partitioned_param_swapper.py:357); give "
+        "'--param-buffer-size' 68124672 or more");
+    zs_sim_free(sim);
+}
+END_TEST
+
 START_TEST(test_bad_configs)
 {
     static const struct {
@@ -597,6 +730,12 @@ START_TEST(test_bad_configs)
         {"reduce-bucket-size", "-5",
          "invalid value for '--reduce-bucket-size': must be \"auto\" or an "
          "integer in [1, 1000000000000] (got '-5')"},
+        {"param-buffer-count", "0",
+         "invalid value for '--param-buffer-count': must be an integer in "
+         "[1, 1000000] (got '0')"},
+        {"param-buffer-size", "1e20",
+         "invalid value for '--param-buffer-size': must be an integer in "
+         "[1, 10000000000000] (got '1e20')"},
         {"host-ram", "12XB",
          "invalid value for '--host-ram': must be a size in [0 B, 909 TiB] "
          "(bytes or e.g. \"80GiB\") (got '12XB')"},
@@ -656,9 +795,12 @@ START_TEST(test_bad_cross_field)
         {"offload-optimizer=nvme;zero=2",
          "'--offload-optimizer nvme' needs '--zero 3' (only DeepSpeed stage "
          "3 swaps optimizer states)"},
-        {"offload-optimizer=nvme;offload-param=nvme",
-         "'--offload-param nvme' is not modelled yet: use none or cpu "
-         "(optimizer nvme is)"},
+        {"offload-optimizer=nvme;offload-param=nvme;zero=2",
+         "'--offload-param nvme' needs '--zero 3' (DeepSpeed offloads "
+         "parameters only in stage 3)"},
+        {"offload-param=nvme",
+         "'--offload-param nvme' without '--offload-optimizer' is not a "
+         "DeepSpeed configuration zsim models: offload the optimizer too"},
         {"offload-optimizer=nvme;pipeline-read=yes;pipeline-write=yes;"
          "nvme-buffer-count=8",
          "offload_optimizer buffer_count 8 is too small: nvme offload with "
@@ -1110,6 +1252,8 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_trace_and_timeline);
     tcase_add_test(core, test_every_model_schedules);
     tcase_add_test(core, test_nvme_optimizer_swap_bytes);
+    tcase_add_test(core, test_nvme_param_swap_bytes);
+    tcase_add_test(bad, test_nvme_param_buffer_size);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);
     tcase_add_test(bad, test_scenario_files);

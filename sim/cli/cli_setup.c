@@ -116,6 +116,12 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m,
         cfg->offload_param = (int)ds.offload_param.device.v;
     if (ds.offload_optimizer.present && !flag_given("nvme-buffer-count"))
         cfg->nvme_buffer_count = ds.offload_optimizer.buffer_count.v;
+    if (ds.offload_param.present && !flag_given("param-buffer-count"))
+        cfg->param_buffer_count = ds.offload_param.buffer_count.v;
+    if (ds.offload_param.present && !flag_given("param-buffer-size"))
+        cfg->param_buffer_size = ds.offload_param.buffer_size.v;
+    if (ds.offload_param.present && !flag_given("param-max-in-cpu"))
+        cfg->param_max_in_cpu = ds.offload_param.max_in_cpu.v;
     if (ds.offload_optimizer.present && !flag_given("pipeline-read"))
         cfg->pipeline_read = ds.offload_optimizer.pipeline_read.v;
     if (ds.offload_optimizer.present && !flag_given("pipeline-write"))

@@ -78,7 +78,10 @@ static void fmt_cand_row(struct zs_table *t, int rank,
     char g[32], h[32], st[32], hd[32];
     const char *off =
         f->offload_optimizer == ZS_OFF_NVME
-            ? (f->offload_param != ZS_OFF_NONE ? "nvme+param" : "nvme")
+            ? (f->offload_param == ZS_OFF_NVME   ? "opt+param nvme"
+               : f->offload_param != ZS_OFF_NONE ? "nvme+param"
+                                                 : "nvme")
+        : f->offload_param == ZS_OFF_NVME     ? "opt, param nvme"
         : f->offload_param != ZS_OFF_NONE     ? "opt+param"
         : f->offload_optimizer != ZS_OFF_NONE ? "opt"
                                               : "none";
@@ -425,6 +428,8 @@ static int run(int argc, char **argv, struct zs_err *err)
         zs_args_get(&a, opts, nopts, "offload-optimizer") != NULL;
     po.fix_offload_param =
         zs_args_get(&a, opts, nopts, "offload-param") != NULL;
+    po.fix_param_buffer_size =
+        zs_args_get(&a, opts, nopts, "param-buffer-size") != NULL;
     /* the search runs under the trainer: torchtitan and torchtune have no
      * DeepSpeed candidates (plan.c), and asking for DeepSpeed is an error */
     if (!po.framework_any && (rc = zs_cfg_check_trainer(&base, err)))

@@ -443,7 +443,8 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key,
         cJSON_AddNumberToObject(x, "gpu_reserved_bytes",
                                 (double)c->gpu_reserved_bytes);
         cJSON_AddBoolToObject(x, "pin_memory", c->pin_optimizer);
-        if (c->offload_optimizer == ZS_OFF_NVME) {
+        if (c->offload_optimizer == ZS_OFF_NVME ||
+            c->offload_param == ZS_OFF_NVME) {
             /* the NVMe swap settings and the node rates simulated
              * (docs/nvme.md); present only for NVMe runs */
             cJSON *nv = cJSON_AddObjectToObject(x, "nvme");
@@ -456,6 +457,14 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key,
                                         (double)c->nvme_buffer_count);
                 cJSON_AddBoolToObject(nv, "pipeline_read", c->pipeline_read);
                 cJSON_AddBoolToObject(nv, "pipeline_write", c->pipeline_write);
+                if (c->offload_param == ZS_OFF_NVME) {
+                    cJSON_AddNumberToObject(nv, "param_buffer_count",
+                                            (double)c->param_buffer_count);
+                    cJSON_AddNumberToObject(nv, "param_buffer_size",
+                                            (double)c->param_buffer_size);
+                    cJSON_AddNumberToObject(nv, "param_max_in_cpu",
+                                            (double)c->param_max_in_cpu);
+                }
             }
         }
         cJSON_AddStringToObject(x, "deepspeed_version", c->deepspeed_version);

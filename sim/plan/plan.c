@@ -39,8 +39,9 @@ void zs_plan_cand_label(const struct zs_candidate *c, char *buf, size_t cap)
     const struct zs_cfg *f = &c->cfg;
     const char *off =
         f->offload_optimizer == ZS_OFF_NVME
-            ? (f->offload_param != ZS_OFF_NONE ? "offload opt nvme+param cpu"
-                                               : "offload opt nvme")
+            ? (f->offload_param == ZS_OFF_NVME  ? "offload opt+param nvme"
+               : f->offload_param != ZS_OFF_NONE ? "offload opt nvme+param cpu"
+                                                 : "offload opt nvme")
         : f->offload_param != ZS_OFF_NONE     ? "offload opt+param"
         : f->offload_optimizer != ZS_OFF_NONE ? "offload opt"
                                               : "no offload";
@@ -101,6 +102,9 @@ static int enumerate(struct zs_plan *p, const struct zs_model *m,
          * parameters on the GPU or the CPU */
         {ZS_FW_DEEPSPEED, 3, ZS_OFF_NVME, ZS_OFF_NONE},
         {ZS_FW_DEEPSPEED, 3, ZS_OFF_NVME, ZS_OFF_CPU},
+        /* and the parameters on NVMe too (AsyncPartitionedParameterSwapper,
+         * its defaults: buffer_count 5, buffer_size 1e8, max_in_cpu 1e9) */
+        {ZS_FW_DEEPSPEED, 3, ZS_OFF_NVME, ZS_OFF_NVME},
     };
     int gpn = cl->node.gpus_per_node;
     int procs[8], nprocs = 0;
@@ -184,6 +188,17 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
         c->status = ZS_CAND_INVALID;
         zs_strlcpy(c->reason, err.msg, sizeof c->reason);
         return;
+    }
+    /* param NVMe: DeepSpeed asserts each swapped partition fits one swap
+     * buffer (partitioned_param_swapper.py:357); a user sets buffer_size to
+     * the largest partition, and so does the planner unless it was given
+     * (its default 1e8 fails e.g. Qwen2.5-72B's 1.25e9-element embedding
+     * on 8 ranks) */
+    if (c->cfg.offload_param == ZS_OFF_NVME && !w->po->fix_param_buffer_size) {
+        int64_t world = c->cfg.world > 0 ? c->cfg.world : 1;
+        int64_t part = (w->m->largest_leaf_params + world - 1) / world;
+        if (part > c->cfg.param_buffer_size)
+            c->cfg.param_buffer_size = part;
     }
     su.model = w->m;
     su.cluster = w->cl;
@@ -745,6 +760,9 @@ static void emit_nvme(const struct zs_cfg *f, struct zs_dsconfig *ds)
     ds->offload_optimizer.buffer_count.v = f->nvme_buffer_count;
     ds->offload_optimizer.pipeline_read.v = f->pipeline_read;
     ds->offload_optimizer.pipeline_write.v = f->pipeline_write;
+    ds->offload_param.buffer_count.v = f->param_buffer_count;
+    ds->offload_param.buffer_size.v = f->param_buffer_size;
+    ds->offload_param.max_in_cpu.v = f->param_max_in_cpu;
     ds->aio.block_size.v = 1048576;
     ds->aio.queue_depth.v = 8;
     /* the aio parallelism key is version-dependent (thread_count before

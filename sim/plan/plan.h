@@ -61,6 +61,7 @@ struct zs_plan_opts {
     bool suggest;      /* when nothing fits, search what would */
     /* dimensions the user fixed (their values are in base) */
     bool fix_micro, fix_ckpt, fix_zero, fix_offload_opt, fix_offload_param;
+    bool fix_param_buffer_size; /* --param-buffer-size given */
     /* search activation offload for the GPU-OOM candidates (plan
      * --act-offload yes, the default) */
     bool act_offload;

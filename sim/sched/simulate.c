@@ -379,6 +379,32 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
             goto out;
         }
     }
+    if (su->cfg->offload_param == ZS_OFF_NVME) {
+        /* zero.Init gives each swapped partition one swap buffer:
+         * get_buffer asserts "More elements {numel} than buffer size
+         * {elements_per_buffer}" (partitioned_param_swapper.py:357, called
+         * from partition_parameters.py:1792-1795, 0.19.6 edaa7221).  The
+         * partition of a param is its numel padded to a multiple of the world
+         * divided by the world (_aligned_size, partition_parameters.py:1790).
+         * zsim knows the largest leaf module's params (weight + bias): the
+         * weight dominates, the bias (<= hidden) is counted too
+         * [assumption: a leaf's bias never decides the check]. */
+        int64_t w = su->cfg->world > 0 ? su->cfg->world : 1;
+        int64_t part = (b.m->largest_leaf_params + w - 1) / w;
+        if (part > su->cfg->param_buffer_size) {
+            rc = zs_err_set(
+                err, ZS_EUSAGE,
+                "offload_param buffer_size %lld is smaller than the largest "
+                "parameter partition (%s: %lld elements / %lld ranks = %lld "
+                "elements): DeepSpeed asserts \"More elements than buffer "
+                "size\" (partitioned_param_swapper.py:357); give "
+                "'--param-buffer-size' %lld or more",
+                (long long)su->cfg->param_buffer_size, b.m->largest_leaf_name,
+                (long long)b.m->largest_leaf_params, (long long)w,
+                (long long)part, (long long)part);
+            goto out;
+        }
+    }
     rc = topology(&b);
     if (!rc)
         rc = build(&b);

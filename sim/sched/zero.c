@@ -76,6 +76,18 @@ struct ds {
      * (pipeline_read) and the async swap-out in flight (pipeline_write) */
     bool nvme;
     int32_t grad_swap, next_in, async_out;
+    /* NVMe parameter offload (pnvme_*): per unit the partition elements in
+     * the swap files, the prefetched swap-in not yet waited for, and the
+     * swap buffers held; per sub-group whether it has a pinned CPU flat
+     * buffer (max_in_cpu) */
+    bool pnvme;
+    int64_t *pn;
+    int32_t *pread;
+    int *pslot;
+    bool *sg_cpu;
+    int64_t *sg_nv; /* per sub-group: swapped trainable elements */
+    int64_t nsub, slots_used;
+    int32_t last_pread;
 };
 
 static int build_trace(struct ds *s)
@@ -144,6 +156,160 @@ static void ds_release_trace(struct ds *s)
     zs_free(s->chosen);
     zs_free(s->group);
     zs_free(s->layer_saved);
+    zs_free(s->pn);
+    zs_free(s->pread);
+    zs_free(s->pslot);
+    zs_free(s->sg_cpu);
+    zs_free(s->sg_nv);
+}
+
+/* ---- NVMe parameter offload (docs/nvme.md) ---------------------------------
+ *
+ * DeepSpeed 0.19.6 (edaa7221), offload_param.device nvme
+ * (AsyncPartitionedParameterSwapper, swap_tensor/partitioned_param_swapper.py):
+ *  - zero.Init: a param whose partition is at least max(1 MiB, block_size)
+ *    bytes (swappable_tensor, :136-142; MIN_AIO_BYTES constants.py) gets a
+ *    swap buffer (get_buffer, :352-368) and is written to its swap file and
+ *    the buffer released (swap_out_and_release, partition_parameters.py
+ *    :1864-1866); smaller ones keep a CPU partition (:1802-1803).
+ *  - max_in_cpu: the trainable params get one pinned flat CPU buffer of
+ *    min(max_in_cpu, partition elements) (stage3.py:839-862); a sub-group
+ *    whose elements still fit after the earlier fitting ones is copied into
+ *    it and lives in host RAM from then on ('not-nvme', stage3.py:823-837,
+ *    929-947); the others have no flat buffer and stay in the swap files.
+ *    Frozen params are in no optimizer group: they stay in the swap files.
+ *  - each fetch: _all_gather -> _ensure_availability_of_partitioned_params
+ *    swaps the partitions in synchronously, or waits for every read in
+ *    flight (partition_parameters.py:1679-1698), before the H2D copy and the
+ *    all-gather; the swap buffer is released when the param is partitioned
+ *    again after use (remove_partition_and_release_buffers, :1779-1781): so
+ *    every forward, recompute and backward fetch reads the partition anew.
+ *  - from the second step (complete trace) the coordinator, after its
+ *    all-gather prefetch, swaps in the next params of the trace
+ *    asynchronously while their count stays below the free swap buffers and
+ *    the numel considered below 2 x the numel being all-gathered
+ *    (__prefetch_nvme_param_partitions, partitioned_param_coordinator.py
+ *    :487-488, 667-690).
+ *  - step: a sub-group without a flat buffer has its updated fp32 params
+ *    converted to bf16 into the reserved partitioned swap buffer and written
+ *    synchronously (_partitioned_params_swap_out, stage3.py:1221-1240;
+ *    swap_out_partitioned_params :400-420; SwapBufferPool.swap_out
+ *    async_op=False, utils.py:153-161).
+ * Per unit zsim takes the unit (a leaf module) as swappable when its
+ * partition reaches 1 MiB (524,288 bf16 elements) [assumption: a leaf's
+ * small bias is swapped with its weight; DeepSpeed keeps it on the CPU]. */
+
+#define PNVME_MIN_ELEMS (1024 * 1024 / 2)
+
+static int pnvme_init(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t T = b->T, sub = b->c->sub_group_size;
+    int64_t cpu_cap = T < b->c->param_max_in_cpu ? T : b->c->param_max_in_cpu;
+    int64_t flat = 0, off = 0;
+    s->nsub = T > 0 ? (T + sub - 1) / sub : 0;
+    s->pn = zs_calloc((size_t)b->nunits, sizeof *s->pn);
+    s->pread = zs_calloc((size_t)b->nunits, sizeof *s->pread);
+    s->pslot = zs_calloc((size_t)b->nunits, sizeof *s->pslot);
+    s->sg_cpu = zs_calloc((size_t)(s->nsub + 1), sizeof *s->sg_cpu);
+    s->sg_nv = zs_calloc((size_t)(s->nsub + 1), sizeof *s->sg_nv);
+    if (!s->pn || !s->pread || !s->pslot || !s->sg_cpu || !s->sg_nv)
+        return ZS_ENOMEM;
+    /* stage3.py:929-947: flat_offset grows only by the sub-groups that fit */
+    for (int64_t i = 0; i < s->nsub; i++) {
+        int64_t e = (i == s->nsub - 1) ? T - i * sub : sub;
+        if (flat + e <= cpu_cap) {
+            s->sg_cpu[i] = true;
+            flat += e;
+        }
+    }
+    for (int u = 0; u < b->nunits; u++) {
+        const struct zs_unit *un = &b->units[u];
+        int64_t tr = un->params > 0
+                         ? (int64_t)((double)un->part_elems *
+                                     (double)un->trainable /
+                                     (double)un->params)
+                         : 0;
+        s->pread[u] = -1;
+        if (tr > un->part_elems)
+            tr = un->part_elems;
+        if (!un->persistent && un->part_elems >= PNVME_MIN_ELEMS) {
+            s->pn[u] = un->part_elems - tr; /* frozen: in the swap files */
+            for (int64_t k = off; k < off + tr;) {
+                int64_t i = k / sub, end = (i + 1) * sub;
+                if (end > off + tr)
+                    end = off + tr;
+                if (i >= s->nsub || !s->sg_cpu[i]) {
+                    s->pn[u] += end - k;
+                    if (i < s->nsub)
+                        s->sg_nv[i] += end - k;
+                }
+                k = end;
+            }
+        }
+        off += tr;
+    }
+    s->last_pread = -1;
+    return 0;
+}
+
+/* The swap-in before a gather: a unit not yet read is read now and the host
+ * waits (swap_in async_op=False); one prefetched is waited for
+ * (synchronize_reads).  Either wait covers every read in flight on the read
+ * handle: the host waits for the last one issued. */
+static void pnvme_swap_in(struct ds *s, const int *group, int ng)
+{
+    struct zs_bctx *b = s->b;
+    bool any = false;
+    for (int i = 0; i < ng; i++) {
+        int u = group[i];
+        if (s->pn[u] <= 0)
+            continue;
+        any = true;
+        if (s->pread[u] < 0) {
+            s->last_pread =
+                zs_t_nvme(b, false, (double)s->pn[u] * 2,
+                          "swap-in param partitions (NVMe)", b->last_host, -1);
+            s->pslot[u] = b->units[u].n_tensors;
+            s->slots_used += s->pslot[u];
+        }
+        s->pread[u] = -1;
+    }
+    if (any)
+        zs_t_mark(b, b->q_host, "host waits param swap-in", s->last_pread,
+                  b->last_host, -1);
+}
+
+/* __prefetch_nvme_param_partitions after the fetch at trace position pos;
+ * inflight: the params being all-gathered by this fetch. */
+static void pnvme_prefetch(struct ds *s, int pos, int64_t inflight)
+{
+    struct zs_bctx *b = s->b;
+    int64_t considered = 0;
+    for (int q = pos + 1; q < s->ntrace; q++) {
+        int v = s->trace[q].unit;
+        if (b->avail[v])
+            continue;
+        if (considered > 2 * inflight ||
+            s->slots_used + b->units[v].n_tensors > b->c->param_buffer_count)
+            break;
+        if (s->pn[v] > 0 && s->pread[v] < 0 && s->pslot[v] == 0) {
+            s->pread[v] = s->last_pread = zs_t_nvme(
+                b, false, (double)s->pn[v] * 2,
+                "swap-in next params (async, NVMe)", b->last_host, -1);
+            s->pslot[v] = b->units[v].n_tensors;
+            s->slots_used += s->pslot[v];
+        }
+        considered += b->units[v].params;
+    }
+}
+
+static void pnvme_release(struct ds *s, int u)
+{
+    if (!s->pnvme)
+        return;
+    s->slots_used -= s->pslot[u];
+    s->pslot[u] = 0;
 }
 
 /* ---- gathers ------------------------------------------------------------ */
@@ -165,6 +331,8 @@ static void gather(struct ds *s, const int *group, int ng)
         part_bytes += u->part_elems * bpe;
         tensors += u->n_tensors;
     }
+    if (s->pnvme)
+        pnvme_swap_in(s, group, ng);
     launch = zs_t_delay(b, b->q_host, 5000, ZS_CLS_HOST, "launch all-gather",
                         unit0, b->last_host, -1);
     flat = zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0, "all-gather flat buffer",
@@ -177,6 +345,13 @@ static void gather(struct ds *s, const int *group, int ng)
          * buffer (param_groups_fp16_flat_cpu_memory); frozen ones are pinned
          * iff offload_param.pin_memory (§2 Host) */
         bool pinned = b->mo.method == ZS_METHOD_FULL ? true : b->c->pin_param;
+        /* partitions swapped in from NVMe are copied from the page-locked
+         * swap buffers (new_cpu_locked_tensor,
+         * partitioned_param_swapper.py:131) */
+        bool all_nv = s->pnvme;
+        for (int i = 0; i < ng && all_nv; i++)
+            all_nv = s->pn[group[i]] >= b->units[group[i]].part_elems;
+        pinned = pinned || all_nv;
         int32_t h2d =
             zs_t_pcie(b, b->q_ag, 0, (double)part_bytes, pinned,
                       "H2D param partitions (blocking)", unit0, tmp, -1);
@@ -215,10 +390,12 @@ static void fetch(struct ds *s, int pos)
     int u = s->trace[pos].unit;
     int *group = s->group;
     int ng = 0;
-    int64_t budget, sum = 0;
+    int64_t budget, sum = 0, inflight = 0;
 
-    if (!b->avail[u])
+    if (!b->avail[u]) {
         gather(s, &u, 1);
+        inflight += b->units[u].params;
+    }
     /* fetch_sub_module records an event on the current (compute) stream once
      * the module's params are ready; with more than
      * __max_ongoing_fetch_events = 2 outstanding the host synchronizes the
@@ -255,6 +432,8 @@ static void fetch(struct ds *s, int pos)
         s->chosen[group[i]] = false;
     if (ng)
         gather(s, group, ng);
+    if (s->pnvme)
+        pnvme_prefetch(s, pos, inflight + sum);
 }
 
 static void release(struct ds *s, int pos, int32_t after)
@@ -271,6 +450,7 @@ static void release(struct ds *s, int pos, int32_t after)
     b->galloc[u] = -1;
     b->avail[u] = false;
     b->n_avail -= b->units[u].params;
+    pnvme_release(s, u);
 }
 
 static void release_all(struct ds *s)
@@ -281,6 +461,7 @@ static void release_all(struct ds *s)
             zs_t_free(b, b->q_comp, b->galloc[u], b->ready[u]);
             b->galloc[u] = -1;
             b->avail[u] = false;
+            pnvme_release(s, u);
         }
     }
     b->n_avail = 0;
@@ -709,7 +890,18 @@ static void optimizer_step(struct ds *s, bool first)
             zs_t_cpu(b, (double)e * opt_op, nd->torch_op_bytes_per_s_per_thread,
                      ZS_CLS_OPT, zs_cpu_opt_name(b->c->cpu_opt_impl),
                      b->last_host);
-            if (s->zero3 && s->off_param) {
+            if (s->pnvme && s->sg_nv[i] > 0) {
+                /* _partitioned_params_swap_out: fp32 -> bf16 into the
+                 * partitioned swap buffer, written synchronously */
+                zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
+                         ZS_CLS_OPT, "fp32 -> bf16 into param swap buffer",
+                         b->last_host);
+                zs_t_mark(b, b->q_host, "host waits param swap-out",
+                          zs_t_nvme(b, true, (double)s->sg_nv[i] * 2,
+                                    "swap-out bf16 params (NVMe)",
+                                    b->last_host, -1),
+                          b->last_host, -1);
+            } else if (s->zero3 && s->off_param) {
                 zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
                          ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer",
                          b->last_host);
@@ -843,16 +1035,53 @@ static void init_buffers(struct ds *s)
             init[u] = -1;
             if (un->persistent)
                 continue;
+            /* nvme: swappable partitions go to their swap files at
+             * zero.Init (swap_out_and_release) */
+            if (s->pnvme && un->part_elems >= PNVME_MIN_ELEMS)
+                continue;
             init[u] = zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
                                  un->trainable
                                      ? "initial param partitions (ds_tensor)"
                                      : "frozen param partitions",
                                  u, -1);
         }
-        if (T > 0 || b->mo.method == ZS_METHOD_FULL)
-            zs_t_alloc(
-                b, q, b->p_host, (b->mo.method == ZS_METHOD_FULL ? P : T) * 2,
-                ZS_ALLOC_PINNED, "bf16 flat partition (always pinned)", -1, -1);
+        int64_t flat = b->mo.method == ZS_METHOD_FULL ? P : T;
+        /* nvme: min(max_in_cpu, elements) (stage3.py:839-862) */
+        if (s->pnvme && flat > b->c->param_max_in_cpu)
+            flat = b->c->param_max_in_cpu;
+        if (flat > 0)
+            zs_t_alloc(b, q, b->p_host, flat * 2, ZS_ALLOC_PINNED,
+                       s->pnvme ? "bf16 flat partition (max_in_cpu, pinned)"
+                                : "bf16 flat partition (always pinned)",
+                       -1, -1);
+        if (s->pnvme) {
+            /* AsyncPartitionedParameterSwapper: buffer_count x buffer_size
+             * bf16 elements, each rounded up to the aio alignment (1024 B x
+             * intra_op_parallelism 1 / 2 B = 512 elements), one page-locked
+             * tensor (new_cpu_locked_tensor, partitioned_param_swapper.py
+             * :101-131) */
+            int64_t al = (b->c->param_buffer_size + 511) / 512 * 512;
+            int64_t emax = 0;
+            bool any = false;
+            zs_t_alloc(b, q, b->p_host, b->c->param_buffer_count * al * 2,
+                       ZS_ALLOC_LOCKED, "NVMe param swap buffers (bf16)", -1,
+                       -1);
+            for (int64_t i = 0; i < s->nsub; i++) {
+                int64_t e = (i == s->nsub - 1) ? T - i * sub : sub;
+                if (e > emax)
+                    emax = e;
+                any = any || !s->sg_cpu[i];
+            }
+            /* a sub-group without a flat buffer: stage3.py:957-969 reserves
+             * a locked bf16 buffer for the params of the largest sub-group
+             * (by partition numel), sized by their ds_numel — the full,
+             * unpartitioned numel — so about world x its partition
+             * (reserve_partitioned_swap_space, partitioned_param_swapper.py
+             * :393-398) */
+            if (any)
+                zs_t_alloc(b, q, b->p_host, emax * W * 2, ZS_ALLOC_LOCKED,
+                           "partitioned param swap-out buffer (bf16)", -1, -1);
+        }
         for (int u = 0; u < b->nunits; u++)
             if (init[u] >= 0 &&
                 (b->units[u].trainable || b->mo.method == ZS_METHOD_FULL))
@@ -925,11 +1154,14 @@ int zs_build_deepspeed(struct zs_bctx *b)
     s.off_opt = b->c->offload_optimizer != ZS_OFF_NONE;
     s.off_param = b->c->offload_param != ZS_OFF_NONE;
     s.nvme = b->c->offload_optimizer == ZS_OFF_NVME && b->l_nvme >= 0;
+    s.pnvme = s.zero3 && b->c->offload_param == ZS_OFF_NVME && b->l_nvme >= 0;
     s.grad_swap = s.next_in = s.async_out = -1;
     s.flush_ring[0] = s.flush_ring[1] = -1;
     s.last_rs = -1;
     s.act_saved = s.act_work = s.act_bwd = -1;
     rc = build_trace(&s);
+    if (!rc && s.pnvme)
+        rc = pnvme_init(&s);
     if (rc)
         goto out;
     for (int u = 0; u < b->nunits; u++) {

@@ -181,6 +181,17 @@ static const struct zs_field k_fields[] = {
      NULL},
     {"pipeline_write", ZS_F_BOOL, OFF(pipeline_write), 0, 0, 0, 0, NULL, 0,
      NULL},
+    /* offload_param nvme: buffer_count (5), buffer_size (1e8 elements),
+     * max_in_cpu (1e9 elements), DeepSpeedZeroOffloadParamConfig,
+     * deepspeed/runtime/zero/offload_config.py:33,36,39 (0.19.6 edaa7221);
+     * DeepSpeed allows ge=0, but 0 buffers or 0 elements cannot hold a
+     * swapped partition (partitioned_param_swapper.py:333,357), so 1. */
+    {"param_buffer_count", ZS_F_INT, OFF(param_buffer_count), 1, 1e6, 5, 0,
+     NULL, 0, NULL},
+    {"param_buffer_size", ZS_F_INT, OFF(param_buffer_size), 1, 1e13, 1e8, 0,
+     NULL, 0, NULL},
+    {"param_max_in_cpu", ZS_F_INT, OFF(param_max_in_cpu), 0, 1e15, 1e9, 0,
+     NULL, 0, NULL},
 };
 #define NFIELDS (sizeof k_fields / sizeof k_fields[0])
 
@@ -189,14 +200,11 @@ static const char *g_flag_names[NFIELDS + 1];
 /* NVMe offload's rules (DeepSpeed side only; FSDP2 has no NVMe path).
  * Optimizer NVMe needs stage 3: only stage3.py builds an optimizer swapper
  * (_configure_tensor_swapping, deepspeed/runtime/zero/stage3.py:792-806,
- * 0.19.6 edaa7221); stage_1_and_2.py has none.  Parameter NVMe
- * (AsyncPartitionedParameterSwapper) is not simulated yet. */
+ * 0.19.6 edaa7221); stage_1_and_2.py has none.  Parameter NVMe needs stage 3
+ * too (the caller checks it) and, in zsim, an offloaded optimizer (cpu or
+ * nvme), as for offload_param cpu. */
 int zs_cfg_check_nvme(const struct zs_cfg *c, struct zs_err *err)
 {
-    if (c->offload_param == ZS_OFF_NVME)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "'--offload-param nvme' is not modelled yet: use "
-                          "none or cpu (optimizer nvme is)");
     if (c->offload_optimizer == ZS_OFF_NVME && c->zero != 3)
         return zs_err_set(err, ZS_EUSAGE,
                           "'--offload-optimizer nvme' needs '--zero 3' "
@@ -935,9 +943,13 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         snprintf(off, sizeof off, "no offload");
     else if (c->offload_optimizer == ZS_OFF_NVME)
         snprintf(off, sizeof off, "offload optimizer to nvme (buffer_count "
-                 "%lld%s%s)", (long long)c->nvme_buffer_count,
+                 "%lld%s%s)%s", (long long)c->nvme_buffer_count,
                  c->pipeline_read ? ", pipeline_read" : "",
-                 c->pipeline_write ? ", pipeline_write" : "");
+                 c->pipeline_write ? ", pipeline_write" : "",
+                 c->offload_param == ZS_OFF_NVME ? ", params to nvme"
+                 : c->offload_param == ZS_OFF_CPU ? ", params to cpu" : "");
+    else if (c->offload_param == ZS_OFF_NVME)
+        snprintf(off, sizeof off, "offload optimizer, params to nvme");
     else if (c->offload_param == ZS_OFF_NONE)
         snprintf(off, sizeof off, "offload optimizer");
     else

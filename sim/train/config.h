@@ -173,6 +173,9 @@ struct zs_cfg {
     double nvme_read_gbps, nvme_write_gbps;
     int64_t nvme_buffer_count;
     bool pipeline_read, pipeline_write;
+    /* offload_param nvme (AsyncPartitionedParameterSwapper): buffer_count,
+     * buffer_size (elements) and max_in_cpu (elements) */
+    int64_t param_buffer_count, param_buffer_size, param_max_in_cpu;
 };
 
 enum zs_load_dtype { ZS_LOAD_FP32, ZS_LOAD_BF16 };

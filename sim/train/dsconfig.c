@@ -282,8 +282,10 @@ static const struct dkey k_offload_param[] = {
     {"buffer_count", DK_INT, O(offload_param.buffer_count), 0, 1e6, 0, NULL,
      NULL, 0},
     {"nvme_path", DK_PATH, O(offload_param.nvme_path), 0, 0, 0, NULL, NULL, 0},
-    {"buffer_size", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"max_in_cpu", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
+    {"buffer_size", DK_INT, O(offload_param.buffer_size), 0, BIG, 0, NULL,
+     NULL, 0},
+    {"max_in_cpu", DK_INT, O(offload_param.max_in_cpu), 0, BIG, 0, NULL,
+     NULL, 0},
 };
 static const struct dtab t_offload_param = {
     k_offload_param, sizeof k_offload_param / sizeof k_offload_param[0]};
@@ -924,6 +926,9 @@ void zs_dsconfig_defaults(const struct zs_dsconfig_ctx *ctx,
     dbool(&c->offload_param.pin_memory, pin);
     dnum(&c->offload_param.ratio, 1.0);
     dint(&c->offload_param.buffer_count, 5);
+    /* offload_config.py:36,39 (0.19.6 edaa7221) */
+    dint(&c->offload_param.buffer_size, 100000000);
+    dint(&c->offload_param.max_in_cpu, 1000000000);
     dint(&c->offload_optimizer.device, ZS_DS_DEV_NONE);
     dbool(&c->offload_optimizer.pin_memory, pin);
     dnum(&c->offload_optimizer.ratio, 1.0);
@@ -1292,11 +1297,20 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
                   tf(c->aio.use_gds.v));
     sb_printf(&b, "  \"zero_optimization\": {\n");
     sb_printf(&b, "    \"stage\": %lld,\n", (long long)c->zero_stage.v);
-    sb_printf(
-        &b,
-        "    \"offload_param\": {\"device\": \"%s\", \"pin_memory\": %s},\n",
-        zs_ds_device_name((int)c->offload_param.device.v),
-        tf(c->offload_param.pin_memory.v));
+    sb_printf(&b,
+              "    \"offload_param\": {\"device\": \"%s\", \"pin_memory\": %s",
+              zs_ds_device_name((int)c->offload_param.device.v),
+              tf(c->offload_param.pin_memory.v));
+    if (c->offload_param.device.v == ZS_DS_DEV_NVME)
+        sb_printf(&b,
+                  ",\n      \"nvme_path\": \"%s\", \"buffer_count\": %lld, "
+                  "\"buffer_size\": %lld, \"max_in_cpu\": %lld",
+                  c->offload_param.nvme_path[0] ? c->offload_param.nvme_path
+                                               : ZS_DS_NVME_PATH_EXAMPLE,
+                  (long long)c->offload_param.buffer_count.v,
+                  (long long)c->offload_param.buffer_size.v,
+                  (long long)c->offload_param.max_in_cpu.v);
+    sb_printf(&b, "},\n");
     fmt_double(n1, sizeof n1, c->offload_optimizer.ratio.v);
     sb_printf(&b,
               "    \"offload_optimizer\": {\"device\": \"%s\", \"pin_memory\": "

@@ -122,6 +122,8 @@ struct zs_ds_offload {
     struct zs_ds_bool pin_memory;  /* version-dependent default */
     struct zs_ds_num ratio;        /* offload_optimizer only, default 1.0 */
     struct zs_ds_int buffer_count; /* NVMe: param 5, optimizer 4 */
+    /* offload_param, NVMe: buffer_size 1e8, max_in_cpu 1e9 elements */
+    struct zs_ds_int buffer_size, max_in_cpu;
     char nvme_path[ZS_DS_PATH_MAX]; /* NVMe: "" when unset (None) */
     /* offload_optimizer, NVMe: PipelinedOptimizerSwapper (default false) */
     struct zs_ds_bool pipeline_read, pipeline_write;

@@ -1208,6 +1208,37 @@ static void rule_nvme(const struct zs_lint_input *in, struct zs_lint_report *r)
             }
         }
     }
+    if (prm && in->model && in->cluster && in->model->largest_leaf_params > 0) {
+        /* zero.Init puts each swapped partition in one swap buffer and
+         * asserts it fits: get_buffer, partitioned_param_swapper.py:357
+         * (called from partition_parameters.py:1792-1795) */
+        int world = world_size(in);
+        int64_t part =
+            world >= 1
+                ? (in->model->largest_leaf_params + world - 1) / world
+                : 0;
+        if (part > op->buffer_size.v) {
+            f = add(r, "nvme-param-buffer-size", ZS_LINT_ERROR,
+                    "offload_param.buffer_size is smaller than the largest "
+                    "parameter partition");
+            where(f, ds, op->buffer_size.line ? op->buffer_size.line
+                                              : op->line,
+                  op->buffer_size.line ? op->buffer_size.col : op->col);
+            EXPLAIN(f,
+                    "%s has %lld elements, %lld per rank over %d ranks; "
+                    "buffer_size is %lld: zero.Init fails with "
+                    "\"More elements %lld than buffer size %lld\"",
+                    in->model->largest_leaf_name,
+                    (long long)in->model->largest_leaf_params,
+                    (long long)part, world, (long long)op->buffer_size.v,
+                    (long long)part, (long long)op->buffer_size.v);
+            SOURCE(f, "DeepSpeed swap_tensor/partitioned_param_swapper.py:357 "
+                      "(get_buffer assert); zero/partition_parameters.py"
+                      ":1792-1795");
+            FIX(f, "set offload_param.buffer_size to %lld or more",
+                (long long)part);
+        }
+    }
 }
 
 int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
