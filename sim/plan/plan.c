@@ -556,16 +556,12 @@ static int alloc_note(struct zs_plan *p, const struct zs_model *m,
                       const struct zs_cluster *cl,
                       const struct zs_plan_opts *po)
 {
-    struct worker w;
+    struct worker w = {.m = m, .cl = cl, .po = po};
     struct zs_candidate *alt;
     zs_sim *sim;
     int nfit = 0;
     size_t len = 0;
     p->alloc_note[0] = '\0';
-    memset(&w, 0, sizeof w);
-    w.m = m;
-    w.cl = cl;
-    w.po = po;
     alt = zs_malloc(sizeof *alt);
     sim = zs_sim_new();
     if (!alt || !sim) {
@@ -615,16 +611,12 @@ static int act_offload_search(struct zs_plan *p, const struct zs_model *m,
                               const struct zs_cluster *cl,
                               const struct zs_plan_opts *po)
 {
-    struct worker w;
+    struct worker w = {.m = m, .cl = cl, .po = po};
     struct zs_candidate *alt, *best;
     zs_sim *sim;
     int nfit = 0;
     size_t len = 0;
     p->act_note[0] = '\0';
-    memset(&w, 0, sizeof w);
-    w.m = m;
-    w.cl = cl;
-    w.po = po;
     alt = zs_malloc(sizeof *alt);
     best = zs_malloc(sizeof *best);
     sim = zs_sim_new();
