@@ -91,6 +91,17 @@ static void where(struct zs_lint_finding *f, const struct zs_dsconfig *ds,
         setf(f->where, sizeof f->where, "%s", ds->path);
 }
 
+/* A key's position, or its section's when the key was not written (its
+ * DeepSpeed default applies). */
+static void where_key(struct zs_lint_finding *f, const struct zs_dsconfig *ds,
+                      int line, int col, int sec_line, int sec_col)
+{
+    if (line)
+        where(f, ds, line, col);
+    else
+        where(f, ds, sec_line, sec_col);
+}
+
 /* "79.1 GiB" */
 static const char *gib(char *buf, int64_t bytes)
 {
@@ -1153,9 +1164,8 @@ static void rule_nvme(const struct zs_lint_input *in, struct zs_lint_report *r)
             f = add(r, "nvme-buffer-count", ZS_LINT_ERROR,
                     "offload_optimizer.buffer_count is too small for the "
                     "swap pipeline");
-            where(f, ds, oo->buffer_count.line ? oo->buffer_count.line
-                                               : oo->line,
-                  oo->buffer_count.line ? oo->buffer_count.col : oo->col);
+            where_key(f, ds, oo->buffer_count.line, oo->buffer_count.col,
+                      oo->line, oo->col);
             EXPLAIN(f,
                     "each sub-group read or written holds 4 swap buffers "
                     "(fp32 param, exp_avg, exp_avg_sq, gradient)%s%s: %lld "
@@ -1221,9 +1231,8 @@ static void rule_nvme(const struct zs_lint_input *in, struct zs_lint_report *r)
             f = add(r, "nvme-param-buffer-size", ZS_LINT_ERROR,
                     "offload_param.buffer_size is smaller than the largest "
                     "parameter partition");
-            where(f, ds, op->buffer_size.line ? op->buffer_size.line
-                                              : op->line,
-                  op->buffer_size.line ? op->buffer_size.col : op->col);
+            where_key(f, ds, op->buffer_size.line, op->buffer_size.col,
+                      op->line, op->col);
             EXPLAIN(f,
                     "%s has %lld elements, %lld per rank over %d ranks; "
                     "buffer_size is %lld: zero.Init fails with "
