@@ -1,5 +1,5 @@
 /*
- * runout.c — see runout.h.  Figures are those of sim/sched/run.c; this file
+ * runout.c — see runout.h.  Figures are those of sim/run/run.c; this file
  * only words, tabulates and draws them.
  */
 #include "out/runout.h"
