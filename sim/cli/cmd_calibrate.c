@@ -27,7 +27,7 @@
  */
 #include "cli/cmd.h"
 #include "hw/hw.h"
-#include "out/measured_io.h"
+#include "formats/measured_io.h"
 #include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"

@@ -3,8 +3,8 @@
  * only words, tabulates and draws them.
  */
 #include "out/runout.h"
-#include "out/gnuplot.h"
-#include "out/report_int.h"
+#include "store/gnuplot.h"
+#include "store/report_int.h"
 #include "util/alloc.h"
 #include "util/table.h"
 #include "util/units.h"
