@@ -199,9 +199,6 @@ static int topology(struct zs_bctx *b)
             b->q_cpy < 0 || b->l_h2d < 0 || b->l_d2h < 0 ||
             b->l_bus < 0 || b->l_fab < 0 || b->p_gpu < 0 || b->p_host < 0)
             return ZS_ENOMEM;
-        /* PYTORCH_CUDA_ALLOC_CONF (--alloc-conf; engine/pool.c) */
-        zs_sim_set_pool_expandable(b->sim, b->p_gpu,
-                                   c->alloc_conf == ZS_ALLOC_EXPANDABLE);
     } else {
         zs_sim_reset(b->sim);
         b->q_host = 0;
@@ -222,6 +219,11 @@ static int topology(struct zs_bctx *b)
         zs_sim_set_pool_capacity(b->sim, b->p_gpu, gpu_cap);
         zs_sim_set_pool_capacity(b->sim, b->p_host, 0);
     }
+    /* PYTORCH_CUDA_ALLOC_CONF (--alloc-conf; engine/pool.c), set on a
+     * reused sim too: the planner's notes run expandable_segments variants
+     * on the engines of its default-allocator search */
+    zs_sim_set_pool_expandable(b->sim, b->p_gpu,
+                               c->alloc_conf == ZS_ALLOC_EXPANDABLE);
     if (zs_sim_set_link_coupling(b->sim, b->l_h2d, b->l_d2h, bidir_h2d) ||
         zs_sim_set_link_coupling(b->sim, b->l_d2h, b->l_h2d, bidir_d2h))
         return ZS_ERUNTIME;
