@@ -613,54 +613,84 @@ static bool act_note_cand(const struct zs_model *m,
            needed - c->res.oom.available_bytes <= bound;
 }
 
+/* Evaluates alts[0..n) (the notes' variants of rejected candidates) on the
+ * search's threads, verdicts only unless the slow path runs: only a fit is
+ * used. */
+static int eval_alts(const struct worker *proto, struct zs_candidate *alts,
+                     int n)
+{
+    struct zs_plan tmp;
+    struct zs_plan_opts q = *proto->po;
+    struct worker w = *proto;
+    q.progress = false;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.cand = alts;
+    tmp.n = n;
+    w.po = &q;
+    w.idx = NULL;
+    w.complete = false;
+    w.verdict_only = q.complete != ZS_PLAN_COMPLETE_ALL;
+    return n ? run_all(&tmp, &w) : 0;
+}
+
+/* Appends "'label'" (", " before all but the first) for the first three
+ * fits, then " and N more" (nfit < 0: the end). */
+static void note_add(char *note, size_t cap, size_t *len, int nfit,
+                     const char *text)
+{
+    if (*len >= cap - 1)
+        return;
+    if (nfit < 0) {
+        snprintf(note + *len, cap - *len, "%s", text);
+        return;
+    }
+    *len += (size_t)snprintf(note + *len, cap - *len, "%s%s",
+                             nfit ? ", " : "", text);
+    if (*len >= cap)
+        *len = cap - 1;
+}
+
 /* --alloc-conf default: re-simulates the candidates rejected for
  * fragmentation (enough free memory by count, not by blocks) with
  * expandable_segments and names those that then fit (engine/pool.c). */
-static int alloc_note(struct zs_plan *p, const struct zs_model *m,
-                      const struct zs_cluster *cl,
-                      const struct zs_plan_opts *po)
+static int alloc_note(struct zs_plan *p, const struct worker *proto)
 {
-    /* only a fit is used: verdicts suffice (zs_setup.verdict_only) */
-    struct worker w = {.m = m, .cl = cl, .po = po,
-                       .verdict_only = po->complete != ZS_PLAN_COMPLETE_ALL};
-    struct zs_candidate *alt;
-    zs_sim *sim;
-    int nfit = 0;
+    struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
+    int *from = zs_calloc((size_t)p->n + 1, sizeof *from);
+    int n = 0, nfit = 0, rc = ZS_ENOMEM;
     size_t len = 0;
     p->alloc_note[0] = '\0';
-    alt = zs_malloc(sizeof *alt);
-    sim = zs_sim_new();
-    if (!alt || !sim) {
-        zs_free(alt);
-        zs_sim_free(sim);
-        return ZS_ENOMEM;
-    }
+    if (!alt || !from)
+        goto out;
     for (int i = 0; i < p->n; i++) {
         const struct zs_candidate *c = &p->cand[i];
         if (!alloc_note_cand(c, c->res.oom.needed_bytes))
             continue;
-        *alt = *c;
-        alt->cfg.alloc_conf = ZS_ALLOC_EXPANDABLE;
-        evaluate(&w, sim, alt);
-        if (alt->status != ZS_CAND_FITS)
+        alt[n] = *c;
+        alt[n].cfg.alloc_conf = ZS_ALLOC_EXPANDABLE;
+        from[n++] = i;
+    }
+    rc = eval_alts(proto, alt, n);
+    for (int k = 0; !rc && k < n; k++) {
+        char lab[160], q[168];
+        if (alt[k].status != ZS_CAND_FITS)
             continue;
         if (nfit < 3) {
-            char lab[160];
-            zs_plan_cand_label(c, lab, sizeof lab);
-            len += (size_t)snprintf(p->alloc_note + len,
-                                    sizeof p->alloc_note - len, "%s'%s'",
-                                    nfit ? ", " : "", lab);
-            if (len >= sizeof p->alloc_note)
-                len = sizeof p->alloc_note - 1;
+            zs_plan_cand_label(&p->cand[from[k]], lab, sizeof lab);
+            snprintf(q, sizeof q, "'%s'", lab);
+            note_add(p->alloc_note, sizeof p->alloc_note, &len, nfit, q);
         }
         nfit++;
     }
-    if (nfit > 3 && len < sizeof p->alloc_note)
-        snprintf(p->alloc_note + len, sizeof p->alloc_note - len,
-                 " and %d more", nfit - 3);
+    if (!rc && nfit > 3) {
+        char more[32];
+        snprintf(more, sizeof more, " and %d more", nfit - 3);
+        note_add(p->alloc_note, sizeof p->alloc_note, &len, -1, more);
+    }
+out:
     zs_free(alt);
-    zs_sim_free(sim);
-    return 0;
+    zs_free(from);
+    return rc;
 }
 
 /* Activation offload (issue 14 §3, sched/actoff.c): the GPU-OOM candidates
@@ -671,61 +701,49 @@ static int alloc_note(struct zs_plan *p, const struct zs_model *m,
  * fit go into p->act_note, and into "what would fit" when nothing else
  * does.  They are not ranked with the rest: the option changes the training
  * script (docs/activation-offload.md). */
-static int act_offload_search(struct zs_plan *p, const struct zs_model *m,
-                              const struct zs_cluster *cl,
-                              const struct zs_plan_opts *po)
+static int act_offload_search(struct zs_plan *p, const struct worker *proto)
 {
-    /* only a fit is used: verdicts suffice (zs_setup.verdict_only) */
-    struct worker w = {.m = m, .cl = cl, .po = po,
-                       .verdict_only = po->complete != ZS_PLAN_COMPLETE_ALL};
-    struct zs_candidate *alt, *best;
-    zs_sim *sim;
-    int nfit = 0;
+    struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
+    const struct zs_candidate *best = NULL;
+    int n = 0, nfit = 0, rc = ZS_ENOMEM;
     size_t len = 0;
     p->act_note[0] = '\0';
-    alt = zs_malloc(sizeof *alt);
-    best = zs_malloc(sizeof *best);
-    sim = zs_sim_new();
-    if (!alt || !best || !sim) {
-        zs_free(alt);
-        zs_free(best);
-        zs_sim_free(sim);
-        return ZS_ENOMEM;
-    }
-    best->status = ZS_CAND_ERROR;
+    if (!alt)
+        goto out;
     for (int i = 0; i < p->n; i++) {
         const struct zs_candidate *c = &p->cand[i];
-        if (!act_note_cand(m, c, c->res.oom.needed_bytes))
+        if (!act_note_cand(proto->m, c, c->res.oom.needed_bytes))
             continue;
-        *alt = *c;
-        alt->reason[0] = '\0';
-        alt->score = 0;
+        alt[n] = *c;
+        alt[n].reason[0] = '\0';
+        alt[n].score = 0;
         if (c->cfg.framework == ZS_FW_FSDP2)
-            alt->cfg.offload_activations = true;
+            alt[n].cfg.offload_activations = true;
         else
-            alt->cfg.cpu_checkpointing = true;
-        evaluate(&w, sim, alt);
-        if (alt->status != ZS_CAND_FITS)
+            alt[n].cfg.cpu_checkpointing = true;
+        n++;
+    }
+    rc = eval_alts(proto, alt, n);
+    for (int k = 0; !rc && k < n; k++) {
+        char lab[200], q[240];
+        if (alt[k].status != ZS_CAND_FITS)
             continue;
-        if (best->status != ZS_CAND_FITS || alt->score > best->score)
-            *best = *alt;
-        if (nfit < 3 && len < sizeof p->act_note) {
-            char lab[200];
-            zs_plan_cand_label(alt, lab, sizeof lab);
-            len += (size_t)snprintf(p->act_note + len,
-                                    sizeof p->act_note - len,
-                                    "%s'%s' (%.0f tok/s per GPU)",
-                                    nfit ? ", " : "", lab,
-                                    alt->res.steady.tokens_per_s_per_gpu);
-            if (len >= sizeof p->act_note)
-                len = sizeof p->act_note - 1;
+        if (!best || alt[k].score > best->score)
+            best = &alt[k];
+        if (nfit < 3) {
+            zs_plan_cand_label(&alt[k], lab, sizeof lab);
+            snprintf(q, sizeof q, "'%s' (%.0f tok/s per GPU)", lab,
+                     alt[k].res.steady.tokens_per_s_per_gpu);
+            note_add(p->act_note, sizeof p->act_note, &len, nfit, q);
         }
         nfit++;
     }
-    if (nfit > 3 && len < sizeof p->act_note)
-        snprintf(p->act_note + len, sizeof p->act_note - len,
-                 " and %d more", nfit - 3);
-    if (p->best < 0 && best->status == ZS_CAND_FITS && p->nsuggest < 6) {
+    if (!rc && nfit > 3) {
+        char more[32];
+        snprintf(more, sizeof more, " and %d more", nfit - 3);
+        note_add(p->act_note, sizeof p->act_note, &len, -1, more);
+    }
+    if (!rc && p->best < 0 && best && p->nsuggest < 6) {
         char lab[200], h[32];
         int64_t host = best->res.steady.peak_host_per_node >
                                best->res.first.peak_host_per_node
@@ -738,10 +756,9 @@ static int act_offload_search(struct zs_plan *p, const struct zs_model *m,
                  lab, best->res.steady.tokens_per_s_per_gpu,
                  zs_fmt_bytes(h, sizeof h, host));
     }
+out:
     zs_free(alt);
-    zs_free(best);
-    zs_sim_free(sim);
-    return 0;
+    return rc;
 }
 
 /* The ratio cmd_plan ranks a rejected candidate's miss by (its "closest
@@ -906,12 +923,12 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
     }
     rank(p);
     if (po->suggest && base->alloc_conf == ZS_ALLOC_DEFAULT) {
-        rc = alloc_note(p, m, cl, po);
+        rc = alloc_note(p, &w);
         if (rc)
             goto fail;
     }
     if (po->suggest && po->act_offload) {
-        rc = act_offload_search(p, m, cl, po);
+        rc = act_offload_search(p, &w);
         if (rc)
             goto fail;
     }
