@@ -246,14 +246,124 @@ static int unknown_gpu(const char *name, const char *spec, struct zs_err *err)
                       name, spec, near);
 }
 
+/* A SPEC "[NODES x] GPUS x NAME": the counts, and the GPU's default node
+ * loaded into c->node. */
+static int resolve_spec(const char *spec, struct zs_cluster *c, long *nnodes,
+                        long *ngpus, struct zs_err *err)
+{
+    const struct zs_hw_gpu_entry *ge = NULL;
+    long a = 0, b = -1;
+    const char *p, *name, *a_txt = NULL, *b_txt = NULL;
+    int a_len = 0, b_len = 0;
+    int rc;
+
+    /* [NODES x] GPUS x NAME */
+    p = spec;
+    if (!isdigit((unsigned char)*p))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid cluster spec '%s': must start with a "
+                          "GPU count " SPEC_EXAMPLE,
+                          spec);
+    a_txt = p;
+    p = read_count(p, &a);
+    a_len = (int)(p - a_txt);
+    if (*p != 'x' && *p != 'X')
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid cluster spec '%s': expected 'x' after "
+                          "the count " SPEC_EXAMPLE,
+                          spec);
+    p++;
+    if (isdigit((unsigned char)*p)) {
+        b_txt = p;
+        p = read_count(p, &b);
+        b_len = (int)(p - b_txt);
+        if (*p != 'x' && *p != 'X')
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid cluster spec '%s': expected 'x' "
+                              "after the count " SPEC_EXAMPLE,
+                              spec);
+        p++;
+    }
+    name = p;
+    if (!*name)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid cluster spec '%s': missing the GPU "
+                          "name " SPEC_EXAMPLE,
+                          spec);
+    if (b >= 0) {
+        *nnodes = a;
+        *ngpus = b;
+    } else {
+        *ngpus = a;
+        b_txt = a_txt;
+        b_len = a_len;
+    }
+    /* Counts are quoted as typed: saturated values must not show. */
+    if (*nnodes < 1 || *nnodes > ZS_HW_NODES_MAX)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid node count %.*s in '%s': must be in "
+                          "[1, %d]",
+                          a_len, a_txt, spec, ZS_HW_NODES_MAX);
+    ge = zs_hw_find_gpu(name);
+    if (!ge)
+        return unknown_gpu(name, spec, err);
+    rc = zs_hw_load_node_named(ge->node_file, &c->node, err);
+    if (rc)
+        return rc;
+    /* The node's file names its own GPU; a SPEC naming another part
+     * of the same node type (none today) would need its own file. */
+    if (!zs_strcaseeq(c->node.gpu.name, ge->name))
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid 'gpu' in %s: the default node for %s "
+                          "must hold %s (got %s)",
+                          c->node.file, ge->name, ge->name, c->node.gpu.name);
+    if (*ngpus < 1 || *ngpus > c->node.gpus_installed)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid GPU count %.*s in '%s': must be in [1, "
+                          "%d], the GPUs of one %s node (for more, give "
+                          "nodes: 2x%dx%s)",
+                          b_len, b_txt, spec, c->node.gpus_installed,
+                          c->node.name, c->node.gpus_installed, name);
+    return 0;
+}
+
+/* --nodes and --host-ram, checked against the node. */
+static int apply_overrides(const char *spec, int64_t host_ram_bytes,
+                           int nodes, struct zs_cluster *c,
+                           struct zs_err *err)
+{
+    if (nodes > 0) {
+        if (nodes > ZS_HW_NODES_MAX)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid node count %d: must be in [1, %d]",
+                              nodes, ZS_HW_NODES_MAX);
+        c->nodes = nodes;
+    }
+    if (c->nodes > 1 && (c->node.nics < 1 || c->node.nic_bytes_per_s <= 0))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid node count %d for '%s': %s has no compute "
+                          "network",
+                          c->nodes, spec, c->node.name);
+    if (host_ram_bytes > 0) {
+        if (host_ram_bytes <= c->node.host_reserved_bytes) {
+            char got[24], res[24];
+            zs_fmt_bytes(got, sizeof got, host_ram_bytes);
+            zs_fmt_bytes(res, sizeof res, c->node.host_reserved_bytes);
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid host RAM %s for %s: must be more than "
+                              "the %s reserved for the OS",
+                              got, c->node.name, res);
+        }
+        c->node.host_ram_bytes = host_ram_bytes;
+    }
+    return 0;
+}
+
 int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
                   struct zs_cluster *out, struct zs_err *err)
 {
     struct zs_cluster c;
-    const struct zs_hw_gpu_entry *ge = NULL;
-    long a = 0, b = -1, nnodes = 1, ngpus;
-    const char *p, *name, *a_txt = NULL, *b_txt = NULL;
-    int a_len = 0, b_len = 0;
+    long nnodes = 1, ngpus = 0;
     int rc;
 
     memset(&c, 0, sizeof c);
@@ -271,101 +381,15 @@ int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
             return rc;
         ngpus = c.node.gpus_installed;
     } else {
-        /* [NODES x] GPUS x NAME */
-        p = spec;
-        if (!isdigit((unsigned char)*p))
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid cluster spec '%s': must start with a "
-                              "GPU count " SPEC_EXAMPLE,
-                              spec);
-        a_txt = p;
-        p = read_count(p, &a);
-        a_len = (int)(p - a_txt);
-        if (*p != 'x' && *p != 'X')
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid cluster spec '%s': expected 'x' after "
-                              "the count " SPEC_EXAMPLE,
-                              spec);
-        p++;
-        if (isdigit((unsigned char)*p)) {
-            b_txt = p;
-            p = read_count(p, &b);
-            b_len = (int)(p - b_txt);
-            if (*p != 'x' && *p != 'X')
-                return zs_err_set(err, ZS_EUSAGE,
-                                  "invalid cluster spec '%s': expected 'x' "
-                                  "after the count " SPEC_EXAMPLE,
-                                  spec);
-            p++;
-        }
-        name = p;
-        if (!*name)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid cluster spec '%s': missing the GPU "
-                              "name " SPEC_EXAMPLE,
-                              spec);
-        if (b >= 0) {
-            nnodes = a;
-            ngpus = b;
-        } else {
-            ngpus = a;
-            b_txt = a_txt;
-            b_len = a_len;
-        }
-        /* Counts are quoted as typed: saturated values must not show. */
-        if (nnodes < 1 || nnodes > ZS_HW_NODES_MAX)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid node count %.*s in '%s': must be in "
-                              "[1, %d]",
-                              a_len, a_txt, spec, ZS_HW_NODES_MAX);
-        ge = zs_hw_find_gpu(name);
-        if (!ge)
-            return unknown_gpu(name, spec, err);
-        rc = zs_hw_load_node_named(ge->node_file, &c.node, err);
+        rc = resolve_spec(spec, &c, &nnodes, &ngpus, err);
         if (rc)
             return rc;
-        /* The node's file names its own GPU; a SPEC naming another part
-         * of the same node type (none today) would need its own file. */
-        if (!zs_strcaseeq(c.node.gpu.name, ge->name))
-            return zs_err_set(err, ZS_EINPUT,
-                              "invalid 'gpu' in %s: the default node for %s "
-                              "must hold %s (got %s)",
-                              c.node.file, ge->name, ge->name, c.node.gpu.name);
-        if (ngpus < 1 || ngpus > c.node.gpus_installed)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid GPU count %.*s in '%s': must be in [1, "
-                              "%d], the GPUs of one %s node (for more, give "
-                              "nodes: 2x%dx%s)",
-                              b_len, b_txt, spec, c.node.gpus_installed,
-                              c.node.name, c.node.gpus_installed, name);
     }
     c.nodes = (int)nnodes;
     c.node.gpus_per_node = (int)ngpus;
-
-    if (nodes > 0) {
-        if (nodes > ZS_HW_NODES_MAX)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid node count %d: must be in [1, %d]",
-                              nodes, ZS_HW_NODES_MAX);
-        c.nodes = nodes;
-    }
-    if (c.nodes > 1 && (c.node.nics < 1 || c.node.nic_bytes_per_s <= 0))
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid node count %d for '%s': %s has no compute "
-                          "network",
-                          c.nodes, spec, c.node.name);
-    if (host_ram_bytes > 0) {
-        if (host_ram_bytes <= c.node.host_reserved_bytes) {
-            char got[24], res[24];
-            zs_fmt_bytes(got, sizeof got, host_ram_bytes);
-            zs_fmt_bytes(res, sizeof res, c.node.host_reserved_bytes);
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid host RAM %s for %s: must be more than "
-                              "the %s reserved for the OS",
-                              got, c.node.name, res);
-        }
-        c.node.host_ram_bytes = host_ram_bytes;
-    }
+    rc = apply_overrides(spec, host_ram_bytes, nodes, &c, err);
+    if (rc)
+        return rc;
     *out = c;
     return 0;
 }
