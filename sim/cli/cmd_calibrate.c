@@ -86,8 +86,7 @@ struct cal_args {
     char fit_path[4096];
 };
 
-static int parse(int argc, char **argv, struct cal_args *ca,
-                 struct zs_err *err)
+static int parse(int argc, char **argv, struct cal_args *ca, struct zs_err *err)
 {
     struct zs_args a;
     int rc = zs_args_parse(argc, argv, g_opts, NOPTS, "calibrate", &a, err);
@@ -109,8 +108,7 @@ static int parse(int argc, char **argv, struct cal_args *ca,
     if (!zs_str_endswith(ca->out, ".json"))
         return zs_err_set(
             err, ZS_EUSAGE,
-            "invalid value for '--out': must end in .json (got '%s')",
-            ca->out);
+            "invalid value for '--out': must end in .json (got '%s')", ca->out);
     snprintf(ca->fit_path, sizeof ca->fit_path, "%.*s.fit.json",
              (int)(strlen(ca->out) - 5), ca->out);
     return 0;

@@ -308,8 +308,8 @@ static void merge_base(struct curve_merge *m, const cJSON *old, int above)
 {
     const cJSON *ox = old ? cJSON_GetObjectItemCaseSensitive(old, "x") : NULL;
     const cJSON *oy = old ? cJSON_GetObjectItemCaseSensitive(old, "y") : NULL;
-    for (int j = 0; cJSON_IsArray(ox) && cJSON_IsArray(oy) &&
-                    j < cJSON_GetArraySize(ox);
+    for (int j = 0;
+         cJSON_IsArray(ox) && cJSON_IsArray(oy) && j < cJSON_GetArraySize(ox);
          j++) {
         const cJSON *xj = cJSON_GetArrayItem(ox, j);
         const cJSON *yj = cJSON_GetArrayItem(oy, j);
@@ -402,8 +402,8 @@ static int put_gemm(const struct zs_cal *c, const struct zs_cal_run *r,
 static void put_pcie(const struct zs_cal *c, const struct zs_cal_run *r,
                      cJSON *pcie)
 {
-    static const char *const keys[NDIR] = {
-        "h2d_bytes_per_s", "d2h_bytes_per_s", "pageable_bytes_per_s"};
+    static const char *const keys[NDIR] = {"h2d_bytes_per_s", "d2h_bytes_per_s",
+                                           "pageable_bytes_per_s"};
     char which[64] = "", src[1024];
     for (int d = 0; d < NDIR; d++)
         if (c->pcie[d].n && c->pcie_fit[d].slope > 0) {
@@ -575,8 +575,7 @@ static int write_tree(const char *path, const cJSON *tree, struct zs_err *err)
 
 /* Writes the profile to a temp name, proves that the loader accepts it,
  * then renames it into place. */
-static int write_profile(const cJSON *prof, const char *out,
-                         struct zs_err *err)
+static int write_profile(const cJSON *prof, const char *out, struct zs_err *err)
 {
     char tmp[4200];
     struct zs_gpu g;
@@ -593,8 +592,8 @@ static int write_profile(const cJSON *prof, const char *out,
         return ZS_ERUNTIME;
     }
     if (rename(tmp, out) != 0) {
-        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp,
-                        out, strerror(errno));
+        rc = zs_err_set(err, ZS_EIO, "cannot rename '%s' to '%s': %s", tmp, out,
+                        strerror(errno));
         remove(tmp);
     }
     return rc;

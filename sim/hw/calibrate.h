@@ -54,11 +54,11 @@ struct zs_cal {
 
 /* What zs_cal_write names in the files it writes (borrowed strings). */
 struct zs_cal_run {
-    const char *out;      /* the profile to write, NAME.json */
-    const char *fit_path; /* the report, NAME.fit.json */
-    const char *base;     /* the GPU profile to start from */
-    const char *gpu;      /* the measured header's GPU name */
-    const char *env;      /* "GPU, driver D, DATE" of the first file */
+    const char *out;          /* the profile to write, NAME.json */
+    const char *fit_path;     /* the report, NAME.fit.json */
+    const char *base;         /* the GPU profile to start from */
+    const char *gpu;          /* the measured header's GPU name */
+    const char *env;          /* "GPU, driver D, DATE" of the first file */
     const char *const *files; /* the measured files */
     int nfiles;
 };

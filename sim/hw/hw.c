@@ -328,9 +328,8 @@ static int resolve_spec(const char *spec, struct zs_cluster *c, long *nnodes,
 }
 
 /* --nodes and --host-ram, checked against the node. */
-static int apply_overrides(const char *spec, int64_t host_ram_bytes,
-                           int nodes, struct zs_cluster *c,
-                           struct zs_err *err)
+static int apply_overrides(const char *spec, int64_t host_ram_bytes, int nodes,
+                           struct zs_cluster *c, struct zs_err *err)
 {
     if (nodes > 0) {
         if (nodes > ZS_HW_NODES_MAX)

@@ -1161,9 +1161,8 @@ static void loss_liger(const struct zs_model *m, const struct zs_act_opts *o,
 
 /* zs_model_loss_bytes with torchtune's chunked output loss: tv = tokens x
  * vocab of the whole micro-batch. */
-static void loss_chunked(const struct zs_model *m,
-                         const struct zs_act_opts *o, double b, double tv,
-                         struct zs_loss_bytes *out)
+static void loss_chunked(const struct zs_model *m, const struct zs_act_opts *o,
+                         double b, double tv, struct zs_loss_bytes *out)
 {
     /* torchtune CEWithChunkedOutputLoss with TransformerDecoder.
      * chunked_output (torchtune/modules/loss/ce_chunked_output_loss.py,

@@ -426,7 +426,8 @@ static int zsim_moe(const struct zs_json_src *src, const cJSON *root,
             return zs_err_set(err, ZS_EINPUT,
                               "missing 'moe_intermediate_size' in %s: "
                               "required for family %s, an integer in [1, %d]",
-                              src->path, g_family_choices[z->family], LIM_INTER);
+                              src->path, g_family_choices[z->family],
+                              LIM_INTER);
         m->n_experts = z->experts;
         m->experts_per_token = z->topk;
         m->moe_intermediate = z->moe_inter;
@@ -434,14 +435,14 @@ static int zsim_moe(const struct zs_json_src *src, const cJSON *root,
         const char *k = z->experts     ? "num_experts"
                         : z->topk      ? "experts_per_token"
                         : z->moe_inter ? "moe_intermediate_size"
-                                      : NULL;
+                                       : NULL;
         if (k)
             return bad_at(src, "", k, err,
                           "must be 0 for the dense family %s (got %lld)",
                           g_family_choices[z->family],
                           (long long)(z->experts ? z->experts
                                       : z->topk  ? z->topk
-                                                : z->moe_inter));
+                                                 : z->moe_inter));
     }
     return 0;
 }
@@ -846,7 +847,7 @@ static void forbid_flash(const struct zs_json_src *src, const char *objpath,
 /* The layout of each family beyond the common fields (hf_other), from
  * transformers' modeling_<family>.py as each comment says. */
 static int hf_gpt2(const struct zs_json_src *src, const cJSON *root, int type,
-                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+                   struct hfx *c, struct zs_model *m, struct zs_err *err)
 {
     /* GPT2Block: ln_1, attn (c_attn fused, c_proj), ln_2, mlp (c_fc,
      * c_proj), every Conv1D with a bias; wpe n_positions rows. */
@@ -895,7 +896,7 @@ static int hf_opt(const struct zs_json_src *src, const cJSON *root, int type,
 }
 
 static int hf_neox(const struct zs_json_src *src, const cJSON *root, int type,
-                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+                   struct hfx *c, struct zs_model *m, struct zs_err *err)
 {
     /* GPTNeoXLayer: input_layernorm and post_attention_layernorm (both
      * of the layer input when use_parallel_residual), query_key_value
@@ -907,7 +908,7 @@ static int hf_neox(const struct zs_json_src *src, const cJSON *root, int type,
 }
 
 static int hf_falcon(const struct zs_json_src *src, const cJSON *root, int type,
-                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+                     struct hfx *c, struct zs_model *m, struct zs_err *err)
 {
     /* FalconAttention: new_decoder_architecture -> num_kv_heads groups,
      * else multi_query -> 1 kv head, else multi-head; one fused
@@ -923,7 +924,7 @@ static int hf_falcon(const struct zs_json_src *src, const cJSON *root, int type,
     m->intermediate = c->inter ? c->inter : 4 * c->hidden;
     if (c->new_arch)
         m->block = (c->num_ln ? c->num_ln : 2) == 2 ? ZS_BLOCK_PARALLEL_2NORM
-                                                  : ZS_BLOCK_PARALLEL;
+                                                    : ZS_BLOCK_PARALLEL;
     else
         m->block = c->parallel ? ZS_BLOCK_PARALLEL : ZS_BLOCK_SEQUENTIAL;
     m->qkv_fused = true;
@@ -956,9 +957,8 @@ static int hf_mpt(const struct zs_json_src *src, const cJSON *root, int type,
         rc = zs_json_expect_object(src, ac, "attn_config", err);
         if (rc)
             return rc;
-        rc =
-            zs_json_read(src, ac, "attn_config", g_hf_mpt_attn,
-                         NF(g_hf_mpt_attn), c, ZS_JSON_ALLOW_UNKNOWN, err);
+        rc = zs_json_read(src, ac, "attn_config", g_hf_mpt_attn,
+                          NF(g_hf_mpt_attn), c, ZS_JSON_ALLOW_UNKNOWN, err);
         if (rc)
             return rc;
         if (c->qk_ln)
@@ -985,7 +985,7 @@ static int hf_mpt(const struct zs_json_src *src, const cJSON *root, int type,
 }
 
 static int hf_bloom(const struct zs_json_src *src, const cJSON *root, int type,
-                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+                    struct hfx *c, struct zs_model *m, struct zs_err *err)
 {
     /* BloomModel: word_embeddings, word_embeddings_layernorm; BloomBlock:
      * input_layernorm, query_key_value and dense with bias,
@@ -1026,7 +1026,7 @@ static int hf_phi(const struct zs_json_src *src, const cJSON *root, int type,
 }
 
 static int hf_phi3(const struct zs_json_src *src, const cJSON *root, int type,
-                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+                   struct hfx *c, struct zs_model *m, struct zs_err *err)
 {
     /* Phi3DecoderLayer: RMSNorms, qkv_proj and gate_up_proj fused, no
      * biases; sliding_window applies to every layer. */
@@ -1039,7 +1039,7 @@ static int hf_phi3(const struct zs_json_src *src, const cJSON *root, int type,
 }
 
 static int hf_gemma(const struct zs_json_src *src, const cJSON *root, int type,
-                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+                    struct hfx *c, struct zs_model *m, struct zs_err *err)
 {
     /* GemmaDecoderLayer: Llama layout with head_dim apart from
      * hidden/heads, GemmaRMSNorm (weight only), GeGLU, tied embedding
@@ -1133,8 +1133,7 @@ static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
 }
 
 /* The family's own keys, beyond g_hf_common (NULL: none). */
-static void hf_llama_family(int type, const struct zs_field **fam,
-                            size_t *nfam)
+static void hf_llama_family(int type, const struct zs_field **fam, size_t *nfam)
 {
     *fam = NULL;
     *nfam = 0;
@@ -1200,8 +1199,9 @@ static void hf_llama_copy(const struct zs_json_src *src, const cJSON *root,
      * (Qwen's max_window_layers split is not modelled). */
     if (m->family == ZS_FAM_MISTRAL)
         m->sliding_window =
-            cJSON_GetObjectItemCaseSensitive(root, "sliding_window") ? c->sliding
-                                                                     : 4096;
+            cJSON_GetObjectItemCaseSensitive(root, "sliding_window")
+                ? c->sliding
+                : 4096;
     else if (m->family == ZS_FAM_MIXTRAL || m->family == ZS_FAM_LLAMA)
         m->sliding_window = m->family == ZS_FAM_MIXTRAL ? c->sliding : 0;
     else

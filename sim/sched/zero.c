@@ -857,25 +857,21 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
                  b->last_host);
         zs_t_mark(b, b->q_host, "host waits param swap-out",
                   zs_t_nvme(b, true, (double)s->sg_nv[i] * 2,
-                            "swap-out bf16 params (NVMe)",
-                            b->last_host, -1),
+                            "swap-out bf16 params (NVMe)", b->last_host, -1),
                   b->last_host, -1);
     } else if (s->zero3 && s->off_param) {
         zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
-                 ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer",
-                 b->last_host);
+                 ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer", b->last_host);
     } else {
         /* CPU conversion into a pageable temporary, then a pageable
          * blocking H2D (mechanics §1 step 14, [inference]) */
-        int32_t tmp =
-            zs_t_alloc(b, b->q_host, b->p_host, e * 2, 0,
-                       "bf16 conversion temporary", -1, b->last_host);
-        int32_t cv = zs_t_cpu(b, (double)e * 6,
-                              nd->torch_op_bytes_per_s_per_thread,
-                              ZS_CLS_OPT, "fp32 -> bf16 (CPU)", tmp);
-        int32_t h =
-            zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
-                      "H2D updated bf16 params (pageable)", -1, cv, -1);
+        int32_t tmp = zs_t_alloc(b, b->q_host, b->p_host, e * 2, 0,
+                                 "bf16 conversion temporary", -1, b->last_host);
+        int32_t cv =
+            zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
+                     ZS_CLS_OPT, "fp32 -> bf16 (CPU)", tmp);
+        int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
+                              "H2D updated bf16 params (pageable)", -1, cv, -1);
         zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
         zs_t_free(b, b->q_host, tmp, b->last_host);
     }
@@ -884,8 +880,7 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
 /* One sub-group's step on the CPU (optimizer offload), with its NVMe swaps;
  * e_next: the next sub-group's elements (0: none). */
 static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
-                     int64_t e, int64_t e_next, double opt_fused,
-                     double opt_op)
+                     int64_t e, int64_t e_next, double opt_fused, double opt_op)
 {
     struct zs_bctx *b = s->b;
     const struct zs_node *nd = b->node;
@@ -900,13 +895,13 @@ static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
                                "until swap-out)",
                                -1, b->last_host);
     } else if (first)
-        zs_keep_alloc(b, zs_t_alloc(
-            b, b->q_host, b->p_host, e * 8, 0,
-            "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host));
+        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
+                                    "Adam exp_avg + exp_avg_sq (fp32, lazy)",
+                                    -1, b->last_host));
     /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B),
      * a torch op at torch's rate (fidelity review item 11) */
-    zs_t_cpu(b, (double)e * 8, nd->torch_op_bytes_per_s_per_thread,
-             ZS_CLS_OPT, "unscale and clip grads", b->last_host);
+    zs_t_cpu(b, (double)e * 8, nd->torch_op_bytes_per_s_per_thread, ZS_CLS_OPT,
+             "unscale and clip grads", b->last_host);
     /* the optimizer (DeepSpeedCPUAdam by default, torch AdamW with
      * "torch_adam": true): its bytes less the unscale and copy
      * (cpuopt.c) */
@@ -914,8 +909,7 @@ static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
              nd->cpu_adam_fused_bytes_per_s_per_thread, ZS_CLS_OPT,
              zs_cpu_opt_name(b->c->cpu_opt_impl), b->last_host);
     zs_t_cpu(b, (double)e * opt_op, nd->torch_op_bytes_per_s_per_thread,
-             ZS_CLS_OPT, zs_cpu_opt_name(b->c->cpu_opt_impl),
-             b->last_host);
+             ZS_CLS_OPT, zs_cpu_opt_name(b->c->cpu_opt_impl), b->last_host);
     params_back(s, i, e);
     if (s->nvme) {
         nvme_swap_out(s, e, i == nsub - 1);
@@ -935,17 +929,17 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
     bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
     if (first)
         zs_keep_alloc(b,
-            zs_t_alloc(b, b->q_comp, b->p_gpu,
-                       q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
-                       q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
-                          : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
-                       -1, b->last_host));
+                      zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                 q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
+                                 q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
+                                    : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
+                                 -1, b->last_host));
     /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
      * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
-    f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
-                     "fp32 grads (sub-group)", -1, b->last_host);
-    a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT,
-                     "GPU Adam", -1, f32, -1);
+    f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0, "fp32 grads (sub-group)",
+                     -1, b->last_host);
+    a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT, "GPU Adam", -1,
+                     f32, -1);
     zs_t_free(b, b->q_comp, f32, a);
 }
 
@@ -1059,8 +1053,7 @@ static void init_param_swap_buffers(struct ds *s)
     int64_t emax = 0;
     bool any = false;
     zs_t_alloc(b, q, b->p_host, b->c->param_buffer_count * al * 2,
-               ZS_ALLOC_LOCKED, "NVMe param swap buffers (bf16)", -1,
-               -1);
+               ZS_ALLOC_LOCKED, "NVMe param swap buffers (bf16)", -1, -1);
     for (int64_t i = 0; i < s->nsub; i++) {
         int64_t e = (i == s->nsub - 1) ? T - i * sub : sub;
         if (e > emax)
@@ -1105,11 +1098,11 @@ static int init_host_params(struct ds *s)
          * zero.Init (swap_out_and_release) */
         if (s->pnvme && un->part_elems >= PNVME_MIN_ELEMS)
             continue;
-        init[u] = zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
-                             un->trainable
-                                 ? "initial param partitions (ds_tensor)"
-                                 : "frozen param partitions",
-                             u, -1);
+        init[u] =
+            zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
+                       un->trainable ? "initial param partitions (ds_tensor)"
+                                     : "frozen param partitions",
+                       u, -1);
     }
     int64_t flat = b->mo.method == ZS_METHOD_FULL ? P : T;
     /* nvme: min(max_in_cpu, elements) (stage3.py:839-862) */
