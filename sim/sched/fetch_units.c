@@ -1,8 +1,9 @@
 /*
- * units.c — the units a framework fetches, in forward order, with their GPU
- * times.  Times come from the hardware profile: GEMMs at the profile's
- * efficiency for their size, attention at the flash-attention efficiency,
- * everything else memory-bound at HBM bandwidth (hw.h).
+ * fetch_units.c — the units a framework fetches, in forward order, with
+ * their GPU times.  (Not util/units.c, which parses sizes.)  Times come from
+ * the hardware profile: GEMMs at the profile's efficiency for their size,
+ * attention at the flash-attention efficiency, everything else memory-bound
+ * at HBM bandwidth (hw.h).
  *
  * Backward costs (sources): a linear's backward is two GEMMs of the forward's
  * size (dgrad and wgrad), one when its weight is frozen (LoRA/QLoRA base);
