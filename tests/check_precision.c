@@ -2,7 +2,7 @@
  * check_precision.c — the trainer's accumulation semantics and the FSDP2
  * precision policy (issue 10 items 2-3), against hand-computed bytes.
  *
- * Qwen2.5-7B on 8 ranks as FSDP2 groups (units.c zs_units_build_groups): a
+ * Qwen2.5-7B on 8 ranks as FSDP2 groups (fetch_units.c zs_units_build_groups): a
  * root group (embedding, final norm, lm_head; R elements) and 28 decoder
  * layers of L elements each; a rank's shard of a group is ceil(group / 8).
  * By hand from models/qwen2.5-7b.json (h 3584, i 18944, 28 q / 4 kv heads

@@ -186,7 +186,7 @@ int zs_hw_parse_nodes(const char *text, int *nodes, struct zs_err *err);
 int64_t zs_gpu_usable_bytes(const struct zs_gpu *g);
 
 /* Time of one GEMM [m x k] x [k x n] in bf16 on this GPU.  With g->sms > 0
- * the shape model below (hw.c: tiles, waves over the SMs, split-K, the
+ * the shape model below (figures.c: tiles, waves over the SMs, split-K, the
  * per-tile and per-kernel overheads, the HBM roofline) at the curve's
  * top efficiency (MAMF); without, the gemm_eff curve by FLOPs. */
 double zs_gpu_gemm_s(const struct zs_gpu *g, double m, double n, double k);

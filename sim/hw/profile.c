@@ -507,39 +507,34 @@ static void dir_of(const char *path, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s", (int)(slash - path), path);
 }
 
-static int node_from_tree(const char *path, const struct zs_json_src *src,
-                          const cJSON *root, struct node_file *nf,
-                          struct zs_node *n, struct zs_err *err)
+/* The node profile's groups, in file order; "storage" is optional. */
+static int node_groups(const struct zs_json_src *src, const cJSON *root,
+                       struct node_file *nf, struct zs_node *n,
+                       struct zs_err *err)
 {
+    static const struct {
+        const char *key;
+        const struct zs_field *f;
+        size_t n;
+    } groups[] = {
+        {"host", node_host, NF(node_host)},
+        {"cpu", node_cpu, NF(node_cpu)},
+        {"optimizer", node_opt, NF(node_opt)},
+        {"pcie", node_pcie, NF(node_pcie)},
+        {"network", node_net, NF(node_net)},
+        {"collectives", node_coll, NF(node_coll)},
+        {"storage", node_storage, NF(node_storage)},
+    };
     struct zs_hw_sources *s = &n->sources;
-    const struct zs_hw_gpu_entry *ge;
-    const cJSON *coll;
-    char gpath[600], dir[300];
     struct zs_curve *curves[4];
-    int rc;
+    const cJSON *coll;
+    int rc = zs_json_read(src, root, "", node_top, NF(node_top), nf, 0, err);
 
-    rc = zs_json_read(src, root, "", node_top, NF(node_top), nf, 0, err);
-    if (!rc)
-        rc = read_group(src, root, "host", node_host, NF(node_host), nf,
-                        nf->src, s, err);
-    if (!rc)
-        rc = read_group(src, root, "cpu", node_cpu, NF(node_cpu), nf, nf->src,
-                        s, err);
-    if (!rc)
-        rc = read_group(src, root, "optimizer", node_opt, NF(node_opt), nf,
-                        nf->src, s, err);
-    if (!rc)
-        rc = read_group(src, root, "pcie", node_pcie, NF(node_pcie), nf,
-                        nf->src, s, err);
-    if (!rc)
-        rc = read_group(src, root, "network", node_net, NF(node_net), nf,
-                        nf->src, s, err);
-    if (!rc)
-        rc = read_group(src, root, "collectives", node_coll, NF(node_coll), nf,
-                        nf->src, s, err);
-    if (!rc && cJSON_GetObjectItemCaseSensitive(root, "storage"))
-        rc = read_group(src, root, "storage", node_storage, NF(node_storage),
-                        nf, nf->src, s, err);
+    for (size_t i = 0; i < NF(groups) && !rc; i++)
+        if (strcmp(groups[i].key, "storage") != 0 ||
+            cJSON_GetObjectItemCaseSensitive(root, "storage"))
+            rc = read_group(src, root, groups[i].key, groups[i].f, groups[i].n,
+                            nf, nf->src, s, err);
     if (rc)
         return rc;
     coll = cJSON_GetObjectItemCaseSensitive(root, "collectives");
@@ -563,15 +558,25 @@ static int node_from_tree(const char *path, const struct zs_json_src *src,
                           "than host.ram_bytes",
                           where);
     }
+    return 0;
+}
+
+/* The path of the node's GPU profile. */
+static int node_gpu_path(const char *path, const struct zs_json_src *src,
+                         const struct node_file *nf, char *gpath, size_t cap,
+                         struct zs_err *err)
+{
+    const struct zs_hw_gpu_entry *ge;
+    char dir[300];
 
     /* The node's GPU: a registry name (loaded from the profile directory)
      * or a path ending in .json, relative to the node file. */
     if (zs_str_endswith(nf->gpu, ".json")) {
         if (nf->gpu[0] == '/')
-            snprintf(gpath, sizeof gpath, "%s", nf->gpu);
+            snprintf(gpath, cap, "%s", nf->gpu);
         else {
             dir_of(path, dir, sizeof dir);
-            snprintf(gpath, sizeof gpath, "%s/%s", dir, nf->gpu);
+            snprintf(gpath, cap, "%s/%s", dir, nf->gpu);
         }
     } else {
         ge = zs_hw_find_gpu(nf->gpu);
@@ -582,12 +587,15 @@ static int node_from_tree(const char *path, const struct zs_json_src *src,
                               "unknown GPU '%s' in %s (see 'zsim hw list')",
                               nf->gpu, where);
         }
-        snprintf(gpath, sizeof gpath, "%s/gpus/%s.json", zs_hw_dir(), ge->file);
+        snprintf(gpath, cap, "%s/gpus/%s.json", zs_hw_dir(), ge->file);
     }
-    rc = zs_hw_load_gpu(gpath, &n->gpu, err);
-    if (rc)
-        return rc;
+    return 0;
+}
 
+/* The node file's figures into *n (the GPU is loaded apart). */
+static void node_copy(const char *path, const struct node_file *nf,
+                      struct zs_node *n)
+{
     zs_strlcpy(n->name, nf->name, sizeof n->name);
     zs_strlcpy(n->file, path, sizeof n->file);
     n->gpus_per_node = (int)nf->gpus_per_node;
@@ -608,6 +616,22 @@ static int node_from_tree(const char *path, const struct zs_json_src *src,
     n->nvme_drives = (int)nf->nvme_drives;
     n->nvme_read_bytes_per_s = nf->nvme_drives * nf->nvme_read;
     n->nvme_write_bytes_per_s = nf->nvme_drives * nf->nvme_write;
+}
+
+static int node_from_tree(const char *path, const struct zs_json_src *src,
+                          const cJSON *root, struct node_file *nf,
+                          struct zs_node *n, struct zs_err *err)
+{
+    char gpath[600];
+    int rc = node_groups(src, root, nf, n, err);
+
+    if (!rc)
+        rc = node_gpu_path(path, src, nf, gpath, sizeof gpath, err);
+    if (!rc)
+        rc = zs_hw_load_gpu(gpath, &n->gpu, err);
+    if (rc)
+        return rc;
+    node_copy(path, nf, n);
     return 0;
 }
 

@@ -312,21 +312,8 @@ static const struct leaf_names *family_names(enum zs_family f)
  * embedding norm), per layer the norms, attention projections and MLP in
  * execution order, then the final norm and an untied lm_head.  Norm leaves
  * carry weight (+ bias for LayerNorm with norm_bias). */
-static int build_leaves(struct zs_model *m, struct zs_err *err)
-{
-    const struct leaf_names *nm_ = family_names(m->family);
-    int64_t h = m->hidden, d = m->head_dim;
-    int64_t hq = m->n_heads * d, hkv = m->n_kv_heads * d;
-    int64_t qb = m->qkv_bias ? hq : 0, kvb = m->qkv_bias ? hkv : 0;
-    int64_t nb = m->norm == ZS_NORM_LAYER && m->norm_bias; /* bias vector */
-    int64_t ib = m->mlp_bias ? m->intermediate : 0, hb = m->mlp_bias ? h : 0;
-    int ok = 1;
-    const char *moe_prefix =
-        m->family == ZS_FAM_MIXTRAL ? "block_sparse_moe" : "mlp";
-    const char *in_norm = nm_->in_norm, *mlp_norm = nm_->mlp_norm;
-    char nm[64];
-
-    m->n_pre = m->n_layer_leaves = m->n_post = 0;
+/* Leaves are appended through these; each clears `ok` when a table is
+ * full. */
 #define PRE(...)                                                               \
     ok &= add_leaf(m->pre, &m->n_pre, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
 #define LAY(...)                                                               \
@@ -334,6 +321,66 @@ static int build_leaves(struct zs_model *m, struct zs_err *err)
                    __VA_ARGS__) != NULL
 #define POST(...)                                                              \
     ok &= add_leaf(m->post, &m->n_post, ZS_MODEL_MAX_OUTER, __VA_ARGS__) != NULL
+
+/* The layer's MLP leaves: MoE router and experts, a plain MLP, fused or
+ * separate gate/up.  Returns 0 when a table is full. */
+static int build_mlp(struct zs_model *m, const struct leaf_names *nm_)
+{
+    int64_t h = m->hidden;
+    int64_t ib = m->mlp_bias ? m->intermediate : 0, hb = m->mlp_bias ? h : 0;
+    const char *moe_prefix =
+        m->family == ZS_FAM_MIXTRAL ? "block_sparse_moe" : "mlp";
+    char nm[64];
+    int ok = 1;
+
+    if (is_moe(m)) {
+        struct zs_leaf *x;
+        /* Router: nn.Linear(hidden, experts, bias=False)
+         * (MixtralSparseMoeBlock.gate, Qwen3MoeSparseMoeBlock.gate). */
+        snprintf(nm, sizeof nm, "%s.gate", moe_prefix);
+        LAY(nm, ZS_LEAF_ROUTER, 0, h, m->n_experts, 0);
+        /* Experts: each a gated MLP of 3 x hidden x moe_intermediate, no
+         * bias; top_k of them run per token.  One leaf for the block
+         * (model.h: DeepSpeed set_z3_leaf_modules on the sparse block). */
+        snprintf(nm, sizeof nm, "%s.experts", moe_prefix);
+        LAY(nm, ZS_LEAF_EXPERTS, ZS_ROLE_GATE | ZS_ROLE_UP | ZS_ROLE_DOWN, h,
+            m->moe_intermediate, 0);
+        if (ok) {
+            x = &m->layer[m->n_layer_leaves - 1];
+            x->params = m->n_experts * 3 * h * m->moe_intermediate;
+            x->params_active =
+                m->experts_per_token * 3 * h * m->moe_intermediate;
+            x->n_tensors = (int)(m->n_experts * 3);
+            x->gemms = (int)(3 * m->experts_per_token);
+        }
+    } else if (m->mlp == ZS_MLP_PLAIN) {
+        /* fc_in hidden -> intermediate, activation, fc_out back: 2 GEMMs. */
+        LAY(nm_->up, ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, ib);
+        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
+    } else if (m->gate_up_fused) {
+        /* Phi3MLP: gate_up_proj hidden -> 2 x intermediate, chunked. */
+        LAY(nm_->gate_up, ZS_LEAF_LINEAR, ZS_ROLE_GATE | ZS_ROLE_UP, h,
+            2 * m->intermediate, 2 * ib);
+        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
+    } else {
+        LAY(nm_->gate, ZS_LEAF_LINEAR, ZS_ROLE_GATE, h, m->intermediate, ib);
+        LAY(nm_->up, ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, ib);
+        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
+    }
+    return ok;
+}
+
+static int build_leaves(struct zs_model *m, struct zs_err *err)
+{
+    const struct leaf_names *nm_ = family_names(m->family);
+    int64_t h = m->hidden, d = m->head_dim;
+    int64_t hq = m->n_heads * d, hkv = m->n_kv_heads * d;
+    int64_t qb = m->qkv_bias ? hq : 0, kvb = m->qkv_bias ? hkv : 0;
+    int64_t nb = m->norm == ZS_NORM_LAYER && m->norm_bias; /* bias vector */
+    int ok = 1;
+    const char *in_norm = nm_->in_norm, *mlp_norm = nm_->mlp_norm;
+
+    m->n_pre = m->n_layer_leaves = m->n_post = 0;
 
     zs_strlcpy(m->layer_prefix, nm_->layers, sizeof m->layer_prefix);
     PRE(nm_->embed, ZS_LEAF_EMBED, 0, h, m->vocab, 0);
@@ -375,40 +422,7 @@ static int build_leaves(struct zs_model *m, struct zs_err *err)
     /* A parallel block with one shared norm has no second norm. */
     if (m->block != ZS_BLOCK_PARALLEL && mlp_norm)
         LAY(mlp_norm, ZS_LEAF_NORM, 0, h, h, nb * h);
-    if (is_moe(m)) {
-        struct zs_leaf *x;
-        /* Router: nn.Linear(hidden, experts, bias=False)
-         * (MixtralSparseMoeBlock.gate, Qwen3MoeSparseMoeBlock.gate). */
-        snprintf(nm, sizeof nm, "%s.gate", moe_prefix);
-        LAY(nm, ZS_LEAF_ROUTER, 0, h, m->n_experts, 0);
-        /* Experts: each a gated MLP of 3 x hidden x moe_intermediate, no
-         * bias; top_k of them run per token.  One leaf for the block
-         * (model.h: DeepSpeed set_z3_leaf_modules on the sparse block). */
-        snprintf(nm, sizeof nm, "%s.experts", moe_prefix);
-        LAY(nm, ZS_LEAF_EXPERTS, ZS_ROLE_GATE | ZS_ROLE_UP | ZS_ROLE_DOWN, h,
-            m->moe_intermediate, 0);
-        if (ok) {
-            x = &m->layer[m->n_layer_leaves - 1];
-            x->params = m->n_experts * 3 * h * m->moe_intermediate;
-            x->params_active =
-                m->experts_per_token * 3 * h * m->moe_intermediate;
-            x->n_tensors = (int)(m->n_experts * 3);
-            x->gemms = (int)(3 * m->experts_per_token);
-        }
-    } else if (m->mlp == ZS_MLP_PLAIN) {
-        /* fc_in hidden -> intermediate, activation, fc_out back: 2 GEMMs. */
-        LAY(nm_->up, ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, ib);
-        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
-    } else if (m->gate_up_fused) {
-        /* Phi3MLP: gate_up_proj hidden -> 2 x intermediate, chunked. */
-        LAY(nm_->gate_up, ZS_LEAF_LINEAR, ZS_ROLE_GATE | ZS_ROLE_UP, h,
-            2 * m->intermediate, 2 * ib);
-        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
-    } else {
-        LAY(nm_->gate, ZS_LEAF_LINEAR, ZS_ROLE_GATE, h, m->intermediate, ib);
-        LAY(nm_->up, ZS_LEAF_LINEAR, ZS_ROLE_UP, h, m->intermediate, ib);
-        LAY(nm_->down, ZS_LEAF_LINEAR, ZS_ROLE_DOWN, m->intermediate, h, hb);
-    }
+    ok &= build_mlp(m, nm_);
     if (m->sandwich_norm)
         LAY(nm_->post_mlp_norm, ZS_LEAF_NORM, 0, h, h, nb * h);
 
@@ -451,11 +465,10 @@ int64_t zs_model_leaf_sum(const struct zs_model *m)
            sum_leaves(m->post, m->n_post, 0);
 }
 
-int zs_model_finish(struct zs_model *m, struct zs_err *err)
+/* The shape's invariants, and the figures derived from them (head_dim,
+ * sliding layers, dropout sites). */
+static int finish_check(struct zs_model *m, struct zs_err *err)
 {
-    int rc;
-    int64_t best = -1;
-
     /* The loaders check these with file positions; this is the backstop for
      * callers that fill the struct by hand (STYLE 13). */
     if (m->hidden < 1 || m->n_layers < 1 || m->n_heads < 1 ||
@@ -515,11 +528,12 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
                    ? 1
                    : 2)
             : 0;
+    return 0;
+}
 
-    rc = build_leaves(m, err);
-    if (rc)
-        return rc;
-
+/* Parameter counts: per layer, language model, total, active, embedding. */
+static void finish_counts(struct zs_model *m)
+{
     m->params_layer = sum_leaves(m->layer, m->n_layer_leaves, 0);
     m->params_lm = zs_model_leaf_sum(m);
     m->params_total = m->params_lm;
@@ -539,6 +553,11 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
     for (int i = 0; i < m->n_post; i++)
         if (m->post[i].kind == ZS_LEAF_LM_HEAD)
             m->params_embedding += m->post[i].params;
+}
+
+static void finish_largest(struct zs_model *m)
+{
+    int64_t best = -1;
 
     /* Largest single module's direct parameters: DeepSpeed's
      * largest_layer_params (max over model.modules() of
@@ -566,6 +585,17 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
                        sizeof m->largest_leaf_name);
         }
     m->largest_leaf_params = best;
+}
+
+int zs_model_finish(struct zs_model *m, struct zs_err *err)
+{
+    int rc = finish_check(m, err);
+    if (!rc)
+        rc = build_leaves(m, err);
+    if (rc)
+        return rc;
+    finish_counts(m);
+    finish_largest(m);
     return 0;
 }
 
@@ -1102,6 +1132,80 @@ int64_t zs_model_act_work_bwd(const struct zs_model *m,
     return sat(work_bwd(&d, o->ckpt, o->attn));
 }
 
+/* zs_model_loss_bytes with Liger's fused linear cross-entropy: b
+ * sequences of seq / sp tokens. */
+static void loss_liger(const struct zs_model *m, const struct zs_act_opts *o,
+                       double b, double sp, struct zs_loss_bytes *out)
+{
+    /* Liger fused linear cross-entropy (linkedin/Liger-Kernel
+     * ops/fused_linear_cross_entropy.py, fused_linear_cross_entropy_
+     * forward): chunk = next_pow2(ceil(BT / ceil(V / H))) tokens; per
+     * chunk logits = x_chunk @ W^T in bf16, the CE kernel writes their
+     * gradient in place; grad_input = zeros_like(x) (BT x H bf16) and
+     * grad_weight = zeros_like(W) (V x H bf16) are filled during forward
+     * and kept for backward; loss_1d fp32 per token.  The full logits
+     * never exist.  All of it is reported as one buffer alive from the
+     * loss to lm_head's backward. */
+    double bt = b * (double)o->seq / sp, h = (double)m->hidden;
+    double v = (double)m->vocab;
+    double inc = ceil(v / h), cs = 1;
+    while (cs < ceil(bt / inc))
+        cs *= 2;
+    if (cs > bt)
+        cs = bt;
+    memset(out, 0, sizeof *out);
+    out->pieces = 1;
+    out->logits_bf16 = sat(2 * cs * v + 2 * bt * h + 2 * v * h + 4 * bt);
+    out->peak = out->logits_bf16;
+}
+
+/* zs_model_loss_bytes with torchtune's chunked output loss: tv = tokens x
+ * vocab of the whole micro-batch. */
+static void loss_chunked(const struct zs_model *m, const struct zs_act_opts *o,
+                         double b, double tv, struct zs_loss_bytes *out)
+{
+    /* torchtune CEWithChunkedOutputLoss with TransformerDecoder.
+     * chunked_output (torchtune/modules/loss/ce_chunked_output_loss.py,
+     * modules/transformer.py, recipes/lora_finetune_single_device.py
+     * _loss_step, all at 0031bfb080bd35ec533c412df883cf2bf7bf7fe4):
+     *   output = [self.output(c) for c in h.chunk(K, dim=1)]
+     *                                   K bf16 chunks of ceil(s/K)
+     *                                   tokens: 2 tV in all
+     *   for each chunk: F.cross_entropy(chunk.float(), ...)
+     *                                   one fp32 upcast chunk alive at a
+     *                                   time (4 tV/K); log_softmax saves
+     *                                   its fp32 output of every chunk
+     *                                   (4 tV in all)
+     *   del logits                      the recipe drops the list, and
+     *                                   nothing saves the bf16 chunks
+     *                                   (to-copy keeps no input): they go
+     *                                   at the end of forward
+     * Forward peak at the last chunk: 2 tV + 4 tV + 4 tV/K.  Backward,
+     * per chunk: nll_loss_backward's dense fp32 gradient and
+     * log_softmax_backward's (8 tV/K), then the bf16 cast for the
+     * chunk's projection backward (2 tV/K); the saved log-softmax
+     * outputs are all alive at the first chunk's backward: 4 tV +
+     * 8 tV/K.  [inference from the code, not measured.]  The recipes
+     * compile compute_cross_entropy when compile is on; the same bytes
+     * are charged then [assumption: what inductor's partitioner saves
+     * of a compiled chunk was not measured]. */
+    double sp_ = o->sp > 0 ? o->sp : 1;
+    double per = ceil((double)o->seq / sp_ / (double)o->loss_chunks);
+    double tcv = b * per * (double)m->vocab;
+    memset(out, 0, sizeof *out);
+    out->pieces = o->loss_chunks;
+    out->logits_bf16 = sat(2 * tv);
+    out->logits_fp32 = sat(4 * tcv);
+    out->logprobs_fp32 = sat(4 * tcv);
+    out->grad_fp32 = sat(8 * tcv);
+    out->grad_bf16 = sat(2 * tcv);
+    out->logits_freed_in_fwd = true;
+    /* the schedules allocate every saved piece at the largest chunk's
+     * size (torch.chunk: all but the last have ceil(s/K) tokens) */
+    out->peak = sat(max2(2 * tv + (o->loss_chunks + 1) * 4 * tcv,
+                         (o->loss_chunks + 2) * 4 * tcv));
+}
+
 void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
                          struct zs_loss_bytes *out)
 {
@@ -1124,69 +1228,11 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
     double tv = b * (double)o->seq / sp * (double)m->vocab;
     double fwd, bwd1, bwd2;
     if (o->kernels == 1) {
-        /* Liger fused linear cross-entropy (linkedin/Liger-Kernel
-         * ops/fused_linear_cross_entropy.py, fused_linear_cross_entropy_
-         * forward): chunk = next_pow2(ceil(BT / ceil(V / H))) tokens; per
-         * chunk logits = x_chunk @ W^T in bf16, the CE kernel writes their
-         * gradient in place; grad_input = zeros_like(x) (BT x H bf16) and
-         * grad_weight = zeros_like(W) (V x H bf16) are filled during forward
-         * and kept for backward; loss_1d fp32 per token.  The full logits
-         * never exist.  All of it is reported as one buffer alive from the
-         * loss to lm_head's backward. */
-        double bt = b * (double)o->seq / sp, h = (double)m->hidden;
-        double v = (double)m->vocab;
-        double inc = ceil(v / h), cs = 1;
-        while (cs < ceil(bt / inc))
-            cs *= 2;
-        if (cs > bt)
-            cs = bt;
-        memset(out, 0, sizeof *out);
-        out->pieces = 1;
-        out->logits_bf16 = sat(2 * cs * v + 2 * bt * h + 2 * v * h + 4 * bt);
-        out->peak = out->logits_bf16;
+        loss_liger(m, o, b, sp, out);
         return;
     }
     if (o->loss_chunks > 0) {
-        /* torchtune CEWithChunkedOutputLoss with TransformerDecoder.
-         * chunked_output (torchtune/modules/loss/ce_chunked_output_loss.py,
-         * modules/transformer.py, recipes/lora_finetune_single_device.py
-         * _loss_step, all at 0031bfb080bd35ec533c412df883cf2bf7bf7fe4):
-         *   output = [self.output(c) for c in h.chunk(K, dim=1)]
-         *                                   K bf16 chunks of ceil(s/K)
-         *                                   tokens: 2 tV in all
-         *   for each chunk: F.cross_entropy(chunk.float(), ...)
-         *                                   one fp32 upcast chunk alive at a
-         *                                   time (4 tV/K); log_softmax saves
-         *                                   its fp32 output of every chunk
-         *                                   (4 tV in all)
-         *   del logits                      the recipe drops the list, and
-         *                                   nothing saves the bf16 chunks
-         *                                   (to-copy keeps no input): they go
-         *                                   at the end of forward
-         * Forward peak at the last chunk: 2 tV + 4 tV + 4 tV/K.  Backward,
-         * per chunk: nll_loss_backward's dense fp32 gradient and
-         * log_softmax_backward's (8 tV/K), then the bf16 cast for the
-         * chunk's projection backward (2 tV/K); the saved log-softmax
-         * outputs are all alive at the first chunk's backward: 4 tV +
-         * 8 tV/K.  [inference from the code, not measured.]  The recipes
-         * compile compute_cross_entropy when compile is on; the same bytes
-         * are charged then [assumption: what inductor's partitioner saves
-         * of a compiled chunk was not measured]. */
-        double sp_ = o->sp > 0 ? o->sp : 1;
-        double per = ceil((double)o->seq / sp_ / (double)o->loss_chunks);
-        double tcv = b * per * (double)m->vocab;
-        memset(out, 0, sizeof *out);
-        out->pieces = o->loss_chunks;
-        out->logits_bf16 = sat(2 * tv);
-        out->logits_fp32 = sat(4 * tcv);
-        out->logprobs_fp32 = sat(4 * tcv);
-        out->grad_fp32 = sat(8 * tcv);
-        out->grad_bf16 = sat(2 * tcv);
-        out->logits_freed_in_fwd = true;
-        /* the schedules allocate every saved piece at the largest chunk's
-         * size (torch.chunk: all but the last have ceil(s/K) tokens) */
-        out->peak = sat(max2(2 * tv + (o->loss_chunks + 1) * 4 * tcv,
-                             (o->loss_chunks + 2) * 4 * tcv));
+        loss_chunked(m, o, b, tv, out);
         return;
     }
     out->logits_freed_in_fwd = false;

@@ -297,150 +297,163 @@ static int is_moe_family(int fam)
     return fam == ZS_FAM_MIXTRAL || fam == ZS_FAM_QWEN3_MOE;
 }
 
-static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
-                          struct zs_model *m, struct zs_err *err)
+/* The zsim.model/1 fields into *m, with the family defaults for absent
+ * flags. */
+static void zsim_copy(const struct zs_json_src *src, const cJSON *root,
+                      const struct zjson *z, struct zs_model *m)
 {
-    struct zjson z;
-    const cJSON *extra, *it;
-    int rc;
-
-    memset(&z, 0, sizeof z);
-    rc = zs_json_read(src, root, "", g_zsim_fields, NF(g_zsim_fields), &z, 0,
-                      err);
-    if (rc)
-        return rc;
-
     memset(m, 0, sizeof *m);
-    zs_strlcpy(m->name, z.name, sizeof m->name);
+    zs_strlcpy(m->name, z->name, sizeof m->name);
     zs_strlcpy(m->source, src->path, sizeof m->source);
-    zs_strlcpy(m->provenance, z.source, sizeof m->provenance);
-    m->family = (enum zs_family)z.family;
-    m->hidden = z.hidden;
-    m->intermediate = z.inter;
-    m->n_layers = z.layers;
-    m->n_heads = z.heads;
-    m->n_kv_heads = z.kv;
-    m->head_dim = z.head_dim;
-    m->vocab = z.vocab;
-    m->max_position = z.maxpos;
-    m->tie_embeddings = z.tie;
-    m->o_bias = z.o_bias;
+    zs_strlcpy(m->provenance, z->source, sizeof m->provenance);
+    m->family = (enum zs_family)z->family;
+    m->hidden = z->hidden;
+    m->intermediate = z->inter;
+    m->n_layers = z->layers;
+    m->n_heads = z->heads;
+    m->n_kv_heads = z->kv;
+    m->head_dim = z->head_dim;
+    m->vocab = z->vocab;
+    m->max_position = z->maxpos;
+    m->tie_embeddings = z->tie;
+    m->o_bias = z->o_bias;
     /* Family defaults for absent flags: Qwen2 has q/k/v biases
      * (Qwen2Attention: bias=True), Qwen3 has q/k norms. */
     m->qkv_bias =
         has_key(root, "qkv_bias")
-            ? z.qkv_bias
+            ? z->qkv_bias
             : (m->family == ZS_FAM_QWEN2 || m->family == ZS_FAM_QWEN2_5_OMNI);
-    m->qk_norm = has_key(root, "qk_norm") ? z.qk_norm
+    m->qk_norm = has_key(root, "qk_norm") ? z->qk_norm
                                           : (m->family == ZS_FAM_QWEN3 ||
                                              m->family == ZS_FAM_QWEN3_MOE);
-    m->sliding_window = z.sliding;
-    m->sliding_layers = z.sliding_layers;
-    m->norm = (enum zs_norm_kind)z.norm;
-    m->norm_bias = z.norm == ZS_NORM_LAYER && z.norm_bias;
-    m->mlp = (enum zs_mlp_kind)z.mlp;
+    m->sliding_window = z->sliding;
+    m->sliding_layers = z->sliding_layers;
+    m->norm = (enum zs_norm_kind)z->norm;
+    m->norm_bias = z->norm == ZS_NORM_LAYER && z->norm_bias;
+    m->mlp = (enum zs_mlp_kind)z->mlp;
     /* hidden_act absent: SiLU for a gated MLP (Llama), GELU for a plain one
      * (the GPT-2 / Falcon / BLOOM default family). */
     m->act = has_key(root, "hidden_act")
-                 ? (enum zs_act)z.act
-                 : (z.mlp == ZS_MLP_PLAIN ? ZS_ACT_GELU : ZS_ACT_SILU);
-    m->pos = (enum zs_pos_kind)z.pos;
-    m->block = (enum zs_block_kind)z.block;
-    m->qkv_fused = z.qkv_fused;
-    m->gate_up_fused = z.gate_up_fused;
-    m->mlp_bias = z.mlp_bias;
-    m->lm_head_bias = z.lm_head_bias;
-    m->embed_norm = z.embed_norm;
-    m->sandwich_norm = z.sandwich_norm;
-    m->attn_dropout = z.attn_drop;
-    m->resid_dropout = z.resid_drop;
-    if (z.pos == ZS_POS_LEARNED) {
-        if (z.pos_rows < 1)
+                 ? (enum zs_act)z->act
+                 : (z->mlp == ZS_MLP_PLAIN ? ZS_ACT_GELU : ZS_ACT_SILU);
+    m->pos = (enum zs_pos_kind)z->pos;
+    m->block = (enum zs_block_kind)z->block;
+    m->qkv_fused = z->qkv_fused;
+    m->gate_up_fused = z->gate_up_fused;
+    m->mlp_bias = z->mlp_bias;
+    m->lm_head_bias = z->lm_head_bias;
+    m->embed_norm = z->embed_norm;
+    m->sandwich_norm = z->sandwich_norm;
+    m->attn_dropout = z->attn_drop;
+    m->resid_dropout = z->resid_drop;
+}
+
+/* Position rows, fused gate/up, sliding layers, and ALiBi's missing flash
+ * path. */
+static int zsim_check_layout(const struct zs_json_src *src,
+                             const struct zjson *z, struct zs_model *m,
+                             struct zs_err *err)
+{
+    if (z->pos == ZS_POS_LEARNED) {
+        if (z->pos_rows < 1)
             return zs_err_set(err, ZS_EINPUT,
                               "missing 'position_rows' in %s: required for "
                               "position_embedding learned, an integer in "
                               "[1, %d]",
                               src->path, LIM_POS);
-        m->pos_rows = z.pos_rows;
-    } else if (z.pos_rows)
+        m->pos_rows = z->pos_rows;
+    } else if (z->pos_rows)
         return bad_at(src, "", "position_rows", err,
                       "must be absent or 0 unless position_embedding is "
                       "learned (got %lld)",
-                      (long long)z.pos_rows);
-    if (z.gate_up_fused && z.mlp != ZS_MLP_GATED)
+                      (long long)z->pos_rows);
+    if (z->gate_up_fused && z->mlp != ZS_MLP_GATED)
         return bad_at(src, "", "gate_up_fused", err,
                       "must be false for a plain MLP (got true)");
-    if (z.sliding_layers > z.layers)
+    if (z->sliding_layers > z->layers)
         return bad_at(src, "", "sliding_window_layers", err,
                       "must be in [0, num_hidden_layers = %lld] (got %lld)",
-                      (long long)z.layers, (long long)z.sliding_layers);
+                      (long long)z->layers, (long long)z->sliding_layers);
     /* ALiBi models whose transformers attention has no flash path:
      * BloomAttention and MptAttention add the bias to eager scores
      * (modeling_bloom.py / modeling_mpt.py: no flash-attention support),
      * FalconFlashAttention2 raises on alibi. */
-    if (z.pos == ZS_POS_ALIBI &&
-        (z.family == ZS_FAM_BLOOM || z.family == ZS_FAM_MPT ||
-         z.family == ZS_FAM_FALCON)) {
+    if (z->pos == ZS_POS_ALIBI &&
+        (z->family == ZS_FAM_BLOOM || z->family == ZS_FAM_MPT ||
+         z->family == ZS_FAM_FALCON)) {
         char why[160];
         snprintf(why, sizeof why,
                  "transformers' %s attention adds the ALiBi bias to eager "
                  "scores and has no flash-attention path",
-                 g_family_choices[z.family]);
+                 g_family_choices[z->family]);
         forbid_flash(src, "", "position_embedding", why, m);
     }
+    return 0;
+}
 
-    rc = check_shape(src, root, "num_attention_heads", "num_key_value_heads", m,
-                     err);
-    if (rc)
-        return rc;
-    if (is_moe_family(z.family)) {
-        if (z.experts < 1)
+/* The MoE fields: required for an MoE family, absent or 0 for a dense one. */
+static int zsim_moe(const struct zs_json_src *src, const cJSON *root,
+                    struct zjson *z, struct zs_model *m, struct zs_err *err)
+{
+    if (is_moe_family(z->family)) {
+        if (z->experts < 1)
             return has_key(root, "num_experts")
                        ? bad_at(src, "", "num_experts", err,
                                 "must be in [1, %d] for family %s (got %lld)",
-                                LIM_EXPERTS, g_family_choices[z.family],
-                                (long long)z.experts)
+                                LIM_EXPERTS, g_family_choices[z->family],
+                                (long long)z->experts)
                        : zs_err_set(err, ZS_EINPUT,
                                     "missing 'num_experts' in %s: required "
                                     "for family %s, an integer in [1, %d]",
-                                    src->path, g_family_choices[z.family],
+                                    src->path, g_family_choices[z->family],
                                     LIM_EXPERTS);
-        if (z.topk < 1 || z.topk > z.experts)
+        if (z->topk < 1 || z->topk > z->experts)
             return has_key(root, "experts_per_token")
                        ? bad_at(src, "", "experts_per_token", err,
                                 "must be in [1, num_experts = %lld] (got %lld)",
-                                (long long)z.experts, (long long)z.topk)
+                                (long long)z->experts, (long long)z->topk)
                        : zs_err_set(err, ZS_EINPUT,
                                     "missing 'experts_per_token' in %s: "
                                     "required for family %s, an integer in "
                                     "[1, num_experts = %lld]",
-                                    src->path, g_family_choices[z.family],
-                                    (long long)z.experts);
+                                    src->path, g_family_choices[z->family],
+                                    (long long)z->experts);
         /* Mixtral's experts are intermediate_size wide (MixtralConfig has
          * no separate expert width). */
-        if (z.moe_inter == 0 && z.family == ZS_FAM_MIXTRAL)
-            z.moe_inter = z.inter;
-        if (z.moe_inter < 1)
+        if (z->moe_inter == 0 && z->family == ZS_FAM_MIXTRAL)
+            z->moe_inter = z->inter;
+        if (z->moe_inter < 1)
             return zs_err_set(err, ZS_EINPUT,
                               "missing 'moe_intermediate_size' in %s: "
                               "required for family %s, an integer in [1, %d]",
-                              src->path, g_family_choices[z.family], LIM_INTER);
-        m->n_experts = z.experts;
-        m->experts_per_token = z.topk;
-        m->moe_intermediate = z.moe_inter;
+                              src->path, g_family_choices[z->family],
+                              LIM_INTER);
+        m->n_experts = z->experts;
+        m->experts_per_token = z->topk;
+        m->moe_intermediate = z->moe_inter;
     } else {
-        const char *k = z.experts     ? "num_experts"
-                        : z.topk      ? "experts_per_token"
-                        : z.moe_inter ? "moe_intermediate_size"
-                                      : NULL;
+        const char *k = z->experts     ? "num_experts"
+                        : z->topk      ? "experts_per_token"
+                        : z->moe_inter ? "moe_intermediate_size"
+                                       : NULL;
         if (k)
             return bad_at(src, "", k, err,
                           "must be 0 for the dense family %s (got %lld)",
-                          g_family_choices[z.family],
-                          (long long)(z.experts ? z.experts
-                                      : z.topk  ? z.topk
-                                                : z.moe_inter));
+                          g_family_choices[z->family],
+                          (long long)(z->experts ? z->experts
+                                      : z->topk  ? z->topk
+                                                 : z->moe_inter));
     }
+    return 0;
+}
+
+/* "extra": modules beside the transformer (vision/audio towers, a talker),
+ * by name. */
+static int zsim_extra(const struct zs_json_src *src, const cJSON *root,
+                      struct zs_model *m, struct zs_err *err)
+{
+    const cJSON *extra, *it;
+    int rc;
 
     extra = cJSON_GetObjectItemCaseSensitive(root, "extra");
     if (extra) {
@@ -473,6 +486,31 @@ static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
             e->flops_per_token_fwd = x.flops;
         }
     }
+    return 0;
+}
+
+static int zsim_from_tree(const struct zs_json_src *src, const cJSON *root,
+                          struct zs_model *m, struct zs_err *err)
+{
+    struct zjson z;
+    int rc;
+
+    memset(&z, 0, sizeof z);
+    rc = zs_json_read(src, root, "", g_zsim_fields, NF(g_zsim_fields), &z, 0,
+                      err);
+    if (rc)
+        return rc;
+    zsim_copy(src, root, &z, m);
+    rc = zsim_check_layout(src, &z, m, err);
+    if (!rc)
+        rc = check_shape(src, root, "num_attention_heads",
+                         "num_key_value_heads", m, err);
+    if (!rc)
+        rc = zsim_moe(src, root, &z, m, err);
+    if (!rc)
+        rc = zsim_extra(src, root, m, err);
+    if (rc)
+        return rc;
     return zs_model_finish(m, err);
 }
 
@@ -806,6 +844,222 @@ static void forbid_flash(const struct zs_json_src *src, const char *objpath,
     zs_strlcpy(m->flash_forbidden_why, why, sizeof m->flash_forbidden_why);
 }
 
+/* The layout of each family beyond the common fields (hf_other), from
+ * transformers' modeling_<family>.py as each comment says. */
+static int hf_gpt2(const struct zs_json_src *src, const cJSON *root, int type,
+                   struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* GPT2Block: ln_1, attn (c_attn fused, c_proj), ln_2, mlp (c_fc,
+     * c_proj), every Conv1D with a bias; wpe n_positions rows. */
+    if (c->cross)
+        return bad_at(src, "", "add_cross_attention", err,
+                      "must be false (cross-attention is not modelled) "
+                      "(got true)");
+    m->intermediate = c->n_inner ? c->n_inner : 4 * c->hidden;
+    m->pos = ZS_POS_LEARNED;
+    m->pos_rows = c->maxpos;
+    m->qkv_fused = m->qkv_bias = m->o_bias = m->mlp_bias = true;
+    return 0;
+}
+
+static int hf_opt(const struct zs_json_src *src, const cJSON *root, int type,
+                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* OPTDecoderLayer with do_layer_norm_before: self_attn_layer_norm,
+     * q/k/v/out_proj (bias=enable_bias), final_layer_norm, fc1/fc2;
+     * OPTLearnedPositionalEmbedding has max_position_embeddings + 2
+     * rows (offset 2). */
+    if (!c->ln_before)
+        return bad_at(src, "", "do_layer_norm_before", err,
+                      "must be true (post-norm OPT layers, as in "
+                      "opt-350m, are not modelled) (got false)");
+    if (c->word_proj && c->word_proj != c->hidden)
+        return bad_at(src, "", "word_embed_proj_dim", err,
+                      "must equal hidden_size (%lld): project_in / "
+                      "project_out are not modelled (got %lld)",
+                      (long long)c->hidden, (long long)c->word_proj);
+    if (!c->ln_affine)
+        return bad_at(src, "", "layer_norm_elementwise_affine", err,
+                      "must be true (got false)");
+    if (c->act_drop > 0)
+        return bad_at(src, "", "activation_dropout", err,
+                      "must be 0 (dropout on the MLP activation is not "
+                      "modelled) (got %g)",
+                      c->act_drop);
+    if (c->remove_final_ln)
+        return bad_at(src, "", "_remove_final_layer_norm", err,
+                      "must be false (got true)");
+    m->pos = ZS_POS_LEARNED;
+    m->pos_rows = c->maxpos + 2;
+    m->qkv_bias = m->o_bias = m->mlp_bias = c->bias;
+    return 0;
+}
+
+static int hf_neox(const struct zs_json_src *src, const cJSON *root, int type,
+                   struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* GPTNeoXLayer: input_layernorm and post_attention_layernorm (both
+     * of the layer input when use_parallel_residual), query_key_value
+     * and dense with bias=attention_bias, MLP linears with bias. */
+    m->block = c->parallel ? ZS_BLOCK_PARALLEL_2NORM : ZS_BLOCK_SEQUENTIAL;
+    m->qkv_fused = m->mlp_bias = true;
+    m->qkv_bias = m->o_bias = c->attn_bias;
+    return 0;
+}
+
+static int hf_falcon(const struct zs_json_src *src, const cJSON *root, int type,
+                     struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* FalconAttention: new_decoder_architecture -> num_kv_heads groups,
+     * else multi_query -> 1 kv head, else multi-head; one fused
+     * query_key_value.  FalconDecoderLayer: ln_attn + ln_mlp when
+     * new_decoder_architecture with num_ln_in_parallel_attn 2 (the
+     * default), else input_layernorm (+ post_attention_layernorm when
+     * not parallel_attn); the MLP and attention outputs are summed
+     * (parallel) when new_decoder_architecture or parallel_attn. */
+    if (c->new_arch)
+        m->n_kv_heads = c->kv ? c->kv : c->heads;
+    else
+        m->n_kv_heads = c->multi_query ? 1 : c->heads;
+    m->intermediate = c->inter ? c->inter : 4 * c->hidden;
+    if (c->new_arch)
+        m->block = (c->num_ln ? c->num_ln : 2) == 2 ? ZS_BLOCK_PARALLEL_2NORM
+                                                    : ZS_BLOCK_PARALLEL;
+    else
+        m->block = c->parallel ? ZS_BLOCK_PARALLEL : ZS_BLOCK_SEQUENTIAL;
+    m->qkv_fused = true;
+    m->qkv_bias = m->o_bias = m->mlp_bias = c->bias;
+    if (c->alibi) {
+        m->pos = ZS_POS_ALIBI;
+        forbid_flash(src, "", "alibi",
+                     "transformers' FalconFlashAttention2 raises on "
+                     "ALiBi (it has no bias path); only eager attention "
+                     "adds it",
+                     m);
+    }
+    return 0;
+}
+
+static int hf_mpt(const struct zs_json_src *src, const cJSON *root, int type,
+                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* MptBlock: norm_1, attn.Wqkv (3 x d_model), attn.out_proj, norm_2,
+     * ffn up/down (expansion_ratio x d_model), LayerNorms and linears
+     * without bias (modeling_mpt.py sets norm biases to None). */
+    const cJSON *ac = cJSON_GetObjectItemCaseSensitive(root, "attn_config");
+    int rc;
+    if (!c->no_bias)
+        return bad_at(src, "", "no_bias", err,
+                      "must be true (transformers' MPT builds no biases) "
+                      "(got false)");
+    c->alibi = true;
+    if (ac && !cJSON_IsNull(ac)) {
+        rc = zs_json_expect_object(src, ac, "attn_config", err);
+        if (rc)
+            return rc;
+        rc = zs_json_read(src, ac, "attn_config", g_hf_mpt_attn,
+                          NF(g_hf_mpt_attn), c, ZS_JSON_ALLOW_UNKNOWN, err);
+        if (rc)
+            return rc;
+        if (c->qk_ln)
+            return bad_at(src, "attn_config", "qk_ln", err,
+                          "must be false (transformers' MPT has no q/k "
+                          "LayerNorm) (got true)");
+        if (!c->alibi)
+            return bad_at(src, "attn_config", "alibi", err,
+                          "must be true (transformers' MPT always uses "
+                          "ALiBi, it has no position table) (got false)");
+    }
+    m->attn_dropout = c->attn_drop;
+    m->intermediate = c->expansion * c->hidden;
+    m->norm_bias = false;
+    m->act = ZS_ACT_GELU; /* MptMLP: nn.GELU(approximate="none") */
+    m->qkv_fused = true;
+    m->pos = ZS_POS_ALIBI;
+    forbid_flash(src, ac && !cJSON_IsNull(ac) ? "attn_config" : "",
+                 ac && !cJSON_IsNull(ac) ? "alibi" : "model_type",
+                 "transformers' MPT attention adds the ALiBi bias to "
+                 "eager scores and has no flash-attention path",
+                 m);
+    return 0;
+}
+
+static int hf_bloom(const struct zs_json_src *src, const cJSON *root, int type,
+                    struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* BloomModel: word_embeddings, word_embeddings_layernorm; BloomBlock:
+     * input_layernorm, query_key_value and dense with bias,
+     * post_attention_layernorm, dense_h_to_4h / dense_4h_to_h with bias
+     * (4 x hidden), BloomGelu (GeLUFunction saves its input). */
+    if (c->hidden_alt)
+        m->hidden = c->hidden_alt;
+    if (c->layers_alt)
+        m->n_layers = c->layers_alt;
+    if (c->heads_alt)
+        m->n_heads = m->n_kv_heads = c->heads_alt;
+    m->intermediate = 4 * m->hidden;
+    m->act = ZS_ACT_GELU;
+    m->embed_norm = true;
+    m->qkv_fused = m->qkv_bias = m->o_bias = m->mlp_bias = true;
+    m->pos = ZS_POS_ALIBI;
+    forbid_flash(src, "", "model_type",
+                 "transformers' BLOOM attention adds the ALiBi bias to "
+                 "eager scores (alibi.baddbmm) and has no "
+                 "flash-attention path",
+                 m);
+    return 0;
+}
+
+static int hf_phi(const struct zs_json_src *src, const cJSON *root, int type,
+                  struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* PhiDecoderLayer: one input_layernorm feeding attention and MLP
+     * (parallel), q/k/v/dense and fc1/fc2 with bias, lm_head with bias
+     * (PhiForCausalLM), partial rotary (no parameters). */
+    if (c->qk_ln)
+        return bad_at(src, "", "qk_layernorm", err,
+                      "must be false (per-head q/k LayerNorm is not "
+                      "modelled) (got true)");
+    m->block = ZS_BLOCK_PARALLEL;
+    m->qkv_bias = m->o_bias = m->mlp_bias = m->lm_head_bias = true;
+    return 0;
+}
+
+static int hf_phi3(const struct zs_json_src *src, const cJSON *root, int type,
+                   struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* Phi3DecoderLayer: RMSNorms, qkv_proj and gate_up_proj fused, no
+     * biases; sliding_window applies to every layer. */
+    m->norm = ZS_NORM_RMS;
+    m->norm_bias = false;
+    m->mlp = ZS_MLP_GATED;
+    m->qkv_fused = m->gate_up_fused = true;
+    m->sliding_window = c->sliding;
+    return 0;
+}
+
+static int hf_gemma(const struct zs_json_src *src, const cJSON *root, int type,
+                    struct hfx *c, struct zs_model *m, struct zs_err *err)
+{
+    /* GemmaDecoderLayer: Llama layout with head_dim apart from
+     * hidden/heads, GemmaRMSNorm (weight only), GeGLU, tied embedding
+     * (the sqrt(hidden) embedding scale has no parameters).  Gemma-2
+     * adds post_attention / pre- and post-feedforward norms and windows
+     * the even layers (is_sliding = not layer_idx % 2). */
+    m->norm = ZS_NORM_RMS;
+    m->norm_bias = false;
+    m->mlp = ZS_MLP_GATED;
+    if (has_key(root, "hidden_activation"))
+        m->act = (enum zs_act)c->act2;
+    m->qkv_bias = m->o_bias = c->attn_bias;
+    if (type == HF_GEMMA2) {
+        m->sandwich_norm = true;
+        m->sliding_window = c->sliding;
+        m->sliding_layers = (c->layers + 1) / 2;
+    }
+    return 0;
+}
+
 static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
                     struct zs_model *m, struct zs_err *err)
 {
@@ -813,17 +1067,19 @@ static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
         const struct zs_field *f;
         size_t n;
         enum zs_family fam;
+        int (*shape)(const struct zs_json_src *, const cJSON *, int,
+                     struct hfx *, struct zs_model *, struct zs_err *);
     } tab[] = {
-        {g_hf_gpt2, NF(g_hf_gpt2), ZS_FAM_GPT2},
-        {g_hf_opt, NF(g_hf_opt), ZS_FAM_OPT},
-        {g_hf_neox, NF(g_hf_neox), ZS_FAM_GPT_NEOX},
-        {g_hf_falcon, NF(g_hf_falcon), ZS_FAM_FALCON},
-        {g_hf_mpt, NF(g_hf_mpt), ZS_FAM_MPT},
-        {g_hf_bloom, NF(g_hf_bloom), ZS_FAM_BLOOM},
-        {g_hf_phi, NF(g_hf_phi), ZS_FAM_PHI},
-        {g_hf_phi3, NF(g_hf_phi3), ZS_FAM_PHI3},
-        {g_hf_gemma, NF(g_hf_gemma), ZS_FAM_GEMMA},
-        {g_hf_gemma2, NF(g_hf_gemma2), ZS_FAM_GEMMA2},
+        {g_hf_gpt2, NF(g_hf_gpt2), ZS_FAM_GPT2, hf_gpt2},
+        {g_hf_opt, NF(g_hf_opt), ZS_FAM_OPT, hf_opt},
+        {g_hf_neox, NF(g_hf_neox), ZS_FAM_GPT_NEOX, hf_neox},
+        {g_hf_falcon, NF(g_hf_falcon), ZS_FAM_FALCON, hf_falcon},
+        {g_hf_mpt, NF(g_hf_mpt), ZS_FAM_MPT, hf_mpt},
+        {g_hf_bloom, NF(g_hf_bloom), ZS_FAM_BLOOM, hf_bloom},
+        {g_hf_phi, NF(g_hf_phi), ZS_FAM_PHI, hf_phi},
+        {g_hf_phi3, NF(g_hf_phi3), ZS_FAM_PHI3, hf_phi3},
+        {g_hf_gemma, NF(g_hf_gemma), ZS_FAM_GEMMA, hf_gemma},
+        {g_hf_gemma2, NF(g_hf_gemma2), ZS_FAM_GEMMA2, hf_gemma},
     };
     const int i = type - HF_LLAMA_TYPES;
     struct hfx c;
@@ -862,190 +1118,9 @@ static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
     m->norm_bias = true;
     m->mlp = ZS_MLP_PLAIN;
 
-    switch (type) {
-    case HF_GPT2:
-        /* GPT2Block: ln_1, attn (c_attn fused, c_proj), ln_2, mlp (c_fc,
-         * c_proj), every Conv1D with a bias; wpe n_positions rows. */
-        if (c.cross)
-            return bad_at(src, "", "add_cross_attention", err,
-                          "must be false (cross-attention is not modelled) "
-                          "(got true)");
-        m->intermediate = c.n_inner ? c.n_inner : 4 * c.hidden;
-        m->pos = ZS_POS_LEARNED;
-        m->pos_rows = c.maxpos;
-        m->qkv_fused = m->qkv_bias = m->o_bias = m->mlp_bias = true;
-        break;
-    case HF_OPT:
-        /* OPTDecoderLayer with do_layer_norm_before: self_attn_layer_norm,
-         * q/k/v/out_proj (bias=enable_bias), final_layer_norm, fc1/fc2;
-         * OPTLearnedPositionalEmbedding has max_position_embeddings + 2
-         * rows (offset 2). */
-        if (!c.ln_before)
-            return bad_at(src, "", "do_layer_norm_before", err,
-                          "must be true (post-norm OPT layers, as in "
-                          "opt-350m, are not modelled) (got false)");
-        if (c.word_proj && c.word_proj != c.hidden)
-            return bad_at(src, "", "word_embed_proj_dim", err,
-                          "must equal hidden_size (%lld): project_in / "
-                          "project_out are not modelled (got %lld)",
-                          (long long)c.hidden, (long long)c.word_proj);
-        if (!c.ln_affine)
-            return bad_at(src, "", "layer_norm_elementwise_affine", err,
-                          "must be true (got false)");
-        if (c.act_drop > 0)
-            return bad_at(src, "", "activation_dropout", err,
-                          "must be 0 (dropout on the MLP activation is not "
-                          "modelled) (got %g)",
-                          c.act_drop);
-        if (c.remove_final_ln)
-            return bad_at(src, "", "_remove_final_layer_norm", err,
-                          "must be false (got true)");
-        m->pos = ZS_POS_LEARNED;
-        m->pos_rows = c.maxpos + 2;
-        m->qkv_bias = m->o_bias = m->mlp_bias = c.bias;
-        break;
-    case HF_NEOX:
-        /* GPTNeoXLayer: input_layernorm and post_attention_layernorm (both
-         * of the layer input when use_parallel_residual), query_key_value
-         * and dense with bias=attention_bias, MLP linears with bias. */
-        m->block = c.parallel ? ZS_BLOCK_PARALLEL_2NORM : ZS_BLOCK_SEQUENTIAL;
-        m->qkv_fused = m->mlp_bias = true;
-        m->qkv_bias = m->o_bias = c.attn_bias;
-        break;
-    case HF_FALCON:
-        /* FalconAttention: new_decoder_architecture -> num_kv_heads groups,
-         * else multi_query -> 1 kv head, else multi-head; one fused
-         * query_key_value.  FalconDecoderLayer: ln_attn + ln_mlp when
-         * new_decoder_architecture with num_ln_in_parallel_attn 2 (the
-         * default), else input_layernorm (+ post_attention_layernorm when
-         * not parallel_attn); the MLP and attention outputs are summed
-         * (parallel) when new_decoder_architecture or parallel_attn. */
-        if (c.new_arch)
-            m->n_kv_heads = c.kv ? c.kv : c.heads;
-        else
-            m->n_kv_heads = c.multi_query ? 1 : c.heads;
-        m->intermediate = c.inter ? c.inter : 4 * c.hidden;
-        if (c.new_arch)
-            m->block = (c.num_ln ? c.num_ln : 2) == 2 ? ZS_BLOCK_PARALLEL_2NORM
-                                                      : ZS_BLOCK_PARALLEL;
-        else
-            m->block = c.parallel ? ZS_BLOCK_PARALLEL : ZS_BLOCK_SEQUENTIAL;
-        m->qkv_fused = true;
-        m->qkv_bias = m->o_bias = m->mlp_bias = c.bias;
-        if (c.alibi) {
-            m->pos = ZS_POS_ALIBI;
-            forbid_flash(src, "", "alibi",
-                         "transformers' FalconFlashAttention2 raises on "
-                         "ALiBi (it has no bias path); only eager attention "
-                         "adds it",
-                         m);
-        }
-        break;
-    case HF_MPT: {
-        /* MptBlock: norm_1, attn.Wqkv (3 x d_model), attn.out_proj, norm_2,
-         * ffn up/down (expansion_ratio x d_model), LayerNorms and linears
-         * without bias (modeling_mpt.py sets norm biases to None). */
-        const cJSON *ac = cJSON_GetObjectItemCaseSensitive(root, "attn_config");
-        if (!c.no_bias)
-            return bad_at(src, "", "no_bias", err,
-                          "must be true (transformers' MPT builds no biases) "
-                          "(got false)");
-        c.alibi = true;
-        if (ac && !cJSON_IsNull(ac)) {
-            rc = zs_json_expect_object(src, ac, "attn_config", err);
-            if (rc)
-                return rc;
-            rc =
-                zs_json_read(src, ac, "attn_config", g_hf_mpt_attn,
-                             NF(g_hf_mpt_attn), &c, ZS_JSON_ALLOW_UNKNOWN, err);
-            if (rc)
-                return rc;
-            if (c.qk_ln)
-                return bad_at(src, "attn_config", "qk_ln", err,
-                              "must be false (transformers' MPT has no q/k "
-                              "LayerNorm) (got true)");
-            if (!c.alibi)
-                return bad_at(src, "attn_config", "alibi", err,
-                              "must be true (transformers' MPT always uses "
-                              "ALiBi, it has no position table) (got false)");
-        }
-        m->attn_dropout = c.attn_drop;
-        m->intermediate = c.expansion * c.hidden;
-        m->norm_bias = false;
-        m->act = ZS_ACT_GELU; /* MptMLP: nn.GELU(approximate="none") */
-        m->qkv_fused = true;
-        m->pos = ZS_POS_ALIBI;
-        forbid_flash(src, ac && !cJSON_IsNull(ac) ? "attn_config" : "",
-                     ac && !cJSON_IsNull(ac) ? "alibi" : "model_type",
-                     "transformers' MPT attention adds the ALiBi bias to "
-                     "eager scores and has no flash-attention path",
-                     m);
-        break;
-    }
-    case HF_BLOOM:
-        /* BloomModel: word_embeddings, word_embeddings_layernorm; BloomBlock:
-         * input_layernorm, query_key_value and dense with bias,
-         * post_attention_layernorm, dense_h_to_4h / dense_4h_to_h with bias
-         * (4 x hidden), BloomGelu (GeLUFunction saves its input). */
-        if (c.hidden_alt)
-            m->hidden = c.hidden_alt;
-        if (c.layers_alt)
-            m->n_layers = c.layers_alt;
-        if (c.heads_alt)
-            m->n_heads = m->n_kv_heads = c.heads_alt;
-        m->intermediate = 4 * m->hidden;
-        m->act = ZS_ACT_GELU;
-        m->embed_norm = true;
-        m->qkv_fused = m->qkv_bias = m->o_bias = m->mlp_bias = true;
-        m->pos = ZS_POS_ALIBI;
-        forbid_flash(src, "", "model_type",
-                     "transformers' BLOOM attention adds the ALiBi bias to "
-                     "eager scores (alibi.baddbmm) and has no "
-                     "flash-attention path",
-                     m);
-        break;
-    case HF_PHI:
-        /* PhiDecoderLayer: one input_layernorm feeding attention and MLP
-         * (parallel), q/k/v/dense and fc1/fc2 with bias, lm_head with bias
-         * (PhiForCausalLM), partial rotary (no parameters). */
-        if (c.qk_ln)
-            return bad_at(src, "", "qk_layernorm", err,
-                          "must be false (per-head q/k LayerNorm is not "
-                          "modelled) (got true)");
-        m->block = ZS_BLOCK_PARALLEL;
-        m->qkv_bias = m->o_bias = m->mlp_bias = m->lm_head_bias = true;
-        break;
-    case HF_PHI3:
-        /* Phi3DecoderLayer: RMSNorms, qkv_proj and gate_up_proj fused, no
-         * biases; sliding_window applies to every layer. */
-        m->norm = ZS_NORM_RMS;
-        m->norm_bias = false;
-        m->mlp = ZS_MLP_GATED;
-        m->qkv_fused = m->gate_up_fused = true;
-        m->sliding_window = c.sliding;
-        break;
-    case HF_GEMMA:
-    case HF_GEMMA2:
-        /* GemmaDecoderLayer: Llama layout with head_dim apart from
-         * hidden/heads, GemmaRMSNorm (weight only), GeGLU, tied embedding
-         * (the sqrt(hidden) embedding scale has no parameters).  Gemma-2
-         * adds post_attention / pre- and post-feedforward norms and windows
-         * the even layers (is_sliding = not layer_idx % 2). */
-        m->norm = ZS_NORM_RMS;
-        m->norm_bias = false;
-        m->mlp = ZS_MLP_GATED;
-        if (has_key(root, "hidden_activation"))
-            m->act = (enum zs_act)c.act2;
-        m->qkv_bias = m->o_bias = c.attn_bias;
-        if (type == HF_GEMMA2) {
-            m->sandwich_norm = true;
-            m->sliding_window = c.sliding;
-            m->sliding_layers = (c.layers + 1) / 2;
-        }
-        break;
-    default:
-        return zs_err_set(err, ZS_ELIMIT, "internal: model_type %d", type);
-    }
+    rc = tab[i].shape(src, root, type, &c, m, err);
+    if (rc)
+        return rc;
     rc = check_shape(src, root,
                      type == HF_GPT2  ? "n_head"
                      : type == HF_MPT ? "n_heads"
@@ -1057,12 +1132,128 @@ static int hf_other(const struct zs_json_src *src, const cJSON *root, int type,
     return zs_model_finish(m, err);
 }
 
+/* The family's own keys, beyond g_hf_common (NULL: none). */
+static void hf_llama_family(int type, const struct zs_field **fam, size_t *nfam)
+{
+    *fam = NULL;
+    *nfam = 0;
+    switch (type) {
+    case 0:
+        *fam = g_hf_llama;
+        *nfam = NF(g_hf_llama);
+        break;
+    case 1:
+        *fam = g_hf_qwen2;
+        *nfam = NF(g_hf_qwen2);
+        break;
+    case 2:
+        *fam = g_hf_qwen3;
+        *nfam = NF(g_hf_qwen3);
+        break;
+    case 4:
+        *fam = g_hf_mixtral;
+        *nfam = NF(g_hf_mixtral);
+        break;
+    case 5:
+        *fam = g_hf_qwen3_moe;
+        *nfam = NF(g_hf_qwen3_moe);
+        break;
+    default:
+        break; /* mistral: nothing beyond the common keys */
+    }
+}
+
+/* The Llama-layout config's fields into *m, with each family's defaults. */
+static void hf_llama_copy(const struct zs_json_src *src, const cJSON *root,
+                          const struct hfc *c, struct zs_model *m)
+{
+    memset(m, 0, sizeof *m);
+    stem_name(src->path, m->name, sizeof m->name);
+    zs_strlcpy(m->source, src->path, sizeof m->source);
+    snprintf(m->provenance, sizeof m->provenance,
+             "hugging face config.json, model_type %s",
+             g_hf_types[c->model_type]);
+    m->family = g_hf_family[c->model_type];
+    m->hidden = c->hidden;
+    m->intermediate = c->inter;
+    m->n_layers = c->layers;
+    m->n_heads = c->heads;
+    /* num_key_value_heads absent or null: multi-head attention (the config
+     * classes set it to num_attention_heads). */
+    m->n_kv_heads = c->kv ? c->kv : c->heads;
+    m->head_dim = c->head_dim;
+    /* Qwen3Config / Qwen3MoeConfig default head_dim to 128, not
+     * hidden/heads. */
+    if (!m->head_dim &&
+        (m->family == ZS_FAM_QWEN3 || m->family == ZS_FAM_QWEN3_MOE))
+        m->head_dim = 128;
+    m->vocab = c->vocab;
+    m->max_position = c->maxpos ? c->maxpos : g_hf_maxpos[c->model_type];
+    m->tie_embeddings = c->tie;
+    m->qkv_bias = m->family == ZS_FAM_QWEN2 || c->attn_bias;
+    m->o_bias = c->attn_bias;
+    m->qk_norm = m->family == ZS_FAM_QWEN3 || m->family == ZS_FAM_QWEN3_MOE;
+    /* Sliding window: Mistral applies it whenever set (MistralConfig default
+     * 4096 when the key is absent); Mixtral whenever set (default None);
+     * Qwen2/Qwen3 only with use_sliding_window.  [assumption] all layers
+     * (Qwen's max_window_layers split is not modelled). */
+    if (m->family == ZS_FAM_MISTRAL)
+        m->sliding_window =
+            cJSON_GetObjectItemCaseSensitive(root, "sliding_window")
+                ? c->sliding
+                : 4096;
+    else if (m->family == ZS_FAM_MIXTRAL || m->family == ZS_FAM_LLAMA)
+        m->sliding_window = m->family == ZS_FAM_MIXTRAL ? c->sliding : 0;
+    else
+        m->sliding_window = c->use_sw ? c->sliding : 0;
+}
+
+/* Mixtral and Qwen3-MoE: the experts, and the all-sparse layout. */
+static int hf_llama_moe(const struct zs_json_src *src, const cJSON *root,
+                        const struct hfc *c, struct zs_model *m,
+                        struct zs_err *err)
+{
+    if (m->family == ZS_FAM_MIXTRAL || m->family == ZS_FAM_QWEN3_MOE) {
+        const char *k_e =
+            m->family == ZS_FAM_MIXTRAL ? "num_local_experts" : "num_experts";
+        if (c->topk > c->experts)
+            return bad_at(src, "", "num_experts_per_tok", err,
+                          "must be in [1, %s = %lld] (got %lld)", k_e,
+                          (long long)c->experts, (long long)c->topk);
+        m->n_experts = c->experts;
+        m->experts_per_token = c->topk;
+        m->moe_intermediate =
+            m->family == ZS_FAM_MIXTRAL ? c->inter : c->moe_inter;
+    }
+    if (m->family == ZS_FAM_QWEN3_MOE) {
+        const cJSON *mlp_only =
+            cJSON_GetObjectItemCaseSensitive(root, "mlp_only_layers");
+        /* Qwen3MoeDecoderLayer: a layer is sparse when it is not in
+         * mlp_only_layers and (idx + 1) % decoder_sparse_step == 0.  zsim
+         * repeats one layer, so only the all-sparse layout is read. */
+        if (c->sparse_step != 1)
+            return bad_at(src, "", "decoder_sparse_step", err,
+                          "only 1 is supported (every layer sparse; zsim "
+                          "models identical layers) (got %lld)",
+                          (long long)c->sparse_step);
+        if (mlp_only && !cJSON_IsNull(mlp_only) &&
+            (!cJSON_IsArray(mlp_only) || cJSON_GetArraySize(mlp_only) > 0))
+            return bad_at(src, "", "mlp_only_layers", err,
+                          "must be an empty array (zsim models identical "
+                          "layers) (got %s)",
+                          cJSON_IsArray(mlp_only)
+                              ? "a non-empty array"
+                              : zs_json_type_name(mlp_only));
+    }
+    return 0;
+}
+
 static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
                         struct zs_model *m, struct zs_err *err)
 {
     struct hfc c;
-    const struct zs_field *fam = NULL;
-    size_t nfam = 0;
+    const struct zs_field *fam;
+    size_t nfam;
     int rc;
 
     memset(&c, 0, sizeof c);
@@ -1076,112 +1267,20 @@ static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
                       ZS_JSON_ALLOW_UNKNOWN, err);
     if (rc)
         return rc;
-    switch (c.model_type) {
-    case 0:
-        fam = g_hf_llama;
-        nfam = NF(g_hf_llama);
-        break;
-    case 1:
-        fam = g_hf_qwen2;
-        nfam = NF(g_hf_qwen2);
-        break;
-    case 2:
-        fam = g_hf_qwen3;
-        nfam = NF(g_hf_qwen3);
-        break;
-    case 4:
-        fam = g_hf_mixtral;
-        nfam = NF(g_hf_mixtral);
-        break;
-    case 5:
-        fam = g_hf_qwen3_moe;
-        nfam = NF(g_hf_qwen3_moe);
-        break;
-    default:
-        break; /* mistral: nothing beyond the common keys */
-    }
+    hf_llama_family(c.model_type, &fam, &nfam);
     if (fam) {
         rc = zs_json_read(src, root, "", fam, nfam, &c, ZS_JSON_ALLOW_UNKNOWN,
                           err);
         if (rc)
             return rc;
     }
-
-    memset(m, 0, sizeof *m);
-    stem_name(src->path, m->name, sizeof m->name);
-    zs_strlcpy(m->source, src->path, sizeof m->source);
-    snprintf(m->provenance, sizeof m->provenance,
-             "hugging face config.json, model_type %s",
-             g_hf_types[c.model_type]);
-    m->family = g_hf_family[c.model_type];
-    m->hidden = c.hidden;
-    m->intermediate = c.inter;
-    m->n_layers = c.layers;
-    m->n_heads = c.heads;
-    /* num_key_value_heads absent or null: multi-head attention (the config
-     * classes set it to num_attention_heads). */
-    m->n_kv_heads = c.kv ? c.kv : c.heads;
-    m->head_dim = c.head_dim;
-    /* Qwen3Config / Qwen3MoeConfig default head_dim to 128, not
-     * hidden/heads. */
-    if (!m->head_dim &&
-        (m->family == ZS_FAM_QWEN3 || m->family == ZS_FAM_QWEN3_MOE))
-        m->head_dim = 128;
-    m->vocab = c.vocab;
-    m->max_position = c.maxpos ? c.maxpos : g_hf_maxpos[c.model_type];
-    m->tie_embeddings = c.tie;
-    m->qkv_bias = m->family == ZS_FAM_QWEN2 || c.attn_bias;
-    m->o_bias = c.attn_bias;
-    m->qk_norm = m->family == ZS_FAM_QWEN3 || m->family == ZS_FAM_QWEN3_MOE;
-    /* Sliding window: Mistral applies it whenever set (MistralConfig default
-     * 4096 when the key is absent); Mixtral whenever set (default None);
-     * Qwen2/Qwen3 only with use_sliding_window.  [assumption] all layers
-     * (Qwen's max_window_layers split is not modelled). */
-    if (m->family == ZS_FAM_MISTRAL)
-        m->sliding_window =
-            cJSON_GetObjectItemCaseSensitive(root, "sliding_window") ? c.sliding
-                                                                     : 4096;
-    else if (m->family == ZS_FAM_MIXTRAL || m->family == ZS_FAM_LLAMA)
-        m->sliding_window = m->family == ZS_FAM_MIXTRAL ? c.sliding : 0;
-    else
-        m->sliding_window = c.use_sw ? c.sliding : 0;
-
+    hf_llama_copy(src, root, &c, m);
     rc = check_shape(src, root, "num_attention_heads", "num_key_value_heads", m,
                      err);
+    if (!rc)
+        rc = hf_llama_moe(src, root, &c, m, err);
     if (rc)
         return rc;
-    if (m->family == ZS_FAM_MIXTRAL || m->family == ZS_FAM_QWEN3_MOE) {
-        const char *k_e =
-            m->family == ZS_FAM_MIXTRAL ? "num_local_experts" : "num_experts";
-        if (c.topk > c.experts)
-            return bad_at(src, "", "num_experts_per_tok", err,
-                          "must be in [1, %s = %lld] (got %lld)", k_e,
-                          (long long)c.experts, (long long)c.topk);
-        m->n_experts = c.experts;
-        m->experts_per_token = c.topk;
-        m->moe_intermediate =
-            m->family == ZS_FAM_MIXTRAL ? c.inter : c.moe_inter;
-    }
-    if (m->family == ZS_FAM_QWEN3_MOE) {
-        const cJSON *mlp_only =
-            cJSON_GetObjectItemCaseSensitive(root, "mlp_only_layers");
-        /* Qwen3MoeDecoderLayer: a layer is sparse when it is not in
-         * mlp_only_layers and (idx + 1) % decoder_sparse_step == 0.  zsim
-         * repeats one layer, so only the all-sparse layout is read. */
-        if (c.sparse_step != 1)
-            return bad_at(src, "", "decoder_sparse_step", err,
-                          "only 1 is supported (every layer sparse; zsim "
-                          "models identical layers) (got %lld)",
-                          (long long)c.sparse_step);
-        if (mlp_only && !cJSON_IsNull(mlp_only) &&
-            (!cJSON_IsArray(mlp_only) || cJSON_GetArraySize(mlp_only) > 0))
-            return bad_at(src, "", "mlp_only_layers", err,
-                          "must be an empty array (zsim models identical "
-                          "layers) (got %s)",
-                          cJSON_IsArray(mlp_only)
-                              ? "a non-empty array"
-                              : zs_json_type_name(mlp_only));
-    }
     return zs_model_finish(m, err);
 }
 

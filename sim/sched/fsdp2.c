@@ -165,7 +165,7 @@ static int param_shards(struct fs *s)
  * (int8 per block of 64) and quantization_factor (one per 256 blocks) along
  * dim 0; fsdp_pre_all_gather hands those three tensors to the all-gather and
  * fsdp_post_all_gather builds the unsharded NF4Tensor on the all-gather
- * outputs, which LinearNF4 dequantises per op (units.c).  So the NF4 bytes
+ * outputs, which LinearNF4 dequantises per op (fetch_units.c).  So the NF4 bytes
  * are stored, moved and held as NF4 (zs_leaf_weight_bytes, the bitsandbytes
  * double-quantisation layout; torchao's quantization_factor is in the input
  * dtype, 2 B instead of 4 B per 16,384 elements, a difference of 1e-4 B per

@@ -128,7 +128,7 @@ struct zs_bctx {
     struct zs_piece *pieces;
     size_t npieces, cap_pieces;
     struct zs_export *ex;
-    double op_recompute_ns; /* per layer, checkpointing "op" (units.c) */
+    double op_recompute_ns; /* per layer, checkpointing "op" (fetch_units.c) */
 
     /* units in forward order */
     struct zs_unit *units;
@@ -216,7 +216,7 @@ int zs_tag_now(const struct zs_bctx *b, int unit);
 int32_t zs_t_drain(struct zs_bctx *b, const char *name);
 int64_t zs_hook_ns(const struct zs_bctx *b);
 
-/* units.c */
+/* fetch_units.c */
 int zs_units_build_leaves(struct zs_bctx *b);
 int zs_units_build_groups(struct zs_bctx *b);
 const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,

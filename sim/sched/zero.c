@@ -842,111 +842,113 @@ static void micro_step(struct ds *s)
     release_all(s);
 }
 
-static void optimizer_step(struct ds *s, bool first)
+/* The updated sub-group's fp32 params back to bf16, where the params
+ * live: the NVMe swap buffer, the pinned flat buffer, or the GPU. */
+static void params_back(struct ds *s, int64_t i, int64_t e)
 {
     struct zs_bctx *b = s->b;
-    int64_t T = b->T, sub = b->c->sub_group_size;
-    int64_t nsub = T > 0 ? (T + sub - 1) / sub : 0;
     const struct zs_node *nd = b->node;
-    int32_t t = zs_t_mark(b, b->q_host, "optimizer step", b->last_host, -1, -1);
-    double opt_fused, opt_op;
-    zs_cpu_opt_bytes(b->c, &opt_fused, &opt_op);
-    opt_op -= 8 + 6; /* the unscale and the copy are emitted on their own */
-    b->phase = ZS_PH_OPTIMIZER;
-    /* global grad norm: one small all-reduce (§1 step 13) */
-    t = zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce",
-                  -1, t, -1);
-    t = zs_t_mark(b, b->q_host, "norm to host", t, b->last_host, -1);
-    for (int64_t i = 0; i < nsub; i++) {
-        int64_t e = (i == nsub - 1) ? T - i * sub : sub;
-        if (s->off_opt) {
-            int32_t fresh = -1;
-            if (s->nvme) {
-                int64_t e_next =
-                    i + 1 < nsub ? (i + 1 == nsub - 1 ? T - (i + 1) * sub : sub)
-                                 : 0;
-                nvme_swap_in(s, first, i, e, e_next);
-                /* the first step's new states: pageable until swapped out
-                 * (release_memory after the swap-out) */
-                if (first)
-                    fresh = zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
-                                       "Adam exp_avg + exp_avg_sq (new, "
-                                       "until swap-out)",
-                                       -1, b->last_host);
-            } else if (first)
-                zs_keep_alloc(b, zs_t_alloc(
-                    b, b->q_host, b->p_host, e * 8, 0,
-                    "Adam exp_avg + exp_avg_sq (fp32, lazy)", -1, b->last_host));
-            /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B),
-             * a torch op at torch's rate (fidelity review item 11) */
-            zs_t_cpu(b, (double)e * 8, nd->torch_op_bytes_per_s_per_thread,
-                     ZS_CLS_OPT, "unscale and clip grads", b->last_host);
-            /* the optimizer (DeepSpeedCPUAdam by default, torch AdamW with
-             * "torch_adam": true): its bytes less the unscale and copy
-             * (cpuopt.c) */
-            zs_t_cpu(b, (double)e * opt_fused,
-                     nd->cpu_adam_fused_bytes_per_s_per_thread, ZS_CLS_OPT,
-                     zs_cpu_opt_name(b->c->cpu_opt_impl), b->last_host);
-            zs_t_cpu(b, (double)e * opt_op, nd->torch_op_bytes_per_s_per_thread,
-                     ZS_CLS_OPT, zs_cpu_opt_name(b->c->cpu_opt_impl),
-                     b->last_host);
-            if (s->pnvme && s->sg_nv[i] > 0) {
-                /* _partitioned_params_swap_out: fp32 -> bf16 into the
-                 * partitioned swap buffer, written synchronously */
-                zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
-                         ZS_CLS_OPT, "fp32 -> bf16 into param swap buffer",
-                         b->last_host);
-                zs_t_mark(b, b->q_host, "host waits param swap-out",
-                          zs_t_nvme(b, true, (double)s->sg_nv[i] * 2,
-                                    "swap-out bf16 params (NVMe)",
-                                    b->last_host, -1),
-                          b->last_host, -1);
-            } else if (s->zero3 && s->off_param) {
-                zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
-                         ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer",
-                         b->last_host);
-            } else {
-                /* CPU conversion into a pageable temporary, then a pageable
-                 * blocking H2D (mechanics §1 step 14, [inference]) */
-                int32_t tmp =
-                    zs_t_alloc(b, b->q_host, b->p_host, e * 2, 0,
-                               "bf16 conversion temporary", -1, b->last_host);
-                int32_t cv = zs_t_cpu(b, (double)e * 6,
-                                      nd->torch_op_bytes_per_s_per_thread,
-                                      ZS_CLS_OPT, "fp32 -> bf16 (CPU)", tmp);
-                int32_t h =
-                    zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
+
+    if (s->pnvme && s->sg_nv[i] > 0) {
+        /* _partitioned_params_swap_out: fp32 -> bf16 into the
+         * partitioned swap buffer, written synchronously */
+        zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
+                 ZS_CLS_OPT, "fp32 -> bf16 into param swap buffer",
+                 b->last_host);
+        zs_t_mark(b, b->q_host, "host waits param swap-out",
+                  zs_t_nvme(b, true, (double)s->sg_nv[i] * 2,
+                            "swap-out bf16 params (NVMe)", b->last_host, -1),
+                  b->last_host, -1);
+    } else if (s->zero3 && s->off_param) {
+        zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
+                 ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer", b->last_host);
+    } else {
+        /* CPU conversion into a pageable temporary, then a pageable
+         * blocking H2D (mechanics §1 step 14, [inference]) */
+        int32_t tmp = zs_t_alloc(b, b->q_host, b->p_host, e * 2, 0,
+                                 "bf16 conversion temporary", -1, b->last_host);
+        int32_t cv =
+            zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
+                     ZS_CLS_OPT, "fp32 -> bf16 (CPU)", tmp);
+        int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
                               "H2D updated bf16 params (pageable)", -1, cv, -1);
-                zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
-                zs_t_free(b, b->q_host, tmp, b->last_host);
-            }
-            if (s->nvme) {
-                nvme_swap_out(s, e, i == nsub - 1);
-                if (fresh >= 0)
-                    zs_t_free(b, b->q_host, fresh, b->last_host);
-            }
-        } else {
-            int32_t f32, a;
-            /* bitsandbytes 8-bit Adam: one byte per state plus an fp32 absmax
-             * per 2048-element block (Dettmers et al. 2022, "8-bit Optimizers
-             * via Block-wise Quantization") ≈ 2 B/element instead of 8 */
-            bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
-            if (first)
-                zs_keep_alloc(b,
-                    zs_t_alloc(b, b->q_comp, b->p_gpu,
-                               q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
-                               q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
-                                  : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
-                               -1, b->last_host));
-            /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
-             * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
-            f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
-                             "fp32 grads (sub-group)", -1, b->last_host);
-            a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT,
-                             "GPU Adam", -1, f32, -1);
-            zs_t_free(b, b->q_comp, f32, a);
-        }
+        zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
+        zs_t_free(b, b->q_host, tmp, b->last_host);
     }
+}
+
+/* One sub-group's step on the CPU (optimizer offload), with its NVMe swaps;
+ * e_next: the next sub-group's elements (0: none). */
+static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
+                     int64_t e, int64_t e_next, double opt_fused, double opt_op)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_node *nd = b->node;
+    int32_t fresh = -1;
+    if (s->nvme) {
+        nvme_swap_in(s, first, i, e, e_next);
+        /* the first step's new states: pageable until swapped out
+         * (release_memory after the swap-out) */
+        if (first)
+            fresh = zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
+                               "Adam exp_avg + exp_avg_sq (new, "
+                               "until swap-out)",
+                               -1, b->last_host);
+    } else if (first)
+        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
+                                    "Adam exp_avg + exp_avg_sq (fp32, lazy)",
+                                    -1, b->last_host));
+    /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B),
+     * a torch op at torch's rate (fidelity review item 11) */
+    zs_t_cpu(b, (double)e * 8, nd->torch_op_bytes_per_s_per_thread, ZS_CLS_OPT,
+             "unscale and clip grads", b->last_host);
+    /* the optimizer (DeepSpeedCPUAdam by default, torch AdamW with
+     * "torch_adam": true): its bytes less the unscale and copy
+     * (cpuopt.c) */
+    zs_t_cpu(b, (double)e * opt_fused,
+             nd->cpu_adam_fused_bytes_per_s_per_thread, ZS_CLS_OPT,
+             zs_cpu_opt_name(b->c->cpu_opt_impl), b->last_host);
+    zs_t_cpu(b, (double)e * opt_op, nd->torch_op_bytes_per_s_per_thread,
+             ZS_CLS_OPT, zs_cpu_opt_name(b->c->cpu_opt_impl), b->last_host);
+    params_back(s, i, e);
+    if (s->nvme) {
+        nvme_swap_out(s, e, i == nsub - 1);
+        if (fresh >= 0)
+            zs_t_free(b, b->q_host, fresh, b->last_host);
+    }
+}
+
+/* One sub-group's step on the GPU. */
+static void step_gpu(struct ds *s, bool first, int64_t e)
+{
+    struct zs_bctx *b = s->b;
+    int32_t f32, a;
+    /* bitsandbytes 8-bit Adam: one byte per state plus an fp32 absmax
+     * per 2048-element block (Dettmers et al. 2022, "8-bit Optimizers
+     * via Block-wise Quantization") ≈ 2 B/element instead of 8 */
+    bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
+    if (first)
+        zs_keep_alloc(b,
+                      zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                 q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
+                                 q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
+                                    : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
+                                 -1, b->last_host));
+    /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
+     * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
+    f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0, "fp32 grads (sub-group)",
+                     -1, b->last_host);
+    a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT, "GPU Adam", -1,
+                     f32, -1);
+    zs_t_free(b, b->q_comp, f32, a);
+}
+
+/* After the step: ZeRO-2 gathers the updated params, ZeRO-3 its
+ * persistent ones. */
+static void gather_updated(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+
     if (!s->zero3) {
         /* ZeRO-2: all-gather the updated bf16 params (allgather_bucket_size
          * chunks, 5e8 elements) */
@@ -971,20 +973,42 @@ static void optimizer_step(struct ds *s, bool first)
     }
 }
 
+static void optimizer_step(struct ds *s, bool first)
+{
+    struct zs_bctx *b = s->b;
+    int64_t T = b->T, sub = b->c->sub_group_size;
+    int64_t nsub = T > 0 ? (T + sub - 1) / sub : 0;
+    int32_t t = zs_t_mark(b, b->q_host, "optimizer step", b->last_host, -1, -1);
+    double opt_fused, opt_op;
+    zs_cpu_opt_bytes(b->c, &opt_fused, &opt_op);
+    opt_op -= 8 + 6; /* the unscale and the copy are emitted on their own */
+    b->phase = ZS_PH_OPTIMIZER;
+    /* global grad norm: one small all-reduce (§1 step 13) */
+    t = zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce",
+                  -1, t, -1);
+    t = zs_t_mark(b, b->q_host, "norm to host", t, b->last_host, -1);
+    for (int64_t i = 0; i < nsub; i++) {
+        int64_t e = (i == nsub - 1) ? T - i * sub : sub;
+        int64_t e_next =
+            i + 1 < nsub ? (i + 1 == nsub - 1 ? T - (i + 1) * sub : sub) : 0;
+        if (s->off_opt)
+            step_cpu(s, first, i, nsub, e, e_next, opt_fused, opt_op);
+        else
+            step_gpu(s, first, e);
+    }
+    gather_updated(s);
+}
+
 /* ---- init: the buffers that live through training (§2) --------------------
  */
 
-static void init_buffers(struct ds *s)
+/* The GPU's resident buffers: parameters, the gradient bucket, the
+ * optimizer's fp32 copies when not offloaded, GPU-placed extra modules. */
+static void init_gpu(struct ds *s)
 {
     struct zs_bctx *b = s->b;
     int64_t P = b->P, T = b->T, W = b->c->world;
-    int64_t sub = b->c->sub_group_size, nsub = T > 0 ? (T + sub - 1) / sub : 0;
-    int64_t largest = T < sub ? T : sub;
-    bool pin_o = b->c->pin_optimizer;
-    int q = b->q_host;
-    b->phase = ZS_PH_INIT;
 
-    /* GPU */
     if (s->zero3) {
         if (b->persistent_params)
             zs_t_alloc(b, b->q_comp, b->p_gpu,
@@ -1011,83 +1035,105 @@ static void init_buffers(struct ds *s)
         if (b->m->extra[i].placement_default == ZS_PLACE_GPU_FULL)
             zs_t_alloc(b, b->q_comp, b->p_gpu, b->m->extra[i].params * 2, 0,
                        b->m->extra[i].name, -1, -1);
+}
 
-    /* host, per rank */
-    zs_t_alloc(b, q, b->p_host, ZS_HOST_RUNTIME_BYTES, 0,
-               "process runtime (python, torch, CUDA host side)", -1, -1);
-    for (int i = 0; i < b->m->n_extra; i++)
-        if (b->m->extra[i].placement_default == ZS_PLACE_CPU)
-            zs_t_alloc(b, q, b->p_host, b->m->extra[i].params * 2, 0,
-                       b->m->extra[i].name, -1, -1);
-    if (s->zero3 && s->off_param) {
-        /* initial per-param ds_tensor partitions, pinned iff pin_memory; freed
-         * into PyTorch's host cache when copied into the flat buffer */
-        unsigned f = b->c->pin_param ? ZS_ALLOC_PINNED : 0;
-        int32_t *init = zs_calloc((size_t)b->nunits, sizeof *init);
-        if (!init) {
-            b->failed = ZS_ENOMEM;
-            return;
-        }
-        /* zero.Init creates every partition; at optimizer init they are
-         * copied into the flat buffer and released together */
-        for (int u = 0; u < b->nunits; u++) {
-            const struct zs_unit *un = &b->units[u];
-            init[u] = -1;
-            if (un->persistent)
-                continue;
-            /* nvme: swappable partitions go to their swap files at
-             * zero.Init (swap_out_and_release) */
-            if (s->pnvme && un->part_elems >= PNVME_MIN_ELEMS)
-                continue;
-            init[u] = zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
-                                 un->trainable
-                                     ? "initial param partitions (ds_tensor)"
-                                     : "frozen param partitions",
-                                 u, -1);
-        }
-        int64_t flat = b->mo.method == ZS_METHOD_FULL ? P : T;
-        /* nvme: min(max_in_cpu, elements) (stage3.py:839-862) */
-        if (s->pnvme && flat > b->c->param_max_in_cpu)
-            flat = b->c->param_max_in_cpu;
-        if (flat > 0)
-            zs_t_alloc(b, q, b->p_host, flat * 2, ZS_ALLOC_PINNED,
-                       s->pnvme ? "bf16 flat partition (max_in_cpu, pinned)"
-                                : "bf16 flat partition (always pinned)",
-                       -1, -1);
-        if (s->pnvme) {
-            /* AsyncPartitionedParameterSwapper: buffer_count x buffer_size
-             * bf16 elements, each rounded up to the aio alignment (1024 B x
-             * intra_op_parallelism 1 / 2 B = 512 elements), one page-locked
-             * tensor (new_cpu_locked_tensor, partitioned_param_swapper.py
-             * :101-131) */
-            int64_t al = (b->c->param_buffer_size + 511) / 512 * 512;
-            int64_t emax = 0;
-            bool any = false;
-            zs_t_alloc(b, q, b->p_host, b->c->param_buffer_count * al * 2,
-                       ZS_ALLOC_LOCKED, "NVMe param swap buffers (bf16)", -1,
-                       -1);
-            for (int64_t i = 0; i < s->nsub; i++) {
-                int64_t e = (i == s->nsub - 1) ? T - i * sub : sub;
-                if (e > emax)
-                    emax = e;
-                any = any || !s->sg_cpu[i];
-            }
-            /* a sub-group without a flat buffer: stage3.py:957-969 reserves
-             * a locked bf16 buffer for the params of the largest sub-group
-             * (by partition numel), sized by their ds_numel — the full,
-             * unpartitioned numel — so about world x its partition
-             * (reserve_partitioned_swap_space, partitioned_param_swapper.py
-             * :393-398) */
-            if (any)
-                zs_t_alloc(b, q, b->p_host, emax * W * 2, ZS_ALLOC_LOCKED,
-                           "partitioned param swap-out buffer (bf16)", -1, -1);
-        }
-        for (int u = 0; u < b->nunits; u++)
-            if (init[u] >= 0 &&
-                (b->units[u].trainable || b->mo.method == ZS_METHOD_FULL))
-                zs_t_free(b, q, init[u], -1);
-        zs_free(init);
+/* ZeRO-Infinity parameter NVMe: the swapper's buffers. */
+static void init_param_swap_buffers(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t T = b->T, W = b->c->world, sub = b->c->sub_group_size;
+    int q = b->q_host;
+
+    /* AsyncPartitionedParameterSwapper: buffer_count x buffer_size
+     * bf16 elements, each rounded up to the aio alignment (1024 B x
+     * intra_op_parallelism 1 / 2 B = 512 elements), one page-locked
+     * tensor (new_cpu_locked_tensor, partitioned_param_swapper.py
+     * :101-131) */
+    int64_t al = (b->c->param_buffer_size + 511) / 512 * 512;
+    int64_t emax = 0;
+    bool any = false;
+    zs_t_alloc(b, q, b->p_host, b->c->param_buffer_count * al * 2,
+               ZS_ALLOC_LOCKED, "NVMe param swap buffers (bf16)", -1, -1);
+    for (int64_t i = 0; i < s->nsub; i++) {
+        int64_t e = (i == s->nsub - 1) ? T - i * sub : sub;
+        if (e > emax)
+            emax = e;
+        any = any || !s->sg_cpu[i];
     }
+    /* a sub-group without a flat buffer: stage3.py:957-969 reserves
+     * a locked bf16 buffer for the params of the largest sub-group
+     * (by partition numel), sized by their ds_numel — the full,
+     * unpartitioned numel — so about world x its partition
+     * (reserve_partitioned_swap_space, partitioned_param_swapper.py
+     * :393-398) */
+    if (any)
+        zs_t_alloc(b, q, b->p_host, emax * W * 2, ZS_ALLOC_LOCKED,
+                   "partitioned param swap-out buffer (bf16)", -1, -1);
+}
+
+/* ZeRO-3 parameter offload: zero.Init's per-parameter partitions, copied
+ * into the flat buffer at optimizer init. */
+static int init_host_params(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t P = b->P, T = b->T;
+    int q = b->q_host;
+
+    /* initial per-param ds_tensor partitions, pinned iff pin_memory; freed
+     * into PyTorch's host cache when copied into the flat buffer */
+    unsigned f = b->c->pin_param ? ZS_ALLOC_PINNED : 0;
+    int32_t *init = zs_calloc((size_t)b->nunits, sizeof *init);
+    if (!init) {
+        b->failed = ZS_ENOMEM;
+        return ZS_ENOMEM;
+    }
+    /* zero.Init creates every partition; at optimizer init they are
+     * copied into the flat buffer and released together */
+    for (int u = 0; u < b->nunits; u++) {
+        const struct zs_unit *un = &b->units[u];
+        init[u] = -1;
+        if (un->persistent)
+            continue;
+        /* nvme: swappable partitions go to their swap files at
+         * zero.Init (swap_out_and_release) */
+        if (s->pnvme && un->part_elems >= PNVME_MIN_ELEMS)
+            continue;
+        init[u] =
+            zs_t_alloc(b, q, b->p_host, un->part_elems * 2, f,
+                       un->trainable ? "initial param partitions (ds_tensor)"
+                                     : "frozen param partitions",
+                       u, -1);
+    }
+    int64_t flat = b->mo.method == ZS_METHOD_FULL ? P : T;
+    /* nvme: min(max_in_cpu, elements) (stage3.py:839-862) */
+    if (s->pnvme && flat > b->c->param_max_in_cpu)
+        flat = b->c->param_max_in_cpu;
+    if (flat > 0)
+        zs_t_alloc(b, q, b->p_host, flat * 2, ZS_ALLOC_PINNED,
+                   s->pnvme ? "bf16 flat partition (max_in_cpu, pinned)"
+                            : "bf16 flat partition (always pinned)",
+                   -1, -1);
+    if (s->pnvme)
+        init_param_swap_buffers(s);
+    for (int u = 0; u < b->nunits; u++)
+        if (init[u] >= 0 &&
+            (b->units[u].trainable || b->mo.method == ZS_METHOD_FULL))
+            zs_t_free(b, q, init[u], -1);
+    zs_free(init);
+    return 0;
+}
+
+/* Optimizer offload: the host's fp32 states and gradients, or the NVMe
+ * swap buffers. */
+static void init_host_optimizer(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t T = b->T;
+    int64_t sub = b->c->sub_group_size, nsub = T > 0 ? (T + sub - 1) / sub : 0;
+    int64_t largest = T < sub ? T : sub;
+    bool pin_o = b->c->pin_optimizer;
+    int q = b->q_host;
+
     if (s->nvme && T > 0) {
         /* SwapBufferManager: buffer_count pinned fp32 buffers of the
          * largest sub-group, rounded up to the aio alignment (1024 B x
@@ -1129,6 +1175,25 @@ static void init_buffers(struct ds *s)
                          "optimizer init gradient buffer", -1, -1);
         zs_t_free(b, q, tmp, -1);
     }
+}
+
+static void init_buffers(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int q = b->q_host;
+    b->phase = ZS_PH_INIT;
+
+    init_gpu(s);
+    /* host, per rank */
+    zs_t_alloc(b, q, b->p_host, ZS_HOST_RUNTIME_BYTES, 0,
+               "process runtime (python, torch, CUDA host side)", -1, -1);
+    for (int i = 0; i < b->m->n_extra; i++)
+        if (b->m->extra[i].placement_default == ZS_PLACE_CPU)
+            zs_t_alloc(b, q, b->p_host, b->m->extra[i].params * 2, 0,
+                       b->m->extra[i].name, -1, -1);
+    if (s->zero3 && s->off_param && init_host_params(s))
+        return;
+    init_host_optimizer(s);
 }
 
 static void ds_micro(void *ctx, bool boundary)

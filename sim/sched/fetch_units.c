@@ -1,8 +1,9 @@
 /*
- * units.c — the units a framework fetches, in forward order, with their GPU
- * times.  Times come from the hardware profile: GEMMs at the profile's
- * efficiency for their size, attention at the flash-attention efficiency,
- * everything else memory-bound at HBM bandwidth (hw.h).
+ * fetch_units.c — the units a framework fetches, in forward order, with
+ * their GPU times.  (Not util/units.c, which parses sizes.)  Times come from
+ * the hardware profile: GEMMs at the profile's efficiency for their size,
+ * attention at the flash-attention efficiency, everything else memory-bound
+ * at HBM bandwidth (hw.h).
  *
  * Backward costs (sources): a linear's backward is two GEMMs of the forward's
  * size (dgrad and wgrad), one when its weight is frozen (LoRA/QLoRA base);
@@ -363,20 +364,30 @@ static double op_recompute_ns(const struct zs_bctx *b, const struct plist *ef)
     return ns;
 }
 
+/* Starts a build: no units yet, the layer's extra pieces (activations,
+ * element-wise kernels) and the per-op recompute time.  ZS_ENOMEM when a
+ * list could not grow. */
+static int build_begin(struct zs_bctx *b, struct plist *af, struct plist *ab,
+                       struct plist *ef, struct plist *eb)
+{
+    b->nunits = 0;
+    b->npieces = 0;
+    layer_extras(b, af, ab, ef, eb);
+    if (af->err || ab->err || ef->err || eb->err)
+        return ZS_ENOMEM;
+    b->op_recompute_ns = op_recompute_ns(b, ef);
+    return 0;
+}
+
 int zs_units_build_leaves(struct zs_bctx *b)
 {
     const struct zs_model *m = b->m;
     struct zs_unit u;
     struct plist f = {0}, bw = {0}, af = {0}, ab = {0}, ef = {0}, eb = {0};
     int rc = 0;
-    b->nunits = 0;
-    b->npieces = 0;
-    layer_extras(b, &af, &ab, &ef, &eb);
-    if (af.err || ab.err || ef.err || eb.err) {
-        rc = ZS_ENOMEM;
+    rc = build_begin(b, &af, &ab, &ef, &eb);
+    if (rc)
         goto out;
-    }
-    b->op_recompute_ns = op_recompute_ns(b, &ef);
     for (int i = 0; i < m->n_pre; i++) {
         f.n = bw.n = 0;
         fill_leaf_unit(b, &u, &m->pre[i], -1);
@@ -457,14 +468,9 @@ int zs_units_build_groups(struct zs_bctx *b)
     struct zs_unit g;
     struct plist f = {0}, bw = {0}, af = {0}, ab = {0}, ef = {0}, eb = {0};
     int rc = 0;
-    b->nunits = 0;
-    b->npieces = 0;
-    layer_extras(b, &af, &ab, &ef, &eb);
-    if (af.err || ab.err || ef.err || eb.err) {
-        rc = ZS_ENOMEM;
+    rc = build_begin(b, &af, &ab, &ef, &eb);
+    if (rc)
         goto out;
-    }
-    b->op_recompute_ns = op_recompute_ns(b, &ef);
     memset(&g, 0, sizeof g);
     g.layer = -1;
     for (int i = 0; i < m->n_pre + m->n_post; i++)
