@@ -12,7 +12,7 @@ on ONE GPU in a single-process process group, and records what zsim predicts:
     the model was built (after CUDA and the process group were initialised);
   * pinned host memory, when torch exposes host allocator statistics;
   * steady step time: mean of steps 2..N (step 1 if N = 1), the definition
-    zsim uses (sim/out/schedule_io.h).
+    zsim uses (sim/formats/schedule_io.h).
 
 It writes a zsim.measured/1 file of kind "fsdp2_reference" (no per-task times)
 that ``zsim validate --measured FILE --schedule SCHEDULE`` compares with the

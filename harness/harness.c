@@ -30,8 +30,8 @@
  * allocator model can be compared with zsim's on any machine.
  */
 #include "halloc.h"
-#include "out/measured_io.h"
-#include "out/schedule_io.h"
+#include "formats/measured_io.h"
+#include "formats/schedule_io.h"
 #include "util/alloc.h"
 #include "util/strutil.h"
 

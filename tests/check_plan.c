@@ -479,6 +479,106 @@ START_TEST(test_plan_reuse_matches_fresh)
 }
 END_TEST
 
+/* cmd_plan's closest GPU-OOM misses: smallest need over capacity first, the
+ * lower index on a tie, a reason already shown skipped, three shown.  Fills
+ * shown[] and returns how many. */
+static int closest_misses(const struct zs_plan *p, int shown[3])
+{
+    int n = 0;
+    char *mark = calloc((size_t)p->n + 1, 1);
+    ck_assert_ptr_nonnull(mark);
+    while (n < 3) {
+        double best = 1e300;
+        int k = -1;
+        bool dup = false;
+        for (int i = 0; i < p->n; i++) {
+            const struct zs_candidate *c = &p->cand[i];
+            double r = (double)c->res.oom.needed_bytes /
+                       (double)c->res.oom.available_bytes;
+            if (c->status == ZS_CAND_GPU_OOM && !mark[i] && r < best) {
+                best = r;
+                k = i;
+            }
+        }
+        if (k < 0)
+            break;
+        for (int j = 0; j < n && !dup; j++)
+            dup = !strcmp(p->cand[shown[j]].reason, p->cand[k].reason);
+        mark[k] = 1;
+        if (!dup)
+            shown[n++] = k;
+    }
+    free(mark);
+    return n;
+}
+
+/* The text output's search (ZS_PLAN_COMPLETE_SHOWN) stops most GPU OOMs at
+ * their OOM; it must print what the complete search prints.  Against the
+ * complete search, Qwen2.5-7B on 8xH100 (GPU OOMs, fragmentation OOMs for
+ * the expandable-segments note, full-checkpointing OOMs for the
+ * activation-offload note): the same verdict and event count for every
+ * candidate; the same ranking, notes and suggestions; the same closest
+ * misses, each complete with the same reason; each complete candidate's
+ * result equal; each partial one's need a lower bound of its complete need.
+ * scripts/plan-fast-identity.sh compares the printed outputs of 24 plans. */
+START_TEST(test_plan_partial_matches_full)
+{
+    struct pl full, fast;
+    struct zs_err err = {0, ""};
+    struct zs_plan_opts po;
+    int sf[3], sq[3], nf, nq, npartial = 0;
+    for (int k = 0; k < 2; k++) {
+        struct pl *x = k ? &fast : &full;
+        zs_cfg_defaults(&x->base);
+        zt_apply_flags(&x->base, "seq-len=4096");
+        ck_assert_int_eq(zs_model_resolve("7b", &x->m, &err), 0);
+        ck_assert_int_eq(
+            zs_hw_resolve("8xH100", x->base.host_ram_bytes, 0, &x->cl, &err),
+            0);
+        zs_plan_opts_defaults(&po);
+        po.complete = k ? ZS_PLAN_COMPLETE_SHOWN : ZS_PLAN_COMPLETE_ALL;
+        ck_assert_msg(zs_plan_run(&x->m, &x->cl, &x->base, &po, &x->p,
+                                  &err) == 0,
+                      "%s", err.msg);
+    }
+    ck_assert_int_eq(fast.p.n, full.p.n);
+    ck_assert_int_eq(fast.p.events, full.p.events);
+    ck_assert_int_eq(fast.p.nfeasible, full.p.nfeasible);
+    for (int i = 0; i < full.p.nfeasible; i++)
+        ck_assert_int_eq(fast.p.order[i], full.p.order[i]);
+    ck_assert_str_eq(fast.p.alloc_note, full.p.alloc_note);
+    ck_assert_str_eq(fast.p.act_note, full.p.act_note);
+    ck_assert_int_eq(fast.p.nsuggest, full.p.nsuggest);
+    for (int i = 0; i < full.p.n; i++) {
+        const struct zs_candidate *a = &full.p.cand[i], *b = &fast.p.cand[i];
+        ck_assert_int_eq(b->status, a->status);
+        ck_assert_int_eq(b->res.events, a->res.events);
+        ck_assert(!a->res.partial);
+        if (b->res.partial) {
+            npartial++;
+            ck_assert_int_eq(b->status, ZS_CAND_GPU_OOM);
+            ck_assert_int_le(b->res.oom.needed_bytes, a->res.oom.needed_bytes);
+            ck_assert_str_eq(b->res.oom.phase, a->res.oom.phase);
+            ck_assert_str_eq(b->res.oom.module, a->res.oom.module);
+        } else {
+            ck_assert_str_eq(b->reason, a->reason);
+            ck_assert(memcmp(&b->res, &a->res, sizeof a->res) == 0);
+        }
+    }
+    nf = closest_misses(&full.p, sf);
+    nq = closest_misses(&fast.p, sq);
+    ck_assert_int_eq(nq, nf);
+    for (int j = 0; j < nf; j++) {
+        ck_assert_int_eq(sq[j], sf[j]);
+        ck_assert(!fast.p.cand[sq[j]].res.partial);
+    }
+    /* the shortcut is taken: most GPU OOMs stay partial */
+    ck_assert_int_ge(npartial, 20);
+    zs_plan_release(&full.p);
+    zs_plan_release(&fast.p);
+}
+END_TEST
+
 /* --objective cost ranks by GPU-hours per token over the GPUs used: the best
  * has the highest tokens/s per GPU of all feasible candidates, and
  * throughput's best the highest tokens/s of the job. */
@@ -611,6 +711,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_emit_torch_adam);
     tcase_add_test(core, test_plan_agrees_with_simulate);
     tcase_add_test(core, test_plan_reuse_matches_fresh);
+    tcase_add_test(core, test_plan_partial_matches_full);
     tcase_add_test(core, test_objectives);
     tcase_add_test(core, test_threads_alloc_failure);
     tcase_add_test(core, test_plan_lora_targets_held_grads);

@@ -7,8 +7,8 @@
  * loop over rendering and comparing.  Files go to a mkdtemp() folder.
  */
 #include "cli/cmd.h"
-#include "out/report.h"
-#include "out/store.h"
+#include "store/report.h"
+#include "store/store.h"
 #include "util/alloc.h"
 
 #include <check.h>

@@ -1,5 +1,5 @@
 /*
- * check_run.c — the whole run (sim/sched/run.c, sim/out/runout.c) on
+ * check_run.c — the whole run (sim/run/run.c, sim/out/runout.c) on
  * hand-built step results, so that every expected figure below can be
  * computed by hand from the formulas in run.c's header: steps per epoch with
  * drop_last and --max-steps, the load spike as the host peak, a leak preset
@@ -8,7 +8,7 @@
  * writer under an allocation-failure loop.
  */
 #include "out/runout.h"
-#include "sched/run.h"
+#include "run/run.h"
 #include "util/alloc.h"
 #include "util/units.h"
 

@@ -7,7 +7,7 @@
 #include "out/sched_export.h"
 #include "out/simout.h"
 #include "util/json.h"
-#include "out/schedule_io.h"
+#include "formats/schedule_io.h"
 #include "sched/kernels.h"
 #include "sched/sched.h"
 #include "util/alloc.h"

@@ -4,7 +4,7 @@
  * step times, every bad input with its exact message, limits, and the reader
  * under an allocation-failure loop.
  */
-#include "out/schedule_io.h"
+#include "formats/schedule_io.h"
 #include "util/alloc.h"
 #include "util/units.h"
 

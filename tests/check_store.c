@@ -4,7 +4,7 @@
  * allocation failures; foreign, corrupt and newer files with their exact
  * messages.  Every test works on real SQLite files in a mkdtemp() folder.
  */
-#include "out/store.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/units.h"
 

@@ -6,8 +6,8 @@
  */
 #include "cli/cmd.h"
 #include "hw/hw.h"
-#include "out/measured_io.h"
-#include "out/published_io.h"
+#include "formats/measured_io.h"
+#include "validate/published_io.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/units.h"

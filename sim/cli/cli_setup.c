@@ -5,7 +5,7 @@
  * it is applied after resolving them, and only to fields no flag set.
  */
 #include "cli/cli_setup.h"
-#include "out/store.h"
+#include "store/store.h"
 #include "train/dsconfig.h"
 #include "util/strutil.h"
 

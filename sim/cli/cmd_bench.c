@@ -29,9 +29,10 @@ static const char usage[] =
     "               the expandable-segments note as the command runs them),\n"
     "               on 1 thread and on all threads"
     " (the CPUs online, at most 8):\n"
-    "               candidates, latency min and"
-    " median, candidates/s and\n"
-    "               events/s at the median\n"
+    "               candidates (and how many simulated whole: the others\n"
+    "               stop at their GPU OOM, plan.h), the engine's events,\n"
+    "               latency min and median, candidates/s and events/s at\n"
+    "               the median\n"
     "Figures are medians of --repeat runs (default 5); plan latency also\n"
     "gives the minimum.\n"
     "\n"
@@ -110,7 +111,9 @@ struct plan_fig {
     int64_t global_batch; /* 0: the planner's default */
     int threads;
     int n;          /* candidates */
-    int64_t events; /* events of one plan */
+    int nwhole;     /* of them simulated whole (plan.h nwhole) */
+    int64_t events; /* events of one plan, as `zsim plan` prints them */
+    int64_t events_run; /* events the engine ran for them */
     double min_s, med_s;
 };
 
@@ -138,7 +141,9 @@ static int plan_bench(struct plan_fig *f, int repeat, struct zs_err *err)
         if (rc)
             return rc;
         f->n = p.n;
+        f->nwhole = p.nwhole;
         f->events = p.events;
+        f->events_run = p.events_run;
         zs_plan_release(&p);
     }
     f->med_s = median(t, repeat); /* sorts t */
@@ -200,7 +205,7 @@ static int run(int argc, char **argv, struct zs_err *err)
             }
     }
     if (zs_args_get(&a, opts, 2, "json")) {
-        printf("{\n  \"schema\": \"zsim.bench/2\",\n  \"repeat\": %d,\n  "
+        printf("{\n  \"schema\": \"zsim.bench/3\",\n  \"repeat\": %d,\n  "
                "\"cpus\": %ld,\n"
                "  \"engine\": {\"events\": %lld, \"events_per_s\": %.0f},\n"
                "  \"step_72b_8xH100\": {\"seconds\": %.6f, \"events\": %lld, "
@@ -213,12 +218,15 @@ static int run(int argc, char **argv, struct zs_err *err)
         for (int i = 0; i < nplan; i++) {
             const struct plan_fig *f = &plan[i];
             printf("%s\n    {\"model\": \"%s\", \"gpus\": \"%s\", "
-                   "\"threads\": %d, \"candidates\": %d, \"events\": %lld, "
+                   "\"threads\": %d, \"candidates\": %d, "
+                   "\"candidates_whole\": %d, \"events\": %lld, "
+                   "\"events_run\": %lld, "
                    "\"seconds_min\": %.4f, \"seconds_median\": %.4f, "
                    "\"candidates_per_s\": %.1f, \"events_per_s\": %.0f}",
                    i ? "," : "", f->model, f->gpus, f->threads, f->n,
-                   (long long)f->events, f->min_s, f->med_s, f->n / f->med_s,
-                   (double)f->events / f->med_s);
+                   f->nwhole, (long long)f->events, (long long)f->events_run,
+                   f->min_s, f->med_s, f->n / f->med_s,
+                   (double)f->events_run / f->med_s);
         }
         printf("\n  ]\n}\n");
         return 0;
@@ -234,15 +242,17 @@ static int run(int argc, char **argv, struct zs_err *err)
     printf("  72B step on 128x8xH100        %lld events %8.1f ms  (target < 50 "
            "ms for 1024 GPUs)\n",
            (long long)e1024, s1024 * 1e3);
-    printf("\n  plan                      threads  candidates    events  "
-           "latency min  median  candidates/s  events/s\n");
+    printf("\n  plan                      threads  candidates  whole  "
+           "events run  latency min  median  candidates/s  events/s\n");
     for (int i = 0; i < nplan; i++) {
         const struct plan_fig *f = &plan[i];
         char lab[40];
         snprintf(lab, sizeof lab, "%s on %s", f->model, f->gpus);
-        printf("  %-24s  %7d  %10d  %7.1f M  %9.3f s %6.3f s  %12.0f  %6.1f M\n",
-               lab, f->threads, f->n, (double)f->events / 1e6, f->min_s,
-               f->med_s, f->n / f->med_s, (double)f->events / f->med_s / 1e6);
+        printf("  %-24s  %7d  %10d  %5d  %8.1f M  %9.3f s %6.3f s  %12.0f  "
+               "%6.1f M\n",
+               lab, f->threads, f->n, f->nwhole,
+               (double)f->events_run / 1e6, f->min_s, f->med_s,
+               f->n / f->med_s, (double)f->events_run / f->med_s / 1e6);
     }
     printf("  (target: 72b on 8xH100 in <= 0.1 s)\n");
     return 0;

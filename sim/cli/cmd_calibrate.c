@@ -8,8 +8,8 @@
  * the fit report (schema zsim.calibrate/1), both written by zs_cal_write.
  */
 #include "cli/cmd.h"
+#include "formats/measured_io.h"
 #include "hw/calibrate.h"
-#include "out/measured_io.h"
 #include "util/strutil.h"
 #include "util/table.h"
 

@@ -478,6 +478,10 @@ static int run(int argc, char **argv, struct zs_err *err)
     rc = plan_nvme_opt(&a, opts, nopts, &base, &cl, &po, err);
     if (rc)
         return rc;
+    /* JSON lists every candidate's need and steady step */
+    if (zs_args_get(&a, opts, nopts, "json") ||
+        zs_args_get(&a, opts, nopts, "db"))
+        po.complete = ZS_PLAN_COMPLETE_ALL;
     rc = zs_plan_run(&m, &cl, &base, &po, &p, err);
     if (rc)
         return rc;

@@ -1,13 +1,13 @@
 /*
  * cmd_report.c — `zsim report`: records documents into the run store, tags
  * runs, writes baseline files, renders reports, and gates CI on drift
- * against a baseline (exit 4).  The work is in out/store.h and out/report.h;
+ * against a baseline (exit 4).  The work is in store/store.h and store/report.h;
  * this file parses options and orders the actions:
  *   --add, --tag, --write-baseline, --out (render), --baseline (compare).
  */
 #include "cli/cmd.h"
-#include "out/report.h"
-#include "out/store.h"
+#include "store/report.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"

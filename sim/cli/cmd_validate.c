@@ -10,9 +10,9 @@
  * can run it on every committed measurement.
  */
 #include "cli/cmd.h"
-#include "out/measured_io.h"
-#include "out/published_io.h"
-#include "out/schedule_io.h"
+#include "formats/measured_io.h"
+#include "validate/published_io.h"
+#include "formats/schedule_io.h"
 #include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"

@@ -122,6 +122,7 @@ void zs_sim_reset(zs_sim *s)
     s->ndeps = 0;
     s->nfdesc = 0;
     s->nevtasks = 0;
+    s->max_task_cores = 0;
     s->csr_ok = 0;
     s->ran = 0;
     for (size_t i = 0; i < s->nqueues; i++)
@@ -482,6 +483,8 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     memset(t, 0, sizeof *t);
     t->kind = (int16_t)d->kind;
     t->cores = (int16_t)d->cores;
+    if (d->cores > s->max_task_cores)
+        s->max_task_cores = d->cores;
     t->qnext = -1;
     t->aux = -1;
     t->freed = -1;
@@ -1065,6 +1068,11 @@ int64_t zs_sim_now(const zs_sim *s)
 int32_t zs_sim_ntasks(const zs_sim *s)
 {
     return s ? (int32_t)s->ntasks : 0;
+}
+
+int zs_sim_max_task_cores(const zs_sim *s)
+{
+    return s ? s->max_task_cores : 0;
 }
 
 const struct zs_task_rec *zs_sim_task(const zs_sim *s, int32_t id)

@@ -195,6 +195,22 @@ int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
  * finishes has exactly 2 * ntasks events), whatever the kind; flow rate
  * recomputations and heap re-timings are work inside those events. */
 int64_t zs_sim_events(const zs_sim *s);
+/* The most cores any submitted task needs (0: none needs cores).  When it is
+ * at most the CPU pool's size no run can deadlock (a run stalls only on a
+ * task that needs more cores than the pool has), so a run that does not stop
+ * at an OOM or at the time limit finishes with 2 * ntasks events. */
+int zs_sim_max_task_cores(const zs_sim *s);
+/* A lower bound of `pool`'s peak allocated in any run of the submitted
+ * tasks that finishes, from their order alone (no run; O(tasks)): the larger
+ * of
+ *  - the requests of the ALLOCs without a FREE (all live at the end), and
+ *  - for each queue, the most requested at once by the ALLOCs on it whose
+ *    FREE is on the same queue, counted in submission order: a queue runs
+ *    its tasks in that order, so an ALLOC before position i whose FREE
+ *    comes after it is live when i runs.
+ * An allocation holds at least its request.  0 when the scratch array
+ * cannot be allocated (still a bound). */
+int64_t zs_sim_pool_peak_bound(const zs_sim *s, int pool);
 int zs_sim_nqueues(const zs_sim *s);
 const char *zs_sim_queue_name(const zs_sim *s, int q);
 int zs_sim_nlinks(const zs_sim *s);

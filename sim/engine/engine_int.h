@@ -133,6 +133,7 @@ struct zs_sim {
     struct pool *pools;
     size_t npools, pools_cap;
     int cores;
+    int max_task_cores; /* the most cores one submitted task needs */
     /* tasks */
     struct task *tasks;
     struct zs_task_rec *recs;

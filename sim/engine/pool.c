@@ -638,6 +638,38 @@ const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool,
     return s->pools[pool].log;
 }
 
+int64_t zs_sim_pool_peak_bound(const zs_sim *s, int pool)
+{
+    int64_t unfreed = 0, best = 0, *live;
+    if (!s || pool < 0 || (size_t)pool >= s->npools)
+        return 0;
+    live = zs_calloc(s->nqueues ? s->nqueues : 1, sizeof *live);
+    if (!live)
+        return 0;
+    for (size_t i = 0; i < s->ntasks; i++) {
+        const struct task *t = &s->tasks[i];
+        int q = s->recs[i].queue;
+        if (t->pool != pool)
+            continue;
+        if (t->kind == ZS_TASK_ALLOC && t->freed < 0) {
+            unfreed += t->alloc_bytes;
+            live[q] += t->alloc_bytes;
+        } else if (t->kind == ZS_TASK_ALLOC &&
+                   s->recs[t->freed].queue == q) {
+            live[q] += t->alloc_bytes;
+        } else if (t->kind == ZS_TASK_FREE &&
+                   s->recs[t->aux].queue == q) {
+            live[q] -= s->tasks[t->aux].alloc_bytes;
+        } else {
+            continue;
+        }
+        if (live[q] > best)
+            best = live[q];
+    }
+    zs_free(live);
+    return unfreed > best ? unfreed : best;
+}
+
 int64_t zs_sim_alloc_bytes(const zs_sim *s, int32_t id)
 {
     if (!s || id < 0 || (size_t)id >= s->ntasks ||

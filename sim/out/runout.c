@@ -1,10 +1,10 @@
 /*
- * runout.c — see runout.h.  Figures are those of sim/sched/run.c; this file
+ * runout.c — see runout.h.  Figures are those of sim/run/run.c; this file
  * only words, tabulates and draws them.
  */
 #include "out/runout.h"
-#include "out/gnuplot.h"
-#include "out/report_int.h"
+#include "store/gnuplot.h"
+#include "store/report_int.h"
 #include "util/alloc.h"
 #include "util/table.h"
 #include "util/units.h"

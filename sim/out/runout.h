@@ -1,5 +1,5 @@
 /*
- * runout.h — outputs of the whole run (sim/sched/run.h): the "whole run"
+ * runout.h — outputs of the whole run (sim/run/run.h): the "whole run"
  * section of `zsim simulate`, its "run" object in the JSON document, the
  * whole-run timeline CSV and its gnuplot chart.
  *
@@ -11,7 +11,7 @@
 #ifndef ZS_RUNOUT_H
 #define ZS_RUNOUT_H
 
-#include "sched/run.h"
+#include "run/run.h"
 
 #include <stdio.h>
 

@@ -9,7 +9,7 @@
  * host_wait; joins -> mark, the host's "step end" marks numbered 1..N.
  */
 #include "out/sched_export.h"
-#include "out/schedule_io.h"
+#include "formats/schedule_io.h"
 #include "util/alloc.h"
 #include "util/strutil.h"
 

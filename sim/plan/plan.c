@@ -15,6 +15,7 @@
 #include "util/units.h"
 
 #include <assert.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,15 +175,24 @@ struct worker {
     int *next;
     int *done;
     pthread_mutex_t *mu;
+    /* the candidates to run: idx[0..nidx) of p->cand (idx NULL: all) */
+    const int *idx;
+    int nidx;
+    /* verdict only (zs_setup.verdict_only): a GPU OOM stops at the OOM */
+    bool verdict_only;
+    /* complete partial results: simulate resolved candidates again whole */
+    bool complete;
+    bool alloc_default; /* the search runs the default allocator */
     int rc;
     struct zs_err err;
 };
 
+static void simulate_cand(struct worker *w, zs_sim *sim,
+                          struct zs_candidate *c);
+
 static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
 {
     struct zs_err err = {0, ""};
-    struct zs_setup su = {0};
-    char a[32], b[32];
     int rc = zs_cfg_resolve(&c->cfg, w->m, w->cl, &err);
     if (rc) {
         c->status = ZS_CAND_INVALID;
@@ -200,10 +210,23 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
         if (part > c->cfg.param_buffer_size)
             c->cfg.param_buffer_size = part;
     }
+    simulate_cand(w, sim, c);
+}
+
+/* Simulates the resolved candidate c and gives its verdict, reason and
+ * score. */
+static void simulate_cand(struct worker *w, zs_sim *sim,
+                          struct zs_candidate *c)
+{
+    struct zs_err err = {0, ""};
+    struct zs_setup su = {0};
+    char a[32], b[32];
+    int rc;
     su.model = w->m;
     su.cluster = w->cl;
     su.cfg = &c->cfg;
     su.plan_mode = true;
+    su.verdict_only = w->verdict_only;
     rc = zs_simulate(&su, sim, &c->res, &err);
     if (rc) {
         c->status = ZS_CAND_ERROR;
@@ -284,6 +307,16 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
     }
 }
 
+/* Runs the k-th candidate of w's list. */
+static void run_one(struct worker *w, zs_sim *sim, int k)
+{
+    struct zs_candidate *c = &w->p->cand[w->idx ? w->idx[k] : k];
+    if (w->complete)
+        simulate_cand(w, sim, c);
+    else
+        evaluate(w, sim, c);
+}
+
 static void *work(void *arg)
 {
     struct worker *w = arg;
@@ -297,9 +330,9 @@ static void *work(void *arg)
         pthread_mutex_lock(w->mu);
         i = (*w->next)++;
         pthread_mutex_unlock(w->mu);
-        if (i >= w->p->n)
+        if (i >= w->nidx)
             break;
-        evaluate(w, sim, &w->p->cand[i]);
+        run_one(w, sim, i);
         pthread_mutex_lock(w->mu);
         (*w->done)++;
         pthread_mutex_unlock(w->mu);
@@ -308,10 +341,14 @@ static void *work(void *arg)
     return NULL;
 }
 
-static int run_all(struct zs_plan *p, const struct zs_model *m,
-                   const struct zs_cluster *cl, const struct zs_plan_opts *po)
+/* Runs the candidates proto names (proto->idx, or all) on po->threads
+ * threads, each worker a copy of proto with its own engine. */
+static int run_all(struct zs_plan *p, const struct worker *proto)
 {
+    const struct zs_plan_opts *po = proto->po;
     int nt = po->threads > 0 ? po->threads : 2;
+    int n = proto->idx ? proto->nidx : p->n;
+    bool progress = po->progress && !proto->complete;
     pthread_t th[8];
     int started[8] = {0};
     struct worker w[8];
@@ -323,11 +360,9 @@ static int run_all(struct zs_plan *p, const struct zs_model *m,
     if (nt > 8)
         return ZS_ERUNTIME;
     for (int i = 0; i < nt; i++) {
-        memset(&w[i], 0, sizeof w[i]);
+        w[i] = *proto;
         w[i].p = p;
-        w[i].m = m;
-        w[i].cl = cl;
-        w[i].po = po;
+        w[i].nidx = n;
         w[i].next = &next;
         w[i].done = &done;
         w[i].mu = &mu;
@@ -341,7 +376,7 @@ static int run_all(struct zs_plan *p, const struct zs_model *m,
         pthread_mutex_lock(&mu);
         i = next++;
         pthread_mutex_unlock(&mu);
-        if (i >= p->n)
+        if (i >= n)
             break;
         {
             static __thread zs_sim *sim0;
@@ -351,20 +386,20 @@ static int run_all(struct zs_plan *p, const struct zs_model *m,
                 /* stop handing out candidates, then join the workers below
                  * before reporting: none may outlive p */
                 pthread_mutex_lock(&mu);
-                next = p->n;
+                next = n;
                 pthread_mutex_unlock(&mu);
                 rc = ZS_ENOMEM;
                 break;
             }
-            evaluate(&w[0], sim0, &p->cand[i]);
+            run_one(&w[0], sim0, i);
         }
         pthread_mutex_lock(&mu);
         ndone = ++done;
         pthread_mutex_unlock(&mu);
         t = now_s();
-        if (po->progress && t - t0 > 1.0 && t - last > 0.2) {
+        if (progress && t - t0 > 1.0 && t - last > 0.2) {
             fprintf(stderr, "\rzsim plan: %d/%d candidates simulated", ndone,
-                    p->n);
+                    n);
             last = t;
         }
     }
@@ -373,9 +408,9 @@ static int run_all(struct zs_plan *p, const struct zs_model *m,
             pthread_join(th[i], NULL);
     if (rc)
         return rc;
-    if (po->progress && now_s() - t0 > 1.0)
-        fprintf(stderr, "\rzsim plan: %d/%d candidates simulated\n", p->n,
-                p->n);
+    if (progress && now_s() - t0 > 1.0)
+        fprintf(stderr, "\rzsim plan: %d/%d candidates simulated\n", n,
+                n);
     for (int i = 0; i < nt; i++)
         if (w[i].rc)
             return w[i].rc;
@@ -484,6 +519,8 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
         struct zs_plan_opts q = *po;
         q.suggest = false;
         q.progress = false;
+        /* only each sub-plan's best is used */
+        q.complete = ZS_PLAN_COMPLETE_FEASIBLE;
         const int methods[] = {ZS_METHOD_LORA, ZS_METHOD_QLORA};
         for (int k = 0; k < 2 && base->method == ZS_METHOD_FULL; k++) {
             struct zs_cfg c = *base;
@@ -549,54 +586,111 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
     }
 }
 
+/* Whether alloc_note re-simulates GPU-OOM candidate c, were its need
+ * `needed` bytes: only a fragmentation OOM (needed within the capacity).
+ * Monotone in needed, so a lower bound that fails it settles it. */
+static bool alloc_note_cand(const struct zs_candidate *c, int64_t needed)
+{
+    return c->status == ZS_CAND_GPU_OOM &&
+           c->cfg.alloc_conf == ZS_ALLOC_DEFAULT &&
+           needed <= c->res.oom.available_bytes;
+}
+
+/* Whether act_offload_search re-simulates GPU-OOM candidate c, were its need
+ * `needed` bytes: full checkpointing not offloaded yet, a trainer that can
+ * offload, and a shortfall its offloaded layer inputs could cover (at most
+ * n_layers x tokens x hidden x 2 B).  Monotone in needed, like the above. */
+static bool act_note_cand(const struct zs_model *m,
+                          const struct zs_candidate *c, int64_t needed)
+{
+    const struct zs_cfg *f = &c->cfg;
+    bool fsdp2 = f->framework == ZS_FW_FSDP2;
+    int64_t tokens = f->micro_batch * f->seq_len / f->sp;
+    int64_t bound = m->n_layers * tokens * zs_model_hidden_bytes_per_token(m);
+    return c->status == ZS_CAND_GPU_OOM && f->checkpointing == ZS_CKPT_FULL &&
+           !f->cpu_checkpointing && !f->offload_activations &&
+           !(fsdp2 && f->trainer != ZS_TRAINER_TORCHTUNE) &&
+           needed - c->res.oom.available_bytes <= bound;
+}
+
+/* Evaluates alts[0..n) (the notes' variants of rejected candidates) on the
+ * search's threads, verdicts only unless the slow path runs: only a fit is
+ * used. */
+static int eval_alts(const struct worker *proto, struct zs_candidate *alts,
+                     int n)
+{
+    struct zs_plan tmp;
+    struct zs_plan_opts q = *proto->po;
+    struct worker w = *proto;
+    q.progress = false;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.cand = alts;
+    tmp.n = n;
+    w.po = &q;
+    w.idx = NULL;
+    w.complete = false;
+    w.verdict_only = q.complete != ZS_PLAN_COMPLETE_ALL;
+    return n ? run_all(&tmp, &w) : 0;
+}
+
+/* Appends "'label'" (", " before all but the first) for the first three
+ * fits, then " and N more" (nfit < 0: the end). */
+static void note_add(char *note, size_t cap, size_t *len, int nfit,
+                     const char *text)
+{
+    if (*len >= cap - 1)
+        return;
+    if (nfit < 0) {
+        snprintf(note + *len, cap - *len, "%s", text);
+        return;
+    }
+    *len += (size_t)snprintf(note + *len, cap - *len, "%s%s",
+                             nfit ? ", " : "", text);
+    if (*len >= cap)
+        *len = cap - 1;
+}
+
 /* --alloc-conf default: re-simulates the candidates rejected for
  * fragmentation (enough free memory by count, not by blocks) with
  * expandable_segments and names those that then fit (engine/pool.c). */
-static int alloc_note(struct zs_plan *p, const struct zs_model *m,
-                      const struct zs_cluster *cl,
-                      const struct zs_plan_opts *po)
+static int alloc_note(struct zs_plan *p, const struct worker *proto)
 {
-    struct worker w = {.m = m, .cl = cl, .po = po};
-    struct zs_candidate *alt;
-    zs_sim *sim;
-    int nfit = 0;
+    struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
+    int *from = zs_calloc((size_t)p->n + 1, sizeof *from);
+    int n = 0, nfit = 0, rc = ZS_ENOMEM;
     size_t len = 0;
     p->alloc_note[0] = '\0';
-    alt = zs_malloc(sizeof *alt);
-    sim = zs_sim_new();
-    if (!alt || !sim) {
-        zs_free(alt);
-        zs_sim_free(sim);
-        return ZS_ENOMEM;
-    }
+    if (!alt || !from)
+        goto out;
     for (int i = 0; i < p->n; i++) {
         const struct zs_candidate *c = &p->cand[i];
-        if (c->status != ZS_CAND_GPU_OOM ||
-            c->cfg.alloc_conf != ZS_ALLOC_DEFAULT ||
-            c->res.oom.needed_bytes > c->res.oom.available_bytes)
+        if (!alloc_note_cand(c, c->res.oom.needed_bytes))
             continue;
-        *alt = *c;
-        alt->cfg.alloc_conf = ZS_ALLOC_EXPANDABLE;
-        evaluate(&w, sim, alt);
-        if (alt->status != ZS_CAND_FITS)
+        alt[n] = *c;
+        alt[n].cfg.alloc_conf = ZS_ALLOC_EXPANDABLE;
+        from[n++] = i;
+    }
+    rc = eval_alts(proto, alt, n);
+    for (int k = 0; !rc && k < n; k++) {
+        char lab[160], q[168];
+        if (alt[k].status != ZS_CAND_FITS)
             continue;
         if (nfit < 3) {
-            char lab[160];
-            zs_plan_cand_label(c, lab, sizeof lab);
-            len += (size_t)snprintf(p->alloc_note + len,
-                                    sizeof p->alloc_note - len, "%s'%s'",
-                                    nfit ? ", " : "", lab);
-            if (len >= sizeof p->alloc_note)
-                len = sizeof p->alloc_note - 1;
+            zs_plan_cand_label(&p->cand[from[k]], lab, sizeof lab);
+            snprintf(q, sizeof q, "'%s'", lab);
+            note_add(p->alloc_note, sizeof p->alloc_note, &len, nfit, q);
         }
         nfit++;
     }
-    if (nfit > 3 && len < sizeof p->alloc_note)
-        snprintf(p->alloc_note + len, sizeof p->alloc_note - len,
-                 " and %d more", nfit - 3);
+    if (!rc && nfit > 3) {
+        char more[32];
+        snprintf(more, sizeof more, " and %d more", nfit - 3);
+        note_add(p->alloc_note, sizeof p->alloc_note, &len, -1, more);
+    }
+out:
     zs_free(alt);
-    zs_sim_free(sim);
-    return 0;
+    zs_free(from);
+    return rc;
 }
 
 /* Activation offload (issue 14 §3, sched/actoff.c): the GPU-OOM candidates
@@ -607,66 +701,49 @@ static int alloc_note(struct zs_plan *p, const struct zs_model *m,
  * fit go into p->act_note, and into "what would fit" when nothing else
  * does.  They are not ranked with the rest: the option changes the training
  * script (docs/activation-offload.md). */
-static int act_offload_search(struct zs_plan *p, const struct zs_model *m,
-                              const struct zs_cluster *cl,
-                              const struct zs_plan_opts *po)
+static int act_offload_search(struct zs_plan *p, const struct worker *proto)
 {
-    struct worker w = {.m = m, .cl = cl, .po = po};
-    struct zs_candidate *alt, *best;
-    zs_sim *sim;
-    int nfit = 0;
+    struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
+    const struct zs_candidate *best = NULL;
+    int n = 0, nfit = 0, rc = ZS_ENOMEM;
     size_t len = 0;
     p->act_note[0] = '\0';
-    alt = zs_malloc(sizeof *alt);
-    best = zs_malloc(sizeof *best);
-    sim = zs_sim_new();
-    if (!alt || !best || !sim) {
-        zs_free(alt);
-        zs_free(best);
-        zs_sim_free(sim);
-        return ZS_ENOMEM;
-    }
-    best->status = ZS_CAND_ERROR;
+    if (!alt)
+        goto out;
     for (int i = 0; i < p->n; i++) {
         const struct zs_candidate *c = &p->cand[i];
-        const struct zs_cfg *f = &c->cfg;
-        bool fsdp2 = f->framework == ZS_FW_FSDP2;
-        int64_t tokens = f->micro_batch * f->seq_len / f->sp;
-        int64_t bound = m->n_layers * tokens * zs_model_hidden_bytes_per_token(m);
-        if (c->status != ZS_CAND_GPU_OOM || f->checkpointing != ZS_CKPT_FULL ||
-            f->cpu_checkpointing || f->offload_activations ||
-            (fsdp2 && f->trainer != ZS_TRAINER_TORCHTUNE) ||
-            c->res.oom.needed_bytes - c->res.oom.available_bytes > bound)
+        if (!act_note_cand(proto->m, c, c->res.oom.needed_bytes))
             continue;
-        *alt = *c;
-        alt->reason[0] = '\0';
-        alt->score = 0;
-        if (fsdp2)
-            alt->cfg.offload_activations = true;
+        alt[n] = *c;
+        alt[n].reason[0] = '\0';
+        alt[n].score = 0;
+        if (c->cfg.framework == ZS_FW_FSDP2)
+            alt[n].cfg.offload_activations = true;
         else
-            alt->cfg.cpu_checkpointing = true;
-        evaluate(&w, sim, alt);
-        if (alt->status != ZS_CAND_FITS)
+            alt[n].cfg.cpu_checkpointing = true;
+        n++;
+    }
+    rc = eval_alts(proto, alt, n);
+    for (int k = 0; !rc && k < n; k++) {
+        char lab[200], q[240];
+        if (alt[k].status != ZS_CAND_FITS)
             continue;
-        if (best->status != ZS_CAND_FITS || alt->score > best->score)
-            *best = *alt;
-        if (nfit < 3 && len < sizeof p->act_note) {
-            char lab[200];
-            zs_plan_cand_label(alt, lab, sizeof lab);
-            len += (size_t)snprintf(p->act_note + len,
-                                    sizeof p->act_note - len,
-                                    "%s'%s' (%.0f tok/s per GPU)",
-                                    nfit ? ", " : "", lab,
-                                    alt->res.steady.tokens_per_s_per_gpu);
-            if (len >= sizeof p->act_note)
-                len = sizeof p->act_note - 1;
+        if (!best || alt[k].score > best->score)
+            best = &alt[k];
+        if (nfit < 3) {
+            zs_plan_cand_label(&alt[k], lab, sizeof lab);
+            snprintf(q, sizeof q, "'%s' (%.0f tok/s per GPU)", lab,
+                     alt[k].res.steady.tokens_per_s_per_gpu);
+            note_add(p->act_note, sizeof p->act_note, &len, nfit, q);
         }
         nfit++;
     }
-    if (nfit > 3 && len < sizeof p->act_note)
-        snprintf(p->act_note + len, sizeof p->act_note - len,
-                 " and %d more", nfit - 3);
-    if (p->best < 0 && best->status == ZS_CAND_FITS && p->nsuggest < 6) {
+    if (!rc && nfit > 3) {
+        char more[32];
+        snprintf(more, sizeof more, " and %d more", nfit - 3);
+        note_add(p->act_note, sizeof p->act_note, &len, -1, more);
+    }
+    if (!rc && p->best < 0 && best && p->nsuggest < 6) {
         char lab[200], h[32];
         int64_t host = best->res.steady.peak_host_per_node >
                                best->res.first.peak_host_per_node
@@ -679,18 +756,144 @@ static int act_offload_search(struct zs_plan *p, const struct zs_model *m,
                  lab, best->res.steady.tokens_per_s_per_gpu,
                  zs_fmt_bytes(h, sizeof h, host));
     }
+out:
     zs_free(alt);
-    zs_free(best);
-    zs_sim_free(sim);
-    return 0;
+    return rc;
+}
+
+/* The ratio cmd_plan ranks a rejected candidate's miss by (its "closest
+ * misses": need over capacity); for a partial result a lower bound. */
+static double miss_ratio(const struct zs_candidate *c)
+{
+    return (double)c->res.oom.needed_bytes /
+           (double)c->res.oom.available_bytes;
+}
+
+/* The GPU-OOM misses cmd_plan's text output lists, picked as it picks them
+ * (smallest miss_ratio first, the lower index on a tie, a reason already
+ * shown skipped, three shown) but among the complete results only.  Returns
+ * the ratio of the third one shown, or INFINITY when fewer than three are.
+ * mark: p->n bytes of scratch. */
+static double shown_threshold(const struct zs_plan *p, char *mark)
+{
+    int shown = 0;
+    memset(mark, 0, (size_t)p->n);
+    for (;;) {
+        double best = 1e300;
+        int k = -1;
+        bool dup = false;
+        for (int i = 0; i < p->n; i++) {
+            const struct zs_candidate *c = &p->cand[i];
+            if (c->status != ZS_CAND_GPU_OOM || c->res.partial || mark[i] ||
+                c->score < 0 || c->res.oom.available_bytes <= 0)
+                continue;
+            if (miss_ratio(c) < best) {
+                best = miss_ratio(c);
+                k = i;
+            }
+        }
+        if (k < 0)
+            return INFINITY;
+        for (int j = 0; j < p->n && !dup; j++)
+            dup = mark[j] == 2 && !strcmp(p->cand[j].reason, p->cand[k].reason);
+        mark[k] = dup ? 1 : 2;
+        if (!dup && ++shown == 3)
+            return best;
+    }
+}
+
+/* Completes (simulates whole) the partial candidates listed in idx[0..n). */
+static int complete_some(struct zs_plan *p, const struct worker *proto,
+                         const int *idx, int n)
+{
+    struct worker w = *proto;
+    for (int k = 0; k < n; k++) /* the run that stopped at the OOM */
+        p->events_run += p->cand[idx[k]].res.events_run;
+    w.idx = idx;
+    w.nidx = n;
+    w.complete = true;
+    w.verdict_only = false;
+    return n ? run_all(p, &w) : 0;
+}
+
+/* Moves the k candidates of idx[0..n) (ascending) with the smallest
+ * miss_ratio to its front, and returns k. */
+static int smallest_misses(const struct zs_plan *p, int *idx, int n, int k)
+{
+    for (int a = 0; a < k; a++) {
+        int m = a, t;
+        for (int b = a + 1; b < n; b++)
+            if (miss_ratio(&p->cand[idx[b]]) < miss_ratio(&p->cand[idx[m]]))
+                m = b;
+        t = idx[a];
+        idx[a] = idx[m];
+        idx[m] = t;
+    }
+    return k;
+}
+
+/* ZS_PLAN_COMPLETE_SHOWN: completes every partial result the text output
+ * can show, so that it is the one the complete search gives:
+ *  - those the notes re-simulate (alloc_note_cand, act_note_cand: both hold
+ *    for the need's lower bound whenever they hold for the need);
+ *  - the closest misses: by ascending lower bound, until every partial one
+ *    left has a lower bound above the third miss shown among the complete
+ *    ones (its need can only be larger, so it is never picked, and a reason
+ *    is compared only with those picked before it). */
+static int complete_shown(struct zs_plan *p, const struct worker *proto)
+{
+    const struct zs_plan_opts *po = proto->po;
+    int *idx = zs_calloc((size_t)p->n + 1, sizeof *idx);
+    char *mark = zs_calloc((size_t)p->n + 1, 1);
+    int n = 0, rc = ZS_ENOMEM, batch = 2 * (po->threads > 0 ? po->threads : 2);
+    if (!idx || !mark)
+        goto out;
+    for (int i = 0; i < p->n; i++) {
+        const struct zs_candidate *c = &p->cand[i];
+        int64_t lb = c->res.oom.needed_bytes;
+        if (c->res.partial &&
+            (c->res.oom.available_bytes <= 0 ||
+             (po->suggest && proto->alloc_default && alloc_note_cand(c, lb)) ||
+             (po->suggest && po->act_offload && act_note_cand(proto->m, c, lb))))
+            idx[n++] = i;
+    }
+    rc = complete_some(p, proto, idx, n);
+    for (;;) {
+        double t;
+        if (rc)
+            goto out;
+        t = shown_threshold(p, mark);
+        n = 0;
+        for (int i = 0; i < p->n; i++)
+            if (p->cand[i].res.partial && miss_ratio(&p->cand[i]) <= t)
+                idx[n++] = i;
+        if (!n)
+            break;
+        if (n > batch)
+            n = smallest_misses(p, idx, n, batch);
+        rc = complete_some(p, proto, idx, n);
+    }
+out:
+    zs_free(idx);
+    zs_free(mark);
+    return rc;
 }
 
 int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
-                const struct zs_cfg *base, const struct zs_plan_opts *po,
+                const struct zs_cfg *base, const struct zs_plan_opts *po_in,
                 struct zs_plan *p, struct zs_err *err)
 {
     double t0 = now_s();
+    struct zs_plan_opts opts = *po_in;
+    const struct zs_plan_opts *po = &opts;
+    struct worker w = {.m = m, .cl = cl, .po = po};
     int rc;
+    /* the slow path, every candidate simulated whole: what the fast one is
+     * compared with (scripts/plan-identity.sh, tests/check_plan.c) */
+    if (getenv("ZSIM_PLAN_FULL"))
+        opts.complete = ZS_PLAN_COMPLETE_ALL;
+    w.verdict_only = po->complete != ZS_PLAN_COMPLETE_ALL;
+    w.alloc_default = base->alloc_conf == ZS_ALLOC_DEFAULT;
     memset(p, 0, sizeof *p);
     p->best = -1;
     p->global_batch = base->global_batch;
@@ -706,19 +909,26 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
         rc = ZS_ENOMEM;
         goto fail;
     }
-    rc = run_all(p, m, cl, po);
+    rc = run_all(p, &w);
+    if (!rc && po->complete == ZS_PLAN_COMPLETE_SHOWN)
+        rc = complete_shown(p, &w);
     if (rc)
         goto fail;
-    for (int i = 0; i < p->n; i++)
+    for (int i = 0; i < p->n; i++) {
         p->events += p->cand[i].res.events;
+        p->events_run += p->cand[i].res.events_run;
+        p->nwhole += !p->cand[i].res.partial &&
+                     p->cand[i].status != ZS_CAND_INVALID &&
+                     p->cand[i].status != ZS_CAND_ERROR;
+    }
     rank(p);
     if (po->suggest && base->alloc_conf == ZS_ALLOC_DEFAULT) {
-        rc = alloc_note(p, m, cl, po);
+        rc = alloc_note(p, &w);
         if (rc)
             goto fail;
     }
     if (po->suggest && po->act_offload) {
-        rc = act_offload_search(p, m, cl, po);
+        rc = act_offload_search(p, &w);
         if (rc)
             goto fail;
     }
@@ -847,6 +1057,7 @@ void zs_plan_opts_defaults(struct zs_plan_opts *po)
     po->framework_any = 1;
     po->suggest = true;
     po->act_offload = true;
+    po->complete = ZS_PLAN_COMPLETE_SHOWN;
 }
 
 bool zs_plan_nvme_default(const struct zs_cfg *base,

@@ -40,7 +40,12 @@ struct zs_plan {
     int *order; /* feasible candidates, best first */
     int nfeasible;
     double elapsed_s;
-    int64_t events;
+    int64_t events; /* of the candidates' results (zs_sim_result.events) */
+    /* what the search ran: the engine's events over every run of every
+     * candidate (partial ones stop at their OOM, completed ones ran twice),
+     * and the candidates simulated whole */
+    int64_t events_run;
+    int nwhole;
     int64_t global_batch; /* sequences per optimizer step */
     bool global_batch_default;
     char suggestion[6][256]; /* when nothing fits: what would */
@@ -51,6 +56,17 @@ struct zs_plan {
     /* GPU-OOM candidates that fit with activation offload (issue 14 §3;
      * plan.c act_offload_search), "" none */
     char act_note[512];
+};
+
+/* Which GPU-OOM candidates are simulated whole (their need without the
+ * limit and their steady step); the others stop at their OOM, which gives
+ * the verdict and the reason's phase and module (zs_setup.verdict_only) and
+ * leave cand.res.partial set, oom.needed_bytes a lower bound.  Every choice
+ * prints the same: the environment variable ZSIM_PLAN_FULL forces ALL. */
+enum zs_plan_complete {
+    ZS_PLAN_COMPLETE_ALL,   /* every candidate (--json, --db) */
+    ZS_PLAN_COMPLETE_SHOWN, /* those the text output shows or re-simulates */
+    ZS_PLAN_COMPLETE_FEASIBLE /* none: only the feasible ones are used */
 };
 
 struct zs_plan_opts {
@@ -68,6 +84,7 @@ struct zs_plan_opts {
     /* search DeepSpeed ZeRO-3 with the optimizer on NVMe (docs/nvme.md);
      * needs the node's NVMe rates (profile "storage" or --nvme-read/-write) */
     bool allow_nvme;
+    int complete; /* enum zs_plan_complete; 0 (ALL) in a zeroed struct */
 };
 
 /* base: model/gpus/seq/method/... as given (framework fixed unless
@@ -78,7 +95,8 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
 void zs_plan_release(struct zs_plan *p);
 
 /* The options `zsim plan` starts from before its flags: both frameworks,
- * "what would fit" suggestions, activation offload searched.  cmd_plan and
+ * "what would fit" suggestions, activation offload searched, the text
+ * output's completions (ZS_PLAN_COMPLETE_SHOWN).  cmd_plan and
  * `zsim bench` share them, so the benchmark times the search the command
  * runs. */
 void zs_plan_opts_defaults(struct zs_plan_opts *po);

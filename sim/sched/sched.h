@@ -91,6 +91,11 @@ struct zs_setup {
      * says), each with at most two micro-steps (first and boundary), the
      * first one's duration standing for the accum-2 in between. */
     bool plan_mode;
+    /* Planner, verdict only: a GPU OOM is not run again without the limit
+     * (zs_simulate), so the result says where and why it failed but not what
+     * it would need: oom.needed_bytes is then a lower bound (allocated +
+     * request at the OOM), first/steady are empty and `partial` is set. */
+    bool verdict_only;
     struct zs_export *ex; /* NULL, or filled for `schedule export` */
 };
 
@@ -138,7 +143,12 @@ struct zs_oom_info {
 struct zs_sim_result {
     struct zs_step_result first, steady;
     struct zs_oom_info oom;
+    /* events of the run the result comes from (the run without the GPU limit
+     * for a GPU OOM; for a partial result, the 2 x tasks that run would
+     * have: engine.h zs_sim_max_task_cores) */
     int64_t events;
+    bool partial; /* zs_setup.verdict_only stopped at a GPU OOM */
+    int64_t events_run; /* events the engine ran: both runs of a GPU OOM */
     int64_t
         gpu_capacity_bytes; /* for tensors: HBM - context - NCCL - reserved */
     int64_t host_capacity_per_node;

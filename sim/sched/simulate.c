@@ -199,9 +199,6 @@ static int topology(struct zs_bctx *b)
             b->q_cpy < 0 || b->l_h2d < 0 || b->l_d2h < 0 ||
             b->l_bus < 0 || b->l_fab < 0 || b->p_gpu < 0 || b->p_host < 0)
             return ZS_ENOMEM;
-        /* PYTORCH_CUDA_ALLOC_CONF (--alloc-conf; engine/pool.c) */
-        zs_sim_set_pool_expandable(b->sim, b->p_gpu,
-                                   c->alloc_conf == ZS_ALLOC_EXPANDABLE);
     } else {
         zs_sim_reset(b->sim);
         b->q_host = 0;
@@ -222,6 +219,11 @@ static int topology(struct zs_bctx *b)
         zs_sim_set_pool_capacity(b->sim, b->p_gpu, gpu_cap);
         zs_sim_set_pool_capacity(b->sim, b->p_host, 0);
     }
+    /* PYTORCH_CUDA_ALLOC_CONF (--alloc-conf; engine/pool.c), set on a
+     * reused sim too: the planner's notes run expandable_segments variants
+     * on the engines of its default-allocator search */
+    zs_sim_set_pool_expandable(b->sim, b->p_gpu,
+                               c->alloc_conf == ZS_ALLOC_EXPANDABLE);
     if (zs_sim_set_link_coupling(b->sim, b->l_h2d, b->l_d2h, bidir_h2d) ||
         zs_sim_set_link_coupling(b->sim, b->l_d2h, b->l_h2d, bidir_d2h))
         return ZS_ERUNTIME;
@@ -432,6 +434,7 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         rc = run;
         goto out;
     }
+    res->events_run = zs_sim_events(sim);
     if (run == ZS_SIM_OOM && zs_sim_oom(sim) &&
         zs_sim_oom(sim)->pool == b.p_gpu) {
         /* A GPU OOM is re-run below without the limit, and that run's
@@ -452,6 +455,23 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
         goto out;
     }
     zs_actoff_result(&b, res);
+    if (res->oom.where == ZS_OOM_GPU && su->verdict_only &&
+        zs_sim_max_task_cores(sim) <= b.cores) {
+        /* The verdict is this run's; the run without the limit would only
+         * add what it needs.  That run cannot deadlock (no task needs more
+         * cores than the pool) nor OOM, so it would end with every task
+         * started and finished once: 2 x tasks events (engine.h), unless it
+         * passed the engine's 4e18 ns time bound (127 simulated years).
+         * oom.needed_bytes stays a lower bound of the need that run gives
+         * (the larger of this OOM's allocated + request and its peak). */
+        int64_t bound = zs_sim_pool_peak_bound(sim, b.p_gpu);
+        res->partial = true;
+        res->events = 2 * (int64_t)zs_sim_ntasks(sim);
+        /* what it needs is at least what its task order implies */
+        if (bound > res->oom.needed_bytes)
+            res->oom.needed_bytes = bound;
+        goto out;
+    }
     if (res->oom.where == ZS_OOM_GPU) {
         /* How much would it need?  Run the same tasks again without a GPU
          * limit.  The schedule does not depend on the pool's capacity, and
@@ -467,6 +487,7 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
             rc = run;
             goto out;
         }
+        res->events_run += zs_sim_events(sim);
         zs_sim_pool_stats(sim, b.p_gpu, &ps);
         if (ps.peak_allocated > keep.needed_bytes)
             keep.needed_bytes = ps.peak_allocated;

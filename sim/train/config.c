@@ -135,7 +135,7 @@ static const struct zs_field k_fields[] = {
      0, NULL},
     {"reduce_dtype", ZS_F_ENUM, OFF(reduce_dtype), 0, 0, ZS_DT_AUTO, 0,
      k_dtypes, 0, NULL},
-    /* Whole run (issue 4, sim/sched/run.c).  Defaults: torch DataLoader
+    /* Whole run (issue 4, sim/run/run.c).  Defaults: torch DataLoader
      * num_workers=0 and persistent_workers=False; save_last as mmengine's
      * CheckpointHook (save_last=True); load_dtype fp32 as HF from_pretrained
      * without torch_dtype (the model is built in torch's default float32). */

@@ -143,7 +143,7 @@ struct zs_cfg {
     int param_dtype_resolved;  /* resolved enum zs_dtype (never AUTO) */
     int reduce_dtype_resolved; /* resolved enum zs_dtype (never AUTO) */
 
-    /* ---- whole run (issue 4; sim/sched/run.h), inputs appended here ---- */
+    /* ---- whole run (issue 4; sim/run/run.h), inputs appended here ---- */
     int64_t max_steps; /* optimizer steps in all; 0: epochs x steps per epoch */
     int64_t eval_every; /* evaluation pass every K optimizer steps; 0: none */
     int64_t

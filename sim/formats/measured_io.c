@@ -8,8 +8,8 @@
  * not an instruction, and its kind-specific fields are checked only where the
  * comparison needs them (gemm shape, copy bytes).
  */
-#include "out/measured_io.h"
-#include "out/schedule_io_int.h"
+#include "formats/measured_io.h"
+#include "formats/schedule_io_int.h"
 #include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"

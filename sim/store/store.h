@@ -16,7 +16,7 @@
  * SQLite file.  Errors: a foreign SQLite file, a non-SQLite or corrupted
  * file, or a store from a newer zsim are ZS_EINPUT (exit 3).
  *
- * SQLite never leaves sim/out/ (DESIGN §2): callers see only these types.
+ * SQLite never leaves sim/store/ (DESIGN §2): callers see only these types.
  * SQLite's memory goes through zs_malloc, so allocation-failure tests cover
  * it too.
  */

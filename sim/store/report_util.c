@@ -2,7 +2,7 @@
  * report_util.c — text buffers, buffer writes and escaping for the run store
  * and reports; see report_int.h.  No global state.
  */
-#include "out/report_int.h"
+#include "store/report_int.h"
 #include "util/alloc.h"
 #include "util/strutil.h"
 

@@ -1,6 +1,6 @@
 /*
  * report_int.h — helpers private to the run store and report modules
- * (sim/out/store.c, report*.c, gnuplot.c): a growable text buffer, atomic
+ * (sim/store/store.c, report*.c, gnuplot.c): a growable text buffer, atomic
  * file writes, escaping for HTML/XML, file-name sanitising.
  *
  * Invariants: a zs_rbuf's text is always NUL-terminated once anything has

@@ -10,7 +10,7 @@
 #ifndef ZS_GNUPLOT_H
 #define ZS_GNUPLOT_H
 
-#include "out/report_int.h"
+#include "store/report_int.h"
 #include "util/err.h"
 
 #include <stddef.h>

@@ -13,8 +13,8 @@
  * A metric is worse when it moves against its direction (memory and step
  * time up, tokens/s down) by more than its tolerance.
  */
-#include "out/report.h"
-#include "out/report_int.h"
+#include "store/report.h"
+#include "store/report_int.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"

@@ -10,8 +10,8 @@
 #ifndef ZS_REPORT_H
 #define ZS_REPORT_H
 
-#include "out/report_doc.h"
-#include "out/store.h"
+#include "formats/report_doc.h"
+#include "store/store.h"
 #include "util/err.h"
 
 #include <stdio.h>

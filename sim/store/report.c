@@ -14,16 +14,16 @@
  *                         no more memory) and the best candidate;
  *   validation            error of zsim's predictions against each measured
  *                         file in validation/ (NAME.measured.json, read with
- *                         out/measured_io.h), with the accuracy targets of
+ *                         formats/measured_io.h), with the accuracy targets of
  *                         DESIGN §6: 5 % for peak memory, 10 % for step time.
  * Everything written depends only on the store, never on the clock, so a
  * rerun rewrites identical files (idempotent).  Cost: linear in the stored
  * documents of the latest runs, plus one gnuplot process per chart.
  */
-#include "out/report.h"
-#include "out/gnuplot.h"
-#include "out/measured_io.h"
-#include "out/report_int.h"
+#include "store/report.h"
+#include "store/gnuplot.h"
+#include "formats/measured_io.h"
+#include "store/report_int.h"
 #include "util/alloc.h"
 #include "util/strutil.h"
 #include "util/units.h"

@@ -6,7 +6,7 @@
  * message.  The child gets stdin from /dev/null: a script error can never
  * leave gnuplot waiting for input.
  */
-#include "out/gnuplot.h"
+#include "store/gnuplot.h"
 #include "util/strutil.h"
 
 #include <errno.h>

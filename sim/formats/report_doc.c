@@ -7,7 +7,7 @@
  * under a fixed schema name, and the store must keep recording them.
  * Cost: one cJSON parse, linear in the document.
  */
-#include "out/report_doc.h"
+#include "formats/report_doc.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"

@@ -8,8 +8,8 @@
  * run incrementally as each task is appended, so the first problem in file
  * order is the one reported, with its line:column.
  */
-#include "out/schedule_io.h"
-#include "out/schedule_io_int.h"
+#include "formats/schedule_io.h"
+#include "formats/schedule_io_int.h"
 #include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"

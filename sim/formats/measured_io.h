@@ -21,7 +21,7 @@
 #ifndef ZS_MEASURED_IO_H
 #define ZS_MEASURED_IO_H
 
-#include "out/schedule_io.h"
+#include "formats/schedule_io.h"
 #include "util/err.h"
 
 #include <stdbool.h>

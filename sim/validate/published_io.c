@@ -5,10 +5,10 @@
  * Table-driven like measured_io.c: every key has a type and a range, unknown
  * keys are errors, and each message names file:line:column and the field.
  */
-#include "out/published_io.h"
+#include "validate/published_io.h"
 #include "cli/cli_setup.h"
-#include "out/schedule_io.h"
-#include "out/schedule_io_int.h"
+#include "formats/schedule_io.h"
+#include "formats/schedule_io_int.h"
 #include "sched/sched.h"
 #include "util/alloc.h"
 #include "util/json.h"

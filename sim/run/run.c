@@ -3,22 +3,28 @@
  *
  * Levels of rank 0's node (bytes), with procs local ranks, global step g in
  * epoch e, i = g's position in its epoch (1..spe):
+ *
+ *   moment     host level of the node
+ *   ---------  ---------------------------------------------------------------
  *   load       procs x (runtime + materialised model + one checkpoint shard)
  *   init       procs x max(engine init peak, the .clone().float() transient)
- *   step 1     first.peak_host_per_node                     + leak(g) +
- * workers(g) step g>1   steady.peak_host_per_node                    + leak(g)
- * + workers(g) eval g     resident + eval loader forks                 +
- * leak(g) + workers(g) save g     resident + 16-bit state dict on rank 0's host
- * + leak(g) + workers(g) boundary   resident + leak(first step of e, incl. e's
- * epoch leak) + new workers leak(g) = procs x (once + step x g + epoch x (e -
- * 1)), workers(g) = procs x W x (page tables + copy-on-write(i)); both are
- * nondecreasing in g within an epoch, which makes the per-epoch binary searches
- * exact.
+ *   step 1     first.peak_host_per_node   + leak(g) + workers(g)
+ *   step g>1   steady.peak_host_per_node  + leak(g) + workers(g)
+ *   eval g     resident + eval loader forks             + leak(g) + workers(g)
+ *   save g     resident + 16-bit state dict on rank 0's host
+ *                                                        + leak(g) + workers(g)
+ *   boundary   resident + leak(first step of e, incl. e's epoch leak)
+ *                       + new workers
+ *
+ *   leak(g)    = procs x (once + step x g + epoch x (e - 1))
+ *   workers(g) = procs x W x (page tables + copy-on-write(i))
+ *
+ * Both leak(g) and workers(g) are nondecreasing in g within an epoch, which
+ * makes the per-epoch binary searches exact.
  *
  * Cost: O(epochs x log(steps per epoch)); no step is simulated here.
  */
-#include "sched/run.h"
-#include "sched/sched_int.h"
+#include "run/run.h"
 #include "util/units.h"
 
 #include <math.h>
@@ -47,8 +53,7 @@
 #define PTE_BYTES 8
 #define PAGE_BYTES 4096
 
-/* ---- leaks ----------------------------------------------------------------
- */
+/* ---- leaks --------------------------------------------------------------- */
 
 struct preset {
     const char *name;
@@ -135,8 +140,7 @@ int zs_leak_parse(const char *text, struct zs_leak *out)
     return -1;
 }
 
-/* ---- counts ---------------------------------------------------------------
- */
+/* ---- counts -------------------------------------------------------------- */
 
 bool zs_run_wanted(const struct zs_cfg *c)
 {
@@ -360,13 +364,52 @@ bool zs_run_is_eval(const struct zs_cfg *c, const struct zs_run *r,
     return is_eval(&k, step);
 }
 
-static int64_t host_at(const struct k *k, int ph, int64_t g)
+/* Host level of the node at an evaluation after step g, in epoch e.
+ * Forward only: no gradients, no optimizer work, so the host holds what it
+ * holds between steps; the evaluation DataLoader forks its own workers (page
+ * tables; its dataset's copy-on-write is not modelled) while the training
+ * workers live on mid-epoch. */
+static int64_t host_at_eval(const struct k *k, int64_t g, int64_t e)
+{
+    return k->resident + leak_node(k, g, e) + workers_node(k, g, true) +
+           k->procs * k->W * k->r->worker_pt_rank;
+}
+
+/* Host level of the node at a checkpoint save after step g, in epoch e.
+ * Workers are alive at a step-based save (inside the epoch loop); at an
+ * epoch-end save non-persistent workers already exited when the epoch's
+ * iterator was exhausted [inference: HF Trainer saves after the inner loop;
+ * mmengine's after_train_epoch likewise]. */
+static int64_t host_at_save(const struct k *k, int64_t g, int64_t e)
+{
+    bool alive = is_periodic_save(k, g) || k->c->persistent_workers ||
+                 pos_in_epoch(k, g) != k->spe;
+    return k->resident + leak_node(k, g, e) + workers_node(k, g, alive) +
+           k->r->save_extra_node;
+}
+
+/* Host level of the node at the boundary into epoch e, where g is the new
+ * epoch's first step: its epoch leak has happened, the step's own leak not
+ * yet; new workers are forked (page tables), or the persistent ones live on
+ * with their copy-on-write pages. */
+static int64_t host_at_epoch_boundary(const struct k *k, int64_t g, int64_t e)
 {
     const struct zs_run *r = k->r;
+    int64_t w = 0;
+    if (k->W)
+        w = k->procs * k->W *
+            (r->worker_pt_rank +
+             (k->c->persistent_workers ? r->worker_cow_rank : 0));
+    return k->resident + leak_node(k, g - 1, e) + w;
+}
+
+/* Host level of the node at moment ph of step g (the table at the top). */
+static int64_t host_at(const struct k *k, int ph, int64_t g)
+{
     int64_t e = g >= 1 ? epoch_of(k, g) : 1;
     switch (ph) {
     case ZS_RP_LOAD:
-        return k->procs * r->load_bytes_rank;
+        return k->procs * k->r->load_bytes_rank;
     case ZS_RP_INIT:
         return -1; /* filled by the caller (needs lv) */
     case ZS_RP_FIRST:
@@ -374,33 +417,11 @@ static int64_t host_at(const struct k *k, int ph, int64_t g)
     case ZS_RP_STEADY:
         return k->steady + leak_node(k, g, e) + workers_node(k, g, true);
     case ZS_RP_EVAL:
-        /* forward only: no gradients, no optimizer work, so the host holds
-         * what it holds between steps; the evaluation DataLoader forks its
-         * own workers (page tables; its dataset's copy-on-write is not
-         * modelled) while the training workers live on mid-epoch */
-        return k->resident + leak_node(k, g, e) + workers_node(k, g, true) +
-               k->procs * k->W * r->worker_pt_rank;
-    case ZS_RP_SAVE: {
-        /* Workers are alive at a step-based save (inside the epoch loop);
-         * at an epoch-end save non-persistent workers already exited when
-         * the epoch's iterator was exhausted [inference: HF Trainer saves
-         * after the inner loop; mmengine's after_train_epoch likewise]. */
-        bool alive = is_periodic_save(k, g) || k->c->persistent_workers ||
-                     pos_in_epoch(k, g) != k->spe;
-        return k->resident + leak_node(k, g, e) + workers_node(k, g, alive) +
-               r->save_extra_node;
-    }
-    case ZS_RP_EPOCH: {
-        /* g = first step of the new epoch: its epoch leak has happened, the
-         * step's own leak not yet; new workers forked (page tables), or the
-         * persistent ones with their copies */
-        int64_t w = 0;
-        if (k->W)
-            w = k->procs * k->W *
-                (r->worker_pt_rank +
-                 (k->c->persistent_workers ? r->worker_cow_rank : 0));
-        return k->resident + leak_node(k, g - 1, e) + w;
-    }
+        return host_at_eval(k, g, e);
+    case ZS_RP_SAVE:
+        return host_at_save(k, g, e);
+    case ZS_RP_EPOCH:
+        return host_at_epoch_boundary(k, g, e);
     default:
         return 0;
     }
@@ -511,8 +532,7 @@ void zs_run_moment_at(const struct zs_setup *su,
     out->t_end_s = k.spe > 0 ? time_end(&k, phase, step) : 0;
 }
 
-/* ---- composing ------------------------------------------------------------
- */
+/* ---- composing ----------------------------------------------------------- */
 
 static void note(struct zs_run *r, int ph, int64_t host, int64_t gpu, int64_t e,
                  int64_t g)
@@ -593,98 +613,111 @@ static void set_oom(struct zs_run *r, const struct k *k, int ph, int64_t g,
     r->oom.after_s = time_end(k, ph, g);
 }
 
+/* One epoch's pass: its steps [g0, g1], the node's capacity, whether the
+ * first failure is still to be found, and the earliest candidate so far. */
+struct span {
+    int64_t e, g0, g1, cap;
+    bool find;
+    struct cand best;
+};
+
+/* The boundary into epoch e (e > 1): a failure there comes before any
+ * moment of the epoch, so it is set at once. */
+static void pass_epoch_boundary(struct zs_run *r, const struct k *k,
+                                struct span *sp)
+{
+    int64_t h = host_at(k, ZS_RP_EPOCH, sp->g0);
+    note(r, ZS_RP_EPOCH, h, gpu_at(k, ZS_RP_EPOCH), sp->e, sp->g0);
+    r->row[ZS_RP_EPOCH].count++;
+    if (sp->find && h > sp->cap) {
+        set_oom(r, k, ZS_RP_EPOCH, sp->g0, h);
+        sp->find = false;
+    }
+}
+
+/* Training steps: the first step once, then the steady steps (monotone in
+ * g, so the first over the capacity is found by binary search). */
+static void pass_steps(struct zs_run *r, const struct k *k, struct span *sp)
+{
+    int64_t a = sp->g0 == 1 ? 2 : sp->g0;
+    if (sp->g0 == 1) {
+        int64_t h = host_at(k, ZS_RP_FIRST, 1);
+        note(r, ZS_RP_FIRST, h, gpu_at(k, ZS_RP_FIRST), 1, 1);
+        r->row[ZS_RP_FIRST].count = 1;
+        if (sp->find && h > sp->cap)
+            consider(&sp->best, 1, 0, ZS_RP_FIRST, h);
+    }
+    if (a <= sp->g1) {
+        struct seq s = {k, ZS_RP_STEADY, a, 1};
+        note(r, ZS_RP_STEADY, host_at(k, ZS_RP_STEADY, sp->g1),
+             gpu_at(k, ZS_RP_STEADY), sp->e, sp->g1);
+        r->row[ZS_RP_STEADY].count += sp->g1 - a + 1;
+        if (sp->find) {
+            int64_t j = first_over(&s, sp->g1 - a + 1, sp->cap);
+            if (j < sp->g1 - a + 1)
+                consider(&sp->best, a + j, 0, ZS_RP_STEADY, seq_host(&s, j));
+        }
+    }
+}
+
+/* A moment that recurs every K steps (evaluations, periodic saves) in
+ * [g0, g1]: fold its last occurrence, find its first over the capacity.
+ * Returns how many occur. */
+static int64_t pass_every(struct zs_run *r, const struct k *k, struct span *sp,
+                          int ph, int64_t K, int order)
+{
+    int64_t a = (sp->g0 + K - 1) / K * K, n;
+    struct seq s = {k, ph, a, K};
+    if (a > sp->g1)
+        return 0;
+    n = (sp->g1 - a) / K + 1;
+    note(r, ph, seq_host(&s, n - 1), gpu_at(k, ph), sp->e, a + (n - 1) * K);
+    if (sp->find) {
+        int64_t j = first_over(&s, n, sp->cap);
+        if (j < n)
+            consider(&sp->best, a + j * K, order, ph, seq_host(&s, j));
+    }
+    return n;
+}
+
+/* The saves that are not periodic: the epoch end and the last step, each
+ * once (their workers may differ from a periodic save's). */
+static void pass_end_saves(struct zs_run *r, const struct k *k, struct span *sp)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t g = pass == 0 ? sp->g1 : k->N, h;
+        if (pass == 1 && (g < sp->g0 || g > sp->g1 || g == sp->g1))
+            continue;
+        if (!is_save(k, g) || is_periodic_save(k, g))
+            continue;
+        h = host_at(k, ZS_RP_SAVE, g);
+        note(r, ZS_RP_SAVE, h, gpu_at(k, ZS_RP_SAVE), sp->e, g);
+        if (sp->find && h > sp->cap)
+            consider(&sp->best, g, 2, ZS_RP_SAVE, h);
+    }
+}
+
 /* One epoch: fold its peaks into the rows (each kind peaks at its last
  * occurrence) and, when no failure was found yet, look for the first. */
 static void epoch_pass(struct zs_run *r, const struct k *k, int64_t e,
                        bool find)
 {
-    int64_t g0 = (e - 1) * k->spe + 1, g1 = e * k->spe,
-            cap = r->host_capacity_node;
-    struct cand best = {-1, 0, 0, 0};
-    if (g1 > k->N)
-        g1 = k->N;
-    if (e > 1) {
-        int64_t h = host_at(k, ZS_RP_EPOCH, g0);
-        note(r, ZS_RP_EPOCH, h, gpu_at(k, ZS_RP_EPOCH), e, g0);
-        r->row[ZS_RP_EPOCH].count++;
-        if (find && h > cap) {
-            set_oom(r, k, ZS_RP_EPOCH, g0, h);
-            find = false;
-        }
-    }
-    /* training steps */
-    if (g0 == 1) {
-        int64_t h = host_at(k, ZS_RP_FIRST, 1);
-        note(r, ZS_RP_FIRST, h, gpu_at(k, ZS_RP_FIRST), 1, 1);
-        r->row[ZS_RP_FIRST].count = 1;
-        if (find && h > cap)
-            consider(&best, 1, 0, ZS_RP_FIRST, h);
-    }
-    {
-        int64_t a = g0 == 1 ? 2 : g0;
-        if (a <= g1) {
-            struct seq s = {k, ZS_RP_STEADY, a, 1};
-            note(r, ZS_RP_STEADY, host_at(k, ZS_RP_STEADY, g1),
-                 gpu_at(k, ZS_RP_STEADY), e, g1);
-            r->row[ZS_RP_STEADY].count += g1 - a + 1;
-            if (find) {
-                int64_t j = first_over(&s, g1 - a + 1, cap);
-                if (j < g1 - a + 1)
-                    consider(&best, a + j, 0, ZS_RP_STEADY, seq_host(&s, j));
-            }
-        }
-    }
-    /* evaluations: multiples of K in [g0, g1] */
-    if (k->c->eval_every > 0) {
-        int64_t K = k->c->eval_every, a = (g0 + K - 1) / K * K;
-        if (a <= g1) {
-            int64_t n = (g1 - a) / K + 1;
-            struct seq s = {k, ZS_RP_EVAL, a, K};
-            note(r, ZS_RP_EVAL, seq_host(&s, n - 1), gpu_at(k, ZS_RP_EVAL), e,
-                 a + (n - 1) * K);
-            r->row[ZS_RP_EVAL].count += n;
-            if (find) {
-                int64_t j = first_over(&s, n, cap);
-                if (j < n)
-                    consider(&best, a + j * K, 1, ZS_RP_EVAL, seq_host(&s, j));
-            }
-        }
-    }
-    /* saves: periodic multiples (monotone), then the epoch end and the
-     * last step, each once (their workers may differ) */
-    {
-        int64_t K = k->c->save_every;
-        if (K > 0) {
-            int64_t a = (g0 + K - 1) / K * K;
-            if (a <= g1) {
-                int64_t n = (g1 - a) / K + 1;
-                struct seq s = {k, ZS_RP_SAVE, a, K};
-                note(r, ZS_RP_SAVE, seq_host(&s, n - 1), gpu_at(k, ZS_RP_SAVE),
-                     e, a + (n - 1) * K);
-                if (find) {
-                    int64_t j = first_over(&s, n, cap);
-                    if (j < n)
-                        consider(&best, a + j * K, 2, ZS_RP_SAVE,
-                                 seq_host(&s, j));
-                }
-            }
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            int64_t g = pass == 0 ? g1 : k->N;
-            if (pass == 1 && (g < g0 || g > g1 || g == g1))
-                continue;
-            if (!is_save(k, g) || is_periodic_save(k, g))
-                continue;
-            {
-                int64_t h = host_at(k, ZS_RP_SAVE, g);
-                note(r, ZS_RP_SAVE, h, gpu_at(k, ZS_RP_SAVE), e, g);
-                if (find && h > cap)
-                    consider(&best, g, 2, ZS_RP_SAVE, h);
-            }
-        }
-    }
-    if (find && best.g > 0)
-        set_oom(r, k, best.ph, best.g, best.host);
+    struct span sp = {e,          (e - 1) * k->spe + 1,
+                      e * k->spe, r->host_capacity_node,
+                      find,       {-1, 0, 0, 0}};
+    if (sp.g1 > k->N)
+        sp.g1 = k->N;
+    if (e > 1)
+        pass_epoch_boundary(r, k, &sp);
+    pass_steps(r, k, &sp);
+    if (k->c->eval_every > 0)
+        r->row[ZS_RP_EVAL].count +=
+            pass_every(r, k, &sp, ZS_RP_EVAL, k->c->eval_every, 1);
+    if (k->c->save_every > 0)
+        pass_every(r, k, &sp, ZS_RP_SAVE, k->c->save_every, 2);
+    pass_end_saves(r, k, &sp);
+    if (sp.find && sp.best.g > 0)
+        set_oom(r, k, sp.best.ph, sp.best.g, sp.best.host);
 }
 
 /* With the optimizer on NVMe the 12 B per element of fp32 param and Adam
@@ -706,19 +739,11 @@ static double nvme_save_read_s(const struct zs_setup *su, int64_t trainable,
     return 12.0 * (double)trainable / (double)nodes / rd;
 }
 
-int zs_run_compose(const struct zs_setup *su, const struct zs_sim_result *res,
-                   const struct zs_run_levels *lv, struct zs_run *out,
-                   struct zs_err *err)
+/* Steps, epochs and capacities of the run; 0, or a usage error. */
+static int run_counts(const struct zs_cfg *c, const struct zs_sim_result *res,
+                      struct zs_run *r, struct zs_err *err)
 {
-    const struct zs_cfg *c = su->cfg;
-    const struct zs_model *m = su->model;
-    struct zs_run *r = out;
-    struct zs_method_opts mo;
-    struct k k;
-    int64_t trainable, full_steps, rt = res->host_runtime_per_rank;
-    double ckpt_bytes;
-
-    memset(r, 0, sizeof *r);
+    int64_t full_steps;
     if (zs_leak_parse(c->leak, &r->leak) != 0)
         return zs_err_set(err, ZS_EUSAGE,
                           "invalid value for '--leak' (got '%s')", c->leak);
@@ -745,129 +770,149 @@ int zs_run_compose(const struct zs_setup *su, const struct zs_sim_result *res,
         (r->steps_total + r->steps_per_epoch - 1) / r->steps_per_epoch;
     r->host_capacity_node = res->host_capacity_per_node;
     r->gpu_capacity_rank = res->gpu_capacity_bytes;
+    return 0;
+}
 
+/* Trainable elements of the run (all parameters, or the adapters). */
+static int64_t run_trainable(const struct zs_cfg *c, const struct zs_model *m)
+{
+    struct zs_method_opts mo;
     mo.method = (enum zs_method)c->method;
     mo.lora_rank = (int)c->lora_rank;
     mo.lora_targets =
         c->lora_target_mask ? c->lora_target_mask : ZS_ROLE_ALL_LINEAR;
-    trainable = c->method == ZS_METHOD_FULL ? m->params_total
-                                            : zs_model_trainable(m, &mo);
-    r->trainable_part_rank = (trainable + c->world - 1) / c->world;
+    return c->method == ZS_METHOD_FULL ? m->params_total
+                                       : zs_model_trainable(m, &mo);
+}
 
-    /* Load.  Without zero.Init every local rank materialises the whole model
-     * in host RAM before deepspeed.initialize partitions it: DeepSpeed's own
-     * estimator charges "4 B per param per local rank" for it
-     * (estimate_zero3_model_states_mem_needs, zero_init=0: params x
-     * max(4 x gpus_per_node, ...) per node; result.c), fp32 because
-     * from_pretrained without torch_dtype builds the model in float32; bf16
-     * with torch_dtype=bfloat16 (--load-dtype).  Reports: DeepSpeed #2841
-     * (bloomz-7b1 fits on 1/2/4 GPUs, host OOM on 8), #5290 (Llama-2-70B,
-     * 4 x A100, 1 TiB host OOM before any GPU OOM; fixed by zero.Init),
-     * DeepSpeedExamples #498 (13B: ~60 GB host per rank, 8 ranks killed on
-     * 500 GB: 13e9 x 4 B + a shard + runtime = 61 GB), Roblox/FAI-RL PR #68
-     * (Qwen3-VL-30B-A3B: ~230 GB per rank, 95% of RAM on 2 and 8 GPUs; that
-     * is ~7 B/param, above this model: a lower bound there).  With zero.Init
-     * (HfDeepSpeedConfig before from_pretrained) each rank holds its
-     * partition (on the host only with offload_param) and one checkpoint
-     * shard at a time [inference: transformers' zero3 loading path]. */
-    {
-        int64_t shard = 2 * m->params_total < SHARD_BYTES ? 2 * m->params_total
-                                                          : SHARD_BYTES;
-        int dtype = c->load_dtype == ZS_LOAD_BF16 ? 2 : 4;
-        if (c->zero_init == ZS_NO)
-            r->load_bytes_rank = rt + m->params_total * dtype + shard;
-        else
-            r->load_bytes_rank =
-                rt + shard +
-                (c->offload_param != ZS_OFF_NONE
-                     ? 2 * ((m->params_total + c->world - 1) / c->world)
-                     : 0);
-        /* the node reads the 16-bit checkpoint once (page cache) */
-        r->load_s = 2.0 * (double)m->params_total / DISK_BYTES_PER_S;
+/* Load.  Without zero.Init every local rank materialises the whole model
+ * in host RAM before deepspeed.initialize partitions it: DeepSpeed's own
+ * estimator charges "4 B per param per local rank" for it
+ * (estimate_zero3_model_states_mem_needs, zero_init=0: params x
+ * max(4 x gpus_per_node, ...) per node; result.c), fp32 because
+ * from_pretrained without torch_dtype builds the model in float32; bf16
+ * with torch_dtype=bfloat16 (--load-dtype).  Reports: DeepSpeed #2841
+ * (bloomz-7b1 fits on 1/2/4 GPUs, host OOM on 8), #5290 (Llama-2-70B,
+ * 4 x A100, 1 TiB host OOM before any GPU OOM; fixed by zero.Init),
+ * DeepSpeedExamples #498 (13B: ~60 GB host per rank, 8 ranks killed on
+ * 500 GB: 13e9 x 4 B + a shard + runtime = 61 GB), Roblox/FAI-RL PR #68
+ * (Qwen3-VL-30B-A3B: ~230 GB per rank, 95% of RAM on 2 and 8 GPUs; that
+ * is ~7 B/param, above this model: a lower bound there).  With zero.Init
+ * (HfDeepSpeedConfig before from_pretrained) each rank holds its
+ * partition (on the host only with offload_param) and one checkpoint
+ * shard at a time [inference: transformers' zero3 loading path]. */
+static void phase_load(const struct zs_cfg *c, const struct zs_model *m,
+                       int64_t rt, struct zs_run *r)
+{
+    int64_t shard =
+        2 * m->params_total < SHARD_BYTES ? 2 * m->params_total : SHARD_BYTES;
+    int dtype = c->load_dtype == ZS_LOAD_BF16 ? 2 : 4;
+    if (c->zero_init == ZS_NO)
+        r->load_bytes_rank = rt + m->params_total * dtype + shard;
+    else
+        r->load_bytes_rank =
+            rt + shard +
+            (c->offload_param != ZS_OFF_NONE
+                 ? 2 * ((m->params_total + c->world - 1) / c->world)
+                 : 0);
+    /* the node reads the 16-bit checkpoint once (page cache) */
+    r->load_s = 2.0 * (double)m->params_total / DISK_BYTES_PER_S;
+}
+
+/* Init.  The engine's init buffers are simulated (zero.c init_buffers);
+ * DeepSpeed ZeRO-3 also creates the fp32 master with
+ * fp16_partitioned_groups_flat.clone().float() (mechanics §2: transient
+ * +2 B +4 B): at that moment runtime + the bf16 flat partition (2 B) +
+ * the clone (2 B) + the fp32 master (4 B) are live per trainable
+ * element.  The init level is the larger of the two. */
+static void phase_init(const struct zs_cfg *c, const struct zs_model *m,
+                       int64_t rt, const struct zs_run_levels *lv,
+                       struct zs_run *r)
+{
+    int64_t init = lv->host_init_peak_rank;
+    if (c->framework == ZS_FW_DEEPSPEED &&
+        c->offload_optimizer != ZS_OFF_NONE) {
+        int64_t t = rt + 2 * ((m->params_total + c->world - 1) / c->world) +
+                    6 * r->trainable_part_rank;
+        r->init_transient_rank = t;
+        if (t > init)
+            init = t;
     }
+    r->row[ZS_RP_INIT].host_node = init * r->procs;
+    r->row[ZS_RP_INIT].gpu_rank = lv->gpu_init_peak_rank;
+    r->row[ZS_RP_INIT].time_s = lv->init_s;
+    r->row[ZS_RP_INIT].count = 1;
+}
 
-    /* Init.  The engine's init buffers are simulated (zero.c init_buffers);
-     * DeepSpeed ZeRO-3 also creates the fp32 master with
-     * fp16_partitioned_groups_flat.clone().float() (mechanics §2: transient
-     * +2 B +4 B): at that moment runtime + the bf16 flat partition (2 B) +
-     * the clone (2 B) + the fp32 master (4 B) are live per trainable
-     * element.  The init level is the larger of the two. */
-    {
-        int64_t init = lv->host_init_peak_rank;
-        if (c->framework == ZS_FW_DEEPSPEED &&
-            c->offload_optimizer != ZS_OFF_NONE) {
-            int64_t t = rt + 2 * ((m->params_total + c->world - 1) / c->world) +
-                        6 * r->trainable_part_rank;
-            r->init_transient_rank = t;
-            if (t > init)
-                init = t;
-        }
-        r->row[ZS_RP_INIT].host_node = init * r->procs;
-        r->row[ZS_RP_INIT].gpu_rank = lv->gpu_init_peak_rank;
-        r->row[ZS_RP_INIT].time_s = lv->init_s;
-        r->row[ZS_RP_INIT].count = 1;
-    }
+/* Save.  _zero3_consolidated_16bit_state_dict (engine.py,
+ * stage3_gather_16bit_weights_on_model_save): rank 0 does
+ * param.detach().cpu() for every parameter, so rank 0's host holds 2 B x
+ * the saved parameters (mechanics §3; FastChat PR #1457: "gathering the
+ * whole 30B model needs at least 60GB"; DeepSpeed #3448: LLaMA-33B needs
+ * 750-800 GB for training + saving where 600 GB OOMed; #4909: 34B QLoRA
+ * killed at save with 32 GB, fine with 64 GB).  LoRA saves only the
+ * adapters [inference: PEFT's state dict].  Plus torch.save buffering:
+ * [assumption] its zip writer serialises one storage at a time, so one
+ * extra copy of the largest tensor (2 B x the largest leaf).
+ * Time: node 0 writes the 16-bit model and its ranks' optimizer
+ * partitions (fp32 master + Adam m, v = 12 B per element,
+ * zero_pp_rank_*_optim_states.pt) at DISK_BYTES_PER_S. */
+static void phase_save(const struct zs_setup *su, int64_t trainable,
+                       struct zs_run *r)
+{
+    const struct zs_cfg *c = su->cfg;
+    const struct zs_model *m = su->model;
+    int64_t saved = c->method == ZS_METHOD_FULL ? m->params_total : trainable;
+    double ckpt_bytes =
+        2.0 * (double)saved + 12.0 * (double)trainable / (double)r->nodes;
+    r->save_extra_node = 2 * saved + 2 * m->largest_leaf_params;
+    r->save_s = ckpt_bytes / DISK_BYTES_PER_S;
+    r->save_s += nvme_save_read_s(su, trainable, r->nodes);
+}
 
-    /* Save.  _zero3_consolidated_16bit_state_dict (engine.py,
-     * stage3_gather_16bit_weights_on_model_save): rank 0 does
-     * param.detach().cpu() for every parameter, so rank 0's host holds 2 B x
-     * the saved parameters (mechanics §3; FastChat PR #1457: "gathering the
-     * whole 30B model needs at least 60GB"; DeepSpeed #3448: LLaMA-33B needs
-     * 750-800 GB for training + saving where 600 GB OOMed; #4909: 34B QLoRA
-     * killed at save with 32 GB, fine with 64 GB).  LoRA saves only the
-     * adapters [inference: PEFT's state dict].  Plus torch.save buffering:
-     * [assumption] its zip writer serialises one storage at a time, so one
-     * extra copy of the largest tensor (2 B x the largest leaf).
-     * Time: node 0 writes the 16-bit model and its ranks' optimizer
-     * partitions (fp32 master + Adam m, v = 12 B per element,
-     * zero_pp_rank_*_optim_states.pt) at DISK_BYTES_PER_S. */
-    {
-        int64_t saved =
-            c->method == ZS_METHOD_FULL ? m->params_total : trainable;
-        r->save_extra_node = 2 * saved + 2 * m->largest_leaf_params;
-        ckpt_bytes =
-            2.0 * (double)saved + 12.0 * (double)trainable / (double)r->nodes;
-        r->save_s = ckpt_bytes / DISK_BYTES_PER_S;
-        r->save_s += nvme_save_read_s(su, trainable, r->nodes);
-    }
+/* Evaluation: forward only, a third of a micro-step's fwd+bwd work
+ * (backward is 2x forward, DESIGN §3) [assumption: offload gathers
+ * scale the same way]; eval_samples 0 means 1% of the dataset
+ * [assumption: a 1% held-out split], at least one micro-batch. */
+static void phase_eval(const struct zs_cfg *c, const struct zs_sim_result *res,
+                       struct zs_run *r)
+{
+    int64_t n = c->eval_samples ? c->eval_samples : c->dataset_samples / 100;
+    int64_t per = c->micro_batch * c->dp, micro = (n + per - 1) / per;
+    double t_micro =
+        (res->steady.time_s > 0 ? res->steady.time_s : res->first.time_s) /
+        (double)c->accum;
+    if (micro < 1)
+        micro = 1;
+    r->eval_s = (double)micro * t_micro / 3.0;
+}
 
-    /* Evaluation: forward only, a third of a micro-step's fwd+bwd work
-     * (backward is 2x forward, DESIGN §3) [assumption: offload gathers
-     * scale the same way]; eval_samples 0 means 1% of the dataset
-     * [assumption: a 1% held-out split], at least one micro-batch. */
-    if (c->eval_every > 0) {
-        int64_t n =
-            c->eval_samples ? c->eval_samples : c->dataset_samples / 100;
-        int64_t per = c->micro_batch * c->dp, micro = (n + per - 1) / per;
-        double t_micro =
-            (res->steady.time_s > 0 ? res->steady.time_s : res->first.time_s) /
-            (double)c->accum;
-        if (micro < 1)
-            micro = 1;
-        r->eval_s = (double)micro * t_micro / 3.0;
-    }
+/* DataLoader workers: each forked worker copies the page tables of the
+ * rank's pageable memory and, as it reads, the dataset's pages. */
+static void phase_workers(const struct zs_cfg *c,
+                          const struct zs_sim_result *res,
+                          const struct zs_run_levels *lv, struct zs_run *r)
+{
+    int64_t pageable =
+        lv->host_resident_rank - res->steady.pinned_host_per_rank;
+    if (pageable < 0)
+        pageable = 0;
+    r->worker_cow_rank = c->dataset_bytes;
+    r->worker_pt_rank = pageable / PAGE_BYTES * PTE_BYTES;
+}
 
-    /* DataLoader workers */
-    if (c->dataloader_workers > 0) {
-        int64_t pageable =
-            lv->host_resident_rank - res->steady.pinned_host_per_rank;
-        if (pageable < 0)
-            pageable = 0;
-        r->worker_cow_rank = c->dataset_bytes;
-        r->worker_pt_rank = pageable / PAGE_BYTES * PTE_BYTES;
-    }
-
-    kinit(&k, su, res, lv, r);
-
-    /* load and init */
-    r->row[ZS_RP_LOAD].host_node = host_at(&k, ZS_RP_LOAD, 0);
-    r->row[ZS_RP_LOAD].gpu_rank = k.gpu_load;
+/* The rows of load and init, the peaks so far, and a host failure there. */
+static void start_rows(struct zs_run *r, const struct k *k,
+                       const struct zs_run_levels *lv)
+{
+    r->row[ZS_RP_LOAD].host_node = host_at(k, ZS_RP_LOAD, 0);
+    r->row[ZS_RP_LOAD].gpu_rank = k->gpu_load;
     r->row[ZS_RP_LOAD].time_s = r->load_s;
     r->row[ZS_RP_LOAD].count = 1;
     r->peak_host_node = r->row[ZS_RP_LOAD].host_node;
     r->peak_phase = ZS_RP_LOAD;
     r->peak_epoch = 1;
-    r->peak_gpu_rank = k.gpu_load;
+    r->peak_gpu_rank = k->gpu_load;
     if (r->row[ZS_RP_INIT].host_node > r->peak_host_node) {
         r->peak_host_node = r->row[ZS_RP_INIT].host_node;
         r->peak_phase = ZS_RP_INIT;
@@ -875,30 +920,34 @@ int zs_run_compose(const struct zs_setup *su, const struct zs_sim_result *res,
     if (lv->gpu_init_peak_rank > r->peak_gpu_rank)
         r->peak_gpu_rank = lv->gpu_init_peak_rank;
     if (r->row[ZS_RP_LOAD].host_node > r->host_capacity_node)
-        set_oom(r, &k, ZS_RP_LOAD, 0, r->row[ZS_RP_LOAD].host_node);
+        set_oom(r, k, ZS_RP_LOAD, 0, r->row[ZS_RP_LOAD].host_node);
     else if (r->row[ZS_RP_INIT].host_node > r->host_capacity_node)
-        set_oom(r, &k, ZS_RP_INIT, 0, r->row[ZS_RP_INIT].host_node);
+        set_oom(r, k, ZS_RP_INIT, 0, r->row[ZS_RP_INIT].host_node);
+}
 
-    /* GPU failure from the step simulation: it ends the run there */
-    if (res->oom.where == ZS_OOM_GPU && r->oom.where == ZS_OOM_NONE) {
-        int ph = res->oom.step <= 0   ? ZS_RP_INIT
-                 : res->oom.step == 1 ? ZS_RP_FIRST
-                                      : ZS_RP_STEADY;
-        int64_t g = res->oom.step <= 0 ? 0 : res->oom.step == 1 ? 1 : 2;
-        if (g > r->steps_total)
-            g = r->steps_total;
-        set_oom(r, &k, ph, g, res->oom.needed_bytes);
-        r->oom.where = ZS_OOM_GPU;
-        r->oom.available_bytes = res->oom.available_bytes;
-    }
+/* A GPU failure in the step simulation ends the run there. */
+static void gpu_failure(struct zs_run *r, const struct k *k,
+                        const struct zs_sim_result *res)
+{
+    int ph = res->oom.step <= 0   ? ZS_RP_INIT
+             : res->oom.step == 1 ? ZS_RP_FIRST
+                                  : ZS_RP_STEADY;
+    int64_t g = res->oom.step <= 0 ? 0 : res->oom.step == 1 ? 1 : 2;
+    if (res->oom.where != ZS_OOM_GPU || r->oom.where != ZS_OOM_NONE)
+        return;
+    if (g > r->steps_total)
+        g = r->steps_total;
+    set_oom(r, k, ph, g, res->oom.needed_bytes);
+    r->oom.where = ZS_OOM_GPU;
+    r->oom.available_bytes = res->oom.available_bytes;
+}
 
-    for (int64_t e = 1; e <= r->epochs_run; e++)
-        epoch_pass(r, &k, e, r->oom.where == ZS_OOM_NONE);
-    r->row[ZS_RP_SAVE].count = r->nsaves = saves_upto(&k, r->steps_total);
-    r->nevals = r->row[ZS_RP_EVAL].count;
-
-    r->row[ZS_RP_FIRST].time_s = k.t_first;
-    r->row[ZS_RP_STEADY].time_s = k.t_steady * (double)(r->steps_total - 1);
+/* The timeline: each moment's time x its count, the wall time and cost. */
+static void timeline_totals(struct zs_run *r, const struct k *k,
+                            const struct zs_cfg *c)
+{
+    r->row[ZS_RP_FIRST].time_s = k->t_first;
+    r->row[ZS_RP_STEADY].time_s = k->t_steady * (double)(r->steps_total - 1);
     r->row[ZS_RP_EVAL].time_s = r->eval_s * (double)r->nevals;
     r->row[ZS_RP_SAVE].time_s = r->save_s * (double)r->nsaves;
     r->row[ZS_RP_EPOCH].time_s = r->epoch_s * (double)r->row[ZS_RP_EPOCH].count;
@@ -907,6 +956,40 @@ int zs_run_compose(const struct zs_setup *su, const struct zs_sim_result *res,
         r->wall_s += r->row[i].time_s;
     r->gpu_hours = r->wall_s * (double)r->world / 3600.0;
     r->cost = r->gpu_hours * c->gpu_hour_price;
+}
+
+int zs_run_compose(const struct zs_setup *su, const struct zs_sim_result *res,
+                   const struct zs_run_levels *lv, struct zs_run *out,
+                   struct zs_err *err)
+{
+    const struct zs_cfg *c = su->cfg;
+    struct zs_run *r = out;
+    struct k k;
+    int64_t trainable, rt = res->host_runtime_per_rank;
+    int rc;
+
+    memset(r, 0, sizeof *r);
+    rc = run_counts(c, res, r, err);
+    if (rc != 0)
+        return rc;
+    trainable = run_trainable(c, su->model);
+    r->trainable_part_rank = (trainable + c->world - 1) / c->world;
+    phase_load(c, su->model, rt, r);
+    phase_init(c, su->model, rt, lv, r);
+    phase_save(su, trainable, r);
+    if (c->eval_every > 0)
+        phase_eval(c, res, r);
+    if (c->dataloader_workers > 0)
+        phase_workers(c, res, lv, r);
+
+    kinit(&k, su, res, lv, r);
+    start_rows(r, &k, lv);
+    gpu_failure(r, &k, res);
+    for (int64_t e = 1; e <= r->epochs_run; e++)
+        epoch_pass(r, &k, e, r->oom.where == ZS_OOM_NONE);
+    r->row[ZS_RP_SAVE].count = r->nsaves = saves_upto(&k, r->steps_total);
+    r->nevals = r->row[ZS_RP_EVAL].count;
+    timeline_totals(r, &k, c);
     return 0;
 }
 

@@ -14,8 +14,8 @@
  * application_id and the schema are read first, and a foreign file is
  * refused before the journal mode is touched.
  */
-#include "out/store.h"
-#include "out/report_doc.h"
+#include "store/store.h"
+#include "formats/report_doc.h"
 #include "util/alloc.h"
 #include "util/strutil.h"
 
