@@ -557,34 +557,11 @@ static int bad_ref(const struct zs_schedule *s, const struct chk *c, int32_t i,
     return 0;
 }
 
-/* Checks task i given tasks 0..i-1 (and updates c).  Returns 0, or 1 with the
- * offending key and the reason. */
-static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
-                    const char **key, char *why, size_t cap)
+/* The task's queue: one that exists, and of the kind (host or GPU) its kind runs on. */
+static int chk_queue(const struct zs_schedule *s, int32_t i, const char **key,
+                     char *why, size_t cap)
 {
     const struct zs_sched_task *t = &s->tasks[i];
-    const int32_t *deps = s->deps + t->dep_off;
-    const struct zs_field *tab;
-    size_t ntab;
-
-    c->freed_by[i] = -1;
-    if (t->id != i) {
-        *key = "id";
-        snprintf(why, cap,
-                 "must be %d (tasks are numbered in order from 0) (got %d)",
-                 (int)i, (int)t->id);
-        return 1;
-    }
-    if ((unsigned)t->kind >= ZS_SK_COUNT) {
-        *key = "kind";
-        snprintf(why, cap, "must be a task kind (got index %d)", (int)t->kind);
-        return 1;
-    }
-    tab = g_kind_tables[t->kind].f;
-    ntab = g_kind_tables[t->kind].n;
-    if (zs_sched_io_check_fields(tab, ntab, t, offsetof(struct raw_task, t),
-                                 sizeof *t, key, why, cap))
-        return 1;
     if (t->queue < 0 || t->queue >= s->nqueues) {
         *key = "queue";
         snprintf(why, cap, "must name a queue (got index %d of %d)", t->queue,
@@ -606,6 +583,15 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
             s->queues[t->queue].name);
         return 1;
     }
+    return 0;
+}
+
+/* The task's dependencies: earlier tasks, each once. */
+static int chk_deps(const struct zs_schedule *s, int32_t i, const char **key,
+                    char *why, size_t cap)
+{
+    const struct zs_sched_task *t = &s->tasks[i];
+    const int32_t *deps = s->deps + t->dep_off;
     if (t->ndeps < 0 || t->ndeps > ZS_SCHED_MAX_DEPS) {
         *key = "deps";
         snprintf(why, cap, "must list at most %d tasks (got %d)",
@@ -631,6 +617,14 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
                 return 1;
             }
     }
+    return 0;
+}
+
+/* The predicted times: both or neither, in order. */
+static int chk_pred(const struct zs_schedule *s, int32_t i, const char **key,
+                    char *why, size_t cap)
+{
+    const struct zs_sched_task *t = &s->tasks[i];
     if ((t->pred_start_ns < 0) != (t->pred_end_ns < 0)) {
         *key = t->pred_start_ns < 0 ? "pred_end_ns" : "pred_start_ns";
         snprintf(why, cap, "must be -1 when '%s' is -1 (got %lld)",
@@ -645,95 +639,165 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
                  (long long)t->pred_start_ns, (long long)t->pred_end_ns);
         return 1;
     }
-    switch (t->kind) {
-    case ZS_SK_ALLOC:
-        if (t->pinned && t->pool != ZS_SP_HOST) {
-            *key = "pinned";
-            snprintf(why, cap,
-                     "only host buffers can be pinned (got true for a device "
-                     "buffer)");
-            return 1;
-        }
-        break;
-    case ZS_SK_FREE: {
-        int32_t b = t->buffer;
-        if (b < 0 || b >= i) {
-            *key = "buffer";
-            snprintf(why, cap,
-                     "must name an earlier alloc task, in [0, %d] (got %d)",
-                     (int)i - 1, (int)b);
-            return 1;
-        }
-        if (s->tasks[b].kind != ZS_SK_ALLOC) {
-            *key = "buffer";
-            snprintf(why, cap, "must name an alloc task (task %d is a %s)",
-                     (int)b, zs_sched_kind_name(s->tasks[b].kind));
-            return 1;
-        }
-        if (c->freed_by[b] >= 0) {
-            *key = "buffer";
-            snprintf(why, cap, "buffer of task %d is already freed by task %d",
-                     (int)b, (int)c->freed_by[b]);
-            return 1;
-        }
-        c->freed_by[b] = i;
-        break;
-    }
-    case ZS_SK_H2D:
-    case ZS_SK_D2H:
-        if (t->host_buf >= 0) {
-            if (bad_ref(s, c, i, t->host_buf, ZS_SP_HOST, t->bytes, why, cap)) {
-                *key = "host_buf";
-                return 1;
-            }
-            if (s->tasks[t->host_buf].pinned != t->pinned) {
-                *key = "pinned";
-                snprintf(why, cap,
-                         "must match host buffer task %d (pinned: %s) (got %s)",
-                         (int)t->host_buf,
-                         s->tasks[t->host_buf].pinned ? "true" : "false",
-                         t->pinned ? "true" : "false");
-                return 1;
-            }
-        }
-        if (t->dev_buf >= 0 &&
-            bad_ref(s, c, i, t->dev_buf, ZS_SP_DEVICE, t->bytes, why, cap)) {
-            *key = "dev_buf";
-            return 1;
-        }
-        break;
-    case ZS_SK_CPU_ADAM:
-        for (int j = 0; j < 4; j++)
-            if (t->adam_bufs[j] >= 0 &&
-                bad_ref(s, c, i, t->adam_bufs[j], ZS_SP_HOST, t->elements * 4,
-                        why, cap)) {
-                *key = "bufs";
-                return 1;
-            }
-        break;
-    case ZS_SK_MARK:
-        if (t->step_end > 0) {
-            if (t->step_end != c->step_marks + 1) {
-                *key = "step_end";
-                snprintf(why, cap,
-                         "must be %lld (steps end in order from 1) (got %lld)",
-                         (long long)c->step_marks + 1, (long long)t->step_end);
-                return 1;
-            }
-            if (t->step_end > s->header.steps) {
-                *key = "step_end";
-                snprintf(why, cap,
-                         "must be at most 'header.steps' (%lld) (got %lld)",
-                         (long long)s->header.steps, (long long)t->step_end);
-                return 1;
-            }
-            c->step_marks++;
-        }
-        break;
-    default:
-        break;
+    return 0;
+}
+
+/* An alloc: only host buffers can be pinned. */
+static int chk_alloc(const struct zs_schedule *s, int32_t i, const char **key,
+                     char *why, size_t cap)
+{
+    const struct zs_sched_task *t = &s->tasks[i];
+    if (t->pinned && t->pool != ZS_SP_HOST) {
+        *key = "pinned";
+        snprintf(why, cap,
+                 "only host buffers can be pinned (got true for a device "
+                 "buffer)");
+        return 1;
     }
     return 0;
+}
+
+/* A free: of an earlier alloc, once; records who freed it. */
+static int chk_free(const struct zs_schedule *s, struct chk *c, int32_t i,
+                    const char **key, char *why, size_t cap)
+{
+    const struct zs_sched_task *t = &s->tasks[i];
+    int32_t b = t->buffer;
+    if (b < 0 || b >= i) {
+        *key = "buffer";
+        snprintf(why, cap,
+                 "must name an earlier alloc task, in [0, %d] (got %d)",
+                 (int)i - 1, (int)b);
+        return 1;
+    }
+    if (s->tasks[b].kind != ZS_SK_ALLOC) {
+        *key = "buffer";
+        snprintf(why, cap, "must name an alloc task (task %d is a %s)", (int)b,
+                 zs_sched_kind_name(s->tasks[b].kind));
+        return 1;
+    }
+    if (c->freed_by[b] >= 0) {
+        *key = "buffer";
+        snprintf(why, cap, "buffer of task %d is already freed by task %d",
+                 (int)b, (int)c->freed_by[b]);
+        return 1;
+    }
+    c->freed_by[b] = i;
+    return 0;
+}
+
+/* A copy (h2d, d2h): its buffers live, large enough, pinned as the host buffer is. */
+static int chk_copy(const struct zs_schedule *s, struct chk *c, int32_t i,
+                    const char **key, char *why, size_t cap)
+{
+    const struct zs_sched_task *t = &s->tasks[i];
+    if (t->host_buf >= 0) {
+        if (bad_ref(s, c, i, t->host_buf, ZS_SP_HOST, t->bytes, why, cap)) {
+            *key = "host_buf";
+            return 1;
+        }
+        if (s->tasks[t->host_buf].pinned != t->pinned) {
+            *key = "pinned";
+            snprintf(why, cap,
+                     "must match host buffer task %d (pinned: %s) (got %s)",
+                     (int)t->host_buf,
+                     s->tasks[t->host_buf].pinned ? "true" : "false",
+                     t->pinned ? "true" : "false");
+            return 1;
+        }
+    }
+    if (t->dev_buf >= 0 &&
+        bad_ref(s, c, i, t->dev_buf, ZS_SP_DEVICE, t->bytes, why, cap)) {
+        *key = "dev_buf";
+        return 1;
+    }
+    return 0;
+}
+
+/* A CPU Adam step: its four host buffers live and large enough. */
+static int chk_cpu_adam(const struct zs_schedule *s, struct chk *c, int32_t i,
+                        const char **key, char *why, size_t cap)
+{
+    const struct zs_sched_task *t = &s->tasks[i];
+    for (int j = 0; j < 4; j++)
+        if (t->adam_bufs[j] >= 0 &&
+            bad_ref(s, c, i, t->adam_bufs[j], ZS_SP_HOST, t->elements * 4, why,
+                    cap)) {
+            *key = "bufs";
+            return 1;
+        }
+    return 0;
+}
+
+/* A mark: step ends in order from 1, at most header.steps. */
+static int chk_mark(const struct zs_schedule *s, struct chk *c, int32_t i,
+                    const char **key, char *why, size_t cap)
+{
+    const struct zs_sched_task *t = &s->tasks[i];
+    if (t->step_end > 0) {
+        if (t->step_end != c->step_marks + 1) {
+            *key = "step_end";
+            snprintf(why, cap,
+                     "must be %lld (steps end in order from 1) (got %lld)",
+                     (long long)c->step_marks + 1, (long long)t->step_end);
+            return 1;
+        }
+        if (t->step_end > s->header.steps) {
+            *key = "step_end";
+            snprintf(why, cap,
+                     "must be at most 'header.steps' (%lld) (got %lld)",
+                     (long long)s->header.steps, (long long)t->step_end);
+            return 1;
+        }
+        c->step_marks++;
+    }
+    return 0;
+}
+
+/* Checks task i given tasks 0..i-1 (and updates c).  Returns 0, or 1 with the
+ * offending key and the reason. */
+static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
+                    const char **key, char *why, size_t cap)
+{
+    const struct zs_sched_task *t = &s->tasks[i];
+    const struct zs_field *tab;
+    size_t ntab;
+
+    c->freed_by[i] = -1;
+    if (t->id != i) {
+        *key = "id";
+        snprintf(why, cap,
+                 "must be %d (tasks are numbered in order from 0) (got %d)",
+                 (int)i, (int)t->id);
+        return 1;
+    }
+    if ((unsigned)t->kind >= ZS_SK_COUNT) {
+        *key = "kind";
+        snprintf(why, cap, "must be a task kind (got index %d)", (int)t->kind);
+        return 1;
+    }
+    tab = g_kind_tables[t->kind].f;
+    ntab = g_kind_tables[t->kind].n;
+    if (zs_sched_io_check_fields(tab, ntab, t, offsetof(struct raw_task, t),
+                                 sizeof *t, key, why, cap) ||
+        chk_queue(s, i, key, why, cap) || chk_deps(s, i, key, why, cap) ||
+        chk_pred(s, i, key, why, cap))
+        return 1;
+    switch (t->kind) {
+    case ZS_SK_ALLOC:
+        return chk_alloc(s, i, key, why, cap);
+    case ZS_SK_FREE:
+        return chk_free(s, c, i, key, why, cap);
+    case ZS_SK_H2D:
+    case ZS_SK_D2H:
+        return chk_copy(s, c, i, key, why, cap);
+    case ZS_SK_CPU_ADAM:
+        return chk_cpu_adam(s, c, i, key, why, cap);
+    case ZS_SK_MARK:
+        return chk_mark(s, c, i, key, why, cap);
+    default:
+        return 0;
+    }
 }
 
 static int chk_header(const struct zs_schedule *s, const char **key, char *why,
