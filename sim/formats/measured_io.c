@@ -260,6 +260,51 @@ static int task_problem(struct rd *r, long idx, const char *key,
                       idx, key, where, why);
 }
 
+/* The sizes a task of its kind needs: a GEMM's dimensions, a copy's,
+ * element-wise kernel's or collective's bytes, a CPU Adam step's elements. */
+static int check_task_sizes(struct rd *r, long i, const struct zs_meas_task *t)
+{
+    char why[200];
+    if (t->kind == ZS_SK_GEMM) {
+        static const char *const dims[] = {"m", "n", "k", "count"};
+        const int64_t v[] = {t->m, t->n, t->k, t->count};
+        for (int d = 0; d < 4; d++)
+            if (v[d] < 1) {
+                snprintf(why, sizeof why,
+                         "must be >= 1 for a gemm task (got %lld)",
+                         (long long)v[d]);
+                return task_problem(r, i, dims[d], why);
+            }
+    }
+    if ((t->kind == ZS_SK_H2D || t->kind == ZS_SK_D2H ||
+         t->kind == ZS_SK_ELEMENTWISE || t->kind == ZS_SK_COLLECTIVE) &&
+        t->bytes < 1) {
+        snprintf(why, sizeof why, "must be >= 1 for a %s task (got %lld)",
+                 zs_sched_kind_name(t->kind), (long long)t->bytes);
+        return task_problem(r, i, "bytes", why);
+    }
+    if (t->kind == ZS_SK_CPU_ADAM && t->elements < 1) {
+        snprintf(why, sizeof why, "must be >= 1 for a cpu_adam task (got %lld)",
+                 (long long)t->elements);
+        return task_problem(r, i, "elements", why);
+    }
+    return 0;
+}
+
+/* The measured and the predicted start/end pairs (zs_sched_io_check_times). */
+static int check_task_times(struct rd *r, long i, const struct zs_meas_task *t)
+{
+    const char *key;
+    char why[200];
+    if (zs_sched_io_check_times(t->start_ns, t->end_ns, "start_ns", "end_ns",
+                                &key, why, sizeof why) ||
+        zs_sched_io_check_times(t->pred_start_ns, t->pred_end_ns,
+                                "pred_start_ns", "pred_end_ns", &key, why,
+                                sizeof why))
+        return task_problem(r, i, key, why);
+    return 0;
+}
+
 static int read_tasks(struct rd *r, const cJSON *arr)
 {
     const cJSON *it;
@@ -299,57 +344,12 @@ static int read_tasks(struct rd *r, const cJSON *arr)
                      (int)r->m->tasks[i - 1].id, (int)t->id);
             return task_problem(r, i, "id", why);
         }
-        if (t->kind == ZS_SK_GEMM) {
-            static const char *const dims[] = {"m", "n", "k", "count"};
-            const int64_t v[] = {t->m, t->n, t->k, t->count};
-            for (int d = 0; d < 4; d++)
-                if (v[d] < 1) {
-                    snprintf(why, sizeof why,
-                             "must be >= 1 for a gemm task (got %lld)",
-                             (long long)v[d]);
-                    return task_problem(r, i, dims[d], why);
-                }
-        }
-        if ((t->kind == ZS_SK_H2D || t->kind == ZS_SK_D2H ||
-             t->kind == ZS_SK_ELEMENTWISE || t->kind == ZS_SK_COLLECTIVE) &&
-            t->bytes < 1) {
-            snprintf(why, sizeof why, "must be >= 1 for a %s task (got %lld)",
-                     zs_sched_kind_name(t->kind), (long long)t->bytes);
-            return task_problem(r, i, "bytes", why);
-        }
-        if (t->kind == ZS_SK_CPU_ADAM && t->elements < 1) {
-            snprintf(why, sizeof why,
-                     "must be >= 1 for a cpu_adam task (got %lld)",
-                     (long long)t->elements);
-            return task_problem(r, i, "elements", why);
-        }
-        if ((t->start_ns < 0) != (t->end_ns < 0)) {
-            snprintf(why, sizeof why, "must be -1 when '%s' is -1 (got %lld)",
-                     t->start_ns < 0 ? "start_ns" : "end_ns",
-                     (long long)(t->start_ns < 0 ? t->end_ns : t->start_ns));
-            return task_problem(r, i, t->start_ns < 0 ? "end_ns" : "start_ns",
-                                why);
-        }
-        if (t->end_ns < t->start_ns) {
-            snprintf(why, sizeof why, "must be >= 'start_ns' (%lld) (got %lld)",
-                     (long long)t->start_ns, (long long)t->end_ns);
-            return task_problem(r, i, "end_ns", why);
-        }
-        if ((t->pred_start_ns < 0) != (t->pred_end_ns < 0)) {
-            snprintf(why, sizeof why, "must be -1 when '%s' is -1 (got %lld)",
-                     t->pred_start_ns < 0 ? "pred_start_ns" : "pred_end_ns",
-                     (long long)(t->pred_start_ns < 0 ? t->pred_end_ns
-                                                      : t->pred_start_ns));
-            return task_problem(
-                r, i, t->pred_start_ns < 0 ? "pred_end_ns" : "pred_start_ns",
-                why);
-        }
-        if (t->pred_end_ns < t->pred_start_ns) {
-            snprintf(why, sizeof why,
-                     "must be >= 'pred_start_ns' (%lld) (got %lld)",
-                     (long long)t->pred_start_ns, (long long)t->pred_end_ns);
-            return task_problem(r, i, "pred_end_ns", why);
-        }
+        rc = check_task_sizes(r, i, t);
+        if (rc)
+            return rc;
+        rc = check_task_times(r, i, t);
+        if (rc)
+            return rc;
         if (t->skipped && t->start_ns >= 0) {
             snprintf(why, sizeof why,
                      "must be -1 for a skipped task (got %lld)",

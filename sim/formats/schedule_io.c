@@ -621,22 +621,21 @@ static int chk_deps(const struct zs_schedule *s, int32_t i, const char **key,
 }
 
 /* The predicted times: both or neither, in order. */
-static int chk_pred(const struct zs_schedule *s, int32_t i, const char **key,
-                    char *why, size_t cap)
+int zs_sched_io_check_times(int64_t start, int64_t end, const char *k_start,
+                            const char *k_end, const char **key, char *why,
+                            size_t cap)
 {
-    const struct zs_sched_task *t = &s->tasks[i];
-    if ((t->pred_start_ns < 0) != (t->pred_end_ns < 0)) {
-        *key = t->pred_start_ns < 0 ? "pred_end_ns" : "pred_start_ns";
+    if ((start < 0) != (end < 0)) {
+        *key = start < 0 ? k_end : k_start;
         snprintf(why, cap, "must be -1 when '%s' is -1 (got %lld)",
-                 t->pred_start_ns < 0 ? "pred_start_ns" : "pred_end_ns",
-                 (long long)(t->pred_start_ns < 0 ? t->pred_end_ns
-                                                  : t->pred_start_ns));
+                 start < 0 ? k_start : k_end,
+                 (long long)(start < 0 ? end : start));
         return 1;
     }
-    if (t->pred_end_ns < t->pred_start_ns) {
-        *key = "pred_end_ns";
-        snprintf(why, cap, "must be >= 'pred_start_ns' (%lld) (got %lld)",
-                 (long long)t->pred_start_ns, (long long)t->pred_end_ns);
+    if (end < start) {
+        *key = k_end;
+        snprintf(why, cap, "must be >= '%s' (%lld) (got %lld)", k_start,
+                 (long long)start, (long long)end);
         return 1;
     }
     return 0;
@@ -781,7 +780,9 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
     if (zs_sched_io_check_fields(tab, ntab, t, offsetof(struct raw_task, t),
                                  sizeof *t, key, why, cap) ||
         chk_queue(s, i, key, why, cap) || chk_deps(s, i, key, why, cap) ||
-        chk_pred(s, i, key, why, cap))
+        zs_sched_io_check_times(s->tasks[i].pred_start_ns,
+                                s->tasks[i].pred_end_ns, "pred_start_ns",
+                                "pred_end_ns", key, why, cap))
         return 1;
     switch (t->kind) {
     case ZS_SK_ALLOC:

@@ -40,6 +40,13 @@ void zs_sched_io_put_kv_int(FILE *f, const char *key, int64_t v, int *first);
 /* The header object's members (the schedule's and the measured file's). */
 void zs_sched_io_put_header(FILE *f, const struct zs_sched_header *h);
 
+/* A start/end pair of a task (measured or predicted, ns): both -1 or neither,
+ * and end >= start.  Returns 0, or 1 with the offending key (k_start or
+ * k_end) and the reason in why. */
+int zs_sched_io_check_times(int64_t start, int64_t end, const char *k_start,
+                            const char *k_end, const char **key, char *why,
+                            size_t cap);
+
 /* Checks a header-like table against a filled struct: required strings
  * non-empty, integers and doubles in range.  On a problem writes the key into
  * *key and the reason ("must be ...(got ...)") into why; returns 1. */
