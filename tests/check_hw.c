@@ -628,6 +628,21 @@ START_TEST(test_env_dir)
 }
 END_TEST
 
+/* flash-attn 1.x's Triton kernel against FA2, read off the FA2 paper's A100
+ * figure (figures.c): 68/155 at 2k, 50/99 at 512 and below, 80/189 at 16k and
+ * beyond, and halfway in log2(seq) between 2k and 4k the mean of the two. */
+START_TEST(test_attn_triton_ratio)
+{
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(2048), 68.0 / 155, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(128), 50.0 / 99, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(512), 50.0 / 99, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(16384), 80.0 / 189, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(65536), 80.0 / 189, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(sqrt(2048.0 * 4096.0)),
+                            (68.0 / 155 + 74.0 / 173) / 2, 1e-12);
+}
+END_TEST
+
 Suite *suite_hw(void)
 {
     Suite *s = suite_create("hw");
@@ -635,6 +650,7 @@ Suite *suite_hw(void)
     TCase *limits = tcase_create("limits");
     TCase *bad = tcase_create("bad input");
     tcase_add_test(core, test_shipped_profiles_load);
+    tcase_add_test(core, test_attn_triton_ratio);
     tcase_add_test(core, test_resolve);
     tcase_add_test(core, test_curve_eval);
     tcase_add_test(core, test_kernel_times);

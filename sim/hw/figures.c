@@ -213,6 +213,31 @@ double zs_gpu_attn_eff(const struct zs_gpu *g, double seq)
     return g->attn_eff;
 }
 
+/* The FA2 paper's A100 figure measures flash-attn 1.x's Triton kernel
+ * beside FA2 (flash-attention commit 0251105,
+ * assets/flash2_a100_fwd_bwd_benchmark.png, panel (d) "With causal mask, head
+ * dimension 128", forward + backward, no bias): "FlashAttention Triton" 50 /
+ * 61 / 68 / 74 / 78 / 80 TFLOP/s at 512 / 1k / 2k / 4k / 8k / 16k, FA2 99 /
+ * 133 / 155 / 173 / 182 / 189 (docs/validation.md, "Where the over-prediction
+ * comes from").  The ratio is applied to the profile's FA2 curve, linear in
+ * log2(seq), flat outside 512..16k.  [assumption] carried to GPUs other than
+ * the A100 (the H100 figure has no Triton series) and to ALiBi's bias, which
+ * the figure does not include (a bias load per tile can only slow it). */
+double zs_attn_triton_ratio(double seq)
+{
+    static const double tri[] = {50, 61, 68, 74, 78, 80};
+    static const double fa2[] = {99, 133, 155, 173, 182, 189};
+    double x = seq > 0 ? log2(seq) - 9 : 0; /* 512 -> 0, 16k -> 5 */
+    int i;
+    if (x <= 0)
+        return tri[0] / fa2[0];
+    if (x >= 5)
+        return tri[5] / fa2[5];
+    i = (int)x;
+    return tri[i] / fa2[i] +
+           (x - i) * (tri[i + 1] / fa2[i + 1] - tri[i] / fa2[i]);
+}
+
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes)
 {
     double bw = g->hbm_bytes_per_s * (g->hbm_eff > 0 ? g->hbm_eff : 1);

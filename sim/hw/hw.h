@@ -211,6 +211,9 @@ double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
 /* Flash-attention fraction of peak at sequence length seq: the
  * attn_eff_by_seq curve when the profile has one, else attn_eff. */
 double zs_gpu_attn_eff(const struct zs_gpu *g, double seq);
+/* flash-attn 1.x's Triton kernel's rate as a fraction of FlashAttention-2's
+ * at sequence length seq (forward + backward, causal, head dim 128). */
+double zs_attn_triton_ratio(double seq);
 /* Time of a memory-bound kernel moving `bytes` through HBM. */
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes);
 

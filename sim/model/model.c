@@ -148,7 +148,9 @@ enum zs_ckpt zs_ckpt_of_layer(enum zs_ckpt c, int64_t every, int64_t layer)
 
 const char *zs_attn_name(enum zs_attn_impl a)
 {
-    return a == ZS_ATTN_EAGER ? "eager" : "flash";
+    return a == ZS_ATTN_EAGER    ? "eager"
+           : a == ZS_ATTN_TRITON ? "triton"
+                                 : "flash";
 }
 
 static int is_moe(const struct zs_model *m)
@@ -894,7 +896,7 @@ static double scores(const struct act_dims *d)
  * implementation. */
 static double attn_core_saved(const struct act_dims *d, enum zs_attn_impl attn)
 {
-    if (attn == ZS_ATTN_FLASH)
+    if (attn != ZS_ATTN_EAGER)
         /* flash_attn_func saves q, k, v, out and the fp32 logsumexp of
          * shape (b, heads, seq) (flash_attn_interface.py
          * FlashAttnFunc.forward: ctx.save_for_backward(q, k, v, out_padded,
@@ -1009,7 +1011,7 @@ static double saved_op(const struct act_dims *d, enum zs_attn_impl attn)
     v += 2 * t * d->hq;           /* q = wq(x) */
     v += 2 * t * d->hkv;          /* v = wv(x) */
     v += 2 * t * d->hq;           /* SDPA output */
-    if (attn == ZS_ATTN_FLASH)
+    if (attn != ZS_ATTN_EAGER)
         v += 4 * t * d->a;        /* logsumexp (fp32 per head and token) */
     else
         v += attn_core_saved(d, attn);

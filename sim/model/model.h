@@ -295,7 +295,11 @@ enum zs_ckpt {
     ZS_CKPT_OP,
     ZS_CKPT_LAYER
 };
-enum zs_attn_impl { ZS_ATTN_FLASH, ZS_ATTN_EAGER };
+/* FLASH: flash-attn 2 (or SDPA's FA2 backend); EAGER: the unfused
+ * matmul-softmax-matmul; TRITON: flash-attn 1.x's Triton kernel
+ * (flash_attn/flash_attn_triton.py), which llm-foundry's attn_impl: triton
+ * runs.  FLASH and TRITON keep the same tensors (q, k, v, out, logsumexp). */
+enum zs_attn_impl { ZS_ATTN_FLASH, ZS_ATTN_EAGER, ZS_ATTN_TRITON };
 
 struct zs_act_opts {
     int64_t seq;         /* tokens per sequence */

@@ -48,14 +48,17 @@ static double attn_fwd_ns(const struct zs_bctx *b)
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double sp = (double)b->c->sp;
     double heads = (double)m->n_heads / sp;
-    if (b->c->attention == ZS_ATTN_FLASH) {
+    if (b->c->attention != ZS_ATTN_EAGER) {
         /* flash-attn 2 or SDPA's flash backend, which runs FlashAttention-2
          * since PyTorch 2.2 (PyTorch 2.2 release blog: "scaled_dot_product_
          * attention (SDPA) now supports FlashAttention-2"): the fraction of
          * peak measured for this sequence length (the profile's
          * attn_eff_by_seq, forward+backward, causal; hw.h) */
         double fl = zs_model_attn_core_flops(m, b->c->seq_len) * mb / sp;
-        return fl / (g->peak_bf16_flops * zs_gpu_attn_eff(g, s)) * 1e9;
+        double eff = zs_gpu_attn_eff(g, s);
+        if (b->c->attention == ZS_ATTN_TRITON)
+            eff *= zs_attn_triton_ratio(s); /* figures.c */
+        return fl / (g->peak_bf16_flops * eff) * 1e9;
     }
     /* Eager: QK^T and PV as batched GEMMs over the full square (one
      * torch.matmul each over [b, h, s, d]: one cuBLAS batched kernel, all
