@@ -150,6 +150,31 @@ const char *zs_cpu_opt_label(int impl)
     }
 }
 
+/* The `accelerate launch` line of zs_launch_line: nodes machines of procs
+ * processes each, thr CPU threads per process when --cpu-threads is given. */
+static void accelerate_line(const struct zs_cfg *c, int nodes, long long procs,
+                            int thr, const char *ds_config, char *buf,
+                            size_t cap)
+{
+    snprintf(buf, cap,
+             "accelerate launch%s%s --num_machines %d --num_processes %lld "
+             "--num_cpu_threads_per_process %d train.py",
+             c->framework == ZS_FW_DEEPSPEED ? " --use_deepspeed" : "",
+             ds_config ? " --deepspeed_config_file " : "", nodes,
+             procs * nodes, c->cpu_threads > 0 ? thr : 1);
+    if (ds_config) { /* the path goes after the flag */
+        char tmp[600];
+        snprintf(tmp, sizeof tmp,
+                 "accelerate launch --use_deepspeed "
+                 "--deepspeed_config_file %s --num_machines %d "
+                 "--num_processes %lld --num_cpu_threads_per_process %d "
+                 "train.py",
+                 ds_config, nodes, procs * nodes,
+                 c->cpu_threads > 0 ? thr : 1);
+        snprintf(buf, cap, "%s", tmp);
+    }
+}
+
 void zs_launch_line(const struct zs_cfg *c, const struct zs_node *nd,
                     int nodes, const char *ds_config, char *buf, size_t cap)
 {
@@ -187,23 +212,7 @@ void zs_launch_line(const struct zs_cfg *c, const struct zs_node *nd,
                      procs, ds);
         break;
     case ZS_LAUNCH_ACCELERATE:
-        snprintf(buf, cap,
-                 "accelerate launch%s%s --num_machines %d --num_processes %lld "
-                 "--num_cpu_threads_per_process %d train.py",
-                 c->framework == ZS_FW_DEEPSPEED ? " --use_deepspeed" : "",
-                 ds_config ? " --deepspeed_config_file " : "", nodes,
-                 procs * nodes, c->cpu_threads > 0 ? thr : 1);
-        if (ds_config) { /* the path goes after the flag */
-            char tmp[600];
-            snprintf(tmp, sizeof tmp,
-                     "accelerate launch --use_deepspeed "
-                     "--deepspeed_config_file %s --num_machines %d "
-                     "--num_processes %lld --num_cpu_threads_per_process %d "
-                     "train.py",
-                     ds_config, nodes, procs * nodes,
-                     c->cpu_threads > 0 ? thr : 1);
-            snprintf(buf, cap, "%s", tmp);
-        }
+        accelerate_line(c, nodes, procs, thr, ds_config, buf, cap);
         break;
     default:
         if (c->trainer == ZS_TRAINER_TORCHTUNE)

@@ -235,6 +235,21 @@ out:
     return rc;
 }
 
+/* The largest of the step's time shares, in words: "<part>: N% of the step". */
+static void name_bottleneck(const double br[BR_N], struct zs_step_result *r)
+{
+    const char *names[BR_N] = {"GPU compute", "exposed collectives",
+                               "host<->GPU copies (PCIe)", "the optimizer",
+                               "host overhead (hooks, launches, syncs)",
+                               "NVMe swap (aio reads and writes)"};
+    int best = 0;
+    for (int i = 1; i < BR_N; i++)
+        if (br[i] > br[best])
+            best = i;
+    snprintf(r->bottleneck, sizeof r->bottleneck, "%s: %.0f%% of the step",
+             names[best], r->time_s > 0 ? 100.0 * br[best] / r->time_s : 0);
+}
+
 /* 0 or ZS_ENOMEM */
 static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
                        struct zs_step_result *r)
@@ -244,10 +259,6 @@ static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
     double br[BR_N], brm[BR_N];
     double dur, extra = 0;
     int64_t v, seq;
-    const char *names[BR_N] = {"GPU compute", "exposed collectives",
-                               "host<->GPU copies (PCIe)", "the optimizer",
-                               "host overhead (hooks, launches, syncs)",
-                               "NVMe swap (aio reads and writes)"};
     memset(r, 0, sizeof *r);
     if (t0 < 0 || t1 < 0)
         return 0;
@@ -276,14 +287,7 @@ static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
     r->br_opt = br[BR_OPT];
     r->br_other = br[BR_OTHER];
     r->br_nvme = br[BR_NVME];
-    {
-        int best = 0;
-        for (int i = 1; i < BR_N; i++)
-            if (br[i] > br[best])
-                best = i;
-        snprintf(r->bottleneck, sizeof r->bottleneck, "%s: %.0f%% of the step",
-                 names[best], r->time_s > 0 ? 100.0 * br[best] / r->time_s : 0);
-    }
+    name_bottleneck(br, r);
     r->tokens_per_s_per_gpu = r->time_s > 0 ? (double)c->tokens_per_step /
                                                   (double)c->world / r->time_s
                                             : 0;
