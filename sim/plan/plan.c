@@ -784,11 +784,14 @@ static double shown_threshold(const struct zs_plan *p, char *mark)
         bool dup = false;
         for (int i = 0; i < p->n; i++) {
             const struct zs_candidate *c = &p->cand[i];
+            double r;
             if (c->status != ZS_CAND_GPU_OOM || c->res.partial || mark[i] ||
-                c->score < 0 || c->res.oom.available_bytes <= 0)
+                c->score < 0)
                 continue;
-            if (miss_ratio(c) < best) {
-                best = miss_ratio(c);
+            /* cmd_plan ranks a miss without a capacity by its index */
+            r = c->res.oom.available_bytes > 0 ? miss_ratio(c) : (double)i;
+            if (r < best) {
+                best = r;
                 k = i;
             }
         }
