@@ -269,6 +269,29 @@ bool zs_cfg_is_flag(const char *flag)
     return zs_field_find(k_fields, NFIELDS, key) != NULL;
 }
 
+_Static_assert(NFIELDS <= ZS_CFG_FIELDS_MAX, "grow ZS_CFG_FIELDS_MAX");
+
+void zs_cfg_given_add(struct zs_cfg_given *g, const char *flag)
+{
+    char key[64];
+    const struct zs_field *f;
+    key_of_flag(flag, key, sizeof key);
+    f = zs_field_find(k_fields, NFIELDS, key);
+    if (f)
+        g->field[f - k_fields] = true;
+}
+
+bool zs_cfg_given_has(const struct zs_cfg_given *g, const char *flag)
+{
+    char key[64];
+    const struct zs_field *f;
+    if (!g)
+        return false;
+    key_of_flag(flag, key, sizeof key);
+    f = zs_field_find(k_fields, NFIELDS, key);
+    return f && g->field[f - k_fields];
+}
+
 void zs_cfg_defaults(struct zs_cfg *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -794,7 +817,7 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
      * (torchtitan/config/job_config.py), torchtune's recipes none
      * (recipes/full_finetune_distributed.py: self._clip_grad_norm =
      * cfg.get("clip_grad_norm", None)).  DeepSpeed takes it from its config
-     * (cli_setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
+     * (train/setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
     if (c->gradient_clipping < 0)
         c->gradient_clipping = c->trainer == ZS_TRAINER_TORCHTUNE ? 0 : 1.0;
     {

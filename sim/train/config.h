@@ -197,6 +197,18 @@ bool zs_cfg_is_flag(const char *key);
 /* Names of every configuration flag (for option tables), NULL-terminated. */
 const char *const *zs_cfg_flag_names(void);
 
+/* The set of configuration fields given as flags on a command line, by field:
+ * a value a DeepSpeed JSON holds never overrides one (train/setup.c).  A
+ * plain value, all false when zeroed; the caller owns it.  Flags are named
+ * with dashes ("micro-batch"); unknown names are ignored. */
+#define ZS_CFG_FIELDS_MAX 128
+struct zs_cfg_given {
+    bool field[ZS_CFG_FIELDS_MAX];
+};
+void zs_cfg_given_add(struct zs_cfg_given *g, const char *flag);
+/* g may be NULL: no flag given. */
+bool zs_cfg_given_has(const struct zs_cfg_given *g, const char *flag);
+
 /* Cross-field checks and derived fields, given the model and cluster. */
 int zs_cfg_resolve(struct zs_cfg *cfg, const struct zs_model *m,
                    const struct zs_cluster *c, struct zs_err *err);
