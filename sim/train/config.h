@@ -13,6 +13,7 @@
 
 #include "hw/hw.h"
 #include "model/model.h"
+#include "train/ds_version.h"
 #include "util/err.h"
 
 #include <stdbool.h>
@@ -137,7 +138,7 @@ struct zs_cfg {
     int64_t accum; /* resolved accumulation */
     int64_t tokens_per_step;       /* global tokens per optimizer step */
     bool pin_param, pin_optimizer; /* resolved pin_memory for each offload */
-    int ds_version[3];
+    struct zs_ds_version ds_version; /* parsed deepspeed_version */
     int cpu_opt_impl;          /* resolved enum zs_cpu_opt (never AUTO) */
     int launcher_resolved;     /* resolved enum zs_launcher (never AUTO) */
     int param_dtype_resolved;  /* resolved enum zs_dtype (never AUTO) */
