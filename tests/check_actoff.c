@@ -21,12 +21,12 @@
  *     25,165,824 B pinned; at the end of the forward 3 inputs are on the GPU
  *     instead of 12.
  */
-#include "cli/cli_setup.h"
 #include "engine/engine.h"
 #include "plan/plan.h"
 #include "sched/sched.h"
 #include "train/dsconfig.h"
 #include "train/lint.h"
+#include "train/setup.h"
 
 #include "testutil.h"
 
@@ -53,8 +53,8 @@ static void sim_run(struct run *r, const char *flags, zs_sim *sim)
     zs_cfg_defaults(&r->cfg);
     zt_apply_flags(&r->cfg, BASE);
     zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
+                  "%s", err.msg);
     su.model = &r->m;
     su.cluster = &r->cl;
     su.cfg = &r->cfg;
@@ -230,7 +230,7 @@ START_TEST(test_bad_ds_config)
     zs_cfg_defaults(&c);
     zt_apply_flags(&c, "model=gpt2;checkpointing=selective;ds-config="
                        "tests/data/bad/ds-cpu-checkpointing-selective.json");
-    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EINPUT);
+    ck_assert_int_eq(zs_setup_resolve(&c, NULL, &m, &cl, &err), ZS_EINPUT);
     ck_assert_str_eq(
         err.msg,
         "unsupported 'activation_checkpointing.cpu_checkpointing' in "

@@ -38,9 +38,9 @@
  *                               zero_grad), so 2 x 4 B x T over the first and
  *                               one steady step.
  */
-#include "cli/cli_setup.h"
 #include "engine/engine.h"
 #include "sched/sched.h"
+#include "train/setup.h"
 #include "util/alloc.h"
 
 #include <check.h>
@@ -189,7 +189,8 @@ static struct peak run_one(const struct conf *k, int64_t sub)
     snprintf(v, sizeof v, "%lld", (long long)sub);
     ck_assert_int_eq(zs_cfg_apply_flag(&c, "sub_group_size", v, &err), 0);
     c.steps = 1;
-    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &c;
@@ -376,7 +377,7 @@ START_TEST(test_nvme_conservation)
             ck_assert_int_eq(zs_cfg_apply_flag(&c, "sub_group_size", v, &err),
                              0);
             c.steps = 1;
-            ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s",
+            ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
                           err.msg);
             su.model = &m;
             su.cluster = &cl;
@@ -457,7 +458,8 @@ START_TEST(test_nvme_param_conservation)
         ck_assert_int_eq(zs_cfg_apply_flag(&c, "checkpointing", "none", &err),
                          0);
         c.steps = 1;
-        ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                      err.msg);
         su.model = &m;
         su.cluster = &cl;
         su.cfg = &c;
@@ -525,7 +527,8 @@ START_TEST(test_many_steps)
     snprintf(c.model, sizeof c.model, "qwen2.5-7b");
     snprintf(c.gpus, sizeof c.gpus, "8xH100");
     ck_assert_int_eq(zs_cfg_apply_flag(&c, "steps", "200", &err), 0);
-    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &c;

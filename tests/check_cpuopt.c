@@ -6,8 +6,8 @@
  * rates 20.5 GB/s (fused Adam) and 17.8 GB/s (torch op), oversubscription
  * 1.64 (measured, validation/host).
  */
-#include "cli/cli_setup.h"
 #include "sched/sched.h"
+#include "train/setup.h"
 
 #include "testutil.h"
 
@@ -29,8 +29,8 @@ static void setup(struct run *r, const char *flags, bool simulate)
     struct zs_setup su = {0};
     zs_cfg_defaults(&r->cfg);
     zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
+                  "%s", err.msg);
     if (!simulate)
         return;
     su.model = &r->m;

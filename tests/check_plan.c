@@ -3,10 +3,10 @@
  * plan issue's acceptance 2 and 3) and the emitted DeepSpeed config's round
  * trip through lint and simulate (acceptance 4).
  */
-#include "cli/cli_setup.h"
 #include "plan/plan.h"
 #include "train/dsconfig.h"
 #include "train/lint.h"
+#include "train/setup.h"
 #include "util/alloc.h"
 #include "util/units.h"
 
@@ -235,7 +235,8 @@ START_TEST(test_emit_roundtrip)
     snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
     c.procs = best->cfg.procs_per_node;
     c.checkpointing = best->cfg.checkpointing;
-    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
     ck_assert_int_eq(c.zero, best->cfg.zero);
     ck_assert_int_eq(c.offload_optimizer, best->cfg.offload_optimizer);
     ck_assert_int_eq(c.micro_batch, best->cfg.micro_batch);
@@ -297,7 +298,7 @@ START_TEST(test_emit_nvme)
                               "offload-param=nvme;param-buffer-count=6;"
                               "param-buffer-size=200000000;"
                               "param-max-in-cpu=0");
-    ck_assert_msg(zs_cli_resolve(&cand.cfg, &m, &cl, &err) == 0, "%s",
+    ck_assert_msg(zs_setup_resolve(&cand.cfg, NULL, &m, &cl, &err) == 0, "%s",
                   err.msg);
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/ds.json", dir);
@@ -335,7 +336,8 @@ START_TEST(test_emit_nvme)
     zs_cfg_defaults(&c);
     snprintf(c.model, sizeof c.model, "7b");
     snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
-    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
     ck_assert_int_eq(c.offload_optimizer, ZS_OFF_NVME);
     ck_assert_int_eq(c.nvme_buffer_count, 8);
     ck_assert(c.pipeline_read && !c.pipeline_write);
@@ -380,7 +382,8 @@ START_TEST(test_emit_torch_adam)
         zs_cfg_defaults(&c);
         snprintf(c.model, sizeof c.model, "7b");
         snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
-        ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                      err.msg);
         ck_assert_int_eq(c.cpu_opt_impl, impls[k]);
         unlink(path);
         rmdir(dir);

@@ -15,9 +15,9 @@
  *   T = pR + 28 pL = 951,952,064 (a rank's shard of everything)
  * The test recomputes R and L from the model tables and checks these.
  */
-#include "cli/cli_setup.h"
 #include "plan/plan.h"
 #include "sched/sched.h"
+#include "train/setup.h"
 #include "util/alloc.h"
 #include "util/units.h"
 
@@ -45,8 +45,8 @@ static void sim(struct run *r, const char *flags, bool ex)
     zs_cfg_defaults(&r->cfg);
     memset(&r->ex, 0, sizeof r->ex);
     zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
+                  "%s", err.msg);
     su.model = &r->m;
     su.cluster = &r->cl;
     su.cfg = &r->cfg;
@@ -277,7 +277,8 @@ START_TEST(test_dtype_helpers)
         c.trainer = cases[i].trainer;
         c.param_dtype = cases[i].pd;
         c.reduce_dtype = cases[i].rd;
-        ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                      err.msg);
         ck_assert_int_eq(zs_cfg_param_bytes(&c), cases[i].pb);
         ck_assert_int_eq(zs_cfg_reduce_bytes(&c), cases[i].rb);
         ck_assert(!zs_cfg_grads_held_unsharded(&c)); /* accum 1 */

@@ -3,14 +3,14 @@
  * document, properties that follow from first principles, the seed
  * scenarios, and the torchtitan rows of reference-data §B1 with their error.
  */
-#include "cli/cli_setup.h"
 #include "out/sched_export.h"
-#include "out/simout.h"
-#include "util/json.h"
 #include "formats/schedule_io.h"
+#include "out/simout.h"
 #include "sched/kernels.h"
 #include "sched/sched.h"
+#include "train/setup.h"
 #include "util/alloc.h"
+#include "util/json.h"
 #include "util/units.h"
 
 #include "testutil.h"
@@ -37,8 +37,8 @@ static void sim(struct run *r, const char *flags)
     struct zs_setup su = {0};
     zs_cfg_defaults(&r->cfg);
     zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_cli_resolve(&r->cfg, &r->m, &r->cl, &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
+                  "%s", err.msg);
     su.model = &r->m;
     su.cluster = &r->cl;
     su.cfg = &r->cfg;
@@ -425,7 +425,8 @@ START_TEST(test_compute_slowed_by_collectives)
     zt_apply_flags(&c, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;"
                        "trainer=torchtitan;seq-len=8192;micro-batch=2;"
                        "checkpointing=op");
-    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
     ck_assert_double_eq(cl.node.gpu.overlap_compute_factor, f);
     su.model = &m;
     su.cluster = &cl;
@@ -533,7 +534,8 @@ START_TEST(test_nvme_optimizer_swap_bytes)
     zs_cfg_defaults(&c);
     zt_apply_flags(&c, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=nvme;"
                        "nvme-read=16;nvme-write=8;sub-group-size=300000000");
-    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &c;
@@ -621,7 +623,8 @@ START_TEST(test_nvme_param_swap_bytes)
                  "max-reuse-distance=0;param-max-in-cpu=%s",
                  cases[k].max_in_cpu);
         zt_apply_flags(&c, flags);
-        ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                      err.msg);
         su.model = &m;
         su.cluster = &cl;
         su.cfg = &c;
@@ -697,7 +700,8 @@ START_TEST(test_nvme_param_buffer_size)
     zt_apply_flags(&c, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=cpu;"
                        "offload-param=nvme;nvme-read=16;nvme-write=8;"
                        "param-buffer-size=68124671");
-    ck_assert_msg(zs_cli_resolve(&c, &m, &cl, &err) == 0, "%s", err.msg);
+    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &c;
@@ -870,7 +874,7 @@ START_TEST(test_export_roundtrip)
     c.offload_optimizer = ZS_OFF_CPU;
     c.offload_param = ZS_OFF_CPU;
     c.steps = 2;
-    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), 0);
+    ck_assert_int_eq(zs_setup_resolve(&c, NULL, &m, &cl, &err), 0);
     memset(&ex, 0, sizeof ex);
     su.model = &m;
     su.cluster = &cl;
@@ -941,7 +945,7 @@ static void pcie_rates(const char *fw, const char *gpus, double under_rate,
     c.offload_optimizer = ZS_OFF_CPU;
     c.offload_param = ZS_OFF_CPU;
     c.steps = 1;
-    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), 0);
+    ck_assert_int_eq(zs_setup_resolve(&c, NULL, &m, &cl, &err), 0);
     memset(&ex, 0, sizeof ex);
     su.model = &m;
     su.cluster = &cl;
@@ -1087,7 +1091,7 @@ START_TEST(test_trace_and_timeline)
     zs_cfg_defaults(&c);
     snprintf(c.model, sizeof c.model, "7b");
     c.offload_optimizer = ZS_OFF_CPU;
-    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), 0);
+    ck_assert_int_eq(zs_setup_resolve(&c, NULL, &m, &cl, &err), 0);
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &c;

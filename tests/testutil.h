@@ -7,8 +7,8 @@
 #ifndef ZS_TESTS_TESTUTIL_H
 #define ZS_TESTS_TESTUTIL_H
 
-#include "cli/cli_setup.h"
 #include "train/config.h"
+#include "train/setup.h"
 #include "util/err.h"
 
 #include <check.h>
@@ -56,7 +56,7 @@ static inline void zt_expect_resolve_error(const char *flags, const char *msg)
     zs_cfg_defaults(&c);
     snprintf(c.model, sizeof c.model, "7b");
     zt_apply_flags(&c, flags);
-    ck_assert_int_eq(zs_cli_resolve(&c, &m, &cl, &err), ZS_EUSAGE);
+    ck_assert_int_eq(zs_setup_resolve(&c, NULL, &m, &cl, &err), ZS_EUSAGE);
     ck_assert_str_eq(err.msg, msg);
 }
 

@@ -1,18 +1,12 @@
 /*
- * cli_setup.c — see cli_setup.h.  Precedence: defaults < scenario file <
- * --ds-config values < explicit flags.  A DeepSpeed JSON can only be read
- * once the model (hidden size, for "auto") and the world size are known, so
- * it is applied after resolving them, and only to fields no flag set.
+ * cli_setup.c — see cli_setup.h.  The resolution that follows (--ds-config
+ * under the flags given) is train/setup.c's.
  */
 #include "cli/cli_setup.h"
 #include "store/store.h"
-#include "train/dsconfig.h"
 #include "util/strutil.h"
 
 #include <string.h>
-
-static const char *g_flag_set[ZS_ARGS_MAXOPTS];
-static size_t g_nflag_set;
 
 size_t zs_cli_opts(const struct zs_opt *own, size_t nown, struct zs_opt *opts)
 {
@@ -28,20 +22,13 @@ size_t zs_cli_opts(const struct zs_opt *own, size_t nown, struct zs_opt *opts)
     return n;
 }
 
-static bool flag_given(const char *flag)
-{
-    for (size_t i = 0; i < g_nflag_set; i++)
-        if (!strcmp(g_flag_set[i], flag))
-            return true;
-    return false;
-}
-
 int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts,
                   size_t nopts, const char *scenario, struct zs_cfg *cfg,
-                  struct zs_err *err)
+                  struct zs_cfg_given *given, struct zs_err *err)
 {
     int rc;
-    g_nflag_set = 0;
+    if (given)
+        memset(given, 0, sizeof *given);
     if (scenario) {
         rc = zs_cfg_load_scenario(scenario, cfg, err);
         if (rc)
@@ -53,158 +40,10 @@ int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts,
         rc = zs_cfg_apply_flag(cfg, opts[k].name, a->val[k], err);
         if (rc)
             return rc;
-        if (g_nflag_set < ZS_ARGS_MAXOPTS)
-            g_flag_set[g_nflag_set++] = opts[k].name;
+        if (given)
+            zs_cfg_given_add(given, opts[k].name);
     }
     return 0;
-}
-
-/* Copies what a DeepSpeed JSON says into cfg, except where a flag spoke. */
-static int apply_ds(struct zs_cfg *cfg, const struct zs_model *m,
-                    struct zs_err *err)
-{
-    struct zs_dsconfig ds;
-    struct zs_dsconfig_ctx ctx;
-    int rc;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.hidden_size = m->hidden;
-    ctx.world_size = (int)cfg->world;
-    rc = zs_ds_version_parse(cfg->deepspeed_version, &ctx.version, err);
-    if (rc)
-        return rc;
-    rc = zs_dsconfig_load(cfg->ds_config, &ctx, &ds, err);
-    if (rc)
-        return rc;
-#define SET_INT(flag, field, dsf)                                              \
-    if ((dsf).from == ZS_DS_SET || (dsf).from == ZS_DS_AUTO)                   \
-        if (!flag_given(flag))                                                 \
-    cfg->field = (dsf).v
-    if (ds.have_zero_block && ds.zero_stage.from == ZS_DS_SET &&
-        !flag_given("zero")) {
-        if (ds.zero_stage.v != 2 && ds.zero_stage.v != 3)
-            return zs_err_set(
-                err, ZS_EINPUT,
-                "unsupported 'zero_optimization.stage' in %s: zsim models "
-                "stages 2 and 3 (got %lld)",
-                cfg->ds_config, (long long)ds.zero_stage.v);
-        cfg->zero = ds.zero_stage.v;
-    }
-    /* precision the DeepSpeed schedule does not model (config.c
-     * check_deepspeed_policy has the sources) */
-    if (ds.bf16_master_weights_and_grads.v ||
-        ds.bf16_optimizer_states.v)
-        return zs_err_set(
-            err, ZS_EINPUT,
-            "unsupported 'bf16.%s' in %s: zsim's DeepSpeed schedule keeps "
-            "fp32 master weights, grads and optimizer states (bf16.enabled); "
-            "set it false",
-            ds.bf16_master_weights_and_grads.v
-                ? "bf16_master_weights_and_grads"
-                : "bf16_optimizer_states",
-            cfg->ds_config);
-    if (ds.communication_data_type.from == ZS_DS_SET &&
-        ds.communication_data_type.v == ZS_DS_DT_FP32)
-        return zs_err_set(
-            err, ZS_EINPUT,
-            "unsupported 'communication_data_type' \"fp32\" in %s: zsim's "
-            "DeepSpeed schedule reduce-scatters in bf16; use \"bf16\" or "
-            "remove the key",
-            cfg->ds_config);
-    if (ds.offload_optimizer.present && !flag_given("offload-optimizer"))
-        cfg->offload_optimizer = (int)ds.offload_optimizer.device.v;
-    if (ds.offload_param.present && !flag_given("offload-param"))
-        cfg->offload_param = (int)ds.offload_param.device.v;
-    if (ds.offload_optimizer.present && !flag_given("nvme-buffer-count"))
-        cfg->nvme_buffer_count = ds.offload_optimizer.buffer_count.v;
-    if (ds.offload_param.present && !flag_given("param-buffer-count"))
-        cfg->param_buffer_count = ds.offload_param.buffer_count.v;
-    if (ds.offload_param.present && !flag_given("param-buffer-size"))
-        cfg->param_buffer_size = ds.offload_param.buffer_size.v;
-    if (ds.offload_param.present && !flag_given("param-max-in-cpu"))
-        cfg->param_max_in_cpu = ds.offload_param.max_in_cpu.v;
-    if (ds.offload_optimizer.present && !flag_given("pipeline-read"))
-        cfg->pipeline_read = ds.offload_optimizer.pipeline_read.v;
-    if (ds.offload_optimizer.present && !flag_given("pipeline-write"))
-        cfg->pipeline_write = ds.offload_optimizer.pipeline_write.v;
-    /* "optimizer": {"params": {"torch_adam": true}}: DeepSpeed steps
-     * torch.optim.AdamW on the CPU (engine.py:2096-2106, 0.19.6), the
-     * for-loop unless "fused": true is passed through to it */
-    if (ds.optimizer.torch_adam.v && !flag_given("cpu-optimizer"))
-        cfg->cpu_optimizer = ds.optimizer.fused.v ? ZS_CPUOPT_TORCH_FUSED
-                                                  : ZS_CPUOPT_TORCH_LOOP;
-    if ((ds.offload_optimizer.pin_memory.from == ZS_DS_SET ||
-         ds.offload_param.pin_memory.from == ZS_DS_SET) &&
-        !flag_given("pin-memory"))
-        cfg->pin_memory =
-            (ds.offload_optimizer.present ? ds.offload_optimizer.pin_memory.v
-                                          : ds.offload_param.pin_memory.v)
-                ? ZS_YES
-                : ZS_NO;
-    SET_INT("reduce-bucket-size", reduce_bucket_size, ds.reduce_bucket_size);
-    SET_INT("prefetch-bucket-size", prefetch_bucket_size,
-            ds.stage3_prefetch_bucket_size);
-    SET_INT("param-persistence-threshold", param_persistence_threshold,
-            ds.stage3_param_persistence_threshold);
-    SET_INT("max-live-parameters", max_live_parameters,
-            ds.stage3_max_live_parameters);
-    SET_INT("max-reuse-distance", max_reuse_distance,
-            ds.stage3_max_reuse_distance);
-    SET_INT("sub-group-size", sub_group_size, ds.sub_group_size);
-    SET_INT("micro-batch", micro_batch, ds.train_micro_batch_size_per_gpu);
-    SET_INT("grad-accum", grad_accum, ds.gradient_accumulation_steps);
-    if (ds.overlap_comm.from == ZS_DS_SET && !flag_given("overlap-comm"))
-        cfg->overlap_comm = ds.overlap_comm.v;
-    if (ds.contiguous_gradients.from == ZS_DS_SET &&
-        !flag_given("contiguous-gradients"))
-        cfg->contiguous_gradients = ds.contiguous_gradients.v;
-    if (ds.gradient_clipping.from == ZS_DS_SET &&
-        !flag_given("gradient-clipping"))
-        cfg->gradient_clipping = ds.gradient_clipping.v;
-#undef SET_INT
-    /* activation_checkpointing (issue 14 §3): cpu_checkpointing is what
-     * --cpu-checkpointing simulates; partition_activations keeps it on the
-     * blocking copy (config.c check_act_offload). */
-    if (ds.activation_checkpointing.cpu_checkpointing.v &&
-        !flag_given("cpu-checkpointing")) {
-        if (cfg->checkpointing != ZS_CKPT_FULL)
-            return zs_err_set(
-                err, ZS_EINPUT,
-                "unsupported 'activation_checkpointing.cpu_checkpointing' in "
-                "%s:%d: it offloads the inputs of layers checkpointed by "
-                "deepspeed.checkpointing.checkpoint, which needs "
-                "'--checkpointing full' (got %s)",
-                cfg->ds_config,
-                ds.activation_checkpointing.cpu_checkpointing.line,
-                zs_ckpt_name((enum zs_ckpt)cfg->checkpointing));
-        cfg->cpu_checkpointing = true;
-    }
-    cfg->ds_partition_activations =
-        ds.activation_checkpointing.partition_activations.v;
-    cfg->framework = ZS_FW_DEEPSPEED;
-    return 0;
-}
-
-int zs_cli_resolve(struct zs_cfg *cfg, struct zs_model *m,
-                   struct zs_cluster *cl, struct zs_err *err)
-{
-    int rc = zs_model_resolve(cfg->model, m, err);
-    if (rc)
-        return rc;
-    rc =
-        zs_hw_resolve(cfg->gpus, cfg->host_ram_bytes, (int)cfg->nodes, cl, err);
-    if (rc)
-        return rc;
-    rc = zs_cfg_resolve(cfg, m, cl, err);
-    if (!rc) /* ALiBi models without a flash-attention path (model.h) */
-        rc = zs_model_check_attention(m, cfg->attention, err);
-    if (rc || !cfg->ds_config[0])
-        return rc;
-    rc = apply_ds(cfg, m, err);
-    if (rc)
-        return rc;
-    /* the DeepSpeed JSON may change micro-batch and accumulation */
-    cfg->global_batch = 0;
-    return zs_cfg_resolve(cfg, m, cl, err);
 }
 
 int zs_cli_record(const char *db, const char *kind, const char *scenario,

@@ -77,7 +77,7 @@ static int step_bench(const char *gpus, int repeat, double *secs,
     cfg.offload_optimizer = ZS_OFF_CPU;
     cfg.offload_param = ZS_OFF_CPU;
     cfg.grad_accum = 8;
-    rc = zs_cli_resolve(&cfg, &m, &cl, err);
+    rc = zs_setup_resolve(&cfg, NULL, &m, &cl, err);
     if (rc)
         return rc;
     su.model = &m;

@@ -408,7 +408,8 @@ static int run(int argc, char **argv, struct zs_err *err)
             if (!strcmp(opts[k].name, "framework"))
                 a.val[k] = NULL;
     }
-    rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, err);
+    rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, NULL,
+                       err);
     if (rc)
         return rc;
     /* a configuration flag fixes its dimension of the search */

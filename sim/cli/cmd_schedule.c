@@ -48,6 +48,7 @@ static int run(int argc, char **argv, struct zs_err *err)
     size_t nopts = zs_cli_opts(own, sizeof own / sizeof own[0], opts);
     struct zs_args a;
     struct zs_cfg cfg;
+    struct zs_cfg_given given;
     struct zs_model m;
     struct zs_cluster cl;
     struct zs_setup su;
@@ -74,9 +75,9 @@ static int run(int argc, char **argv, struct zs_err *err)
                           "'schedule export' needs '--out FILE'");
     zs_cfg_defaults(&cfg);
     rc = zs_cli_config(&a, opts, nopts, a.npos == 2 ? a.pos[1] : NULL, &cfg,
-                       err);
+                       &given, err);
     if (!rc)
-        rc = zs_cli_resolve(&cfg, &m, &cl, err);
+        rc = zs_setup_resolve(&cfg, &given, &m, &cl, err);
     if (rc)
         return rc;
     if ((rs = zs_args_get(&a, opts, nopts, "rank"))) {

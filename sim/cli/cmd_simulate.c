@@ -118,6 +118,7 @@ static int run(int argc, char **argv, struct zs_err *err)
     size_t nopts = zs_cli_opts(own, sizeof own / sizeof own[0], opts);
     struct zs_args a;
     struct zs_cfg cfg;
+    struct zs_cfg_given given;
     struct zs_model m;
     struct zs_cluster cl;
     struct zs_setup su = {0};
@@ -137,9 +138,10 @@ static int run(int argc, char **argv, struct zs_err *err)
                           "'simulate' takes at most one scenario file (got %d)",
                           a.npos);
     zs_cfg_defaults(&cfg);
-    rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &cfg, err);
+    rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &cfg,
+                       &given, err);
     if (!rc)
-        rc = zs_cli_resolve(&cfg, &m, &cl, err);
+        rc = zs_setup_resolve(&cfg, &given, &m, &cl, err);
     if (rc)
         return rc;
     whole = zs_run_wanted(&cfg);

@@ -972,9 +972,7 @@ static void emit_nvme(const struct zs_cfg *f, struct zs_dsconfig *ds)
     ds->aio.queue_depth.v = 8;
     /* the aio parallelism key is version-dependent (thread_count before
      * 0.16.4, PR #7056): the writer names it for the simulated version */
-    ds->version.major = f->ds_version[0];
-    ds->version.minor = f->ds_version[1];
-    ds->version.patch = f->ds_version[2];
+    ds->version = f->ds_version;
     ds->aio.intra_op_parallelism.v = 1;
     ds->aio.thread_count.v = 1;
     ds->aio.single_submit.v = false;

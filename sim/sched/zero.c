@@ -612,13 +612,9 @@ static void flush(struct ds *s)
                 nvme_swap_grads(s, part, t);
             /* v0.16: .copy_(non_blocking=False) blocks the host inside the
              * backward hook; from 0.19.5 non_blocking=True (PR #8207) */
-            {
-                const int *v = b->c->ds_version;
-                bool async = v[0] > 0 || v[1] > 19 || (v[1] == 19 && v[2] >= 5);
-                if (!async)
-                    zs_t_mark(b, b->q_host, "host waits fp32 grad D2H", t,
-                              b->last_host, -1);
-            }
+            if (!zs_ds_at_least(&b->c->ds_version, 0, 19, 5))
+                zs_t_mark(b, b->q_host, "host waits fp32 grad D2H", t,
+                          b->last_host, -1);
             t = zs_t_free(b, b->q_rs, f32, t);
         }
         t = zs_t_free(b, b->q_rs, g, t);

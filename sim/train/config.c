@@ -269,6 +269,29 @@ bool zs_cfg_is_flag(const char *flag)
     return zs_field_find(k_fields, NFIELDS, key) != NULL;
 }
 
+_Static_assert(NFIELDS <= ZS_CFG_FIELDS_MAX, "grow ZS_CFG_FIELDS_MAX");
+
+void zs_cfg_given_add(struct zs_cfg_given *g, const char *flag)
+{
+    char key[64];
+    const struct zs_field *f;
+    key_of_flag(flag, key, sizeof key);
+    f = zs_field_find(k_fields, NFIELDS, key);
+    if (f)
+        g->field[f - k_fields] = true;
+}
+
+bool zs_cfg_given_has(const struct zs_cfg_given *g, const char *flag)
+{
+    char key[64];
+    const struct zs_field *f;
+    if (!g)
+        return false;
+    key_of_flag(flag, key, sizeof key);
+    f = zs_field_find(k_fields, NFIELDS, key);
+    return f && g->field[f - k_fields];
+}
+
 void zs_cfg_defaults(struct zs_cfg *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -477,10 +500,9 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
                       want, value);
 }
 
-static int parse_version(const char *s, int v[3])
+static int parse_version(const char *s, struct zs_ds_version *out)
 {
-    int n = 0;
-    v[0] = v[1] = v[2] = 0;
+    int n = 0, v[3] = {0, 0, 0};
     for (int part = 0; part < 3; part++) {
         long x = 0;
         int digits = 0;
@@ -499,7 +521,12 @@ static int parse_version(const char *s, int v[3])
             s++;
         }
     }
-    return *s ? -1 : (n == 3 ? 0 : -1);
+    if (*s || n != 3)
+        return -1;
+    out->major = v[0];
+    out->minor = v[1];
+    out->patch = v[2];
+    return 0;
 }
 
 /* What DeepSpeed's precision and training-loop knobs allow (DeepSpeed
@@ -532,9 +559,8 @@ int zs_cfg_check_trainer(const struct zs_cfg *c, struct zs_err *err)
 
 static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
 {
-    const int *v = c->ds_version;
-    bool has_bf16_master =
-        v[0] > 0 || v[1] > 18 || (v[1] == 18 && v[2] >= 3);
+    const struct zs_ds_version *v = &c->ds_version;
+    bool has_bf16_master = zs_ds_at_least(v, 0, 18, 3);
     int rc = zs_cfg_check_trainer(c, err);
     if (rc)
         return rc;
@@ -545,7 +571,7 @@ static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
             "weights (bf16.bf16_master_weights_and_grads) exist from 0.18.3 "
             "(PR #7700); use '--param-dtype fp32' (bf16.enabled keeps fp32 "
             "master weights and optimizer states)",
-            v[0], v[1], v[2]);
+            v->major, v->minor, v->patch);
     if (c->param_dtype_resolved == ZS_DT_BF16)
         return zs_err_set(
             err, ZS_EUSAGE,
@@ -578,8 +604,7 @@ static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
  * partition_activations (_get_cpu_offload_engine, edaa7221 :498-511). */
 static int check_act_offload(struct zs_cfg *c, struct zs_err *err)
 {
-    const int *v = c->ds_version;
-    bool async_engine = v[0] > 0 || v[1] > 19 || (v[1] == 19 && v[2] >= 6);
+    bool async_engine = zs_ds_at_least(&c->ds_version, 0, 19, 6);
     c->act_offload = ZS_AO_NONE;
     if (c->cpu_checkpointing) {
         if (c->framework != ZS_FW_DEEPSPEED)
@@ -658,7 +683,7 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
                    const struct zs_cluster *cl, struct zs_err *err)
 {
     int64_t h = m->hidden;
-    if (parse_version(c->deepspeed_version, c->ds_version))
+    if (parse_version(c->deepspeed_version, &c->ds_version))
         return zs_err_set(
             err, ZS_EUSAGE,
             "invalid value for '--deepspeed-version': must be X.Y.Z "
@@ -794,7 +819,7 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
      * (torchtitan/config/job_config.py), torchtune's recipes none
      * (recipes/full_finetune_distributed.py: self._clip_grad_norm =
      * cfg.get("clip_grad_norm", None)).  DeepSpeed takes it from its config
-     * (cli_setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
+     * (train/setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
     if (c->gradient_clipping < 0)
         c->gradient_clipping = c->trainer == ZS_TRAINER_TORCHTUNE ? 0 : 1.0;
     {
@@ -885,9 +910,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     /* offload_*.pin_memory default: False up to 0.19.4, True from 0.19.5
      * (PR #8207; mechanics §0). */
     if (c->pin_memory == ZS_AUTO) {
-        bool newer = c->ds_version[0] > 0 || c->ds_version[1] > 19 ||
-                     (c->ds_version[1] == 19 && c->ds_version[2] >= 5);
-        c->pin_param = c->pin_optimizer = newer;
+        c->pin_param = c->pin_optimizer =
+            zs_ds_at_least(&c->ds_version, 0, 19, 5);
     } else {
         c->pin_param = c->pin_optimizer = c->pin_memory == ZS_YES;
     }

@@ -13,6 +13,7 @@
 
 #include "hw/hw.h"
 #include "model/model.h"
+#include "train/ds_version.h"
 #include "util/err.h"
 
 #include <stdbool.h>
@@ -137,7 +138,7 @@ struct zs_cfg {
     int64_t accum; /* resolved accumulation */
     int64_t tokens_per_step;       /* global tokens per optimizer step */
     bool pin_param, pin_optimizer; /* resolved pin_memory for each offload */
-    int ds_version[3];
+    struct zs_ds_version ds_version; /* parsed deepspeed_version */
     int cpu_opt_impl;          /* resolved enum zs_cpu_opt (never AUTO) */
     int launcher_resolved;     /* resolved enum zs_launcher (never AUTO) */
     int param_dtype_resolved;  /* resolved enum zs_dtype (never AUTO) */
@@ -196,6 +197,18 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *key, const char *value,
 bool zs_cfg_is_flag(const char *key);
 /* Names of every configuration flag (for option tables), NULL-terminated. */
 const char *const *zs_cfg_flag_names(void);
+
+/* The set of configuration fields given as flags on a command line, by field:
+ * a value a DeepSpeed JSON holds never overrides one (train/setup.c).  A
+ * plain value, all false when zeroed; the caller owns it.  Flags are named
+ * with dashes ("micro-batch"); unknown names are ignored. */
+#define ZS_CFG_FIELDS_MAX 128
+struct zs_cfg_given {
+    bool field[ZS_CFG_FIELDS_MAX];
+};
+void zs_cfg_given_add(struct zs_cfg_given *g, const char *flag);
+/* g may be NULL: no flag given. */
+bool zs_cfg_given_has(const struct zs_cfg_given *g, const char *flag);
 
 /* Cross-field checks and derived fields, given the model and cluster. */
 int zs_cfg_resolve(struct zs_cfg *cfg, const struct zs_model *m,

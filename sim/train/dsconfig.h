@@ -23,33 +23,12 @@
 #ifndef ZS_DSCONFIG_H
 #define ZS_DSCONFIG_H
 
+#include "train/ds_version.h"
 #include "util/err.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- DeepSpeed versions ---------------------------------------------------
- */
-
-struct zs_ds_version {
-    int major, minor, patch; /* all 0: unknown */
-};
-
-/* The version assumed when none is given: the newest release whose source the
- * reference was read from (v0.19.6, reference §0 snapshot B). */
-#define ZS_DS_VERSION_ASSUMED "0.19.6"
-
-/* Parses "X.Y.Z" (each part 0..999; a leading 'v' and a trailing local/pre-
- * release part such as "+cu121" or "rc1" after Z are accepted).  Errors are
- * ZS_EUSAGE: "invalid DeepSpeed version 'x': must be X.Y.Z, e.g. 0.14.2". */
-int zs_ds_version_parse(const char *text, struct zs_ds_version *out,
-                        struct zs_err *err);
-/* <0, 0, >0 like strcmp. */
-int zs_ds_version_cmp(const struct zs_ds_version *a,
-                      const struct zs_ds_version *b);
-/* "0.14.2" into buf (>= 16 bytes). */
-char *zs_ds_version_fmt(const struct zs_ds_version *v, char *buf, size_t cap);
 
 /* ---- Trainer arguments (HF TrainingArguments-like JSON) -------------------
  */

@@ -334,6 +334,7 @@ int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
     char *argv[ZS_PUB_MAX_ARGS + 1];
     struct zs_args a;
     struct zs_cfg cfg;
+    struct zs_cfg_given given;
     struct zs_model m;
     struct zs_cluster cl;
     struct zs_setup su = {0};
@@ -352,10 +353,10 @@ int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
         rc = zs_err_set(err, ZS_EUSAGE, "unexpected argument '%s'", a.pos[0]);
     if (!rc) {
         zs_cfg_defaults(&cfg);
-        rc = zs_cli_config(&a, opts, nopts, NULL, &cfg, err);
+        rc = zs_cli_config(&a, opts, nopts, NULL, &cfg, &given, err);
     }
     if (!rc)
-        rc = zs_cli_resolve(&cfg, &m, &cl, err);
+        rc = zs_setup_resolve(&cfg, &given, &m, &cl, err);
     if (rc) {
         char msg[ZS_ERR_MSG_MAX];
         zs_strlcpy(msg, err->msg, sizeof msg);
