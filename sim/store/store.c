@@ -170,6 +170,26 @@ static int exec(zs_store *st, const char *sql, const char *what,
     return rc == SQLITE_OK ? 0 : sql_fail(st->path, st->db, rc, what, err);
 }
 
+/* Switches the store to WAL.  Changing the journal mode needs an exclusive
+ * lock, and SQLite answers SQLITE_BUSY at once when another connection holds
+ * any lock, without calling the busy handler: two processes opening a new
+ * store together failed here (test_concurrent_writers, 2 runs in 6).  So it
+ * retries every 10 ms for up to the busy timeout before it says busy. */
+static int exec_wal(zs_store *st, struct zs_err *err)
+{
+    const struct timespec pause = {0, 10 * 1000 * 1000};
+    int rc = SQLITE_OK;
+    for (int waited_ms = 0; waited_ms <= ZS_STORE_BUSY_TIMEOUT_MS;
+         waited_ms += 10) {
+        rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL,
+                          NULL);
+        if ((rc & 0xff) != SQLITE_BUSY)
+            break;
+        nanosleep(&pause, NULL);
+    }
+    return rc == SQLITE_OK ? 0 : sql_fail(st->path, st->db, rc, "open", err);
+}
+
 static int query_int(zs_store *st, const char *sql, int64_t *v,
                      struct zs_err *err)
 {
@@ -293,7 +313,7 @@ static int open_store(const char *path, int create, zs_store **out,
     /* WAL: readers never block the writer and a killed writer's partial
      * transaction is simply not in the log's committed part.  FULL sync
      * makes each commit durable across power loss too. */
-    if ((rc = exec(st, "PRAGMA journal_mode = WAL", "open", err)) ||
+    if ((rc = exec_wal(st, err)) ||
         (rc = exec(st, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON",
                    "open", err)))
         goto fail;
