@@ -4,8 +4,8 @@
  * scenarios, and the torchtitan rows of reference-data §B1 with their error.
  */
 #include "cli/cli_setup.h"
-#include "out/sched_export.h"
-#include "out/simout.h"
+#include "present/sched_export.h"
+#include "present/simout.h"
 #include "util/json.h"
 #include "out/schedule_io.h"
 #include "sched/kernels.h"

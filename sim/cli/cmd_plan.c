@@ -2,7 +2,7 @@
  * cmd_plan.c — `zsim plan`: which configuration fits, and how fast.
  */
 #include "cli/cli_setup.h"
-#include "out/simout.h"
+#include "present/simout.h"
 #include "plan/plan.h"
 #include "sched/sched.h"
 #include "util/alloc.h"
