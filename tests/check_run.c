@@ -1,5 +1,5 @@
 /*
- * check_run.c — the whole run (sim/run/run.c, sim/out/runout.c) on
+ * check_run.c — the whole run (sim/run/run.c, sim/present/runout.c) on
  * hand-built step results, so that every expected figure below can be
  * computed by hand from the formulas in run.c's header: steps per epoch with
  * drop_last and --max-steps, the load spike as the host peak, a leak preset
@@ -7,7 +7,7 @@
  * leak, dataloader copy-on-write, exact bad-input messages, and the timeline
  * writer under an allocation-failure loop.
  */
-#include "out/runout.h"
+#include "present/runout.h"
 #include "run/run.h"
 #include "util/alloc.h"
 #include "util/units.h"

@@ -3,9 +3,9 @@
  * document, properties that follow from first principles, the seed
  * scenarios, and the torchtitan rows of reference-data §B1 with their error.
  */
-#include "out/sched_export.h"
 #include "formats/schedule_io.h"
-#include "out/simout.h"
+#include "present/sched_export.h"
+#include "present/simout.h"
 #include "sched/kernels.h"
 #include "sched/sched.h"
 #include "train/setup.h"

@@ -3,7 +3,7 @@
  * CUDA harness (harness/SCHEDULE.md).
  */
 #include "cli/cli_setup.h"
-#include "out/sched_export.h"
+#include "present/sched_export.h"
 #include "sched/sched.h"
 #include "util/alloc.h"
 

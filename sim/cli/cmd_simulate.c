@@ -2,8 +2,8 @@
  * cmd_simulate.c — `zsim simulate`: one configuration, step by step.
  */
 #include "cli/cli_setup.h"
-#include "out/runout.h"
-#include "out/simout.h"
+#include "present/runout.h"
+#include "present/simout.h"
 #include "sched/sched.h"
 #include "util/alloc.h"
 

@@ -11,8 +11,9 @@
  */
 #include "cli/cmd.h"
 #include "formats/measured_io.h"
-#include "validate/published_io.h"
 #include "formats/schedule_io.h"
+#include "present/validateout.h"
+#include "validate/published_io.h"
 #include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
@@ -129,260 +130,9 @@ out:
     return rc;
 }
 
-/* Three significant digits with a unit. */
-static void fmt_secs(char *buf, size_t cap, double s)
-{
-    double a = fabs(s);
-    if (a < 1e-3)
-        snprintf(buf, cap, "%.3g us", s * 1e6);
-    else if (a < 1)
-        snprintf(buf, cap, "%.3g ms", s * 1e3);
-    else
-        snprintf(buf, cap, "%.3g s", s);
-}
-
-static void fmt_val(char *buf, size_t cap, int unit, double v)
-{
-    if (v < 0 || !isfinite(v)) {
-        snprintf(buf, cap, "-");
-        return;
-    }
-    switch (unit) {
-    case 0:
-        zs_fmt_bytes(buf, cap, (int64_t)v);
-        break;
-    case 1:
-        fmt_secs(buf, cap, v / 1e9);
-        break;
-    case 2:
-        snprintf(buf, cap, "%.1f GB/s", v / 1e9);
-        break;
-    default:
-        snprintf(buf, cap, "%.1f TFLOP/s", v / 1e12);
-        break;
-    }
-}
-
-static void fmt_err(char *buf, size_t cap, double e)
-{
-    if (!isfinite(e))
-        snprintf(buf, cap, "-");
-    else
-        snprintf(buf, cap, "%+.1f %%", e);
-}
-
-static int print_text(const char *path, const struct zs_measured *m,
-                      const struct zs_validation *v, double mem_lim,
-                      double time_lim)
-{
-    const struct zs_sched_header *h = &m->header;
-    const struct zs_meas_env *e = &m->env;
-    struct zs_table *t;
-    char a[48], b[48], c[48], d[48];
-
-    printf("validate %s (%s)\n", path, zs_meas_kind_name(m->kind));
-    printf("  model %s on %s%s%s%s, rank %lld of %lld, %lld step%s%s%s\n",
-           h->model, h->hardware, h->gpu[0] ? " (" : "", h->gpu,
-           h->gpu[0] ? ")" : "", (long long)h->rank, (long long)h->world,
-           (long long)h->steps, h->steps == 1 ? "" : "s",
-           h->framework[0] ? ", " : "", h->framework);
-    if (h->config[0])
-        printf("  config: %s\n", h->config);
-    printf("  measured on %s", e->gpu);
-    if (e->driver[0])
-        printf(", driver %s", e->driver);
-    if (e->cuda[0])
-        printf(", CUDA %s", e->cuda);
-    if (e->sm_clock_mhz > 0)
-        printf(", SM %lld MHz", (long long)e->sm_clock_mhz);
-    if (e->allocator[0])
-        printf(", allocator %s", e->allocator);
-    printf(", %s\n", e->date);
-    if (e->tool[0])
-        printf("  tool: %s\n", e->tool);
-    printf("\n");
-
-    t = zs_table_new(5, "lrrrr");
-    if (!t)
-        return ZS_ENOMEM;
-    zs_table_header(t);
-    zs_table_rowf(t, "task class\ttasks\tpredicted\tmeasured\terror");
-    for (int k = 0; k < ZS_VC_COUNT; k++) {
-        const struct zs_vclass_row *r = &v->cls[k];
-        if (r->tasks) {
-            fmt_secs(a, sizeof a, r->pred_s);
-            fmt_secs(b, sizeof b, r->meas_s);
-        } else {
-            snprintf(a, sizeof a, "-");
-            snprintf(b, sizeof b, "-");
-        }
-        fmt_err(c, sizeof c, r->err_pct);
-        zs_table_rowf(t, "%s\t%lld\t%s\t%s\t%s", zs_vclass_name(k),
-                      (long long)r->tasks, a, b, c);
-    }
-    if (v->total.tasks) {
-        fmt_secs(a, sizeof a, v->total.pred_s);
-        fmt_secs(b, sizeof b, v->total.meas_s);
-    } else {
-        snprintf(a, sizeof a, "-");
-        snprintf(b, sizeof b, "-");
-    }
-    fmt_err(c, sizeof c, v->total.err_pct);
-    zs_table_rowf(t, "all timed tasks\t%lld\t%s\t%s\t%s",
-                  (long long)v->total.tasks, a, b, c);
-    zs_table_print(t, stdout, 2);
-    zs_table_free(t);
-    if (v->skipped || v->unpredicted)
-        printf(
-            "  (%lld task%s skipped on one GPU, %lld without a prediction)\n",
-            (long long)v->skipped, v->skipped == 1 ? "" : "s",
-            (long long)v->unpredicted);
-    printf("\n");
-
-    t = zs_table_new(5, "lrrrr");
-    if (!t)
-        return ZS_ENOMEM;
-    zs_table_header(t);
-    zs_table_rowf(t, "quantity\tpredicted\tmeasured\terror\tlimit");
-    for (int k = 0; k < v->nq; k++) {
-        const struct zs_vquant *q = &v->q[k];
-        fmt_val(a, sizeof a, q->unit, q->pred);
-        fmt_val(b, sizeof b, q->unit, q->meas);
-        fmt_err(c, sizeof c, q->err_pct);
-        if (q->limit_pct > 0)
-            snprintf(d, sizeof d, "%g %%%s", q->limit_pct,
-                     q->ok ? "" : " FAIL");
-        else
-            snprintf(d, sizeof d, "-");
-        zs_table_rowf(t, "%s\t%s\t%s\t%s\t%s", q->label, a, b, c, d);
-    }
-    zs_table_print(t, stdout, 2);
-    zs_table_free(t);
-    printf("\n%s: memory within %g %%, step time within %g %%\n",
-           v->ok ? "ok" : "FAIL", mem_lim, time_lim);
-    return 0;
-}
-
-static double round2(double x)
-{
-    return round(x * 100.0) / 100.0;
-}
-
-static void add_num_or_null(cJSON *o, const char *key, double v, int valid)
-{
-    if (valid && isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
-static cJSON *class_json(const char *name, const struct zs_vclass_row *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    cJSON_AddStringToObject(o, "class", name);
-    cJSON_AddNumberToObject(o, "tasks", (double)r->tasks);
-    cJSON_AddNumberToObject(o, "predicted_s", r->pred_s);
-    cJSON_AddNumberToObject(o, "measured_s", r->meas_s);
-    add_num_or_null(o, "error_pct", round2(r->err_pct), 1);
-    cJSON_AddNumberToObject(o, "bytes", r->bytes);
-    cJSON_AddNumberToObject(o, "flops", r->flops);
-    return o;
-}
-
-static int print_json(const char *path, const struct zs_measured *m,
-                      const struct zs_validation *v, double mem_lim,
-                      double time_lim, struct zs_err *err)
-{
-    static const char *const units[] = {"bytes", "s", "bytes_per_s",
-                                        "flops_per_s"};
-    const struct zs_sched_header *h = &m->header;
-    const struct zs_meas_env *e = &m->env;
-    cJSON *doc = cJSON_CreateObject(), *o, *arr;
-    char *text;
-
-    if (!doc)
-        return zs_err_set(err, ZS_ENOMEM, "out of memory");
-    cJSON_AddStringToObject(doc, "schema", "zsim.validate/1");
-    cJSON_AddStringToObject(doc, "measured_file", path);
-    cJSON_AddStringToObject(doc, "kind", zs_meas_kind_name(m->kind));
-    cJSON_AddStringToObject(doc, "model", h->model);
-    cJSON_AddStringToObject(doc, "hardware", h->hardware);
-    cJSON_AddStringToObject(doc, "gpu", h->gpu);
-    cJSON_AddStringToObject(doc, "framework", h->framework);
-    cJSON_AddStringToObject(doc, "config", h->config);
-    cJSON_AddNumberToObject(doc, "rank", (double)h->rank);
-    cJSON_AddNumberToObject(doc, "world", (double)h->world);
-    cJSON_AddNumberToObject(doc, "steps", (double)h->steps);
-    o = cJSON_AddObjectToObject(doc, "environment");
-    if (o) {
-        cJSON_AddStringToObject(o, "gpu", e->gpu);
-        cJSON_AddStringToObject(o, "driver", e->driver);
-        cJSON_AddStringToObject(o, "cuda", e->cuda);
-        cJSON_AddNumberToObject(o, "sm_clock_mhz", (double)e->sm_clock_mhz);
-        cJSON_AddNumberToObject(o, "mem_clock_mhz", (double)e->mem_clock_mhz);
-        cJSON_AddStringToObject(o, "date", e->date);
-        cJSON_AddStringToObject(o, "allocator", e->allocator);
-        cJSON_AddStringToObject(o, "tool", e->tool);
-    }
-    arr = cJSON_AddArrayToObject(doc, "classes");
-    for (int k = 0; arr && k < ZS_VC_COUNT; k++)
-        cJSON_AddItemToArray(arr, class_json(zs_vclass_name(k), &v->cls[k]));
-    cJSON_AddItemToObject(doc, "total", class_json("all", &v->total));
-    cJSON_AddNumberToObject(doc, "skipped_tasks", (double)v->skipped);
-    cJSON_AddNumberToObject(doc, "unpredicted_tasks", (double)v->unpredicted);
-    arr = cJSON_AddArrayToObject(doc, "quantities");
-    for (int k = 0; arr && k < v->nq; k++) {
-        const struct zs_vquant *q = &v->q[k];
-        double scale = q->unit == 1 ? 1e-9 : 1.0; /* ns -> s */
-        cJSON *qo = cJSON_CreateObject();
-        if (!qo)
-            break;
-        cJSON_AddStringToObject(qo, "name",
-                                q->unit == 1 ? "step_time_s" : q->key);
-        cJSON_AddStringToObject(qo, "unit", units[q->unit]);
-        add_num_or_null(qo, "predicted", q->pred * scale, q->pred >= 0);
-        add_num_or_null(qo, "measured", q->meas * scale, q->meas >= 0);
-        add_num_or_null(qo, "error_pct", round2(q->err_pct), 1);
-        add_num_or_null(qo, "limit_pct", q->limit_pct, q->limit_pct > 0);
-        cJSON_AddBoolToObject(qo, "ok", q->ok);
-        cJSON_AddItemToArray(arr, qo);
-    }
-    o = cJSON_AddObjectToObject(doc, "limits");
-    if (o) {
-        cJSON_AddNumberToObject(o, "max_mem_err_pct", mem_lim);
-        cJSON_AddNumberToObject(o, "max_time_err_pct", time_lim);
-    }
-    cJSON_AddBoolToObject(doc, "ok", v->ok);
-    text = cJSON_Print(doc);
-    cJSON_Delete(doc);
-    if (!text)
-        return zs_err_set(err, ZS_ENOMEM, "out of memory");
-    fputs(text, stdout);
-    fputc('\n', stdout);
-    cJSON_free(text);
-    return 0;
-}
-
 /* ---- the published corpus (--published DIR) ------------------------------ */
 
-struct pub_row {
-    char run[ZS_PUB_NAME_CAP];
-    char framework[16];
-    int qty;
-    double pred, meas, err_pct;
-};
-
-struct pub_set {
-    struct zs_published *runs;
-    struct zs_pub_pred *pred;
-    int n;
-    struct pub_row *rows;
-    int nrows;
-};
-
-static void pub_set_free(struct pub_set *s)
+static void pub_set_free(struct zs_pub_set *s)
 {
     zs_free(s->runs);
     zs_free(s->pred);
@@ -397,7 +147,7 @@ static int cmp_str(const void *a, const void *b)
 
 /* Every DIR/NAME.json except accuracy.json, sorted by name, read and predicted.
  */
-static int pub_load(const char *dir, struct pub_set *s, struct zs_err *err)
+static int pub_load(const char *dir, struct zs_pub_set *s, struct zs_err *err)
 {
     char pat[4096];
     glob_t gl;
@@ -447,7 +197,7 @@ static int pub_load(const char *dir, struct pub_set *s, struct zs_err *err)
         if (rc)
             goto out;
         for (int i = 0; i < p->nmeas; i++) {
-            struct pub_row *r = &s->rows[s->nrows++];
+            struct zs_pub_row *r = &s->rows[s->nrows++];
             zs_strlcpy(r->run, p->name, sizeof r->run);
             zs_strlcpy(r->framework, q->framework, sizeof r->framework);
             r->qty = p->meas[i].qty;
@@ -461,185 +211,6 @@ out:
     if (rc)
         pub_set_free(s);
     return rc;
-}
-
-static void pub_fmt(char *buf, size_t cap, int qty, double v)
-{
-    if (!(v >= 0)) {
-        snprintf(buf, cap, "-");
-        return;
-    }
-    if (qty == ZS_PQ_STEP_TIME)
-        fmt_secs(buf, cap, v);
-    else if (qty == ZS_PQ_TOKENS)
-        snprintf(buf, cap, "%.0f tok/s", v);
-    else
-        snprintf(buf, cap, "%.1f GiB", v / 1073741824.0);
-}
-
-/* Median and p90 of |error| per quantity and framework ("all" too). */
-struct pub_stat {
-    int qty;
-    const char *fw;
-    int n;
-    double median, p90;
-};
-
-static int pub_stats(const struct pub_set *s, struct pub_stat *out, int cap)
-{
-    static const char *const fws[] = {"all", "deepspeed", "fsdp2"};
-    double *v = zs_calloc((size_t)s->nrows + 1, sizeof *v);
-    int nout = 0;
-    if (!v)
-        return -1;
-    for (int q = 0; q < ZS_PQ_COUNT; q++)
-        for (int f = 0; f < 3; f++) {
-            int n = 0;
-            for (int i = 0; i < s->nrows; i++)
-                if (s->rows[i].qty == q && isfinite(s->rows[i].err_pct) &&
-                    (f == 0 || strcmp(s->rows[i].framework, fws[f]) == 0))
-                    v[n++] = fabs(s->rows[i].err_pct);
-            if (!n || nout >= cap)
-                continue;
-            out[nout].qty = q;
-            out[nout].fw = fws[f];
-            out[nout].n = n;
-            zs_pub_median_p90(v, n, &out[nout].median, &out[nout].p90);
-            nout++;
-        }
-    zs_free(v);
-    return nout;
-}
-
-static int pub_print_text(const char *dir, const struct pub_set *s)
-{
-    struct zs_table *t = zs_table_new(6, "llrrrr");
-    struct pub_stat st[ZS_PQ_COUNT * 3];
-    char a[48], b[48], c[48];
-    int nst, nnot = 0, noom = 0;
-
-    if (!t)
-        return ZS_ENOMEM;
-    printf("published runs in %s: %d\n\n", dir, s->n);
-    zs_table_header(t);
-    zs_table_rowf(t, "run\tquantity\tframework\tpredicted\tmeasured\terror");
-    for (int i = 0; i < s->nrows; i++) {
-        const struct pub_row *r = &s->rows[i];
-        pub_fmt(a, sizeof a, r->qty, r->pred);
-        pub_fmt(b, sizeof b, r->qty, r->meas);
-        fmt_err(c, sizeof c, r->err_pct);
-        zs_table_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s", r->run,
-                      zs_pub_qty_name(r->qty), r->framework, a, b, c);
-    }
-    zs_table_print(t, stdout, 2);
-    zs_table_free(t);
-
-    nst = pub_stats(s, st, (int)(sizeof st / sizeof st[0]));
-    if (nst < 0)
-        return ZS_ENOMEM;
-    printf("\nabsolute error per quantity and framework:\n");
-    t = zs_table_new(5, "llrrr");
-    if (!t)
-        return ZS_ENOMEM;
-    zs_table_header(t);
-    zs_table_rowf(t, "quantity\tframework\tn\tmedian\tp90");
-    for (int i = 0; i < nst; i++)
-        zs_table_rowf(t, "%s\t%s\t%d\t%.1f %%\t%.1f %%",
-                      zs_pub_qty_name(st[i].qty), st[i].fw, st[i].n,
-                      st[i].median, st[i].p90);
-    zs_table_print(t, stdout, 2);
-    zs_table_free(t);
-
-    for (int i = 0; i < s->n; i++) {
-        nnot += s->runs[i].nneeds > 0;
-        noom += s->pred[i].oom;
-    }
-    if (noom) {
-        printf("\npredicted OOM although the run fitted: %d\n", noom);
-        for (int i = 0; i < s->n; i++)
-            if (s->pred[i].oom)
-                printf("  %s: %s\n", s->runs[i].name, s->pred[i].oom_text);
-    }
-    printf("\nnot modelled: %d\n", nnot);
-    for (int i = 0; i < s->n; i++) {
-        const struct zs_published *p = &s->runs[i];
-        if (!p->nneeds)
-            continue;
-        printf("  %s: needs", p->name);
-        for (int j = 0; j < p->nneeds; j++)
-            printf("%s %s", j ? "," : "", p->needs[j]);
-        printf("\n");
-    }
-    return 0;
-}
-
-static cJSON *pub_json(const struct pub_set *s)
-{
-    struct pub_stat st[ZS_PQ_COUNT * 3];
-    cJSON *doc = cJSON_CreateObject(), *arr, *o;
-    int nst = pub_stats(s, st, (int)(sizeof st / sizeof st[0]));
-    if (!doc || nst < 0) {
-        cJSON_Delete(doc);
-        return NULL;
-    }
-    cJSON_AddStringToObject(doc, "schema", "zsim.validate-published/1");
-    cJSON_AddNumberToObject(doc, "runs_total", s->n);
-    arr = cJSON_AddArrayToObject(doc, "rows");
-    for (int i = 0; arr && i < s->nrows; i++) {
-        const struct pub_row *r = &s->rows[i];
-        o = cJSON_CreateObject();
-        if (!o)
-            break;
-        cJSON_AddStringToObject(o, "run", r->run);
-        cJSON_AddStringToObject(o, "quantity", zs_pub_qty_name(r->qty));
-        cJSON_AddStringToObject(o, "framework", r->framework);
-        cJSON_AddStringToObject(o, "unit",
-                                r->qty == ZS_PQ_STEP_TIME ? "s"
-                                : r->qty == ZS_PQ_TOKENS  ? "tokens/s"
-                                                          : "bytes");
-        add_num_or_null(o, "predicted", r->pred, r->pred >= 0);
-        cJSON_AddNumberToObject(o, "measured", r->meas);
-        add_num_or_null(o, "error_pct", round2(r->err_pct), 1);
-        cJSON_AddItemToArray(arr, o);
-    }
-    arr = cJSON_AddArrayToObject(doc, "summary");
-    for (int i = 0; arr && i < nst; i++) {
-        o = cJSON_CreateObject();
-        if (!o)
-            break;
-        cJSON_AddStringToObject(o, "quantity", zs_pub_qty_name(st[i].qty));
-        cJSON_AddStringToObject(o, "framework", st[i].fw);
-        cJSON_AddNumberToObject(o, "n", st[i].n);
-        cJSON_AddNumberToObject(o, "median_abs_error_pct",
-                                round2(st[i].median));
-        cJSON_AddNumberToObject(o, "p90_abs_error_pct", round2(st[i].p90));
-        cJSON_AddItemToArray(arr, o);
-    }
-    arr = cJSON_AddArrayToObject(doc, "predicted_oom");
-    for (int i = 0; arr && i < s->n; i++)
-        if (s->pred[i].oom) {
-            o = cJSON_CreateObject();
-            if (!o)
-                break;
-            cJSON_AddStringToObject(o, "run", s->runs[i].name);
-            cJSON_AddStringToObject(o, "why", s->pred[i].oom_text);
-            cJSON_AddItemToArray(arr, o);
-        }
-    arr = cJSON_AddArrayToObject(doc, "not_modelled");
-    for (int i = 0; arr && i < s->n; i++)
-        if (s->runs[i].nneeds) {
-            cJSON *needs;
-            o = cJSON_CreateObject();
-            if (!o)
-                break;
-            cJSON_AddStringToObject(o, "run", s->runs[i].name);
-            needs = cJSON_AddArrayToObject(o, "needs");
-            for (int j = 0; needs && j < s->runs[i].nneeds; j++)
-                cJSON_AddItemToArray(needs,
-                                     cJSON_CreateString(s->runs[i].needs[j]));
-            cJSON_AddItemToArray(arr, o);
-        }
-    return doc;
 }
 
 /* The committed errors (zsim.accuracy/1): {"schema", "margin_pct",
@@ -725,7 +296,7 @@ static const struct acc_ent *acc_find(const struct acc_ent *a, int n,
 /* Gate: exit 4 naming the first run and quantity whose |error| grew beyond
  * the committed |error| + margin, or that now predicts OOM where it did not.
  * Rows missing from the committed file are new runs: reported, not gated. */
-static int pub_gate(const struct pub_set *s, const char *accpath, double margin,
+static int pub_gate(const struct zs_pub_set *s, const char *accpath, double margin,
                     struct zs_err *err)
 {
     struct acc_ent *a;
@@ -736,7 +307,7 @@ static int pub_gate(const struct pub_set *s, const char *accpath, double margin,
     if (rc)
         return rc;
     for (int i = 0; i < s->nrows; i++) {
-        const struct pub_row *r = &s->rows[i];
+        const struct zs_pub_row *r = &s->rows[i];
         const char *qn = zs_pub_qty_name(r->qty);
         const struct acc_ent *e = acc_find(a, na, r->run, qn);
         char line[ZS_ERR_MSG_MAX];
@@ -773,7 +344,7 @@ static int pub_gate(const struct pub_set *s, const char *accpath, double margin,
 
 /* Writes the current errors to path (temp file + rename) and prints which
  * moved against the previous contents, if any. */
-static int pub_write_accuracy(const struct pub_set *s, const char *path,
+static int pub_write_accuracy(const struct zs_pub_set *s, const char *path,
                               double margin, struct zs_err *err)
 {
     struct acc_ent *old = NULL;
@@ -796,20 +367,20 @@ static int pub_write_accuracy(const struct pub_set *s, const char *path,
             "  \"errors\": [\n",
             ZS_ACCURACY_SCHEMA, margin);
     for (int i = 0; i < s->nrows; i++) {
-        const struct pub_row *r = &s->rows[i];
+        const struct zs_pub_row *r = &s->rows[i];
         const char *qn = zs_pub_qty_name(r->qty);
         const struct acc_ent *o = acc_find(old, nold, r->run, qn);
         fprintf(f, "    {\"run\": ");
         zs_json_put_str(f, r->run);
         fprintf(f, ", \"quantity\": \"%s\", \"error_pct\": ", qn);
         if (isfinite(r->err_pct))
-            fprintf(f, "%.2f", round2(r->err_pct));
+            fprintf(f, "%.2f", zs_validateout_round2(r->err_pct));
         else
             fputs("null", f);
         fputs(i + 1 < s->nrows ? "},\n" : "}\n", f);
         if (!o)
             printf("added  %-48s %-22s %+8.2f %%\n", r->run, qn, r->err_pct);
-        else if (!(fabs(round2(r->err_pct) - o->err_pct) < 0.005) &&
+        else if (!(fabs(zs_validateout_round2(r->err_pct) - o->err_pct) < 0.005) &&
                  (isfinite(r->err_pct) || isfinite(o->err_pct))) {
             printf("moved  %-48s %-22s %+8.2f %% -> %+8.2f %%\n", r->run, qn,
                    o->err_pct, r->err_pct);
@@ -828,7 +399,7 @@ static int pub_write_accuracy(const struct pub_set *s, const char *path,
 static int run_published(const struct zs_args *a, const char *dir,
                          struct zs_err *err)
 {
-    struct pub_set s;
+    struct zs_pub_set s;
     const char *acc = zs_args_get(a, g_opts, NOPTS, "accuracy");
     const char *wr = zs_args_get(a, g_opts, NOPTS, "write-accuracy");
     double margin = 2;
@@ -844,7 +415,7 @@ static int run_published(const struct zs_args *a, const char *dir,
     if (wr) {
         rc = pub_write_accuracy(&s, wr, margin, err);
     } else if (zs_args_get(a, g_opts, NOPTS, "json")) {
-        cJSON *doc = pub_json(&s);
+        cJSON *doc = zs_validateout_pub_json(&s);
         char *text = doc ? cJSON_Print(doc) : NULL;
         cJSON_Delete(doc);
         if (!text) {
@@ -855,7 +426,7 @@ static int run_published(const struct zs_args *a, const char *dir,
             cJSON_free(text);
         }
     } else {
-        rc = pub_print_text(dir, &s);
+        rc = zs_validateout_pub_text(dir, &s);
         if (rc)
             zs_err_set(err, rc, "out of memory");
     }
@@ -929,9 +500,9 @@ static int run(int argc, char **argv, struct zs_err *err)
     }
     zs_validation_compute(&m, mem_lim, time_lim, &v);
     if (zs_args_get(&a, g_opts, NOPTS, "json"))
-        rc = print_json(mpath, &m, &v, mem_lim, time_lim, err);
+        rc = zs_validateout_json(mpath, &m, &v, mem_lim, time_lim, err);
     else
-        rc = print_text(mpath, &m, &v, mem_lim, time_lim);
+        rc = zs_validateout_text(mpath, &m, &v, mem_lim, time_lim);
     if (rc) {
         if (!err->msg[0])
             zs_err_set(err, rc, "out of memory");

@@ -3,7 +3,7 @@
  * comes from here, so simulate, plan and the whole-run report say things the
  * same way.
  */
-#include "out/simout.h"
+#include "present/simout.h"
 #include "util/alloc.h"
 #include "util/table.h"
 #include "util/units.h"

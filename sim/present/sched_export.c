@@ -8,7 +8,7 @@
  * flows -> cpu_adam over the same elements; host hooks and waits ->
  * host_wait; joins -> mark, the host's "step end" marks numbered 1..N.
  */
-#include "out/sched_export.h"
+#include "present/sched_export.h"
 #include "formats/schedule_io.h"
 #include "util/alloc.h"
 #include "util/strutil.h"

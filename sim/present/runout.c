@@ -2,7 +2,7 @@
  * runout.c — see runout.h.  Figures are those of sim/run/run.c; this file
  * only words, tabulates and draws them.
  */
-#include "out/runout.h"
+#include "present/runout.h"
 #include "store/gnuplot.h"
 #include "store/report_int.h"
 #include "util/alloc.h"

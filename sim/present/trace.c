@@ -8,7 +8,7 @@
  * reserved) and the host pool.  Times are microseconds as the format wants.
  * Both files are written atomically (util/afile.h).
  */
-#include "out/simout.h"
+#include "present/simout.h"
 #include "sched/sched.h"
 #include "util/afile.h"
 #include "util/units.h"

@@ -23,7 +23,7 @@ void zs_simout_print(const struct zs_simout *o, FILE *out);
 /* Returns a heap string (zs_free) or NULL on allocation failure. */
 char *zs_simout_json(const struct zs_simout *o);
 /* The same document with `item` (a cJSON * as void *, ownership taken, may
- * be NULL) added under `key`: the whole run adds "run" (out/runout.h). */
+ * be NULL) added under `key`: the whole run adds "run" (present/runout.h). */
 char *zs_simout_json_with(const struct zs_simout *o, const char *key,
                           void *item);
 /* The JSON object of one step result, for the planner's document

@@ -1,0 +1,307 @@
+/*
+ * planout.c — see planout.h.  The text of `zsim plan` (header, best plan,
+ * ranking, rejected candidates grouped by reason, what would fit) and its
+ * JSON document, zsim.plan/1, which out/report_doc.c reads back.
+ */
+#include "present/planout.h"
+#include "present/simout.h"
+#include "util/alloc.h"
+#include "util/table.h"
+#include "util/units.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+static void fmt_cand_row(struct zs_table *t, int rank,
+                         const struct zs_candidate *c)
+{
+    const struct zs_cfg *f = &c->cfg;
+    const struct zs_step_result *s = &c->res.steady;
+    char g[32], h[32], st[32], hd[32];
+    const char *off =
+        f->offload_optimizer == ZS_OFF_NVME
+            ? (f->offload_param == ZS_OFF_NVME   ? "opt+param nvme"
+               : f->offload_param != ZS_OFF_NONE ? "nvme+param"
+                                                 : "nvme")
+        : f->offload_param == ZS_OFF_NVME     ? "opt, param nvme"
+        : f->offload_param != ZS_OFF_NONE     ? "opt+param"
+        : f->offload_optimizer != ZS_OFF_NONE ? "opt"
+                                              : "none";
+    zs_table_rowf(
+        t, "%d\t%s\t%lld\t%lld\t%lld\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f%%\t%s",
+        rank,
+        f->framework == ZS_FW_FSDP2 ? (f->zero == 3 ? "fsdp2" : "fsdp2-nrs")
+                                    : (f->zero == 3 ? "zero3" : "zero2"),
+        (long long)f->procs_per_node, (long long)f->micro_batch,
+        (long long)f->accum, zs_ckpt_name((enum zs_ckpt)f->checkpointing), off,
+        zs_fmt_bytes(g, sizeof g, s->peak_gpu_reserved),
+        zs_fmt_bytes(h, sizeof h, s->peak_host_per_node),
+        zs_fmt_seconds(st, sizeof st, s->time_s), s->tokens_per_s_per_gpu,
+        s->mfu * 100,
+        zs_fmt_bytes(hd, sizeof hd,
+                     c->res.gpu_capacity_bytes - s->peak_gpu_reserved));
+}
+
+void zs_planout_print(const struct zs_plan *p, const struct zs_model *m,
+                      const struct zs_cluster *cl, const struct zs_cfg *base,
+                      int top, int framework_any, FILE *out)
+{
+    char a[32], b[32], c32[32], lab[200];
+    int ngpu = 0, nhost = 0, ninv = 0;
+    struct zs_table *t;
+    fprintf(out, "model:    %s (%s params) <- %s\n", m->name,
+            zs_fmt_count(a, sizeof a, (double)m->params_total),
+            m->resolved_from);
+    fprintf(out, "hardware: %s: %d node(s) x %d %s, %s host RAM per node\n",
+            cl->spec, cl->nodes, cl->node.gpus_per_node, cl->node.gpu.name,
+            zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes));
+    fprintf(out,
+            "search:   %s, seq %lld, global batch %lld sequences%s, trainer "
+            "%s, %d candidates simulated in %.2f s (%lld events)\n",
+            zs_method_name((enum zs_method)base->method),
+            (long long)base->seq_len, (long long)p->global_batch,
+            p->global_batch_default ? " (default)" : "",
+            zs_trainer_name(base->trainer), p->n, p->elapsed_s,
+            (long long)p->events);
+    /* the CPU optimizer and threads the offload candidates assume, per
+     * framework (docs/cpu-optimizer.md) */
+    for (int fw = ZS_FW_DEEPSPEED; fw <= ZS_FW_FSDP2; fw++) {
+        struct zs_cfg f = *base;
+        struct zs_err e = {0, ""};
+        int thr;
+        double eff;
+        const char *why;
+        if (!framework_any && base->framework != fw)
+            continue;
+        f.framework = fw;
+        f.offload_optimizer = f.offload_param = ZS_OFF_CPU;
+        f.zero = 3;
+        f.grad_accum = 0;
+        f.global_batch = p->global_batch;
+        if (zs_cfg_resolve(&f, m, cl, &e))
+            continue;
+        zs_cpu_threads(&f, &cl->node, &thr, &eff, &why);
+        fprintf(out,
+                "          %s offload: %s, %d CPU thread%s per rank (%s), "
+                "trainer %s\n",
+                fw == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
+                zs_cpu_opt_label(f.cpu_opt_impl), thr, thr == 1 ? "" : "s",
+                why, zs_trainer_name(f.trainer));
+    }
+    if (base->gpu_reserved_bytes && !base->gpu_reserved_gpus)
+        fprintf(out, "          %s of every GPU held by another process\n",
+                zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes));
+    else if (base->gpu_reserved_bytes)
+        fprintf(out,
+                "          %s held by another process on the last %lld GPUs of "
+                "each node\n",
+                zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes),
+                (long long)base->gpu_reserved_gpus);
+    fputc('\n', out);
+    if (p->best >= 0) {
+        const struct zs_candidate *c = &p->cand[p->best];
+        zs_plan_cand_label(c, lab, sizeof lab);
+        fprintf(
+            out,
+            "best: %s: %.0f tok/s per GPU, step %s, peak GPU %s, host %s per "
+            "node\n\n",
+            lab, c->res.steady.tokens_per_s_per_gpu,
+            zs_fmt_seconds(a, sizeof a, c->res.steady.time_s),
+            zs_fmt_bytes(b, sizeof b, c->res.steady.peak_gpu_reserved),
+            zs_fmt_bytes(c32, sizeof c32, c->res.steady.peak_host_per_node));
+        if (c->cfg.offload_optimizer != ZS_OFF_NONE ||
+            c->cfg.offload_param != ZS_OFF_NONE) {
+            char line[700];
+            zs_launch_line(&c->cfg, &cl->node, cl->nodes, NULL, line,
+                           sizeof line);
+            fprintf(out, "launch: %s\n\n", line);
+        }
+        t = zs_table_new(13, "rlrrrllrrrrrr");
+        if (t) {
+            zs_table_header(t);
+            zs_table_rowf(t, "#\tmode\tprocs\tmicro\taccum\tckpt\toffload\tpeak"
+                             " GPU\thost/node\tstep\ttok/s/GPU\tMFU\theadroom");
+            for (int i = 0; i < p->nfeasible && i < top; i++)
+                fmt_cand_row(t, i + 1, &p->cand[p->order[i]]);
+            zs_table_print(t, out, 0);
+            zs_table_free(t);
+        }
+        if (p->nfeasible > top)
+            fprintf(out, "(%d more feasible; --top N shows more)\n",
+                    p->nfeasible - top);
+    } else {
+        fprintf(out, "best: nothing fits\n");
+    }
+    for (int i = 0; i < p->n; i++) {
+        ngpu += p->cand[i].status == ZS_CAND_GPU_OOM;
+        nhost += p->cand[i].status == ZS_CAND_HOST_OOM;
+        ninv += p->cand[i].status == ZS_CAND_INVALID ||
+                p->cand[i].status == ZS_CAND_ERROR;
+    }
+    fprintf(out, "\nrejected: %d of %d\n", ngpu + nhost + ninv, p->n);
+    {
+        const int kinds[3] = {ZS_CAND_GPU_OOM, ZS_CAND_HOST_OOM,
+                              ZS_CAND_INVALID};
+        const char *titles[3] = {"GPU out of memory", "host RAM", "invalid"};
+        const int counts[3] = {ngpu, nhost, ninv};
+        for (int k = 0; k < 3; k++) {
+            int shown = 0, closest = -1;
+            if (!counts[k])
+                continue;
+            fprintf(out, "  %s: %d candidates\n", titles[k], counts[k]);
+            /* show the closest misses first: smallest need over capacity */
+            for (int pass = 0; pass < 3; pass++) {
+                double best = 1e300;
+                closest = -1;
+                for (int i = 0; i < p->n; i++) {
+                    const struct zs_candidate *c = &p->cand[i];
+                    double ratio;
+                    bool match =
+                        c->status == kinds[k] || (kinds[k] == ZS_CAND_INVALID &&
+                                                  c->status == ZS_CAND_ERROR);
+                    if (!match || c->score < 0)
+                        continue;
+                    ratio = c->res.oom.available_bytes > 0
+                                ? (double)c->res.oom.needed_bytes /
+                                      (double)c->res.oom.available_bytes
+                                : (double)i;
+                    if (ratio < best) {
+                        best = ratio;
+                        closest = i;
+                    }
+                }
+                if (closest < 0)
+                    break;
+                /* the same reason for another candidate adds nothing */
+                {
+                    bool dup = false;
+                    for (int j = 0; j < p->n && !dup; j++)
+                        dup =
+                            p->cand[j].score == -2 &&
+                            !strcmp(p->cand[j].reason, p->cand[closest].reason);
+                    if (dup) {
+                        ((struct zs_candidate *)&p->cand[closest])->score = -1;
+                        pass--;
+                        continue;
+                    }
+                }
+                zs_plan_cand_label(&p->cand[closest], lab, sizeof lab);
+                fprintf(out, "    %s: %s\n", lab, p->cand[closest].reason);
+                ((struct zs_candidate *)&p->cand[closest])->score =
+                    -2; /* shown */
+                shown++;
+            }
+            if (counts[k] > shown)
+                fprintf(out, "    ... and %d more\n", counts[k] - shown);
+        }
+    }
+    if (p->alloc_note[0])
+        fprintf(out,
+                "\nwith --alloc-conf expandable_segments "
+                "(PYTORCH_CUDA_ALLOC_CONF) these rejected for fragmentation "
+                "fit too: %s\n",
+                p->alloc_note);
+    if (p->act_note[0])
+        fprintf(out,
+                "\nwith activation offload (docs/activation-offload.md) these "
+                "rejected for GPU memory fit: %s\n",
+                p->act_note);
+    if (p->best < 0 && p->nsuggest) {
+        fprintf(out, "\nwhat would fit:\n");
+        for (int i = 0; i < p->nsuggest; i++)
+            fprintf(out, "  - %s\n", p->suggestion[i]);
+    }
+}
+
+char *zs_planout_json(const struct zs_plan *p, const struct zs_model *m,
+                      const struct zs_cluster *cl)
+{
+    cJSON *d = cJSON_CreateObject(), *arr;
+    char *text;
+    if (!d)
+        return NULL;
+    cJSON_AddStringToObject(d, "schema", "zsim.plan/1");
+    cJSON_AddStringToObject(d, "model", m->name);
+    cJSON_AddStringToObject(d, "hardware", cl->spec);
+    cJSON_AddNumberToObject(d, "searched", p->n);
+    cJSON_AddNumberToObject(d, "feasible", p->nfeasible);
+    cJSON_AddNumberToObject(d, "elapsed_s", p->elapsed_s);
+    cJSON_AddNumberToObject(d, "global_batch", (double)p->global_batch);
+    cJSON_AddStringToObject(d, "trainer",
+                            p->n ? zs_trainer_name(p->cand[0].cfg.trainer)
+                                 : "");
+    if (p->best >= 0)
+        cJSON_AddNumberToObject(d, "best", p->best);
+    else
+        cJSON_AddNullToObject(d, "best");
+    arr = cJSON_AddArrayToObject(d, "ranking");
+    for (int i = 0; arr && i < p->nfeasible; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(p->order[i]));
+    arr = cJSON_AddArrayToObject(d, "candidates");
+    for (int i = 0; arr && i < p->n; i++) {
+        const struct zs_candidate *c = &p->cand[i];
+        const struct zs_cfg *f = &c->cfg;
+        cJSON *o = cJSON_CreateObject(), *cf;
+        char lab[200];
+        if (!o)
+            break;
+        cf = cJSON_AddObjectToObject(o, "config");
+        if (cf) {
+            zs_plan_cand_label(c, lab, sizeof lab);
+            cJSON_AddStringToObject(cf, "label", lab);
+            cJSON_AddStringToObject(cf, "framework",
+                                    zs_framework_name(f->framework));
+            cJSON_AddNumberToObject(cf, "zero", (double)f->zero);
+            cJSON_AddNumberToObject(cf, "procs_per_node",
+                                    (double)f->procs_per_node);
+            cJSON_AddNumberToObject(cf, "micro_batch", (double)f->micro_batch);
+            cJSON_AddNumberToObject(cf, "grad_accum", (double)f->accum);
+            cJSON_AddStringToObject(
+                cf, "checkpointing",
+                zs_ckpt_name((enum zs_ckpt)f->checkpointing));
+            cJSON_AddStringToObject(cf, "offload_optimizer",
+                                    zs_offload_name(f->offload_optimizer));
+            cJSON_AddStringToObject(cf, "offload_param",
+                                    zs_offload_name(f->offload_param));
+        }
+        cJSON_AddStringToObject(o, "verdict",
+                                c->status == ZS_CAND_FITS       ? "fits"
+                                : c->status == ZS_CAND_GPU_OOM  ? "gpu_oom"
+                                : c->status == ZS_CAND_HOST_OOM ? "host_oom"
+                                                                : "invalid");
+        if (c->status == ZS_CAND_FITS)
+            cJSON_AddNullToObject(o, "reason");
+        else
+            cJSON_AddStringToObject(o, "reason", c->reason);
+        if (c->status != ZS_CAND_INVALID && c->status != ZS_CAND_ERROR)
+            cJSON_AddItemToObject(o, "steady_step",
+                                  zs_simout_step_json(&c->res.steady));
+        else
+            cJSON_AddNullToObject(o, "steady_step");
+        cJSON_AddItemToArray(arr, o);
+    }
+    if (p->act_note[0])
+        cJSON_AddStringToObject(d, "activation_offload_fits", p->act_note);
+    arr = cJSON_AddArrayToObject(d, "what_would_fit");
+    for (int i = 0; arr && i < p->nsuggest; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(p->suggestion[i]));
+    text = cJSON_Print(d);
+    cJSON_Delete(d);
+    return text;
+}
+
+void zs_planout_launch(const struct zs_cfg *f, const struct zs_cluster *cl,
+                       const char *ds_config, FILE *out)
+{
+    char line[700];
+    zs_launch_line(f, &cl->node, cl->nodes, ds_config, line, sizeof line);
+    if (ds_config)
+        fprintf(out, "\nwrote %s\nlaunch: %s\n", ds_config, line);
+    else
+        fprintf(out,
+                "\nlaunch: %s\n        fully_shard%s, micro %lld, accum "
+                "%lld\n",
+                line, f->offload_param ? " + CPUOffloadPolicy()" : "",
+                (long long)f->micro_batch, (long long)f->accum);
+}
