@@ -500,35 +500,6 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
                       want, value);
 }
 
-static int parse_version(const char *s, struct zs_ds_version *out)
-{
-    int n = 0, v[3] = {0, 0, 0};
-    for (int part = 0; part < 3; part++) {
-        long x = 0;
-        int digits = 0;
-        while (isdigit((unsigned char)*s)) {
-            x = x * 10 + (*s++ - '0');
-            if (++digits > 4)
-                return -1;
-        }
-        if (!digits)
-            return -1;
-        v[part] = (int)x;
-        n++;
-        if (part < 2) {
-            if (*s != '.')
-                return -1;
-            s++;
-        }
-    }
-    if (*s || n != 3)
-        return -1;
-    out->major = v[0];
-    out->minor = v[1];
-    out->patch = v[2];
-    return 0;
-}
-
 /* What DeepSpeed's precision and training-loop knobs allow (DeepSpeed
  * 0.19.6 edaa72212), for the trainer and dtype flags:
  * - torchtitan and torchtune train with FSDP2 (fully_shard) only; DeepSpeed
@@ -683,12 +654,10 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
                    const struct zs_cluster *cl, struct zs_err *err)
 {
     int64_t h = m->hidden;
-    if (parse_version(c->deepspeed_version, &c->ds_version))
-        return zs_err_set(
-            err, ZS_EUSAGE,
-            "invalid value for '--deepspeed-version': must be X.Y.Z "
-            "(got '%s')",
-            c->deepspeed_version);
+    int vrc = zs_ds_version_parse_flag(c->deepspeed_version,
+                                      "deepspeed-version", &c->ds_version, err);
+    if (vrc)
+        return vrc;
     c->procs_per_node = c->procs ? c->procs : cl->node.gpus_per_node;
     if (c->procs_per_node > cl->node.gpus_per_node)
         return zs_err_set(err, ZS_EUSAGE,

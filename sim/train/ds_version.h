@@ -28,6 +28,10 @@ struct zs_ds_version {
  * ZS_EUSAGE: "invalid DeepSpeed version 'x': must be X.Y.Z, e.g. 0.14.2". */
 int zs_ds_version_parse(const char *text, struct zs_ds_version *out,
                         struct zs_err *err);
+/* The same grammar for a flag's value: "invalid value for '--FLAG': must be
+ * X.Y.Z with each part in [0, 999], e.g. 0.14.2 (got 'x')" (ZS_EUSAGE). */
+int zs_ds_version_parse_flag(const char *text, const char *flag,
+                             struct zs_ds_version *out, struct zs_err *err);
 /* <0, 0, >0 like strcmp. */
 int zs_ds_version_cmp(const struct zs_ds_version *a,
                       const struct zs_ds_version *b);

@@ -16,9 +16,7 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
     memset(&ctx, 0, sizeof ctx);
     ctx.hidden_size = m->hidden;
     ctx.world_size = (int)cfg->world;
-    rc = zs_ds_version_parse(cfg->deepspeed_version, &ctx.version, err);
-    if (rc)
-        return rc;
+    ctx.version = cfg->ds_version; /* parsed by zs_cfg_resolve */
     rc = zs_dsconfig_load(cfg->ds_config, &ctx, &ds, err);
     if (rc)
         return rc;
