@@ -3,6 +3,7 @@
  * "auto" resolution (HF formulas computed by hand), unknown-key notes,
  * writing and re-reading, exact bad-input messages, allocation failures.
  */
+#include "train/ds_keys.h"
 #include "train/dsconfig.h"
 #include "util/alloc.h"
 
@@ -480,6 +481,105 @@ START_TEST(test_many_unknown)
 }
 END_TEST
 
+/* The key table read both ways: every zsim setting a DeepSpeed key maps to,
+ * set to a value unlike its default, written as JSON through the table
+ * (zs_ds_keys_from_cfg + zs_dsconfig_to_json), read back and copied into a
+ * fresh configuration (zs_ds_keys_to_cfg) comes back unchanged.  A flag that
+ * was given wins over the file. */
+START_TEST(test_keys_both_ways)
+{
+    struct zs_cfg a, b;
+    struct zs_dsconfig_ctx ctx = {0};
+    struct zs_dsconfig ds, back;
+    struct zs_cfg_given given = {0};
+    struct zs_err err = {0, ""};
+    char *text = NULL;
+
+    zs_cfg_defaults(&a);
+    a.zero = 3;
+    a.offload_optimizer = ZS_OFF_NVME;
+    a.offload_param = ZS_OFF_NVME; /* the writer prints NVMe keys only for nvme */
+    a.pin_optimizer = true;
+    a.pin_param = false;
+    a.nvme_buffer_count = 6;
+    a.pipeline_read = true;
+    a.pipeline_write = true;
+    a.param_buffer_count = 7;
+    a.param_buffer_size = 123456789;
+    a.param_max_in_cpu = 2000000000;
+    a.reduce_bucket_size = 67108864;       /* 8192^2 */
+    a.prefetch_bucket_size = 60397977;     /* 0.9 * 8192^2 */
+    a.param_persistence_threshold = 81920; /* 10 * 8192 */
+    a.max_live_parameters = 300000000;
+    a.max_reuse_distance = 400000000;
+    a.sub_group_size = 500000000;
+    a.overlap_comm = false;
+    a.contiguous_gradients = false;
+    a.micro_batch = 3;
+    a.accum = 5;
+    a.gradient_clipping = 0.25;
+
+    ctx.version.minor = 19;
+    ctx.version.patch = 6;
+    zs_dsconfig_defaults(&ctx, &ds);
+    zs_ds_keys_from_cfg(&a, &ds);
+    ds.have_zero_block = true;
+    ds.offload_optimizer.present = ds.offload_param.present = true;
+    ck_assert_int_eq(zs_dsconfig_to_json(&ds, &text, &err), 0);
+    ck_assert_int_eq(load(text, &ctx, &back, &err), 0);
+    zs_free(text);
+    ck_assert_int_eq(back.zero_stage.v, 3);
+    ck_assert(back.offload_optimizer.pin_memory.v);
+    ck_assert(!back.offload_param.pin_memory.v);
+
+    zs_cfg_defaults(&b);
+    zs_ds_keys_to_cfg(&back, &b, &given);
+    ck_assert_int_eq(b.offload_optimizer, ZS_OFF_NVME);
+    ck_assert_int_eq(b.offload_param, ZS_OFF_NVME);
+    ck_assert_int_eq(b.nvme_buffer_count, 6);
+    ck_assert(b.pipeline_read && b.pipeline_write);
+    ck_assert_int_eq(b.param_buffer_count, 7);
+    ck_assert_int_eq(b.param_buffer_size, 123456789);
+    ck_assert_int_eq(b.param_max_in_cpu, 2000000000);
+    ck_assert_int_eq(b.reduce_bucket_size, 67108864);
+    ck_assert_int_eq(b.prefetch_bucket_size, 60397977);
+    ck_assert_int_eq(b.param_persistence_threshold, 81920);
+    ck_assert_int_eq(b.max_live_parameters, 300000000);
+    ck_assert_int_eq(b.max_reuse_distance, 400000000);
+    ck_assert_int_eq(b.sub_group_size, 500000000);
+    ck_assert(!b.overlap_comm && !b.contiguous_gradients);
+    ck_assert_int_eq(b.micro_batch, 3);
+    ck_assert_int_eq(b.grad_accum, 5); /* written from accum, read as the
+                                          --grad-accum request */
+    ck_assert(b.gradient_clipping == 0.25);
+
+    /* a flag given on the command line keeps its value */
+    zs_cfg_defaults(&b);
+    b.micro_batch = 9;
+    zs_cfg_given_add(&given, "micro-batch");
+    zs_ds_keys_to_cfg(&back, &b, &given);
+    ck_assert_int_eq(b.micro_batch, 9);
+    ck_assert_int_eq(b.sub_group_size, 500000000);
+}
+END_TEST
+
+/* Releases that read a key: aio's parallelism was "thread_count" before
+ * 0.16.4 (PR #7056); bf16 master weights are read from 0.18.3 (PR #7700). */
+START_TEST(test_key_versions)
+{
+    struct zs_ds_version v0163 = {0, 16, 3}, v0164 = {0, 16, 4},
+                         v0182 = {0, 18, 2}, v0183 = {0, 18, 3};
+    ck_assert(zs_ds_key_read_by("aio.thread_count", &v0163));
+    ck_assert(!zs_ds_key_read_by("aio.thread_count", &v0164));
+    ck_assert(!zs_ds_key_read_by("aio.intra_op_parallelism", &v0163));
+    ck_assert(zs_ds_key_read_by("aio.intra_op_parallelism", &v0164));
+    ck_assert(!zs_ds_key_read_by("bf16.bf16_master_weights_and_grads", &v0182));
+    ck_assert(zs_ds_key_read_by("bf16.bf16_master_weights_and_grads", &v0183));
+    ck_assert(zs_ds_key_read_by("zero_optimization.reduce_bucket_size",
+                                &v0163));
+}
+END_TEST
+
 Suite *suite_dsconfig(void)
 {
     Suite *s = suite_create("dsconfig");
@@ -493,6 +593,8 @@ Suite *suite_dsconfig(void)
     tcase_add_test(core, test_versions);
     tcase_add_test(core, test_trainer_args);
     tcase_add_test(core, test_write_roundtrip);
+    tcase_add_test(core, test_keys_both_ways);
+    tcase_add_test(core, test_key_versions);
     tcase_add_test(limits, test_alloc_failures);
     tcase_add_test(limits, test_many_unknown);
     tcase_add_test(bad, test_bad_input);

@@ -8,6 +8,7 @@
  * checkpointing) because it has fewer ways to fail.
  */
 #include "plan/plan.h"
+#include "train/ds_keys.h"
 #include "sched/sched.h"
 #include "train/dsconfig.h"
 #include "util/alloc.h"
@@ -957,74 +958,28 @@ void zs_plan_release(struct zs_plan *p)
     p->n = p->cap = 0;
 }
 
-/* NVMe settings of the JSON: the simulated buffer_count and pipeline flags,
- * and the aio section at DeepSpeed's defaults (swap_tensor/constants.py,
- * 0.19.6 edaa7221), which the rates of the node profile assume (1 MiB). */
-static void emit_nvme(const struct zs_cfg *f, struct zs_dsconfig *ds)
-{
-    ds->offload_optimizer.buffer_count.v = f->nvme_buffer_count;
-    ds->offload_optimizer.pipeline_read.v = f->pipeline_read;
-    ds->offload_optimizer.pipeline_write.v = f->pipeline_write;
-    ds->offload_param.buffer_count.v = f->param_buffer_count;
-    ds->offload_param.buffer_size.v = f->param_buffer_size;
-    ds->offload_param.max_in_cpu.v = f->param_max_in_cpu;
-    ds->aio.block_size.v = 1048576;
-    ds->aio.queue_depth.v = 8;
-    /* the aio parallelism key is version-dependent (thread_count before
-     * 0.16.4, PR #7056): the writer names it for the simulated version */
-    ds->version = f->ds_version;
-    ds->aio.intra_op_parallelism.v = 1;
-    ds->aio.thread_count.v = 1;
-    ds->aio.single_submit.v = false;
-    ds->aio.overlap_events.v = true;
-    ds->aio.use_gds.v = false;
-}
-
-/* DeepSpeed JSON for the best plan (the lint module writes it atomically). */
+/* DeepSpeed JSON for the best plan (the lint module writes it atomically):
+ * DeepSpeed's defaults for the simulated version, every knob the plan chose
+ * through ds_keys.c's rows, and the choices below. */
 int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
                     struct zs_err *err)
 {
     const struct zs_cfg *f = &c->cfg;
+    struct zs_dsconfig_ctx ctx;
     struct zs_dsconfig ds;
-    memset(&ds, 0, sizeof ds);
-#define SETI(fld, val)                                                         \
-    do {                                                                       \
-        ds.fld.v = (val);                                                      \
-        ds.fld.from = ZS_DS_SET;                                               \
-    } while (0)
+    memset(&ctx, 0, sizeof ctx);
+    ctx.version = f->ds_version;
+    zs_dsconfig_defaults(&ctx, &ds);
+    zs_ds_keys_from_cfg(f, &ds);
     ds.have_zero_block = true;
-    SETI(zero_stage, f->zero);
     ds.offload_optimizer.present = f->offload_optimizer != ZS_OFF_NONE;
-    ds.offload_optimizer.device.v = f->offload_optimizer;
-    ds.offload_optimizer.device.from = ZS_DS_SET;
-    ds.offload_optimizer.pin_memory.v = f->pin_optimizer;
-    ds.offload_optimizer.pin_memory.from = ZS_DS_SET;
-    ds.offload_optimizer.ratio.v = 1.0;
     ds.offload_param.present = f->offload_param != ZS_OFF_NONE;
-    ds.offload_param.device.v = f->offload_param;
-    ds.offload_param.device.from = ZS_DS_SET;
-    ds.offload_param.pin_memory.v = f->pin_param;
-    ds.offload_param.pin_memory.from = ZS_DS_SET;
-    emit_nvme(f, &ds);
-    SETI(reduce_bucket_size, f->reduce_bucket_size);
-    SETI(stage3_prefetch_bucket_size, f->prefetch_bucket_size);
-    SETI(stage3_param_persistence_threshold, f->param_persistence_threshold);
-    SETI(stage3_max_live_parameters, f->max_live_parameters);
-    SETI(stage3_max_reuse_distance, f->max_reuse_distance);
-    SETI(sub_group_size, f->sub_group_size);
-    ds.overlap_comm.v = f->overlap_comm;
-    ds.overlap_comm.from = ZS_DS_SET;
-    ds.contiguous_gradients.v = f->contiguous_gradients;
-    ds.contiguous_gradients.from = ZS_DS_SET;
-    ds.reduce_scatter.v = true;
-    ds.reduce_scatter.from = ZS_DS_SET;
+    ds.train_batch_size.v = f->micro_batch * f->accum * f->dp;
+    ds.train_batch_size.from = ZS_DS_SET;
+    /* a 16-bit model file at save, as HF's Trainer needs to write
+     * model.safetensors under ZeRO-3 (its default is false) */
     ds.stage3_gather_16bit_weights_on_model_save.v = true;
     ds.stage3_gather_16bit_weights_on_model_save.from = ZS_DS_SET;
-    SETI(train_micro_batch_size_per_gpu, f->micro_batch);
-    SETI(gradient_accumulation_steps, f->accum);
-    SETI(train_batch_size, f->micro_batch * f->accum * f->dp);
-    ds.gradient_clipping.v = f->gradient_clipping;
-    ds.gradient_clipping.from = ZS_DS_SET;
     /* the CPU optimizer the plan simulated: DeepSpeedCPUAdam is DeepSpeed's
      * default; torch's AdamW needs "torch_adam" (and "fused") */
     if (f->offload_optimizer != ZS_OFF_NONE &&
@@ -1034,21 +989,15 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
         ds.optimizer.fused.v = f->cpu_opt_impl == ZS_CPUOPT_TORCH_FUSED;
         ds.optimizer.fused.from = ZS_DS_SET;
     }
+    /* zsim simulates bf16 mixed precision */
     ds.bf16_enabled.v = true;
     ds.bf16_enabled.from = ZS_DS_SET;
-    ds.fp16_enabled.v = false;
-    ds.fp16_enabled.from = ZS_DS_SET;
     /* the plan's activation offload (issue 14 §3) */
     if (f->cpu_checkpointing) {
         ds.activation_checkpointing.present = true;
         ds.activation_checkpointing.cpu_checkpointing.v = true;
         ds.activation_checkpointing.cpu_checkpointing.from = ZS_DS_SET;
     }
-    SETI(zero_hpz_partition_size, 1);
-    /* stage 1/2 only; written at DeepSpeed's default (5e8, config.py) rather
-     * than left 0 */
-    SETI(allgather_bucket_size, 500000000);
-#undef SETI
     return zs_dsconfig_write(&ds, path, err);
 }
 

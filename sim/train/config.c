@@ -6,6 +6,7 @@
  * reference zero3-offload-mechanics.md §0) unless a comment says otherwise.
  */
 #include "train/config.h"
+#include "train/ds_keys.h"
 #include "util/json.h"
 #include "util/strutil.h"
 #include "util/units.h"
@@ -751,15 +752,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
             return rc;
     }
 
-    /* "auto" knobs as Accelerate/TRL resolve them (mechanics §0):
-     * reduce_bucket_size = h*h, stage3_prefetch_bucket_size = 0.9*h*h,
-     * stage3_param_persistence_threshold = 10*h. */
-    if (c->reduce_bucket_size < 0)
-        c->reduce_bucket_size = h * h;
-    if (c->prefetch_bucket_size < 0)
-        c->prefetch_bucket_size = (int64_t)(0.9 * (double)(h * h));
-    if (c->param_persistence_threshold < 0)
-        c->param_persistence_threshold = 10 * h;
+    /* "auto" bucket knobs as HF/TRL resolve them (ds_keys.c) */
+    zs_ds_keys_auto_hidden_cfg(c, h);
 
     /* Trainer-dependent defaults (issue 10).
      * - CPU optimizer: DeepSpeed offload steps DeepSpeedCPUAdam

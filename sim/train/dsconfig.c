@@ -12,6 +12,7 @@
  * note rescans the text (zs_json_where), only for set keys and notes.
  */
 #include "train/dsconfig.h"
+#include "train/ds_keys.h"
 #include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
@@ -55,13 +56,10 @@ const char *zs_ds_origin_name(enum zs_ds_origin o)
     }
 }
 
-static const char *const g_devices[] = {"none", "cpu", "nvme", NULL};
-/* Index 0 stands for null ("follow the precision"). */
-static const char *const g_dtypes[] = {"", "fp16", "bf16", "fp32", NULL};
 
 const char *zs_ds_device_name(int dev)
 {
-    return dev >= 0 && dev <= 2 ? g_devices[dev] : "?";
+    return dev >= 0 && dev <= 2 ? zs_ds_device_names[dev] : "?";
 }
 
 /* ---- trainer arguments ------------------------------------------------------
@@ -174,310 +172,6 @@ int zs_trainer_args_load(const char *path, struct zs_trainer_args *out,
     return 0;
 }
 
-/* ---- key tables -------------------------------------------------------------
- */
-
-enum dkind {
-    DK_INT,   /* struct zs_ds_int */
-    DK_NUM,   /* struct zs_ds_num */
-    DK_BOOL,  /* struct zs_ds_bool */
-    DK_ENUM,  /* struct zs_ds_int, index into choices */
-    DK_STR,   /* char[ZS_DS_NAME_MAX] */
-    DK_PATH,  /* char[ZS_DS_PATH_MAX] */
-    DK_BETAS, /* [b1, b2] into optimizer.beta1/beta2 */
-    DK_OBJ,   /* nested table */
-    DK_SKIP   /* known to DeepSpeed, not modelled: any value */
-};
-
-#define F_AUTO 1u    /* "auto" is filled by HF/Accelerate for this key */
-#define F_FORBID 2u  /* DK_OBJ: DeepSpeed validates it with extra="forbid" */
-#define F_OPEN 4u    /* DK_OBJ: open dict (optimizer params): no notes */
-#define F_PRESENT 8u /* DK_OBJ: sets a `bool present` at off */
-
-struct dtab;
-struct dkey {
-    const char *key;
-    enum dkind kind;
-    size_t off;
-    double min, max;
-    unsigned flags;
-    const char *const *choices;
-    const struct dtab *sub;
-    size_t
-        loc_off; /* DK_OBJ with F_PRESENT: offset of int line (col follows) */
-};
-struct dtab {
-    const struct dkey *keys;
-    size_t n;
-};
-
-#define O(m) offsetof(struct zs_dsconfig, m)
-#define BIG 1e15
-
-static const struct dkey k_offload_param[] = {
-    {"device", DK_ENUM, O(offload_param.device), 0, 0, 0, g_devices, NULL, 0},
-    {"pin_memory", DK_BOOL, O(offload_param.pin_memory), 0, 0, 0, NULL, NULL,
-     0},
-    {"buffer_count", DK_INT, O(offload_param.buffer_count), 0, 1e6, 0, NULL,
-     NULL, 0},
-    {"nvme_path", DK_PATH, O(offload_param.nvme_path), 0, 0, 0, NULL, NULL, 0},
-    {"buffer_size", DK_INT, O(offload_param.buffer_size), 0, BIG, 0, NULL,
-     NULL, 0},
-    {"max_in_cpu", DK_INT, O(offload_param.max_in_cpu), 0, BIG, 0, NULL,
-     NULL, 0},
-};
-static const struct dtab t_offload_param = {
-    k_offload_param, sizeof k_offload_param / sizeof k_offload_param[0]};
-
-static const struct dkey k_offload_opt[] = {
-    {"device", DK_ENUM, O(offload_optimizer.device), 0, 0, 0, g_devices, NULL,
-     0},
-    {"pin_memory", DK_BOOL, O(offload_optimizer.pin_memory), 0, 0, 0, NULL,
-     NULL, 0},
-    {"ratio", DK_NUM, O(offload_optimizer.ratio), 0, 1, 0, NULL, NULL, 0},
-    {"buffer_count", DK_INT, O(offload_optimizer.buffer_count), 0, 1e6, 0, NULL,
-     NULL, 0},
-    {"nvme_path", DK_PATH, O(offload_optimizer.nvme_path), 0, 0, 0, NULL, NULL,
-     0},
-    {"pipeline_read", DK_BOOL, O(offload_optimizer.pipeline_read), 0, 0, 0,
-     NULL, NULL, 0},
-    {"pipeline_write", DK_BOOL, O(offload_optimizer.pipeline_write), 0, 0, 0,
-     NULL, NULL, 0},
-    {"fast_init", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"super_offload", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"cpuadam_cores_perc", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-};
-static const struct dtab t_offload_opt = {
-    k_offload_opt, sizeof k_offload_opt / sizeof k_offload_opt[0]};
-
-/* "aio" (get_aio_config, deepspeed/runtime/swap_tensor/aio_config.py,
- * 0.19.6 edaa7221); "thread_count" is intra_op_parallelism's name before
- * 0.16.4 (PR #7056) */
-static const struct dkey k_aio[] = {
-    {"block_size", DK_INT, O(aio.block_size), 1, 1e10, 0, NULL, NULL, 0},
-    {"queue_depth", DK_INT, O(aio.queue_depth), 1, 65536, 0, NULL, NULL, 0},
-    {"intra_op_parallelism", DK_INT, O(aio.intra_op_parallelism), 1, 1024, 0,
-     NULL, NULL, 0},
-    {"thread_count", DK_INT, O(aio.thread_count), 1, 1024, 0, NULL, NULL, 0},
-    {"single_submit", DK_BOOL, O(aio.single_submit), 0, 0, 0, NULL, NULL, 0},
-    {"overlap_events", DK_BOOL, O(aio.overlap_events), 0, 0, 0, NULL, NULL, 0},
-    {"use_gds", DK_BOOL, O(aio.use_gds), 0, 0, 0, NULL, NULL, 0},
-};
-static const struct dtab t_aio = {k_aio, sizeof k_aio / sizeof k_aio[0]};
-
-/* zero_optimization (deepspeed/runtime/zero/config.py DeepSpeedZeroConfig):
- * the stage3_* names are pydantic aliases of the short field names; both are
- * accepted (populate_by_name=True in config_utils.py). */
-static const struct dkey k_zero[] = {
-    {"stage", DK_INT, O(zero_stage), 0, 3, F_AUTO, NULL, NULL, 0},
-    {"offload_param", DK_OBJ, O(offload_param.present), 0, 0,
-     F_FORBID | F_PRESENT, NULL, &t_offload_param, O(offload_param.line)},
-    {"offload_optimizer", DK_OBJ, O(offload_optimizer.present), 0, 0,
-     F_FORBID | F_PRESENT, NULL, &t_offload_opt, O(offload_optimizer.line)},
-    {"reduce_bucket_size", DK_INT, O(reduce_bucket_size), 0, BIG, F_AUTO, NULL,
-     NULL, 0},
-    {"stage3_prefetch_bucket_size", DK_INT, O(stage3_prefetch_bucket_size), 0,
-     BIG, F_AUTO, NULL, NULL, 0},
-    {"prefetch_bucket_size", DK_INT, O(stage3_prefetch_bucket_size), 0, BIG,
-     F_AUTO, NULL, NULL, 0},
-    {"stage3_param_persistence_threshold", DK_INT,
-     O(stage3_param_persistence_threshold), 0, BIG, F_AUTO, NULL, NULL, 0},
-    {"param_persistence_threshold", DK_INT,
-     O(stage3_param_persistence_threshold), 0, BIG, F_AUTO, NULL, NULL, 0},
-    {"stage3_max_live_parameters", DK_INT, O(stage3_max_live_parameters), 0,
-     BIG, 0, NULL, NULL, 0},
-    {"max_live_parameters", DK_INT, O(stage3_max_live_parameters), 0, BIG, 0,
-     NULL, NULL, 0},
-    {"stage3_max_reuse_distance", DK_INT, O(stage3_max_reuse_distance), 0, BIG,
-     0, NULL, NULL, 0},
-    {"max_reuse_distance", DK_INT, O(stage3_max_reuse_distance), 0, BIG, 0,
-     NULL, NULL, 0},
-    {"sub_group_size", DK_INT, O(sub_group_size), 1, BIG, 0, NULL, NULL, 0},
-    {"allgather_bucket_size", DK_INT, O(allgather_bucket_size), 0, BIG, 0, NULL,
-     NULL, 0},
-    {"zero_hpz_partition_size", DK_INT, O(zero_hpz_partition_size), 1, 1e6, 0,
-     NULL, NULL, 0},
-    {"overlap_comm", DK_BOOL, O(overlap_comm), 0, 0, 0, NULL, NULL, 0},
-    {"contiguous_gradients", DK_BOOL, O(contiguous_gradients), 0, 0, 0, NULL,
-     NULL, 0},
-    {"reduce_scatter", DK_BOOL, O(reduce_scatter), 0, 0, 0, NULL, NULL, 0},
-    {"stage3_gather_16bit_weights_on_model_save", DK_BOOL,
-     O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
-    {"gather_16bit_weights_on_model_save", DK_BOOL,
-     O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
-    {"stage3_gather_fp16_weights_on_model_save", DK_BOOL,
-     O(stage3_gather_16bit_weights_on_model_save), 0, 0, F_AUTO, NULL, NULL, 0},
-    {"stage3_use_all_reduce_for_fetch_params", DK_BOOL,
-     O(stage3_use_all_reduce_for_fetch_params), 0, 0, 0, NULL, NULL, 0},
-    {"use_all_reduce_for_fetch_params", DK_BOOL,
-     O(stage3_use_all_reduce_for_fetch_params), 0, 0, 0, NULL, NULL, 0},
-    {"stage3_model_persistence_threshold", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"model_persistence_threshold", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"stage3_module_granularity_threshold", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"module_granularity_threshold", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"stage3_allgather_sequential", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"allgather_partitions", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"load_from_fp32_weights", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"elastic_checkpoint", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"cpu_offload", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"cpu_offload_param", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"cpu_offload_use_pin_memory", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"ignore_unused_parameters", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"legacy_stage1", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"round_robin_gradients", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"zero_quantized_weights", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"zero_quantized_nontrainable_weights", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"zero_quantized_gradients", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"mics_shard_size", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"mics_hierarchical_params_gather", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"memory_efficient_linear", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"pipeline_loading_checkpoint", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"override_module_apply", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"log_trace_cache_warnings", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-};
-static const struct dtab t_zero = {k_zero, sizeof k_zero / sizeof k_zero[0]};
-
-/* optimizer.params is passed to the optimizer's constructor: an open dict. */
-static const struct dkey k_opt_params[] = {
-    {"lr", DK_NUM, O(optimizer.lr), 0, 1e6, F_AUTO, NULL, NULL, 0},
-    {"weight_decay", DK_NUM, O(optimizer.weight_decay), 0, 1e6, F_AUTO, NULL,
-     NULL, 0},
-    {"eps", DK_NUM, O(optimizer.eps), 0, 1, F_AUTO, NULL, NULL, 0},
-    {"betas", DK_BETAS, 0, 0, 1, F_AUTO, NULL, NULL, 0},
-    {"torch_adam", DK_BOOL, O(optimizer.torch_adam), 0, 0, 0, NULL, NULL, 0},
-    {"fused", DK_BOOL, O(optimizer.fused), 0, 0, 0, NULL, NULL, 0},
-};
-static const struct dtab t_opt_params = {
-    k_opt_params, sizeof k_opt_params / sizeof k_opt_params[0]};
-
-static const struct dkey k_optimizer[] = {
-    {"type", DK_STR, O(optimizer.type), 0, 0, 0, NULL, NULL, 0},
-    {"params", DK_OBJ, 0, 0, 0, F_OPEN, NULL, &t_opt_params, 0},
-    {"legacy_fusion", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-};
-static const struct dtab t_optimizer = {k_optimizer, sizeof k_optimizer /
-                                                         sizeof k_optimizer[0]};
-
-static const struct dkey k_scheduler[] = {
-    {"type", DK_STR, O(scheduler.type), 0, 0, 0, NULL, NULL, 0},
-    {"params", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-};
-static const struct dtab t_scheduler = {k_scheduler, sizeof k_scheduler /
-                                                         sizeof k_scheduler[0]};
-
-static const struct dkey k_bf16[] = {
-    {"enabled", DK_BOOL, O(bf16_enabled), 0, 0, F_AUTO, NULL, NULL, 0},
-    {"immediate_grad_update", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"check_grad_overflow", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"bf16_master_weights_and_grads", DK_BOOL,
-     O(bf16_master_weights_and_grads), 0, 0, 0, NULL, NULL, 0},
-    {"bf16_optimizer_states", DK_BOOL, O(bf16_optimizer_states), 0, 0, 0,
-     NULL, NULL, 0},
-};
-static const struct dtab t_bf16 = {k_bf16, sizeof k_bf16 / sizeof k_bf16[0]};
-
-static const struct dkey k_fp16[] = {
-    {"enabled", DK_BOOL, O(fp16_enabled), 0, 0, F_AUTO, NULL, NULL, 0},
-    {"auto_cast", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"loss_scale", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"initial_scale_power", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"loss_scale_window", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"hysteresis", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"consecutive_hysteresis", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"min_loss_scale", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"fp16_master_weights_and_grads", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-};
-static const struct dtab t_fp16 = {k_fp16, sizeof k_fp16 / sizeof k_fp16[0]};
-
-static const struct dkey k_actckpt[] = {
-    {"partition_activations", DK_BOOL,
-     O(activation_checkpointing.partition_activations), 0, 0, 0, NULL, NULL, 0},
-    {"cpu_checkpointing", DK_BOOL,
-     O(activation_checkpointing.cpu_checkpointing), 0, 0, 0, NULL, NULL, 0},
-    {"contiguous_memory_optimization", DK_BOOL,
-     O(activation_checkpointing.contiguous_memory_optimization), 0, 0, 0, NULL,
-     NULL, 0},
-    {"synchronize_checkpoint_boundary", DK_BOOL,
-     O(activation_checkpointing.synchronize_checkpoint_boundary), 0, 0, 0, NULL,
-     NULL, 0},
-    {"profile", DK_BOOL, O(activation_checkpointing.profile), 0, 0, 0, NULL,
-     NULL, 0},
-    {"number_checkpoints", DK_INT,
-     O(activation_checkpointing.number_checkpoints), 0, 1e9, 0, NULL, NULL, 0},
-};
-static const struct dtab t_actckpt = {k_actckpt,
-                                      sizeof k_actckpt / sizeof k_actckpt[0]};
-
-/* Top level (deepspeed/runtime/config.py reads it with dict.get, so unknown
- * top-level keys are ignored by DeepSpeed). */
-static const struct dkey k_top[] = {
-    {"train_batch_size", DK_INT, O(train_batch_size), 1, 1e9, F_AUTO, NULL,
-     NULL, 0},
-    {"train_micro_batch_size_per_gpu", DK_INT,
-     O(train_micro_batch_size_per_gpu), 1, 1e9, F_AUTO, NULL, NULL, 0},
-    {"gradient_accumulation_steps", DK_INT, O(gradient_accumulation_steps), 1,
-     1e9, F_AUTO, NULL, NULL, 0},
-    {"gradient_clipping", DK_NUM, O(gradient_clipping), 0, 1e9, F_AUTO, NULL,
-     NULL, 0},
-    {"communication_data_type", DK_ENUM, O(communication_data_type), 0, 0, 0,
-     g_dtypes, NULL, 0},
-    {"zero_optimization", DK_OBJ, O(have_zero_block), 0, 0,
-     F_FORBID | F_PRESENT, NULL, &t_zero, 0},
-    {"optimizer", DK_OBJ, O(optimizer.present), 0, 0, F_PRESENT, NULL,
-     &t_optimizer, O(optimizer.line)},
-    {"scheduler", DK_OBJ, O(scheduler.present), 0, 0, F_PRESENT, NULL,
-     &t_scheduler, 0},
-    {"bf16", DK_OBJ, 0, 0, 0, 0, NULL, &t_bf16, 0},
-    {"bfloat16", DK_OBJ, 0, 0, 0, 0, NULL, &t_bf16, 0},
-    {"fp16", DK_OBJ, 0, 0, 0, 0, NULL, &t_fp16, 0},
-    {"activation_checkpointing", DK_OBJ, O(activation_checkpointing.present), 0,
-     0, F_PRESENT, NULL, &t_actckpt, O(activation_checkpointing.line)},
-    {"steps_per_print", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"wall_clock_breakdown", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"dump_state", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"memory_breakdown", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"amp", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"prescale_gradients", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"gradient_predivide_factor", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"sparse_gradients", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"zero_allow_untested_optimizer", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"zero_force_ds_cpu_optimizer", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"flops_profiler", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"tensorboard", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"wandb", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"csv_monitor", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"comet", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"comms_logger", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"aio", DK_OBJ, O(aio.present), 0, 0, F_PRESENT, NULL, &t_aio,
-     O(aio.line)},
-    {"checkpoint", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"data_types", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"elasticity", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"autotuning", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"compression_training", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"data_efficiency", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"curriculum_learning", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"sparse_attention", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"pipeline", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"seq_parallel_communication_data_type", DK_SKIP, 0, 0, 0, 0, NULL, NULL,
-     0},
-    {"sequence_parallel_size", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"disable_allgather", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"compile", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"torch_autocast", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"tensor_parallel", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"nebula", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"eigenvalue", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"progressive_layer_drop", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"quantize_training", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"gradient_accumulation_dtype", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"hybrid_engine", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"weight_quantization", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"use_node_local_storage", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-    {"load_universal_checkpoint", DK_SKIP, 0, 0, 0, 0, NULL, NULL, 0},
-};
-static const struct dtab t_top = {k_top, sizeof k_top / sizeof k_top[0]};
-
 /* ---- reading
  * ------------------------------------------------------------------ */
 
@@ -526,25 +220,25 @@ static void qual(char *buf, size_t cap, const char *objpath, const char *key)
         snprintf(buf, cap, "%s", key);
 }
 
-static void want_text(char *buf, size_t cap, const struct dkey *k)
+static void want_text(char *buf, size_t cap, const struct zs_dkey *k)
 {
     char lo[32], hi[32];
-    const char *aut = (k->flags & F_AUTO) ? " or \"auto\"" : "";
+    const char *aut = (k->flags & ZS_DK_AUTO) ? " or \"auto\"" : "";
     switch (k->kind) {
-    case DK_INT:
+    case ZS_DK_INT:
         fmt_num(lo, sizeof lo, k->min);
         fmt_num(hi, sizeof hi, k->max);
         snprintf(buf, cap, "an integer in [%s, %s]%s", lo, hi, aut);
         break;
-    case DK_NUM:
+    case ZS_DK_NUM:
         fmt_num(lo, sizeof lo, k->min);
         fmt_num(hi, sizeof hi, k->max);
         snprintf(buf, cap, "a number in [%s, %s]%s", lo, hi, aut);
         break;
-    case DK_BOOL:
+    case ZS_DK_BOOL:
         snprintf(buf, cap, "true or false%s", aut);
         break;
-    case DK_ENUM: {
+    case ZS_DK_ENUM: {
         size_t len = (size_t)snprintf(buf, cap, "one of ");
         int first = 1;
         for (size_t i = 0; k->choices[i] && len < cap; i++) {
@@ -554,22 +248,22 @@ static void want_text(char *buf, size_t cap, const struct dkey *k)
                                     k->choices[i]);
             first = 0;
         }
-        if (k->choices == g_dtypes && len < cap)
+        if (k->choices == zs_ds_dtype_names && len < cap)
             snprintf(buf + len, cap - len, " or null");
         break;
     }
-    case DK_STR:
+    case ZS_DK_STR:
         snprintf(buf, cap, "a string of 1 to %d characters",
                  ZS_DS_NAME_MAX - 1);
         break;
-    case DK_PATH:
+    case ZS_DK_PATH:
         snprintf(buf, cap, "a path of 1 to %d characters",
                  ZS_DS_PATH_MAX - 1);
         break;
-    case DK_BETAS:
+    case ZS_DK_BETAS:
         snprintf(buf, cap, "two numbers in [0, 1] or \"auto\"");
         break;
-    case DK_OBJ:
+    case ZS_DK_OBJ:
         snprintf(buf, cap, "an object");
         break;
     default:
@@ -578,7 +272,7 @@ static void want_text(char *buf, size_t cap, const struct dkey *k)
     }
 }
 
-static int bad(struct rd *r, const char *objpath, const struct dkey *k,
+static int bad(struct rd *r, const char *objpath, const struct zs_dkey *k,
                const cJSON *node)
 {
     char where[300], name[200], want[200], got[64];
@@ -592,7 +286,7 @@ static int bad(struct rd *r, const char *objpath, const struct dkey *k,
 }
 
 static void note_unknown(struct rd *r, const char *objpath,
-                         const struct dtab *t, const char *key, bool forbid)
+                         const struct zs_dtab *t, const char *key, bool forbid)
 {
     struct zs_ds_notes *notes = r->ctx ? r->ctx->notes : NULL;
     int best;
@@ -608,7 +302,7 @@ static void note_unknown(struct rd *r, const char *objpath,
     nt = &notes->item[notes->n++];
     memset(nt, 0, sizeof *nt);
     best = zs_str_closest_key(key, t->keys, t->n, sizeof *t->keys,
-                              offsetof(struct dkey, key));
+                              offsetof(struct zs_dkey, key));
     qual(nt->key, sizeof nt->key, objpath, key);
     zs_json_where(r->src, objpath, key, nt->where, sizeof nt->where);
     if (best >= 0)
@@ -625,35 +319,35 @@ static void set_loc(struct rd *r, const char *objpath, const char *key,
 }
 
 static int read_obj(struct rd *r, const cJSON *obj, const char *objpath,
-                    const struct dtab *t, unsigned flags);
+                    const struct zs_dtab *t, unsigned flags);
 
 static int read_key(struct rd *r, const cJSON *node, const char *objpath,
-                    const struct dkey *k)
+                    const struct zs_dkey *k)
 {
     char *base = (char *)r->cfg;
     bool is_auto =
         cJSON_IsString(node) && strcmp(node->valuestring, "auto") == 0;
     double v;
 
-    if (k->kind == DK_SKIP)
+    if (k->kind == ZS_DK_SKIP)
         return 0;
-    if (cJSON_IsNull(node) && k->kind != DK_OBJ) {
+    if (cJSON_IsNull(node) && k->kind != ZS_DK_OBJ) {
         /* null: DeepSpeed's Optional fields take their default. */
         return 0;
     }
-    if (is_auto && !(k->flags & F_AUTO) && k->kind != DK_OBJ)
+    if (is_auto && !(k->flags & ZS_DK_AUTO) && k->kind != ZS_DK_OBJ)
         return bad(r, objpath, k, node);
 
     switch (k->kind) {
-    case DK_INT:
-    case DK_ENUM: {
+    case ZS_DK_INT:
+    case ZS_DK_ENUM: {
         struct zs_ds_int *d = (struct zs_ds_int *)(base + k->off);
         set_loc(r, objpath, k->key, &d->line, &d->col);
         if (is_auto) {
             d->from = ZS_DS_AUTO;
             return 0;
         }
-        if (k->kind == DK_ENUM) {
+        if (k->kind == ZS_DK_ENUM) {
             if (cJSON_IsString(node))
                 for (int i = 0; k->choices[i]; i++)
                     if (k->choices[i][0] &&
@@ -673,7 +367,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
         d->from = ZS_DS_SET;
         return 0;
     }
-    case DK_NUM: {
+    case ZS_DK_NUM: {
         struct zs_ds_num *d = (struct zs_ds_num *)(base + k->off);
         set_loc(r, objpath, k->key, &d->line, &d->col);
         if (is_auto) {
@@ -689,7 +383,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
         d->from = ZS_DS_SET;
         return 0;
     }
-    case DK_BOOL: {
+    case ZS_DK_BOOL: {
         struct zs_ds_bool *d = (struct zs_ds_bool *)(base + k->off);
         set_loc(r, objpath, k->key, &d->line, &d->col);
         if (is_auto) {
@@ -702,7 +396,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
         d->from = ZS_DS_SET;
         return 0;
     }
-    case DK_STR: {
+    case ZS_DK_STR: {
         char *d = base + k->off;
         if (!cJSON_IsString(node) || !node->valuestring[0] ||
             strlen(node->valuestring) >= ZS_DS_NAME_MAX)
@@ -710,7 +404,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
         zs_strlcpy(d, node->valuestring, ZS_DS_NAME_MAX);
         return 0;
     }
-    case DK_PATH: {
+    case ZS_DK_PATH: {
         char *d = base + k->off;
         if (!cJSON_IsString(node) || !node->valuestring[0] ||
             strlen(node->valuestring) >= ZS_DS_PATH_MAX)
@@ -718,7 +412,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
         zs_strlcpy(d, node->valuestring, ZS_DS_PATH_MAX);
         return 0;
     }
-    case DK_BETAS: {
+    case ZS_DK_BETAS: {
         struct zs_dsconfig *c = r->cfg;
         const cJSON *b0, *b1;
         set_loc(r, objpath, k->key, &c->optimizer.beta1.line,
@@ -742,7 +436,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
         c->optimizer.beta1.from = c->optimizer.beta2.from = ZS_DS_SET;
         return 0;
     }
-    case DK_OBJ: {
+    case ZS_DK_OBJ: {
         char path[200];
         int rc;
         qual(path, sizeof path, objpath, k->key);
@@ -754,7 +448,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
                               "invalid '%s' in %s: must be an object (got %s)",
                               path, where, got);
         }
-        if (k->flags & F_PRESENT) {
+        if (k->flags & ZS_DK_PRESENT) {
             *(bool *)(base + k->off) = true;
             if (k->loc_off) {
                 int *lc = (int *)(base + k->loc_off);
@@ -770,7 +464,7 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
 }
 
 static int read_obj(struct rd *r, const cJSON *obj, const char *objpath,
-                    const struct dtab *t, unsigned flags)
+                    const struct zs_dtab *t, unsigned flags)
 {
     const cJSON *item, *prev;
     int rc;
@@ -796,9 +490,9 @@ static int read_obj(struct rd *r, const cJSON *obj, const char *objpath,
             if (strcmp(t->keys[i].key, item->string) == 0)
                 break;
         if (i == t->n) {
-            if (!(flags & F_OPEN))
+            if (!(flags & ZS_DK_OPEN))
                 note_unknown(r, objpath, t, item->string,
-                             (flags & F_FORBID) != 0);
+                             (flags & ZS_DK_FORBID) != 0);
             continue;
         }
         rc = read_key(r, item, objpath, &t->keys[i]);
@@ -811,28 +505,9 @@ static int read_obj(struct rd *r, const cJSON *obj, const char *objpath,
 /* ---- defaults and resolution
  * ------------------------------------------------- */
 
-static void dint(struct zs_ds_int *d, int64_t v)
-{
-    d->v = v;
-    d->from = ZS_DS_DEFAULT;
-    d->line = d->col = 0;
-}
-static void dnum(struct zs_ds_num *d, double v)
-{
-    d->v = v;
-    d->from = ZS_DS_DEFAULT;
-    d->line = d->col = 0;
-}
-static void dbool(struct zs_ds_bool *d, bool v)
-{
-    d->v = v;
-    d->from = ZS_DS_DEFAULT;
-    d->line = d->col = 0;
-}
-
 bool zs_ds_aio_renamed(const struct zs_ds_version *v)
 {
-    return zs_ds_at_least(v, 0, 16, 4);
+    return zs_ds_key_read_by("aio.intra_op_parallelism", v);
 }
 
 int64_t zs_ds_aio_parallelism(const struct zs_dsconfig *c)
@@ -841,91 +516,20 @@ int64_t zs_ds_aio_parallelism(const struct zs_dsconfig *c)
                                           : c->aio.thread_count.v;
 }
 
-/* offload pin_memory default: False up to 0.19.4, True from 0.19.5
- * (PR #8207; reference §0). */
-static bool pin_default(const struct zs_ds_version *v)
-{
-    return zs_ds_at_least(v, 0, 19, 5);
-}
-
+/* Every value at DeepSpeed's default for the version (ds_keys.c's rows). */
 void zs_dsconfig_defaults(const struct zs_dsconfig_ctx *ctx,
                           struct zs_dsconfig *c)
 {
-    bool pin;
     memset(c, 0, sizeof *c);
     effective_version(ctx, &c->version);
-    pin = pin_default(&c->version);
-
-    /* deepspeed/runtime/zero/config.py and offload_config.py code defaults
-     * (reference §0). */
-    dint(&c->zero_stage, 0);
-    dint(&c->offload_param.device, ZS_DS_DEV_NONE);
-    dbool(&c->offload_param.pin_memory, pin);
-    dnum(&c->offload_param.ratio, 1.0);
-    dint(&c->offload_param.buffer_count, 5);
-    /* offload_config.py:36,39 (0.19.6 edaa7221) */
-    dint(&c->offload_param.buffer_size, 100000000);
-    dint(&c->offload_param.max_in_cpu, 1000000000);
-    dint(&c->offload_optimizer.device, ZS_DS_DEV_NONE);
-    dbool(&c->offload_optimizer.pin_memory, pin);
-    dnum(&c->offload_optimizer.ratio, 1.0);
-    dint(&c->offload_optimizer.buffer_count, 4);
-    dbool(&c->offload_optimizer.pipeline_read, false);
-    dbool(&c->offload_optimizer.pipeline_write, false);
-    /* swap_tensor/constants.py AIO_*_DEFAULT (0.19.6 edaa7221) */
-    dint(&c->aio.block_size, 1048576);
-    dint(&c->aio.queue_depth, 8);
-    dint(&c->aio.intra_op_parallelism, 1);
-    dint(&c->aio.thread_count, 1);
-    dbool(&c->aio.single_submit, false);
-    dbool(&c->aio.overlap_events, true);
-    dbool(&c->aio.use_gds, false);
-    dint(&c->reduce_bucket_size, 500000000); /* 5e8 */
-    dint(&c->stage3_prefetch_bucket_size,
-         50000000); /* 5e7 (docs say 5e8: stale) */
-    dint(&c->stage3_param_persistence_threshold, 100000); /* 1e5 */
-    dint(&c->stage3_max_live_parameters, 1000000000);     /* 1e9 */
-    dint(&c->stage3_max_reuse_distance, 1000000000);      /* 1e9 */
-    dint(&c->sub_group_size, 1000000000);       /* 1e9 (pp_int(1e9)) */
-    dint(&c->allgather_bucket_size, 500000000); /* 5e8 */
-    dint(&c->zero_hpz_partition_size, 1);
-    dbool(&c->overlap_comm, false); /* becomes stage == 3 in resolve() */
-    dbool(&c->contiguous_gradients, true);
-    dbool(&c->reduce_scatter, true);
-    dbool(&c->stage3_gather_16bit_weights_on_model_save, false);
-    dbool(&c->stage3_use_all_reduce_for_fetch_params, false);
-    dint(&c->train_micro_batch_size_per_gpu, 1);
-    dint(&c->gradient_accumulation_steps, 1);
-    dint(&c->train_batch_size, 0);
-    dnum(&c->gradient_clipping, 0.0);
-    dbool(&c->bf16_enabled, false);
-    dbool(&c->fp16_enabled, false);
-    dbool(&c->bf16_master_weights_and_grads, false);
-    dbool(&c->bf16_optimizer_states, false);
-    dint(&c->communication_data_type, ZS_DS_DT_FP32);
-    /* DeepSpeed's Adam/AdamW defaults (DeepSpeedCPUAdam / FusedAdam: lr 1e-3,
-     * betas (0.9, 0.999), eps 1e-8, weight_decay 0; reference §0). */
-    dnum(&c->optimizer.lr, 1e-3);
-    dnum(&c->optimizer.weight_decay, 0);
-    dnum(&c->optimizer.eps, 1e-8);
-    dnum(&c->optimizer.beta1, 0.9);
-    dnum(&c->optimizer.beta2, 0.999);
-    dbool(&c->activation_checkpointing.partition_activations, false);
-    dbool(&c->activation_checkpointing.cpu_checkpointing, false);
-    dbool(&c->activation_checkpointing.contiguous_memory_optimization, false);
-    dbool(&c->activation_checkpointing.synchronize_checkpoint_boundary, false);
-    dbool(&c->activation_checkpointing.profile, false);
-    dint(&c->activation_checkpointing.number_checkpoints, 0);
-    c->overlap_comm.v = false;
+    zs_ds_keys_defaults(c);
 }
 
 /* "auto" resolution, as HF Transformers does it in integrations/deepspeed.py
  * (HfTrainerDeepSpeedConfig.trainer_config_process: batch sizes, gradient
  * accumulation, clipping = max_grad_norm, optimizer params, fp16/bf16;
- * trainer_config_finalize, ZeRO-3 only: reduce_bucket_size = h*h,
- * stage3_prefetch_bucket_size = int(0.9*h*h), stage3_param_persistence_
- * threshold = 10*h; TRL's prepare_deepspeed uses the same three formulas;
- * reference §0).  Without the input an "auto" stays unresolved and keeps
+ * trainer_config_finalize, ZeRO-3 only: the three bucket sizes from the
+ * hidden size, whose formulas are ds_keys.c's rows; reference §0).  Without the input an "auto" stays unresolved and keeps
  * DeepSpeed's default, which is what DeepSpeed itself does with it
  * (config_utils.py drops "auto" values before validation). */
 static void auto_int(struct zs_ds_int *d, bool can, int64_t v)
@@ -972,10 +576,7 @@ static void resolve(const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *c)
     if (c->overlap_comm.from == ZS_DS_DEFAULT)
         c->overlap_comm.v = z3;
 
-    auto_int(&c->reduce_bucket_size, z3 && h > 0, h * h);
-    auto_int(&c->stage3_prefetch_bucket_size, z3 && h > 0,
-             (int64_t)(0.9 * (double)h * (double)h));
-    auto_int(&c->stage3_param_persistence_threshold, z3 && h > 0, 10 * h);
+    zs_ds_keys_auto_hidden(c, z3 && h > 0, h);
     /* Accelerate's zero3_save_16bit_model plugin default is False. */
     auto_bool(&c->stage3_gather_16bit_weights_on_model_save, false, false);
 
@@ -1056,7 +657,7 @@ static int load_tree(const struct zs_json_src *src, const cJSON *root,
         return zs_err_set(err, ZS_EINPUT,
                           "invalid top level in %s: must be an object (got %s)",
                           src->path, zs_json_type_name(root));
-    rc = read_obj(&r, root, "", &t_top, 0);
+    rc = read_obj(&r, root, "", zs_ds_keys_top(), 0);
     if (rc)
         return rc;
     resolve(ctx, out);
@@ -1154,6 +755,30 @@ static const char *tf(bool v)
     return v ? "true" : "false";
 }
 
+/* zero_optimization's plain values: the ZS_DK_WRITE rows of ds_keys.c, in
+ * table order, the last without a comma. */
+static void write_zero_scalars(struct sbuf *b, const struct zs_dsconfig *c)
+{
+    const struct zs_dtab *t = zs_ds_keys_zero();
+    size_t last = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->keys[i].flags & ZS_DK_WRITE)
+            last = i;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct zs_dkey *k = &t->keys[i];
+        const char *p = (const char *)c + k->off;
+        const char *sep = i == last ? "" : ",";
+        if (!(k->flags & ZS_DK_WRITE))
+            continue;
+        if (k->kind == ZS_DK_BOOL)
+            sb_printf(b, "    \"%s\": %s%s\n", k->key,
+                      tf(((const struct zs_ds_bool *)p)->v), sep);
+        else
+            sb_printf(b, "    \"%s\": %lld%s\n", k->key,
+                      (long long)((const struct zs_ds_int *)p)->v, sep);
+    }
+}
+
 int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
                         struct zs_err *err)
 {
@@ -1175,7 +800,7 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
     sb_printf(&b, "  \"fp16\": {\"enabled\": %s},\n", tf(c->fp16_enabled.v));
     if (c->communication_data_type.from == ZS_DS_SET)
         sb_printf(&b, "  \"communication_data_type\": \"%s\",\n",
-                  g_dtypes[c->communication_data_type.v]);
+                  zs_ds_dtype_names[c->communication_data_type.v]);
     if (c->optimizer.present && c->optimizer.type[0]) {
         fmt_double(n1, sizeof n1, c->optimizer.lr.v);
         fmt_double(n2, sizeof n2, c->optimizer.weight_decay.v);
@@ -1270,30 +895,7 @@ int zs_dsconfig_to_json(const struct zs_dsconfig *c, char **text,
                   tf(c->offload_optimizer.pipeline_read.v),
                   tf(c->offload_optimizer.pipeline_write.v));
     sb_printf(&b, "},\n");
-    sb_printf(&b, "    \"overlap_comm\": %s,\n", tf(c->overlap_comm.v));
-    sb_printf(&b, "    \"contiguous_gradients\": %s,\n",
-              tf(c->contiguous_gradients.v));
-    sb_printf(&b, "    \"reduce_scatter\": %s,\n", tf(c->reduce_scatter.v));
-    sb_printf(&b, "    \"reduce_bucket_size\": %lld,\n",
-              (long long)c->reduce_bucket_size.v);
-    sb_printf(&b, "    \"allgather_bucket_size\": %lld,\n",
-              (long long)c->allgather_bucket_size.v);
-    sb_printf(&b, "    \"sub_group_size\": %lld,\n",
-              (long long)c->sub_group_size.v);
-    sb_printf(&b, "    \"stage3_prefetch_bucket_size\": %lld,\n",
-              (long long)c->stage3_prefetch_bucket_size.v);
-    sb_printf(&b, "    \"stage3_param_persistence_threshold\": %lld,\n",
-              (long long)c->stage3_param_persistence_threshold.v);
-    sb_printf(&b, "    \"stage3_max_live_parameters\": %lld,\n",
-              (long long)c->stage3_max_live_parameters.v);
-    sb_printf(&b, "    \"stage3_max_reuse_distance\": %lld,\n",
-              (long long)c->stage3_max_reuse_distance.v);
-    sb_printf(&b, "    \"stage3_gather_16bit_weights_on_model_save\": %s,\n",
-              tf(c->stage3_gather_16bit_weights_on_model_save.v));
-    sb_printf(&b, "    \"stage3_use_all_reduce_for_fetch_params\": %s,\n",
-              tf(c->stage3_use_all_reduce_for_fetch_params.v));
-    sb_printf(&b, "    \"zero_hpz_partition_size\": %lld\n",
-              (long long)c->zero_hpz_partition_size.v);
+    write_zero_scalars(&b, c);
     sb_printf(&b, "  }\n}\n");
     if (b.oom) {
         zs_free(b.p);

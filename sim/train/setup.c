@@ -2,6 +2,7 @@
  * setup.c — see setup.h.
  */
 #include "train/setup.h"
+#include "train/ds_keys.h"
 #include "train/dsconfig.h"
 
 #include <string.h>
@@ -20,10 +21,6 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
     rc = zs_dsconfig_load(cfg->ds_config, &ctx, &ds, err);
     if (rc)
         return rc;
-#define SET_INT(flag, field, dsf)                                              \
-    if ((dsf).from == ZS_DS_SET || (dsf).from == ZS_DS_AUTO)                   \
-        if (!zs_cfg_given_has(given, flag))                                    \
-    cfg->field = (dsf).v
     if (ds.have_zero_block && ds.zero_stage.from == ZS_DS_SET &&
         !zs_cfg_given_has(given, "zero")) {
         if (ds.zero_stage.v != 2 && ds.zero_stage.v != 3)
@@ -53,29 +50,8 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             "DeepSpeed schedule reduce-scatters in bf16; use \"bf16\" or "
             "remove the key",
             cfg->ds_config);
-    if (ds.offload_optimizer.present &&
-        !zs_cfg_given_has(given, "offload-optimizer"))
-        cfg->offload_optimizer = (int)ds.offload_optimizer.device.v;
-    if (ds.offload_param.present && !zs_cfg_given_has(given, "offload-param"))
-        cfg->offload_param = (int)ds.offload_param.device.v;
-    if (ds.offload_optimizer.present &&
-        !zs_cfg_given_has(given, "nvme-buffer-count"))
-        cfg->nvme_buffer_count = ds.offload_optimizer.buffer_count.v;
-    if (ds.offload_param.present &&
-        !zs_cfg_given_has(given, "param-buffer-count"))
-        cfg->param_buffer_count = ds.offload_param.buffer_count.v;
-    if (ds.offload_param.present &&
-        !zs_cfg_given_has(given, "param-buffer-size"))
-        cfg->param_buffer_size = ds.offload_param.buffer_size.v;
-    if (ds.offload_param.present &&
-        !zs_cfg_given_has(given, "param-max-in-cpu"))
-        cfg->param_max_in_cpu = ds.offload_param.max_in_cpu.v;
-    if (ds.offload_optimizer.present &&
-        !zs_cfg_given_has(given, "pipeline-read"))
-        cfg->pipeline_read = ds.offload_optimizer.pipeline_read.v;
-    if (ds.offload_optimizer.present &&
-        !zs_cfg_given_has(given, "pipeline-write"))
-        cfg->pipeline_write = ds.offload_optimizer.pipeline_write.v;
+    /* every knob with a zsim flag, through ds_keys.c's rows */
+    zs_ds_keys_to_cfg(&ds, cfg, given);
     /* "optimizer": {"params": {"torch_adam": true}}: DeepSpeed steps
      * torch.optim.AdamW on the CPU (engine.py:2096-2106, 0.19.6), the
      * for-loop unless "fused": true is passed through to it */
@@ -90,28 +66,6 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
                                           : ds.offload_param.pin_memory.v)
                 ? ZS_YES
                 : ZS_NO;
-    SET_INT("reduce-bucket-size", reduce_bucket_size, ds.reduce_bucket_size);
-    SET_INT("prefetch-bucket-size", prefetch_bucket_size,
-            ds.stage3_prefetch_bucket_size);
-    SET_INT("param-persistence-threshold", param_persistence_threshold,
-            ds.stage3_param_persistence_threshold);
-    SET_INT("max-live-parameters", max_live_parameters,
-            ds.stage3_max_live_parameters);
-    SET_INT("max-reuse-distance", max_reuse_distance,
-            ds.stage3_max_reuse_distance);
-    SET_INT("sub-group-size", sub_group_size, ds.sub_group_size);
-    SET_INT("micro-batch", micro_batch, ds.train_micro_batch_size_per_gpu);
-    SET_INT("grad-accum", grad_accum, ds.gradient_accumulation_steps);
-    if (ds.overlap_comm.from == ZS_DS_SET &&
-        !zs_cfg_given_has(given, "overlap-comm"))
-        cfg->overlap_comm = ds.overlap_comm.v;
-    if (ds.contiguous_gradients.from == ZS_DS_SET &&
-        !zs_cfg_given_has(given, "contiguous-gradients"))
-        cfg->contiguous_gradients = ds.contiguous_gradients.v;
-    if (ds.gradient_clipping.from == ZS_DS_SET &&
-        !zs_cfg_given_has(given, "gradient-clipping"))
-        cfg->gradient_clipping = ds.gradient_clipping.v;
-#undef SET_INT
     /* activation_checkpointing (issue 14 §3): cpu_checkpointing is what
      * --cpu-checkpointing simulates; partition_activations keeps it on the
      * blocking copy (config.c check_act_offload). */
