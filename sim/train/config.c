@@ -347,102 +347,118 @@ static int parse_auto_text(const struct zs_field *f, const char *text,
     return zs_field_parse_text(&as_int, text, cfg);
 }
 
+/* A scenario's "checkpointing": "layer:N" is not one of the enum's names, so
+ * it is read here and the key taken out before the table reads the rest. */
+static int scenario_ckpt(const struct zs_json_src *src, cJSON *root,
+                         struct zs_cfg *cfg, struct zs_cfg *tmp,
+                         struct zs_err *err)
+{
+    const cJSON *ck = cJSON_GetObjectItemCaseSensitive(root, "checkpointing");
+    char where[300];
+    if (!cJSON_IsString(ck) || parse_ckpt_layer(ck->valuestring, tmp) == 1)
+        return 0;
+    if (parse_ckpt_layer(ck->valuestring, tmp) != 0) {
+        zs_json_where(src, "", "checkpointing", where, sizeof where);
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid 'checkpointing' in %s: must be " CKPT_WANT
+                          " (got '%s')",
+                          where, ck->valuestring);
+    }
+    cfg->checkpointing = tmp->checkpointing;
+    cfg->ckpt_every = tmp->ckpt_every;
+    cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(root, "checkpointing"));
+    return 0;
+}
+
+/* A scenario's "auto"-or-integer field (the bucket sizes), straight into
+ * cfg. */
+static int scenario_custom(const struct zs_json_src *src, const cJSON *node,
+                           const struct zs_field *f, struct zs_cfg *cfg,
+                           struct zs_err *err)
+{
+    char where[300], want[160];
+    int ok = 0;
+    struct zs_field as_int = *f;
+    if (cJSON_IsString(node))
+        ok = parse_auto_text(f, node->valuestring, cfg) == 0 &&
+             !strcmp(node->valuestring, "auto");
+    else if (cJSON_IsNumber(node)) {
+        char num[64];
+        snprintf(num, sizeof num, "%.0f", node->valuedouble);
+        ok = node->valuedouble == (double)(int64_t)node->valuedouble &&
+             parse_auto_text(f, num, cfg) == 0;
+    }
+    if (ok)
+        return 0;
+    as_int.type = ZS_F_INT;
+    zs_field_want_text(&as_int, want, sizeof want);
+    zs_json_where(src, "", f->key, where, sizeof where);
+    return zs_err_set(err, ZS_EINPUT,
+                      "invalid '%s' in %s: must be \"auto\" or %s (got %s)",
+                      f->key, where, want,
+                      cJSON_IsString(node) ? node->valuestring
+                                           : zs_json_type_name(node));
+}
+
+/* Bytes a field of type f->type occupies in struct zs_cfg. */
+static size_t field_size(const struct zs_field *f)
+{
+    switch (f->type) {
+    case ZS_F_INT:
+    case ZS_F_BYTES:
+        return sizeof(int64_t);
+    case ZS_F_DOUBLE:
+        return sizeof(double);
+    case ZS_F_BOOL:
+        return sizeof(bool);
+    case ZS_F_ENUM:
+        return sizeof(int);
+    case ZS_F_STRING:
+        return f->str_cap;
+    default:
+        return 0;
+    }
+}
+
+/* The scenario's name when it gives none: the file name without ".json". */
+static void scenario_name(const char *path, struct zs_cfg *cfg)
+{
+    const char *base = strrchr(path, '/');
+    if (cfg->name[0])
+        return;
+    base = base ? base + 1 : path;
+    zs_strlcpy(cfg->name, base, sizeof cfg->name);
+    if (zs_str_endswith(cfg->name, ".json"))
+        cfg->name[strlen(cfg->name) - 5] = '\0';
+}
+
 int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg,
                          struct zs_err *err)
 {
     cJSON *root = NULL;
     struct zs_json_src src;
     struct zs_cfg tmp = *cfg;
-    cJSON *ck;
     int rc = zs_json_parse_file(path, &root, &src, err);
     if (rc)
         return rc;
-    /* "layer:N" is not one of the enum's names: read it here and take the
-     * key out before the table reads the rest. */
-    ck = cJSON_GetObjectItemCaseSensitive(root, "checkpointing");
-    if (cJSON_IsString(ck) && parse_ckpt_layer(ck->valuestring, &tmp) != 1) {
-        char where[300];
-        if (parse_ckpt_layer(ck->valuestring, &tmp) != 0) {
-            zs_json_where(&src, "", "checkpointing", where, sizeof where);
-            rc = zs_err_set(err, ZS_EINPUT,
-                            "invalid 'checkpointing' in %s: must be " CKPT_WANT
-                            " (got '%s')",
-                            where, ck->valuestring);
-            goto out;
-        }
-        cfg->checkpointing = tmp.checkpointing;
-        cfg->ckpt_every = tmp.ckpt_every;
-        cJSON_Delete(
-            cJSON_DetachItemFromObjectCaseSensitive(root, "checkpointing"));
-    }
+    rc = scenario_ckpt(&src, root, cfg, &tmp, err);
     /* Absent keys keep the caller's values: read into tmp, then copy back
      * only the keys present. */
-    rc = zs_json_read(&src, root, "", k_fields, NFIELDS, &tmp, 0, err);
-    if (rc)
-        goto out;
-    for (size_t i = 0; i < NFIELDS; i++) {
+    if (!rc)
+        rc = zs_json_read(&src, root, "", k_fields, NFIELDS, &tmp, 0, err);
+    for (size_t i = 0; !rc && i < NFIELDS; i++) {
         const struct zs_field *f = &k_fields[i];
         const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, f->key);
-        size_t sz;
         if (!node)
             continue;
-        if (f->type == ZS_F_CUSTOM) {
-            char where[300], want[160];
-            int ok = 0;
-            if (cJSON_IsString(node))
-                ok = parse_auto_text(f, node->valuestring, cfg) == 0 &&
-                     !strcmp(node->valuestring, "auto");
-            else if (cJSON_IsNumber(node)) {
-                char num[64];
-                snprintf(num, sizeof num, "%.0f", node->valuedouble);
-                ok = node->valuedouble == (double)(int64_t)node->valuedouble &&
-                     parse_auto_text(f, num, cfg) == 0;
-            }
-            if (!ok) {
-                struct zs_field as_int = *f;
-                as_int.type = ZS_F_INT;
-                zs_field_want_text(&as_int, want, sizeof want);
-                zs_json_where(&src, "", f->key, where, sizeof where);
-                rc = zs_err_set(
-                    err, ZS_EINPUT,
-                    "invalid '%s' in %s: must be \"auto\" or %s (got %s)",
-                    f->key, where, want,
-                    cJSON_IsString(node) ? node->valuestring
-                                         : zs_json_type_name(node));
-                goto out;
-            }
-            continue;
-        }
-        switch (f->type) {
-        case ZS_F_INT:
-        case ZS_F_BYTES:
-            sz = sizeof(int64_t);
-            break;
-        case ZS_F_DOUBLE:
-            sz = sizeof(double);
-            break;
-        case ZS_F_BOOL:
-            sz = sizeof(bool);
-            break;
-        case ZS_F_ENUM:
-            sz = sizeof(int);
-            break;
-        case ZS_F_STRING:
-            sz = f->str_cap;
-            break;
-        default:
-            sz = 0;
-        }
-        memcpy((char *)cfg + f->offset, (char *)&tmp + f->offset, sz);
+        if (f->type == ZS_F_CUSTOM)
+            rc = scenario_custom(&src, node, f, cfg, err);
+        else
+            memcpy((char *)cfg + f->offset, (char *)&tmp + f->offset,
+                   field_size(f));
     }
-    if (!cfg->name[0]) {
-        const char *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        zs_strlcpy(cfg->name, base, sizeof cfg->name);
-        if (zs_str_endswith(cfg->name, ".json"))
-            cfg->name[strlen(cfg->name) - 5] = '\0';
-    }
-out:
+    if (!rc)
+        scenario_name(path, cfg);
     cJSON_Delete(root);
     zs_json_src_release(&src);
     return rc;
@@ -651,14 +667,10 @@ bool zs_cfg_grads_held_unsharded(const struct zs_cfg *c)
            c->accum > 1;
 }
 
-int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
-                   const struct zs_cluster *cl, struct zs_err *err)
+/* Processes per node, world, sequence- and data-parallel degrees. */
+static int resolve_topology(struct zs_cfg *c, const struct zs_cluster *cl,
+                            struct zs_err *err)
 {
-    int64_t h = m->hidden;
-    int vrc = zs_ds_version_parse_flag(c->deepspeed_version,
-                                      "deepspeed-version", &c->ds_version, err);
-    if (vrc)
-        return vrc;
     c->procs_per_node = c->procs ? c->procs : cl->node.gpus_per_node;
     if (c->procs_per_node > cl->node.gpus_per_node)
         return zs_err_set(err, ZS_EUSAGE,
@@ -673,6 +685,12 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
                           "processes (got %lld)",
                           (long long)c->world, (long long)c->sp);
     c->dp = c->world / c->sp;
+    return 0;
+}
+
+/* Accumulation from --global-batch or --grad-accum, tokens per step. */
+static int resolve_batch(struct zs_cfg *c, struct zs_err *err)
+{
     if (c->global_batch) {
         int64_t per = c->micro_batch * c->dp;
         if (c->global_batch % per)
@@ -696,6 +714,13 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     }
     c->tokens_per_step = c->micro_batch * c->accum * c->dp * c->seq_len;
 
+    return 0;
+}
+
+/* Which offload combinations each framework (and bitsandbytes, and QLoRA
+ * under ZeRO-3) can run. */
+static int check_offload(const struct zs_cfg *c, struct zs_err *err)
+{
     if (c->framework == ZS_FW_FSDP2) {
         /* CPUOffloadPolicy offloads parameters and optimizer together
          * (torch/distributed/fsdp/_fully_shard/_fsdp_api.py; DESIGN §4). */
@@ -746,37 +771,75 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
             "qlora with '--offload-param cpu' is not supported by "
             "DeepSpeed ZeRO-3 (4-bit weights stay on the GPU)");
 
-    {
-        int rc = check_act_offload(c, err);
-        if (rc)
-            return rc;
-    }
+    return 0;
+}
 
-    /* "auto" bucket knobs as HF/TRL resolve them (ds_keys.c) */
-    zs_ds_keys_auto_hidden_cfg(c, h);
+/* --lora-targets: "all" or projections by role (model.h zs_role). */
+static int resolve_lora_targets(struct zs_cfg *c, struct zs_err *err)
+{
+    static const struct {
+        const char *name;
+        unsigned role;
+    } roles[] = {{"q", ZS_ROLE_Q},       {"k", ZS_ROLE_K},
+                 {"v", ZS_ROLE_V},       {"o", ZS_ROLE_O},
+                 {"gate", ZS_ROLE_GATE}, {"up", ZS_ROLE_UP},
+                 {"down", ZS_ROLE_DOWN}};
+    const char *p = c->lora_targets;
+    unsigned mask = 0;
+    bool ok = *p != '\0';
+    if (!strcmp(p, "all"))
+        mask = ZS_ROLE_ALL_LINEAR;
+    else
+        while (ok && *p) {
+            size_t n = strcspn(p, ","), k;
+            for (k = 0; k < sizeof roles / sizeof roles[0]; k++)
+                if (strlen(roles[k].name) == n &&
+                    !strncmp(p, roles[k].name, n))
+                    break;
+            if (k == sizeof roles / sizeof roles[0] ||
+                (mask & roles[k].role)) {
+                ok = false;
+                break;
+            }
+            mask |= roles[k].role;
+            p += n;
+            if (*p == ',' && *++p == '\0')
+                ok = false;
+        }
+    if (!ok)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--lora-targets': must be "
+                          "all, or q, k, v, o, gate, up, down joined by "
+                          "commas, each at most once (got '%s')",
+                          c->lora_targets);
+    c->lora_target_mask = mask;
+    return 0;
+}
 
-    /* Trainer-dependent defaults (issue 10).
-     * - CPU optimizer: DeepSpeed offload steps DeepSpeedCPUAdam
-     *   (deepspeed/ops/adam/cpu_adam.py); FSDP2 steps whatever optimizer the
-     *   user built: torch.optim.AdamW with defaults is the single-tensor
-     *   for-loop on CPU (torch/optim/optimizer.py _default_to_fused_or_foreach:
-     *   foreach only for CUDA-like devices, fused never defaulted); torchtune's
-     *   recipes set fused=True with fsdp_cpu_offload.
-     * - Launcher: HF Trainer users launch through accelerate (or torchrun);
-     *   torchtitan and torchtune through torchrun (their run scripts).
-     * - Precision (FSDP2's MixedPrecisionPolicy; compute is bf16 throughout):
-     *   hf: accelerate's FSDP2 plugin with mixed_precision bf16 sets
-     *   MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=bf16)
-     *   (accelerate 16cb6eb8 utils/dataclasses.py set_mixed_precision) and
-     *   upcasts trainable params to fp32 masters (utils/fsdp_utils.py "Upcast
-     *   to fp32 master weights"): param fp32, reduce bf16.
-     *   torchtitan: training.dtype float32 and mixed_precision_reduce float32
-     *   (torchtitan b5bcd76c6 torchtitan/config/configs.py): fp32, fp32.
-     *   torchtune: "dtype: bf16" loads the model in bf16 and shards it without
-     *   a MixedPrecisionPolicy (torchtune bd2a0fc7c recipes/
-     *   full_finetune_distributed.py, training/_distributed.py shard_model):
-     *   params, grads and AdamW states all bf16, and foreach_reduce reduces in
-     *   the grad dtype (reduce_dtype None -> bf16). */
+/* Trainer-dependent defaults (issue 10).
+ * - CPU optimizer: DeepSpeed offload steps DeepSpeedCPUAdam
+ *   (deepspeed/ops/adam/cpu_adam.py); FSDP2 steps whatever optimizer the
+ *   user built: torch.optim.AdamW with defaults is the single-tensor
+ *   for-loop on CPU (torch/optim/optimizer.py _default_to_fused_or_foreach:
+ *   foreach only for CUDA-like devices, fused never defaulted); torchtune's
+ *   recipes set fused=True with fsdp_cpu_offload.
+ * - Launcher: HF Trainer users launch through accelerate (or torchrun);
+ *   torchtitan and torchtune through torchrun (their run scripts).
+ * - Precision (FSDP2's MixedPrecisionPolicy; compute is bf16 throughout):
+ *   hf: accelerate's FSDP2 plugin with mixed_precision bf16 sets
+ *   MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=bf16)
+ *   (accelerate 16cb6eb8 utils/dataclasses.py set_mixed_precision) and
+ *   upcasts trainable params to fp32 masters (utils/fsdp_utils.py "Upcast
+ *   to fp32 master weights"): param fp32, reduce bf16.
+ *   torchtitan: training.dtype float32 and mixed_precision_reduce float32
+ *   (torchtitan b5bcd76c6 torchtitan/config/configs.py): fp32, fp32.
+ *   torchtune: "dtype: bf16" loads the model in bf16 and shards it without
+ *   a MixedPrecisionPolicy (torchtune bd2a0fc7c recipes/
+ *   full_finetune_distributed.py, training/_distributed.py shard_model):
+ *   params, grads and AdamW states all bf16, and foreach_reduce reduces in
+ *   the grad dtype (reduce_dtype None -> bf16). */
+static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
+{
     /* Gradient clipping when not given: the HF Trainer's max_grad_norm 1.0
      * (transformers TrainingArguments), torchtitan's training.max_norm 1.0
      * (torchtitan/config/job_config.py), torchtune's recipes none
@@ -785,45 +848,6 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
      * (train/setup.c) or, launched by the HF Trainer, max_grad_norm 1.0. */
     if (c->gradient_clipping < 0)
         c->gradient_clipping = c->trainer == ZS_TRAINER_TORCHTUNE ? 0 : 1.0;
-    {
-        /* --lora-targets: "all" or projections by role (model.h zs_role) */
-        static const struct {
-            const char *name;
-            unsigned role;
-        } roles[] = {{"q", ZS_ROLE_Q},       {"k", ZS_ROLE_K},
-                     {"v", ZS_ROLE_V},       {"o", ZS_ROLE_O},
-                     {"gate", ZS_ROLE_GATE}, {"up", ZS_ROLE_UP},
-                     {"down", ZS_ROLE_DOWN}};
-        const char *p = c->lora_targets;
-        unsigned mask = 0;
-        bool ok = *p != '\0';
-        if (!strcmp(p, "all"))
-            mask = ZS_ROLE_ALL_LINEAR;
-        else
-            while (ok && *p) {
-                size_t n = strcspn(p, ","), k;
-                for (k = 0; k < sizeof roles / sizeof roles[0]; k++)
-                    if (strlen(roles[k].name) == n &&
-                        !strncmp(p, roles[k].name, n))
-                        break;
-                if (k == sizeof roles / sizeof roles[0] ||
-                    (mask & roles[k].role)) {
-                    ok = false;
-                    break;
-                }
-                mask |= roles[k].role;
-                p += n;
-                if (*p == ',' && *++p == '\0')
-                    ok = false;
-            }
-        if (!ok)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--lora-targets': must be "
-                              "all, or q, k, v, o, gate, up, down joined by "
-                              "commas, each at most once (got '%s')",
-                              c->lora_targets);
-        c->lora_target_mask = mask;
-    }
     /* Liger's fused linear cross-entropy (--kernels fused) replaces the
      * loss, chunks and all: it and torchtune's chunked loss exclude each
      * other. */
@@ -864,23 +888,53 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     if (c->reduce_dtype_resolved == ZS_DT_AUTO)
         c->reduce_dtype_resolved =
             c->trainer == ZS_TRAINER_TORCHTITAN ? ZS_DT_FP32 : ZS_DT_BF16;
-    if (c->framework == ZS_FW_DEEPSPEED) {
-        int rc = check_deepspeed_policy(c, err);
-        if (rc)
-            return rc;
-    }
+    return 0;
+}
 
-    /* offload_*.pin_memory default: False up to 0.19.4, True from 0.19.5
-     * (PR #8207; mechanics §0). */
+static void resolve_pin(struct zs_cfg *c)
+{
+    /* offload_*.pin_memory default by DeepSpeed release (ds_keys.c's row,
+     * PR #8207) */
     if (c->pin_memory == ZS_AUTO) {
         c->pin_param = c->pin_optimizer =
-            zs_ds_at_least(&c->ds_version, 0, 19, 5);
+            zs_ds_key_default("zero_optimization.offload_param.pin_memory",
+                              &c->ds_version) != 0;
     } else {
         c->pin_param = c->pin_optimizer = c->pin_memory == ZS_YES;
     }
     if (c->framework ==
         ZS_FW_FSDP2) /* CPUOffloadPolicy(pin_memory=True) default */
         c->pin_param = c->pin_optimizer = c->pin_memory != ZS_NO;
+}
+
+/* The phases, each in its own function above: topology, batch, what the
+ * frameworks can offload, activation offload, "auto" buckets, LoRA targets,
+ * the trainer's defaults, DeepSpeed's precision policy, pinning. */
+int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
+                   const struct zs_cluster *cl, struct zs_err *err)
+{
+    int rc = zs_ds_version_parse_flag(c->deepspeed_version,
+                                      "deepspeed-version", &c->ds_version, err);
+    if (!rc)
+        rc = resolve_topology(c, cl, err);
+    if (!rc)
+        rc = resolve_batch(c, err);
+    if (!rc)
+        rc = check_offload(c, err);
+    if (!rc)
+        rc = check_act_offload(c, err);
+    if (rc)
+        return rc;
+    /* "auto" bucket knobs as HF/TRL resolve them (ds_keys.c) */
+    zs_ds_keys_auto_hidden_cfg(c, m->hidden);
+    rc = resolve_lora_targets(c, err);
+    if (!rc)
+        rc = resolve_trainer_defaults(c, err);
+    if (!rc && c->framework == ZS_FW_DEEPSPEED)
+        rc = check_deepspeed_policy(c, err);
+    if (rc)
+        return rc;
+    resolve_pin(c);
     if (!c->name[0])
         zs_strlcpy(c->name, "cli", sizeof c->name);
     return 0;

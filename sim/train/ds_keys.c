@@ -486,17 +486,22 @@ static void cfg_put(void *cfg, struct zs_dk_cfg f, double v)
     }
 }
 
+static double row_default(const struct zs_dkey *k,
+                          const struct zs_ds_version *v)
+{
+    bool later =
+        version_set(&k->def2_from) && zs_ds_version_cmp(v, &k->def2_from) >= 0;
+    return later ? k->def2 : k->def;
+}
+
 static void defaults_of(const struct zs_dtab *t, struct zs_dsconfig *c)
 {
     for (size_t i = 0; i < t->n; i++) {
         const struct zs_dkey *k = &t->keys[i];
         if (k->kind == ZS_DK_OBJ && !(k->flags & ZS_DK_ALIAS))
             defaults_of(k->sub, c);
-        else if (row_has_value(k)) {
-            bool later = version_set(&k->def2_from) &&
-                         zs_ds_version_cmp(&c->version, &k->def2_from) >= 0;
-            ds_put(c, k, later ? k->def2 : k->def, ZS_DS_DEFAULT);
-        }
+        else if (row_has_value(k))
+            ds_put(c, k, row_default(k, &c->version), ZS_DS_DEFAULT);
     }
 }
 
@@ -593,6 +598,12 @@ void zs_ds_keys_auto_hidden_cfg(struct zs_cfg *cfg, int64_t h)
             cfg_get(cfg, k->in) < 0)
             cfg_put(cfg, k->in, (double)k->auto_of_hidden(h));
     }
+}
+
+double zs_ds_key_default(const char *qualified, const struct zs_ds_version *v)
+{
+    const struct zs_dkey *k = find(&t_top, qualified);
+    return k && row_has_value(k) ? row_default(k, v) : 0;
 }
 
 bool zs_ds_key_read_by(const char *qualified, const struct zs_ds_version *v)

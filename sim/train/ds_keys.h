@@ -112,6 +112,8 @@ void zs_ds_keys_from_cfg(const struct zs_cfg *cfg, struct zs_dsconfig *ds);
 void zs_ds_keys_auto_hidden(struct zs_dsconfig *ds, bool can, int64_t h);
 /* ... and into the zsim settings whose flag said "auto" (stored as < 0). */
 void zs_ds_keys_auto_hidden_cfg(struct zs_cfg *cfg, int64_t h);
+/* The key's DeepSpeed default for release v (0 for an unknown key). */
+double zs_ds_key_default(const char *qualified, const struct zs_ds_version *v);
 /* Whether release v reads the key ("aio.thread_count"); unknown keys: true. */
 bool zs_ds_key_read_by(const char *qualified, const struct zs_ds_version *v);
 
