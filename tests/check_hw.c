@@ -36,16 +36,26 @@ START_TEST(test_shipped_profiles_load)
     static struct zs_node n;
 
     ck_assert_int_eq(zs_hw_list(&gn, &a, &nn, &b), 0);
-    ck_assert_int_eq(a, 9);
-    ck_assert_int_eq(b, 9);
-    ck_assert_int_eq(ng, 9);
-    ck_assert_int_eq(nnodes, 9);
+    ck_assert_int_eq(a, 11);
+    ck_assert_int_eq(b, 11);
+    ck_assert_int_eq(ng, 11);
+    ck_assert_int_eq(nnodes, 11);
+    /* zs_hw_list names every registry entry, in order */
+    for (int i = 0; i < ng; i++)
+        ck_assert_str_eq(gn[i], ge[i].name);
+    for (int i = 0; i < nnodes; i++)
+        ck_assert_str_eq(nn[i], ne[i].name);
     for (int i = 0; i < nnodes; i++) {
         struct zs_err err = {0, ""};
         int rc = zs_hw_load_node_named(ne[i].file, &n, &err);
         ck_assert_msg(rc == 0, "%s: %s", ne[i].file, err.msg);
         ck_assert_str_eq(n.name, ne[i].name);
-        ck_assert_int_eq(n.gpus_installed, 8);
+        /* 8-GPU servers, but the 2x RTX 3090 workstation and the 4x A10G
+         * g5.12xlarge of the published runs */
+        ck_assert_int_eq(n.gpus_installed,
+                         !strcmp(ne[i].file, "ws-rtx3090")        ? 2
+                         : !strcmp(ne[i].file, "aws-g5-12xlarge") ? 4
+                                                                  : 8);
         /* Every group carries a source. */
         ck_assert_int_ge(n.sources.n, 10);
         /* six groups, attn_eff_by_seq where measured (not L40S), and
@@ -78,7 +88,7 @@ START_TEST(test_shipped_profiles_load)
     /* Each GPU's default node holds that GPU. */
     for (int i = 0; i < ng; i++) {
         char spec[64];
-        snprintf(spec, sizeof spec, "8x%s", ge[i].name);
+        snprintf(spec, sizeof spec, "1x%s", ge[i].name);
         ck_assert_str_eq(resolve_ok(spec, 0, 0)->node.gpu.name, ge[i].name);
     }
 }
@@ -194,6 +204,45 @@ START_TEST(test_kernel_times)
     /* batched without the shape model: batch x one GEMM */
     ck_assert(NEAR(zs_gpu_gemm_batched_s(g, 3, 1000, 1000, 1000),
                    3 * 1.174810e-4, 1e-5));
+}
+END_TEST
+
+/* The GA102 cards of the published runs (validation/published), by hand.
+ * GeForce-rate tensor math with FP32 accumulate: 4 tensor cores x 64 dense
+ * FMA/clk x 2 = 512 FLOP/clk per SM (NVIDIA GA102 whitepaper: RTX 3090
+ * 71/142 TF dense/sparse).  RTX 3090: 82 SMs x 512 x 1.695 GHz =
+ * 71.16288e12; A10G: 80 SMs x 512 x 1.71 GHz = 70.0416e12. */
+START_TEST(test_ga102_profiles)
+{
+    const struct zs_cluster *c = resolve_ok("2xRTX-3090", 0, 0);
+    const struct zs_gpu *g = &c->node.gpu;
+    ck_assert_int_eq(g->sms, 82);
+    ck_assert(NEAR(g->peak_bf16_flops, 82.0 * 512 * 1.695e9, 1e-9));
+    /* torch total 23.70 GiB = 24269 MiB (rounded up from 24268.8) */
+    ck_assert_int_eq(g->hbm_bytes, 24269LL * 1048576);
+    /* 19.5 Gb/s x 384 bit / 8 = 936 GB/s; 1e9 / (936e9 * 0.85) s */
+    ck_assert(NEAR(zs_gpu_membound_s(g, 1e9), 1.256913e-3, 1e-6));
+    ck_assert(g->nvlink_bytes_per_s == 0);
+    ck_assert_str_eq(c->node.name, "Workstation, 2x RTX 3090");
+    ck_assert_int_eq(c->node.gpus_installed, 2);
+    ck_assert_int_eq(c->node.host_ram_bytes, 128 * ZS_GiB);
+    /* one GPU per Gen3 x8 link: 12 GB/s (Gen3 x16, BaM #54) / 2 */
+    ck_assert_int_eq(c->node.gpus_per_pcie_switch, 1);
+    ck_assert(c->node.pcie_switch_uplink_bytes_per_s == 6e9);
+    ck_assert_int_eq(c->node.nics, 0);
+
+    c = resolve_ok("4xA10G", 0, 0);
+    g = &c->node.gpu;
+    ck_assert_int_eq(g->sms, 80);
+    ck_assert(NEAR(g->peak_bf16_flops, 80.0 * 512 * 1.71e9, 1e-9));
+    ck_assert_int_eq(g->hbm_bytes, 22733LL * 1048576); /* 22.20 GiB */
+    ck_assert(NEAR(zs_gpu_membound_s(g, 1e9), 1e9 / (600e9 * 0.85), 1e-9));
+    ck_assert_str_eq(c->node.name, "AWS g5.12xlarge");
+    ck_assert_int_eq(c->node.gpus_installed, 4);
+    ck_assert_int_eq(c->node.host_ram_bytes, 192 * ZS_GiB);
+    ck_assert_int_eq(c->node.cpu_cores, 24); /* 48 vCPUs */
+    ck_assert_int_eq(c->node.nics, 1);
+    ck_assert(c->node.nic_bytes_per_s == 5e9); /* 40 Gb/s */
 }
 END_TEST
 
@@ -382,8 +431,18 @@ START_TEST(test_bad_specs)
          "unknown GPU 'H999' in '8xH999': closest are H100, H200, A100 (see "
          "'zsim hw list')"},
         {"8xA10", 0, 0,
-         "unknown GPU 'A10' in '8xA10': closest are A100, A100-40GB, H100 (see "
+         "unknown GPU 'A10' in '8xA10': closest are A100, A100-40GB, A10G (see "
          "'zsim hw list')"},
+        {"4xRTX-3090", 0, 0,
+         "invalid GPU count 4 in '4xRTX-3090': must be in [1, 2], the GPUs of "
+         "one Workstation, 2x RTX 3090 node (it has no compute network to "
+         "join more nodes)"},
+        {"2x2xRTX3090", 0, 0,
+         "invalid node count 2 for '2x2xRTX3090': Workstation, 2x RTX 3090 "
+         "has no compute network"},
+        {"8xA10G", 0, 0,
+         "invalid GPU count 8 in '8xA10G': must be in [1, 4], the GPUs of one "
+         "AWS g5.12xlarge node (for more, give nodes: 2x4xA10G)"},
         {"x8", 0, 0,
          "invalid cluster spec 'x8': must start with a GPU count (e.g. 8xH100, "
          "2x8xH100, 4xA100-80GB)"},
@@ -655,6 +714,7 @@ Suite *suite_hw(void)
     tcase_add_test(core, test_curve_eval);
     tcase_add_test(core, test_kernel_times);
     tcase_add_test(core, test_gemm_shape);
+    tcase_add_test(core, test_ga102_profiles);
     tcase_add_test(core, test_attn_eff);
     tcase_add_test(core, test_collectives);
     tcase_add_test(core, test_flags_good);

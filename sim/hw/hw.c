@@ -23,8 +23,10 @@
 /* ---- registry ---------------------------------------------------------- */
 
 /* Default node per GPU (documented in docs/hw.md): the DGX/HGX system the
- * SXM parts are usually rented in, and a generic 8-GPU PCIe server for PCIe
- * cards.  "A100" means the 80GB SXM part (the DGX A100 640GB). */
+ * SXM parts are usually rented in, a generic 8-GPU PCIe server for PCIe
+ * cards, and the machine of the published runs where the card is only known
+ * there (RTX 3090: a 2-GPU workstation; A10G: AWS g5.12xlarge, 4 GPUs).
+ * "A100" means the 80GB SXM part (the DGX A100 640GB). */
 static const struct zs_hw_gpu_entry g_gpus[] = {
     {"H100-SXM-80GB",
      "h100-sxm-80gb",
@@ -56,6 +58,10 @@ static const struct zs_hw_gpu_entry g_gpus[] = {
     /* The single-GPU cards of torchtune's README table. */
     {"RTX-4090", "rtx-4090", "pcie-rtx4090", {"RTX4090", NULL}},
     {"RTX-A6000", "rtx-a6000", "pcie-rtxa6000", {"A6000", "RTXA6000", NULL}},
+    /* Answer.AI's dual RTX 3090 workstation and philschmid's AWS g5.12xlarge
+     * (validation/published). */
+    {"RTX-3090", "rtx-3090", "ws-rtx3090", {"RTX3090", NULL}},
+    {"A10G", "a10g", "aws-g5-12xlarge", {"A10G-24GB", NULL}},
 };
 #define NGPUS ((int)(sizeof g_gpus / sizeof g_gpus[0]))
 
@@ -69,12 +75,16 @@ static const struct zs_hw_node_entry g_nodes[] = {
     {"Grand Teton H100", "grand-teton-h100"},
     {"PCIe server, 8x RTX 4090", "pcie-rtx4090"},
     {"PCIe server, 8x RTX A6000", "pcie-rtxa6000"},
+    {"Workstation, 2x RTX 3090", "ws-rtx3090"},
+    {"AWS g5.12xlarge", "aws-g5-12xlarge"},
 };
 #define NNODES ((int)(sizeof g_nodes / sizeof g_nodes[0]))
 
+/* zs_hw_list's names, in registry order (tests check every entry). */
 static const char *const g_gpu_names[NGPUS] = {
     "H100-SXM-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "A100-SXM-80GB",
-    "A100-SXM-40GB", "L40S",           "H100-SXM-96GB"};
+    "A100-SXM-40GB", "L40S",           "H100-SXM-96GB",  "RTX-4090",
+    "RTX-A6000",     "RTX-3090",       "A10G"};
 static const char *const g_node_names[NNODES] = {"DGX H100",
                                                  "HGX H200",
                                                  "DGX A100 640GB",
@@ -83,7 +93,9 @@ static const char *const g_node_names[NNODES] = {"DGX H100",
                                                  "PCIe server, 8x L40S",
                                                  "Grand Teton H100",
                                                  "PCIe server, 8x RTX 4090",
-                                                 "PCIe server, 8x RTX A6000"};
+                                                 "PCIe server, 8x RTX A6000",
+                                                 "Workstation, 2x RTX 3090",
+                                                 "AWS g5.12xlarge"};
 
 int zs_hw_gpu_entries(const struct zs_hw_gpu_entry **out)
 {
@@ -246,6 +258,26 @@ static int unknown_gpu(const char *name, const char *spec, struct zs_err *err)
                       name, spec, near);
 }
 
+/* A GPU count beyond the node's: names the node, and how to ask for more
+ * GPUs where the node has a network to join more nodes with. */
+static int bad_gpu_count(const char *spec, const char *b_txt, int b_len,
+                         const char *name, const struct zs_node *n,
+                         struct zs_err *err)
+{
+    if (n->nics < 1 || n->nic_bytes_per_s <= 0)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid GPU count %.*s in '%s': must be in [1, "
+                          "%d], the GPUs of one %s node (it has no compute "
+                          "network to join more nodes)",
+                          b_len, b_txt, spec, n->gpus_installed, n->name);
+    return zs_err_set(err, ZS_EUSAGE,
+                      "invalid GPU count %.*s in '%s': must be in [1, %d], "
+                      "the GPUs of one %s node (for more, give nodes: "
+                      "2x%dx%s)",
+                      b_len, b_txt, spec, n->gpus_installed, n->name,
+                      n->gpus_installed, name);
+}
+
 /* A SPEC "[NODES x] GPUS x NAME": the counts, and the GPU's default node
  * loaded into c->node. */
 static int resolve_spec(const char *spec, struct zs_cluster *c, long *nnodes,
@@ -318,12 +350,7 @@ static int resolve_spec(const char *spec, struct zs_cluster *c, long *nnodes,
                           "must hold %s (got %s)",
                           c->node.file, ge->name, ge->name, c->node.gpu.name);
     if (*ngpus < 1 || *ngpus > c->node.gpus_installed)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid GPU count %.*s in '%s': must be in [1, "
-                          "%d], the GPUs of one %s node (for more, give "
-                          "nodes: 2x%dx%s)",
-                          b_len, b_txt, spec, c->node.gpus_installed,
-                          c->node.name, c->node.gpus_installed, name);
+        return bad_gpu_count(spec, b_txt, b_len, name, &c->node, err);
     return 0;
 }
 
