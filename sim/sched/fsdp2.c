@@ -197,8 +197,11 @@ static void unshard(struct fs *s, int g)
         return;
     shard_bytes(s, u, &store, &shard_ag);
     full = shard_ag * b->c->world;
-    launch = zs_t_delay(b, b->q_host, 10000, ZS_CLS_HOST,
-                        "unshard (foreach copy-in)", g, b->last_host, -1);
+    /* the all-gather's host side (foreach_all_gather: all-gather inputs,
+     * copy-in, the collective's launch), hooks.c */
+    launch = zs_t_delay(b, b->q_host, zs_fsdp2_unshard_host_ns(s->off),
+                        ZS_CLS_HOST, "unshard (foreach copy-in)", g,
+                        b->last_host, -1);
     t = launch;
     if (s->off) {
         int32_t dev = zs_t_alloc(b, b->q_cpy, b->p_gpu, store, 0,
@@ -259,12 +262,14 @@ static void reshard(struct fs *s, int g, int32_t after)
     s->ungathered[g] = -1;
 }
 
-static int32_t launch(struct zs_bctx *b, int g, int kernels)
+/* The host runs group g's hooks (hooks.c), then launches its kernels. */
+static int32_t launch(struct zs_bctx *b, int g, int kernels, bool backward)
 {
-    return zs_t_delay(
-        b, b->q_host,
-        zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
-        ZS_CLS_HOST, "hooks + kernel launches", g, b->last_host, -1);
+    return zs_t_delay(b, b->q_host,
+                      zs_hook_ns(b, g, backward) +
+                          (int64_t)kernels * b->node->gpu.launch_overhead_ns,
+                      ZS_CLS_HOST, "hooks + kernel launches", g, b->last_host,
+                      -1);
 }
 
 /* Micro-steps before the last under no_sync: post_backward keeps the
@@ -456,7 +461,7 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
     for (int g = 1; g < n; g++) {
         unshard(s, g);
         zs_act_opts_at(b, b->units[g].layer, &la);
-        l = launch(b, g, b->units[g].kernels_fwd);
+        l = launch(b, g, b->units[g].kernels_fwd, false);
         s->saved[g] = zs_t_alloc(b, b->q_comp, b->p_gpu,
                                  zs_model_act_saved_per_layer(b->m, &la), 0,
                                  "saved activations", g, l);
@@ -477,7 +482,7 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
             reshard(s, g, c);
     }
     /* root's tail: final norm, lm_head, loss */
-    l = launch(b, 0, b->units[0].kernels_fwd);
+    l = launch(b, 0, b->units[0].kernels_fwd, false);
     s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_bf16, 0,
                            "logits (bf16)", 0, l);
     c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
@@ -496,7 +501,7 @@ static int32_t root_backward(struct fs *s, const struct zs_loss_bytes *lb)
 {
     struct zs_bctx *b = s->b;
     int32_t l, c, g32, g16;
-    l = launch(b, 0, b->units[0].kernels_bwd);
+    l = launch(b, 0, b->units[0].kernels_bwd, true);
     g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_fp32, 0,
                      "logits grad (fp32)", 0, l);
     zs_t_loss_release(b, lb, s->logprobs, g32);
@@ -523,7 +528,7 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
         unshard(s, g - 1); /* backward prefetch: one group ahead */
     bool full = zs_full_ckpt_at(b, b->units[g].layer);
     zs_act_opts_at(b, b->units[g].layer, &la);
-    l = launch(b, g, b->units[g].kernels_bwd);
+    l = launch(b, g, b->units[g].kernels_bwd, true);
     {
         /* the offloaded input comes back before the recompute */
         int32_t h = zs_actoff_bwd_begin(b, b->units[g].layer, g,
