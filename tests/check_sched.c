@@ -1184,6 +1184,30 @@ START_TEST(test_kernels_mode_orders_step_time)
 }
 END_TEST
 
+/* Host time of the frameworks' hooks (sched/hooks.c) on a model small
+ * enough to be host-bound (GPT-2, 12 layers, seq 1024).  ZeRO-3 hooks every
+ * module in every pass, ZeRO-2 only the trained tensors' grad hooks in
+ * backward, so ZeRO-3's step is much longer; FSDP2 unshards each of the 12
+ * layer groups in forward and again in backward at 0.37 ms of host time
+ * each (PyTorch PR #133369), so its step cannot be shorter than 24 x 0.37
+ * ms. */
+START_TEST(test_hook_host_time)
+{
+    struct run z2, z3, fs;
+    sim(&z2, "model=gpt2;gpus=8xH100;seq-len=1024;framework=deepspeed;"
+             "zero=2");
+    sim(&z3, "model=gpt2;gpus=8xH100;seq-len=1024;framework=deepspeed;"
+             "zero=3");
+    sim(&fs, "model=gpt2;gpus=8xH100;seq-len=1024;framework=fsdp2");
+    ck_assert_msg(z3.res.steady.time_s > 1.5 * z2.res.steady.time_s,
+                  "ZeRO-3 %.4f s vs ZeRO-2 %.4f s", z3.res.steady.time_s,
+                  z2.res.steady.time_s);
+    ck_assert_msg(fs.res.steady.time_s >= 24 * 370e-6,
+                  "FSDP2 step %.4f s", fs.res.steady.time_s);
+    ck_assert(fs.res.steady.br_other > 0);
+}
+END_TEST
+
 /* Every library model (the .json files in models/) schedules and runs under DeepSpeed
  * ZeRO-3 and FSDP2, with and without CPU offload, on 8 GPUs at seq 512: no
  * builder error (FSDP2's per-parameter offload allocations once failed for
@@ -1246,6 +1270,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);
     tcase_add_test(core, test_torchtitan_b1);
+    tcase_add_test(core, test_hook_host_time);
     tcase_add_test(core, test_compute_slowed_by_collectives);
     tcase_add_test(core, test_kernel_bytes_qwen7b_layer);
     tcase_add_test(core, test_kernels_mode_orders_step_time);

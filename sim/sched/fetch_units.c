@@ -18,16 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Host-side cost of one fetched module's hooks in DeepSpeed ZeRO-3 (pre/post
- * forward and backward hooks in Python, the coordinator's bookkeeping):
- * [assumption] 40 us per module per pass, to be calibrated by the harness;
- * the order of magnitude follows from DeepSpeed issue #1635-style profiles
- * where ZeRO-3 hook overhead dominates small models. */
-#define DS_HOOK_NS 40000
-/* FSDP2 per-group host cost (pre/post forward hooks, foreach copies):
- * [assumption] 60 us per group per pass. */
-#define FSDP2_HOOK_NS 60000
-
 static double gemm_ns(const struct zs_bctx *b, double m, double n, double k)
 {
     if (m <= 0 || n <= 0 || k <= 0)
@@ -528,10 +518,4 @@ const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,
     else
         snprintf(buf, cap, "%s", u->leaf->name);
     return buf;
-}
-
-/* Host hook costs, used by the schedules. */
-int64_t zs_hook_ns(const struct zs_bctx *b)
-{
-    return b->c->framework == ZS_FW_FSDP2 ? FSDP2_HOOK_NS : DS_HOOK_NS;
 }

@@ -197,8 +197,11 @@ static void unshard(struct fs *s, int g)
         return;
     shard_bytes(s, u, &store, &shard_ag);
     full = shard_ag * b->c->world;
-    launch = zs_t_delay(b, b->q_host, 10000, ZS_CLS_HOST,
-                        "unshard (foreach copy-in)", g, b->last_host, -1);
+    /* the all-gather's host side (foreach_all_gather: all-gather inputs,
+     * copy-in, the collective's launch), hooks.c */
+    launch = zs_t_delay(b, b->q_host, zs_fsdp2_unshard_host_ns(s->off),
+                        ZS_CLS_HOST, "unshard (foreach copy-in)", g,
+                        b->last_host, -1);
     t = launch;
     if (s->off) {
         int32_t dev = zs_t_alloc(b, b->q_cpy, b->p_gpu, store, 0,
@@ -259,12 +262,14 @@ static void reshard(struct fs *s, int g, int32_t after)
     s->ungathered[g] = -1;
 }
 
-static int32_t launch(struct zs_bctx *b, int g, int kernels)
+/* The host runs group g's hooks (hooks.c), then launches its kernels. */
+static int32_t launch(struct zs_bctx *b, int g, int kernels, bool backward)
 {
-    return zs_t_delay(
-        b, b->q_host,
-        zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
-        ZS_CLS_HOST, "hooks + kernel launches", g, b->last_host, -1);
+    return zs_t_delay(b, b->q_host,
+                      zs_hook_ns(b, g, backward) +
+                          (int64_t)kernels * b->node->gpu.launch_overhead_ns,
+                      ZS_CLS_HOST, "hooks + kernel launches", g, b->last_host,
+                      -1);
 }
 
 /* Micro-steps before the last under no_sync: post_backward keeps the
@@ -306,6 +311,90 @@ static int32_t hold_grads(struct fs *s, int g, int32_t bwd)
     return zs_t_free(b, b->q_comp, grads, t);
 }
 
+/* The reduce-scatter input of group g (reduce dtype), filled by chunk_cat
+ * from this micro-step's bf16 grads, or on the last micro-step under no_sync
+ * from the held ones (already in the reduce dtype).  Returns the task after
+ * the copy-in; *in is the input's allocation. */
+static int32_t rs_input(struct fs *s, int g, int32_t bwd, int32_t *in)
+{
+    struct zs_bctx *b = s->b;
+    int64_t n = b->units[g].trainable;
+    int64_t shard = (n + b->c->world - 1) / b->c->world;
+    int rb = s->rb;
+    int32_t grads, t;
+    if (s->held[g] >= 0) {
+        /* last micro-step: its grads join the held ones, which feed the
+         * reduce-scatter (already in the reduce dtype) */
+        t = hold_grads(s, g, bwd);
+        grads = s->held[g];
+        s->held[g] = -1;
+        *in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * rb, 0,
+                         rb == 4 ? "reduce-scatter input (fp32)"
+                                 : "reduce-scatter input (bf16)",
+                         g, t);
+        t = zs_t_gpu_mem(b, b->q_comp, (double)n * 2 * rb, ZS_CLS_COPY,
+                         "chunk_cat copy-in", g, *in, -1);
+    } else {
+        grads = zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0,
+                           "unsharded grads", g, bwd);
+        *in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * rb, 0,
+                         rb == 4 ? "reduce-scatter input (fp32)"
+                                 : "reduce-scatter input (bf16)",
+                         g, grads);
+        t = zs_t_gpu_mem(b, b->q_comp, (double)n * (2 + rb), ZS_CLS_COPY,
+                         "chunk_cat copy-in", g, *in, -1);
+    }
+    zs_t_free(b, b->q_comp, grads, t);
+    return t;
+}
+
+/* With offload: the reduced shard of group g (`shard` elements of the param
+ * dtype) goes to the CPU after `t`.  The first reduce of a step copies it
+ * non-blocking into new pinned tensors, one per parameter; later ones
+ * (accumulation) copy it blocking and add on the CPU.  Returns the task
+ * after the copy. */
+static int32_t grads_to_host(struct fs *s, int g, int64_t shard, bool first,
+                             int32_t t)
+{
+    struct zs_bctx *b = s->b;
+    int pb = s->pb;
+    if (first) {
+        /* new pinned CPU tensor per parameter; non_blocking D2H */
+        if (s->grad_host[g] < 0) {
+            int32_t d = t;
+            for (int k = s->shard_off[g]; k < s->shard_off[g + 1]; k++)
+                d = s->grad_ids[k] = zs_t_alloc(
+                    b, b->q_rs, b->p_host,
+                    (b->mo.method == ZS_METHOD_FULL ? s->shard_elems[k]
+                                                    : shard) * pb,
+                    b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
+                    pb == 4 ? "sharded fp32 grads (pinned, per param)"
+                            : "sharded bf16 grads (pinned, per param)",
+                    g, d);
+            s->grad_host[g] = s->grad_ids[s->shard_off[g]];
+            t = d;
+        }
+        return zs_t_pcie(b, b->q_rs, 1, (double)shard * pb,
+                         b->c->pin_optimizer, "D2H sharded grads", g, t, -1);
+    }
+    {
+        /* accumulation: blocking copy, add on the CPU (read 2, write 1
+         * elements) */
+        int32_t tmp = zs_t_alloc(b, b->q_rs, b->p_host, shard * pb, 0,
+                                 "grad copy (accumulate)", g, t);
+        t = zs_t_pcie(b, b->q_rs, 1, (double)shard * pb, false,
+                      "D2H grads (blocking)", g, tmp, -1);
+        zs_t_mark(b, b->q_host, "host waits grad copy", t, b->last_host, -1);
+        /* grad += copy: an eager torch add on the CPU (r 2 + w 1 elements
+         * of the param dtype) */
+        zs_t_cpu(b, (double)shard * 3 * s->pb,
+                 b->node->torch_op_bytes_per_s_per_thread, ZS_CLS_HOST,
+                 "accumulate grads on CPU", b->last_host);
+        zs_t_free(b, b->q_host, tmp, b->last_host);
+    }
+    return t;
+}
+
 static void reduce_grads(struct fs *s, int g, int32_t bwd)
 {
     struct zs_bctx *b = s->b;
@@ -313,35 +402,13 @@ static void reduce_grads(struct fs *s, int g, int32_t bwd)
     int64_t n = u->trainable;
     int64_t shard = (n + b->c->world - 1) / b->c->world;
     int pb = s->pb, rb = s->rb;
-    int32_t grads, in, out, cast = -1, t;
+    int32_t in, out, cast = -1, t;
     /* the first reduce of a step finds no sharded grad (zero_grad set them
      * to None): under no_sync that is the last micro-step's */
     bool first = s->nosync || b->micro == 0;
     if (n <= 0)
         return;
-    if (s->held[g] >= 0) {
-        /* last micro-step: its grads join the held ones, which feed the
-         * reduce-scatter (already in the reduce dtype) */
-        t = hold_grads(s, g, bwd);
-        grads = s->held[g];
-        s->held[g] = -1;
-        in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * rb, 0,
-                        rb == 4 ? "reduce-scatter input (fp32)"
-                                : "reduce-scatter input (bf16)",
-                        g, t);
-        t = zs_t_gpu_mem(b, b->q_comp, (double)n * 2 * rb, ZS_CLS_COPY,
-                         "chunk_cat copy-in", g, in, -1);
-    } else {
-        grads = zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0,
-                           "unsharded grads", g, bwd);
-        in = zs_t_alloc(b, b->q_comp, b->p_gpu, shard * b->c->world * rb, 0,
-                        rb == 4 ? "reduce-scatter input (fp32)"
-                                : "reduce-scatter input (bf16)",
-                        g, grads);
-        t = zs_t_gpu_mem(b, b->q_comp, (double)n * (2 + rb), ZS_CLS_COPY,
-                         "chunk_cat copy-in", g, in, -1);
-    }
-    zs_t_free(b, b->q_comp, grads, t);
+    t = rs_input(s, g, bwd, &in);
     out = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * rb, 0,
                      "reduce-scatter output", g, t);
     t = zs_t_coll(b, b->q_rs, ZS_COLL_REDUCESCATTER,
@@ -357,40 +424,7 @@ static void reduce_grads(struct fs *s, int g, int32_t bwd)
         t = zs_t_free(b, b->q_rs, out, t);
     }
     if (s->off) {
-        if (first) {
-            /* new pinned CPU tensor per parameter; non_blocking D2H */
-            if (s->grad_host[g] < 0) {
-                int32_t d = t;
-                for (int k = s->shard_off[g]; k < s->shard_off[g + 1]; k++)
-                    d = s->grad_ids[k] = zs_t_alloc(
-                        b, b->q_rs, b->p_host,
-                        (b->mo.method == ZS_METHOD_FULL ? s->shard_elems[k]
-                                                        : shard) * pb,
-                        b->c->pin_optimizer ? ZS_ALLOC_PINNED : 0,
-                        pb == 4 ? "sharded fp32 grads (pinned, per param)"
-                                : "sharded bf16 grads (pinned, per param)",
-                        g, d);
-                s->grad_host[g] = s->grad_ids[s->shard_off[g]];
-                t = d;
-            }
-            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * pb,
-                          b->c->pin_optimizer, "D2H sharded grads", g, t, -1);
-        } else {
-            /* accumulation: blocking copy, add on the CPU (read 2, write 1
-             * elements) */
-            int32_t tmp = zs_t_alloc(b, b->q_rs, b->p_host, shard * pb, 0,
-                                     "grad copy (accumulate)", g, t);
-            t = zs_t_pcie(b, b->q_rs, 1, (double)shard * pb, false,
-                          "D2H grads (blocking)", g, tmp, -1);
-            zs_t_mark(b, b->q_host, "host waits grad copy", t, b->last_host,
-                      -1);
-            /* grad += copy: an eager torch add on the CPU (r 2 + w 1 elements
-             * of the param dtype) */
-            zs_t_cpu(b, (double)shard * 3 * s->pb,
-                     b->node->torch_op_bytes_per_s_per_thread, ZS_CLS_HOST,
-                     "accumulate grads on CPU", b->last_host);
-            zs_t_free(b, b->q_host, tmp, b->last_host);
-        }
+        t = grads_to_host(s, g, shard, first, t);
     } else {
         if (s->grad_gpu[g] < 0)
             s->grad_gpu[g] = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * pb, 0,
@@ -413,24 +447,21 @@ static void post_backward(struct fs *s, int g, int32_t bwd, bool boundary)
         reduce_grads(s, g, bwd);
 }
 
-static void micro_step(struct fs *s, bool boundary)
+/* Forward of one micro-step: the root's unshard, every layer group's
+ * unshard, hooks, compute and reshard, then the root's tail (final norm,
+ * lm_head, loss). */
+static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
 {
     struct zs_bctx *b = s->b;
-    struct zs_act_opts ao, la; /* la: group g's layer (checkpointing layer:N) */
-    struct zs_loss_bytes lb;
+    struct zs_act_opts la; /* group g's layer (checkpointing layer:N) */
     int n = b->nunits;
     int32_t l, c = -1, work;
-    zs_act_opts_of(b, &ao);
-    zs_model_loss_bytes(b->m, &ao, &lb);
-    s->prev_copyout = s->prev_agbuf = -1;
-    zs_actoff_micro_begin(b);
-
     b->phase = ZS_PH_FORWARD;
     unshard(s, 0); /* root */
     for (int g = 1; g < n; g++) {
         unshard(s, g);
         zs_act_opts_at(b, b->units[g].layer, &la);
-        l = launch(b, g, b->units[g].kernels_fwd);
+        l = launch(b, g, b->units[g].kernels_fwd, false);
         s->saved[g] = zs_t_alloc(b, b->q_comp, b->p_gpu,
                                  zs_model_act_saved_per_layer(b->m, &la), 0,
                                  "saved activations", g, l);
@@ -451,63 +482,96 @@ static void micro_step(struct fs *s, bool boundary)
             reshard(s, g, c);
     }
     /* root's tail: final norm, lm_head, loss */
-    l = launch(b, 0, b->units[0].kernels_fwd);
-    s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.logits_bf16, 0,
+    l = launch(b, 0, b->units[0].kernels_fwd, false);
+    s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_bf16, 0,
                            "logits (bf16)", 0, l);
     c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
     {
-        int32_t t = zs_t_loss_forward(b, 0, &lb, c, s->logprobs);
-        if (lb.logits_freed_in_fwd) { /* torchtune's `del logits` */
+        int32_t t = zs_t_loss_forward(b, 0, lb, c, s->logprobs);
+        if (lb->logits_freed_in_fwd) { /* torchtune's `del logits` */
             zs_t_free(b, b->q_comp, s->logits, t);
             s->logits = -1;
         }
     }
+}
+
+/* Backward of the root's tail (loss, lm_head, final norm): the logits'
+ * grads in fp32 then bf16.  Returns the backward's compute task. */
+static int32_t root_backward(struct fs *s, const struct zs_loss_bytes *lb)
+{
+    struct zs_bctx *b = s->b;
+    int32_t l, c, g32, g16;
+    l = launch(b, 0, b->units[0].kernels_bwd, true);
+    g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_fp32, 0,
+                     "logits grad (fp32)", 0, l);
+    zs_t_loss_release(b, lb, s->logprobs, g32);
+    g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_bf16, 0,
+                     "logits grad (bf16)", 0, g32);
+    zs_t_free(b, b->q_comp, g32, g16);
+    c = zs_t_compute(b, 0, true, "backward", g16, -1);
+    zs_t_free(b, b->q_comp, g16, c);
+    zs_t_free(b, b->q_comp, s->logits, c);
+    return c;
+}
+
+/* Backward of one layer group g: unshard (and prefetch the next), the
+ * offloaded activations back, recompute per the checkpointing mode,
+ * backward, reshard and post_backward.  Returns the backward's compute
+ * task. */
+static int32_t group_backward(struct fs *s, int g, bool boundary)
+{
+    struct zs_bctx *b = s->b;
+    struct zs_act_opts la;
+    int32_t l, c;
+    unshard(s, g);
+    if (g > 1)
+        unshard(s, g - 1); /* backward prefetch: one group ahead */
+    bool full = zs_full_ckpt_at(b, b->units[g].layer);
+    zs_act_opts_at(b, b->units[g].layer, &la);
+    l = launch(b, g, b->units[g].kernels_bwd, true);
+    {
+        /* the offloaded input comes back before the recompute */
+        int32_t h = zs_actoff_bwd_begin(b, b->units[g].layer, g,
+                                        &s->saved[g], l);
+        if (h >= 0)
+            l = h;
+    }
+    s->act_bwd = zs_t_alloc(
+        b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &la), 0,
+        full ? "recomputed layer + backward workspace"
+             : "backward workspace",
+        g, l);
+    if (full)
+        c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
+    else if (b->c->checkpointing == ZS_CKPT_OP)
+        c = zs_t_delay(b, b->q_comp, (int64_t)b->op_recompute_ns, ZS_CLS_COMPUTE,
+                       "recompute (per-op AC)", g, s->act_bwd, -1);
+    c = zs_t_compute(b, g, true, "backward", l, -1);
+    zs_t_free(b, b->q_comp, s->act_bwd, c);
+    zs_t_free(b, b->q_comp, s->saved[g], c);
+    reshard(s, g, c);
+    post_backward(s, g, c, boundary);
+    return c;
+}
+
+static void micro_step(struct fs *s, bool boundary)
+{
+    struct zs_bctx *b = s->b;
+    struct zs_act_opts ao;
+    struct zs_loss_bytes lb;
+    int32_t c;
+    zs_act_opts_of(b, &ao);
+    zs_model_loss_bytes(b->m, &ao, &lb);
+    s->prev_copyout = s->prev_agbuf = -1;
+    zs_actoff_micro_begin(b);
+
+    forward_pass(s, &lb);
 
     b->phase = ZS_PH_BACKWARD;
-    {
-        int32_t g32, g16;
-        l = launch(b, 0, b->units[0].kernels_bwd);
-        g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_fp32, 0,
-                         "logits grad (fp32)", 0, l);
-        zs_t_loss_release(b, &lb, s->logprobs, g32);
-        g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb.grad_bf16, 0,
-                         "logits grad (bf16)", 0, g32);
-        zs_t_free(b, b->q_comp, g32, g16);
-        c = zs_t_compute(b, 0, true, "backward", g16, -1);
-        zs_t_free(b, b->q_comp, g16, c);
-        zs_t_free(b, b->q_comp, s->logits, c);
-    }
+    c = root_backward(s, &lb);
     s->prev_copyout = -1;
-    for (int g = n - 1; g >= 1; g--) {
-        unshard(s, g);
-        if (g > 1)
-            unshard(s, g - 1); /* backward prefetch: one group ahead */
-        bool full = zs_full_ckpt_at(b, b->units[g].layer);
-        zs_act_opts_at(b, b->units[g].layer, &la);
-        l = launch(b, g, b->units[g].kernels_bwd);
-        {
-            /* the offloaded input comes back before the recompute */
-            int32_t h = zs_actoff_bwd_begin(b, b->units[g].layer, g,
-                                            &s->saved[g], l);
-            if (h >= 0)
-                l = h;
-        }
-        s->act_bwd = zs_t_alloc(
-            b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &la), 0,
-            full ? "recomputed layer + backward workspace"
-                 : "backward workspace",
-            g, l);
-        if (full)
-            c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
-        else if (b->c->checkpointing == ZS_CKPT_OP)
-            c = zs_t_delay(b, b->q_comp, (int64_t)b->op_recompute_ns, ZS_CLS_COMPUTE,
-                           "recompute (per-op AC)", g, s->act_bwd, -1);
-        c = zs_t_compute(b, g, true, "backward", l, -1);
-        zs_t_free(b, b->q_comp, s->act_bwd, c);
-        zs_t_free(b, b->q_comp, s->saved[g], c);
-        reshard(s, g, c);
-        post_backward(s, g, c, boundary);
-    }
+    for (int g = b->nunits - 1; g >= 1; g--)
+        c = group_backward(s, g, boundary);
     post_backward(s, 0, c, boundary); /* the root's grads reduce last */
     reshard(s, 0, c);
     if (s->prev_agbuf >= 0)

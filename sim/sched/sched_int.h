@@ -214,7 +214,10 @@ int32_t zs_t_nvme(struct zs_bctx *b, bool write, double bytes,
 int zs_tag_now(const struct zs_bctx *b, int unit);
 /* Host waits until every GPU queue has drained. */
 int32_t zs_t_drain(struct zs_bctx *b, const char *name);
-int64_t zs_hook_ns(const struct zs_bctx *b);
+/* hooks.c — host time of the framework's hooks for unit `unit` in one pass
+ * (forward and recompute: backward false), and of an FSDP2 unshard. */
+int64_t zs_hook_ns(const struct zs_bctx *b, int unit, bool backward);
+int64_t zs_fsdp2_unshard_host_ns(bool offload);
 
 /* fetch_units.c */
 int zs_units_build_leaves(struct zs_bctx *b);

@@ -651,12 +651,15 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
 /* ---- one unit -------------------------------------------------------------
  */
 
-static int32_t launch(struct zs_bctx *b, int unit, int kernels)
+/* The host runs the unit's hooks (hooks.c: ZeRO-3 module hooks in every
+ * pass, ZeRO-2 grad hooks in backward only), then launches its kernels. */
+static int32_t launch(struct zs_bctx *b, int unit, int kernels, bool backward)
 {
-    return zs_t_delay(
-        b, b->q_host,
-        zs_hook_ns(b) + (int64_t)kernels * b->node->gpu.launch_overhead_ns,
-        ZS_CLS_HOST, "hooks + kernel launches", unit, b->last_host, -1);
+    return zs_t_delay(b, b->q_host,
+                      zs_hook_ns(b, unit, backward) +
+                          (int64_t)kernels * b->node->gpu.launch_overhead_ns,
+                      ZS_CLS_HOST, "hooks + kernel launches", unit,
+                      b->last_host, -1);
 }
 
 static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
@@ -670,7 +673,7 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
     if (pos >= 0)
         fetch(s, pos);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
-    l = launch(b, u, un->kernels_fwd);
+    l = launch(b, u, un->kernels_fwd, false);
     if (un->layer >= 0 && un->first_of_layer) {
         /* activation offload (actoff.c): the checkpoint's input leaves in
          * the forward and comes back before the recompute */
@@ -732,7 +735,7 @@ static void run_backward_unit(struct ds *s, int u, int pos)
     if (pos >= 0)
         fetch(s, pos);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
-    l = launch(b, u, un->kernels_bwd);
+    l = launch(b, u, un->kernels_bwd, true);
     if (un->layer >= 0 && un->last_of_layer && !zs_full_ckpt_at(b, un->layer)) {
         s->act_bwd =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao),
