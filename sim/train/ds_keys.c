@@ -575,18 +575,23 @@ static const struct zs_dkey *find(const struct zs_dtab *t, const char *q)
     return NULL;
 }
 
+bool zs_ds_auto_take(enum zs_ds_origin *from, bool can)
+{
+    if (*from != ZS_DS_AUTO)
+        return false;
+    if (!can)
+        *from = ZS_DS_AUTO_UNRESOLVED;
+    return can;
+}
+
 void zs_ds_keys_auto_hidden(struct zs_dsconfig *ds, bool can, int64_t h)
 {
     for (size_t i = 0; i < t_zero.n; i++) {
         const struct zs_dkey *k = &t_zero.keys[i];
         struct zs_ds_int *d = (struct zs_ds_int *)((char *)ds + k->off);
-        if (!k->auto_of_hidden || (k->flags & ZS_DK_ALIAS) ||
-            d->from != ZS_DS_AUTO)
-            continue;
-        if (can)
+        if (k->auto_of_hidden && !(k->flags & ZS_DK_ALIAS) &&
+            zs_ds_auto_take(&d->from, can))
             d->v = k->auto_of_hidden(h);
-        else
-            d->from = ZS_DS_AUTO_UNRESOLVED;
     }
 }
 

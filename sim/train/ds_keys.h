@@ -106,6 +106,11 @@ void zs_ds_keys_to_cfg(const struct zs_dsconfig *ds, struct zs_cfg *cfg,
                        const struct zs_cfg_given *given);
 /* zs_cfg -> DeepSpeed JSON: each row with an `out` field, marked set. */
 void zs_ds_keys_from_cfg(const struct zs_cfg *cfg, struct zs_dsconfig *ds);
+/* Whether a field marked "auto" takes its resolved value: true when it is
+ * ZS_DS_AUTO and can be resolved; when it cannot, it becomes
+ * ZS_DS_AUTO_UNRESOLVED (DeepSpeed then drops the key and keeps its
+ * default, config_utils.py). */
+bool zs_ds_auto_take(enum zs_ds_origin *from, bool can);
 /* "auto" of every ZeRO-3 row resolved from the hidden size h: into the
  * DeepSpeed config (rows still ZS_DS_AUTO; can: stage 3 and h known, else
  * they become ZS_DS_AUTO_UNRESOLVED) ... */

@@ -555,36 +555,15 @@ void zs_dsconfig_defaults(const struct zs_dsconfig_ctx *ctx,
  * (HfTrainerDeepSpeedConfig.trainer_config_process: batch sizes, gradient
  * accumulation, clipping = max_grad_norm, optimizer params, fp16/bf16;
  * trainer_config_finalize, ZeRO-3 only: the three bucket sizes from the
- * hidden size, whose formulas are ds_keys.c's rows; reference §0).  Without the input an "auto" stays unresolved and keeps
- * DeepSpeed's default, which is what DeepSpeed itself does with it
+ * hidden size, whose formulas are ds_keys.c's rows; reference §0).
+ * Without the input an "auto" stays unresolved and keeps DeepSpeed's default, which is what DeepSpeed itself does with it
  * (config_utils.py drops "auto" values before validation). */
-static void auto_int(struct zs_ds_int *d, bool can, int64_t v)
-{
-    if (d->from != ZS_DS_AUTO)
-        return;
-    if (can)
-        d->v = v;
-    else
-        d->from = ZS_DS_AUTO_UNRESOLVED;
-}
-static void auto_num(struct zs_ds_num *d, bool can, double v)
-{
-    if (d->from != ZS_DS_AUTO)
-        return;
-    if (can)
-        d->v = v;
-    else
-        d->from = ZS_DS_AUTO_UNRESOLVED;
-}
-static void auto_bool(struct zs_ds_bool *d, bool can, bool v)
-{
-    if (d->from != ZS_DS_AUTO)
-        return;
-    if (can)
-        d->v = v;
-    else
-        d->from = ZS_DS_AUTO_UNRESOLVED;
-}
+/* One "auto" field: its resolved value when it can be resolved. */
+#define AUTO_SET(d, can, val)                                                  \
+    do {                                                                       \
+        if (zs_ds_auto_take(&(d)->from, (can)))                                \
+            (d)->v = (val);                                                    \
+    } while (0)
 
 /* Absent batch knobs: DeepSpeed derives the missing ones from the others
  * (runtime/config.py _set_batch_related_parameters); under the HF Trainer
@@ -619,7 +598,7 @@ static void resolve_batch(struct zs_dsconfig *c,
         bool can = world > 0 && mb->from != ZS_DS_AUTO_UNRESOLVED &&
                    ga->from != ZS_DS_AUTO_UNRESOLVED;
         if (tb->from == ZS_DS_AUTO)
-            auto_int(tb, can, can ? world * mb->v * ga->v : 0);
+            AUTO_SET(tb, can, can ? world * mb->v * ga->v : 0);
         else if (can)
             tb->v = world * mb->v * ga->v;
     }
@@ -634,7 +613,7 @@ static void resolve(const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *c)
     bool z3;
 
     /* stage "auto" is Accelerate's plugin value; without it, DeepSpeed's 0. */
-    auto_int(&c->zero_stage, false, 0);
+    AUTO_SET(&c->zero_stage, false, 0);
     z3 = c->zero_stage.v == 3;
 
     /* overlap_comm: None -> True for stage 3 (config.py overlap_comm_valid). */
@@ -643,20 +622,20 @@ static void resolve(const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *c)
 
     zs_ds_keys_auto_hidden(c, z3 && h > 0, h);
     /* Accelerate's zero3_save_16bit_model plugin default is False. */
-    auto_bool(&c->stage3_gather_16bit_weights_on_model_save, false, false);
+    AUTO_SET(&c->stage3_gather_16bit_weights_on_model_save, false, false);
 
-    auto_int(&c->train_micro_batch_size_per_gpu, t != NULL,
+    AUTO_SET(&c->train_micro_batch_size_per_gpu, t != NULL,
              t ? t->per_device_train_batch_size : 1);
-    auto_int(&c->gradient_accumulation_steps, t != NULL,
+    AUTO_SET(&c->gradient_accumulation_steps, t != NULL,
              t ? t->gradient_accumulation_steps : 1);
-    auto_num(&c->gradient_clipping, t != NULL, t ? t->max_grad_norm : 0);
-    auto_bool(&c->bf16_enabled, t != NULL, t ? t->bf16 : false);
-    auto_bool(&c->fp16_enabled, t != NULL, t ? t->fp16 : false);
-    auto_num(&c->optimizer.lr, t != NULL, t ? t->learning_rate : 0);
-    auto_num(&c->optimizer.weight_decay, t != NULL, t ? t->weight_decay : 0);
-    auto_num(&c->optimizer.eps, t != NULL, t ? t->adam_epsilon : 0);
-    auto_num(&c->optimizer.beta1, t != NULL, t ? t->adam_beta1 : 0);
-    auto_num(&c->optimizer.beta2, t != NULL, t ? t->adam_beta2 : 0);
+    AUTO_SET(&c->gradient_clipping, t != NULL, t ? t->max_grad_norm : 0);
+    AUTO_SET(&c->bf16_enabled, t != NULL, t ? t->bf16 : false);
+    AUTO_SET(&c->fp16_enabled, t != NULL, t ? t->fp16 : false);
+    AUTO_SET(&c->optimizer.lr, t != NULL, t ? t->learning_rate : 0);
+    AUTO_SET(&c->optimizer.weight_decay, t != NULL, t ? t->weight_decay : 0);
+    AUTO_SET(&c->optimizer.eps, t != NULL, t ? t->adam_epsilon : 0);
+    AUTO_SET(&c->optimizer.beta1, t != NULL, t ? t->adam_beta1 : 0);
+    AUTO_SET(&c->optimizer.beta2, t != NULL, t ? t->adam_beta2 : 0);
 
     resolve_batch(c, t, world);
     if (c->gradient_clipping.from == ZS_DS_DEFAULT && t)
