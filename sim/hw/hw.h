@@ -89,6 +89,11 @@ struct zs_gpu {
      * on this GPU: NCCL's kernels hold SMs (one CTA per channel) and HBM
      * bandwidth.  1: no interference modelled.  docs/engine.md. */
     double overlap_compute_factor;
+    /* Fraction of hbm_bytes_per_s that the memory-bound kernels of a step
+     * reach (element-wise, norms, the loss: zs_gpu_membound_s); the GEMM
+     * roofline keeps hbm_eff.  Profile key hbm.membound_eff, absent: hbm_eff;
+     * 0 in a hand-built struct: hbm_eff. */
+    double membound_eff;
     struct zs_hw_sources sources; /* read-only */
 };
 
