@@ -74,8 +74,9 @@ static const struct zs_pubcal_const g_consts[] = {
     {"membound_eff", "fraction",
      "of HBM bandwidth reached by memory-bound kernels (element-wise, norms, "
      "loss)",
-     0.85, "[assumption] every GPU profile's hbm.eff", 0.1, 1.0, true,
-     set_membound_eff},
+     ZS_MEMBOUND_EFF,
+     "fitted: validation/calibration/published.json (hw.h ZS_MEMBOUND_EFF)",
+     0.1, 1.0, true, set_membound_eff},
     {"overlap_compute_factor", "fraction",
      "of its alone rate that compute keeps while a collective runs", 0.841,
      "arXiv 2507.03114 (1/1.189), in the A100, H100 and H200 profiles", 0.3,
