@@ -6,12 +6,17 @@
  *
  * Outputs: --out NAME.json, the calibrated GPU profile, and NAME.fit.json,
  * the fit report (schema zsim.calibrate/1), both written by zs_cal_write.
+ *
+ * `--published DIR` instead fits the global mechanism constants of
+ * validate/pubcal.c to a part of the published corpus and checks them on
+ * the rest; --out then writes zsim.calibration/1 (zs_pubcal_write).
  */
 #include "cli/cmd.h"
 #include "formats/measured_io.h"
 #include "hw/calibrate.h"
 #include "util/strutil.h"
 #include "util/table.h"
+#include "validate/pubcal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -23,6 +28,8 @@ static const char g_usage[] =
     "usage: zsim calibrate --measured FILE [--measured FILE ...] --out "
     "NAME.json\n"
     "                      [--base GPU_PROFILE.json]\n"
+    "       zsim calibrate --published DIR [--split source|hash]\n"
+    "                      [--constants NAME,...] [--out FILE.json]\n"
     "\n"
     "Fits hardware-profile coefficients from harness measurements by least\n"
     "squares: the GEMM efficiency curve (one point per FLOPs decade), PCIe\n"
@@ -32,22 +39,38 @@ static const char g_usage[] =
     "fit quality (r2, rms residual, points) of every group and the CPU Adam\n"
     "rates for the node profile.\n"
     "\n"
+    "With --published, fits global mechanism constants (by default the HBM\n"
+    "efficiency of memory-bound kernels) to the step times and tokens/s of\n"
+    "one part of the published corpus (GSL nonlinear least squares on\n"
+    "ln(predicted/measured)), and prints their current and fitted values and\n"
+    "the errors of both parts with each.\n"
+    "\n"
     "options:\n"
     "  --measured FILE   a zsim.measured/1 file; repeat for more (at most 16)\n"
     "  --out FILE        the profile to write; the report goes beside it\n"
     "  --base FILE       GPU profile to start from (default: hwprofiles/gpus/\n"
     "                    <the measured header's gpu, lowercase>.json)\n"
+    "  --published DIR   fit on a corpus of zsim.published/1 files\n"
+    "                    (validation/published/)\n"
+    "  --split source|hash  how DIR is split into the fit and the check\n"
+    "                    part: whole source repositories, balanced by\n"
+    "                    their timed figures (default), or a hash of the\n"
+    "                    run name\n"
+    "  --constants A,B   with --published: the constants to fit (default\n"
+    "                    membound_eff; also compute_sustained,\n"
+    "                    overlap_compute_factor)\n"
+    "  --out FILE        with --published: write the fit (zsim.calibration/1)\n"
     "\n"
     "examples:\n"
     "  zsim calibrate --measured tests/data/good/sched-meas-tiny.json \\\n"
     "      --out h100-calibrated.json\n"
+    "  zsim calibrate --published validation/published\n"
     "\n"
     "exit codes: 0 ok, 1 i/o failure, 2 usage error, 3 invalid input file\n";
 
 static const struct zs_opt g_opts[] = {
-    {"measured", 1},
-    {"out", 1},
-    {"base", 1},
+    {"measured", 1},  {"out", 1},   {"base", 1},
+    {"published", 1}, {"split", 1}, {"constants", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
@@ -81,7 +104,7 @@ static int measured_paths(int argc, char **argv, const char **paths, int *n,
 
 /* The command line, checked. */
 struct cal_args {
-    const char *paths[MAX_FILES], *out, *base;
+    const char *paths[MAX_FILES], *out, *base, *published, *split, *constants;
     int npaths;
     char fit_path[4096];
 };
@@ -96,6 +119,19 @@ static int parse(int argc, char **argv, struct cal_args *ca, struct zs_err *err)
         return rc;
     ca->out = zs_args_get(&a, g_opts, NOPTS, "out");
     ca->base = zs_args_get(&a, g_opts, NOPTS, "base");
+    ca->published = zs_args_get(&a, g_opts, NOPTS, "published");
+    ca->split = zs_args_get(&a, g_opts, NOPTS, "split");
+    ca->constants = zs_args_get(&a, g_opts, NOPTS, "constants");
+    if (ca->published && (ca->npaths || ca->base))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--published' fits the corpus: it takes no "
+                          "--measured or --base");
+    if ((ca->split || ca->constants) && !ca->published)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--split' and '--constants' need '--published "
+                          "DIR'");
+    if (ca->published && !a.npos)
+        return 0;
     if (a.npos)
         return zs_err_set(err, ZS_EUSAGE,
                           "unexpected argument '%s' for 'calibrate' (files go "
@@ -238,6 +274,107 @@ static int print_summary(const struct zs_cal *c, struct zs_err *err)
     return 0;
 }
 
+/* ---- --published --------------------------------------------------------- */
+
+static void print_parts(const struct zs_pubcal *pc)
+{
+    static const char *const names[] = {"fit part:  ", "check part:"};
+    for (int part = 0; part < ZS_PUBCAL_NPARTS; part++) {
+        int first = 1;
+        printf("  %s ", names[part]);
+        for (int i = 0; pc->split == ZS_PUBCAL_SPLIT_SOURCE && i < pc->nsources;
+             i++)
+            if (pc->source_part[i] == part) {
+                printf("%s%s", first ? "" : ", ", pc->sources[i]);
+                first = 0;
+            }
+        if (pc->split == ZS_PUBCAL_SPLIT_HASH)
+            printf("runs whose FNV-1a name hash is %s", part ? "odd" : "even");
+        printf(" (%d timed figures of %d runs)\n", pc->timed_rows[part],
+               pc->timed_runs[part]);
+    }
+}
+
+static int print_pubcal(const struct zs_pubcal *pc, const char *dir,
+                        struct zs_err *err)
+{
+    struct zs_table *t = zs_table_new(6, "llrrrl");
+    if (!t)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
+    printf("calibrate %d constant(s) on %s: %d runs, split by %s\n", pc->nconst,
+           dir, pc->set.n, zs_pubcal_split_name(pc->split));
+    print_parts(pc);
+    printf("  fit: GSL trust region on ln(predicted / measured), %d "
+           "iterations, %d evaluations; rms %.3f -> %.3f\n\n",
+           pc->iterations, pc->evaluations, pc->rms_log_before,
+           pc->rms_log_after);
+    zs_table_header(t);
+    zs_table_rowf(t, "constant\tunit\tcurrent\tfitted\tstd. error\tsource "
+                     "of current");
+    for (int j = 0; j < pc->nconst; j++) {
+        const struct zs_pubcal_const *c = pc->c[j];
+        bool in = pc->fitted[j] >= c->lo && pc->fitted[j] <= c->hi;
+        zs_table_rowf(t, "%s\t%s\t%.3f\t%.3f\t%.3f%s\t%s", c->name, c->unit,
+                      c->current, pc->fitted[j], pc->stderr_[j],
+                      in ? "" : " (out of range)", c->source);
+    }
+    zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+    t = zs_table_new(7, "llrrrrr");
+    if (!t)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
+    printf("\nabsolute error per quantity and part, with the current and the "
+           "fitted constants:\n");
+    zs_table_header(t);
+    zs_table_rowf(t, "quantity\tpart\tn\tmedian now\tfitted\tp90 now\tfitted");
+    for (int e = 0; e < pc->nerrs; e++) {
+        const struct zs_pubcal_err *o = &pc->errs[e];
+        zs_table_rowf(t, "%s\t%s\t%d\t%.1f %%\t%.1f %%\t%.1f %%\t%.1f %%",
+                      zs_pub_qty_name(o->qty), o->part ? "check" : "fit", o->n,
+                      o->med_before, o->med_after, o->p90_before, o->p90_after);
+    }
+    zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+    return 0;
+}
+
+/* The command line as one string, for the file's "command". */
+static void command_line(int argc, char **argv, char *buf, size_t cap)
+{
+    size_t k = (size_t)snprintf(buf, cap, "zsim");
+    for (int i = 0; i < argc && k < cap; i++)
+        k += (size_t)snprintf(buf + k, cap - k, " %s", argv[i]);
+}
+
+static int run_published(int argc, char **argv, const struct cal_args *ca,
+                         struct zs_err *err)
+{
+    struct zs_pubcal pc;
+    char cmd[1024];
+    int rc;
+
+    if (ca->out && !zs_str_endswith(ca->out, ".json"))
+        return zs_err_set(
+            err, ZS_EUSAGE,
+            "invalid value for '--out': must end in .json (got '%s')", ca->out);
+    zs_pubcal_init(&pc);
+    rc = ca->split ? zs_pubcal_parse_split(ca->split, &pc.split, err) : 0;
+    if (!rc && ca->constants)
+        rc = zs_pubcal_choose(&pc, ca->constants, err);
+    if (!rc)
+        rc = zs_pubcal_run(&pc, ca->published, err);
+    if (!rc)
+        rc = print_pubcal(&pc, ca->published, err);
+    if (!rc && ca->out) {
+        command_line(argc, argv, cmd, sizeof cmd);
+        rc = zs_pubcal_write(&pc, ca->published, cmd, ca->out, err);
+        if (!rc)
+            printf("wrote %s\n", ca->out);
+    }
+    zs_pubcal_release(&pc);
+    return rc;
+}
+
 static int run(int argc, char **argv, struct zs_err *err)
 {
     struct cal_args ca;
@@ -251,6 +388,8 @@ static int run(int argc, char **argv, struct zs_err *err)
     rc = parse(argc, argv, &ca, err);
     if (rc)
         return rc;
+    if (ca.published)
+        return run_published(argc, argv, &ca, err);
     rc = read_all(&ca, &c, gpu, sizeof gpu, env, sizeof env, err);
     if (!rc && !ca.base &&
         !(rc = default_base(gpu, ca.paths[0], base_buf, sizeof base_buf, err)))

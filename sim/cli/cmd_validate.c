@@ -23,7 +23,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,87 +130,6 @@ out:
 }
 
 /* ---- the published corpus (--published DIR) ------------------------------ */
-
-static void pub_set_free(struct zs_pub_set *s)
-{
-    zs_free(s->runs);
-    zs_free(s->pred);
-    zs_free(s->rows);
-    memset(s, 0, sizeof *s);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every DIR/NAME.json except accuracy.json, sorted by name, read and predicted.
- */
-static int pub_load(const char *dir, struct zs_pub_set *s, struct zs_err *err)
-{
-    char pat[4096];
-    glob_t gl;
-    int g, rc = 0;
-    size_t k;
-
-    memset(s, 0, sizeof *s);
-    if ((size_t)snprintf(pat, sizeof pat, "%s/*.json", dir) >= sizeof pat)
-        return zs_err_set(err, ZS_EUSAGE, "path too long: '%s'", dir);
-    g = glob(pat, 0, NULL, &gl);
-    if (g == GLOB_NOMATCH)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid value for '--published': no *.json in '%s'",
-                          dir);
-    if (g)
-        return zs_err_set(err, ZS_EIO, "cannot list '%s'", dir);
-    qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_str);
-    s->runs = zs_calloc(gl.gl_pathc, sizeof *s->runs);
-    s->pred = zs_calloc(gl.gl_pathc, sizeof *s->pred);
-    s->rows = zs_calloc(gl.gl_pathc * ZS_PUB_MAX_MEAS, sizeof *s->rows);
-    if (!s->runs || !s->pred || !s->rows) {
-        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (k = 0; k < gl.gl_pathc; k++) {
-        const char *base = strrchr(gl.gl_pathv[k], '/');
-        struct zs_published *p = &s->runs[s->n];
-        struct zs_pub_pred *q = &s->pred[s->n];
-        base = base ? base + 1 : gl.gl_pathv[k];
-        if (strcmp(base, "accuracy.json") == 0)
-            continue;
-        rc = zs_published_read(gl.gl_pathv[k], p, err);
-        if (rc)
-            goto out;
-        for (int j = 0; j < s->n; j++)
-            if (strcmp(s->runs[j].name, p->name) == 0) {
-                rc = zs_err_set(err, ZS_EINPUT,
-                                "invalid 'name' in %s: '%s' is already the "
-                                "name of %s",
-                                p->path, p->name, s->runs[j].path);
-                goto out;
-            }
-        s->n++;
-        if (p->nneeds)
-            continue; /* not modelled: nothing to compare */
-        rc = zs_published_predict(p, q, err);
-        if (rc)
-            goto out;
-        for (int i = 0; i < p->nmeas; i++) {
-            struct zs_pub_row *r = &s->rows[s->nrows++];
-            zs_strlcpy(r->run, p->name, sizeof r->run);
-            zs_strlcpy(r->framework, q->framework, sizeof r->framework);
-            r->qty = p->meas[i].qty;
-            r->meas = p->meas[i].base;
-            r->pred = q->oom ? -1 : q->v[r->qty];
-            r->err_pct = zs_pub_err_pct(r->pred, r->meas);
-        }
-    }
-out:
-    globfree(&gl);
-    if (rc)
-        pub_set_free(s);
-    return rc;
-}
 
 /* The committed errors (zsim.accuracy/1): {"schema", "margin_pct",
  * "errors": [{"run", "quantity", "error_pct" (null: predicted OOM)}]}. */
@@ -409,7 +327,7 @@ static int run_published(const struct zs_args *a, const char *dir,
                    err);
     if (rc)
         return rc;
-    rc = pub_load(dir, &s, err);
+    rc = zs_pub_set_load(dir, &s, err);
     if (rc)
         return rc;
     if (wr) {
@@ -432,7 +350,7 @@ static int run_published(const struct zs_args *a, const char *dir,
     }
     if (!rc && acc)
         rc = pub_gate(&s, acc, margin, err);
-    pub_set_free(&s);
+    zs_pub_set_release(&s);
     return rc;
 }
 

@@ -240,7 +240,10 @@ double zs_attn_triton_ratio(double seq)
 
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes)
 {
-    double bw = g->hbm_bytes_per_s * (g->hbm_eff > 0 ? g->hbm_eff : 1);
+    double eff = g->membound_eff > 0 ? g->membound_eff
+                 : g->hbm_eff > 0    ? g->hbm_eff
+                                     : 1;
+    double bw = g->hbm_bytes_per_s * eff;
     if (!(bytes > 0) || !(bw > 0))
         return 0;
     return bytes / bw;

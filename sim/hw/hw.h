@@ -22,6 +22,20 @@
 
 #define ZS_CURVE_MAX 24
 
+/* The fraction of HBM bandwidth that the memory-bound kernels of a training
+ * step (HF eager element-wise ops, norms, the loss; sched/kernels.c counts
+ * their bytes) reach on every GPU whose profile gives no hbm.membound_eff.
+ * Fitted, not measured: `zsim calibrate --published validation/published
+ * --out validation/calibration/published.json` (GSL least squares on the
+ * step times and tokens/s of llm-foundry, the fit part) gave 0.390 +- 0.070
+ * against the 0.85 [assumption] used before, and cut the check part's
+ * (torchtitan, torchtune, DeepSpeed) tokens/s error from median 17.0 % / p90
+ * 43.0 % to 3.4 % / 22.9 % (docs/validation.md, "Calibrating on the
+ * published corpus").  It stands for what the byte counts miss (launch gaps
+ * between small kernels, strided and broadcast reads, L2 misses), not for a
+ * bandwidth; [assumption] carried to GPUs outside the corpus (H200, L40S). */
+#define ZS_MEMBOUND_EFF 0.39
+
 struct zs_curve {
     int n;                  /* points, x strictly increasing, n >= 1 */
     double x[ZS_CURVE_MAX]; /* size: bytes, or FLOPs for GEMM efficiency */
@@ -89,6 +103,11 @@ struct zs_gpu {
      * on this GPU: NCCL's kernels hold SMs (one CTA per channel) and HBM
      * bandwidth.  1: no interference modelled.  docs/engine.md. */
     double overlap_compute_factor;
+    /* Fraction of hbm_bytes_per_s that the memory-bound kernels of a step
+     * reach (element-wise, norms, the loss: zs_gpu_membound_s); the GEMM
+     * roofline keeps hbm_eff.  Profile key hbm.membound_eff, absent:
+     * ZS_MEMBOUND_EFF; 0 in a hand-built struct: hbm_eff. */
+    double membound_eff;
     struct zs_hw_sources sources; /* read-only */
 };
 

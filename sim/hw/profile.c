@@ -280,6 +280,9 @@ static const struct zs_field gpu_hbm[] = {
     {"bytes_per_s", ZS_F_DOUBLE, GF(hbm_bytes_per_s), 1e9, 1e14, 0, REQ, NULL,
      0, NULL},
     {"eff", ZS_F_DOUBLE, GF(hbm_eff), 0.01, 1, 0, REQ, NULL, 0, NULL},
+    /* optional; 0 (absent): ZS_MEMBOUND_EFF, set in gpu_from_tree */
+    {"membound_eff", ZS_F_DOUBLE, GF(membound_eff), 0, 1, 0, 0, NULL, 0,
+     NULL},
     SRC_FIELD(struct gpu_file),
 };
 
@@ -344,6 +347,8 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
     if (!rc)
         rc = read_group(src, root, "pcie", gpu_pcie, NF(gpu_pcie), gf, gf->src,
                         s, err);
+    if (!rc && !(gf->g.membound_eff > 0))
+        gf->g.membound_eff = ZS_MEMBOUND_EFF; /* hw.h: fitted */
     gf->g.overlap_compute_factor = 1.0;
     if (!rc && cJSON_GetObjectItemCaseSensitive(root, "overlap"))
         rc = read_group(src, root, "overlap", gpu_overlap, NF(gpu_overlap), gf,

@@ -199,6 +199,8 @@ int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
         rc |= row(t, "flash-attention efficiency", "%.0f%%", 100 * g->attn_eff);
     rc |= row(t, "HBM bandwidth", "%s (%.0f%% achievable)",
               fmt_rate(a, sizeof a, g->hbm_bytes_per_s), 100 * g->hbm_eff);
+    rc |= row(t, "memory-bound kernels", "%.0f%% of HBM bandwidth",
+              100 * g->membound_eff);
     if (g->nvlink_bytes_per_s > 0)
         rc |= row(t, "NVLink per direction", "%s",
                   fmt_rate(a, sizeof a, g->nvlink_bytes_per_s));
@@ -360,6 +362,7 @@ void zs_hwout_json(const struct zs_cluster *c)
         {"sms", (double)g->sms},
         {"hbm_bytes_per_s", g->hbm_bytes_per_s},
         {"hbm_eff", g->hbm_eff},
+        {"membound_eff", g->membound_eff},
         {"nvlink_bytes_per_s", g->nvlink_bytes_per_s},
         {"pcie_h2d_bytes_per_s", g->pcie_h2d_bytes_per_s},
         {"pcie_d2h_bytes_per_s", g->pcie_d2h_bytes_per_s},

@@ -8,25 +8,8 @@
 #define ZS_VALIDATEOUT_H
 
 #include "formats/measured_io.h"
-#include "validate/published_io.h"
+#include "validate/published_set.h"
 #include "util/err.h"
-
-/* One predicted/measured pair of the published corpus, and the corpus read
- * and predicted (cmd_validate.c owns and frees it). */
-struct zs_pub_row {
-    char run[ZS_PUB_NAME_CAP];
-    char framework[16];
-    int qty;
-    double pred, meas, err_pct;
-};
-
-struct zs_pub_set {
-    struct zs_published *runs;
-    struct zs_pub_pred *pred;
-    int n;
-    struct zs_pub_row *rows;
-    int nrows;
-};
 
 /* Return 0, or ZS_ENOMEM (text) / a negative code with err set (JSON). */
 int zs_validateout_text(const char *path, const struct zs_measured *m,

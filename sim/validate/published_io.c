@@ -329,6 +329,13 @@ static int64_t max64(int64_t a, int64_t b)
 int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
                          struct zs_err *err)
 {
+    return zs_published_predict_tuned(p, NULL, NULL, out, err);
+}
+
+int zs_published_predict_tuned(const struct zs_published *p,
+                               zs_pub_tune_fn tune, void *ctx,
+                               struct zs_pub_pred *out, struct zs_err *err)
+{
     struct zs_opt opts[ZS_ARGS_MAXOPTS];
     size_t nopts = zs_cli_opts(NULL, 0, opts);
     char *argv[ZS_PUB_MAX_ARGS + 1];
@@ -365,6 +372,8 @@ int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
     }
     zs_strlcpy(out->framework, zs_framework_name(cfg.framework),
                sizeof out->framework);
+    if (tune)
+        tune(ctx, &cfg, &cl);
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &cfg;

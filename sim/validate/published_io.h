@@ -102,6 +102,18 @@ struct zs_pub_pred {
 int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
                          struct zs_err *err);
 
+struct zs_cfg;
+struct zs_cluster;
+/* Called on a run's resolved configuration and cluster before it is
+ * simulated; ctx is the caller's.  `zsim calibrate --published` overrides
+ * mechanism constants through it (validate/pubcal.c). */
+typedef void (*zs_pub_tune_fn)(void *ctx, struct zs_cfg *cfg,
+                               struct zs_cluster *cl);
+/* zs_published_predict with tune (may be NULL) applied first. */
+int zs_published_predict_tuned(const struct zs_published *p,
+                               zs_pub_tune_fn tune, void *ctx,
+                               struct zs_pub_pred *out, struct zs_err *err);
+
 /* (predicted - measured) / measured in percent; NAN when either is unknown. */
 double zs_pub_err_pct(double pred, double meas);
 

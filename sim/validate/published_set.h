@@ -1,0 +1,50 @@
+/*
+ * published_set.h — the published corpus read from a directory and predicted
+ * (validation/published/; docs/validation.md): every DIR/NAME.json except
+ * accuracy.json, sorted by name, and one row per predicted/measured pair of
+ * the runs that are modelled.  Shared by `zsim validate --published` (which
+ * prints and gates the rows) and `zsim calibrate --published` (which
+ * re-predicts a part of the corpus with mechanism constants overridden).
+ */
+#ifndef ZS_PUBLISHED_SET_H
+#define ZS_PUBLISHED_SET_H
+
+#include "validate/published_io.h"
+
+#include <stdbool.h>
+
+/* One predicted/measured pair of the published corpus. */
+struct zs_pub_row {
+    char run[ZS_PUB_NAME_CAP];
+    char framework[16];
+    int qty;
+    double pred, meas, err_pct;
+    int run_index; /* into zs_pub_set.runs */
+};
+
+/* The corpus: n runs (runs[i], pred[i]) and nrows rows.  Caller memory:
+ * zs_pub_set_read or zs_pub_set_load, then zs_pub_set_release. */
+struct zs_pub_set {
+    struct zs_published *runs;
+    struct zs_pub_pred *pred;
+    int n;
+    struct zs_pub_row *rows;
+    int nrows;
+};
+
+/* Reads every DIR/NAME.json except accuracy.json, sorted by name; names must
+ * be unique.  Predicts nothing (nrows = 0).  No *.json: ZS_EUSAGE naming
+ * '--published'. */
+int zs_pub_set_read(const char *dir, struct zs_pub_set *s, struct zs_err *err);
+
+/* Predicts the runs that are modelled (no needs) and, where `only` is not
+ * NULL, have only[i] set; rebuilds the rows from them, in run order.  tune
+ * may be NULL. */
+int zs_pub_set_predict(struct zs_pub_set *s, const bool *only,
+                       zs_pub_tune_fn tune, void *ctx, struct zs_err *err);
+
+/* zs_pub_set_read, then zs_pub_set_predict of every modelled run. */
+int zs_pub_set_load(const char *dir, struct zs_pub_set *s, struct zs_err *err);
+void zs_pub_set_release(struct zs_pub_set *s);
+
+#endif
