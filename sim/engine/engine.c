@@ -244,7 +244,7 @@ void zs_sim_set_link_capacity(zs_sim *s, int link, double capacity_bytes_per_s)
 {
     /* Invalid values are kept and reported by zs_sim_run (this returns
      * nothing, and silently ignoring a bad value would hide a bug). */
-    if (s && link >= 0 && (size_t)link < s->nlinks)
+    if (s && zs_index_ok(link, s->nlinks))
         s->links[link].cap = capacity_bytes_per_s;
 }
 
@@ -301,14 +301,13 @@ static double link_cap_now(const zs_sim *s, const struct link *l)
 
 double zs_sim_link_capacity_now(const zs_sim *s, int link)
 {
-    if (!s || link < 0 || (size_t)link >= s->nlinks)
-        return 0;
-    return link_cap_now(s, &s->links[link]);
+    return s && zs_index_ok(link, s->nlinks) ? link_cap_now(s, &s->links[link])
+                                             : 0;
 }
 
 void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on)
 {
-    if (s && pool >= 0 && (size_t)pool < s->npools &&
+    if (s && zs_index_ok(pool, s->npools) &&
         s->pools[pool].kind == ZS_POOL_CUDA_CACHING)
         s->pools[pool].expandable = on != 0;
 }
@@ -316,7 +315,7 @@ void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on)
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes)
 {
     /* kept and reported by zs_sim_run when negative (see set_cores) */
-    if (s && pool >= 0 && (size_t)pool < s->npools)
+    if (s && zs_index_ok(pool, s->npools))
         s->pools[pool].capacity = capacity_bytes;
 }
 
@@ -324,7 +323,20 @@ void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes)
 
 #define TNAME(d) ((d)->name ? (d)->name : "")
 
-static int check_desc(zs_sim *s, const struct zs_task_desc *d, int32_t id)
+/* "invalid FIELD of KIND 'name' (id N): must be in [0, hi] (got v)", or
+ * with index set "[0, hi)": the range error of a task description. */
+static int bad_range(zs_sim *s, const char *field, const char *kind,
+                     const struct zs_task_desc *d, int32_t id, long long hi,
+                     int v, int index)
+{
+    return zs_err_set(&s->err, ZS_ERUNTIME,
+                      "invalid %s of %s '%s' (id %d): must be in [0, %lld%c "
+                      "(got %d)",
+                      field, kind, TNAME(d), id, hi, index ? ')' : ']', v);
+}
+
+/* What every task kind must satisfy: kind, queue, dependencies, cls, cores. */
+static int check_common(zs_sim *s, const struct zs_task_desc *d, int32_t id)
 {
     struct zs_err *e = &s->err;
     if (d->kind < ZS_TASK_DELAY || d->kind > ZS_TASK_MARK)
@@ -333,10 +345,8 @@ static int check_desc(zs_sim *s, const struct zs_task_desc *d, int32_t id)
                           "(got %d)",
                           TNAME(d), id, (int)d->kind);
     if (d->queue < 0 || (size_t)d->queue >= s->nqueues)
-        return zs_err_set(e, ZS_ERUNTIME,
-                          "invalid queue of task '%s' (id %d): must be in "
-                          "[0, %zu) (got %d)",
-                          TNAME(d), id, s->nqueues, d->queue);
+        return bad_range(s, "queue", "task", d, id, (long long)s->nqueues,
+                         d->queue, 1);
     if (d->ndeps < 0 || (d->ndeps > 0 && !d->deps))
         return zs_err_set(e, ZS_ERUNTIME,
                           "invalid deps of task '%s' (id %d): ndeps %d with "
@@ -349,157 +359,137 @@ static int check_desc(zs_sim *s, const struct zs_task_desc *d, int32_t id)
                               "name an earlier task in [0, %d) (got %d)",
                               TNAME(d), id, id, d->deps[i]);
     if (d->cls < 0 || d->cls > 15)
-        return zs_err_set(e, ZS_ERUNTIME,
-                          "invalid cls of task '%s' (id %d): must be in "
-                          "[0, 15] (got %d)",
-                          TNAME(d), id, d->cls);
+        return bad_range(s, "cls", "task", d, id, 15, d->cls, 0);
     if (d->cores < 0 || d->cores > INT16_MAX)
+        return bad_range(s, "cores", "task", d, id, INT16_MAX, d->cores, 0);
+    return 0;
+}
+
+static int check_flow(zs_sim *s, const struct zs_task_desc *d, int32_t id)
+{
+    struct zs_err *e = &s->err;
+    if (!isfinite(d->bytes) || d->bytes < 0 || d->bytes > 1e18)
         return zs_err_set(e, ZS_ERUNTIME,
-                          "invalid cores of task '%s' (id %d): must be in "
-                          "[0, %d] (got %d)",
-                          TNAME(d), id, INT16_MAX, d->cores);
-    switch (d->kind) {
-    case ZS_TASK_DELAY:
-        if (d->dur_ns < 0)
+                          "invalid bytes of flow '%s' (id %d): must be "
+                          "in [0, 1e18] (got %g)",
+                          TNAME(d), id, d->bytes);
+    if (!isfinite(d->rate_cap) || d->rate_cap < 0)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid rate_cap of flow '%s' (id %d): must "
+                          "be >= 0 bytes/s, 0 for none (got %g)",
+                          TNAME(d), id, d->rate_cap);
+    if (d->nlinks < 0 || d->nlinks > ZS_FLOW_MAXLINKS)
+        return bad_range(s, "nlinks", "flow", d, id, ZS_FLOW_MAXLINKS,
+                         d->nlinks, 0);
+    if (d->nlinks == 0 && d->rate_cap == 0)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "unbounded flow '%s' (id %d): needs at least "
+                          "one link or a rate_cap > 0",
+                          TNAME(d), id);
+    for (int i = 0; i < d->nlinks; i++) {
+        if (d->links[i] < 0 || (size_t)d->links[i] >= s->nlinks)
+            return bad_range(s, "link", "flow", d, id, (long long)s->nlinks,
+                             d->links[i], 1);
+        if (!isfinite(d->weight[i]) || d->weight[i] < 0 || d->weight[i] > 1e6)
             return zs_err_set(e, ZS_ERUNTIME,
-                              "invalid dur_ns of task '%s' (id %d): must be "
-                              ">= 0 (got %lld)",
-                              TNAME(d), id, (long long)d->dur_ns);
-        break;
-    case ZS_TASK_FLOW:
-        if (!isfinite(d->bytes) || d->bytes < 0 || d->bytes > 1e18)
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "invalid bytes of flow '%s' (id %d): must be "
-                              "in [0, 1e18] (got %g)",
-                              TNAME(d), id, d->bytes);
-        if (!isfinite(d->rate_cap) || d->rate_cap < 0)
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "invalid rate_cap of flow '%s' (id %d): must "
-                              "be >= 0 bytes/s, 0 for none (got %g)",
-                              TNAME(d), id, d->rate_cap);
-        if (d->nlinks < 0 || d->nlinks > ZS_FLOW_MAXLINKS)
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "invalid nlinks of flow '%s' (id %d): must be "
-                              "in [0, %d] (got %d)",
-                              TNAME(d), id, ZS_FLOW_MAXLINKS, d->nlinks);
-        if (d->nlinks == 0 && d->rate_cap == 0)
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "unbounded flow '%s' (id %d): needs at least "
-                              "one link or a rate_cap > 0",
-                              TNAME(d), id);
-        for (int i = 0; i < d->nlinks; i++) {
-            if (d->links[i] < 0 || (size_t)d->links[i] >= s->nlinks)
-                return zs_err_set(e, ZS_ERUNTIME,
-                                  "invalid link of flow '%s' (id %d): must "
-                                  "be in [0, %zu) (got %d)",
-                                  TNAME(d), id, s->nlinks, d->links[i]);
-            if (!isfinite(d->weight[i]) || d->weight[i] < 0 ||
-                d->weight[i] > 1e6)
-                return zs_err_set(e, ZS_ERUNTIME,
-                                  "invalid weight of flow '%s' (id %d) on "
-                                  "link %d: must be in [0, 1e6], 0 meaning "
-                                  "1 (got %g)",
-                                  TNAME(d), id, d->links[i], d->weight[i]);
-        }
-        break;
-    case ZS_TASK_ALLOC:
-        if (d->pool < 0 || (size_t)d->pool >= s->npools)
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "invalid pool of alloc '%s' (id %d): must be "
-                              "in [0, %zu) (got %d)",
-                              TNAME(d), id, s->npools, d->pool);
-        if (d->alloc_bytes < 0 || d->alloc_bytes > ((int64_t)1 << 60))
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "invalid alloc_bytes of alloc '%s' (id %d): "
-                              "must be in [0, 2^60] (got %lld)",
-                              TNAME(d), id, (long long)d->alloc_bytes);
-        if ((d->alloc_flags & ~(ZS_ALLOC_PINNED | ZS_ALLOC_LOCKED)) ||
-            (d->alloc_flags & ZS_ALLOC_PINNED &&
-             d->alloc_flags & ZS_ALLOC_LOCKED))
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "invalid alloc_flags of alloc '%s' (id %d): "
-                              "ZS_ALLOC_PINNED or ZS_ALLOC_LOCKED (got %#x)",
-                              TNAME(d), id, d->alloc_flags);
-        break;
-    case ZS_TASK_FREE:
-        if (d->alloc_task < 0 || d->alloc_task >= id ||
-            s->tasks[d->alloc_task].kind != ZS_TASK_ALLOC)
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "invalid alloc_task of free '%s' (id %d): must "
-                              "name an earlier alloc task (got %d)",
-                              TNAME(d), id, d->alloc_task);
-        if (s->tasks[d->alloc_task].freed >= 0)
-            return zs_err_set(e, ZS_ERUNTIME,
-                              "double free in task '%s' (id %d): buffer of "
-                              "task %d is already freed by task %d",
-                              TNAME(d), id, d->alloc_task,
-                              s->tasks[d->alloc_task].freed);
-        break;
-    default:
-        break;
+                              "invalid weight of flow '%s' (id %d) on "
+                              "link %d: must be in [0, 1e6], 0 meaning "
+                              "1 (got %g)",
+                              TNAME(d), id, d->links[i], d->weight[i]);
     }
     return 0;
 }
 
-int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
+static int check_alloc(zs_sim *s, const struct zs_task_desc *d, int32_t id)
 {
-    struct task *t;
-    struct zs_task_rec *r;
-    size_t id;
-    int extra;
-    int rc;
-    if (!s)
-        return ZS_ERUNTIME;
-    if (!d)
-        return zs_err_set(&s->err, ZS_ERUNTIME, "no task description");
-    id = s->ntasks;
-    if (id >= INT32_MAX - 1)
-        return zs_err_set(&s->err, ZS_ELIMIT, "too many tasks (limit %d)",
-                          INT32_MAX - 1);
-    rc = check_desc(s, d, (int32_t)id);
+    struct zs_err *e = &s->err;
+    if (d->pool < 0 || (size_t)d->pool >= s->npools)
+        return bad_range(s, "pool", "alloc", d, id, (long long)s->npools,
+                         d->pool, 1);
+    if (d->alloc_bytes < 0 || d->alloc_bytes > ((int64_t)1 << 60))
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid alloc_bytes of alloc '%s' (id %d): "
+                          "must be in [0, 2^60] (got %lld)",
+                          TNAME(d), id, (long long)d->alloc_bytes);
+    if ((d->alloc_flags & ~(ZS_ALLOC_PINNED | ZS_ALLOC_LOCKED)) ||
+        (d->alloc_flags & ZS_ALLOC_PINNED && d->alloc_flags & ZS_ALLOC_LOCKED))
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid alloc_flags of alloc '%s' (id %d): "
+                          "ZS_ALLOC_PINNED or ZS_ALLOC_LOCKED (got %#x)",
+                          TNAME(d), id, d->alloc_flags);
+    return 0;
+}
+
+static int check_free(zs_sim *s, const struct zs_task_desc *d, int32_t id)
+{
+    struct zs_err *e = &s->err;
+    if (d->alloc_task < 0 || d->alloc_task >= id ||
+        s->tasks[d->alloc_task].kind != ZS_TASK_ALLOC)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid alloc_task of free '%s' (id %d): must "
+                          "name an earlier alloc task (got %d)",
+                          TNAME(d), id, d->alloc_task);
+    if (s->tasks[d->alloc_task].freed >= 0)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "double free in task '%s' (id %d): buffer of "
+                          "task %d is already freed by task %d",
+                          TNAME(d), id, d->alloc_task,
+                          s->tasks[d->alloc_task].freed);
+    return 0;
+}
+
+static int check_delay(zs_sim *s, const struct zs_task_desc *d, int32_t id)
+{
+    if (d->dur_ns < 0)
+        return zs_err_set(&s->err, ZS_ERUNTIME,
+                          "invalid dur_ns of task '%s' (id %d): must be "
+                          ">= 0 (got %lld)",
+                          TNAME(d), id, (long long)d->dur_ns);
+    return 0;
+}
+
+static int check_desc(zs_sim *s, const struct zs_task_desc *d, int32_t id)
+{
+    int rc = check_common(s, d, id);
     if (rc)
         return rc;
-    /* A FREE implicitly depends on its ALLOC, so it can never run first. */
-    extra = d->kind == ZS_TASK_FREE;
-    if ((size_t)d->ndeps + (size_t)extra > (size_t)INT32_MAX - s->ndeps)
-        return zs_err_set(&s->err, ZS_ELIMIT, "too many dependencies");
-    /* zs_grow only when full: once warm (a planner thread re-using its
-     * sim across candidates) a submission calls no allocator at all */
-    if ((id + 1 > s->tasks_cap &&
-         zs_grow((void **)&s->tasks, &s->tasks_cap, id + 1,
-                 sizeof *s->tasks)) ||
-        (id + 1 > s->recs_cap &&
-         zs_grow((void **)&s->recs, &s->recs_cap, id + 1, sizeof *s->recs)) ||
-        (s->ndeps + (size_t)d->ndeps + (size_t)extra > s->deps_cap &&
-         zs_grow((void **)&s->deps, &s->deps_cap,
-                 s->ndeps + (size_t)d->ndeps + (size_t)extra,
-                 sizeof *s->deps)) ||
-        (d->kind == ZS_TASK_FLOW && s->nfdesc + 1 > s->fdesc_cap &&
-         zs_grow((void **)&s->fdesc, &s->fdesc_cap, s->nfdesc + 1,
-                 sizeof *s->fdesc)))
-        return zs_err_set(&s->err, ZS_ENOMEM,
-                          "out of memory submitting task '%s'", TNAME(d));
-    t = &s->tasks[id];
-    memset(t, 0, sizeof *t);
-    t->kind = (int16_t)d->kind;
-    t->cores = (int16_t)d->cores;
-    if (d->cores > s->max_task_cores)
-        s->max_task_cores = d->cores;
-    t->qnext = -1;
-    t->aux = -1;
-    t->freed = -1;
-    /* run state as prepare() leaves it, so that the first run after
-     * building skips re-initialising every task */
-    t->blk = -1;
-    t->fslot = -1;
-    t->log_alloc = t->log_free = -1;
-    t->dep_off = (int32_t)s->ndeps;
-    t->ndeps = d->ndeps + extra;
-    for (int i = 0; i < d->ndeps; i++) /* usually 1-3: no memcpy call */
-        s->deps[s->ndeps + (size_t)i] = d->deps[i];
-    if (extra)
-        s->deps[s->ndeps + (size_t)d->ndeps] = d->alloc_task;
-    s->ndeps += (size_t)t->ndeps;
+    switch (d->kind) {
+    case ZS_TASK_DELAY:
+        return check_delay(s, d, id);
+    case ZS_TASK_FLOW:
+        return check_flow(s, d, id);
+    case ZS_TASK_ALLOC:
+        return check_alloc(s, d, id);
+    case ZS_TASK_FREE:
+        return check_free(s, d, id);
+    default:
+        return 0; /* MARK: nothing of its own */
+    }
+}
+
+/* Room for task id, its deps (extra: the FREE's implicit one) and a FLOW's
+ * links.  zs_grow only when full: once warm (a planner thread re-using its
+ * sim across candidates) a submission calls no allocator at all. */
+static inline int submit_reserve(zs_sim *s, const struct zs_task_desc *d,
+                                 size_t id, int extra)
+{
+    return (id + 1 > s->tasks_cap && zs_grow((void **)&s->tasks, &s->tasks_cap,
+                                             id + 1, sizeof *s->tasks)) ||
+           (id + 1 > s->recs_cap && zs_grow((void **)&s->recs, &s->recs_cap,
+                                            id + 1, sizeof *s->recs)) ||
+           (s->ndeps + (size_t)d->ndeps + (size_t)extra > s->deps_cap &&
+            zs_grow((void **)&s->deps, &s->deps_cap,
+                    s->ndeps + (size_t)d->ndeps + (size_t)extra,
+                    sizeof *s->deps)) ||
+           (d->kind == ZS_TASK_FLOW && s->nfdesc + 1 > s->fdesc_cap &&
+            zs_grow((void **)&s->fdesc, &s->fdesc_cap, s->nfdesc + 1,
+                    sizeof *s->fdesc));
+}
+
+/* The part of task t (id) that depends on its kind. */
+static inline void submit_kind(zs_sim *s, struct task *t,
+                               const struct zs_task_desc *d, size_t id)
+{
     switch (d->kind) {
     case ZS_TASK_DELAY:
         t->dur_ns = d->dur_ns;
@@ -532,12 +522,18 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     default:
         break;
     }
+}
+
+/* Task id joins the end of its queue, and its record starts unrun. */
+static inline void submit_enqueue(zs_sim *s, struct task *t,
+                                  const struct zs_task_desc *d, size_t id)
+{
+    struct zs_task_rec *r = &s->recs[id];
     if (s->queues[d->queue].last >= 0) {
         s->tasks[s->queues[d->queue].last].qnext = (int32_t)id;
         t->qprev = 1;
     }
     s->queues[d->queue].last = (int32_t)id;
-    r = &s->recs[id];
     r->start_ns = r->end_ns = -1;
     r->blocked_by = -1;
     r->queue = d->queue;
@@ -545,6 +541,55 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     r->tag = d->tag;
     r->kind = d->kind;
     r->name = d->name;
+}
+
+int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
+{
+    struct task *t;
+    size_t id;
+    int extra;
+    int rc;
+    if (!s)
+        return ZS_ERUNTIME;
+    if (!d)
+        return zs_err_set(&s->err, ZS_ERUNTIME, "no task description");
+    id = s->ntasks;
+    if (id >= INT32_MAX - 1)
+        return zs_err_set(&s->err, ZS_ELIMIT, "too many tasks (limit %d)",
+                          INT32_MAX - 1);
+    rc = check_desc(s, d, (int32_t)id);
+    if (rc)
+        return rc;
+    /* A FREE implicitly depends on its ALLOC, so it can never run first. */
+    extra = d->kind == ZS_TASK_FREE;
+    if ((size_t)d->ndeps + (size_t)extra > (size_t)INT32_MAX - s->ndeps)
+        return zs_err_set(&s->err, ZS_ELIMIT, "too many dependencies");
+    if (submit_reserve(s, d, id, extra))
+        return zs_err_set(&s->err, ZS_ENOMEM,
+                          "out of memory submitting task '%s'", TNAME(d));
+    t = &s->tasks[id];
+    memset(t, 0, sizeof *t);
+    t->kind = (int16_t)d->kind;
+    t->cores = (int16_t)d->cores;
+    if (d->cores > s->max_task_cores)
+        s->max_task_cores = d->cores;
+    t->qnext = -1;
+    t->aux = -1;
+    t->freed = -1;
+    /* run state as prepare() leaves it, so that the first run after
+     * building skips re-initialising every task */
+    t->blk = -1;
+    t->fslot = -1;
+    t->log_alloc = t->log_free = -1;
+    t->dep_off = (int32_t)s->ndeps;
+    t->ndeps = d->ndeps + extra;
+    for (int i = 0; i < d->ndeps; i++) /* usually 1-3: no memcpy call */
+        s->deps[s->ndeps + (size_t)i] = d->deps[i];
+    if (extra)
+        s->deps[s->ndeps + (size_t)d->ndeps] = d->alloc_task;
+    s->ndeps += (size_t)t->ndeps;
+    submit_kind(s, t, d, id);
+    submit_enqueue(s, t, d, id);
     s->ntasks++;
     s->csr_ok = 0;
     return (int32_t)id;
@@ -607,16 +652,12 @@ static size_t flows_affected(zs_sim *s)
     return na;
 }
 
-/* Max-min fair rates by progressive filling (SimGrid's LMM with every flow
- * at priority 1) over the affected flows: all unfrozen flows rise at one
- * common rate x; a link saturates when Σ weight*rate reaches its capacity,
- * freezing its flows; a flow freezes at its rate_cap.  Each round freezes
- * at least one flow, so at most F rounds of O(F * L). */
-static void flows_recompute(zs_sim *s)
+/* Brings each affected flow's rem to now under the rate that held since
+ * its t_ns, unfreezes it, and resets the filling scratch of its links,
+ * listing them in s->touched.  Returns how many links it listed. */
+static inline size_t fill_start(zs_sim *s, size_t na)
 {
-    size_t na = flows_affected(s), nt = 0, unfrozen = na;
-    double x = 0;
-
+    size_t nt = 0;
     if (++s->stamp == 0) { /* wrapped: clear stale stamps */
         for (size_t j = 0; j < s->nlinks; j++)
             s->links[j].stamp = 0;
@@ -626,7 +667,6 @@ static void flows_recompute(zs_sim *s)
         struct flow *f = &s->act[s->affl[a]];
         const struct flowdesc *fd = f->fd;
         int64_t dt = s->now_ns - f->t_ns;
-        /* Bring rem to now under the rate that held since f->t_ns. */
         if (dt > 0 && f->rate > 0) {
             f->rem -= f->rate * (double)dt / NS_PER_S;
             if (f->rem < 1.0)
@@ -647,71 +687,91 @@ static void flows_recompute(zs_sim *s)
             l->nunf++;
         }
     }
+    return nt;
+}
 
-    while (unfrozen > 0) {
-        double delta = INFINITY;
-        int arg_link = -1;
-        size_t arg_flow = (size_t)-1;
-        int progress = 0;
+/* How far the common rate x can rise before the next constraint binds: an
+ * unfrozen flow's rate_cap (*arg_flow) or a link's residual capacity shared
+ * by its unfrozen weight (*arg_link); INFINITY when none binds. */
+static inline double fill_delta(const zs_sim *s, size_t na, size_t nt,
+                                double x, int *arg_link, size_t *arg_flow)
+{
+    double delta = INFINITY;
+    *arg_link = -1;
+    *arg_flow = (size_t)-1;
+    for (size_t a = 0; a < na; a++) {
+        const struct flow *f = &s->act[s->affl[a]];
+        double cap = f->fd->rate_cap;
+        if (!f->frozen && cap > 0 && cap - x < delta) {
+            delta = cap - x;
+            *arg_flow = a;
+        }
+    }
+    for (size_t j = 0; j < nt; j++) {
+        const struct link *l = &s->links[s->touched[j]];
+        if (l->nunf > 0 && l->resid / l->wsum < delta) {
+            delta = l->resid / l->wsum;
+            *arg_link = s->touched[j];
+            *arg_flow = (size_t)-1;
+        }
+    }
+    return delta;
+}
+
+/* Whether unfrozen flow f (a-th affected) is held at x: pass 0, by its
+ * rate_cap or a saturated link; pass 1 (rounding kept every pass-0 test
+ * false), by the binding constraint fill_delta found, which is always some
+ * flow's. */
+static inline int fill_saturated(const zs_sim *s, const struct flow *f,
+                                 size_t a, int pass, double x, int arg_link,
+                                 size_t arg_flow)
+{
+    const struct flowdesc *fd = f->fd;
+    int sat = 0;
+    if (pass == 0) {
+        sat = fd->rate_cap > 0 && fd->rate_cap - x <= 1e-12 * x;
+        for (int k = 0; k < fd->nlinks && !sat; k++) {
+            const struct link *l = &s->links[fd->links[k]];
+            sat = l->resid <= 1e-12 * l->cap;
+        }
+    } else {
+        sat = a == arg_flow;
+        for (int k = 0; k < fd->nlinks && !sat; k++)
+            sat = fd->links[k] == arg_link;
+    }
+    return sat;
+}
+
+/* Freezes at rate x every flow held at x, taking it out of its links'
+ * unfrozen weight.  Returns how many it froze (>= 1). */
+static inline size_t fill_freeze(zs_sim *s, size_t na, double x, int arg_link,
+                                 size_t arg_flow)
+{
+    size_t froze = 0;
+    for (int pass = 0; pass < 2 && !froze; pass++) {
         for (size_t a = 0; a < na; a++) {
-            const struct flow *f = &s->act[s->affl[a]];
-            double cap = f->fd->rate_cap;
-            if (!f->frozen && cap > 0 && cap - x < delta) {
-                delta = cap - x;
-                arg_flow = a;
-            }
-        }
-        for (size_t j = 0; j < nt; j++) {
-            const struct link *l = &s->links[s->touched[j]];
-            if (l->nunf > 0 && l->resid / l->wsum < delta) {
-                delta = l->resid / l->wsum;
-                arg_link = s->touched[j];
-                arg_flow = (size_t)-1;
-            }
-        }
-        if (delta < 0)
-            delta = 0;
-        x += delta;
-        for (size_t j = 0; j < nt; j++) {
-            struct link *l = &s->links[s->touched[j]];
-            if (l->nunf > 0)
-                l->resid -= delta * l->wsum;
-        }
-        for (int pass = 0; pass < 2 && !progress; pass++) {
-            for (size_t a = 0; a < na; a++) {
-                struct flow *f = &s->act[s->affl[a]];
-                const struct flowdesc *fd = f->fd;
-                int sat = 0;
-                if (f->frozen)
-                    continue;
-                if (pass == 0) {
-                    sat = fd->rate_cap > 0 && fd->rate_cap - x <= 1e-12 * x;
-                    for (int k = 0; k < fd->nlinks && !sat; k++) {
-                        const struct link *l = &s->links[fd->links[k]];
-                        sat = l->resid <= 1e-12 * l->cap;
-                    }
-                } else {
-                    /* Rounding kept every test above false: freeze the
-                     * binding constraint's flows, which is always some. */
-                    sat = a == arg_flow;
-                    for (int k = 0; k < fd->nlinks && !sat; k++)
-                        sat = fd->links[k] == arg_link;
-                }
-                if (!sat)
-                    continue;
-                f->frozen = 1;
-                f->rate = x;
-                unfrozen--;
-                progress = 1;
-                for (int k = 0; k < fd->nlinks; k++) {
-                    struct link *l = &s->links[fd->links[k]];
-                    l->wsum -= fd->weight[k];
-                    l->nunf--;
-                }
+            struct flow *f = &s->act[s->affl[a]];
+            const struct flowdesc *fd = f->fd;
+            if (f->frozen ||
+                !fill_saturated(s, f, a, pass, x, arg_link, arg_flow))
+                continue;
+            f->frozen = 1;
+            f->rate = x;
+            froze++;
+            for (int k = 0; k < fd->nlinks; k++) {
+                struct link *l = &s->links[fd->links[k]];
+                l->wsum -= fd->weight[k];
+                l->nunf--;
             }
         }
     }
+    return froze;
+}
 
+/* Moves the completion event of every affected flow whose end moved, and
+ * closes the dirty-link epoch. */
+static inline void fill_reschedule(zs_sim *s, size_t na)
+{
     for (size_t a = 0; a < na; a++) {
         struct flow *f = &s->act[s->affl[a]];
         int64_t t_end = s->now_ns + flow_ns(f->rem, f->rate);
@@ -728,6 +788,34 @@ static void flows_recompute(zs_sim *s)
         s->dstamp = 1;
     }
     s->flows_dirty = 0;
+}
+
+/* Max-min fair rates by progressive filling (SimGrid's LMM with every flow
+ * at priority 1) over the affected flows: all unfrozen flows rise at one
+ * common rate x; a link saturates when Σ weight*rate reaches its capacity,
+ * freezing its flows; a flow freezes at its rate_cap.  Each round freezes
+ * at least one flow, so at most F rounds of O(F * L). */
+static void flows_recompute(zs_sim *s)
+{
+    size_t na = flows_affected(s), unfrozen = na;
+    size_t nt = fill_start(s, na);
+    double x = 0;
+
+    while (unfrozen > 0) {
+        int arg_link;
+        size_t arg_flow;
+        double delta = fill_delta(s, na, nt, x, &arg_link, &arg_flow);
+        if (delta < 0)
+            delta = 0;
+        x += delta;
+        for (size_t j = 0; j < nt; j++) {
+            struct link *l = &s->links[s->touched[j]];
+            if (l->nunf > 0)
+                l->resid -= delta * l->wsum;
+        }
+        unfrozen -= fill_freeze(s, na, x, arg_link, arg_flow);
+    }
+    fill_reschedule(s, na);
 }
 
 static void mark_links_dirty(zs_sim *s, const struct flowdesc *fd)
@@ -924,11 +1012,10 @@ static int deadlock(zs_sim *s, struct zs_err *err)
     return zs_err_set(err, ZS_ERUNTIME, "deadlock: no stuck task found");
 }
 
-/* Sizes the run arrays and builds the reverse-dependency CSR. */
-static int prepare(zs_sim *s, struct zs_err *err)
+/* The capacities and core count the setters kept unchecked (they return
+ * nothing), checked before a run. */
+static int check_run_inputs(const zs_sim *s, struct zs_err *err)
 {
-    size_t n = s->ntasks;
-    int32_t *cur;
     for (size_t i = 0; i < s->nlinks; i++)
         if (!valid_rate(s->links[i].cap))
             return zs_err_set(err, ZS_ERUNTIME,
@@ -947,6 +1034,14 @@ static int prepare(zs_sim *s, struct zs_err *err)
                           "invalid cores of the cpu pool: must be >= 0 (got "
                           "%d)",
                           s->cores);
+    return 0;
+}
+
+/* Sizes every run-time array for the submitted tasks, so that the event
+ * loop never allocates. */
+static int reserve_run(zs_sim *s, struct zs_err *err)
+{
+    size_t n = s->ntasks;
     if (zs_grow((void **)&s->succ_off, &s->succ_off_cap, n + 1,
                 sizeof *s->succ_off) ||
         zs_grow((void **)&s->succ, &s->succ_cap, s->ndeps + 1,
@@ -966,47 +1061,67 @@ static int prepare(zs_sim *s, struct zs_err *err)
         if (rc)
             return rc;
     }
-    if (!s->csr_ok) {
-        /* Counting sort of the dependency edges by source task; work[]
-         * serves as the fill cursor before the run uses it.  pend0 is each
-         * task's count of what it waits for.  Both depend on the tasks only,
-         * so a re-run (another capacity, the planner's unlimited re-run of
-         * an OOM) reuses them. */
-        memset(s->succ_off, 0, (n + 1) * sizeof *s->succ_off);
-        for (size_t e = 0; e < s->ndeps; e++) {
-            /* check_desc admitted only earlier tasks */
-            assert(s->deps[e] >= 0 && (size_t)s->deps[e] < n);
-            s->succ_off[s->deps[e] + 1]++;
-        }
-        for (size_t i = 0; i < n; i++)
-            s->succ_off[i + 1] += s->succ_off[i];
-        cur = s->work;
-        memcpy(cur, s->succ_off, n * sizeof *cur);
-        for (size_t i = 0; i < n; i++) {
-            const struct task *t = &s->tasks[i];
-            const int32_t *dp = s->deps + t->dep_off;
-            for (int32_t k = 0; k < t->ndeps; k++)
-                s->succ[cur[dp[k]]++] = (int32_t)i;
-            s->pend0[i] = t->ndeps + t->qprev;
-        }
-        s->csr_ok = 1;
+    return 0;
+}
+
+/* Counting sort of the dependency edges by source task; work[] serves as
+ * the fill cursor before the run uses it.  pend0 is each task's count of
+ * what it waits for.  Both depend on the tasks only, so a re-run (another
+ * capacity, the planner's unlimited re-run of an OOM) reuses them. */
+static void build_csr(zs_sim *s)
+{
+    size_t n = s->ntasks;
+    int32_t *cur;
+    memset(s->succ_off, 0, (n + 1) * sizeof *s->succ_off);
+    for (size_t e = 0; e < s->ndeps; e++) {
+        /* check_desc admitted only earlier tasks */
+        assert(s->deps[e] >= 0 && (size_t)s->deps[e] < n);
+        s->succ_off[s->deps[e] + 1]++;
     }
-    if (n)
-        memcpy(s->pend, s->pend0, n * sizeof *s->pend);
-    if (s->ran) {
-        /* zs_sim_submit initialises the run state; only a re-run of the
-         * same tasks needs it restored */
-        for (size_t i = 0; i < n; i++) {
-            struct task *t = &s->tasks[i];
-            struct zs_task_rec *r = &s->recs[i];
-            t->fslot = -1;
-            t->held = 0;
-            t->blk = -1;
-            t->log_alloc = t->log_free = -1;
-            r->start_ns = r->end_ns = -1;
-            r->blocked_by = -1;
-        }
+    for (size_t i = 0; i < n; i++)
+        s->succ_off[i + 1] += s->succ_off[i];
+    cur = s->work;
+    memcpy(cur, s->succ_off, n * sizeof *cur);
+    for (size_t i = 0; i < n; i++) {
+        const struct task *t = &s->tasks[i];
+        const int32_t *dp = s->deps + t->dep_off;
+        for (int32_t k = 0; k < t->ndeps; k++)
+            s->succ[cur[dp[k]]++] = (int32_t)i;
+        s->pend0[i] = t->ndeps + t->qprev;
     }
+    s->csr_ok = 1;
+}
+
+/* zs_sim_submit initialises the run state; only a re-run of the same tasks
+ * needs it restored. */
+static void restore_run_state(zs_sim *s)
+{
+    for (size_t i = 0; i < s->ntasks; i++) {
+        struct task *t = &s->tasks[i];
+        struct zs_task_rec *r = &s->recs[i];
+        t->fslot = -1;
+        t->held = 0;
+        t->blk = -1;
+        t->log_alloc = t->log_free = -1;
+        r->start_ns = r->end_ns = -1;
+        r->blocked_by = -1;
+    }
+}
+
+/* Sizes the run arrays and builds the reverse-dependency CSR. */
+static int prepare(zs_sim *s, struct zs_err *err)
+{
+    int rc = check_run_inputs(s, err);
+    if (!rc)
+        rc = reserve_run(s, err);
+    if (rc)
+        return rc;
+    if (!s->csr_ok)
+        build_csr(s);
+    if (s->ntasks)
+        memcpy(s->pend, s->pend0, s->ntasks * sizeof *s->pend);
+    if (s->ran)
+        restore_run_state(s);
     s->ran = 1;
     return 0;
 }
@@ -1077,9 +1192,7 @@ int zs_sim_max_task_cores(const zs_sim *s)
 
 const struct zs_task_rec *zs_sim_task(const zs_sim *s, int32_t id)
 {
-    if (!s || id < 0 || (size_t)id >= s->ntasks)
-        return NULL;
-    return &s->recs[id];
+    return s && zs_index_ok(id, s->ntasks) ? &s->recs[id] : NULL;
 }
 
 const struct zs_task_rec *zs_sim_tasks(const zs_sim *s)
@@ -1104,9 +1217,7 @@ int zs_sim_nqueues(const zs_sim *s)
 
 const char *zs_sim_queue_name(const zs_sim *s, int q)
 {
-    if (!s || q < 0 || (size_t)q >= s->nqueues)
-        return NULL;
-    return s->queues[q].name;
+    return s && zs_index_ok(q, s->nqueues) ? s->queues[q].name : NULL;
 }
 
 int zs_sim_nlinks(const zs_sim *s)
@@ -1116,16 +1227,12 @@ int zs_sim_nlinks(const zs_sim *s)
 
 const char *zs_sim_link_name(const zs_sim *s, int l)
 {
-    if (!s || l < 0 || (size_t)l >= s->nlinks)
-        return NULL;
-    return s->links[l].name;
+    return s && zs_index_ok(l, s->nlinks) ? s->links[l].name : NULL;
 }
 
 double zs_sim_link_bytes(const zs_sim *s, int l)
 {
-    if (!s || l < 0 || (size_t)l >= s->nlinks)
-        return 0;
-    return s->links[l].bytes_moved;
+    return s && zs_index_ok(l, s->nlinks) ? s->links[l].bytes_moved : 0;
 }
 
 int zs_sim_npools(const zs_sim *s)
@@ -1135,7 +1242,5 @@ int zs_sim_npools(const zs_sim *s)
 
 const char *zs_sim_pool_name(const zs_sim *s, int p)
 {
-    if (!s || p < 0 || (size_t)p >= s->npools)
-        return NULL;
-    return s->pools[p].name;
+    return s && zs_index_ok(p, s->npools) ? s->pools[p].name : NULL;
 }

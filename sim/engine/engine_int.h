@@ -179,6 +179,12 @@ struct zs_sim {
     int oom_set;
 };
 
+/* Whether i indexes an array of n entries (the accessors' range check). */
+static inline int zs_index_ok(int64_t i, size_t n)
+{
+    return i >= 0 && (uint64_t)i < n;
+}
+
 /* pool.c */
 void zs_pool_clear_run(struct pool *p);
 int zs_pool_prepare(struct pool *p, struct zs_err *err);

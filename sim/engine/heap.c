@@ -17,6 +17,13 @@ static inline int before(const struct zs_heap_ent *x,
     return x->t_ns < y->t_ns || (x->t_ns == y->t_ns && x->seq < y->seq);
 }
 
+/* Puts e at slot i and records its position. */
+static inline void place(struct zs_heap *h, size_t i, struct zs_heap_ent e)
+{
+    h->a[i] = e;
+    h->pos[e.id] = (int32_t)i;
+}
+
 static void sift_up(struct zs_heap *h, size_t i)
 {
     struct zs_heap_ent e = h->a[i];
@@ -24,12 +31,10 @@ static void sift_up(struct zs_heap *h, size_t i)
         size_t p = (i - 1) / 2;
         if (!before(&e, &h->a[p]))
             break;
-        h->a[i] = h->a[p];
-        h->pos[h->a[i].id] = (int32_t)i;
+        place(h, i, h->a[p]);
         i = p;
     }
-    h->a[i] = e;
-    h->pos[e.id] = (int32_t)i;
+    place(h, i, e);
 }
 
 static void sift_down(struct zs_heap *h, size_t i)
@@ -44,12 +49,10 @@ static void sift_down(struct zs_heap *h, size_t i)
             c++;
         if (!before(&h->a[c], &e))
             break;
-        h->a[i] = h->a[c];
-        h->pos[h->a[i].id] = (int32_t)i;
+        place(h, i, h->a[c]);
         i = c;
     }
-    h->a[i] = e;
-    h->pos[e.id] = (int32_t)i;
+    place(h, i, e);
 }
 
 void zs_heap_init(struct zs_heap *h)
@@ -127,8 +130,7 @@ int zs_heap_cancel(struct zs_heap *h, int32_t id)
     h->n--;
     if (i == h->n)
         return 1;
-    h->a[i] = h->a[h->n];
-    h->pos[h->a[i].id] = (int32_t)i;
+    place(h, i, h->a[h->n]);
     /* The moved entry may belong above or below its new place. */
     if (i > 0 && before(&h->a[i], &h->a[(i - 1) / 2]))
         sift_up(h, i);

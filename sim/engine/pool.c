@@ -281,6 +281,81 @@ static void release_cached(struct pool *p)
     }
 }
 
+/* es_release of block b, the segment's last: its pages from a0 on are
+ * unmapped, so the segment's end shrinks to a0.  Appends to snap[k..) what
+ * stays cached; returns the new k. */
+static size_t es_unmap_tail(struct pool *p, int32_t b, int64_t a0,
+                            int32_t *snap, size_t k)
+{
+    struct blk *B = &p->blk[b];
+    int32_t pv = B->prev;
+    p->es_next = a0;
+    if (a0 > B->addr) {
+        B->size = a0 - B->addr;
+        snap[k++] = b;
+    } else {
+        p->es_tail = pv;
+        if (pv >= 0)
+            p->blk[pv].next = -1;
+        blk_recycle(p, b);
+    }
+    return k;
+}
+
+/* A new free block [a1, end) that follows an unmapped range and precedes
+ * block nx (-1 none). */
+static int32_t es_piece(struct pool *p, int64_t a1, int64_t end, int32_t nx)
+{
+    int32_t r = blk_new(p);
+    struct blk *R = &p->blk[r];
+    R->addr = a1;
+    R->size = end - a1;
+    R->prev = -1;
+    R->next = nx;
+    R->small = 0;
+    R->used = 0;
+    R->task = -1;
+    if (nx >= 0)
+        p->blk[nx].prev = r;
+    return r;
+}
+
+/* es_release of block b inside the segment: pages [a0, a1) are unmapped,
+ * cutting the block's head (before a0) and tail (from a1) apart from each
+ * other and from the neighbours across the hole.  Appends to snap[k..) the
+ * pieces that stay cached; returns the new k. */
+static size_t es_unmap_inner(struct pool *p, int32_t b, int64_t a0,
+                             int64_t a1, int32_t *snap, size_t k)
+{
+    struct blk *B = &p->blk[b];
+    int64_t a = B->addr, end = B->addr + B->size;
+    int32_t pv = B->prev, nx = B->next;
+    if (a0 > a) { /* head stays, cut off from what follows */
+        B->size = a0 - a;
+        B->next = -1;
+        snap[k++] = b;
+        if (end > a1)
+            snap[k++] = es_piece(p, a1, end, nx);
+        else if (nx >= 0)
+            p->blk[nx].prev = -1;
+        return k;
+    }
+    /* no head */
+    if (pv >= 0)
+        p->blk[pv].next = -1;
+    if (end > a1) {
+        B->addr = a1;
+        B->size = end - a1;
+        B->prev = -1;
+        snap[k++] = b;
+    } else {
+        if (nx >= 0)
+            p->blk[nx].prev = -1;
+        blk_recycle(p, b);
+    }
+    return k;
+}
+
 /* Expandable large pool, release_cached_blocks: unmaps the whole pages
  * inside every cached free block.  Returns 0 or ZS_ENOMEM (the block table
  * grows by at most one entry per free block). */
@@ -308,64 +383,19 @@ static int es_release(struct pool *p, struct zs_err *err)
     k = n;
     for (size_t i = 0; i < n; i++) {
         int32_t b = snap[i];
-        struct blk *B = &p->blk[b];
+        const struct blk *B = &p->blk[b];
         int64_t a = B->addr, end = B->addr + B->size;
         int64_t a0 = ES_BASE + (a - ES_BASE + ES_PAGE - 1) / ES_PAGE * ES_PAGE;
         int64_t a1 = ES_BASE + (end - ES_BASE) / ES_PAGE * ES_PAGE;
-        int32_t pv = B->prev, nx = B->next;
         if (a1 <= a0) { /* no whole page inside: stays cached */
             snap[k++] = b;
             continue;
         }
         p->reserved -= a1 - a0;
-        if (b == p->es_tail) { /* the segment's end shrinks to a0 */
-            p->es_next = a0;
-            if (a0 > a) {
-                B->size = a0 - a;
-                snap[k++] = b;
-            } else {
-                p->es_tail = pv;
-                if (pv >= 0)
-                    p->blk[pv].next = -1;
-                blk_recycle(p, b);
-            }
-            continue;
-        }
-        if (a0 > a) { /* head stays, cut off from what follows */
-            B->size = a0 - a;
-            B->next = -1;
-            snap[k++] = b;
-            if (end > a1) {
-                int32_t r = blk_new(p);
-                struct blk *R = &p->blk[r];
-                B = &p->blk[b];
-                R->addr = a1;
-                R->size = end - a1;
-                R->prev = -1;
-                R->next = nx;
-                R->small = 0;
-                R->used = 0;
-                R->task = -1;
-                if (nx >= 0)
-                    p->blk[nx].prev = r;
-                snap[k++] = r;
-            } else if (nx >= 0) {
-                p->blk[nx].prev = -1;
-            }
-        } else { /* no head */
-            if (pv >= 0)
-                p->blk[pv].next = -1;
-            if (end > a1) {
-                B->addr = a1;
-                B->size = end - a1;
-                B->prev = -1;
-                snap[k++] = b;
-            } else {
-                if (nx >= 0)
-                    p->blk[nx].prev = -1;
-                blk_recycle(p, b);
-            }
-        }
+        if (b == p->es_tail)
+            k = es_unmap_tail(p, b, a0, snap, k);
+        else
+            k = es_unmap_inner(p, b, a0, a1, snap, k);
     }
     for (size_t i = n; i < k; i++)
         fset_insert(p, snap[i]);
@@ -480,6 +510,21 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
     return 0;
 }
 
+/* Block hi, the free neighbour after lo in its segment, joins lo (free_block's
+ * merge); hi's struct is recycled.  The caller took the free one of the two
+ * out of the free set first (its key changes). */
+static void blk_merge(struct pool *p, int32_t lo, int32_t hi)
+{
+    struct blk *L = &p->blk[lo], *H = &p->blk[hi];
+    L->size += H->size;
+    L->next = H->next;
+    if (H->next >= 0)
+        p->blk[H->next].prev = lo;
+    if (hi == p->es_tail)
+        p->es_tail = lo;
+    blk_recycle(p, hi);
+}
+
 static void cuda_free(struct pool *p, struct task *t)
 {
     int32_t b = t->blk;
@@ -489,29 +534,14 @@ static void cuda_free(struct pool *p, struct task *t)
     B->task = -1;
     if (B->prev >= 0 && !p->blk[B->prev].used) {
         int32_t pv = B->prev;
-        struct blk *P = &p->blk[pv];
         fset_remove(p, pv);
-        P->size += B->size;
-        P->next = B->next;
-        if (B->next >= 0)
-            p->blk[B->next].prev = pv;
-        if (b == p->es_tail)
-            p->es_tail = pv;
-        blk_recycle(p, b);
+        blk_merge(p, pv, b);
         b = pv;
-        B = P;
+        B = &p->blk[b];
     }
     if (B->next >= 0 && !p->blk[B->next].used) {
-        int32_t nx = B->next;
-        struct blk *N = &p->blk[nx];
-        fset_remove(p, nx);
-        B->size += N->size;
-        B->next = N->next;
-        if (N->next >= 0)
-            p->blk[N->next].prev = b;
-        if (nx == p->es_tail)
-            p->es_tail = b;
-        blk_recycle(p, nx);
+        fset_remove(p, B->next);
+        blk_merge(p, b, B->next);
     }
     fset_insert(p, b);
     t->blk = -1;
@@ -617,7 +647,7 @@ void zs_sim_pool_stats(const zs_sim *s, int pool, struct zs_pool_stats *out)
 {
     if (!out)
         return;
-    if (!s || pool < 0 || (size_t)pool >= s->npools) {
+    if (!s || !zs_index_ok(pool, s->npools)) {
         memset(out, 0, sizeof *out);
         out->seq_peak_allocated = out->seq_peak_reserved = -1;
         return;
@@ -628,7 +658,7 @@ void zs_sim_pool_stats(const zs_sim *s, int pool, struct zs_pool_stats *out)
 const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool,
                                            int64_t *n)
 {
-    if (!s || pool < 0 || (size_t)pool >= s->npools) {
+    if (!s || !zs_index_ok(pool, s->npools)) {
         if (n)
             *n = 0;
         return NULL;
@@ -641,7 +671,7 @@ const struct zs_mem_event *zs_sim_pool_log(const zs_sim *s, int pool,
 int64_t zs_sim_pool_peak_bound(const zs_sim *s, int pool)
 {
     int64_t unfreed = 0, best = 0, *live;
-    if (!s || pool < 0 || (size_t)pool >= s->npools)
+    if (!s || !zs_index_ok(pool, s->npools))
         return 0;
     live = zs_calloc(s->nqueues ? s->nqueues : 1, sizeof *live);
     if (!live)
@@ -672,7 +702,7 @@ int64_t zs_sim_pool_peak_bound(const zs_sim *s, int pool)
 
 int64_t zs_sim_alloc_bytes(const zs_sim *s, int32_t id)
 {
-    if (!s || id < 0 || (size_t)id >= s->ntasks ||
+    if (!s || !zs_index_ok(id, s->ntasks) ||
         s->tasks[id].kind != ZS_TASK_ALLOC)
         return 0;
     return s->tasks[id].alloc_bytes;
@@ -726,7 +756,7 @@ int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
 {
     const struct pool *p;
     int64_t total = 0, filled = 0;
-    if (!s || pool < 0 || (size_t)pool >= s->npools || seq < 0)
+    if (!s || !zs_index_ok(pool, s->npools) || seq < 0)
         return 0;
     if (!tasks)
         cap = 0;

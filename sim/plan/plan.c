@@ -18,6 +18,7 @@
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,14 +84,94 @@ static bool po_allows_nvme(const struct zs_plan_opts *po,
            (po->fix_offload_opt && base->offload_optimizer == ZS_OFF_NVME);
 }
 
-static int enumerate(struct zs_plan *p, const struct zs_model *m,
-                     const struct zs_cluster *cl, const struct zs_cfg *base,
-                     const struct zs_plan_opts *po)
+/* One point of the search's memory layouts: framework, ZeRO stage (FSDP2:
+ * 3 full-shard, 2 no-reshard) and where optimizer and parameters live. */
+struct search_mode {
+    int fw, zero, oo, op;
+};
+
+static const int micros[] = {1, 2, 4, 8};
+
+/* The processes per node searched: the one given, or the powers of two up
+ * to the node's GPUs and the GPU count itself.  Returns how many. */
+static int search_procs(const struct zs_cfg *base, int gpn, int procs[8])
 {
-    static const int micros[] = {1, 2, 4, 8};
-    struct {
-        int fw, zero, oo, op;
-    } modes[] = {
+    int nprocs = 0;
+    if (base->procs) {
+        procs[nprocs++] = (int)base->procs;
+        return nprocs;
+    }
+    for (int q = 1; q <= gpn && nprocs < 7; q *= 2)
+        procs[nprocs++] = q;
+    if (procs[nprocs - 1] != gpn)
+        procs[nprocs++] = gpn;
+    return nprocs;
+}
+
+/* Whether the search covers mode md under the options po. */
+static bool mode_searched(const struct search_mode *md,
+                          const struct zs_cfg *base,
+                          const struct zs_plan_opts *po)
+{
+    if (!po->framework_any && md->fw != base->framework)
+        return false;
+    if (md->oo == ZS_OFF_NVME && !po_allows_nvme(po, base))
+        return false;
+    if ((po->fix_zero && md->zero != base->zero) ||
+        (po->fix_offload_opt && md->oo != base->offload_optimizer) ||
+        (po->fix_offload_param && md->op != base->offload_param))
+        return false;
+    /* torchtitan and torchtune train with FSDP2 only (config.c
+     * check_deepspeed_policy): their search has no DeepSpeed modes */
+    return !(md->fw == ZS_FW_DEEPSPEED && base->trainer != ZS_TRAINER_HF);
+}
+
+/* Whether the search covers the mi-th micro-batch and checkpointing ck in
+ * mode md. */
+static bool point_searched(const struct search_mode *md,
+                           const struct zs_cfg *base,
+                           const struct zs_plan_opts *po, size_t mi, int ck)
+{
+    if ((po->fix_micro && mi > 0) || (po->fix_ckpt && ck > ZS_CKPT_NONE))
+        return false; /* the fixed value, once (below) */
+    /* --cpu-checkpointing / --offload-activations given: only what can run
+     * them (config.c check_act_offload) */
+    return !((base->cpu_checkpointing && md->fw != ZS_FW_DEEPSPEED) ||
+             (base->offload_activations && md->fw != ZS_FW_FSDP2) ||
+             ((base->cpu_checkpointing || base->offload_activations) &&
+              !po->fix_ckpt && ck != ZS_CKPT_FULL));
+}
+
+/* Adds the candidates of mode md: processes x micro-batch x checkpointing. */
+static int add_mode(struct zs_plan *p, const struct search_mode *md,
+                    const struct zs_cfg *base, const struct zs_plan_opts *po,
+                    const int *procs, int nprocs)
+{
+    for (int pi = 0; pi < nprocs; pi++)
+        for (size_t mi = 0; mi < sizeof micros / sizeof micros[0]; mi++)
+            for (int ck = ZS_CKPT_NONE; ck <= ZS_CKPT_FULL; ck++) {
+                struct zs_cfg c = *base;
+                if (!point_searched(md, base, po, mi, ck))
+                    continue;
+                c.framework = md->fw;
+                c.zero = md->zero;
+                c.offload_optimizer = md->oo;
+                c.offload_param = md->op;
+                c.procs = procs[pi];
+                c.micro_batch = po->fix_micro ? base->micro_batch : micros[mi];
+                c.checkpointing = po->fix_ckpt ? base->checkpointing : ck;
+                c.grad_accum = 0;
+                c.global_batch = p->global_batch;
+                if (add(p, &c))
+                    return ZS_ENOMEM;
+            }
+    return 0;
+}
+
+static int enumerate(struct zs_plan *p, const struct zs_cluster *cl,
+                     const struct zs_cfg *base, const struct zs_plan_opts *po)
+{
+    static const struct search_mode modes[] = {
         {ZS_FW_DEEPSPEED, 3, ZS_OFF_NONE, ZS_OFF_NONE},
         {ZS_FW_DEEPSPEED, 3, ZS_OFF_CPU, ZS_OFF_NONE},
         {ZS_FW_DEEPSPEED, 3, ZS_OFF_CPU, ZS_OFF_CPU},
@@ -108,63 +189,12 @@ static int enumerate(struct zs_plan *p, const struct zs_model *m,
          * its defaults: buffer_count 5, buffer_size 1e8, max_in_cpu 1e9) */
         {ZS_FW_DEEPSPEED, 3, ZS_OFF_NVME, ZS_OFF_NVME},
     };
-    int gpn = cl->node.gpus_per_node;
-    int procs[8], nprocs = 0;
-    if (base->procs) {
-        procs[nprocs++] = (int)base->procs;
-    } else {
-        for (int q = 1; q <= gpn && nprocs < 7; q *= 2)
-            procs[nprocs++] = q;
-        if (procs[nprocs - 1] != gpn)
-            procs[nprocs++] = gpn;
-    }
-    for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++) {
-        if (!po->framework_any && modes[md].fw != base->framework)
-            continue;
-        if (modes[md].oo == ZS_OFF_NVME && !po_allows_nvme(po, base))
-            continue;
-        if ((po->fix_zero && modes[md].zero != base->zero) ||
-            (po->fix_offload_opt &&
-             modes[md].oo != base->offload_optimizer) ||
-            (po->fix_offload_param && modes[md].op != base->offload_param))
-            continue;
-        /* torchtitan and torchtune train with FSDP2 only (config.c
-         * check_deepspeed_policy): their search has no DeepSpeed modes */
-        if (modes[md].fw == ZS_FW_DEEPSPEED &&
-            base->trainer != ZS_TRAINER_HF)
-            continue;
-        for (int pi = 0; pi < nprocs; pi++)
-            for (size_t mi = 0; mi < sizeof micros / sizeof micros[0]; mi++)
-                for (int ck = ZS_CKPT_NONE; ck <= ZS_CKPT_FULL; ck++) {
-                    struct zs_cfg c = *base;
-                    if ((po->fix_micro && mi > 0) ||
-                        (po->fix_ckpt && ck > ZS_CKPT_NONE))
-                        continue; /* the fixed value, once (below) */
-                    /* --cpu-checkpointing / --offload-activations given:
-                     * only what can run them (config.c check_act_offload) */
-                    if ((base->cpu_checkpointing &&
-                         modes[md].fw != ZS_FW_DEEPSPEED) ||
-                        (base->offload_activations &&
-                         modes[md].fw != ZS_FW_FSDP2) ||
-                        ((base->cpu_checkpointing ||
-                          base->offload_activations) &&
-                         !po->fix_ckpt && ck != ZS_CKPT_FULL))
-                        continue;
-                    c.framework = modes[md].fw;
-                    c.zero = modes[md].zero;
-                    c.offload_optimizer = modes[md].oo;
-                    c.offload_param = modes[md].op;
-                    c.procs = procs[pi];
-                    c.micro_batch = po->fix_micro ? base->micro_batch
-                                                  : micros[mi];
-                    c.checkpointing = po->fix_ckpt ? base->checkpointing : ck;
-                    c.grad_accum = 0;
-                    c.global_batch = p->global_batch;
-                    if (add(p, &c))
-                        return ZS_ENOMEM;
-                }
-    }
-    (void)m;
+    int procs[8];
+    int nprocs = search_procs(base, cl->node.gpus_per_node, procs);
+    for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++)
+        if (mode_searched(&modes[md], base, po) &&
+            add_mode(p, &modes[md], base, po, procs, nprocs))
+            return ZS_ENOMEM;
     return 0;
 }
 
@@ -214,6 +244,76 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
     simulate_cand(w, sim, c);
 }
 
+/* The reason of a GPU OOM: what it needs, or, when it would fit by count
+ * but not by blocks, what PyTorch's OOM message says (tried to allocate,
+ * allocated, reserved); and the HF Trainer's unsharded grads when held. */
+static void gpu_oom_reason(const struct worker *w, struct zs_candidate *c)
+{
+    const struct zs_oom_info *o = &c->res.oom;
+    char a[32], b[32], r[32], q[32];
+    if (o->needed_bytes <= o->available_bytes)
+        snprintf(c->reason, sizeof c->reason,
+                 "GPU OOM in %s of %s: fragmentation: tried to allocate %s "
+                 "with %s allocated and %s reserved of %s",
+                 o->phase, o->module,
+                 zs_fmt_bytes(q, sizeof q, o->request_bytes),
+                 zs_fmt_bytes(a, sizeof a, o->allocated_at_oom),
+                 zs_fmt_bytes(r, sizeof r, o->reserved_at_oom),
+                 zs_fmt_bytes(b, sizeof b, o->available_bytes));
+    else
+        snprintf(c->reason, sizeof c->reason,
+                 "GPU OOM in %s of %s: needs %s of %s", o->phase, o->module,
+                 zs_fmt_bytes(a, sizeof a, o->needed_bytes),
+                 zs_fmt_bytes(b, sizeof b, o->available_bytes));
+    if (zs_cfg_grads_held_unsharded(&c->cfg)) {
+        /* name the term the HF Trainer adds, whichever allocation hit the
+         * limit: every trainable element's unsharded grad in the reduce
+         * dtype (fsdp2.c hold_grads); the adapted projections as resolved
+         * from --lora-targets (zs_cfg_resolve), as the simulation itself
+         * sizes them */
+        struct zs_method_opts mo = {(enum zs_method)c->cfg.method,
+                                    (int)c->cfg.lora_rank,
+                                    c->cfg.lora_target_mask
+                                        ? c->cfg.lora_target_mask
+                                        : ZS_ROLE_ALL_LINEAR};
+        int64_t held =
+            zs_model_trainable(w->m, &mo) * zs_cfg_reduce_bytes(&c->cfg);
+        size_t len = strlen(c->reason);
+        snprintf(c->reason + len, sizeof c->reason - len,
+                 "; %s of it are unsharded grads held across "
+                 "accumulation (HF no_sync)",
+                 zs_fmt_bytes(a, sizeof a, held));
+    }
+}
+
+static void host_oom_reason(struct zs_candidate *c)
+{
+    const struct zs_oom_info *o = &c->res.oom;
+    char a[32], b[32];
+    snprintf(c->reason, sizeof c->reason,
+             "host RAM: needs %s of %s per node%s%s (%s)",
+             zs_fmt_bytes(a, sizeof a, o->needed_bytes),
+             zs_fmt_bytes(b, sizeof b, o->available_bytes),
+             o->step == 0 ? " already at init" : " at the first ",
+             o->step == 0 ? "" : o->phase, o->module);
+}
+
+/* The score of a fitting candidate under the search's objective. */
+static double fit_score(const struct worker *w, const struct zs_candidate *c)
+{
+    double tput = c->res.steady.tokens_per_s_per_gpu * (double)c->cfg.world;
+    int64_t gpu_peak = c->res.steady.peak_gpu_reserved;
+    switch (w->po->objective) {
+    case ZS_OBJ_MEMORY:
+        return (double)(c->res.gpu_capacity_bytes - gpu_peak) + tput * 1e-6;
+    case ZS_OBJ_COST:
+        /* GPU-hours per token = 1 / (3600 x tokens/s per GPU used) */
+        return c->res.steady.tokens_per_s_per_gpu;
+    default:
+        return tput;
+    }
+}
+
 /* Simulates the resolved candidate c and gives its verdict, reason and
  * score. */
 static void simulate_cand(struct worker *w, zs_sim *sim,
@@ -221,15 +321,12 @@ static void simulate_cand(struct worker *w, zs_sim *sim,
 {
     struct zs_err err = {0, ""};
     struct zs_setup su = {0};
-    char a[32], b[32];
-    int rc;
     su.model = w->m;
     su.cluster = w->cl;
     su.cfg = &c->cfg;
     su.plan_mode = true;
     su.verdict_only = w->verdict_only;
-    rc = zs_simulate(&su, sim, &c->res, &err);
-    if (rc) {
+    if (zs_simulate(&su, sim, &c->res, &err)) {
         c->status = ZS_CAND_ERROR;
         zs_strlcpy(c->reason, err.msg, sizeof c->reason);
         return;
@@ -237,74 +334,16 @@ static void simulate_cand(struct worker *w, zs_sim *sim,
     switch (c->res.oom.where) {
     case ZS_OOM_GPU:
         c->status = ZS_CAND_GPU_OOM;
-        if (c->res.oom.needed_bytes <= c->res.oom.available_bytes) {
-            /* it would fit by count but not by blocks: say what PyTorch's
-             * OOM message says (tried to allocate, allocated, reserved) */
-            char r[32], q[32];
-            snprintf(c->reason, sizeof c->reason,
-                     "GPU OOM in %s of %s: fragmentation: tried to allocate %s with %s "
-                     "allocated and %s reserved of %s",
-                     c->res.oom.phase, c->res.oom.module,
-                     zs_fmt_bytes(q, sizeof q, c->res.oom.request_bytes),
-                     zs_fmt_bytes(a, sizeof a, c->res.oom.allocated_at_oom),
-                     zs_fmt_bytes(r, sizeof r, c->res.oom.reserved_at_oom),
-                     zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
-        } else {
-            snprintf(c->reason, sizeof c->reason,
-                     "GPU OOM in %s of %s: needs %s of %s", c->res.oom.phase,
-                     c->res.oom.module,
-                     zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
-                     zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes));
-        }
-        if (zs_cfg_grads_held_unsharded(&c->cfg)) {
-            /* name the term the HF Trainer adds, whichever allocation hit
-             * the limit: every trainable element's unsharded grad in the
-             * reduce dtype (fsdp2.c hold_grads) */
-            /* the adapted projections as resolved from --lora-targets
-             * (zs_cfg_resolve), as the simulation itself sizes them */
-            struct zs_method_opts mo = {(enum zs_method)c->cfg.method,
-                                        (int)c->cfg.lora_rank,
-                                        c->cfg.lora_target_mask
-                                            ? c->cfg.lora_target_mask
-                                            : ZS_ROLE_ALL_LINEAR};
-            int64_t held = zs_model_trainable(w->m, &mo) *
-                           zs_cfg_reduce_bytes(&c->cfg);
-            size_t len = strlen(c->reason);
-            snprintf(c->reason + len, sizeof c->reason - len,
-                     "; %s of it are unsharded grads held across "
-                     "accumulation (HF no_sync)",
-                     zs_fmt_bytes(a, sizeof a, held));
-        }
+        gpu_oom_reason(w, c);
         break;
     case ZS_OOM_HOST:
         c->status = ZS_CAND_HOST_OOM;
-        snprintf(c->reason, sizeof c->reason,
-                 "host RAM: needs %s of %s per node%s%s (%s)",
-                 zs_fmt_bytes(a, sizeof a, c->res.oom.needed_bytes),
-                 zs_fmt_bytes(b, sizeof b, c->res.oom.available_bytes),
-                 c->res.oom.step == 0 ? " already at init" : " at the first ",
-                 c->res.oom.step == 0 ? "" : c->res.oom.phase,
-                 c->res.oom.module);
+        host_oom_reason(c);
         break;
-    default: {
-        double tput = c->res.steady.tokens_per_s_per_gpu * (double)c->cfg.world;
-        int64_t gpu_peak = c->res.steady.peak_gpu_reserved;
+    default:
         c->status = ZS_CAND_FITS;
-        switch (w->po->objective) {
-        case ZS_OBJ_MEMORY:
-            c->score =
-                (double)(c->res.gpu_capacity_bytes - gpu_peak) + tput * 1e-6;
-            break;
-        case ZS_OBJ_COST:
-            /* GPU-hours per token = 1 / (3600 x tokens/s per GPU used) */
-            c->score = c->res.steady.tokens_per_s_per_gpu;
-            break;
-        default:
-            c->score = tput;
-            break;
-        }
+        c->score = fit_score(w, c);
         break;
-    }
     }
 }
 
@@ -450,52 +489,85 @@ static void rank(struct zs_plan *p)
     p->best = p->nfeasible ? p->order[0] : -1;
 }
 
+/* What the "what would fit" searches start from: the plan that found
+ * nothing, its model, cluster and base configuration, and the options of
+ * their sub-searches. */
+struct suggest_ctx {
+    struct zs_plan *p;
+    const struct zs_model *m;
+    const struct zs_cluster *cl;
+    const struct zs_cfg *base;
+    const struct zs_plan_opts *q;
+};
+
+/* Adds a "what would fit" line while there is room (6 lines). */
+static void suggest_add(struct zs_plan *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void suggest_add(struct zs_plan *p, const char *fmt, ...)
+{
+    va_list ap;
+    if (p->nsuggest >= 6)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(p->suggestion[p->nsuggest++], 256, fmt, ap);
+    va_end(ap);
+}
+
+/* Searches again with model m, cluster cl, base c and options q, and labels
+ * the best in lab (*tput its tok/s per GPU).  Returns -1 when the search
+ * failed, 0 when nothing fits, 1 when it found a best. */
+static int sub_plan_best(const struct zs_model *m, const struct zs_cluster *cl,
+                         const struct zs_cfg *c, const struct zs_plan_opts *q,
+                         char *lab, size_t cap, double *tput)
+{
+    struct zs_plan sub;
+    struct zs_err e;
+    int found;
+    if (zs_plan_run(m, cl, c, q, &sub, &e) != 0)
+        return -1;
+    found = sub.best >= 0;
+    if (found) {
+        zs_plan_cand_label(&sub.cand[sub.best], lab, cap);
+        *tput = sub.cand[sub.best].res.steady.tokens_per_s_per_gpu;
+    }
+    zs_plan_release(&sub);
+    return found;
+}
+
 /* Nothing fits: what would?  More host RAM, LoRA/QLoRA, more nodes, shorter
  * sequences — each checked by simulating the candidates again. */
 /* "What would fit": NVMe offload of the optimizer when the search left it
  * out (--allow-nvme no: searched now; no NVMe rates known: named, with the
  * flags that give them). */
-static void nvme_suggestion(struct zs_plan *p, const struct zs_model *m,
-                            const struct zs_cluster *cl,
-                            const struct zs_cfg *base,
-                            const struct zs_plan_opts *q)
+static void nvme_suggestion(const struct suggest_ctx *x)
 {
-    struct zs_plan_opts o = *q;
-    struct zs_plan sub;
-    struct zs_err e;
-    double r, w;
-    if (po_allows_nvme(q, base) || p->nsuggest >= 6 ||
-        (q->fix_offload_opt && base->offload_optimizer != ZS_OFF_NVME) ||
-        (!q->framework_any && base->framework != ZS_FW_DEEPSPEED))
+    struct zs_plan_opts o = *x->q;
+    char lab[160];
+    double r, w, tput;
+    if (po_allows_nvme(x->q, x->base) || x->p->nsuggest >= 6 ||
+        (x->q->fix_offload_opt && x->base->offload_optimizer != ZS_OFF_NVME) ||
+        (!x->q->framework_any && x->base->framework != ZS_FW_DEEPSPEED))
         return;
-    zs_nvme_node_rates(base, &cl->node, &r, &w);
+    zs_nvme_node_rates(x->base, &x->cl->node, &r, &w);
     if (r <= 0 || w <= 0) {
-        snprintf(p->suggestion[p->nsuggest++], 256,
-                 "NVMe offload of the optimizer (DeepSpeed ZeRO-3): '%s' has "
-                 "no NVMe drives in its profile; give --nvme-read and "
-                 "--nvme-write (GB/s per node) to search it",
-                 cl->node.name);
+        suggest_add(x->p,
+                    "NVMe offload of the optimizer (DeepSpeed ZeRO-3): '%s' "
+                    "has no NVMe drives in its profile; give --nvme-read and "
+                    "--nvme-write (GB/s per node) to search it",
+                    x->cl->node.name);
         return;
     }
     o.allow_nvme = true;
-    if (zs_plan_run(m, cl, base, &o, &sub, &e) == 0) {
-        if (sub.best >= 0 && p->nsuggest < 6) {
-            char lab[160];
-            zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
-            snprintf(p->suggestion[p->nsuggest++], 256,
-                     "NVMe offload (--allow-nvme yes) fits: best '%s', %.0f "
-                     "tok/s per GPU",
-                     lab, sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
-        }
-        zs_plan_release(&sub);
-    }
+    if (sub_plan_best(x->m, x->cl, x->base, &o, lab, sizeof lab, &tput) > 0)
+        suggest_add(x->p,
+                    "NVMe offload (--allow-nvme yes) fits: best '%s', %.0f "
+                    "tok/s per GPU",
+                    lab, tput);
 }
 
-static void suggest(struct zs_plan *p, const struct zs_model *m,
-                    const struct zs_cluster *cl, const struct zs_cfg *base,
-                    const struct zs_plan_opts *po)
+static void host_ram_suggestion(struct zs_plan *p, const struct zs_cluster *cl)
 {
-    char a[32], b[32];
+    char a[32], b[32], lab[160];
     int64_t best_host = -1;
     int hi = -1;
     for (int i = 0; i < p->n; i++) {
@@ -506,85 +578,90 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
             hi = i;
         }
     }
-    if (hi >= 0 && p->nsuggest < 6) {
+    if (hi < 0)
+        return;
+    zs_plan_cand_label(&p->cand[hi], lab, sizeof lab);
+    suggest_add(
+        p,
+        "more host RAM: %s per node (have %s) lets '%s' fit the GPUs and "
+        "the host",
+        zs_fmt_bytes(a, sizeof a, best_host + cl->node.host_reserved_bytes),
+        zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes), lab);
+}
+
+/* LoRA, then QLoRA, for a full fine-tune: the first that fits. */
+static void method_suggestion(const struct suggest_ctx *x)
+{
+    static const int methods[] = {ZS_METHOD_LORA, ZS_METHOD_QLORA};
+    for (int k = 0; k < 2 && x->base->method == ZS_METHOD_FULL; k++) {
+        struct zs_cfg c = *x->base;
         char lab[160];
-        zs_plan_cand_label(&p->cand[hi], lab, sizeof lab);
-        snprintf(
-            p->suggestion[p->nsuggest++], 256,
-            "more host RAM: %s per node (have %s) lets '%s' fit the GPUs and "
-            "the host",
-            zs_fmt_bytes(a, sizeof a, best_host + cl->node.host_reserved_bytes),
-            zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes), lab);
+        double tput;
+        int found;
+        c.method = methods[k];
+        found = sub_plan_best(x->m, x->cl, &c, x->q, lab, sizeof lab, &tput);
+        if (found < 0)
+            continue;
+        if (found)
+            suggest_add(
+                x->p, "%s (rank %lld) fits: best '%s', %.0f tok/s per GPU",
+                k ? "QLoRA" : "LoRA", (long long)c.lora_rank, lab, tput);
+        if (x->p->nsuggest &&
+            strstr(x->p->suggestion[x->p->nsuggest - 1], "LoRA"))
+            break;
     }
-    {
-        struct zs_plan_opts q = *po;
-        q.suggest = false;
-        q.progress = false;
-        /* only each sub-plan's best is used */
-        q.complete = ZS_PLAN_COMPLETE_FEASIBLE;
-        const int methods[] = {ZS_METHOD_LORA, ZS_METHOD_QLORA};
-        for (int k = 0; k < 2 && base->method == ZS_METHOD_FULL; k++) {
-            struct zs_cfg c = *base;
-            struct zs_plan sub;
-            struct zs_err e;
-            c.method = methods[k];
-            if (zs_plan_run(m, cl, &c, &q, &sub, &e) == 0) {
-                if (sub.best >= 0 && p->nsuggest < 6) {
-                    char lab[160];
-                    zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
-                    snprintf(
-                        p->suggestion[p->nsuggest++], 256,
-                        "%s (rank %lld) fits: best '%s', %.0f tok/s per GPU",
-                        k ? "QLoRA" : "LoRA", (long long)c.lora_rank, lab,
-                        sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
-                }
-                zs_plan_release(&sub);
-                if (p->nsuggest &&
-                    strstr(p->suggestion[p->nsuggest - 1], "LoRA"))
-                    break;
-            }
-        }
-        nvme_suggestion(p, m, cl, base, &q);
-        /* more nodes: 2x, 4x, then 8x the nodes given, the first that fits */
-        for (int mult = 2, found = 0; mult <= 8 && !found; mult *= 2) {
-            struct zs_cluster more = *cl;
-            struct zs_plan sub;
-            struct zs_err e;
-            more.nodes = cl->nodes * mult;
-            snprintf(more.spec, sizeof more.spec, "%dx%s", more.nodes,
-                     cl->node.gpu.name);
-            if (zs_plan_run(m, &more, base, &q, &sub, &e) == 0) {
-                found = sub.best >= 0;
-                if (sub.best >= 0 && p->nsuggest < 6) {
-                    char lab[160];
-                    zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
-                    snprintf(
-                        p->suggestion[p->nsuggest++], 256,
+}
+
+/* More nodes: 2x, 4x, then 8x the nodes given, the first that fits. */
+static void nodes_suggestion(const struct suggest_ctx *x)
+{
+    for (int mult = 2, found = 0; mult <= 8 && !found; mult *= 2) {
+        struct zs_cluster more = *x->cl;
+        char lab[160];
+        double tput;
+        more.nodes = x->cl->nodes * mult;
+        snprintf(more.spec, sizeof more.spec, "%dx%s", more.nodes,
+                 x->cl->node.gpu.name);
+        found = sub_plan_best(x->m, &more, x->base, x->q, lab, sizeof lab,
+                              &tput) > 0;
+        if (found)
+            suggest_add(x->p,
                         "more nodes: %d nodes fit with '%s', %.0f tok/s per "
                         "GPU",
-                        more.nodes, lab,
-                        sub.cand[sub.best].res.steady.tokens_per_s_per_gpu);
-                }
-                zs_plan_release(&sub);
-            }
-        }
-        if (base->seq_len >= 1024) {
-            struct zs_cfg c = *base;
-            struct zs_plan sub;
-            struct zs_err e;
-            c.seq_len = base->seq_len / 2;
-            if (zs_plan_run(m, cl, &c, &q, &sub, &e) == 0) {
-                if (sub.best >= 0 && p->nsuggest < 6) {
-                    char lab[160];
-                    zs_plan_cand_label(&sub.cand[sub.best], lab, sizeof lab);
-                    snprintf(p->suggestion[p->nsuggest++], 256,
-                             "shorter sequences: seq %lld fits with '%s'",
-                             (long long)c.seq_len, lab);
-                }
-                zs_plan_release(&sub);
-            }
-        }
+                        more.nodes, lab, tput);
     }
+}
+
+/* Shorter sequences: half the length, from 1024 tokens up. */
+static void seq_suggestion(const struct suggest_ctx *x)
+{
+    struct zs_cfg c = *x->base;
+    char lab[160];
+    double tput;
+    if (x->base->seq_len < 1024)
+        return;
+    c.seq_len = x->base->seq_len / 2;
+    if (sub_plan_best(x->m, x->cl, &c, x->q, lab, sizeof lab, &tput) > 0)
+        suggest_add(x->p, "shorter sequences: seq %lld fits with '%s'",
+                    (long long)c.seq_len, lab);
+}
+
+static void suggest(struct zs_plan *p, const struct zs_model *m,
+                    const struct zs_cluster *cl, const struct zs_cfg *base,
+                    const struct zs_plan_opts *po)
+{
+    struct zs_plan_opts q = *po;
+    struct suggest_ctx x;
+    q.suggest = false;
+    q.progress = false;
+    /* only each sub-plan's best is used */
+    q.complete = ZS_PLAN_COMPLETE_FEASIBLE;
+    x = (struct suggest_ctx){p, m, cl, base, &q};
+    host_ram_suggestion(p, cl);
+    method_suggestion(&x);
+    nvme_suggestion(&x);
+    nodes_suggestion(&x);
+    seq_suggestion(&x);
 }
 
 /* Whether alloc_note re-simulates GPU-OOM candidate c, were its need
@@ -651,6 +728,38 @@ static void note_add(char *note, size_t cap, size_t *len, int nfit,
         *len = cap - 1;
 }
 
+/* Writes into note the fits among alts[0..n): the first three labelled
+ * "'label'", then " and N more".  With cand and from, alts[k] is named by
+ * its searched candidate cand[from[k]]; without, by its own label and its
+ * tok/s per GPU. */
+static void note_fits(char *note, size_t cap, const struct zs_candidate *alts,
+                      int n, const struct zs_candidate *cand, const int *from)
+{
+    size_t len = 0;
+    int nfit = 0;
+    for (int k = 0; k < n; k++) {
+        char lab[200], q[240];
+        if (alts[k].status != ZS_CAND_FITS)
+            continue;
+        if (nfit < 3) {
+            zs_plan_cand_label(from ? &cand[from[k]] : &alts[k], lab,
+                               sizeof lab);
+            if (from)
+                snprintf(q, sizeof q, "'%s'", lab);
+            else
+                snprintf(q, sizeof q, "'%s' (%.0f tok/s per GPU)", lab,
+                         alts[k].res.steady.tokens_per_s_per_gpu);
+            note_add(note, cap, &len, nfit, q);
+        }
+        nfit++;
+    }
+    if (nfit > 3) {
+        char more[32];
+        snprintf(more, sizeof more, " and %d more", nfit - 3);
+        note_add(note, cap, &len, -1, more);
+    }
+}
+
 /* --alloc-conf default: re-simulates the candidates rejected for
  * fragmentation (enough free memory by count, not by blocks) with
  * expandable_segments and names those that then fit (engine/pool.c). */
@@ -658,8 +767,7 @@ static int alloc_note(struct zs_plan *p, const struct worker *proto)
 {
     struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
     int *from = zs_calloc((size_t)p->n + 1, sizeof *from);
-    int n = 0, nfit = 0, rc = ZS_ENOMEM;
-    size_t len = 0;
+    int n = 0, rc = ZS_ENOMEM;
     p->alloc_note[0] = '\0';
     if (!alt || !from)
         goto out;
@@ -672,22 +780,8 @@ static int alloc_note(struct zs_plan *p, const struct worker *proto)
         from[n++] = i;
     }
     rc = eval_alts(proto, alt, n);
-    for (int k = 0; !rc && k < n; k++) {
-        char lab[160], q[168];
-        if (alt[k].status != ZS_CAND_FITS)
-            continue;
-        if (nfit < 3) {
-            zs_plan_cand_label(&p->cand[from[k]], lab, sizeof lab);
-            snprintf(q, sizeof q, "'%s'", lab);
-            note_add(p->alloc_note, sizeof p->alloc_note, &len, nfit, q);
-        }
-        nfit++;
-    }
-    if (!rc && nfit > 3) {
-        char more[32];
-        snprintf(more, sizeof more, " and %d more", nfit - 3);
-        note_add(p->alloc_note, sizeof p->alloc_note, &len, -1, more);
-    }
+    if (!rc)
+        note_fits(p->alloc_note, sizeof p->alloc_note, alt, n, p->cand, from);
 out:
     zs_free(alt);
     zs_free(from);
@@ -706,8 +800,7 @@ static int act_offload_search(struct zs_plan *p, const struct worker *proto)
 {
     struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
     const struct zs_candidate *best = NULL;
-    int n = 0, nfit = 0, rc = ZS_ENOMEM;
-    size_t len = 0;
+    int n = 0, rc = ZS_ENOMEM;
     p->act_note[0] = '\0';
     if (!alt)
         goto out;
@@ -725,25 +818,12 @@ static int act_offload_search(struct zs_plan *p, const struct worker *proto)
         n++;
     }
     rc = eval_alts(proto, alt, n);
-    for (int k = 0; !rc && k < n; k++) {
-        char lab[200], q[240];
-        if (alt[k].status != ZS_CAND_FITS)
-            continue;
-        if (!best || alt[k].score > best->score)
+    if (!rc)
+        note_fits(p->act_note, sizeof p->act_note, alt, n, NULL, NULL);
+    for (int k = 0; !rc && k < n; k++)
+        if (alt[k].status == ZS_CAND_FITS &&
+            (!best || alt[k].score > best->score))
             best = &alt[k];
-        if (nfit < 3) {
-            zs_plan_cand_label(&alt[k], lab, sizeof lab);
-            snprintf(q, sizeof q, "'%s' (%.0f tok/s per GPU)", lab,
-                     alt[k].res.steady.tokens_per_s_per_gpu);
-            note_add(p->act_note, sizeof p->act_note, &len, nfit, q);
-        }
-        nfit++;
-    }
-    if (!rc && nfit > 3) {
-        char more[32];
-        snprintf(more, sizeof more, " and %d more", nfit - 3);
-        note_add(p->act_note, sizeof p->act_note, &len, -1, more);
-    }
     if (!rc && p->best < 0 && best && p->nsuggest < 6) {
         char lab[200], h[32];
         int64_t host = best->res.steady.peak_host_per_node >
@@ -905,7 +985,7 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
         p->global_batch = DEFAULT_GLOBAL_BATCH;
         p->global_batch_default = true;
     }
-    rc = enumerate(p, m, cl, base, po);
+    rc = enumerate(p, cl, base, po);
     if (rc)
         goto fail;
     p->order = zs_calloc((size_t)(p->n ? p->n : 1), sizeof *p->order);

@@ -134,7 +134,16 @@ static int sm_topology(struct zs_bctx *b)
     return 0;
 }
 
-static int topology(struct zs_bctx *b)
+/* One rank's link capacities (bytes/s) and GPU pool, from the node. */
+struct rank_rates {
+    double h2d, d2h, bus, fab;
+    int64_t gpu_cap;
+};
+
+/* The rates of the rank's links and pools (the file's opening comment), and
+ * the per-rank figures b keeps: pinned and pageable PCIe, cores, CPU Adam
+ * threads. */
+static void rank_rates(struct zs_bctx *b, struct rank_rates *r)
 {
     const struct zs_node *nd = b->node;
     const struct zs_cfg *c = b->c;
@@ -144,88 +153,100 @@ static int topology(struct zs_bctx *b)
     double up = share > 0 && nd->pcie_switch_uplink_bytes_per_s > 0
                     ? nd->pcie_switch_uplink_bytes_per_s / share
                     : 0;
-    double h2d = nd->gpu.pcie_h2d_bytes_per_s,
-           d2h = nd->gpu.pcie_d2h_bytes_per_s;
-    /* the profile loader requires both factors in [0.01, 1] */
-    double bidir_h2d = nd->gpu.pcie_bidir_factor,
-           bidir_d2h = nd->gpu.pcie_bidir_d2h_factor;
-    double bus = nd->host_mem_bytes_per_s / (double)c->procs_per_node;
-    double fab =
-        zs_cluster_busbw(b->su->cluster, ZS_COLL_ALLGATHER, 16.0 * (1 << 30),
-                         (int)c->world, b->su->cluster->nodes);
     double fab2 = zs_cluster_busbw(b->su->cluster, ZS_COLL_REDUCESCATTER,
                                    16.0 * (1 << 30), (int)c->world,
                                    b->su->cluster->nodes);
-    int64_t gpu_cap;
-    if (up > 0 && up < h2d)
-        h2d = up;
-    if (up > 0 && up < d2h)
-        d2h = up;
-    if (fab2 > fab)
-        fab = fab2;
-    if (fab <= 0)
-        fab = 1e12;
-    b->h2d_pinned = h2d;
-    b->d2h_pinned = d2h;
-    b->pageable = nd->gpu.pcie_pageable_bytes_per_s < h2d
+    int thr;
+    const char *why;
+    r->h2d = nd->gpu.pcie_h2d_bytes_per_s;
+    r->d2h = nd->gpu.pcie_d2h_bytes_per_s;
+    r->bus = nd->host_mem_bytes_per_s / (double)c->procs_per_node;
+    r->fab = zs_cluster_busbw(b->su->cluster, ZS_COLL_ALLGATHER,
+                              16.0 * (1 << 30), (int)c->world,
+                              b->su->cluster->nodes);
+    if (up > 0 && up < r->h2d)
+        r->h2d = up;
+    if (up > 0 && up < r->d2h)
+        r->d2h = up;
+    if (fab2 > r->fab)
+        r->fab = fab2;
+    if (r->fab <= 0)
+        r->fab = 1e12;
+    b->h2d_pinned = r->h2d;
+    b->d2h_pinned = r->d2h;
+    b->pageable = nd->gpu.pcie_pageable_bytes_per_s < r->h2d
                       ? nd->gpu.pcie_pageable_bytes_per_s
-                      : h2d;
+                      : r->h2d;
     b->cores = nd->cpu_cores / (int)c->procs_per_node;
     if (b->cores < 1)
         b->cores = 1;
-    {
-        int thr;
-        const char *why;
-        zs_cpu_threads(c, nd, &thr, &b->cpu_threads_eff, &why);
-    }
-    gpu_cap = zs_gpu_usable_bytes(&nd->gpu) - zs_reserved_on_rank(c, nd);
-    if (gpu_cap < 1)
-        gpu_cap = 1;
+    zs_cpu_threads(c, nd, &thr, &b->cpu_threads_eff, &why);
+    r->gpu_cap = zs_gpu_usable_bytes(&nd->gpu) - zs_reserved_on_rank(c, nd);
+    if (r->gpu_cap < 1)
+        r->gpu_cap = 1;
+}
 
-    if (zs_sim_nqueues(b->sim) == 0) {
-        b->q_host = zs_sim_add_queue(b->sim, "host thread");
-        b->q_comp = zs_sim_add_queue(b->sim, "compute stream");
-        b->q_ag = zs_sim_add_queue(b->sim, "all-gather stream");
-        b->q_rs = zs_sim_add_queue(b->sim, "reduce-scatter stream");
-        b->q_cpy = zs_sim_add_queue(b->sim, "copy-in stream");
-        b->l_h2d = zs_sim_add_link(b->sim, "PCIe H2D", h2d);
-        b->l_d2h = zs_sim_add_link(b->sim, "PCIe D2H", d2h);
-        b->l_bus = zs_sim_add_link(b->sim, "host memory bus (rank share)", bus);
-        b->l_fab = zs_sim_add_link(b->sim, "collective fabric", fab);
-        b->p_gpu =
-            zs_sim_add_pool(b->sim, "GPU", ZS_POOL_CUDA_CACHING, gpu_cap);
-        b->p_host = zs_sim_add_pool(b->sim, "host (rank)", ZS_POOL_HOST, 0);
-        if (b->q_host < 0 || b->q_comp < 0 || b->q_ag < 0 || b->q_rs < 0 ||
-            b->q_cpy < 0 || b->l_h2d < 0 || b->l_d2h < 0 ||
-            b->l_bus < 0 || b->l_fab < 0 || b->p_gpu < 0 || b->p_host < 0)
-            return ZS_ENOMEM;
-    } else {
+/* The five queues, four links and two pools every run has, in this order.
+ * A new sim gets them added; a sim reused across planner candidates has
+ * them at these indices, and is reset with new capacities. */
+static int base_topology(struct zs_bctx *b, const struct rank_rates *r)
+{
+    static const char *const qname[] = {
+        "host thread", "compute stream", "all-gather stream",
+        "reduce-scatter stream", "copy-in stream"};
+    static const char *const lname[] = {"PCIe H2D", "PCIe D2H",
+                                        "host memory bus (rank share)",
+                                        "collective fabric"};
+    int *q[] = {&b->q_host, &b->q_comp, &b->q_ag, &b->q_rs, &b->q_cpy};
+    int *l[] = {&b->l_h2d, &b->l_d2h, &b->l_bus, &b->l_fab};
+    const double cap[] = {r->h2d, r->d2h, r->bus, r->fab};
+    bool fresh = zs_sim_nqueues(b->sim) == 0;
+    bool bad = false;
+    if (!fresh)
         zs_sim_reset(b->sim);
-        b->q_host = 0;
-        b->q_comp = 1;
-        b->q_ag = 2;
-        b->q_rs = 3;
-        b->q_cpy = 4;
-        b->l_h2d = 0;
-        b->l_d2h = 1;
-        b->l_bus = 2;
-        b->l_fab = 3;
+    for (int i = 0; i < 5; i++) {
+        *q[i] = fresh ? zs_sim_add_queue(b->sim, qname[i]) : i;
+        bad |= *q[i] < 0;
+    }
+    for (int i = 0; i < 4; i++) {
+        *l[i] = fresh ? zs_sim_add_link(b->sim, lname[i], cap[i]) : i;
+        if (!fresh)
+            zs_sim_set_link_capacity(b->sim, i, cap[i]);
+        bad |= *l[i] < 0;
+    }
+    if (fresh) {
+        b->p_gpu =
+            zs_sim_add_pool(b->sim, "GPU", ZS_POOL_CUDA_CACHING, r->gpu_cap);
+        b->p_host = zs_sim_add_pool(b->sim, "host (rank)", ZS_POOL_HOST, 0);
+    } else {
         b->p_gpu = 0;
         b->p_host = 1;
-        zs_sim_set_link_capacity(b->sim, b->l_h2d, h2d);
-        zs_sim_set_link_capacity(b->sim, b->l_d2h, d2h);
-        zs_sim_set_link_capacity(b->sim, b->l_bus, bus);
-        zs_sim_set_link_capacity(b->sim, b->l_fab, fab);
-        zs_sim_set_pool_capacity(b->sim, b->p_gpu, gpu_cap);
+        zs_sim_set_pool_capacity(b->sim, b->p_gpu, r->gpu_cap);
         zs_sim_set_pool_capacity(b->sim, b->p_host, 0);
     }
+    return bad || b->p_gpu < 0 || b->p_host < 0 ? ZS_ENOMEM : 0;
+}
+
+static int topology(struct zs_bctx *b)
+{
+    const struct zs_node *nd = b->node;
+    const struct zs_cfg *c = b->c;
+    struct rank_rates r;
+    int rc;
+    rank_rates(b, &r);
+    rc = base_topology(b, &r);
+    if (rc)
+        return rc;
     /* PYTORCH_CUDA_ALLOC_CONF (--alloc-conf; engine/pool.c), set on a
      * reused sim too: the planner's notes run expandable_segments variants
      * on the engines of its default-allocator search */
     zs_sim_set_pool_expandable(b->sim, b->p_gpu,
                                c->alloc_conf == ZS_ALLOC_EXPANDABLE);
-    if (zs_sim_set_link_coupling(b->sim, b->l_h2d, b->l_d2h, bidir_h2d) ||
-        zs_sim_set_link_coupling(b->sim, b->l_d2h, b->l_h2d, bidir_d2h))
+    /* the profile loader requires both factors in [0.01, 1] */
+    if (zs_sim_set_link_coupling(b->sim, b->l_h2d, b->l_d2h,
+                                 nd->gpu.pcie_bidir_factor) ||
+        zs_sim_set_link_coupling(b->sim, b->l_d2h, b->l_h2d,
+                                 nd->gpu.pcie_bidir_d2h_factor))
         return ZS_ERUNTIME;
     zs_sim_set_cores(b->sim, b->cores);
     if (c->framework != ZS_FW_FSDP2)
@@ -238,11 +259,9 @@ static int topology(struct zs_bctx *b)
         if (b->q_off < 0)
             return ZS_ENOMEM;
     }
-    {
-        int rc = nvme_topology(b);
-        if (rc)
-            return rc;
-    }
+    rc = nvme_topology(b);
+    if (rc)
+        return rc;
     return sm_topology(b);
 }
 
@@ -299,28 +318,42 @@ static int build(struct zs_bctx *b)
                                           : zs_build_deepspeed(b);
 }
 
-int zs_simulate(const struct zs_setup *su, zs_sim *sim,
-                struct zs_sim_result *res, struct zs_err *err)
+/* The build context of setup su, before any allocation. */
+static void bctx_init(struct zs_bctx *b, const struct zs_setup *su)
 {
-    struct zs_bctx b;
-    int rc, run;
-    bool own = sim == NULL;
-    memset(res, 0, sizeof *res);
-    memset(&b, 0, sizeof b);
-    b.su = su;
-    b.m = su->model;
-    b.c = su->cfg;
-    b.node = &su->cluster->node;
-    b.mo.method = (enum zs_method)su->cfg->method;
-    b.mo.lora_rank = (int)su->cfg->lora_rank;
-    b.mo.lora_targets = su->cfg->lora_target_mask ? su->cfg->lora_target_mask
-                                                  : ZS_ROLE_ALL_LINEAR;
-    /* the first step plus cfg->steps steady steps, all simulated */
-    if (!su->plan_mode && (su->cfg->steps < 1 ||
-                           su->cfg->steps > ZS_MAX_SIM_STEPS - 1))
-        return zs_err_set(err, ZS_ELIMIT,
-                          "invalid steps: must be in [1, %d] (got %lld)",
-                          ZS_MAX_SIM_STEPS - 1, (long long)su->cfg->steps);
+    memset(b, 0, sizeof *b);
+    b->su = su;
+    b->m = su->model;
+    b->c = su->cfg;
+    b->node = &su->cluster->node;
+    b->mo.method = (enum zs_method)su->cfg->method;
+    b->mo.lora_rank = (int)su->cfg->lora_rank;
+    b->mo.lora_targets = su->cfg->lora_target_mask ? su->cfg->lora_target_mask
+                                                   : ZS_ROLE_ALL_LINEAR;
+}
+
+static void bctx_release(struct zs_bctx *b)
+{
+    zs_actoff_release(b);
+    zs_free(b->units);
+    zs_free(b->ready);
+    zs_free(b->galloc);
+    zs_free(b->galloc2);
+    zs_free(b->avail);
+    zs_free(b->scratch);
+    zs_free(b->pieces);
+    zs_free(b->adam_alloc);
+    zs_free(b->step_start);
+    zs_free(b->step_end);
+    zs_free(b->micro_start);
+    zs_free(b->micro_end);
+    zs_free(b->nmicro_sim);
+}
+
+/* The per-step marks of the simulated steps.  False when out of memory. */
+static bool alloc_steps(struct zs_bctx *b)
+{
+    const struct zs_setup *su = b->su;
     /* planner: the first step and one steady step.  One step is not enough:
      * GPU optimizer states are allocated lazily at the end of the first
      * step, so only the second step's forward holds them together with the
@@ -328,60 +361,49 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
      * failed for fragmentation in the second), and the caching allocator
      * enters it with the first step's cached blocks (FSDP2 7B offload at
      * micro 8 fails the same way, with no optimizer state on the GPU). */
-    b.nsteps = su->plan_mode ? 2 : 1 + (int)su->cfg->steps;
-    b.step_start = zs_calloc((size_t)b.nsteps, sizeof *b.step_start);
-    b.step_end = zs_calloc((size_t)b.nsteps, sizeof *b.step_end);
-    b.micro_start = zs_calloc((size_t)b.nsteps, sizeof *b.micro_start);
-    b.micro_end = zs_calloc((size_t)b.nsteps, sizeof *b.micro_end);
-    b.nmicro_sim = zs_calloc((size_t)b.nsteps, sizeof *b.nmicro_sim);
-    if (!b.step_start || !b.step_end || !b.micro_start || !b.micro_end ||
-        !b.nmicro_sim) {
-        rc = zs_err_set(err, ZS_ENOMEM, "out of memory creating the "
-                                        "simulation");
-        own = false; /* nothing created yet */
-        goto out;
-    }
-    if (own) {
-        sim = zs_sim_new();
-        if (!sim) {
-            rc = zs_err_set(err, ZS_ENOMEM,
-                            "out of memory creating the simulation");
-            own = false;
-            goto out;
-        }
-    }
-    b.sim = sim;
-    b.ex = su->ex;
-    if (b.ex) {
-        b.ex->n = 0;
-        memset(&b.ex->cur, 0, sizeof b.ex->cur);
-        b.ex->cur.kind = ZS_X_NONE;
-    }
-    res->gpu_capacity_bytes = zs_gpu_usable_bytes(&b.node->gpu) -
-                              zs_reserved_on_rank(su->cfg, b.node);
+    b->nsteps = su->plan_mode ? 2 : 1 + (int)su->cfg->steps;
+    b->step_start = zs_calloc((size_t)b->nsteps, sizeof *b->step_start);
+    b->step_end = zs_calloc((size_t)b->nsteps, sizeof *b->step_end);
+    b->micro_start = zs_calloc((size_t)b->nsteps, sizeof *b->micro_start);
+    b->micro_end = zs_calloc((size_t)b->nsteps, sizeof *b->micro_end);
+    b->nmicro_sim = zs_calloc((size_t)b->nsteps, sizeof *b->nmicro_sim);
+    return b->step_start && b->step_end && b->micro_start && b->micro_end &&
+           b->nmicro_sim;
+}
+
+/* What the result says whatever the run: capacities, runtime, flops. */
+static void result_fixed(const struct zs_bctx *b, struct zs_sim_result *res)
+{
+    const struct zs_setup *su = b->su;
+    res->gpu_capacity_bytes = zs_gpu_usable_bytes(&b->node->gpu) -
+                              zs_reserved_on_rank(su->cfg, b->node);
     res->gpu_context_bytes =
-        b.node->gpu.cuda_context_bytes + b.node->gpu.nccl_bytes;
+        b->node->gpu.cuda_context_bytes + b->node->gpu.nccl_bytes;
     res->host_capacity_per_node =
-        b.node->host_ram_bytes - b.node->host_reserved_bytes;
+        b->node->host_ram_bytes - b->node->host_reserved_bytes;
     res->host_runtime_per_rank = ZS_HOST_RUNTIME_BYTES;
     res->model_flops_per_token =
-        zs_model_flops_per_token_fwd(b.m, su->cfg->seq_len) *
-        (b.mo.method == ZS_METHOD_FULL ? 3.0 : 2.0);
+        zs_model_flops_per_token_fwd(b->m, su->cfg->seq_len) *
+        (b->mo.method == ZS_METHOD_FULL ? 3.0 : 2.0);
+}
 
-    if (su->cfg->offload_optimizer == ZS_OFF_NVME ||
-        su->cfg->offload_param == ZS_OFF_NVME) {
+/* NVMe offload's inputs: the node's drive rates, and a param swap buffer
+ * that holds the largest partition. */
+static int check_nvme(const struct zs_bctx *b, struct zs_err *err)
+{
+    const struct zs_cfg *c = b->c;
+    if (c->offload_optimizer == ZS_OFF_NVME ||
+        c->offload_param == ZS_OFF_NVME) {
         double r, w;
-        zs_nvme_node_rates(su->cfg, b.node, &r, &w);
-        if (r <= 0 || w <= 0) {
-            rc = zs_err_set(err, ZS_EUSAGE,
-                            "nvme offload needs the node's NVMe rates: "
-                            "profile '%s' has no \"storage\"; give "
-                            "'--nvme-read' and '--nvme-write' (GB/s per node)",
-                            b.node->name);
-            goto out;
-        }
+        zs_nvme_node_rates(c, b->node, &r, &w);
+        if (r <= 0 || w <= 0)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "nvme offload needs the node's NVMe rates: "
+                              "profile '%s' has no \"storage\"; give "
+                              "'--nvme-read' and '--nvme-write' (GB/s per node)",
+                              b->node->name);
     }
-    if (su->cfg->offload_param == ZS_OFF_NVME) {
+    if (c->offload_param == ZS_OFF_NVME) {
         /* zero.Init gives each swapped partition one swap buffer:
          * get_buffer asserts "More elements {numel} than buffer size
          * {elements_per_buffer}" (partitioned_param_swapper.py:357, called
@@ -391,132 +413,176 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
          * zsim knows the largest leaf module's params (weight + bias): the
          * weight dominates, the bias (<= hidden) is counted too
          * [assumption: a leaf's bias never decides the check]. */
-        int64_t w = su->cfg->world > 0 ? su->cfg->world : 1;
-        int64_t part = (b.m->largest_leaf_params + w - 1) / w;
-        if (part > su->cfg->param_buffer_size) {
-            rc = zs_err_set(
+        int64_t w = c->world > 0 ? c->world : 1;
+        int64_t part = (b->m->largest_leaf_params + w - 1) / w;
+        if (part > c->param_buffer_size)
+            return zs_err_set(
                 err, ZS_EUSAGE,
                 "offload_param buffer_size %lld is smaller than the largest "
                 "parameter partition (%s: %lld elements / %lld ranks = %lld "
                 "elements): DeepSpeed asserts \"More elements than buffer "
                 "size\" (partitioned_param_swapper.py:357); give "
                 "'--param-buffer-size' %lld or more",
-                (long long)su->cfg->param_buffer_size, b.m->largest_leaf_name,
-                (long long)b.m->largest_leaf_params, (long long)w,
+                (long long)c->param_buffer_size, b->m->largest_leaf_name,
+                (long long)b->m->largest_leaf_params, (long long)w,
                 (long long)part, (long long)part);
-            goto out;
-        }
     }
-    rc = topology(&b);
+    return 0;
+}
+
+/* The topology and the schedule; on failure, err says why. */
+static int build_all(struct zs_bctx *b, zs_sim *sim, struct zs_err *err)
+{
+    int rc = topology(b);
     if (!rc)
-        rc = build(&b);
-    if (rc) {
-        /* the engine says why (a limit, a bad task); else it is memory */
-        if (rc == ZS_ELIMIT && b.nunits >= ZS_MAX_UNITS)
-            zs_err_set(err, rc,
-                       "model too large to schedule: %d units (modules "
-                       "gathered as one), the limit is %d",
-                       b.nunits, ZS_MAX_UNITS - 1);
-        else if (rc != ZS_ENOMEM && zs_sim_errmsg(sim)[0])
-            zs_err_set(err, rc, "cannot build the schedule: %s",
-                       zs_sim_errmsg(sim));
-        else if (rc == ZS_ENOMEM)
-            zs_err_set(err, rc, "out of memory building the schedule");
-        else
-            zs_err_set(err, rc, "internal error building the schedule "
-                                "(code %d): please report it with the "
-                                "command line",
-                       rc);
-        goto out;
-    }
+        rc = build(b);
+    if (!rc)
+        return 0;
+    /* the engine says why (a limit, a bad task); else it is memory */
+    if (rc == ZS_ELIMIT && b->nunits >= ZS_MAX_UNITS)
+        zs_err_set(err, rc,
+                   "model too large to schedule: %d units (modules "
+                   "gathered as one), the limit is %d",
+                   b->nunits, ZS_MAX_UNITS - 1);
+    else if (rc != ZS_ENOMEM && zs_sim_errmsg(sim)[0])
+        zs_err_set(err, rc, "cannot build the schedule: %s",
+                   zs_sim_errmsg(sim));
+    else if (rc == ZS_ENOMEM)
+        zs_err_set(err, rc, "out of memory building the schedule");
+    else
+        zs_err_set(err, rc, "internal error building the schedule "
+                            "(code %d): please report it with the "
+                            "command line",
+                   rc);
+    return rc;
+}
+
+/* Reduces the first run (outcome run) into res. */
+static int reduce_first(struct zs_bctx *b, zs_sim *sim, int run,
+                        struct zs_sim_result *res)
+{
+    int rc, nsteps = b->nsteps;
+    if (!(run == ZS_SIM_OOM && zs_sim_oom(sim) &&
+          zs_sim_oom(sim)->pool == b->p_gpu))
+        return zs_reduce_results(b, run, res);
+    /* A GPU OOM is re-run without the limit, and that run's reduction
+     * overwrites every step result: reduce this one for the verdict alone
+     * (no steps).  A host limit crossed earlier makes the verdict a host
+     * OOM, which keeps this run: reduce it whole. */
+    b->nsteps = 0;
+    rc = zs_reduce_results(b, run, res);
+    b->nsteps = nsteps;
+    if (!rc && res->oom.where != ZS_OOM_GPU)
+        rc = zs_reduce_results(b, run, res);
+    return rc;
+}
+
+/* A verdict-only GPU OOM: the verdict is this run's; the run without the
+ * limit would only add what it needs.  That run cannot deadlock (no task
+ * needs more cores than the pool) nor OOM, so it would end with every task
+ * started and finished once: 2 x tasks events (engine.h), unless it passed
+ * the engine's 4e18 ns time bound (127 simulated years).  oom.needed_bytes
+ * stays a lower bound of the need that run gives (the larger of this OOM's
+ * allocated + request and its peak). */
+static void oom_partial(const struct zs_bctx *b, zs_sim *sim,
+                        struct zs_sim_result *res)
+{
+    int64_t bound = zs_sim_pool_peak_bound(sim, b->p_gpu);
+    res->partial = true;
+    res->events = 2 * (int64_t)zs_sim_ntasks(sim);
+    /* what it needs is at least what its task order implies */
+    if (bound > res->oom.needed_bytes)
+        res->oom.needed_bytes = bound;
+}
+
+/* How much would a GPU OOM need?  Run the same tasks again without a GPU
+ * limit.  The schedule does not depend on the pool's capacity, and
+ * zs_sim_run starts every run from a clean run state (engine.h), so the
+ * tasks built are reused rather than built again. */
+static int oom_rerun(struct zs_bctx *b, zs_sim *sim, struct zs_sim_result *res,
+                     struct zs_err *err)
+{
+    struct zs_oom_info keep = res->oom;
+    struct zs_pool_stats ps;
+    int rc, run;
+    zs_sim_set_pool_capacity(sim, b->p_gpu, 0);
+    /* the run ended at the OOM; what comes after it (a deadlock, a time
+     * overflow) shows only now, and is an error like in any run */
     run = zs_sim_run(sim, err);
-    if (run < 0) {
-        rc = run;
-        goto out;
-    }
+    if (run < 0)
+        return run;
+    res->events_run += zs_sim_events(sim);
+    zs_sim_pool_stats(sim, b->p_gpu, &ps);
+    if (ps.peak_allocated > keep.needed_bytes)
+        keep.needed_bytes = ps.peak_allocated;
+    keep.needed_reserved_bytes = ps.peak_reserved;
+    /* The records now belong to the unlimited run: peaks and times are
+     * what the configuration would need; the OOM stays the verdict. */
+    rc = zs_reduce_results(b, ZS_SIM_DONE, res);
+    if (rc)
+        return zs_err_set(err, rc, "out of memory reducing the results");
+    zs_actoff_result(b, res);
+    res->oom = keep;
+    return 0;
+}
+
+/* Runs the built schedule and reduces it into res; a GPU OOM also gets what
+ * it would need (oom_partial or oom_rerun). */
+static int run_and_reduce(struct zs_bctx *b, zs_sim *sim,
+                          struct zs_sim_result *res, struct zs_err *err)
+{
+    int rc, run = zs_sim_run(sim, err);
+    if (run < 0)
+        return run;
     res->events_run = zs_sim_events(sim);
-    if (run == ZS_SIM_OOM && zs_sim_oom(sim) &&
-        zs_sim_oom(sim)->pool == b.p_gpu) {
-        /* A GPU OOM is re-run below without the limit, and that run's
-         * reduction overwrites every step result: reduce this one for the
-         * verdict alone (no steps).  A host limit crossed earlier makes the
-         * verdict a host OOM, which keeps this run: reduce it whole. */
-        int nsteps = b.nsteps;
-        b.nsteps = 0;
-        rc = zs_reduce_results(&b, run, res);
-        b.nsteps = nsteps;
-        if (!rc && res->oom.where != ZS_OOM_GPU)
-            rc = zs_reduce_results(&b, run, res);
-    } else {
-        rc = zs_reduce_results(&b, run, res);
+    rc = reduce_first(b, sim, run, res);
+    if (rc)
+        return zs_err_set(err, rc, "out of memory reducing the results");
+    zs_actoff_result(b, res);
+    if (res->oom.where != ZS_OOM_GPU)
+        return 0;
+    if (b->su->verdict_only && zs_sim_max_task_cores(sim) <= b->cores) {
+        oom_partial(b, sim, res);
+        return 0;
     }
-    if (rc) {
-        zs_err_set(err, rc, "out of memory reducing the results");
+    return oom_rerun(b, sim, res, err);
+}
+
+int zs_simulate(const struct zs_setup *su, zs_sim *sim,
+                struct zs_sim_result *res, struct zs_err *err)
+{
+    struct zs_bctx b;
+    int rc;
+    bool own = sim == NULL;
+    memset(res, 0, sizeof *res);
+    bctx_init(&b, su);
+    /* the first step plus cfg->steps steady steps, all simulated */
+    if (!su->plan_mode && (su->cfg->steps < 1 ||
+                           su->cfg->steps > ZS_MAX_SIM_STEPS - 1))
+        return zs_err_set(err, ZS_ELIMIT,
+                          "invalid steps: must be in [1, %d] (got %lld)",
+                          ZS_MAX_SIM_STEPS - 1, (long long)su->cfg->steps);
+    if (!alloc_steps(&b) || (own && !(sim = zs_sim_new()))) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory creating the "
+                                        "simulation");
+        own = false; /* nothing created yet */
         goto out;
     }
-    zs_actoff_result(&b, res);
-    if (res->oom.where == ZS_OOM_GPU && su->verdict_only &&
-        zs_sim_max_task_cores(sim) <= b.cores) {
-        /* The verdict is this run's; the run without the limit would only
-         * add what it needs.  That run cannot deadlock (no task needs more
-         * cores than the pool) nor OOM, so it would end with every task
-         * started and finished once: 2 x tasks events (engine.h), unless it
-         * passed the engine's 4e18 ns time bound (127 simulated years).
-         * oom.needed_bytes stays a lower bound of the need that run gives
-         * (the larger of this OOM's allocated + request and its peak). */
-        int64_t bound = zs_sim_pool_peak_bound(sim, b.p_gpu);
-        res->partial = true;
-        res->events = 2 * (int64_t)zs_sim_ntasks(sim);
-        /* what it needs is at least what its task order implies */
-        if (bound > res->oom.needed_bytes)
-            res->oom.needed_bytes = bound;
-        goto out;
+    b.sim = sim;
+    b.ex = su->ex;
+    if (b.ex) {
+        b.ex->n = 0;
+        memset(&b.ex->cur, 0, sizeof b.ex->cur);
+        b.ex->cur.kind = ZS_X_NONE;
     }
-    if (res->oom.where == ZS_OOM_GPU) {
-        /* How much would it need?  Run the same tasks again without a GPU
-         * limit.  The schedule does not depend on the pool's capacity, and
-         * zs_sim_run starts every run from a clean run state (engine.h), so
-         * the tasks built above are reused rather than built again. */
-        struct zs_oom_info keep = res->oom;
-        struct zs_pool_stats ps;
-        zs_sim_set_pool_capacity(sim, b.p_gpu, 0);
-        /* the run ended at the OOM; what comes after it (a deadlock, a time
-         * overflow) shows only now, and is an error like in any run */
-        run = zs_sim_run(sim, err);
-        if (run < 0) {
-            rc = run;
-            goto out;
-        }
-        res->events_run += zs_sim_events(sim);
-        zs_sim_pool_stats(sim, b.p_gpu, &ps);
-        if (ps.peak_allocated > keep.needed_bytes)
-            keep.needed_bytes = ps.peak_allocated;
-        keep.needed_reserved_bytes = ps.peak_reserved;
-        /* The records now belong to the unlimited run: peaks and times are
-         * what the configuration would need; the OOM stays the verdict. */
-        rc = zs_reduce_results(&b, ZS_SIM_DONE, res);
-        if (rc) {
-            zs_err_set(err, rc, "out of memory reducing the results");
-            goto out;
-        }
-        zs_actoff_result(&b, res);
-        res->oom = keep;
-    }
+    result_fixed(&b, res);
+    rc = check_nvme(&b, err);
+    if (!rc)
+        rc = build_all(&b, sim, err);
+    if (!rc)
+        rc = run_and_reduce(&b, sim, res, err);
 out:
-    zs_actoff_release(&b);
-    zs_free(b.units);
-    zs_free(b.ready);
-    zs_free(b.galloc);
-    zs_free(b.galloc2);
-    zs_free(b.avail);
-    zs_free(b.scratch);
-    zs_free(b.pieces);
-    zs_free(b.adam_alloc);
-    zs_free(b.step_start);
-    zs_free(b.step_end);
-    zs_free(b.micro_start);
-    zs_free(b.micro_end);
-    zs_free(b.nmicro_sim);
+    bctx_release(&b);
     if (own)
         zs_sim_free(sim);
     return rc;

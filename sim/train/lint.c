@@ -91,15 +91,38 @@ static void where(struct zs_lint_finding *f, const struct zs_dsconfig *ds,
         setf(f->where, sizeof f->where, "%s", ds->path);
 }
 
-/* A key's position, or its section's when the key was not written (its
- * DeepSpeed default applies). */
-static void where_key(struct zs_lint_finding *f, const struct zs_dsconfig *ds,
-                      int line, int col, int sec_line, int sec_col)
+/* The finding every rule emits: id, severity and title, its place in the
+ * DeepSpeed config (line 0: the file), its sources and its fix (NULL: the
+ * rule formats it with FIX).  The rule adds the explanation (EXPLAIN) and
+ * the numbers (num). */
+static struct zs_lint_finding *emit(struct zs_lint_report *r, const char *id,
+                                    enum zs_lint_sev sev, const char *title,
+                                    const struct zs_dsconfig *ds, int line,
+                                    int col, const char *source,
+                                    const char *fix)
 {
-    if (line)
-        where(f, ds, line, col);
-    else
-        where(f, ds, sec_line, sec_col);
+    struct zs_lint_finding *f = add(r, id, sev, title);
+    where(f, ds, line, col);
+    SOURCE(f, "%s", source);
+    if (fix)
+        FIX(f, "%s", fix);
+    return f;
+}
+
+/* An error: size key k (named key) of offload block o is below need.  It
+ * is placed at the key, or at its block when the key was not written (its
+ * DeepSpeed default applies); the fix names the size needed. */
+static struct zs_lint_finding *
+emit_too_small(struct zs_lint_report *r, const struct zs_dsconfig *ds,
+               const char *id, const char *title, const char *key,
+               const struct zs_ds_int *k, const struct zs_ds_offload *o,
+               int64_t need, const char *source)
+{
+    struct zs_lint_finding *f =
+        emit(r, id, ZS_LINT_ERROR, title, ds, k->line ? k->line : o->line,
+             k->line ? k->col : o->col, source, NULL);
+    FIX(f, "set %s to %lld or more", key, (long long)need);
+    return f;
 }
 
 /* "79.1 GiB" */
@@ -287,10 +310,16 @@ static void rule_unscale_clip(const struct zs_lint_input *in,
         return;
     if (ds->zero_stage.v != 3 || !offloads_optimizer(ds) || !clipping_on(ds))
         return;
-    f = add(r, "unscale-clip-device", ZS_LINT_ERROR,
-            "DeepSpeed 0.14.1-0.14.2 fails in unscale_and_clip_grads with "
-            "optimizer offload and clipping");
-    where(f, ds, ds->gradient_clipping.line, ds->gradient_clipping.col);
+    f = emit(r, "unscale-clip-device", ZS_LINT_ERROR,
+             "DeepSpeed 0.14.1-0.14.2 fails in unscale_and_clip_grads with "
+             "optimizer offload and clipping",
+             ds, ds->gradient_clipping.line, ds->gradient_clipping.col,
+             "DeepSpeed #5422, #5469, #5538, #5634; cause PR #5256 "
+             "(v0.14.1); fix PR #5461, released in v0.14.3 "
+             "(reference zero3-offload-mechanics.md §4)",
+             "upgrade to deepspeed>=0.14.3 (or pin 0.14.0); or set "
+             "\"gradient_clipping\": 0 (max_grad_norm 0) if you can train "
+             "without clipping");
     EXPLAIN(f,
             "with DeepSpeed %s, ZeRO-3, offload_optimizer.device=%s and "
             "gradient_clipping=%g%s, the first optimizer step raises "
@@ -307,12 +336,6 @@ static void rule_unscale_clip(const struct zs_lint_input *in,
             ds->gradient_clipping.from == ZS_DS_AUTO_UNRESOLVED
                 ? " (\"auto\" = HF's default max_grad_norm)"
                 : "");
-    SOURCE(f, "DeepSpeed #5422, #5469, #5538, #5634; cause PR #5256 "
-              "(v0.14.1); fix PR #5461, released in v0.14.3 "
-              "(reference zero3-offload-mechanics.md §4)");
-    FIX(f, "upgrade to deepspeed>=0.14.3 (or pin 0.14.0); or set "
-           "\"gradient_clipping\": 0 (max_grad_norm 0) if you can train "
-           "without clipping");
     num(f, "gradient_clipping",
         clipping_on(ds) && ds->gradient_clipping.v > 0 ? ds->gradient_clipping.v
                                                        : 1.0);
@@ -338,10 +361,14 @@ static void rule_bnb(const struct zs_lint_input *in, struct zs_lint_report *r)
         /* HF Trainer: an "optimizer" block in the DeepSpeed config wins over
          * TrainingArguments.optim (transformers integrations/deepspeed.py
          * deepspeed_optim_sched: "optimizer" in config -> DeepSpeed's). */
-        f = add(r, "bnb-optimizer-ignored", ZS_LINT_INFO,
-                "8-bit/paged optimizer is ignored: the DeepSpeed config "
-                "names its own optimizer");
-        where(f, ds, ds->optimizer.line, ds->optimizer.col);
+        f = emit(r, "bnb-optimizer-ignored", ZS_LINT_INFO,
+                 "8-bit/paged optimizer is ignored: the DeepSpeed config "
+                 "names its own optimizer",
+                 ds, ds->optimizer.line, ds->optimizer.col,
+                 "transformers integrations/deepspeed.py "
+                 "(deepspeed_optim_sched); accelerate PR #1208 "
+                 "(DeepSpeedCPUAdam under offload)",
+                 "nothing fails; drop the optim setting to avoid confusion");
         EXPLAIN(f,
                 "%s is '%s', but the DeepSpeed config has an \"optimizer\" "
                 "block (type '%s'), which the HF Trainer uses instead; with "
@@ -350,17 +377,23 @@ static void rule_bnb(const struct zs_lint_input *in, struct zs_lint_report *r)
                 "does not happen",
                 from, name, ds->optimizer.type[0] ? ds->optimizer.type : "?",
                 zs_ds_device_name((int)ds->offload_optimizer.device.v));
-        SOURCE(f, "transformers integrations/deepspeed.py "
-                  "(deepspeed_optim_sched); accelerate PR #1208 "
-                  "(DeepSpeedCPUAdam under offload)");
-        FIX(f, "nothing fails; drop the optim setting to avoid confusion");
         return;
     }
-    f = add(r, "bnb-optimizer-offload", ZS_LINT_ERROR,
-            "bitsandbytes 8-bit/paged optimizer under CPU offload: \"Expected "
-            "a cuda device, but got: cpu\"");
-    where(f, ds, ds->offload_optimizer.device.line,
-          ds->offload_optimizer.device.col);
+    f = emit(r, "bnb-optimizer-offload", ZS_LINT_ERROR,
+             "bitsandbytes 8-bit/paged optimizer under CPU offload: \"Expected "
+             "a cuda device, but got: cpu\"",
+             ds, ds->offload_optimizer.device.line,
+             ds->offload_optimizer.device.col,
+             "bitsandbytes #1402 (no CPU support for 8-bit optimizers; "
+             "added only by bitsandbytes PR #1901, 2026), DeepSpeed #6666 "
+             "(no 8-bit CPU Adam), axolotl #1705 (the same error under "
+             "ZeRO-3), bitsandbytes #596 (ZeRORuntimeException for a client "
+             "optimizer under offload)",
+             "use optim adamw_torch and add \"optimizer\": {\"type\": "
+             "\"AdamW\", \"params\": {\"lr\": \"auto\", \"betas\": \"auto\", "
+             "\"eps\": \"auto\", \"weight_decay\": \"auto\"}} so DeepSpeed "
+             "runs DeepSpeedCPUAdam on the CPU; or keep the 8-bit optimizer "
+             "and set offload_optimizer.device to \"none\"");
     EXPLAIN(f,
             "%s is '%s', a bitsandbytes optimizer, and "
             "offload_optimizer.device=%s moves the fp32 master weights and "
@@ -370,16 +403,6 @@ static void rule_bnb(const struct zs_lint_input *in, struct zs_lint_report *r)
             "DeepSpeed refuses a client optimizer under offload unless "
             "zero_force_ds_cpu_optimizer is false)",
             from, name, zs_ds_device_name((int)ds->offload_optimizer.device.v));
-    SOURCE(f, "bitsandbytes #1402 (no CPU support for 8-bit optimizers; "
-              "added only by bitsandbytes PR #1901, 2026), DeepSpeed #6666 "
-              "(no 8-bit CPU Adam), axolotl #1705 (the same error under "
-              "ZeRO-3), bitsandbytes #596 (ZeRORuntimeException for a client "
-              "optimizer under offload)");
-    FIX(f, "use optim adamw_torch and add \"optimizer\": {\"type\": "
-           "\"AdamW\", \"params\": {\"lr\": \"auto\", \"betas\": \"auto\", "
-           "\"eps\": \"auto\", \"weight_decay\": \"auto\"}} so DeepSpeed "
-           "runs DeepSpeedCPUAdam on the CPU; or keep the 8-bit optimizer "
-           "and set offload_optimizer.device to \"none\"");
 }
 
 /* Modules created outside zero.Init stay whole on the CPU (not partitioned):
@@ -407,9 +430,16 @@ static void rule_outside_zero_init(const struct zs_lint_input *in,
         if (p != ZS_PLACE_CPU)
             continue;
         ranks = in->cluster ? in->cluster->node.gpus_per_node : 1;
-        f = add(r, "module-outside-zero-init", ZS_LINT_ERROR,
-                "module built outside zero.Init is left whole on the CPU");
-        where(f, ds, 0, 0);
+        f = emit(r, "module-outside-zero-init", ZS_LINT_ERROR,
+                 "module built outside zero.Init is left whole on the CPU", ds,
+                 0, 0,
+                 "LlamaFactory PR #7537 (ZeRO-3 partitioning error in "
+                 "Qwen2_5Omni enable_talker/token2wav); ms-swift Qwen-Omni "
+                 "training guidance (ENABLE_AUDIO_OUTPUT=0); DESIGN §1",
+                 "disable the talker for text training: ENABLE_AUDIO_OUTPUT=0 "
+                 "(ms-swift) or enable_audio_output=False / "
+                 "model.disable_talker() before deepspeed.initialize; zsim: "
+                 "--audio-output off");
         EXPLAIN(f,
                 "%s's '%s' (%lld parameters) is constructed outside "
                 "deepspeed.zero.Init, so ZeRO-3 never partitions it: each of "
@@ -418,16 +448,171 @@ static void rule_outside_zero_init(const struct zs_lint_input *in,
                 "CPU weights with CUDA activations",
                 m->name, x->name, (long long)x->params, ranks,
                 gib(b1, x->params * 4), gib(b2, x->params * 4 * ranks));
-        SOURCE(f, "LlamaFactory PR #7537 (ZeRO-3 partitioning error in "
-                  "Qwen2_5Omni enable_talker/token2wav); ms-swift Qwen-Omni "
-                  "training guidance (ENABLE_AUDIO_OUTPUT=0); DESIGN §1");
-        FIX(f, "disable the talker for text training: ENABLE_AUDIO_OUTPUT=0 "
-               "(ms-swift) or enable_audio_output=False / "
-               "model.disable_talker() before deepspeed.initialize; zsim: "
-               "--audio-output off");
         num(f, "module_params", (double)x->params);
         num(f, "host_bytes_per_node", (double)(x->params * 4 * ranks));
     }
+}
+
+/* What the host RAM rules look at: the input, its offload buffer terms,
+ * the world, the local ranks and the node's usable host RAM. */
+struct host_ctx {
+    const struct zs_lint_input *in;
+    const struct zs_lint_host_terms *h;
+    int world, local;
+    int64_t usable;
+};
+
+/* Load-time copies without zero.Init (ZeRO-3 without it, or ZeRO < 3,
+ * where every rank builds the whole model before deepspeed.initialize). */
+static void host_load_copies(const struct host_ctx *x, struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = x->in->ds;
+    const struct zs_model *m = x->in->model;
+    const struct zs_lint_host_terms *h = x->h;
+    int local = x->local;
+    int64_t usable = x->usable;
+    const struct zs_cluster *c = x->in->cluster;
+    struct zs_lint_finding *f;
+    char b[5][24];
+    bool over = h->node_load > usable;
+    if (over || (ds->zero_stage.v == 3 && local > 1)) {
+        f = emit(r, "no-zero-init-host-copies",
+                 over ? ZS_LINT_ERROR : ZS_LINT_WARNING,
+                 "no zero.Init: every local rank loads the full model into "
+                 "host RAM",
+                 ds, ds->zero_stage.line, ds->zero_stage.col,
+                 "DeepSpeedExamples #498 (13B, 8 ranks x 60 GB host), "
+                 "DeepSpeed #5290, #2841, Roblox/FAI-RL PR #68; "
+                 "DeepSpeed estimator memory.rst (4 B x params per "
+                 "local rank without zero_init)",
+                 NULL);
+        EXPLAIN(f,
+                "without deepspeed.zero.Init each of the %d local ranks "
+                "materialises all %lld parameters on the CPU before "
+                "partitioning: %s per rank (4 B x params, fp32) x %d = "
+                "%s per node at load, against %s usable host RAM (%s "
+                "installed - %s reserved)%s",
+                local, (long long)m->params_total, gib(b[0], h->load_copy_rank),
+                local, gib(b[1], h->node_load), gib(b[2], usable),
+                gib(b[3], c->node.host_ram_bytes),
+                gib(b[4], c->node.host_reserved_bytes),
+                over ? ": the node runs out of memory while loading" : "");
+        FIX(f, "%s",
+            ds->zero_stage.v == 3
+                ? "build the model under zero.Init: create "
+                  "TrainingArguments(deepspeed=...) or "
+                  "HfDeepSpeedConfig before from_pretrained "
+                  "(zsim: drop --no-zero-init); or run fewer "
+                  "ranks per node"
+                : "use ZeRO-3 with zero.Init, or fewer ranks "
+                  "per node, or load with low_cpu_mem_usage and "
+                  "a 16-bit torch_dtype");
+        num(f, "local_ranks", local);
+        num(f, "load_bytes_per_rank", (double)h->load_copy_rank);
+        num(f, "load_bytes_per_node", (double)h->node_load);
+        num(f, "host_ram_usable_bytes", (double)usable);
+    }
+}
+
+/* The offload buffers alone exceed host RAM. */
+static struct zs_lint_finding *host_offload_over(const struct host_ctx *x,
+                                                 struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = x->in->ds;
+    const struct zs_model *m = x->in->model;
+    const struct zs_lint_host_terms *h = x->h;
+    int local = x->local;
+    int64_t usable = x->usable;
+    int world = x->world;
+    struct zs_lint_finding *f;
+    char b[10][24];
+    f = emit(r, "host-ram-offload", ZS_LINT_ERROR,
+             "host RAM is too small for the offload buffers", ds,
+             ds->offload_optimizer.line, ds->offload_optimizer.col,
+             "DeepSpeed stage3.py buffers (reference "
+             "zero3-offload-mechanics.md §2); host OOM reports "
+             "DeepSpeed #2984, #3448, OpenRLHF #632",
+             "use more nodes (the per-rank partition shrinks with the "
+             "world size), more host RAM, offload_optimizer.ratio < 1 "
+             "(part of the optimizer stays on the GPU), or NVMe offload");
+    EXPLAIN(f,
+            "per rank (P = %lld partition elements of %lld params / %d "
+            "ranks): bf16 flat params %s (pinned) + fp32 master %s + fp32 "
+            "grads %s%s + grad accumulation %s%s + Adam states %s (at the "
+            "first step) = %s nominal, %s as allocated with pinned "
+            "power-of-two rounding; x %d local ranks = %s per node "
+            "(%s allocated), against %s usable host RAM",
+            (long long)h->partition_elems, (long long)m->params_total, world,
+            gib(b[0], h->flat16), gib(b[1], h->master32), gib(b[2], h->grad32),
+            ds->offload_optimizer.pin_memory.v ? " (pinned)" : "",
+            gib(b[3], h->accum16),
+            ds->offload_optimizer.pin_memory.v ? " (pinned)" : "",
+            gib(b[4], h->adam), gib(b[5], h->rank_nominal),
+            gib(b[6], h->rank_alloc), local, gib(b[7], h->node_nominal),
+            gib(b[8], h->node_alloc), gib(b[9], usable));
+    return f;
+}
+
+/* The buffers fit nominally, but not with pinned power-of-two rounding. */
+static struct zs_lint_finding *host_pinned_over(const struct host_ctx *x,
+                                                struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = x->in->ds;
+    const struct zs_lint_host_terms *h = x->h;
+    int local = x->local;
+    int64_t usable = x->usable;
+    struct zs_lint_finding *f;
+    char b[9][24];
+    f = emit(r, "pinned-rounding", ZS_LINT_ERROR,
+             "pinned-memory power-of-two rounding pushes host RAM over", ds,
+             ds->offload_optimizer.pin_memory.line,
+             ds->offload_optimizer.pin_memory.col,
+             "PyTorch CachingHostAllocator.h (PowerOf2Ceil), pytorch "
+             "#95823, #150517, PR #171662; DeepSpeed #3481, #2977, "
+             "OpenRLHF #632 (workaround pin_memory false)",
+             "set offload_optimizer.pin_memory false (the 16-bit flat "
+             "buffer stays pinned regardless), or "
+             "DS_PIN_MEMORY_BACKEND=native on DeepSpeed >= 0.19.6 (PR "
+             "#8211, exact-size pinning), or fewer ranks per node");
+    EXPLAIN(f,
+            "the offload buffers need %s per node nominally, which fits "
+            "in %s usable host RAM, but PyTorch's pinned host allocator "
+            "rounds each pinned allocation up to a power of two: per "
+            "rank bf16 flat %s -> %s, fp32 grads %s -> %s, grad "
+            "accumulation %s -> %s; x %d local ranks = %s per node",
+            gib(b[0], h->node_nominal), gib(b[1], usable), gib(b[2], h->flat16),
+            gib(b[3], h->flat16_alloc), gib(b[4], h->grad32),
+            gib(b[5], h->grad32_alloc), gib(b[6], h->accum16),
+            gib(b[7], h->accum16_alloc), local, gib(b[8], h->node_alloc));
+    return f;
+}
+
+/* The numbers of a host RAM finding: every buffer term. */
+static void host_numbers(struct zs_lint_finding *f, const struct host_ctx *x)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } terms[] = {
+#define TERM(name, field) {name, offsetof(struct zs_lint_host_terms, field)}
+        TERM("partition_elems", partition_elems),
+        TERM("flat16_bytes", flat16),
+        TERM("master32_bytes", master32),
+        TERM("grad32_bytes", grad32),
+        TERM("accum16_bytes", accum16),
+        TERM("adam_bytes", adam),
+        TERM("rank_nominal_bytes", rank_nominal),
+        TERM("rank_alloc_bytes", rank_alloc),
+        TERM("node_nominal_bytes", node_nominal),
+        TERM("node_alloc_bytes", node_alloc),
+#undef TERM
+    };
+    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++) {
+        const char *p = (const char *)x->h + terms[i].off;
+        num(f, terms[i].name, (double)*(const int64_t *)p);
+    }
+    num(f, "host_ram_usable_bytes", (double)x->usable);
+    num(f, "local_ranks", x->local);
 }
 
 /* Host RAM: offload buffers (with pinned rounding) and load-time copies. */
@@ -438,131 +623,27 @@ static void rule_host_ram(const struct zs_lint_input *in,
     const struct zs_cluster *c = in->cluster;
     const struct zs_model *m = in->model;
     struct zs_lint_host_terms h;
-    struct zs_lint_finding *f;
     struct zs_err e = {0, ""};
-    int world, local;
-    int64_t usable;
-    char b[12][24];
+    struct host_ctx x = {in, &h, 0, 0, 0};
 
     if (!m || !c || m->params_total <= 0)
         return;
-    world = world_size(in);
-    local = c->node.gpus_per_node;
-    if (world < 1 || local < 1 || local > world)
+    x.world = world_size(in);
+    x.local = c->node.gpus_per_node;
+    if (x.world < 1 || x.local < 1 || x.local > x.world)
         return;
-    if (zs_lint_host_offload_bytes(m->params_total, world, local, ds, &h, &e))
+    if (zs_lint_host_offload_bytes(m->params_total, x.world, x.local, ds, &h,
+                                   &e))
         return;
-    usable = host_usable(c);
-
-    /* Load-time copies without zero.Init (ZeRO-3 without it, or ZeRO < 3,
-     * where every rank builds the whole model before deepspeed.initialize). */
-    if (ds->zero_stage.v < 3 || !in->zero_init) {
-        bool over = h.node_load > usable;
-        if (over || (ds->zero_stage.v == 3 && local > 1)) {
-            f = add(r, "no-zero-init-host-copies",
-                    over ? ZS_LINT_ERROR : ZS_LINT_WARNING,
-                    "no zero.Init: every local rank loads the full model into "
-                    "host RAM");
-            where(f, ds, ds->zero_stage.line, ds->zero_stage.col);
-            EXPLAIN(f,
-                    "without deepspeed.zero.Init each of the %d local ranks "
-                    "materialises all %lld parameters on the CPU before "
-                    "partitioning: %s per rank (4 B x params, fp32) x %d = "
-                    "%s per node at load, against %s usable host RAM (%s "
-                    "installed - %s reserved)%s",
-                    local, (long long)m->params_total,
-                    gib(b[0], h.load_copy_rank), local, gib(b[1], h.node_load),
-                    gib(b[2], usable), gib(b[3], c->node.host_ram_bytes),
-                    gib(b[4], c->node.host_reserved_bytes),
-                    over ? ": the node runs out of memory while loading" : "");
-            SOURCE(f, "DeepSpeedExamples #498 (13B, 8 ranks x 60 GB host), "
-                      "DeepSpeed #5290, #2841, Roblox/FAI-RL PR #68; "
-                      "DeepSpeed estimator memory.rst (4 B x params per "
-                      "local rank without zero_init)");
-            FIX(f, "%s",
-                ds->zero_stage.v == 3
-                    ? "build the model under zero.Init: create "
-                      "TrainingArguments(deepspeed=...) or "
-                      "HfDeepSpeedConfig before from_pretrained "
-                      "(zsim: drop --no-zero-init); or run fewer "
-                      "ranks per node"
-                    : "use ZeRO-3 with zero.Init, or fewer ranks "
-                      "per node, or load with low_cpu_mem_usage and "
-                      "a 16-bit torch_dtype");
-            num(f, "local_ranks", local);
-            num(f, "load_bytes_per_rank", (double)h.load_copy_rank);
-            num(f, "load_bytes_per_node", (double)h.node_load);
-            num(f, "host_ram_usable_bytes", (double)usable);
-        }
-    }
-
+    x.usable = host_usable(c);
+    if (ds->zero_stage.v < 3 || !in->zero_init)
+        host_load_copies(&x, r);
     if (h.node_nominal <= 0)
         return;
-    if (h.node_nominal > usable) {
-        f = add(r, "host-ram-offload", ZS_LINT_ERROR,
-                "host RAM is too small for the offload buffers");
-        where(f, ds, ds->offload_optimizer.line, ds->offload_optimizer.col);
-        EXPLAIN(f,
-                "per rank (P = %lld partition elements of %lld params / %d "
-                "ranks): bf16 flat params %s (pinned) + fp32 master %s + fp32 "
-                "grads %s%s + grad accumulation %s%s + Adam states %s (at the "
-                "first step) = %s nominal, %s as allocated with pinned "
-                "power-of-two rounding; x %d local ranks = %s per node "
-                "(%s allocated), against %s usable host RAM",
-                (long long)h.partition_elems, (long long)m->params_total, world,
-                gib(b[0], h.flat16), gib(b[1], h.master32), gib(b[2], h.grad32),
-                ds->offload_optimizer.pin_memory.v ? " (pinned)" : "",
-                gib(b[3], h.accum16),
-                ds->offload_optimizer.pin_memory.v ? " (pinned)" : "",
-                gib(b[4], h.adam), gib(b[5], h.rank_nominal),
-                gib(b[6], h.rank_alloc), local, gib(b[7], h.node_nominal),
-                gib(b[8], h.node_alloc), gib(b[9], usable));
-        SOURCE(f, "DeepSpeed stage3.py buffers (reference "
-                  "zero3-offload-mechanics.md §2); host OOM reports "
-                  "DeepSpeed #2984, #3448, OpenRLHF #632");
-        FIX(f, "use more nodes (the per-rank partition shrinks with the "
-               "world size), more host RAM, offload_optimizer.ratio < 1 "
-               "(part of the optimizer stays on the GPU), or NVMe offload");
-    } else if (h.node_alloc > usable) {
-        f = add(r, "pinned-rounding", ZS_LINT_ERROR,
-                "pinned-memory power-of-two rounding pushes host RAM over");
-        where(f, ds, ds->offload_optimizer.pin_memory.line,
-              ds->offload_optimizer.pin_memory.col);
-        EXPLAIN(f,
-                "the offload buffers need %s per node nominally, which fits "
-                "in %s usable host RAM, but PyTorch's pinned host allocator "
-                "rounds each pinned allocation up to a power of two: per "
-                "rank bf16 flat %s -> %s, fp32 grads %s -> %s, grad "
-                "accumulation %s -> %s; x %d local ranks = %s per node",
-                gib(b[0], h.node_nominal), gib(b[1], usable),
-                gib(b[2], h.flat16), gib(b[3], h.flat16_alloc),
-                gib(b[4], h.grad32), gib(b[5], h.grad32_alloc),
-                gib(b[6], h.accum16), gib(b[7], h.accum16_alloc), local,
-                gib(b[8], h.node_alloc));
-        SOURCE(f, "PyTorch CachingHostAllocator.h (PowerOf2Ceil), pytorch "
-                  "#95823, #150517, PR #171662; DeepSpeed #3481, #2977, "
-                  "OpenRLHF #632 (workaround pin_memory false)");
-        FIX(f, "set offload_optimizer.pin_memory false (the 16-bit flat "
-               "buffer stays pinned regardless), or "
-               "DS_PIN_MEMORY_BACKEND=native on DeepSpeed >= 0.19.6 (PR "
-               "#8211, exact-size pinning), or fewer ranks per node");
-    } else {
-        return;
-    }
-    {
-        num(f, "partition_elems", (double)h.partition_elems);
-        num(f, "flat16_bytes", (double)h.flat16);
-        num(f, "master32_bytes", (double)h.master32);
-        num(f, "grad32_bytes", (double)h.grad32);
-        num(f, "accum16_bytes", (double)h.accum16);
-        num(f, "adam_bytes", (double)h.adam);
-        num(f, "rank_nominal_bytes", (double)h.rank_nominal);
-        num(f, "rank_alloc_bytes", (double)h.rank_alloc);
-        num(f, "node_nominal_bytes", (double)h.node_nominal);
-        num(f, "node_alloc_bytes", (double)h.node_alloc);
-        num(f, "host_ram_usable_bytes", (double)usable);
-        num(f, "local_ranks", local);
-    }
+    if (h.node_nominal > x.usable)
+        host_numbers(host_offload_over(&x, r), &x);
+    else if (h.node_alloc > x.usable)
+        host_numbers(host_pinned_over(&x, r), &x);
 }
 
 /* max_steps / max_iters shorter than one epoch. */
@@ -618,6 +699,49 @@ static void rule_max_steps(const struct zs_lint_input *in,
     num(f, "dataset_samples", (double)t->dataset_samples);
 }
 
+/* offload_optimizer.ratio (Twin-Flow) where it does nothing. */
+static void offload_ratio_ignored(const struct zs_dsconfig *ds,
+                                  struct zs_lint_report *r)
+{
+    const struct zs_ds_offload *oo = &ds->offload_optimizer;
+    long long st = (long long)ds->zero_stage.v;
+    struct zs_lint_finding *f;
+    if (oo->ratio.from == ZS_DS_SET && oo->ratio.v < 1.0 &&
+        (oo->device.v == ZS_DS_DEV_NONE || ds->zero_stage.v != 3)) {
+        f = emit(r, "offload-ratio-ignored", ZS_LINT_WARNING,
+                 "offload_optimizer.ratio has no effect here", ds,
+                 oo->ratio.line, oo->ratio.col,
+                 "DeepSpeed offload_config.py (ratio, stage 3 only); "
+                 "reference §0, §1 variants",
+                 "remove ratio, or use stage 3 with offload_optimizer.device "
+                 "\"cpu\"");
+        EXPLAIN(f,
+                "ratio=%g (partial \"Twin-Flow\" offload) applies only to "
+                "ZeRO-3 with offload_optimizer.device cpu; here stage=%lld, "
+                "device=%s",
+                oo->ratio.v, st, zs_ds_device_name((int)oo->device.v));
+    }
+}
+
+/* pin_memory set in offload block o (named blk) that offloads nothing. */
+static void pin_memory_ignored(const struct zs_dsconfig *ds,
+                               struct zs_lint_report *r,
+                               const struct zs_ds_offload *o, const char *blk)
+{
+    struct zs_lint_finding *f;
+    char title[96];
+    if (!(o->pin_memory.from == ZS_DS_SET && o->pin_memory.v &&
+          o->device.v == ZS_DS_DEV_NONE))
+        return;
+    setf(title, sizeof title, "%s.pin_memory is set but nothing is offloaded",
+         blk);
+    f = emit(r, "pin-memory-ignored", ZS_LINT_INFO, title, ds,
+             o->pin_memory.line, o->pin_memory.col,
+             "DeepSpeed offload_config.py",
+             "remove pin_memory or set the device");
+    EXPLAIN(f, "pin_memory=true with %s.device=none has no effect", blk);
+}
+
 /* Offload settings that contradict each other or the stage. */
 static void rule_offload_consistency(const struct zs_lint_input *in,
                                      struct zs_lint_report *r)
@@ -629,35 +753,40 @@ static void rule_offload_consistency(const struct zs_lint_input *in,
     long long st = (long long)ds->zero_stage.v;
 
     if (op->device.v != ZS_DS_DEV_NONE && ds->zero_stage.v != 3) {
-        f = add(r, "offload-param-stage", ZS_LINT_WARNING,
-                "offload_param needs ZeRO stage 3");
-        where(f, ds, op->device.line, op->device.col);
+        f = emit(r, "offload-param-stage", ZS_LINT_WARNING,
+                 "offload_param needs ZeRO stage 3", ds, op->device.line,
+                 op->device.col,
+                 "DeepSpeed docs config-json (offload_param: \"only valid "
+                 "with stage 3\"); reference §0",
+                 "set \"stage\": 3, or remove offload_param");
         EXPLAIN(f,
                 "offload_param.device=%s with zero_optimization.stage=%lld: "
                 "only stage 3 partitions parameters, so the parameters stay "
                 "on the GPU and the setting does nothing",
                 zs_ds_device_name((int)op->device.v), st);
-        SOURCE(f, "DeepSpeed docs config-json (offload_param: \"only valid "
-                  "with stage 3\"); reference §0");
-        FIX(f, "set \"stage\": 3, or remove offload_param");
     }
     if (oo->device.v != ZS_DS_DEV_NONE && ds->zero_stage.v == 0) {
-        f = add(r, "offload-optimizer-stage", ZS_LINT_WARNING,
-                "offload_optimizer needs ZeRO stage 1, 2 or 3");
-        where(f, ds, oo->device.line, oo->device.col);
+        f = emit(r, "offload-optimizer-stage", ZS_LINT_WARNING,
+                 "offload_optimizer needs ZeRO stage 1, 2 or 3", ds,
+                 oo->device.line, oo->device.col,
+                 "DeepSpeed docs config-json (ZeRO-Offload for stages 1-3)",
+                 "set zero_optimization.stage to 2 or 3, or remove "
+                 "offload_optimizer");
         EXPLAIN(f,
                 "offload_optimizer.device=%s with ZeRO disabled (stage "
                 "0): nothing is offloaded",
                 zs_ds_device_name((int)oo->device.v));
-        SOURCE(f, "DeepSpeed docs config-json (ZeRO-Offload for stages 1-3)");
-        FIX(f, "set zero_optimization.stage to 2 or 3, or remove "
-               "offload_optimizer");
     }
     if (ds->zero_stage.v == 3 && op->device.v != ZS_DS_DEV_NONE &&
         oo->device.v == ZS_DS_DEV_NONE) {
-        f = add(r, "offload-param-only", ZS_LINT_WARNING,
-                "parameters offloaded while the optimizer stays on the GPU");
-        where(f, ds, op->device.line, op->device.col);
+        f = emit(r, "offload-param-only", ZS_LINT_WARNING,
+                 "parameters offloaded while the optimizer stays on the GPU",
+                 ds, op->device.line, op->device.col,
+                 "DeepSpeed estimate_zero3_model_states_mem_needs_all_cold "
+                 "skips this combination (reference peer-tools.md); "
+                 "reference §1 (blocking H2D in _all_gather_dtype)",
+                 "offload the optimizer too (offload_optimizer.device "
+                 "\"cpu\"), or neither");
         EXPLAIN(f,
                 "offload_param.device=%s but offload_optimizer.device=none: "
                 "the fp32 master weights, gradients and Adam states (16 B "
@@ -665,47 +794,10 @@ static void rule_offload_consistency(const struct zs_lint_input *in,
                 "2 B/element 16-bit parameters move to the CPU, and every "
                 "gather pays a blocking host-to-device copy",
                 zs_ds_device_name((int)op->device.v));
-        SOURCE(f, "DeepSpeed estimate_zero3_model_states_mem_needs_all_cold "
-                  "skips this combination (reference peer-tools.md); "
-                  "reference §1 (blocking H2D in _all_gather_dtype)");
-        FIX(f, "offload the optimizer too (offload_optimizer.device "
-               "\"cpu\"), or neither");
     }
-    if (oo->ratio.from == ZS_DS_SET && oo->ratio.v < 1.0 &&
-        (oo->device.v == ZS_DS_DEV_NONE || ds->zero_stage.v != 3)) {
-        f = add(r, "offload-ratio-ignored", ZS_LINT_WARNING,
-                "offload_optimizer.ratio has no effect here");
-        where(f, ds, oo->ratio.line, oo->ratio.col);
-        EXPLAIN(f,
-                "ratio=%g (partial \"Twin-Flow\" offload) applies only to "
-                "ZeRO-3 with offload_optimizer.device cpu; here stage=%lld, "
-                "device=%s",
-                oo->ratio.v, st, zs_ds_device_name((int)oo->device.v));
-        SOURCE(f, "DeepSpeed offload_config.py (ratio, stage 3 only); "
-                  "reference §0, §1 variants");
-        FIX(f, "remove ratio, or use stage 3 with offload_optimizer.device "
-               "\"cpu\"");
-    }
-    if (oo->pin_memory.from == ZS_DS_SET && oo->pin_memory.v &&
-        oo->device.v == ZS_DS_DEV_NONE) {
-        f = add(r, "pin-memory-ignored", ZS_LINT_INFO,
-                "offload_optimizer.pin_memory is set but nothing is offloaded");
-        where(f, ds, oo->pin_memory.line, oo->pin_memory.col);
-        EXPLAIN(f, "pin_memory=true with offload_optimizer.device=none has "
-                   "no effect");
-        SOURCE(f, "DeepSpeed offload_config.py");
-        FIX(f, "remove pin_memory or set the device");
-    }
-    if (op->pin_memory.from == ZS_DS_SET && op->pin_memory.v &&
-        op->device.v == ZS_DS_DEV_NONE) {
-        f = add(r, "pin-memory-ignored", ZS_LINT_INFO,
-                "offload_param.pin_memory is set but nothing is offloaded");
-        where(f, ds, op->pin_memory.line, op->pin_memory.col);
-        EXPLAIN(f, "pin_memory=true with offload_param.device=none has no "
-                   "effect");
-        SOURCE(f, "DeepSpeed offload_config.py");
-        FIX(f, "remove pin_memory or set the device");
-    }
+    offload_ratio_ignored(ds, r);
+    pin_memory_ignored(ds, r, oo, "offload_optimizer");
+    pin_memory_ignored(ds, r, op, "offload_param");
 }
 
 /* activation_checkpointing.cpu_checkpointing (issue 14 §3): the section
@@ -726,14 +818,20 @@ static void rule_cpu_checkpointing(const struct zs_lint_input *in,
     struct zs_lint_finding *f;
     if (!ds->activation_checkpointing.cpu_checkpointing.v)
         return;
-    f = add(r, "cpu-checkpointing-needs-ds-checkpoint",
-            hf_gc ? ZS_LINT_WARNING : ZS_LINT_INFO,
-            hf_gc ? "cpu_checkpointing has no effect on the HF Trainer's "
-                    "gradient checkpointing"
-                  : "cpu_checkpointing acts only on "
-                    "deepspeed.checkpointing.checkpoint");
-    where(f, ds, ds->activation_checkpointing.cpu_checkpointing.line,
-          ds->activation_checkpointing.cpu_checkpointing.col);
+    f = emit(r, "cpu-checkpointing-needs-ds-checkpoint",
+             hf_gc ? ZS_LINT_WARNING : ZS_LINT_INFO,
+             hf_gc ? "cpu_checkpointing has no effect on the HF Trainer's "
+                     "gradient checkpointing"
+                   : "cpu_checkpointing acts only on "
+                     "deepspeed.checkpointing.checkpoint",
+             ds, ds->activation_checkpointing.cpu_checkpointing.line,
+             ds->activation_checkpointing.cpu_checkpointing.col,
+             "DeepSpeed edaa7221 runtime/activation_checkpointing/"
+             "checkpointing.py (configure, CheckpointFunction); transformers "
+             "modeling_utils.py gradient_checkpointing_enable",
+             "checkpoint through deepspeed.checkpointing, or with DeepSpeed "
+             "0.19.6 wrap forward and backward in "
+             "get_checkpoint_hidden_states_offloading_ctx_manager()");
     EXPLAIN(f,
             "activation_checkpointing configures deepspeed.checkpointing, "
             "which the engine never sets up: the offload happens only when "
@@ -742,12 +840,30 @@ static void rule_cpu_checkpointing(const struct zs_lint_input *in,
             hf_gc ? "; gradient_checkpointing in the Trainer arguments uses "
                     "torch.utils.checkpoint"
                   : "");
-    SOURCE(f, "DeepSpeed edaa7221 runtime/activation_checkpointing/"
-              "checkpointing.py (configure, CheckpointFunction); transformers "
-              "modeling_utils.py gradient_checkpointing_enable");
-    FIX(f, "checkpoint through deepspeed.checkpointing, or with DeepSpeed "
-           "0.19.6 wrap forward and backward in "
-           "get_checkpoint_hidden_states_offloading_ctx_manager()");
+}
+
+/* Parameters kept gathered on every GPU by the persistence threshold: every
+ * parameter tensor with numel <= threshold stays gathered for the whole run
+ * (reference §1 Persistence).  Per leaf we take params / n_tensors as the
+ * tensor size [assumption: weight dominates; biases are tiny]. */
+static int64_t persistent_elems(const struct zs_model *m,
+                                const struct zs_dsconfig *ds)
+{
+    int64_t persist_elems = 0;
+    for (int i = 0; i < m->n_layer_leaves && i < ZS_MODEL_MAX_LAYER_LEAVES;
+         i++) {
+        const struct zs_leaf *l = &m->layer[i];
+        int nt = l->n_tensors > 0 ? l->n_tensors : 1;
+        if (l->params / nt <= ds->stage3_param_persistence_threshold.v)
+            persist_elems += l->params * m->n_layers;
+    }
+    for (int i = 0; i < m->n_pre && i < ZS_MODEL_MAX_OUTER; i++)
+        if (m->pre[i].params <= ds->stage3_param_persistence_threshold.v)
+            persist_elems += m->pre[i].params;
+    for (int i = 0; i < m->n_post && i < ZS_MODEL_MAX_OUTER; i++)
+        if (m->post[i].params <= ds->stage3_param_persistence_threshold.v)
+            persist_elems += m->post[i].params;
+    return persist_elems;
 }
 
 /* Buckets and persistence thresholds against the GPU's memory. */
@@ -779,25 +895,8 @@ static void rule_buckets(const struct zs_lint_input *in,
      * each held twice while the flat all-gather buffer and the per-param
      * torch.cat copies coexist (reference §1 step 2b). */
     prefetch = 2 * ds->stage3_prefetch_bucket_size.v * pb;
-    /* Persistence: every parameter tensor with numel <= threshold stays
-     * gathered on every GPU for the whole run (reference §1 Persistence).
-     * Per leaf we take params / n_tensors as the tensor size [assumption:
-     * weight dominates; biases are tiny]. */
-    if (m) {
-        for (int i = 0; i < m->n_layer_leaves && i < ZS_MODEL_MAX_LAYER_LEAVES;
-             i++) {
-            const struct zs_leaf *l = &m->layer[i];
-            int nt = l->n_tensors > 0 ? l->n_tensors : 1;
-            if (l->params / nt <= ds->stage3_param_persistence_threshold.v)
-                persist_elems += l->params * m->n_layers;
-        }
-        for (int i = 0; i < m->n_pre && i < ZS_MODEL_MAX_OUTER; i++)
-            if (m->pre[i].params <= ds->stage3_param_persistence_threshold.v)
-                persist_elems += m->pre[i].params;
-        for (int i = 0; i < m->n_post && i < ZS_MODEL_MAX_OUTER; i++)
-            if (m->post[i].params <= ds->stage3_param_persistence_threshold.v)
-                persist_elems += m->post[i].params;
-    }
+    if (m)
+        persist_elems = persistent_elems(m, ds);
     total = ipg + rs + prefetch + persist_elems * pb;
     /* [assumption] a quarter of usable HBM for fixed communication buffers
      * leaves the rest for activations, the loss and gathered layers; the
@@ -805,11 +904,18 @@ static void rule_buckets(const struct zs_lint_input *in,
      * under it on any 16 GB+ GPU. */
     if (total * 4 <= usable)
         return;
-    f = add(r, "buckets-gpu-peak",
-            total > usable ? ZS_LINT_ERROR : ZS_LINT_WARNING,
-            "bucket sizes and persistence threshold take a large share of "
-            "GPU memory");
-    where(f, ds, ds->reduce_bucket_size.line, ds->reduce_bucket_size.col);
+    f = emit(r, "buckets-gpu-peak",
+             total > usable ? ZS_LINT_ERROR : ZS_LINT_WARNING,
+             "bucket sizes and persistence threshold take a large share of "
+             "GPU memory",
+             ds, ds->reduce_bucket_size.line, ds->reduce_bucket_size.col,
+             "DeepSpeed stage3.py IPG bucket and reduce_scatter_coalesced, "
+             "partitioned_param_coordinator.py prefetch, "
+             "partition_parameters.py ds_persist (reference §1, §2); HF "
+             "\"auto\": h*h, 0.9*h*h, 10*h (transformers "
+             "integrations/deepspeed.py)",
+             "use \"auto\" (HF sizes them from the hidden size: h*h, 0.9*h*h, "
+             "10*h) or DeepSpeed's defaults (5e8, 5e7, 1e5)");
     EXPLAIN(f,
             "fixed GPU buffers: reduce bucket %lld elements -> %s IPG buffer "
             "+ %s reduce-scatter copy; prefetch %lld elements -> up to %s "
@@ -822,13 +928,6 @@ static void rule_buckets(const struct zs_lint_input *in,
             (long long)ds->stage3_param_persistence_threshold.v,
             gib(b[3], persist_elems * pb), gib(b[4], total), gib(b[5], usable),
             c->node.gpu.name, 100.0 * (double)total / (double)usable);
-    SOURCE(f, "DeepSpeed stage3.py IPG bucket and reduce_scatter_coalesced, "
-              "partitioned_param_coordinator.py prefetch, "
-              "partition_parameters.py ds_persist (reference §1, §2); HF "
-              "\"auto\": h*h, 0.9*h*h, 10*h (transformers "
-              "integrations/deepspeed.py)");
-    FIX(f, "use \"auto\" (HF sizes them from the hidden size: h*h, 0.9*h*h, "
-           "10*h) or DeepSpeed's defaults (5e8, 5e7, 1e5)");
     num(f, "ipg_bytes", (double)ipg);
     num(f, "reduce_scatter_bytes", (double)rs);
     num(f, "prefetch_bytes", (double)prefetch);
@@ -938,70 +1037,31 @@ static void rule_auto_unresolved(const struct zs_lint_input *in,
     }
     if (!count)
         return;
-    f = add(r, "auto-unresolved", ZS_LINT_INFO,
-            "\"auto\" values not resolved; DeepSpeed defaults were used");
-    where(f, ds, 0, 0);
+    f = emit(r, "auto-unresolved", ZS_LINT_INFO,
+             "\"auto\" values not resolved; DeepSpeed defaults were used", ds,
+             0, 0,
+             "transformers integrations/deepspeed.py "
+             "(trainer_config_process, trainer_config_finalize); "
+             "deepspeed/runtime/config_utils.py (drops \"auto\")",
+             "pass the inputs named above so lint checks the values your run "
+             "will really use");
     EXPLAIN(f,
             "%d \"auto\" value(s) could not be resolved the way the HF "
             "Trainer would: %s; the rules used DeepSpeed's defaults for "
             "them",
             count, list);
-    SOURCE(f, "transformers integrations/deepspeed.py "
-              "(trainer_config_process, trainer_config_finalize); "
-              "deepspeed/runtime/config_utils.py (drops \"auto\")");
-    FIX(f, "pass the inputs named above so lint checks the values your run "
-           "will really use");
 }
 
-/* DeepSpeed's batch assertion and HF's mismatch check. */
-static void rule_batch(const struct zs_lint_input *in, struct zs_lint_report *r)
+/* HF's check of the DeepSpeed config against the TrainingArguments t. */
+static void trainer_mismatch(const struct zs_dsconfig *ds,
+                             const struct zs_trainer_args *t,
+                             struct zs_lint_report *r)
 {
-    const struct zs_dsconfig *ds = in->ds;
-    const struct zs_trainer_args *t = in->trainer;
-    int world = in->cluster ? world_size(in) : 0;
     struct zs_lint_finding *f;
 
-    if (ds->bf16_enabled.v && ds->fp16_enabled.v) {
-        f = add(r, "fp16-and-bf16", ZS_LINT_ERROR,
-                "fp16 and bf16 are both enabled");
-        where(f, ds, ds->fp16_enabled.line, ds->fp16_enabled.col);
-        EXPLAIN(f, "DeepSpeed refuses to start when fp16.enabled and "
-                   "bf16.enabled are both true");
-        SOURCE(f, "deepspeed/runtime/config.py (\"bfloat16 and fp16 modes "
-                  "cannot be simultaneously enabled\")");
-        FIX(f, "enable only one of them (bf16 on Ampere and newer)");
-    }
-    if (world > 0 && ds->train_batch_size.from == ZS_DS_SET &&
-        ds->train_batch_size.v != ds->train_micro_batch_size_per_gpu.v *
-                                      ds->gradient_accumulation_steps.v *
-                                      world) {
-        f = add(r, "batch-size-mismatch", ZS_LINT_ERROR,
-                "train_batch_size is not micro-batch x accumulation x ranks");
-        where(f, ds, ds->train_batch_size.line, ds->train_batch_size.col);
-        EXPLAIN(f,
-                "train_batch_size=%lld but train_micro_batch_size_per_gpu %lld "
-                "x gradient_accumulation_steps %lld x %d ranks = %lld; "
-                "DeepSpeed asserts they are equal at start-up",
-                (long long)ds->train_batch_size.v,
-                (long long)ds->train_micro_batch_size_per_gpu.v,
-                (long long)ds->gradient_accumulation_steps.v, world,
-                (long long)(ds->train_micro_batch_size_per_gpu.v *
-                            ds->gradient_accumulation_steps.v * world));
-        SOURCE(f, "deepspeed/runtime/config.py _batch_assertion");
-        FIX(f, "set \"train_batch_size\": \"auto\" (HF fills it) or to %lld",
-            (long long)(ds->train_micro_batch_size_per_gpu.v *
-                        ds->gradient_accumulation_steps.v * world));
-        num(f, "train_batch_size", (double)ds->train_batch_size.v);
-        num(f, "expected",
-            (double)(ds->train_micro_batch_size_per_gpu.v *
-                     ds->gradient_accumulation_steps.v * world));
-    }
-    if (!t || !t->present)
-        return;
-    {
-        char list[600] = "";
-        size_t len = 0;
-        int count = 0;
+    char list[600] = "";
+    size_t len = 0;
+    int count = 0;
 #define MISMATCH(cond, ...)                                                    \
     do {                                                                       \
         if ((cond) && len < sizeof list) {                                     \
@@ -1013,104 +1073,137 @@ static void rule_batch(const struct zs_lint_input *in, struct zs_lint_report *r)
             count++;                                                           \
         }                                                                      \
     } while (0)
-        MISMATCH(ds->train_micro_batch_size_per_gpu.from == ZS_DS_SET &&
-                     ds->train_micro_batch_size_per_gpu.v !=
-                         t->per_device_train_batch_size,
-                 "train_micro_batch_size_per_gpu=%lld vs "
-                 "per_device_train_batch_size=%lld",
-                 (long long)ds->train_micro_batch_size_per_gpu.v,
-                 (long long)t->per_device_train_batch_size);
-        MISMATCH(ds->gradient_accumulation_steps.from == ZS_DS_SET &&
-                     ds->gradient_accumulation_steps.v !=
-                         t->gradient_accumulation_steps,
-                 "gradient_accumulation_steps=%lld vs %lld",
-                 (long long)ds->gradient_accumulation_steps.v,
-                 (long long)t->gradient_accumulation_steps);
-        MISMATCH(ds->gradient_clipping.from == ZS_DS_SET &&
-                     ds->gradient_clipping.v != t->max_grad_norm,
-                 "gradient_clipping=%g vs max_grad_norm=%g",
-                 ds->gradient_clipping.v, t->max_grad_norm);
-        MISMATCH(
-            ds->bf16_enabled.from == ZS_DS_SET && ds->bf16_enabled.v != t->bf16,
-            "bf16.enabled=%s vs bf16=%s", ds->bf16_enabled.v ? "true" : "false",
-            t->bf16 ? "true" : "false");
-        MISMATCH(
-            ds->fp16_enabled.from == ZS_DS_SET && ds->fp16_enabled.v != t->fp16,
-            "fp16.enabled=%s vs fp16=%s", ds->fp16_enabled.v ? "true" : "false",
-            t->fp16 ? "true" : "false");
+    MISMATCH(ds->train_micro_batch_size_per_gpu.from == ZS_DS_SET &&
+                 ds->train_micro_batch_size_per_gpu.v !=
+                     t->per_device_train_batch_size,
+             "train_micro_batch_size_per_gpu=%lld vs "
+             "per_device_train_batch_size=%lld",
+             (long long)ds->train_micro_batch_size_per_gpu.v,
+             (long long)t->per_device_train_batch_size);
+    MISMATCH(ds->gradient_accumulation_steps.from == ZS_DS_SET &&
+                 ds->gradient_accumulation_steps.v !=
+                     t->gradient_accumulation_steps,
+             "gradient_accumulation_steps=%lld vs %lld",
+             (long long)ds->gradient_accumulation_steps.v,
+             (long long)t->gradient_accumulation_steps);
+    MISMATCH(ds->gradient_clipping.from == ZS_DS_SET &&
+                 ds->gradient_clipping.v != t->max_grad_norm,
+             "gradient_clipping=%g vs max_grad_norm=%g",
+             ds->gradient_clipping.v, t->max_grad_norm);
+    MISMATCH(ds->bf16_enabled.from == ZS_DS_SET &&
+                 ds->bf16_enabled.v != t->bf16,
+             "bf16.enabled=%s vs bf16=%s",
+             ds->bf16_enabled.v ? "true" : "false", t->bf16 ? "true" : "false");
+    MISMATCH(ds->fp16_enabled.from == ZS_DS_SET &&
+                 ds->fp16_enabled.v != t->fp16,
+             "fp16.enabled=%s vs fp16=%s",
+             ds->fp16_enabled.v ? "true" : "false", t->fp16 ? "true" : "false");
 #undef MISMATCH
-        if (!count)
-            return;
-        f = add(r, "trainer-mismatch", ZS_LINT_ERROR,
-                "DeepSpeed config contradicts the TrainingArguments");
-        where(f, ds, 0, 0);
-        EXPLAIN(f,
-                "the HF Trainer stops with \"Please correct the following "
-                "DeepSpeed config values that mismatch TrainingArguments "
-                "values\": %s",
-                list);
-        SOURCE(f, "transformers integrations/deepspeed.py "
-                  "(HfTrainerDeepSpeedConfig.trainer_config_finalize)");
-        FIX(f, "set these keys to \"auto\" so the Trainer fills them, or "
-               "make both sides equal");
+    if (!count)
+        return;
+    f = emit(r, "trainer-mismatch", ZS_LINT_ERROR,
+             "DeepSpeed config contradicts the TrainingArguments", ds, 0, 0,
+             "transformers integrations/deepspeed.py "
+             "(HfTrainerDeepSpeedConfig.trainer_config_finalize)",
+             "set these keys to \"auto\" so the Trainer fills them, or "
+             "make both sides equal");
+    EXPLAIN(f,
+            "the HF Trainer stops with \"Please correct the following "
+            "DeepSpeed config values that mismatch TrainingArguments "
+            "values\": %s",
+            list);
+}
+
+/* DeepSpeed's batch assertion and HF's mismatch check. */
+static void rule_batch(const struct zs_lint_input *in, struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_trainer_args *t = in->trainer;
+    int world = in->cluster ? world_size(in) : 0;
+    struct zs_lint_finding *f;
+
+    if (ds->bf16_enabled.v && ds->fp16_enabled.v) {
+        f = emit(r, "fp16-and-bf16", ZS_LINT_ERROR,
+                 "fp16 and bf16 are both enabled", ds, ds->fp16_enabled.line,
+                 ds->fp16_enabled.col,
+                 "deepspeed/runtime/config.py (\"bfloat16 and fp16 modes "
+                 "cannot be simultaneously enabled\")",
+                 "enable only one of them (bf16 on Ampere and newer)");
+        EXPLAIN(f, "DeepSpeed refuses to start when fp16.enabled and "
+                   "bf16.enabled are both true");
     }
+    if (world > 0 && ds->train_batch_size.from == ZS_DS_SET &&
+        ds->train_batch_size.v != ds->train_micro_batch_size_per_gpu.v *
+                                      ds->gradient_accumulation_steps.v *
+                                      world) {
+        f = emit(r, "batch-size-mismatch", ZS_LINT_ERROR,
+                 "train_batch_size is not micro-batch x accumulation x ranks",
+                 ds, ds->train_batch_size.line, ds->train_batch_size.col,
+                 "deepspeed/runtime/config.py _batch_assertion", NULL);
+        EXPLAIN(f,
+                "train_batch_size=%lld but train_micro_batch_size_per_gpu %lld "
+                "x gradient_accumulation_steps %lld x %d ranks = %lld; "
+                "DeepSpeed asserts they are equal at start-up",
+                (long long)ds->train_batch_size.v,
+                (long long)ds->train_micro_batch_size_per_gpu.v,
+                (long long)ds->gradient_accumulation_steps.v, world,
+                (long long)(ds->train_micro_batch_size_per_gpu.v *
+                            ds->gradient_accumulation_steps.v * world));
+        FIX(f, "set \"train_batch_size\": \"auto\" (HF fills it) or to %lld",
+            (long long)(ds->train_micro_batch_size_per_gpu.v *
+                        ds->gradient_accumulation_steps.v * world));
+        num(f, "train_batch_size", (double)ds->train_batch_size.v);
+        num(f, "expected",
+            (double)(ds->train_micro_batch_size_per_gpu.v *
+                     ds->gradient_accumulation_steps.v * world));
+    }
+    if (t && t->present)
+        trainer_mismatch(ds, t, r);
 }
 
 /* NVMe offload (ZeRO-Infinity, docs/nvme.md): what can be checked from the
  * config and the profile.  DeepSpeed 0.19.6 (edaa7221) sources in each. */
-static void rule_nvme(const struct zs_lint_input *in, struct zs_lint_report *r)
+
+/* Each NVMe block's nvme_path: unset, or not on the local drives. */
+static void nvme_paths(const struct zs_dsconfig *ds, struct zs_lint_report *r,
+                       bool opt, bool prm)
 {
-    const struct zs_dsconfig *ds = in->ds;
     const struct zs_ds_offload *oo = &ds->offload_optimizer;
     const struct zs_ds_offload *op = &ds->offload_param;
-    bool opt = ds->zero_stage.v == 3 && oo->device.v == ZS_DS_DEV_NVME;
-    bool prm = ds->zero_stage.v == 3 && op->device.v == ZS_DS_DEV_NVME;
     struct zs_lint_finding *f;
-    char b[4][24];
-
-    if (!opt && !prm)
-        return;
-    f = add(r, "nvme-async-io", ZS_LINT_INFO,
-            "NVMe offload needs DeepSpeed's async_io op (libaio)");
-    where(f, ds, opt ? oo->device.line : op->device.line,
-          opt ? oo->device.col : op->device.col);
-    EXPLAIN(f, "the swappers load AsyncIOBuilder().load() at start-up; "
-               "without the libaio headers and .so the op is not compatible "
-               "('async_io requires the dev libaio .so object and headers "
-               "but these were not found') and start-up fails");
-    SOURCE(f, "DeepSpeed op_builder/async_io.py:75-118 is_compatible, "
-              "check_for_libaio_pkg; swap_tensor/"
-              "partitioned_optimizer_swapper.py AsyncIOBuilder().load()");
-    FIX(f, "install libaio-dev (apt) or libaio-devel (yum), then check that "
-           "'ds_report' shows async_io [OKAY] (or DS_BUILD_AIO=1 pip install "
-           "deepspeed)");
     for (int k = 0; k < 2; k++) {
         const struct zs_ds_offload *o = k ? op : oo;
         const char *blk = k ? "offload_param" : "offload_optimizer";
         if (!(k ? prm : opt))
             continue;
         if (!o->nvme_path[0]) {
-            f = add(r, "nvme-path-unset", ZS_LINT_ERROR,
-                    "nvme offload without nvme_path");
-            where(f, ds, o->line, o->col);
+            f = emit(r, "nvme-path-unset", ZS_LINT_ERROR,
+                     "nvme offload without nvme_path", ds, o->line, o->col,
+                     "DeepSpeed runtime/zero/offload_config.py:30,64 "
+                     "(nvme_path: Optional[Path] = None); stage3.py:793 "
+                     "_configure_tensor_swapping",
+                     NULL);
             EXPLAIN(f,
                     "%s.device is nvme but nvme_path is unset (None): "
                     "DeepSpeed builds the swap folder with "
                     "os.path.join(nvme_path, 'zero_stage_3') and fails",
                     blk);
-            SOURCE(f, "DeepSpeed runtime/zero/offload_config.py:30,64 "
-                      "(nvme_path: Optional[Path] = None); stage3.py:793 "
-                      "_configure_tensor_swapping");
-            FIX(f, "set %s.nvme_path to a directory on the node's local "
-                   "NVMe drives",
+            FIX(f,
+                "set %s.nvme_path to a directory on the node's local "
+                "NVMe drives",
                 blk);
         } else if (!strcmp(o->nvme_path, ZS_DS_NVME_PATH_EXAMPLE) ||
                    !strncmp(o->nvme_path, "/dev/shm", 8)) {
             bool shm = !strncmp(o->nvme_path, "/dev/shm", 8);
-            f = add(r, "nvme-path-not-nvme", ZS_LINT_WARNING,
-                    shm ? "nvme_path is on tmpfs (host RAM), not NVMe"
-                        : "nvme_path is DeepSpeed's example path");
-            where(f, ds, o->line, o->col);
+            f = emit(r, "nvme-path-not-nvme", ZS_LINT_WARNING,
+                     shm ? "nvme_path is on tmpfs (host RAM), not NVMe"
+                         : "nvme_path is DeepSpeed's example path",
+                     ds, o->line, o->col,
+                     "DeepSpeed docs/_pages/config-json.md:643 "
+                     "(\"nvme_path\": \"/local_nvme\"); DeepNVMe blog "
+                     "08-2024 (rates of local NVMe in RAID-0)",
+                     "point nvme_path at the mount of the local NVMe drives "
+                     "(one per node, e.g. a RAID-0 of them)");
             EXPLAIN(f,
                     shm ? "%s.nvme_path '%s' is tmpfs: the swap files live "
                           "in host RAM, which NVMe offload is meant to spare"
@@ -1119,135 +1212,191 @@ static void rule_nvme(const struct zs_lint_input *in, struct zs_lint_report *r)
                           "filesystem of the local NVMe drives to swap at "
                           "their rate",
                     blk, o->nvme_path);
-            SOURCE(f, "DeepSpeed docs/_pages/config-json.md:643 "
-                      "(\"nvme_path\": \"/local_nvme\"); DeepNVMe blog "
-                      "08-2024 (rates of local NVMe in RAID-0)");
-            FIX(f, "point nvme_path at the mount of the local NVMe drives "
-                   "(one per node, e.g. a RAID-0 of them)");
         }
     }
-    {
-        /* aio's parallelism key was renamed in 0.16.4: each version reads
-         * only its own name (aio_config.py get_aio_config) */
-        bool renamed = zs_ds_aio_renamed(&ds->version);
-        const struct zs_ds_int *other = renamed
-                                            ? &ds->aio.thread_count
-                                            : &ds->aio.intra_op_parallelism;
-        if (other->from == ZS_DS_SET) {
-            char v[16];
-            snprintf(v, sizeof v, "%d.%d.%d", ds->version.major,
-                     ds->version.minor, ds->version.patch);
-            f = add(r, "aio-key-ignored", ZS_LINT_WARNING,
-                    renamed ? "aio.thread_count is ignored since 0.16.4"
-                            : "aio.intra_op_parallelism is ignored before "
-                              "0.16.4");
-            where(f, ds, other->line, other->col);
-            EXPLAIN(f,
-                    "DeepSpeed %s reads aio.%s only; %s = %lld has no "
-                    "effect and the aio handles run with %s = %lld",
-                    v, renamed ? "intra_op_parallelism" : "thread_count",
-                    renamed ? "thread_count" : "intra_op_parallelism",
-                    (long long)other->v,
-                    renamed ? "intra_op_parallelism" : "thread_count",
-                    (long long)zs_ds_aio_parallelism(ds));
-            SOURCE(f, "DeepSpeed PR #7056 (commit c9da4892, 0.16.4: "
-                      "\"Rename aio_thread_count to intra_op_parallelism\"); "
-                      "runtime/swap_tensor/aio_config.py get_aio_config");
-            FIX(f, "rename the key to %s",
-                renamed ? "intra_op_parallelism" : "thread_count");
-        }
+}
+
+/* aio's parallelism key under the other version's name. */
+static void nvme_aio_key(const struct zs_dsconfig *ds, struct zs_lint_report *r)
+{
+    struct zs_lint_finding *f;
+
+    /* aio's parallelism key was renamed in 0.16.4: each version reads
+     * only its own name (aio_config.py get_aio_config) */
+    bool renamed = zs_ds_aio_renamed(&ds->version);
+    const struct zs_ds_int *other =
+        renamed ? &ds->aio.thread_count : &ds->aio.intra_op_parallelism;
+    if (other->from == ZS_DS_SET) {
+        char v[16];
+        snprintf(v, sizeof v, "%d.%d.%d", ds->version.major, ds->version.minor,
+                 ds->version.patch);
+        f = emit(r, "aio-key-ignored", ZS_LINT_WARNING,
+                 renamed ? "aio.thread_count is ignored since 0.16.4"
+                         : "aio.intra_op_parallelism is ignored before "
+                           "0.16.4",
+                 ds, other->line, other->col,
+                 "DeepSpeed PR #7056 (commit c9da4892, 0.16.4: "
+                 "\"Rename aio_thread_count to intra_op_parallelism\"); "
+                 "runtime/swap_tensor/aio_config.py get_aio_config",
+                 NULL);
+        EXPLAIN(f,
+                "DeepSpeed %s reads aio.%s only; %s = %lld has no "
+                "effect and the aio handles run with %s = %lld",
+                v, renamed ? "intra_op_parallelism" : "thread_count",
+                renamed ? "thread_count" : "intra_op_parallelism",
+                (long long)other->v,
+                renamed ? "intra_op_parallelism" : "thread_count",
+                (long long)zs_ds_aio_parallelism(ds));
+        FIX(f, "rename the key to %s",
+            renamed ? "intra_op_parallelism" : "thread_count");
     }
+}
+
+/* offload_optimizer.buffer_count against the swap pipeline's need. */
+static void nvme_buffer_count(const struct zs_dsconfig *ds,
+                              struct zs_lint_report *r)
+{
+    const struct zs_ds_offload *oo = &ds->offload_optimizer;
+    int64_t need = 4 * (1 + (oo->pipeline_read.v ? 1 : 0) +
+                        (oo->pipeline_write.v ? 1 : 0));
+    struct zs_lint_finding *f;
+    if (oo->buffer_count.v >= need)
+        return;
+    f = emit_too_small(r, ds, "nvme-buffer-count",
+                       "offload_optimizer.buffer_count is too small for the "
+                       "swap pipeline",
+                       "offload_optimizer.buffer_count", &oo->buffer_count, oo,
+                       need,
+                       "DeepSpeed swap_tensor/partitioned_optimizer_swapper.py"
+                       ":79-83; pipelined_optimizer_swapper.py:215-216 "
+                       "(\"ran out of swap buffers, try increasing "
+                       "'buffer_count'\")");
+    EXPLAIN(f,
+            "each sub-group read or written holds 4 swap buffers "
+            "(fp32 param, exp_avg, exp_avg_sq, gradient)%s%s: %lld "
+            "needed, buffer_count is %lld",
+            oo->pipeline_read.v ? "; pipeline_read keeps the next "
+                                  "sub-group's read in flight"
+                                : "",
+            oo->pipeline_write.v ? "; pipeline_write keeps one "
+                                   "swap-out in flight"
+                                 : "",
+            (long long)need, (long long)oo->buffer_count.v);
+}
+
+/* The optimizer swapper's page-locked buffers against host RAM. */
+static void nvme_swap_host(const struct zs_lint_input *in,
+                           struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_ds_offload *oo = &ds->offload_optimizer;
+    struct zs_lint_finding *f;
+    char b[4][24];
+    int world, local;
+    int64_t P, sub, aligned, rank, node, usable;
+    if (!in->model || !in->cluster || in->model->params_total <= 0)
+        return;
+    world = world_size(in);
+    local = in->cluster->node.gpus_per_node;
+    if (world < 1 || local < 1 || local > world)
+        return;
+    P = (in->model->params_total + world - 1) / world;
+    sub = ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
+              ? ds->sub_group_size.v
+              : P;
+    aligned = (sub + 255) / 256 * 256;
+    rank = oo->buffer_count.v * aligned * 4;
+    node = rank * local;
+    usable = host_usable(in->cluster);
+    if (node <= usable)
+        return;
+    f = emit(r, "nvme-swap-buffers-host", ZS_LINT_ERROR,
+             "the NVMe swap buffers alone exceed host RAM", ds, oo->line,
+             oo->col,
+             "DeepSpeed swap_tensor/optimizer_utils.py"
+             ":180-190 (largest_numel, SwapBufferManager); "
+             "swap_tensor/utils.py:191 "
+             "new_cpu_locked_tensor per buffer",
+             "lower sub_group_size (the buffers scale with "
+             "it) or buffer_count, or use more nodes");
+    EXPLAIN(f,
+            "buffer_count %lld x the largest sub-group "
+            "(%lld fp32 elements, 1 KiB-aligned) = %s "
+            "page-locked per rank, x %d local ranks = %s per "
+            "node, against %s usable host RAM",
+            (long long)oo->buffer_count.v, (long long)sub, gib(b[0], rank),
+            local, gib(b[1], node), gib(b[2], usable));
+}
+
+/* offload_param.buffer_size against the largest parameter partition. */
+static void nvme_param_buffer(const struct zs_lint_input *in,
+                              struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_ds_offload *op = &ds->offload_param;
+    struct zs_lint_finding *f;
+    int world = world_size(in);
+    int64_t part;
+    if (!in->model || !in->cluster || in->model->largest_leaf_params <= 0)
+        return;
+    /* zero.Init puts each swapped partition in one swap buffer and
+     * asserts it fits: get_buffer, partitioned_param_swapper.py:357
+     * (called from partition_parameters.py:1792-1795) */
+    part =
+        world >= 1 ? (in->model->largest_leaf_params + world - 1) / world : 0;
+    if (part > op->buffer_size.v) {
+        f = emit_too_small(r, ds, "nvme-param-buffer-size",
+                           "offload_param.buffer_size is smaller than the "
+                           "largest parameter partition",
+                           "offload_param.buffer_size", &op->buffer_size, op,
+                           part,
+                           "DeepSpeed swap_tensor/partitioned_param_swapper"
+                           ".py:357 (get_buffer assert); "
+                           "zero/partition_parameters.py:1792-1795");
+        EXPLAIN(f,
+                "%s has %lld elements, %lld per rank over %d ranks; "
+                "buffer_size is %lld: zero.Init fails with "
+                "\"More elements %lld than buffer size %lld\"",
+                in->model->largest_leaf_name,
+                (long long)in->model->largest_leaf_params, (long long)part,
+                world, (long long)op->buffer_size.v, (long long)part,
+                (long long)op->buffer_size.v);
+    }
+}
+
+static void rule_nvme(const struct zs_lint_input *in, struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_ds_offload *oo = &ds->offload_optimizer;
+    const struct zs_ds_offload *op = &ds->offload_param;
+    bool opt = ds->zero_stage.v == 3 && oo->device.v == ZS_DS_DEV_NVME;
+    bool prm = ds->zero_stage.v == 3 && op->device.v == ZS_DS_DEV_NVME;
+    struct zs_lint_finding *f;
+
+    if (!opt && !prm)
+        return;
+    f = emit(r, "nvme-async-io", ZS_LINT_INFO,
+             "NVMe offload needs DeepSpeed's async_io op (libaio)", ds,
+             opt ? oo->device.line : op->device.line,
+             opt ? oo->device.col : op->device.col,
+             "DeepSpeed op_builder/async_io.py:75-118 is_compatible, "
+             "check_for_libaio_pkg; swap_tensor/"
+             "partitioned_optimizer_swapper.py AsyncIOBuilder().load()",
+             "install libaio-dev (apt) or libaio-devel (yum), then check that "
+             "'ds_report' shows async_io [OKAY] (or DS_BUILD_AIO=1 pip install "
+             "deepspeed)");
+    EXPLAIN(f, "the swappers load AsyncIOBuilder().load() at start-up; "
+               "without the libaio headers and .so the op is not compatible "
+               "('async_io requires the dev libaio .so object and headers "
+               "but these were not found') and start-up fails");
+    nvme_paths(ds, r, opt, prm);
+    nvme_aio_key(ds, r);
     if (opt) {
-        int64_t need = 4 * (1 + (oo->pipeline_read.v ? 1 : 0) +
-                            (oo->pipeline_write.v ? 1 : 0));
-        if (oo->buffer_count.v < need) {
-            f = add(r, "nvme-buffer-count", ZS_LINT_ERROR,
-                    "offload_optimizer.buffer_count is too small for the "
-                    "swap pipeline");
-            where_key(f, ds, oo->buffer_count.line, oo->buffer_count.col,
-                      oo->line, oo->col);
-            EXPLAIN(f,
-                    "each sub-group read or written holds 4 swap buffers "
-                    "(fp32 param, exp_avg, exp_avg_sq, gradient)%s%s: %lld "
-                    "needed, buffer_count is %lld",
-                    oo->pipeline_read.v ? "; pipeline_read keeps the next "
-                                          "sub-group's read in flight"
-                                        : "",
-                    oo->pipeline_write.v ? "; pipeline_write keeps one "
-                                           "swap-out in flight"
-                                         : "",
-                    (long long)need, (long long)oo->buffer_count.v);
-            SOURCE(f, "DeepSpeed swap_tensor/partitioned_optimizer_swapper.py"
-                      ":79-83; pipelined_optimizer_swapper.py:215-216 "
-                      "(\"ran out of swap buffers, try increasing "
-                      "'buffer_count'\")");
-            FIX(f, "set offload_optimizer.buffer_count to %lld or more",
-                (long long)need);
-        }
-        if (in->model && in->cluster && in->model->params_total > 0) {
-            int world = world_size(in), local = in->cluster->node.gpus_per_node;
-            int64_t P, sub, aligned, rank, node, usable;
-            if (world >= 1 && local >= 1 && local <= world) {
-                P = (in->model->params_total + world - 1) / world;
-                sub = ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
-                          ? ds->sub_group_size.v
-                          : P;
-                aligned = (sub + 255) / 256 * 256;
-                rank = oo->buffer_count.v * aligned * 4;
-                node = rank * local;
-                usable = host_usable(in->cluster);
-                if (node > usable) {
-                    f = add(r, "nvme-swap-buffers-host", ZS_LINT_ERROR,
-                            "the NVMe swap buffers alone exceed host RAM");
-                    where(f, ds, oo->line, oo->col);
-                    EXPLAIN(f,
-                            "buffer_count %lld x the largest sub-group "
-                            "(%lld fp32 elements, 1 KiB-aligned) = %s "
-                            "page-locked per rank, x %d local ranks = %s per "
-                            "node, against %s usable host RAM",
-                            (long long)oo->buffer_count.v, (long long)sub,
-                            gib(b[0], rank), local, gib(b[1], node),
-                            gib(b[2], usable));
-                    SOURCE(f, "DeepSpeed swap_tensor/optimizer_utils.py"
-                              ":180-190 (largest_numel, SwapBufferManager); "
-                              "swap_tensor/utils.py:191 "
-                              "new_cpu_locked_tensor per buffer");
-                    FIX(f, "lower sub_group_size (the buffers scale with "
-                           "it) or buffer_count, or use more nodes");
-                }
-            }
-        }
+        nvme_buffer_count(ds, r);
+        nvme_swap_host(in, r);
     }
-    if (prm && in->model && in->cluster && in->model->largest_leaf_params > 0) {
-        /* zero.Init puts each swapped partition in one swap buffer and
-         * asserts it fits: get_buffer, partitioned_param_swapper.py:357
-         * (called from partition_parameters.py:1792-1795) */
-        int world = world_size(in);
-        int64_t part =
-            world >= 1
-                ? (in->model->largest_leaf_params + world - 1) / world
-                : 0;
-        if (part > op->buffer_size.v) {
-            f = add(r, "nvme-param-buffer-size", ZS_LINT_ERROR,
-                    "offload_param.buffer_size is smaller than the largest "
-                    "parameter partition");
-            where_key(f, ds, op->buffer_size.line, op->buffer_size.col,
-                      op->line, op->col);
-            EXPLAIN(f,
-                    "%s has %lld elements, %lld per rank over %d ranks; "
-                    "buffer_size is %lld: zero.Init fails with "
-                    "\"More elements %lld than buffer size %lld\"",
-                    in->model->largest_leaf_name,
-                    (long long)in->model->largest_leaf_params,
-                    (long long)part, world, (long long)op->buffer_size.v,
-                    (long long)part, (long long)op->buffer_size.v);
-            SOURCE(f, "DeepSpeed swap_tensor/partitioned_param_swapper.py:357 "
-                      "(get_buffer assert); zero/partition_parameters.py"
-                      ":1792-1795");
-            FIX(f, "set offload_param.buffer_size to %lld or more",
-                (long long)part);
-        }
-    }
+    if (prm)
+        nvme_param_buffer(in, r);
 }
 
 int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
