@@ -1,50 +1,12 @@
 /*
- * cli_setup.c — see cli_setup.h.  The resolution that follows (--ds-config
- * under the flags given) is train/setup.c's.
+ * cli_setup.c — see cli_setup.h and cmd.h.
  */
 #include "cli/cli_setup.h"
 #include "store/store.h"
 #include "util/strutil.h"
 
 #include <string.h>
-
-size_t zs_cli_opts(const struct zs_opt *own, size_t nown, struct zs_opt *opts)
-{
-    const char *const *names = zs_cfg_flag_names();
-    size_t n = 0;
-    for (size_t i = 0; i < nown && n < ZS_ARGS_MAXOPTS; i++)
-        opts[n++] = own[i];
-    for (size_t i = 0; names[i] && n < ZS_ARGS_MAXOPTS; i++) {
-        opts[n].name = names[i];
-        opts[n].has_arg = 1;
-        n++;
-    }
-    return n;
-}
-
-int zs_cli_config(const struct zs_args *a, const struct zs_opt *opts,
-                  size_t nopts, const char *scenario, struct zs_cfg *cfg,
-                  struct zs_cfg_given *given, struct zs_err *err)
-{
-    int rc;
-    if (given)
-        memset(given, 0, sizeof *given);
-    if (scenario) {
-        rc = zs_cfg_load_scenario(scenario, cfg, err);
-        if (rc)
-            return rc;
-    }
-    for (size_t k = 0; k < nopts; k++) {
-        if (!a->val[k] || !zs_cfg_is_flag(opts[k].name))
-            continue;
-        rc = zs_cfg_apply_flag(cfg, opts[k].name, a->val[k], err);
-        if (rc)
-            return rc;
-        if (given)
-            zs_cfg_given_add(given, opts[k].name);
-    }
-    return 0;
-}
+#include <unistd.h>
 
 int zs_cli_record(const char *db, const char *kind, const char *scenario,
                   int argc, char **argv, const char *doc, struct zs_err *err)
@@ -74,4 +36,9 @@ int zs_cli_record(const char *db, const char *kind, const char *scenario,
     rc = zs_store_record(st, &meta, doc, err);
     zs_store_close(st);
     return rc;
+}
+
+int zs_stderr_is_tty(void)
+{
+    return isatty(STDERR_FILENO);
 }

@@ -102,7 +102,7 @@ static int plan_nvme_opt(const struct zs_args *a, const struct zs_opt *opts,
 static int run(int argc, char **argv, struct zs_err *err)
 {
     struct zs_opt opts[ZS_ARGS_MAXOPTS];
-    size_t nopts = zs_cli_opts(own, sizeof own / sizeof own[0], opts);
+    size_t nopts = zs_cfg_args_opts(own, sizeof own / sizeof own[0], opts);
     struct zs_args a;
     struct zs_cfg base;
     struct zs_model m;
@@ -130,7 +130,7 @@ static int run(int argc, char **argv, struct zs_err *err)
             if (!strcmp(opts[k].name, "framework"))
                 a.val[k] = NULL;
     }
-    rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, NULL,
+    rc = zs_cfg_args_apply(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, NULL,
                        err);
     if (rc)
         return rc;

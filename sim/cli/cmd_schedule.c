@@ -45,7 +45,7 @@ static const struct zs_opt own[] = {{"rank", 1}, {"out", 1}};
 static int run(int argc, char **argv, struct zs_err *err)
 {
     struct zs_opt opts[ZS_ARGS_MAXOPTS];
-    size_t nopts = zs_cli_opts(own, sizeof own / sizeof own[0], opts);
+    size_t nopts = zs_cfg_args_opts(own, sizeof own / sizeof own[0], opts);
     struct zs_args a;
     struct zs_cfg cfg;
     struct zs_cfg_given given;
@@ -74,7 +74,7 @@ static int run(int argc, char **argv, struct zs_err *err)
         return zs_err_set(err, ZS_EUSAGE,
                           "'schedule export' needs '--out FILE'");
     zs_cfg_defaults(&cfg);
-    rc = zs_cli_config(&a, opts, nopts, a.npos == 2 ? a.pos[1] : NULL, &cfg,
+    rc = zs_cfg_args_apply(&a, opts, nopts, a.npos == 2 ? a.pos[1] : NULL, &cfg,
                        &given, err);
     if (!rc)
         rc = zs_setup_resolve(&cfg, &given, &m, &cl, err);

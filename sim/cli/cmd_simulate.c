@@ -115,7 +115,7 @@ static const struct zs_opt own[] = {
 static int run(int argc, char **argv, struct zs_err *err)
 {
     struct zs_opt opts[ZS_ARGS_MAXOPTS];
-    size_t nopts = zs_cli_opts(own, sizeof own / sizeof own[0], opts);
+    size_t nopts = zs_cfg_args_opts(own, sizeof own / sizeof own[0], opts);
     struct zs_args a;
     struct zs_cfg cfg;
     struct zs_cfg_given given;
@@ -138,7 +138,7 @@ static int run(int argc, char **argv, struct zs_err *err)
                           "'simulate' takes at most one scenario file (got %d)",
                           a.npos);
     zs_cfg_defaults(&cfg);
-    rc = zs_cli_config(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &cfg,
+    rc = zs_cfg_args_apply(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &cfg,
                        &given, err);
     if (!rc)
         rc = zs_setup_resolve(&cfg, &given, &m, &cl, err);

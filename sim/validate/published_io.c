@@ -6,10 +6,10 @@
  * keys are errors, and each message names file:line:column and the field.
  */
 #include "validate/published_io.h"
-#include "cli/cli_setup.h"
 #include "formats/schedule_io.h"
 #include "formats/schedule_io_int.h"
 #include "sched/sched.h"
+#include "train/cfg_args.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -337,11 +337,10 @@ int zs_published_predict_tuned(const struct zs_published *p,
                                struct zs_pub_pred *out, struct zs_err *err)
 {
     struct zs_opt opts[ZS_ARGS_MAXOPTS];
-    size_t nopts = zs_cli_opts(NULL, 0, opts);
+    size_t nopts = zs_cfg_args_opts(NULL, 0, opts);
     char *argv[ZS_PUB_MAX_ARGS + 1];
     struct zs_args a;
     struct zs_cfg cfg;
-    struct zs_cfg_given given;
     struct zs_model m;
     struct zs_cluster cl;
     struct zs_setup su = {0};
@@ -358,12 +357,8 @@ int zs_published_predict_tuned(const struct zs_published *p,
     rc = zs_args_parse(p->nargs + 1, argv, opts, nopts, "simulate", &a, err);
     if (!rc && a.npos)
         rc = zs_err_set(err, ZS_EUSAGE, "unexpected argument '%s'", a.pos[0]);
-    if (!rc) {
-        zs_cfg_defaults(&cfg);
-        rc = zs_cli_config(&a, opts, nopts, NULL, &cfg, &given, err);
-    }
     if (!rc)
-        rc = zs_setup_resolve(&cfg, &given, &m, &cl, err);
+        rc = zs_cfg_args_resolve(&a, opts, nopts, NULL, &cfg, &m, &cl, err);
     if (rc) {
         char msg[ZS_ERR_MSG_MAX];
         zs_strlcpy(msg, err->msg, sizeof msg);

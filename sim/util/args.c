@@ -1,11 +1,10 @@
 /*
- * args.c — the option parser shared by all subcommands; see cmd.h.
+ * args.c — the option parser shared by all subcommands; see args.h.
  */
-#include "cli/cmd.h"
+#include "util/args.h"
 #include "util/strutil.h"
 
 #include <string.h>
-#include <unistd.h>
 
 int zs_args_parse(int argc, char **argv, const struct zs_opt *opts,
                   size_t nopts, const char *cmdname, struct zs_args *out,
@@ -87,9 +86,4 @@ const char *zs_args_get(const struct zs_args *a, const struct zs_opt *opts,
         if (strcmp(opts[k].name, name) == 0)
             return a->val[k];
     return NULL;
-}
-
-int zs_stderr_is_tty(void)
-{
-    return isatty(STDERR_FILENO);
 }
