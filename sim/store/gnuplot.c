@@ -103,26 +103,24 @@ static void remove_tmps(const char *dir, const char *stem)
     unlink(p);
 }
 
-int zs_gnuplot_draw(const char *gnuplot, const char *dir, const char *script,
-                    const char *stem, struct zs_err *err)
+/* Starts gnuplot on script in dir with its stderr on a pipe (stdin and
+ * stdout on /dev/null); *rfd is the pipe's read end.  The child exits 126
+ * when it cannot enter dir and 127 when gnuplot cannot be run. */
+static int spawn(const char *gnuplot, const char *dir, const char *script,
+                 pid_t *pid, int *rfd, struct zs_err *err)
 {
-    int fds[2], status;
-    pid_t pid;
-    char first[256] = "", buf[512];
-    size_t nfirst = 0;
-    int have_line = 0;
-
+    int fds[2];
     if (pipe(fds) != 0)
         return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s",
                           strerror(errno));
-    pid = fork();
-    if (pid < 0) {
+    *pid = fork();
+    if (*pid < 0) {
         close(fds[0]);
         close(fds[1]);
         return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s",
                           strerror(errno));
     }
-    if (pid == 0) {
+    if (*pid == 0) {
         int nul = open("/dev/null", O_RDWR);
         if (nul >= 0) {
             dup2(nul, STDIN_FILENO);
@@ -137,14 +135,25 @@ int zs_gnuplot_draw(const char *gnuplot, const char *dir, const char *script,
         _exit(127);
     }
     close(fds[1]);
+    *rfd = fds[0];
+    return 0;
+}
+
+/* Reads fd to its end and closes it, keeping the first non-blank line in
+ * first (cap bytes, NUL-terminated): gnuplot's messages start with the
+ * offending script line, then a caret line, then the reason.  Returns the
+ * line's length. */
+static size_t read_first_line(int fd, char *first, size_t cap)
+{
+    char buf[512];
+    size_t nfirst = 0;
+    int have_line = 0;
     for (;;) {
-        ssize_t n = read(fds[0], buf, sizeof buf);
+        ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        /* Keep the first non-blank line: gnuplot's messages start with the
-         * offending script line, then a caret line, then the reason. */
         for (ssize_t i = 0; i < n && !have_line; i++) {
             char c = buf[i];
             if (c == '\n') {
@@ -152,18 +161,51 @@ int zs_gnuplot_draw(const char *gnuplot, const char *dir, const char *script,
                     have_line = 1;
                 continue;
             }
-            if (nfirst + 1 < sizeof first)
+            if (nfirst + 1 < cap)
                 first[nfirst++] = c;
         }
     }
-    close(fds[0]);
+    close(fd);
+    first[nfirst] = '\0';
+    return nfirst;
+}
+
+/* Renames the hidden .STEM.png.tmp and .STEM.svg.tmp to STEM.png and
+ * STEM.svg; on failure removes what is left. */
+static int publish(const char *dir, const char *stem, struct zs_err *err)
+{
+    static const char *const ext[] = {"png", "svg"};
+    for (int i = 0; i < 2; i++) {
+        char from[1200], to[1200];
+        snprintf(from, sizeof from, "%s/.%s.%s.tmp", dir, stem, ext[i]);
+        snprintf(to, sizeof to, "%s/%s.%s", dir, stem, ext[i]);
+        if (rename(from, to) != 0) {
+            remove_tmps(dir, stem);
+            return zs_err_set(err, ZS_ERUNTIME,
+                              "gnuplot did not write '%s': %s", to,
+                              strerror(errno));
+        }
+    }
+    return 0;
+}
+
+int zs_gnuplot_draw(const char *gnuplot, const char *dir, const char *script,
+                    const char *stem, struct zs_err *err)
+{
+    int fd = -1, status, rc;
+    pid_t pid = -1;
+    char first[256];
+    size_t nfirst;
+
+    if ((rc = spawn(gnuplot, dir, script, &pid, &fd, err)))
+        return rc;
+    nfirst = read_first_line(fd, first, sizeof first);
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
             remove_tmps(dir, stem);
             return zs_err_set(err, ZS_ERUNTIME, "cannot run gnuplot: %s",
                               strerror(errno));
         }
-    first[nfirst] = '\0';
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         remove_tmps(dir, stem);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
@@ -172,19 +214,5 @@ int zs_gnuplot_draw(const char *gnuplot, const char *dir, const char *script,
         return zs_err_set(err, ZS_ERUNTIME, "gnuplot failed on '%s/%s'%s%s",
                           dir, script, nfirst ? ": " : "", first);
     }
-    {
-        static const char *const ext[] = {"png", "svg"};
-        for (int i = 0; i < 2; i++) {
-            char from[1200], to[1200];
-            snprintf(from, sizeof from, "%s/.%s.%s.tmp", dir, stem, ext[i]);
-            snprintf(to, sizeof to, "%s/%s.%s", dir, stem, ext[i]);
-            if (rename(from, to) != 0) {
-                remove_tmps(dir, stem);
-                return zs_err_set(err, ZS_ERUNTIME,
-                                  "gnuplot did not write '%s': %s", to,
-                                  strerror(errno));
-            }
-        }
-    }
-    return 0;
+    return publish(dir, stem, err);
 }
