@@ -305,12 +305,27 @@ static int write_chart(struct ctx *c, const char *stem,
     return 0;
 }
 
+/* The end of every chart: writes its files (write_chart) unless building
+ * them ran out of memory, sets *made to whether they were written, and
+ * releases both buffers. */
+static int finish_chart(struct ctx *c, const char *stem, struct zs_rbuf *gp,
+                        struct zs_rbuf *dat, int *made, int *drawn,
+                        struct zs_err *err)
+{
+    int rc = gp->failed || dat->failed
+                 ? zs_err_set(err, ZS_ENOMEM, "out of memory writing a chart")
+                 : write_chart(c, stem, gp, dat, drawn, err);
+    *made = rc == 0;
+    zs_rbuf_release(gp);
+    zs_rbuf_release(dat);
+    return rc;
+}
+
 static int chart_memory(struct ctx *c, struct scen *s, struct zs_err *err)
 {
     const struct zs_rdoc *d = &s->doc;
     struct zs_rbuf gp, dat;
     char stem[240], title[400];
-    int rc;
 
     if (d->n_gpu == 0 && d->n_host == 0)
         return 0;
@@ -365,13 +380,8 @@ static int chart_memory(struct ctx *c, struct scen *s, struct zs_err *err)
         zs_rbuf_puts(&gp, "\n");
         zs_gnuplot_end_output(&gp);
     }
-    rc = gp.failed || dat.failed
-             ? zs_err_set(err, ZS_ENOMEM, "out of memory writing a chart")
-             : write_chart(c, stem, &gp, &dat, &s->mem_drawn, err);
-    s->mem_chart = rc == 0;
-    zs_rbuf_release(&gp);
-    zs_rbuf_release(&dat);
-    return rc;
+    return finish_chart(c, stem, &gp, &dat, &s->mem_chart, &s->mem_drawn,
+                        err);
 }
 
 struct fpt {
@@ -408,14 +418,101 @@ static void frontier(struct zs_rbuf *dat, struct fpt *p, size_t n, int host)
     }
 }
 
+/* Block 0 of frontier-*.dat: every feasible candidate's steady peaks and
+ * tokens/s, also kept in pts (room for d->ncands); returns how many. */
+static size_t frontier_points(const struct zs_rdoc *d, struct fpt *pts,
+                              struct zs_rbuf *dat)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->ncands; i++) {
+        const struct zs_rcand *k = &d->cands[i];
+        if (k->verdict != ZS_VERDICT_FITS || !k->steady.present ||
+            isnan(k->steady.tokens_per_s_per_gpu) ||
+            k->steady.peak_gpu_allocated_bytes < 0 ||
+            k->steady.peak_host_bytes_per_node < 0)
+            continue;
+        pts[n].gpu = (double)k->steady.peak_gpu_allocated_bytes / GIB;
+        pts[n].host = (double)k->steady.peak_host_bytes_per_node / GIB;
+        pts[n].tok = k->steady.tokens_per_s_per_gpu;
+        zs_rbuf_printf(dat, "%.6g %.6g %.6g %zu\n", pts[n].gpu, pts[n].host,
+                       pts[n].tok, i);
+        n++;
+    }
+    return n;
+}
+
+/* Blocks 1 to 3: the frontiers over GPU and over host memory, and the best
+ * candidate. */
+static void frontier_blocks(const struct zs_rdoc *d, struct fpt *pts,
+                            size_t n, struct zs_rbuf *dat)
+{
+    zs_rbuf_puts(dat, "\n\n# block 1: frontier over peak GPU memory: "
+                      "peak_gpu_GiB tokens_per_s_per_gpu\n");
+    frontier(dat, pts, n, 0);
+    zs_rbuf_puts(dat, "\n\n# block 2: frontier over peak host memory: "
+                      "peak_host_GiB tokens_per_s_per_gpu\n");
+    frontier(dat, pts, n, 1);
+    zs_rbuf_puts(dat, "\n\n# block 3: best candidate: peak_gpu_GiB "
+                      "peak_host_GiB tokens_per_s_per_gpu candidate\n");
+    if (d->best >= 0 && d->cands[d->best].steady.present) {
+        const struct zs_rstep *b = &d->cands[d->best].steady;
+        zs_rbuf_printf(dat, "%.6g %.6g %.6g %lld\n",
+                       (double)b->peak_gpu_allocated_bytes / GIB,
+                       (double)b->peak_host_bytes_per_node / GIB,
+                       b->tokens_per_s_per_gpu, (long long)d->best);
+    }
+}
+
+/* The script: two panels, tokens/s against peak GPU and against peak host
+ * memory, each with the feasible points, the frontier and the best. */
+static void frontier_script(const struct scen *s, const char *stem,
+                            struct zs_rbuf *gp)
+{
+    char title[400];
+    snprintf(title, sizeof title, "plan frontier for '%s' (run %lld)",
+             s->run->scenario, (long long)s->run->id);
+    zs_gnuplot_begin(gp, title);
+    zs_rbuf_puts(gp, "set key bottom right\n"
+                     "set ylabel \"tokens/s per GPU\"\n"
+                     "set yrange [0:*]\n"
+                     "set xrange [0:*]\n");
+    for (int svg = 0; svg < 2; svg++) {
+        zs_gnuplot_output(gp, stem, svg, 1100, 460);
+        zs_rbuf_puts(gp, "set multiplot layout 1,2 title ");
+        zs_rbuf_json_str(gp, s->run->scenario);
+        zs_rbuf_puts(gp, " . \": throughput against memory (plan)\"\n");
+        for (int host = 0; host < 2; host++) {
+            int x = host ? 2 : 1;
+            zs_rbuf_printf(
+                gp,
+                "set xlabel \"%s\"\n"
+                "plot \"%s.dat\" index 0 using %d:3 with points pt 7 ps 1.2 lc "
+                "rgb \"#7f7f7f\" title \"feasible\", \\\n"
+                "     \"\" index %d using 1:2 with linespoints lw 2 pt 7 lc "
+                "rgb \"#1f77b4\" title \"frontier\"%s",
+                host ? "peak host memory per node (GiB)"
+                     : "peak GPU allocated per rank (GiB)",
+                stem, x, host ? 2 : 1,
+                s->doc.best >= 0 ? ", \\\n     \"\" index 3 using " : "\n");
+            if (s->doc.best >= 0)
+                zs_rbuf_printf(gp,
+                               "%d:3 with points pt 6 ps 3 lw 2 lc rgb "
+                               "\"#d62728\" title \"best\"\n",
+                               x);
+        }
+        zs_rbuf_puts(gp, "unset multiplot\n");
+        zs_gnuplot_end_output(gp);
+    }
+}
+
 static int chart_frontier(struct ctx *c, struct scen *s, struct zs_err *err)
 {
     const struct zs_rdoc *d = &s->doc;
     struct zs_rbuf gp, dat;
     struct fpt *pts;
-    size_t n = 0;
-    char stem[240], title[400];
-    int rc;
+    size_t n;
+    char stem[240];
+    int rc = 0;
 
     if (d->ncands == 0)
         return 0;
@@ -430,82 +527,17 @@ static int chart_frontier(struct ctx *c, struct scen *s, struct zs_err *err)
                    "# block 0: feasible candidates: peak_gpu_GiB peak_host_GiB "
                    "tokens_per_s_per_gpu candidate\n",
                    s->run->scenario, (long long)s->run->id);
-    for (size_t i = 0; i < d->ncands; i++) {
-        const struct zs_rcand *k = &d->cands[i];
-        if (k->verdict != ZS_VERDICT_FITS || !k->steady.present ||
-            isnan(k->steady.tokens_per_s_per_gpu) ||
-            k->steady.peak_gpu_allocated_bytes < 0 ||
-            k->steady.peak_host_bytes_per_node < 0)
-            continue;
-        pts[n].gpu = (double)k->steady.peak_gpu_allocated_bytes / GIB;
-        pts[n].host = (double)k->steady.peak_host_bytes_per_node / GIB;
-        pts[n].tok = k->steady.tokens_per_s_per_gpu;
-        zs_rbuf_printf(&dat, "%.6g %.6g %.6g %zu\n", pts[n].gpu, pts[n].host,
-                       pts[n].tok, i);
-        n++;
-    }
+    n = frontier_points(d, pts, &dat);
     if (n == 0) {
-        rc = 0;
-        goto out;
+        zs_rbuf_release(&gp);
+        zs_rbuf_release(&dat);
+    } else {
+        frontier_blocks(d, pts, n, &dat);
+        frontier_script(s, stem, &gp);
+        rc = finish_chart(c, stem, &gp, &dat, &s->front_chart,
+                          &s->front_drawn, err);
     }
-    zs_rbuf_puts(&dat, "\n\n# block 1: frontier over peak GPU memory: "
-                       "peak_gpu_GiB tokens_per_s_per_gpu\n");
-    frontier(&dat, pts, n, 0);
-    zs_rbuf_puts(&dat, "\n\n# block 2: frontier over peak host memory: "
-                       "peak_host_GiB tokens_per_s_per_gpu\n");
-    frontier(&dat, pts, n, 1);
-    zs_rbuf_puts(&dat, "\n\n# block 3: best candidate: peak_gpu_GiB "
-                       "peak_host_GiB tokens_per_s_per_gpu candidate\n");
-    if (d->best >= 0 && d->cands[d->best].steady.present) {
-        const struct zs_rstep *b = &d->cands[d->best].steady;
-        zs_rbuf_printf(&dat, "%.6g %.6g %.6g %lld\n",
-                       (double)b->peak_gpu_allocated_bytes / GIB,
-                       (double)b->peak_host_bytes_per_node / GIB,
-                       b->tokens_per_s_per_gpu, (long long)d->best);
-    }
-
-    snprintf(title, sizeof title, "plan frontier for '%s' (run %lld)",
-             s->run->scenario, (long long)s->run->id);
-    zs_gnuplot_begin(&gp, title);
-    zs_rbuf_puts(&gp, "set key bottom right\n"
-                      "set ylabel \"tokens/s per GPU\"\n"
-                      "set yrange [0:*]\n"
-                      "set xrange [0:*]\n");
-    for (int svg = 0; svg < 2; svg++) {
-        zs_gnuplot_output(&gp, stem, svg, 1100, 460);
-        zs_rbuf_puts(&gp, "set multiplot layout 1,2 title ");
-        zs_rbuf_json_str(&gp, s->run->scenario);
-        zs_rbuf_puts(&gp, " . \": throughput against memory (plan)\"\n");
-        for (int host = 0; host < 2; host++) {
-            int x = host ? 2 : 1;
-            zs_rbuf_printf(
-                &gp,
-                "set xlabel \"%s\"\n"
-                "plot \"%s.dat\" index 0 using %d:3 with points pt 7 ps 1.2 lc "
-                "rgb \"#7f7f7f\" title \"feasible\", \\\n"
-                "     \"\" index %d using 1:2 with linespoints lw 2 pt 7 lc "
-                "rgb \"#1f77b4\" title \"frontier\"%s",
-                host ? "peak host memory per node (GiB)"
-                     : "peak GPU allocated per rank (GiB)",
-                stem, x, host ? 2 : 1,
-                d->best >= 0 ? ", \\\n     \"\" index 3 using " : "\n");
-            if (d->best >= 0)
-                zs_rbuf_printf(&gp,
-                               "%d:3 with points pt 6 ps 3 lw 2 lc rgb "
-                               "\"#d62728\" title \"best\"\n",
-                               x);
-        }
-        zs_rbuf_puts(&gp, "unset multiplot\n");
-        zs_gnuplot_end_output(&gp);
-    }
-    rc = gp.failed || dat.failed
-             ? zs_err_set(err, ZS_ENOMEM, "out of memory writing a chart")
-             : write_chart(c, stem, &gp, &dat, &s->front_drawn, err);
-    s->front_chart = rc == 0;
-out:
     zs_free(pts);
-    zs_rbuf_release(&gp);
-    zs_rbuf_release(&dat);
     return rc;
 }
 
@@ -578,10 +610,8 @@ static int chart_breakdown(struct ctx *c, struct zs_err *err)
                  : "");
         zs_gnuplot_end_output(&gp);
     }
-    rc = gp.failed || dat.failed
-             ? zs_err_set(err, ZS_ENOMEM, "out of memory writing a chart")
-             : write_chart(c, "breakdown", &gp, &dat, &c->bd_drawn, err);
-    c->bd_chart = rc == 0;
+    return finish_chart(c, "breakdown", &gp, &dat, &c->bd_chart, &c->bd_drawn,
+                        err);
 out:
     zs_rbuf_release(&gp);
     zs_rbuf_release(&dat);
@@ -976,96 +1006,125 @@ static const char g_css[] =
     "code{font-size:0.88em;background:#f5f5f5;padding:0 "
     "0.2em;word-break:break-all}\n";
 
-static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
+/* The HTML head, the title and the line that says what the report holds. */
+static void doc_head(const struct ctx *c, struct zs_rbuf *h, struct zs_rbuf *m)
 {
-    struct zs_rbuf h, m, csv;
-    struct rtable t;
     char line[600], when[48];
     int64_t newest = 0;
-    int rc = 0;
 
-    zs_rbuf_init(&h);
-    zs_rbuf_init(&m);
-    zs_rbuf_init(&csv);
     for (size_t i = 0; i < c->n; i++)
         if (c->sc[i].run->unix_time > newest)
             newest = c->sc[i].run->unix_time;
-
-    zs_rbuf_puts(&h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
-                     "charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, "
-                     "initial-scale=1\">\n"
-                     "<title>zsim report: ");
-    zs_rbuf_escape(&h, c->dbname);
-    zs_rbuf_printf(&h, "</title>\n<style>\n%s</style>\n</head>\n<body>\n",
+    zs_rbuf_puts(h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+                    "charset=\"utf-8\">\n"
+                    "<meta name=\"viewport\" content=\"width=device-width, "
+                    "initial-scale=1\">\n"
+                    "<title>zsim report: ");
+    zs_rbuf_escape(h, c->dbname);
+    zs_rbuf_printf(h, "</title>\n<style>\n%s</style>\n</head>\n<body>\n",
                    g_css);
-    heading(&h, &m, 1, NULL, "zsim report");
+    heading(h, m, 1, NULL, "zsim report");
     snprintf(
         line, sizeof line,
         "%zu scenario%s, the latest run of each, from the run store %s%s%s.",
         c->n, c->n == 1 ? "" : "s", c->dbname, c->n ? "; newest record " : "",
         c->n ? fmt_time(when, sizeof when, newest) : "");
-    para(&h, &m, line);
+    para(h, m, line);
+}
 
-    heading(&h, &m, 2, "summary", "Summary");
+/* The summary table (HTML and Markdown; summary.csv into csv) and the
+ * breakdown chart. */
+static int doc_summary(const struct ctx *c, struct zs_rbuf *h,
+                       struct zs_rbuf *m, struct zs_rbuf *csv,
+                       struct zs_err *err)
+{
+    struct rtable t;
+    int rc = 0;
+
+    heading(h, m, 2, "summary", "Summary");
     summary_table(c, &t);
-    rt_html(&t, &h, "summary");
-    rt_md(&t, &m);
-    summary_csv(c, &csv);
+    rt_html(&t, h, "summary");
+    rt_md(&t, m);
+    summary_csv(c, csv);
     if (t.failed)
         rc = zs_err_set(err, ZS_ENOMEM, "out of memory writing the report");
     rt_release(&t);
-
     if (c->bd_chart) {
-        heading(&h, &m, 2, "breakdown", "Step time breakdown");
-        figure(c, &h, &m, "breakdown", c->bd_drawn,
+        heading(h, m, 2, "breakdown", "Step time breakdown");
+        figure(c, h, m, "breakdown", c->bd_drawn,
                "Steady step time by component (compute, exposed collective, "
                "exposed PCIe, optimizer, other)");
     }
+    return rc;
+}
 
-    heading(&h, &m, 2, "scenarios", "Scenarios");
-    for (size_t i = 0; i < c->n; i++) {
-        const struct scen *s = &c->sc[i];
-        char id[230], when2[48];
-        snprintf(id, sizeof id, "s-%s", s->stem);
-        heading(&h, &m, 3, id, s->run->scenario);
-        snprintf(line, sizeof line,
-                 "%s of %s on %s: run %lld, zsim %s%s%s%s, recorded %s.",
-                 s->doc.kind == ZS_RDOC_PLAN ? "Plan" : "Simulation",
-                 s->doc.model[0] ? s->doc.model : "?",
-                 s->doc.hardware[0] ? s->doc.hardware : "?",
-                 (long long)s->run->id, s->run->version,
-                 s->run->git_commit[0] ? " (commit " : "", s->run->git_commit,
-                 s->run->git_commit[0] ? ")" : "",
-                 fmt_time(when2, sizeof when2, s->run->unix_time));
-        para(&h, &m, line);
-        if (s->run->argv_joined[0])
-            code_line(&h, &m, "Command", s->run->argv_joined);
-        if (s->doc.config_summary[0])
-            code_line(&h, &m, "Configuration", s->doc.config_summary);
-        else if (s->doc.config_json) {
-            char cfg[600];
-            code_line(&h, &m, "Configuration",
-                      config_text(cfg, sizeof cfg, s->doc.config_json));
-        }
-        if (s->doc.kind == ZS_RDOC_PLAN)
-            section_plan(c, s, &h, &m);
-        else
-            section_simulate(c, s, &h, &m);
+/* One scenario's section: its run, command and configuration, then the
+ * plan's or the simulation's tables and charts. */
+static void doc_scenario(const struct ctx *c, const struct scen *s,
+                         struct zs_rbuf *h, struct zs_rbuf *m)
+{
+    char id[230], line[600], when[48];
+
+    snprintf(id, sizeof id, "s-%s", s->stem);
+    heading(h, m, 3, id, s->run->scenario);
+    snprintf(line, sizeof line,
+             "%s of %s on %s: run %lld, zsim %s%s%s%s, recorded %s.",
+             s->doc.kind == ZS_RDOC_PLAN ? "Plan" : "Simulation",
+             s->doc.model[0] ? s->doc.model : "?",
+             s->doc.hardware[0] ? s->doc.hardware : "?", (long long)s->run->id,
+             s->run->version, s->run->git_commit[0] ? " (commit " : "",
+             s->run->git_commit, s->run->git_commit[0] ? ")" : "",
+             fmt_time(when, sizeof when, s->run->unix_time));
+    para(h, m, line);
+    if (s->run->argv_joined[0])
+        code_line(h, m, "Command", s->run->argv_joined);
+    if (s->doc.config_summary[0])
+        code_line(h, m, "Configuration", s->doc.config_summary);
+    else if (s->doc.config_json) {
+        char cfg[600];
+        code_line(h, m, "Configuration",
+                  config_text(cfg, sizeof cfg, s->doc.config_json));
     }
+    if (s->doc.kind == ZS_RDOC_PLAN)
+        section_plan(c, s, h, m);
+    else
+        section_simulate(c, s, h, m);
+}
 
+/* Writes summary.csv and the formats asked for, each atomically. */
+static int doc_write(const struct ctx *c, const struct zs_rbuf *h,
+                     const struct zs_rbuf *m, const struct zs_rbuf *csv,
+                     struct zs_err *err)
+{
+    int rc;
+    if (h->failed || m->failed || csv->failed)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory writing the report");
+    rc = zs_rbuf_write_atomic(csv, c->o->out_dir, "summary.csv", err);
+    if (!rc && (c->o->formats & ZS_REPORT_MD))
+        rc = zs_rbuf_write_atomic(m, c->o->out_dir, "report.md", err);
+    if (!rc && (c->o->formats & ZS_REPORT_HTML))
+        rc = zs_rbuf_write_atomic(h, c->o->out_dir, "index.html", err);
+    return rc;
+}
+
+static int write_docs(struct ctx *c, const char *validation, struct zs_err *err)
+{
+    struct zs_rbuf h, m, csv;
+    int rc;
+
+    zs_rbuf_init(&h);
+    zs_rbuf_init(&m);
+    zs_rbuf_init(&csv);
+    doc_head(c, &h, &m);
+    rc = doc_summary(c, &h, &m, &csv, err);
+    heading(&h, &m, 2, "scenarios", "Scenarios");
+    for (size_t i = 0; i < c->n; i++)
+        doc_scenario(c, &c->sc[i], &h, &m);
     heading(&h, &m, 2, "validation", "Predicted vs measured");
     section_validation(c, validation, &h, &m);
-
     zs_rbuf_puts(&h, "</body>\n</html>\n");
-    if (!rc && (h.failed || m.failed || csv.failed))
-        rc = zs_err_set(err, ZS_ENOMEM, "out of memory writing the report");
     if (!rc)
-        rc = zs_rbuf_write_atomic(&csv, c->o->out_dir, "summary.csv", err);
-    if (!rc && (c->o->formats & ZS_REPORT_MD))
-        rc = zs_rbuf_write_atomic(&m, c->o->out_dir, "report.md", err);
-    if (!rc && (c->o->formats & ZS_REPORT_HTML))
-        rc = zs_rbuf_write_atomic(&h, c->o->out_dir, "index.html", err);
+        rc = doc_write(c, &h, &m, &csv, err);
     zs_rbuf_release(&h);
     zs_rbuf_release(&m);
     zs_rbuf_release(&csv);
@@ -1218,10 +1277,8 @@ static int chart_validation(struct ctx *c, struct zs_err *err)
             MEM_TARGET_PCT, MEM_TARGET_PCT, TIME_TARGET_PCT, TIME_TARGET_PCT);
         zs_gnuplot_end_output(&gp);
     }
-    rc = gp.failed || dat.failed
-             ? zs_err_set(err, ZS_ENOMEM, "out of memory writing a chart")
-             : write_chart(c, "validation", &gp, &dat, &c->val_drawn, err);
-    c->val_chart = rc == 0;
+    return finish_chart(c, "validation", &gp, &dat, &c->val_chart,
+                        &c->val_drawn, err);
 out:
     zs_rbuf_release(&gp);
     zs_rbuf_release(&dat);
