@@ -78,30 +78,27 @@ void zs_rbuf_printf(struct zs_rbuf *b, const char *fmt, ...)
 
 void zs_rbuf_escape(struct zs_rbuf *b, const char *s)
 {
+    /* The five characters HTML and XML reserve, as entities. */
+    static const struct {
+        char c;
+        const char *entity;
+    } ents[] = {{'&', "&amp;"},
+                {'<', "&lt;"},
+                {'>', "&gt;"},
+                {'"', "&quot;"},
+                {'\'', "&#39;"}};
+    const size_t nents = sizeof ents / sizeof ents[0];
     for (const char *p = s; *p; p++) {
-        switch (*p) {
-        case '&':
-            zs_rbuf_puts(b, "&amp;");
-            break;
-        case '<':
-            zs_rbuf_puts(b, "&lt;");
-            break;
-        case '>':
-            zs_rbuf_puts(b, "&gt;");
-            break;
-        case '"':
-            zs_rbuf_puts(b, "&quot;");
-            break;
-        case '\'':
-            zs_rbuf_puts(b, "&#39;");
-            break;
-        default:
-            /* XML 1.0 forbids most control characters even escaped. */
-            if ((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t')
-                zs_rbuf_putn(b, "?", 1);
-            else
-                zs_rbuf_putn(b, p, 1);
-        }
+        size_t k = 0;
+        while (k < nents && ents[k].c != *p)
+            k++;
+        if (k < nents)
+            zs_rbuf_puts(b, ents[k].entity);
+        /* XML 1.0 forbids most control characters even escaped. */
+        else if ((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t')
+            zs_rbuf_putn(b, "?", 1);
+        else
+            zs_rbuf_putn(b, p, 1);
     }
 }
 

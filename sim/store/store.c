@@ -621,10 +621,28 @@ static int check_tag_name(const char *tag, struct zs_err *err)
     return 0;
 }
 
+/* Runs one statement of zs_store_tag that returns no rows: tag bound to ?1
+ * and, where the statement has a ?2, unix_time to it.  Returns an SQLite
+ * code (SQLITE_OK when done). */
+static int run_tag_sql(zs_store *st, const char *sql, const char *tag,
+                       int64_t unix_time)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+    if (rc == SQLITE_OK) {
+        bind_text(s, 1, tag);
+        if (sqlite3_bind_parameter_count(s) > 1)
+            sqlite3_bind_int64(s, 2, unix_time);
+        rc = sqlite3_step(s);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int zs_store_tag(zs_store *st, const char *tag, int64_t unix_time,
                  size_t *ntagged, struct zs_err *err)
 {
-    sqlite3_stmt *s = NULL;
     int rc;
 
     *ntagged = 0;
@@ -632,30 +650,15 @@ int zs_store_tag(zs_store *st, const char *tag, int64_t unix_time,
         return rc;
     if ((rc = exec(st, "BEGIN IMMEDIATE", "tag runs in", err)))
         return rc;
-    rc = sqlite3_prepare_v2(st->db, "DELETE FROM tags WHERE name = ?", -1, &s,
-                            NULL);
+    rc = run_tag_sql(st, "DELETE FROM tags WHERE name = ?", tag, 0);
     if (rc == SQLITE_OK) {
-        bind_text(s, 1, tag);
-        rc = sqlite3_step(s);
-        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
-    }
-    sqlite3_finalize(s);
-    s = NULL;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(
-            st->db,
-            "INSERT INTO tags(name, scenario, run_id, unix_time) "
-            "SELECT ?, scenario, max(id), ? FROM runs "
-            "GROUP BY scenario",
-            -1, &s, NULL);
-    if (rc == SQLITE_OK) {
-        bind_text(s, 1, tag);
-        sqlite3_bind_int64(s, 2, unix_time);
-        rc = sqlite3_step(s);
-        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        rc = run_tag_sql(st,
+                         "INSERT INTO tags(name, scenario, run_id, unix_time) "
+                         "SELECT ?, scenario, max(id), ? FROM runs "
+                         "GROUP BY scenario",
+                         tag, unix_time);
         *ntagged = (size_t)sqlite3_changes(st->db);
     }
-    sqlite3_finalize(s);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
