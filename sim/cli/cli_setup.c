@@ -5,6 +5,7 @@
 #include "store/store.h"
 #include "util/strutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -41,4 +42,83 @@ int zs_cli_record(const char *db, const char *kind, const char *scenario,
 int zs_stderr_is_tty(void)
 {
     return isatty(STDERR_FILENO);
+}
+
+int zs_cli_parse(int argc, char **argv, const struct zs_opt *own, size_t nown,
+                 const char *cmdname, struct zs_cli_line *l, struct zs_err *err)
+{
+    l->nopts = zs_cfg_args_opts(own, nown, l->opts);
+    return zs_args_parse(argc, argv, l->opts, l->nopts, cmdname, &l->a, err);
+}
+
+const char *zs_cli_get(const struct zs_cli_line *l, const char *name)
+{
+    return zs_args_get(&l->a, l->opts, l->nopts, name);
+}
+
+int zs_cli_scenario(const struct zs_cli_line *l, const char *cmdname,
+                    const char **scenario, struct zs_err *err)
+{
+    if (l->a.npos > 1)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'%s' takes at most one scenario file (got %d)",
+                          cmdname, l->a.npos);
+    *scenario = l->a.npos ? l->a.pos[0] : NULL;
+    return 0;
+}
+
+int zs_cli_int(const char *opt, const char *v, long lo, long hi, long *out,
+               struct zs_err *err)
+{
+    char *end;
+    long x;
+    if (!v)
+        return 0;
+    x = strtol(v, &end, 10);
+    if (*end || x < lo || x > hi)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--%s': must be an integer in "
+                          "[%ld, %ld] (got '%s')",
+                          opt, lo, hi, v);
+    *out = x;
+    return 0;
+}
+
+int zs_cli_yesno(const char *opt, const char *v, bool *out,
+                 struct zs_err *err)
+{
+    if (!v)
+        return 0;
+    if (strcmp(v, "yes") && strcmp(v, "no"))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--%s': must be yes or no (got "
+                          "'%s')",
+                          opt, v);
+    *out = !strcmp(v, "yes");
+    return 0;
+}
+
+int zs_cli_run_list_show(int argc, char **argv, const struct zs_opt *opts,
+                         size_t nopts, const char *cmd,
+                         const struct zs_cli_list_show *subs,
+                         struct zs_err *err)
+{
+    struct zs_args a;
+    int rc = zs_args_parse(argc, argv, opts, nopts, cmd, &a, err);
+    if (rc)
+        return rc;
+    if (a.npos < 1)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'%s' needs a subcommand: list or show (see 'zsim "
+                          "%s --help')",
+                          cmd, cmd);
+    if (strcmp(a.pos[0], "list") == 0) {
+        if (a.npos > 1)
+            return zs_err_set(err, ZS_EUSAGE, "'%s list' takes no arguments",
+                              cmd);
+        return subs->list(err);
+    }
+    if (strcmp(a.pos[0], "show") == 0)
+        return subs->show(&a, err);
+    return subs->unknown(&a, err);
 }

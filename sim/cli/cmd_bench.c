@@ -151,101 +151,102 @@ static int plan_bench(struct plan_fig *f, int repeat, struct zs_err *err)
     return 0;
 }
 
-static int run(int argc, char **argv, struct zs_err *err)
-{
-    struct zs_args a;
-    int repeat = 5, rc;
-    const char *v;
-    double ev_s[64], eng_eps, s8, s1024;
-    int64_t eng_events = 0, e8 = 0, e1024 = 0;
+/* Every figure of one `zsim bench`. */
+struct bench_figs {
+    int repeat;
+    double eng_eps, s8, s1024; /* engine events/s; step seconds */
+    int64_t eng_events, e8, e1024;
     struct plan_fig plan[4];
-    int nplan = 0;
-    rc = zs_args_parse(argc, argv, opts, 2, "bench", &a, err);
-    if (rc)
-        return rc;
-    if (a.npos)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "'bench' takes no arguments (got '%s')", a.pos[0]);
-    if ((v = zs_args_get(&a, opts, 2, "repeat"))) {
-        char *end;
-        long r = strtol(v, &end, 10);
-        if (*end || r < 1 || r > 64)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--repeat': must be an "
-                              "integer in [1, 64] (got '%s')",
-                              v);
-        repeat = (int)r;
-    }
-    for (int i = 0; i < repeat; i++) {
-        rc = zs_engine_bench(1000000, &ev_s[i], &eng_events, err);
+    int nplan;
+};
+
+/* The engine on a synthetic schedule, and one 72B step on 8 and on 1024
+ * GPUs. */
+static int bench_steps(struct bench_figs *b, struct zs_err *err)
+{
+    double ev_s[64];
+    int rc;
+    for (int i = 0; i < b->repeat; i++) {
+        rc = zs_engine_bench(1000000, &ev_s[i], &b->eng_events, err);
         if (rc)
             return rc;
     }
-    eng_eps = median(ev_s, repeat);
-    if ((rc = step_bench("8xH100", repeat, &s8, &e8, err)))
+    b->eng_eps = median(ev_s, b->repeat);
+    if ((rc = step_bench("8xH100", b->repeat, &b->s8, &b->e8, err)))
         return rc;
-    if ((rc = step_bench("128x8xH100", repeat, &s1024, &e1024, err)))
-        return rc;
-    {
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        int all = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
-        const char *cases[2][2] = {{"72b", "8xH100"}, {"405b", "128x8xH100"}};
-        /* 1024 data-parallel ranks need a global batch of at least 1024
-         * sequences (the default 64 leaves every candidate invalid) */
-        const int64_t gb[2] = {0, 1024};
-        for (int k = 0; k < 2; k++)
-            for (int th = 0; th < 2; th++) {
-                struct plan_fig *f = &plan[nplan++];
-                f->model = cases[k][0];
-                f->gpus = cases[k][1];
-                f->global_batch = gb[k];
-                f->threads = th ? all : 1;
-                if ((rc = plan_bench(f, repeat, err)))
-                    return rc;
-            }
-    }
-    if (zs_args_get(&a, opts, 2, "json")) {
-        printf("{\n  \"schema\": \"zsim.bench/3\",\n  \"repeat\": %d,\n  "
-               "\"cpus\": %ld,\n"
-               "  \"engine\": {\"events\": %lld, \"events_per_s\": %.0f},\n"
-               "  \"step_72b_8xH100\": {\"seconds\": %.6f, \"events\": %lld, "
-               "\"events_per_s\": %.0f},\n"
-               "  \"step_72b_128x8xH100\": {\"seconds\": %.6f, \"events\": "
-               "%lld, \"events_per_s\": %.0f},\n  \"plan\": [",
-               repeat, sysconf(_SC_NPROCESSORS_ONLN), (long long)eng_events,
-               eng_eps, s8, (long long)e8, (double)e8 / s8, s1024,
-               (long long)e1024, (double)e1024 / s1024);
-        for (int i = 0; i < nplan; i++) {
-            const struct plan_fig *f = &plan[i];
-            printf("%s\n    {\"model\": \"%s\", \"gpus\": \"%s\", "
-                   "\"threads\": %d, \"candidates\": %d, "
-                   "\"candidates_whole\": %d, \"events\": %lld, "
-                   "\"events_run\": %lld, "
-                   "\"seconds_min\": %.4f, \"seconds_median\": %.4f, "
-                   "\"candidates_per_s\": %.1f, \"events_per_s\": %.0f}",
-                   i ? "," : "", f->model, f->gpus, f->threads, f->n,
-                   f->nwhole, (long long)f->events, (long long)f->events_run,
-                   f->min_s, f->med_s, f->n / f->med_s,
-                   (double)f->events_run / f->med_s);
+    return step_bench("128x8xH100", b->repeat, &b->s1024, &b->e1024, err);
+}
+
+/* The two plan cases, each on one thread and on all (at most 8). */
+static int bench_plans(struct bench_figs *b, struct zs_err *err)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int all = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
+    const char *cases[2][2] = {{"72b", "8xH100"}, {"405b", "128x8xH100"}};
+    /* 1024 data-parallel ranks need a global batch of at least 1024
+     * sequences (the default 64 leaves every candidate invalid) */
+    const int64_t gb[2] = {0, 1024};
+    int rc;
+    for (int k = 0; k < 2; k++)
+        for (int th = 0; th < 2; th++) {
+            struct plan_fig *f = &b->plan[b->nplan++];
+            f->model = cases[k][0];
+            f->gpus = cases[k][1];
+            f->global_batch = gb[k];
+            f->threads = th ? all : 1;
+            if ((rc = plan_bench(f, b->repeat, err)))
+                return rc;
         }
-        printf("\n  ]\n}\n");
-        return 0;
+    return 0;
+}
+
+/* One JSON document, schema zsim.bench/3. */
+static void print_json(const struct bench_figs *b)
+{
+    printf("{\n  \"schema\": \"zsim.bench/3\",\n  \"repeat\": %d,\n  "
+           "\"cpus\": %ld,\n"
+           "  \"engine\": {\"events\": %lld, \"events_per_s\": %.0f},\n"
+           "  \"step_72b_8xH100\": {\"seconds\": %.6f, \"events\": %lld, "
+           "\"events_per_s\": %.0f},\n"
+           "  \"step_72b_128x8xH100\": {\"seconds\": %.6f, \"events\": "
+           "%lld, \"events_per_s\": %.0f},\n  \"plan\": [",
+           b->repeat, sysconf(_SC_NPROCESSORS_ONLN),
+           (long long)b->eng_events, b->eng_eps, b->s8, (long long)b->e8,
+           (double)b->e8 / b->s8, b->s1024, (long long)b->e1024,
+           (double)b->e1024 / b->s1024);
+    for (int i = 0; i < b->nplan; i++) {
+        const struct plan_fig *f = &b->plan[i];
+        printf("%s\n    {\"model\": \"%s\", \"gpus\": \"%s\", "
+               "\"threads\": %d, \"candidates\": %d, "
+               "\"candidates_whole\": %d, \"events\": %lld, "
+               "\"events_run\": %lld, "
+               "\"seconds_min\": %.4f, \"seconds_median\": %.4f, "
+               "\"candidates_per_s\": %.1f, \"events_per_s\": %.0f}",
+               i ? "," : "", f->model, f->gpus, f->threads, f->n, f->nwhole,
+               (long long)f->events, (long long)f->events_run, f->min_s,
+               f->med_s, f->n / f->med_s, (double)f->events_run / f->med_s);
     }
-    printf("zsim bench (median of %d runs, %ld CPUs)\n\n", repeat,
+    printf("\n  ]\n}\n");
+}
+
+/* The figures as a table, each beside its target. */
+static void print_text(const struct bench_figs *b)
+{
+    printf("zsim bench (median of %d runs, %ld CPUs)\n\n", b->repeat,
            sysconf(_SC_NPROCESSORS_ONLN));
     printf("  engine, synthetic schedule    %lld events        %6.1f M "
            "events/s   (target >= 10)\n",
-           (long long)eng_events, eng_eps / 1e6);
+           (long long)b->eng_events, b->eng_eps / 1e6);
     printf("  72B step on 8xH100            %lld events %8.1f ms  %6.1f M "
            "events/s incl. building\n",
-           (long long)e8, s8 * 1e3, (double)e8 / s8 / 1e6);
+           (long long)b->e8, b->s8 * 1e3, (double)b->e8 / b->s8 / 1e6);
     printf("  72B step on 128x8xH100        %lld events %8.1f ms  (target < 50 "
            "ms for 1024 GPUs)\n",
-           (long long)e1024, s1024 * 1e3);
+           (long long)b->e1024, b->s1024 * 1e3);
     printf("\n  plan                      threads  candidates  whole  "
            "events run  latency min  median  candidates/s  events/s\n");
-    for (int i = 0; i < nplan; i++) {
-        const struct plan_fig *f = &plan[i];
+    for (int i = 0; i < b->nplan; i++) {
+        const struct plan_fig *f = &b->plan[i];
         char lab[40];
         snprintf(lab, sizeof lab, "%s on %s", f->model, f->gpus);
         printf("  %-24s  %7d  %10d  %5d  %8.1f M  %9.3f s %6.3f s  %12.0f  "
@@ -255,6 +256,30 @@ static int run(int argc, char **argv, struct zs_err *err)
                f->n / f->med_s, (double)f->events_run / f->med_s / 1e6);
     }
     printf("  (target: 72b on 8xH100 in <= 0.1 s)\n");
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct zs_args a;
+    struct bench_figs b = {.repeat = 5};
+    long repeat = b.repeat;
+    int rc = zs_args_parse(argc, argv, opts, 2, "bench", &a, err);
+
+    if (rc)
+        return rc;
+    if (a.npos)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'bench' takes no arguments (got '%s')", a.pos[0]);
+    if ((rc = zs_cli_int("repeat", zs_args_get(&a, opts, 2, "repeat"), 1, 64,
+                         &repeat, err)))
+        return rc;
+    b.repeat = (int)repeat;
+    if ((rc = bench_steps(&b, err)) || (rc = bench_plans(&b, err)))
+        return rc;
+    if (zs_args_get(&a, opts, 2, "json"))
+        print_json(&b);
+    else
+        print_text(&b);
     return 0;
 }
 

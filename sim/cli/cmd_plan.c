@@ -70,186 +70,207 @@ static const struct zs_opt own[] = {
     {"allow-nvme", 1},
 };
 
+#define NOWN (sizeof own / sizeof own[0])
+
+/* A plan command line, resolved. */
+struct plan_line {
+    struct zs_cli_line l;
+    struct zs_cfg base; /* the configuration the flags fix */
+    struct zs_plan_opts po;
+    long top; /* candidates printed */
+    struct zs_model m;
+    struct zs_cluster cl;
+};
+
+/* The options of the search itself: --top, --threads and --objective. */
+static int plan_search_opts(struct plan_line *pl, struct zs_err *err)
+{
+    static const struct {
+        const char *name;
+        enum zs_objective obj;
+    } objs[] = {{"throughput", ZS_OBJ_THROUGHPUT},
+                {"cost", ZS_OBJ_COST},
+                {"memory", ZS_OBJ_MEMORY}};
+    const char *v;
+    long threads = pl->po.threads;
+    size_t k;
+    int rc;
+
+    if ((rc = zs_cli_int("top", zs_cli_get(&pl->l, "top"), 1, 10000,
+                         &pl->top, err)) ||
+        (rc = zs_cli_int("threads", zs_cli_get(&pl->l, "threads"), 1, 8,
+                         &threads, err)))
+        return rc;
+    pl->po.threads = (int)threads;
+    if (!(v = zs_cli_get(&pl->l, "objective")))
+        return 0;
+    for (k = 0; k < sizeof objs / sizeof objs[0]; k++)
+        if (!strcmp(v, objs[k].name)) {
+            pl->po.objective = objs[k].obj;
+            return 0;
+        }
+    return zs_err_set(err, ZS_EUSAGE,
+                      "invalid value for '--objective': must be one of "
+                      "throughput, cost, memory (got '%s')",
+                      v);
+}
+
+/* The search space: the configuration flags given fix their dimensions;
+ * --framework any (the default) searches DeepSpeed and FSDP2. */
+static int plan_parse(int argc, char **argv, struct plan_line *pl,
+                      struct zs_err *err)
+{
+    struct zs_cli_line *l = &pl->l;
+    const char *scenario, *fw;
+    int rc = zs_cli_parse(argc, argv, own, NOWN, "plan", l, err);
+    if (!rc)
+        rc = zs_cli_scenario(l, "plan", &scenario, err);
+    if (rc)
+        return rc;
+    zs_plan_opts_defaults(&pl->po);
+    pl->po.progress = zs_stderr_is_tty();
+    pl->top = 10;
+    zs_cfg_defaults(&pl->base);
+    /* --framework any is the planner's default and its own value */
+    fw = zs_cli_get(l, "framework");
+    pl->po.framework_any = !fw || !strcmp(fw, "any");
+    if (pl->po.framework_any) {
+        for (size_t k = 0; k < l->nopts; k++)
+            if (!strcmp(l->opts[k].name, "framework"))
+                l->a.val[k] = NULL;
+    }
+    rc = zs_cfg_args_apply(&l->a, l->opts, l->nopts, scenario, &pl->base,
+                           NULL, err);
+    if (rc)
+        return rc;
+    /* a configuration flag fixes its dimension of the search */
+    pl->po.fix_micro = zs_cli_get(l, "micro-batch") != NULL;
+    pl->po.fix_ckpt = zs_cli_get(l, "checkpointing") != NULL;
+    pl->po.fix_zero = zs_cli_get(l, "zero") != NULL;
+    pl->po.fix_offload_opt = zs_cli_get(l, "offload-optimizer") != NULL;
+    pl->po.fix_offload_param = zs_cli_get(l, "offload-param") != NULL;
+    pl->po.fix_param_buffer_size =
+        zs_cli_get(l, "param-buffer-size") != NULL;
+    /* activation offload is searched unless --act-offload no (plan.c) */
+    rc = zs_cli_yesno("act-offload", zs_cli_get(l, "act-offload"),
+                      &pl->po.act_offload, err);
+    /* the search runs under the trainer: torchtitan and torchtune have no
+     * DeepSpeed candidates (plan.c), and asking for DeepSpeed is an error */
+    if (!rc && !pl->po.framework_any)
+        rc = zs_cfg_check_trainer(&pl->base, err);
+    return rc ? rc : plan_search_opts(pl, err);
+}
+
 /* --allow-nvme yes|no; by default on when the node's NVMe rates are known
  * (profile "storage" or --nvme-read/--nvme-write). */
-static int plan_nvme_opt(const struct zs_args *a, const struct zs_opt *opts,
-                         size_t nopts, const struct zs_cfg *base,
-                         const struct zs_cluster *cl, struct zs_plan_opts *po,
-                         struct zs_err *err)
+static int plan_nvme_opt(struct plan_line *pl, struct zs_err *err)
 {
-    const char *v = zs_args_get(a, opts, nopts, "allow-nvme");
-    po->allow_nvme = zs_plan_nvme_default(base, cl);
-    if (!v)
-        return 0;
-    if (!strcmp(v, "no")) {
-        po->allow_nvme = false;
-        return 0;
-    }
-    if (strcmp(v, "yes"))
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid value for '--allow-nvme': must be yes or "
-                          "no (got '%s')",
-                          v);
-    if (!po->allow_nvme)
+    bool known = zs_plan_nvme_default(&pl->base, &pl->cl), want = known;
+    int rc = zs_cli_yesno("allow-nvme", zs_cli_get(&pl->l, "allow-nvme"),
+                          &want, err);
+    if (rc)
+        return rc;
+    if (want && !known)
         return zs_err_set(err, ZS_EUSAGE,
                           "'--allow-nvme yes' needs the node's NVMe rates: "
                           "profile '%s' has no \"storage\"; give "
                           "'--nvme-read' and '--nvme-write' (GB/s per node)",
-                          cl->node.name);
+                          pl->cl.node.name);
+    pl->po.allow_nvme = want;
     return 0;
 }
 
-static int run(int argc, char **argv, struct zs_err *err)
+/* The model and cluster the search runs on, and the NVMe choice. */
+static int plan_resolve(struct plan_line *pl, struct zs_err *err)
 {
-    struct zs_opt opts[ZS_ARGS_MAXOPTS];
-    size_t nopts = zs_cfg_args_opts(own, sizeof own / sizeof own[0], opts);
-    struct zs_args a;
-    struct zs_cfg base;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_plan p;
-    struct zs_plan_opts po;
-    const char *v;
-    int top = 10, rc;
-
-    rc = zs_args_parse(argc, argv, opts, nopts, "plan", &a, err);
-    if (rc)
-        return rc;
-    if (a.npos > 1)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "'plan' takes at most one scenario file (got %d)",
-                          a.npos);
-    zs_plan_opts_defaults(&po);
-    po.progress = zs_stderr_is_tty();
-    zs_cfg_defaults(&base);
-    /* --framework any is the planner's default and its own value */
-    v = zs_args_get(&a, opts, nopts, "framework");
-    po.framework_any = !v || !strcmp(v, "any");
-    if (po.framework_any) {
-        for (size_t k = 0; k < nopts; k++)
-            if (!strcmp(opts[k].name, "framework"))
-                a.val[k] = NULL;
-    }
-    rc = zs_cfg_args_apply(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &base, NULL,
-                       err);
-    if (rc)
-        return rc;
-    /* a configuration flag fixes its dimension of the search */
-    po.fix_micro = zs_args_get(&a, opts, nopts, "micro-batch") != NULL;
-    po.fix_ckpt = zs_args_get(&a, opts, nopts, "checkpointing") != NULL;
-    /* activation offload is searched unless --act-offload no (plan.c) */
-    if ((v = zs_args_get(&a, opts, nopts, "act-offload"))) {
-        if (strcmp(v, "yes") && strcmp(v, "no"))
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--act-offload': must be yes "
-                              "or no (got '%s')",
-                              v);
-        po.act_offload = !strcmp(v, "yes");
-    }
-    po.fix_zero = zs_args_get(&a, opts, nopts, "zero") != NULL;
-    po.fix_offload_opt =
-        zs_args_get(&a, opts, nopts, "offload-optimizer") != NULL;
-    po.fix_offload_param =
-        zs_args_get(&a, opts, nopts, "offload-param") != NULL;
-    po.fix_param_buffer_size =
-        zs_args_get(&a, opts, nopts, "param-buffer-size") != NULL;
-    /* the search runs under the trainer: torchtitan and torchtune have no
-     * DeepSpeed candidates (plan.c), and asking for DeepSpeed is an error */
-    if (!po.framework_any && (rc = zs_cfg_check_trainer(&base, err)))
-        return rc;
-    if ((v = zs_args_get(&a, opts, nopts, "top"))) {
-        char *end;
-        long t = strtol(v, &end, 10);
-        if (*end || t < 1 || t > 10000)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--top': must be an integer "
-                              "in [1, 10000] (got '%s')",
-                              v);
-        top = (int)t;
-    }
-    if ((v = zs_args_get(&a, opts, nopts, "threads"))) {
-        char *end;
-        long t = strtol(v, &end, 10);
-        if (*end || t < 1 || t > 8)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--threads': must be an "
-                              "integer in [1, 8] (got '%s')",
-                              v);
-        po.threads = (int)t;
-    }
-    if ((v = zs_args_get(&a, opts, nopts, "objective"))) {
-        if (!strcmp(v, "throughput"))
-            po.objective = ZS_OBJ_THROUGHPUT;
-        else if (!strcmp(v, "cost"))
-            po.objective = ZS_OBJ_COST;
-        else if (!strcmp(v, "memory"))
-            po.objective = ZS_OBJ_MEMORY;
-        else
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--objective': must be one of "
-                              "throughput, cost, memory (got '%s')",
-                              v);
-    }
-    rc = zs_model_resolve(base.model, &m, err);
+    int rc = zs_model_resolve(pl->base.model, &pl->m, err);
     if (!rc) /* ALiBi models without a flash-attention path (model.h) */
-        rc = zs_model_check_attention(&m, base.attention, err);
+        rc = zs_model_check_attention(&pl->m, pl->base.attention, err);
     if (!rc)
-        rc = zs_hw_resolve(base.gpus, base.host_ram_bytes, (int)base.nodes, &cl,
-                           err);
-    if (rc)
-        return rc;
-    rc = plan_nvme_opt(&a, opts, nopts, &base, &cl, &po, err);
-    if (rc)
-        return rc;
-    /* JSON lists every candidate's need and steady step */
-    if (zs_args_get(&a, opts, nopts, "json") ||
-        zs_args_get(&a, opts, nopts, "db"))
-        po.complete = ZS_PLAN_COMPLETE_ALL;
-    rc = zs_plan_run(&m, &cl, &base, &po, &p, err);
-    if (rc)
-        return rc;
-    if (zs_args_get(&a, opts, nopts, "json") ||
-        zs_args_get(&a, opts, nopts, "db")) {
-        char *doc = zs_planout_json(&p, &m, &cl);
-        if (!doc) {
-            zs_plan_release(&p);
+        rc = zs_hw_resolve(pl->base.gpus, pl->base.host_ram_bytes,
+                           (int)pl->base.nodes, &pl->cl, err);
+    if (!rc)
+        rc = plan_nvme_opt(pl, err);
+    return rc;
+}
+
+/* The zsim.plan/1 document for --json (printed) and --db (recorded); the
+ * ranked text unless --json. */
+static int plan_print(const struct plan_line *pl, const struct zs_plan *p,
+                      int argc, char **argv, struct zs_err *err)
+{
+    const char *db = zs_cli_get(&pl->l, "db");
+    bool json = zs_cli_get(&pl->l, "json") != NULL;
+    if (json || db) {
+        char *doc = zs_planout_json(p, &pl->m, &pl->cl);
+        int rc = 0;
+        if (!doc)
             return zs_err_set(err, ZS_ENOMEM, "out of memory writing JSON");
-        }
-        if (zs_args_get(&a, opts, nopts, "db")) {
+        if (db) {
             char scen[160];
-            snprintf(scen, sizeof scen, "plan-%s-%s", m.name, cl.spec);
-            rc = zs_cli_record(zs_args_get(&a, opts, nopts, "db"), "plan",
-                               base.name[0] ? base.name : scen, argc, argv, doc,
-                               err);
+            snprintf(scen, sizeof scen, "plan-%s-%s", pl->m.name,
+                     pl->cl.spec);
+            rc = zs_cli_record(db, "plan",
+                               pl->base.name[0] ? pl->base.name : scen, argc,
+                               argv, doc, err);
         }
-        if (zs_args_get(&a, opts, nopts, "json")) {
+        if (json) {
             fputs(doc, stdout);
             fputc('\n', stdout);
         }
         zs_free(doc);
-        if (rc) {
-            zs_plan_release(&p);
+        if (rc)
             return rc;
-        }
     }
-    if (!zs_args_get(&a, opts, nopts, "json"))
-        zs_planout_print(&p, &m, &cl, &base, top, po.framework_any,
-                         stdout);
-    if ((v = zs_args_get(&a, opts, nopts, "emit-ds-config"))) {
-        if (p.best < 0) {
-            fprintf(stderr,
-                    "zsim: nothing fits: no DeepSpeed config written\n");
-        } else if (p.cand[p.best].cfg.framework != ZS_FW_DEEPSPEED) {
-            fprintf(stderr, "zsim: the best plan uses FSDP2, not DeepSpeed: no "
-                            "DeepSpeed config written\n");
-            zs_planout_launch(&p.cand[p.best].cfg, &cl, NULL, stdout);
-        } else {
-            rc = zs_plan_emit_ds(&p.cand[p.best], v, err);
-            if (!rc)
-                zs_planout_launch(&p.cand[p.best].cfg, &cl, v, stdout);
-        }
+    if (!json)
+        zs_planout_print(p, &pl->m, &pl->cl, &pl->base, (int)pl->top,
+                         pl->po.framework_any, stdout);
+    return 0;
+}
+
+/* --emit-ds-config FILE: the best plan's DeepSpeed JSON, and its launch
+ * command. */
+static int plan_emit(const struct plan_line *pl, const struct zs_plan *p,
+                     const char *v, struct zs_err *err)
+{
+    int rc;
+    if (p->best < 0) {
+        fprintf(stderr, "zsim: nothing fits: no DeepSpeed config written\n");
+        return 0;
     }
-    if (!rc && p.best < 0 && zs_args_get(&a, opts, nopts, "fail-on-oom"))
+    if (p->cand[p->best].cfg.framework != ZS_FW_DEEPSPEED) {
+        fprintf(stderr, "zsim: the best plan uses FSDP2, not DeepSpeed: no "
+                        "DeepSpeed config written\n");
+        zs_planout_launch(&p->cand[p->best].cfg, &pl->cl, NULL, stdout);
+        return 0;
+    }
+    rc = zs_plan_emit_ds(&p->cand[p->best], v, err);
+    if (!rc)
+        zs_planout_launch(&p->cand[p->best].cfg, &pl->cl, v, stdout);
+    return rc;
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct plan_line pl;
+    struct zs_plan p;
+    const char *v;
+    int rc = plan_parse(argc, argv, &pl, err);
+
+    if (!rc)
+        rc = plan_resolve(&pl, err);
+    if (rc)
+        return rc;
+    /* JSON lists every candidate's need and steady step */
+    if (zs_cli_get(&pl.l, "json") || zs_cli_get(&pl.l, "db"))
+        pl.po.complete = ZS_PLAN_COMPLETE_ALL;
+    rc = zs_plan_run(&pl.m, &pl.cl, &pl.base, &pl.po, &p, err);
+    if (rc)
+        return rc;
+    rc = plan_print(&pl, &p, argc, argv, err);
+    if (!rc && (v = zs_cli_get(&pl.l, "emit-ds-config")))
+        rc = plan_emit(&pl, &p, v, err);
+    if (!rc && p.best < 0 && zs_cli_get(&pl.l, "fail-on-oom"))
         rc = zs_err_set(err, ZS_EGATE, "%s", "");
     zs_plan_release(&p);
     return rc;

@@ -42,58 +42,58 @@ static const char usage[] =
 
 static const struct zs_opt own[] = {{"rank", 1}, {"out", 1}};
 
-static int run(int argc, char **argv, struct zs_err *err)
+/* `schedule export [SCENARIO] --out FILE [--rank R]`, resolved. */
+static int sched_parse(int argc, char **argv, struct zs_cli_line *l,
+                       struct zs_cfg *cfg, struct zs_model *m,
+                       struct zs_cluster *cl, long *rank, const char **out,
+                       struct zs_err *err)
 {
-    struct zs_opt opts[ZS_ARGS_MAXOPTS];
-    size_t nopts = zs_cfg_args_opts(own, sizeof own / sizeof own[0], opts);
-    struct zs_args a;
-    struct zs_cfg cfg;
-    struct zs_cfg_given given;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_setup su;
-    struct zs_sim_result res;
-    struct zs_export ex;
-    zs_sim *sim;
-    const char *out, *rs;
-    long rank = 0;
-    int rc;
-
-    rc = zs_args_parse(argc, argv, opts, nopts, "schedule", &a, err);
+    int rc = zs_cli_parse(argc, argv, own, sizeof own / sizeof own[0],
+                          "schedule", l, err);
     if (rc)
         return rc;
-    if (a.npos < 1 || strcmp(a.pos[0], "export") != 0)
+    if (l->a.npos < 1 || strcmp(l->a.pos[0], "export") != 0)
         return zs_err_set(err, ZS_EUSAGE,
                           "usage: zsim schedule export [SCENARIO.json] [flags] "
                           "--rank R --out FILE");
-    if (a.npos > 2)
+    if (l->a.npos > 2)
         return zs_err_set(err, ZS_EUSAGE,
                           "'schedule export' takes at most one scenario file");
-    out = zs_args_get(&a, opts, nopts, "out");
-    if (!out)
+    *out = zs_cli_get(l, "out");
+    if (!*out)
         return zs_err_set(err, ZS_EUSAGE,
                           "'schedule export' needs '--out FILE'");
-    zs_cfg_defaults(&cfg);
-    rc = zs_cfg_args_apply(&a, opts, nopts, a.npos == 2 ? a.pos[1] : NULL, &cfg,
-                       &given, err);
-    if (!rc)
-        rc = zs_setup_resolve(&cfg, &given, &m, &cl, err);
+    rc = zs_cfg_args_resolve(&l->a, l->opts, l->nopts,
+                             l->a.npos == 2 ? l->a.pos[1] : NULL, cfg, m, cl,
+                             err);
     if (rc)
         return rc;
-    if ((rs = zs_args_get(&a, opts, nopts, "rank"))) {
-        char *end;
-        rank = strtol(rs, &end, 10);
-        if (*end || rank < 0 || rank >= cfg.world)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid value for '--rank': must be an integer "
-                              "in [0, %lld] (got '%s')",
-                              (long long)cfg.world - 1, rs);
-    }
+    *rank = 0;
+    return zs_cli_int("rank", zs_cli_get(l, "rank"), 0, (long)cfg->world - 1,
+                      rank, err);
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct zs_cli_line l;
+    struct zs_cfg cfg;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_setup su = {0};
+    struct zs_sim_result res;
+    struct zs_export ex;
+    zs_sim *sim;
+    const char *out = NULL;
+    long rank = 0;
+    int rc;
+
+    rc = sched_parse(argc, argv, &l, &cfg, &m, &cl, &rank, &out, err);
+    if (rc)
+        return rc;
     memset(&ex, 0, sizeof ex);
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &cfg;
-    su.plan_mode = false;
     su.ex = &ex;
     sim = zs_sim_new();
     if (!sim)

@@ -112,117 +112,136 @@ static const struct zs_opt own[] = {
     {"fail-on-oom", 0}, {"plot", 1},  {"db", 1},
 };
 
-static int run(int argc, char **argv, struct zs_err *err)
-{
-    struct zs_opt opts[ZS_ARGS_MAXOPTS];
-    size_t nopts = zs_cfg_args_opts(own, sizeof own / sizeof own[0], opts);
-    struct zs_args a;
+#define NOWN (sizeof own / sizeof own[0])
+
+/* A simulate command line, resolved. */
+struct sim_line {
+    struct zs_cli_line l;
+    const char *scenario; /* the positional scenario file, or NULL */
     struct zs_cfg cfg;
-    struct zs_cfg_given given;
     struct zs_model m;
     struct zs_cluster cl;
-    struct zs_setup su = {0};
-    struct zs_runout ro;
-    bool whole;
-    struct zs_sim_result res;
-    struct zs_simout o;
-    zs_sim *sim = NULL;
-    const char *trace, *timeline;
-    int rc;
+    bool whole; /* --dataset-samples: the whole run too (run/run.h) */
+};
 
-    rc = zs_args_parse(argc, argv, opts, nopts, "simulate", &a, err);
-    if (rc)
-        return rc;
-    if (a.npos > 1)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "'simulate' takes at most one scenario file (got %d)",
-                          a.npos);
-    zs_cfg_defaults(&cfg);
-    rc = zs_cfg_args_apply(&a, opts, nopts, a.npos ? a.pos[0] : NULL, &cfg,
-                       &given, err);
+static int sim_parse(int argc, char **argv, struct sim_line *s,
+                     struct zs_err *err)
+{
+    const struct zs_cli_line *l = &s->l;
+    int rc = zs_cli_parse(argc, argv, own, NOWN, "simulate", &s->l, err);
     if (!rc)
-        rc = zs_setup_resolve(&cfg, &given, &m, &cl, err);
+        rc = zs_cli_scenario(l, "simulate", &s->scenario, err);
+    if (!rc)
+        rc = zs_cfg_args_resolve(&l->a, l->opts, l->nopts, s->scenario,
+                                 &s->cfg, &s->m, &s->cl, err);
     if (rc)
         return rc;
-    whole = zs_run_wanted(&cfg);
+    s->whole = zs_run_wanted(&s->cfg);
     /* whole-run fields: a bad value names the flag, or the file it came from */
-    rc = zs_run_check(&cfg,
-                      zs_args_get(&a, opts, nopts, "leak")
-                          ? NULL
-                          : (a.npos ? a.pos[0] : NULL),
-                      zs_args_get(&a, opts, nopts, "dataset-samples")
-                          ? NULL
-                          : (a.npos ? a.pos[0] : NULL),
+    rc = zs_run_check(&s->cfg, zs_cli_get(l, "leak") ? NULL : s->scenario,
+                      zs_cli_get(l, "dataset-samples") ? NULL : s->scenario,
                       err);
     if (rc)
         return rc;
-    if (zs_args_get(&a, opts, nopts, "plot") && !whole)
+    if (zs_cli_get(l, "plot") && !s->whole)
         return zs_err_set(
             err, ZS_EUSAGE,
             "'--plot' draws the whole run: give '--dataset-samples N' too");
-    su.model = &m;
-    su.cluster = &cl;
-    su.cfg = &cfg;
+    return 0;
+}
+
+/* --trace, --timeline (of the step, or of the whole run) and --plot. */
+static int sim_files(const struct sim_line *s, zs_sim *sim,
+                     const struct zs_runout *ro, struct zs_err *err)
+{
+    const char *trace = zs_cli_get(&s->l, "trace");
+    const char *timeline = zs_cli_get(&s->l, "timeline");
+    const char *plot = zs_cli_get(&s->l, "plot");
+    int rc = 0;
+
+    if (trace && (rc = zs_write_trace(sim, trace, err)))
+        return rc;
+    if (timeline && !s->whole &&
+        (rc = zs_write_timeline(sim, 0, 1, (int)s->cfg.procs_per_node,
+                                timeline, err)))
+        return rc;
+    if (timeline && s->whole &&
+        (rc = zs_runout_write_timeline(ro, timeline, err)))
+        return rc;
+    if (s->whole && plot)
+        rc = zs_runout_plot(ro, plot, err);
+    return rc;
+}
+
+/* The zsim.simulate/1 document for --json (printed) and --db (recorded);
+ * the text unless --json. */
+static int sim_print(const struct sim_line *s, const struct zs_simout *o,
+                     const struct zs_runout *ro, int argc, char **argv,
+                     struct zs_err *err)
+{
+    bool want_json = zs_cli_get(&s->l, "json") != NULL;
+    const char *db = zs_cli_get(&s->l, "db");
+    if (want_json || db) {
+        char *doc = s->whole
+                        ? zs_simout_json_with(o, "run", zs_runout_json(ro))
+                        : zs_simout_json(o);
+        int rc = 0;
+        if (!doc)
+            return zs_err_set(err, ZS_ENOMEM, "out of memory writing JSON");
+        /* --db records the same document --json prints */
+        if (db)
+            rc = zs_cli_record(db, "simulate", s->cfg.name, argc, argv, doc,
+                               err);
+        if (!rc && want_json) {
+            fputs(doc, stdout);
+            fputc('\n', stdout);
+        }
+        zs_free(doc);
+        if (rc)
+            return rc;
+    }
+    if (!want_json) {
+        zs_simout_print(o, stdout);
+        if (s->whole)
+            zs_runout_print(ro, stdout);
+    }
+    return 0;
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct sim_line s;
+    struct zs_setup su = {0};
+    struct zs_sim_result res;
+    struct zs_runout ro;
+    struct zs_simout o;
+    zs_sim *sim;
+    int rc = sim_parse(argc, argv, &s, err);
+
+    if (rc)
+        return rc;
+    su.model = &s.m;
+    su.cluster = &s.cl;
+    su.cfg = &s.cfg;
     sim = zs_sim_new();
     if (!sim)
         return zs_err_set(err, ZS_ENOMEM, "out of memory");
     rc = zs_simulate(&su, sim, &res, err);
-    if (rc)
-        goto out;
-    if (whole && (rc = zs_runout_compose(&ro, &su, &res, sim, err)))
-        goto out;
+    if (!rc && s.whole)
+        rc = zs_runout_compose(&ro, &su, &res, sim, err);
     o.su = &su;
     o.res = &res;
-    o.model_input = cfg.model;
+    o.model_input = s.cfg.model;
     o.sim = sim;
-    trace = zs_args_get(&a, opts, nopts, "trace");
-    timeline = zs_args_get(&a, opts, nopts, "timeline");
-    if (trace && (rc = zs_write_trace(sim, trace, err)))
-        goto out;
-    if (timeline && !whole &&
-        (rc = zs_write_timeline(sim, 0, 1, (int)cfg.procs_per_node, timeline,
-                                err)))
-        goto out;
-    if (timeline && whole &&
-        (rc = zs_runout_write_timeline(&ro, timeline, err)))
-        goto out;
-    if (whole && zs_args_get(&a, opts, nopts, "plot") &&
-        (rc = zs_runout_plot(&ro, zs_args_get(&a, opts, nopts, "plot"), err)))
-        goto out;
-    {
-        bool want_json = zs_args_get(&a, opts, nopts, "json") != NULL;
-        const char *db = zs_args_get(&a, opts, nopts, "db");
-        if (want_json || db) {
-            char *doc =
-                whole ? zs_simout_json_with(&o, "run", zs_runout_json(&ro))
-                      : zs_simout_json(&o);
-            if (!doc) {
-                rc = zs_err_set(err, ZS_ENOMEM, "out of memory writing JSON");
-                goto out;
-            }
-            /* --db records the same document --json prints */
-            if (db && (rc = zs_cli_record(db, "simulate", cfg.name, argc, argv,
-                                          doc, err))) {
-                zs_free(doc);
-                goto out;
-            }
-            if (want_json) {
-                fputs(doc, stdout);
-                fputc('\n', stdout);
-            }
-            zs_free(doc);
-        }
-        if (!want_json) {
-            zs_simout_print(&o, stdout);
-            if (whole)
-                zs_runout_print(&ro, stdout);
-        }
-    }
-    if ((res.oom.where != ZS_OOM_NONE ||
-         (whole && ro.run.oom.where != ZS_OOM_NONE)) &&
-        zs_args_get(&a, opts, nopts, "fail-on-oom"))
+    if (!rc)
+        rc = sim_files(&s, sim, &ro, err);
+    if (!rc)
+        rc = sim_print(&s, &o, &ro, argc, argv, err);
+    if (!rc &&
+        (res.oom.where != ZS_OOM_NONE ||
+         (s.whole && ro.run.oom.where != ZS_OOM_NONE)) &&
+        zs_cli_get(&s.l, "fail-on-oom"))
         rc = zs_err_set(err, ZS_EGATE, "%s", "");
-out:
     zs_sim_free(sim);
     return rc;
 }
