@@ -114,119 +114,166 @@ static int load_cluster(const char *spec, int64_t host_ram,
 }
 #endif
 
-static int run(int argc, char **argv, struct zs_err *err)
-{
+/* What the command line names: the files and the cluster to read. */
+struct lint_line {
     struct zs_args a;
-    struct lint_job *j = NULL;
-    struct zs_lint_input in;
-    struct zs_dsconfig_ctx ctx;
-    const char *ds_path, *model, *gpus, *ram, *ver, *targs, *audio;
-    int64_t host_ram = 0;
-    int rc;
+    const char *ds_path, *model, *gpus, *targs;
+    int64_t host_ram; /* 0: not given */
+};
 
-    rc = zs_args_parse(argc, argv, g_opts, NOPTS, "lint", &a, err);
-    if (rc)
-        return rc;
-    /* the config as a positional argument or with --ds-config, once */
-    ds_path = zs_args_get(&a, g_opts, NOPTS, "ds-config");
-    if (a.npos > 1 || (a.npos == 1 && ds_path))
+/* The config, as a positional argument or with --ds-config, once. */
+static int lint_ds_path(struct lint_line *l, struct zs_err *err)
+{
+    const struct zs_args *a = &l->a;
+    l->ds_path = zs_args_get(a, g_opts, NOPTS, "ds-config");
+    if (a->npos > 1 || (a->npos == 1 && l->ds_path))
         return zs_err_set(err, ZS_EUSAGE,
                           "unexpected argument '%s' for 'lint': it checks one "
                           "config, given as FILE or --ds-config FILE",
-                          a.pos[a.npos - 1]);
-    if (a.npos == 1)
-        ds_path = a.pos[0];
-    model = zs_args_get(&a, g_opts, NOPTS, "model");
-    gpus = zs_args_get(&a, g_opts, NOPTS, "gpus");
-    ram = zs_args_get(&a, g_opts, NOPTS, "host-ram");
-    ver = zs_args_get(&a, g_opts, NOPTS, "deepspeed-version");
-    targs = zs_args_get(&a, g_opts, NOPTS, "trainer-args");
-    audio = zs_args_get(&a, g_opts, NOPTS, "audio-output");
-    if (!ds_path || !*ds_path)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "missing --ds-config FILE (see 'zsim lint --help')");
-    if (ram && !gpus)
-        return zs_err_set(err, ZS_EUSAGE, "--host-ram needs --gpus SPEC");
-    if (ram) {
-        int prc = zs_parse_bytes(ram, &host_ram);
-        if (prc != 0 || host_ram < ZS_GiB)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid --host-ram '%s': must be a size in "
-                              "[1 GiB, 1 PiB], e.g. 2TiB",
-                              ram);
-    }
-    memset(&in, 0, sizeof in);
-    memset(&ctx, 0, sizeof ctx);
-    in.zero_init = zs_args_get(&a, g_opts, NOPTS, "no-zero-init") == NULL;
-    in.audio_output = -1;
+                          a->pos[a->npos - 1]);
+    if (a->npos == 1)
+        l->ds_path = a->pos[0];
+    return 0;
+}
+
+/* --no-zero-init, --audio-output on|off and --deepspeed-version into the
+ * rules' input and the DeepSpeed reader's context. */
+static int lint_knobs(const struct zs_args *a, struct zs_lint_input *in,
+                      struct zs_dsconfig_ctx *ctx, struct zs_err *err)
+{
+    const char *audio = zs_args_get(a, g_opts, NOPTS, "audio-output");
+    const char *ver = zs_args_get(a, g_opts, NOPTS, "deepspeed-version");
+    int rc;
+
+    in->zero_init = zs_args_get(a, g_opts, NOPTS, "no-zero-init") == NULL;
+    in->audio_output = -1;
     if (audio) {
         if (strcmp(audio, "on") == 0)
-            in.audio_output = 1;
+            in->audio_output = 1;
         else if (strcmp(audio, "off") == 0)
-            in.audio_output = 0;
+            in->audio_output = 0;
         else
             return zs_err_set(err, ZS_EUSAGE,
                               "invalid --audio-output '%s': must be on or off",
                               audio);
     }
     if (ver) {
-        rc = zs_ds_version_parse(ver, &ctx.version, err);
+        rc = zs_ds_version_parse(ver, &ctx->version, err);
         if (rc)
             return rc;
-        in.version_given = true;
+        in->version_given = true;
     }
+    return 0;
+}
 
-    j = zs_calloc(1, sizeof *j);
-    if (!j)
-        return zs_err_set(err, ZS_ENOMEM, "out of memory");
-    if (targs) {
-        rc = zs_trainer_args_load(targs, &j->trainer, err);
-        if (rc)
-            goto done;
-        ctx.trainer = &j->trainer;
-        in.trainer = &j->trainer;
-    }
-    if (model) {
-        rc = load_model(model, &j->model, err);
-        if (rc)
-            goto done;
-        in.model = &j->model;
-        ctx.hidden_size = j->model.hidden;
-    }
-    if (gpus) {
-        rc = load_cluster(gpus, host_ram, &j->cluster, err);
-        if (rc)
-            goto done;
-        in.cluster = &j->cluster;
-        ctx.world_size = j->cluster.nodes * j->cluster.node.gpus_per_node;
-    }
-    ctx.notes = &j->notes;
-    rc = zs_dsconfig_load(ds_path, &ctx, &j->ds, err);
+static int lint_parse(int argc, char **argv, struct lint_line *l,
+                      struct zs_lint_input *in, struct zs_dsconfig_ctx *ctx,
+                      struct zs_err *err)
+{
+    const char *ram;
+    int rc = zs_args_parse(argc, argv, g_opts, NOPTS, "lint", &l->a, err);
+    if (!rc)
+        rc = lint_ds_path(l, err);
     if (rc)
-        goto done;
+        return rc;
+    l->model = zs_args_get(&l->a, g_opts, NOPTS, "model");
+    l->gpus = zs_args_get(&l->a, g_opts, NOPTS, "gpus");
+    l->targs = zs_args_get(&l->a, g_opts, NOPTS, "trainer-args");
+    ram = zs_args_get(&l->a, g_opts, NOPTS, "host-ram");
+    l->host_ram = 0;
+    if (!l->ds_path || !*l->ds_path)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "missing --ds-config FILE (see 'zsim lint --help')");
+    if (ram && !l->gpus)
+        return zs_err_set(err, ZS_EUSAGE, "--host-ram needs --gpus SPEC");
+    if (ram) {
+        int prc = zs_parse_bytes(ram, &l->host_ram);
+        if (prc != 0 || l->host_ram < ZS_GiB)
+            return zs_err_set(err, ZS_EUSAGE,
+                              "invalid --host-ram '%s': must be a size in "
+                              "[1 GiB, 1 PiB], e.g. 2TiB",
+                              ram);
+    }
+    memset(in, 0, sizeof *in);
+    memset(ctx, 0, sizeof *ctx);
+    return lint_knobs(&l->a, in, ctx, err);
+}
 
-    in.ds = &j->ds;
-    in.notes = &j->notes;
-    in.optimizer = zs_args_get(&a, g_opts, NOPTS, "optimizer");
-    rc = zs_lint_run(&in, &j->report, err);
-    if (rc)
-        goto done;
-    if (zs_args_get(&a, g_opts, NOPTS, "json"))
-        rc = zs_lintout_json(&j->ds, &j->report, &in, stdout, err);
+/* Reads the TrainingArguments, model and cluster given, then the DeepSpeed
+ * JSON under what they say ("auto" values, world size). */
+static int lint_load(const struct lint_line *l, struct lint_job *j,
+                     struct zs_lint_input *in, struct zs_dsconfig_ctx *ctx,
+                     struct zs_err *err)
+{
+    int rc;
+    if (l->targs) {
+        if ((rc = zs_trainer_args_load(l->targs, &j->trainer, err)))
+            return rc;
+        ctx->trainer = &j->trainer;
+        in->trainer = &j->trainer;
+    }
+    if (l->model) {
+        if ((rc = load_model(l->model, &j->model, err)))
+            return rc;
+        in->model = &j->model;
+        ctx->hidden_size = j->model.hidden;
+    }
+    if (l->gpus) {
+        if ((rc = load_cluster(l->gpus, l->host_ram, &j->cluster, err)))
+            return rc;
+        in->cluster = &j->cluster;
+        ctx->world_size = j->cluster.nodes * j->cluster.node.gpus_per_node;
+    }
+    ctx->notes = &j->notes;
+    if ((rc = zs_dsconfig_load(l->ds_path, ctx, &j->ds, err)))
+        return rc;
+    in->ds = &j->ds;
+    in->notes = &j->notes;
+    return 0;
+}
+
+/* The findings as text or JSON; exit 4 (with no further message) when any
+ * is an error. */
+static int lint_print(const struct lint_line *l, const struct lint_job *j,
+                      const struct zs_lint_input *in, struct zs_err *err)
+{
+    int rc = 0;
+    if (zs_args_get(&l->a, g_opts, NOPTS, "json"))
+        rc = zs_lintout_json(&j->ds, &j->report, in, stdout, err);
     else
-        zs_lintout_text(&j->ds, &j->report, &in, stdout);
+        zs_lintout_text(&j->ds, &j->report, in, stdout);
     if (rc)
-        goto done;
-    if (fflush(stdout) != 0) {
-        rc = zs_err_set(err, ZS_EIO, "cannot write the report");
-        goto done;
-    }
+        return rc;
+    if (fflush(stdout) != 0)
+        return zs_err_set(err, ZS_EIO, "cannot write the report");
     if (j->report.n_error > 0) {
         /* The verdict is already printed: exit 4 with no extra message. */
         zs_err_set(err, ZS_EGATE, "%s", "");
-        rc = ZS_EGATE;
+        return ZS_EGATE;
     }
-done:
+    return 0;
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct lint_line l;
+    struct lint_job *j;
+    struct zs_lint_input in;
+    struct zs_dsconfig_ctx ctx;
+    int rc = lint_parse(argc, argv, &l, &in, &ctx, err);
+
+    if (rc)
+        return rc;
+    j = zs_calloc(1, sizeof *j);
+    if (!j)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
+    rc = lint_load(&l, j, &in, &ctx, err);
+    if (!rc) {
+        in.optimizer = zs_args_get(&l.a, g_opts, NOPTS, "optimizer");
+        rc = zs_lint_run(&in, &j->report, err);
+    }
+    if (!rc)
+        rc = lint_print(&l, j, &in, err);
     zs_free(j);
     return rc;
 }
