@@ -265,102 +265,152 @@ static int do_compare(zs_store *st, const char *ref, const char *tolspec,
     return 0;
 }
 
-static int run(int argc, char **argv, struct zs_err *err)
-{
+/* What `zsim report` was asked to do: an action is named when not NULL. */
+struct report_line {
     struct zs_args a;
     const char *db, *out, *base, *add, *tag, *wb;
-    struct pending_add pa;
-    zs_store *st = NULL;
+};
+
+/* Options that only mean something beside another, checked in this order:
+ * "--OPTION needs WHAT" when `needs` is absent. */
+static const struct {
+    const char *needs, *what;
+    const char *opts[4];
+} g_deps[] = {
+    {"out", "--out DIR", {"format", "no-charts", "validation", NULL}},
+    {"baseline", "--baseline REF", {"tolerance", "strict", "junit", NULL}},
+    {"add", "--add DOC.json", {"scenario", NULL}},
+};
+
+static int check_deps(const struct zs_args *a, struct zs_err *err)
+{
+    for (size_t i = 0; i < sizeof g_deps / sizeof g_deps[0]; i++) {
+        if (opt(a, g_deps[i].needs))
+            continue;
+        for (size_t k = 0; g_deps[i].opts[k]; k++)
+            if (opt(a, g_deps[i].opts[k]))
+                return zs_err_set(err, ZS_EUSAGE, "--%s needs %s",
+                                  g_deps[i].opts[k], g_deps[i].what);
+    }
+    return 0;
+}
+
+/* The options, checked before anything is opened. */
+static int report_parse(int argc, char **argv, struct report_line *r,
+                        struct zs_err *err)
+{
+    const struct zs_args *a = &r->a;
+    const char *format;
     int rc;
 
-    if ((rc = zs_args_parse(argc, argv, g_opts, NOPTS, "report", &a, err)))
+    if ((rc = zs_args_parse(argc, argv, g_opts, NOPTS, "report", &r->a, err)))
         return rc;
-    if (a.npos)
+    if (a->npos)
         return zs_err_set(
             err, ZS_EUSAGE,
             "unexpected argument '%s' for 'report' (see 'zsim report --help')",
-            a.pos[0]);
-    db = opt(&a, "db");
-    out = opt(&a, "out");
-    base = opt(&a, "baseline");
-    add = opt(&a, "add");
-    tag = opt(&a, "tag");
-    wb = opt(&a, "write-baseline");
-    if (!db)
+            a->pos[0]);
+    r->db = opt(a, "db");
+    r->out = opt(a, "out");
+    r->base = opt(a, "baseline");
+    r->add = opt(a, "add");
+    r->tag = opt(a, "tag");
+    r->wb = opt(a, "write-baseline");
+    if (!r->db)
         return zs_err_set(
             err, ZS_EUSAGE,
             "'report' needs --db FILE (see 'zsim report --help')");
-    if (!out && !base && !add && !tag && !wb)
+    if (!r->out && !r->base && !r->add && !r->tag && !r->wb)
         return zs_err_set(
             err, ZS_EUSAGE,
             "nothing to do: give --out DIR, --baseline REF, --add DOC.json, "
             "--tag NAME or --write-baseline DIR");
-    if (!out &&
-        (opt(&a, "format") || opt(&a, "no-charts") || opt(&a, "validation")))
-        return zs_err_set(err, ZS_EUSAGE, "--%s needs --out DIR",
-                          opt(&a, "format")      ? "format"
-                          : opt(&a, "no-charts") ? "no-charts"
-                                                 : "validation");
-    if (!base &&
-        (opt(&a, "tolerance") || opt(&a, "strict") || opt(&a, "junit")))
-        return zs_err_set(err, ZS_EUSAGE, "--%s needs --baseline REF",
-                          opt(&a, "tolerance") ? "tolerance"
-                          : opt(&a, "strict")  ? "strict"
-                                               : "junit");
-    if (!add && opt(&a, "scenario"))
-        return zs_err_set(err, ZS_EUSAGE, "--scenario needs --add DOC.json");
-    if (opt(&a, "tolerance")) {
+    if ((rc = check_deps(a, err)))
+        return rc;
+    if (opt(a, "tolerance")) {
         struct zs_tolerance tol;
-        if ((rc = zs_tolerance_parse(opt(&a, "tolerance"), &tol, err)))
+        if ((rc = zs_tolerance_parse(opt(a, "tolerance"), &tol, err)))
             return rc;
     }
-    if (opt(&a, "format") && strcmp(opt(&a, "format"), "html") &&
-        strcmp(opt(&a, "format"), "md") && strcmp(opt(&a, "format"), "both"))
+    format = opt(a, "format");
+    if (format && strcmp(format, "html") && strcmp(format, "md") &&
+        strcmp(format, "both"))
         return zs_err_set(err, ZS_EUSAGE,
                           "invalid --format '%s': must be html, md or both",
-                          opt(&a, "format"));
+                          format);
+    return 0;
+}
 
-    memset(&pa, 0, sizeof pa);
-    if (add && (rc = read_add(add, opt(&a, "scenario"), &pa, err)))
-        return rc;
-    rc = add ? zs_store_open(db, &st, err)
-             : zs_store_open_existing(db, &st, err);
-    if (rc) {
-        release_add(&pa);
-        return rc;
-    }
-    /* Readers check the whole file first: a corrupt store is an input
-     * error (exit 3), never a half-written report. */
-    if (!add && (rc = zs_store_check(st, err)))
-        goto out;
-    if (add && (rc = do_add(st, &pa, argc, argv, err)))
-        goto out;
-    if (tag) {
-        size_t n;
-        if ((rc = zs_store_tag(st, tag, zs_store_now(), &n, err)))
-            goto out;
+static int do_tag(zs_store *st, const char *tag, const char *db,
+                  struct zs_err *err)
+{
+    size_t n;
+    int rc = zs_store_tag(st, tag, zs_store_now(), &n, err);
+    if (!rc)
         printf("tagged %zu run%s as '%s' in %s\n", n, n == 1 ? "" : "s", tag,
                db);
-    }
-    if (wb) {
-        struct zs_run_list latest;
-        size_t n = 0;
-        if ((rc = zs_store_latest(st, &latest, err)))
-            goto out;
-        rc = zs_baseline_write(&latest, wb, &n, err);
-        zs_run_list_release(&latest);
-        if (rc)
-            goto out;
-        printf("wrote %zu baseline file%s to %s\n", n, n == 1 ? "" : "s", wb);
-    }
-    if (out &&
-        (rc = do_render(st, out, opt(&a, "format"), !opt(&a, "no-charts"),
-                        opt(&a, "validation"), err)))
-        goto out;
-    if (base)
-        rc = do_compare(st, base, opt(&a, "tolerance"),
-                        opt(&a, "strict") != NULL, opt(&a, "junit"), err);
-out:
+    return rc;
+}
+
+static int do_write_baseline(zs_store *st, const char *dir,
+                             struct zs_err *err)
+{
+    struct zs_run_list latest;
+    size_t n = 0;
+    int rc = zs_store_latest(st, &latest, err);
+    if (rc)
+        return rc;
+    rc = zs_baseline_write(&latest, dir, &n, err);
+    zs_run_list_release(&latest);
+    if (!rc)
+        printf("wrote %zu baseline file%s to %s\n", n, n == 1 ? "" : "s", dir);
+    return rc;
+}
+
+/* The actions in their order: --add, --tag, --write-baseline, --out,
+ * --baseline. */
+static int report_actions(zs_store *st, const struct report_line *r,
+                          struct pending_add *pa, int argc, char **argv,
+                          struct zs_err *err)
+{
+    const struct zs_args *a = &r->a;
+    int rc;
+    /* Readers check the whole file first: a corrupt store is an input
+     * error (exit 3), never a half-written report. */
+    if (!r->add && (rc = zs_store_check(st, err)))
+        return rc;
+    if (r->add && (rc = do_add(st, pa, argc, argv, err)))
+        return rc;
+    if (r->tag && (rc = do_tag(st, r->tag, r->db, err)))
+        return rc;
+    if (r->wb && (rc = do_write_baseline(st, r->wb, err)))
+        return rc;
+    if (r->out &&
+        (rc = do_render(st, r->out, opt(a, "format"), !opt(a, "no-charts"),
+                        opt(a, "validation"), err)))
+        return rc;
+    if (r->base)
+        return do_compare(st, r->base, opt(a, "tolerance"),
+                          opt(a, "strict") != NULL, opt(a, "junit"), err);
+    return 0;
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    struct report_line r;
+    struct pending_add pa;
+    zs_store *st = NULL;
+    int rc;
+
+    if ((rc = report_parse(argc, argv, &r, err)))
+        return rc;
+    memset(&pa, 0, sizeof pa);
+    if (r.add && (rc = read_add(r.add, opt(&r.a, "scenario"), &pa, err)))
+        return rc;
+    rc = r.add ? zs_store_open(r.db, &st, err)
+               : zs_store_open_existing(r.db, &st, err);
+    if (!rc)
+        rc = report_actions(st, &r, &pa, argc, argv, err);
     release_add(&pa);
     zs_store_close(st);
     fflush(stdout);
