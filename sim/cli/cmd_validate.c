@@ -79,9 +79,12 @@ static const struct zs_opt g_opts[] = {
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
-static int parse_pct(const char *opt, const char *text, double *out,
-                     struct zs_err *err)
+/* Option --opt of a (absent: *out untouched) as a percentage in
+ * (0, 1000]. */
+static int opt_pct(const struct zs_args *a, const char *opt, double *out,
+                   struct zs_err *err)
 {
+    const char *text = zs_args_get(a, g_opts, NOPTS, opt);
     char *end = NULL;
     double v;
     if (!text)
@@ -323,12 +326,8 @@ static int run_published(const struct zs_args *a, const char *dir,
     double margin = 2;
     int rc;
 
-    rc = parse_pct("margin", zs_args_get(a, g_opts, NOPTS, "margin"), &margin,
-                   err);
-    if (rc)
-        return rc;
-    rc = zs_pub_set_load(dir, &s, err);
-    if (rc)
+    if ((rc = opt_pct(a, "margin", &margin, err)) ||
+        (rc = zs_pub_set_load(dir, &s, err)))
         return rc;
     if (wr) {
         rc = pub_write_accuracy(&s, wr, margin, err);
@@ -354,13 +353,60 @@ static int run_published(const struct zs_args *a, const char *dir,
     return rc;
 }
 
+/* One measured file against its predictions (its own, or those of
+ * --schedule), gated by --max-mem-err and --max-time-err. */
+static int run_measured(const struct zs_args *a, const char *mpath,
+                        struct zs_err *err)
+{
+    const char *spath = zs_args_get(a, g_opts, NOPTS, "schedule");
+    struct zs_measured m;
+    struct zs_validation v;
+    double mem_lim = 5, time_lim = 10;
+    int rc;
+
+    if ((rc = opt_pct(a, "max-mem-err", &mem_lim, err)) ||
+        (rc = opt_pct(a, "max-time-err", &time_lim, err)))
+        return rc;
+    if ((rc = zs_measured_read(mpath, &m, err)))
+        return rc;
+    if (spath && (rc = take_predictions(&m, mpath, spath, err)))
+        goto out;
+    if (!m.has_pred) {
+        rc =
+            zs_err_set(err, ZS_EUSAGE,
+                       "'%s' holds no predictions ('predicted' is null): "
+                       "pass the schedule of the same run with --schedule FILE",
+                       mpath);
+        goto out;
+    }
+    zs_validation_compute(&m, mem_lim, time_lim, &v);
+    if (zs_args_get(a, g_opts, NOPTS, "json"))
+        rc = zs_validateout_json(mpath, &m, &v, mem_lim, time_lim, err);
+    else
+        rc = zs_validateout_text(mpath, &m, &v, mem_lim, time_lim);
+    if (rc) {
+        if (!err->msg[0])
+            zs_err_set(err, rc, "out of memory");
+        goto out;
+    }
+    for (int k = 0; !v.ok && k < v.nq; k++)
+        if (!v.q[k].ok) {
+            rc = zs_err_set(err, ZS_EGATE,
+                            "validation failed for '%s': %s error %+.1f %% "
+                            "exceeds %g %%",
+                            mpath, v.q[k].label, v.q[k].err_pct,
+                            v.q[k].limit_pct);
+            break;
+        }
+out:
+    zs_measured_release(&m);
+    return rc;
+}
+
 static int run(int argc, char **argv, struct zs_err *err)
 {
     struct zs_args a;
-    struct zs_measured m;
-    struct zs_validation v;
-    const char *mpath, *spath;
-    double mem_lim = 5, time_lim = 10;
+    const char *mpath, *pub;
     int rc;
 
     rc = zs_args_parse(argc, argv, g_opts, NOPTS, "validate", &a, err);
@@ -372,14 +418,12 @@ static int run(int argc, char **argv, struct zs_err *err)
                           "goes after --measured)",
                           a.pos[0]);
     mpath = zs_args_get(&a, g_opts, NOPTS, "measured");
-    spath = zs_args_get(&a, g_opts, NOPTS, "schedule");
-    if (zs_args_get(&a, g_opts, NOPTS, "published")) {
-        if (mpath || spath)
+    if ((pub = zs_args_get(&a, g_opts, NOPTS, "published"))) {
+        if (mpath || zs_args_get(&a, g_opts, NOPTS, "schedule"))
             return zs_err_set(err, ZS_EUSAGE,
                               "'--published' compares the corpus: it takes "
                               "no --measured or --schedule");
-        return run_published(&a, zs_args_get(&a, g_opts, NOPTS, "published"),
-                             err);
+        return run_published(&a, pub, err);
     }
     if (zs_args_get(&a, g_opts, NOPTS, "accuracy") ||
         zs_args_get(&a, g_opts, NOPTS, "write-accuracy") ||
@@ -391,55 +435,7 @@ static int run(int argc, char **argv, struct zs_err *err)
         return zs_err_set(err, ZS_EUSAGE,
                           "'validate' needs --measured FILE (see 'zsim "
                           "validate --help')");
-    rc = parse_pct("max-mem-err", zs_args_get(&a, g_opts, NOPTS, "max-mem-err"),
-                   &mem_lim, err);
-    if (!rc)
-        rc = parse_pct("max-time-err",
-                       zs_args_get(&a, g_opts, NOPTS, "max-time-err"),
-                       &time_lim, err);
-    if (rc)
-        return rc;
-
-    rc = zs_measured_read(mpath, &m, err);
-    if (rc)
-        return rc;
-    if (spath) {
-        rc = take_predictions(&m, mpath, spath, err);
-        if (rc)
-            goto out;
-    }
-    if (!m.has_pred) {
-        rc =
-            zs_err_set(err, ZS_EUSAGE,
-                       "'%s' holds no predictions ('predicted' is null): "
-                       "pass the schedule of the same run with --schedule FILE",
-                       mpath);
-        goto out;
-    }
-    zs_validation_compute(&m, mem_lim, time_lim, &v);
-    if (zs_args_get(&a, g_opts, NOPTS, "json"))
-        rc = zs_validateout_json(mpath, &m, &v, mem_lim, time_lim, err);
-    else
-        rc = zs_validateout_text(mpath, &m, &v, mem_lim, time_lim);
-    if (rc) {
-        if (!err->msg[0])
-            zs_err_set(err, rc, "out of memory");
-        goto out;
-    }
-    if (!v.ok) {
-        for (int k = 0; k < v.nq; k++)
-            if (!v.q[k].ok) {
-                rc = zs_err_set(err, ZS_EGATE,
-                                "validation failed for '%s': %s error %+.1f %% "
-                                "exceeds %g %%",
-                                mpath, v.q[k].label, v.q[k].err_pct,
-                                v.q[k].limit_pct);
-                break;
-            }
-    }
-out:
-    zs_measured_release(&m);
-    return rc;
+    return run_measured(&a, mpath, err);
 }
 
 const struct zs_cmd zs_cmd_validate = {
