@@ -5,7 +5,7 @@
  * Exit statuses: a bad SPEC or flag value is a usage error (2); a profile
  * file that does not load is invalid input (3).
  */
-#include "cli/cmd.h"
+#include "cli/cli_setup.h"
 #include "hw/hw.h"
 #include "present/hwout.h"
 #include "util/alloc.h"
@@ -102,35 +102,24 @@ static int hw_show(const struct zs_args *a, struct zs_err *err)
     return rc;
 }
 
+static int hw_unknown(const struct zs_args *a, struct zs_err *err)
+{
+    static const char *const subs[] = {"list", "show"};
+    int best = zs_str_closest(a->pos[0], subs, 2);
+    if (best >= 0)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "unknown 'hw' subcommand '%s': did you mean '%s'?",
+                          a->pos[0], subs[best]);
+    return zs_err_set(err, ZS_EUSAGE,
+                      "unknown 'hw' subcommand '%s': use list or show",
+                      a->pos[0]);
+}
+
 static int hw_run(int argc, char **argv, struct zs_err *err)
 {
-    struct zs_args a;
-    int rc = zs_args_parse(argc, argv, hw_opts, NOPTS, "hw", &a, err);
-    if (rc)
-        return rc;
-    if (a.npos < 1)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "'hw' needs a subcommand: list or show (see 'zsim "
-                          "hw --help')");
-    if (strcmp(a.pos[0], "list") == 0) {
-        if (a.npos > 1)
-            return zs_err_set(err, ZS_EUSAGE, "'hw list' takes no arguments");
-        return hw_list(err);
-    }
-    if (strcmp(a.pos[0], "show") == 0)
-        return hw_show(&a, err);
-    {
-        static const char *const subs[] = {"list", "show"};
-        int best = zs_str_closest(a.pos[0], subs, 2);
-        if (best >= 0)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "unknown 'hw' subcommand '%s': did you mean "
-                              "'%s'?",
-                              a.pos[0], subs[best]);
-        return zs_err_set(err, ZS_EUSAGE,
-                          "unknown 'hw' subcommand '%s': use list or show",
-                          a.pos[0]);
-    }
+    static const struct zs_cli_list_show subs = {hw_list, hw_show,
+                                                 hw_unknown};
+    return zs_cli_run_list_show(argc, argv, hw_opts, NOPTS, "hw", &subs, err);
 }
 
 const struct zs_cmd zs_cmd_hw = {

@@ -6,7 +6,7 @@
  * Output goes to stdout only after the model resolved and every number was
  * computed, so an error never leaves partial output.
  */
-#include "cli/cmd.h"
+#include "cli/cli_setup.h"
 #include "model/model.h"
 #include "present/modelout.h"
 #include "util/json.h"
@@ -177,27 +177,19 @@ static int cmd_show(const struct zs_args *args, struct zs_err *err)
     return zs_modelout_text(&c, err);
 }
 
-static int run(int argc, char **argv, struct zs_err *err)
+static int cmd_unknown(const struct zs_args *args, struct zs_err *err)
 {
-    struct zs_args args;
-    int rc = zs_args_parse(argc, argv, g_opts, NOPTS, "model", &args, err);
-    if (rc)
-        return rc;
-    if (args.npos < 1)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "'model' needs a subcommand: list or show (see 'zsim "
-                          "model --help')");
-    if (strcmp(args.pos[0], "list") == 0) {
-        if (args.npos != 1)
-            return zs_err_set(err, ZS_EUSAGE,
-                              "'model list' takes no arguments");
-        return cmd_list(err);
-    }
-    if (strcmp(args.pos[0], "show") == 0)
-        return cmd_show(&args, err);
     return zs_err_set(err, ZS_EUSAGE,
                       "unknown subcommand 'model %s': must be list or show",
-                      args.pos[0]);
+                      args->pos[0]);
+}
+
+static int run(int argc, char **argv, struct zs_err *err)
+{
+    static const struct zs_cli_list_show subs = {cmd_list, cmd_show,
+                                                 cmd_unknown};
+    return zs_cli_run_list_show(argc, argv, g_opts, NOPTS, "model", &subs,
+                                err);
 }
 
 const struct zs_cmd zs_cmd_model = {
