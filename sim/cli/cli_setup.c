@@ -120,5 +120,12 @@ int zs_cli_run_list_show(int argc, char **argv, const struct zs_opt *opts,
     }
     if (strcmp(a.pos[0], "show") == 0)
         return subs->show(&a, err);
-    return subs->unknown(&a, err);
+    if (subs->did_you_mean) {
+        static const char *const names[] = {"list", "show"};
+        int best = zs_str_closest(a.pos[0], names, 2);
+        if (best >= 0)
+            return zs_err_set(err, ZS_EUSAGE, subs->did_you_mean, a.pos[0],
+                              names[best]);
+    }
+    return zs_err_set(err, ZS_EUSAGE, subs->unknown, a.pos[0]);
 }

@@ -43,12 +43,15 @@ int zs_cli_int(const char *opt, const char *v, long lo, long hi, long *out,
 int zs_cli_yesno(const char *opt, const char *v, bool *out,
                  struct zs_err *err);
 
-/* The subcommands of hw and model: list (no arguments) and show. */
+/* The subcommands of hw and model: list (no arguments) and show, and the
+ * messages for any other word. */
 struct zs_cli_list_show {
     int (*list)(struct zs_err *err);
     int (*show)(const struct zs_args *a, struct zs_err *err);
-    /* any other word, a->pos[0]: the command words that error */
-    int (*unknown)(const struct zs_args *a, struct zs_err *err);
+    const char *unknown; /* format, %s the word */
+    /* NULL, or the format when the word is close to list or show: %s the
+     * word, then %s the subcommand meant */
+    const char *did_you_mean;
 };
 
 /* Parses argv against opts and runs the subcommand a->pos[0] names; no

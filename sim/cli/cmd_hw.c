@@ -102,24 +102,14 @@ static int hw_show(const struct zs_args *a, struct zs_err *err)
     return rc;
 }
 
-static int hw_unknown(const struct zs_args *a, struct zs_err *err)
-{
-    static const char *const subs[] = {"list", "show"};
-    int best = zs_str_closest(a->pos[0], subs, 2);
-    if (best >= 0)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "unknown 'hw' subcommand '%s': did you mean '%s'?",
-                          a->pos[0], subs[best]);
-    return zs_err_set(err, ZS_EUSAGE,
-                      "unknown 'hw' subcommand '%s': use list or show",
-                      a->pos[0]);
-}
+static const struct zs_cli_list_show hw_subs = {
+    hw_list, hw_show, "unknown 'hw' subcommand '%s': use list or show",
+    "unknown 'hw' subcommand '%s': did you mean '%s'?"};
 
 static int hw_run(int argc, char **argv, struct zs_err *err)
 {
-    static const struct zs_cli_list_show subs = {hw_list, hw_show,
-                                                 hw_unknown};
-    return zs_cli_run_list_show(argc, argv, hw_opts, NOPTS, "hw", &subs, err);
+    return zs_cli_run_list_show(argc, argv, hw_opts, NOPTS, "hw", &hw_subs,
+                                err);
 }
 
 const struct zs_cmd zs_cmd_hw = {

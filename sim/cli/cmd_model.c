@@ -177,18 +177,13 @@ static int cmd_show(const struct zs_args *args, struct zs_err *err)
     return zs_modelout_text(&c, err);
 }
 
-static int cmd_unknown(const struct zs_args *args, struct zs_err *err)
-{
-    return zs_err_set(err, ZS_EUSAGE,
-                      "unknown subcommand 'model %s': must be list or show",
-                      args->pos[0]);
-}
+static const struct zs_cli_list_show g_subs = {
+    cmd_list, cmd_show, "unknown subcommand 'model %s': must be list or show",
+    NULL};
 
 static int run(int argc, char **argv, struct zs_err *err)
 {
-    static const struct zs_cli_list_show subs = {cmd_list, cmd_show,
-                                                 cmd_unknown};
-    return zs_cli_run_list_show(argc, argv, g_opts, NOPTS, "model", &subs,
+    return zs_cli_run_list_show(argc, argv, g_opts, NOPTS, "model", &g_subs,
                                 err);
 }
 
