@@ -9,31 +9,37 @@
 #include <string.h>
 #include <unistd.h>
 
+void zs_cli_run_meta(struct zs_run_meta *m, const char *kind,
+                     const char *scenario, int argc, char **argv, char *line,
+                     size_t cap)
+{
+    size_t len = 0;
+    line[0] = '\0';
+    for (int i = 0; i < argc && len < cap; i++) {
+        int w = snprintf(line + len, cap - len, "%s%s", i ? " " : "zsim ",
+                         argv[i]);
+        if (w > 0)
+            len += (size_t)w;
+    }
+    memset(m, 0, sizeof *m);
+    m->kind = kind;
+    m->scenario = scenario;
+    m->argv_joined = line;
+    m->version = ZS_VERSION;
+    m->git_commit = strcmp(ZS_GIT_COMMIT, "unknown") ? ZS_GIT_COMMIT : NULL;
+    m->unix_time = zs_store_now();
+}
+
 int zs_cli_record(const char *db, const char *kind, const char *scenario,
                   int argc, char **argv, const char *doc, struct zs_err *err)
 {
     char line[2048];
-    size_t len = 0;
     zs_store *st = NULL;
     struct zs_run_meta meta;
-    int rc;
-    line[0] = '\0';
-    for (int i = 0; i < argc && len < sizeof line; i++) {
-        int w = snprintf(line + len, sizeof line - len, "%s%s",
-                         i ? " " : "zsim ", argv[i]);
-        if (w > 0)
-            len += (size_t)w;
-    }
-    rc = zs_store_open(db, &st, err);
+    int rc = zs_store_open(db, &st, err);
     if (rc)
         return rc;
-    memset(&meta, 0, sizeof meta);
-    meta.kind = kind;
-    meta.scenario = scenario;
-    meta.argv_joined = line;
-    meta.version = ZS_VERSION;
-    meta.git_commit = strcmp(ZS_GIT_COMMIT, "unknown") ? ZS_GIT_COMMIT : NULL;
-    meta.unix_time = zs_store_now();
+    zs_cli_run_meta(&meta, kind, scenario, argc, argv, line, sizeof line);
     rc = zs_store_record(st, &meta, doc, err);
     zs_store_close(st);
     return rc;

@@ -61,6 +61,15 @@ int zs_cli_run_list_show(int argc, char **argv, const struct zs_opt *opts,
                          const struct zs_cli_list_show *subs,
                          struct zs_err *err);
 
+struct zs_run_meta; /* store/store.h */
+
+/* Fills m for a run recorded now by this zsim: kind, scenario, version,
+ * commit, and the command line "zsim " + argv joined by spaces into line
+ * (cap bytes, truncated), which m points to. */
+void zs_cli_run_meta(struct zs_run_meta *m, const char *kind,
+                     const char *scenario, int argc, char **argv, char *line,
+                     size_t cap);
+
 /* Records a run document in the SQLite store at db (the --db flag):
  * kind "simulate" or "plan", scenario the configuration's name, the command
  * line, zsim's version and commit, and the time. */

@@ -5,7 +5,7 @@
  * this file parses options and orders the actions:
  *   --add, --tag, --write-baseline, --out (render), --baseline (compare).
  */
-#include "cli/cmd.h"
+#include "cli/cli_setup.h"
 #include "store/report.h"
 #include "store/store.h"
 #include "util/alloc.h"
@@ -97,13 +97,6 @@ static const char *opt(const struct zs_args *a, const char *name)
 /* A run document read by --add: at most 256 MiB. */
 #define DOC_MAX_BYTES (256u << 20)
 
-static void join_argv(int argc, char **argv, char *buf, size_t cap)
-{
-    size_t n = (size_t)snprintf(buf, cap, "zsim");
-    for (int i = 0; i < argc && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, " %s", argv[i]);
-}
-
 /* A document to record, read and checked before the store is opened so
  * that a bad file creates nothing. */
 struct pending_add {
@@ -155,13 +148,8 @@ static int do_add(zs_store *st, struct pending_add *pa, int argc, char **argv,
     int64_t id;
     int rc;
 
-    join_argv(argc, argv, line, sizeof line);
-    m.kind = pa->doc.kind == ZS_RDOC_PLAN ? "plan" : "simulate";
-    m.scenario = pa->scenario;
-    m.argv_joined = line;
-    m.version = ZS_VERSION;
-    m.git_commit = strcmp(ZS_GIT_COMMIT, "unknown") ? ZS_GIT_COMMIT : NULL;
-    m.unix_time = zs_store_now();
+    zs_cli_run_meta(&m, pa->doc.kind == ZS_RDOC_PLAN ? "plan" : "simulate",
+                    pa->scenario, argc, argv, line, sizeof line);
     rc = zs_store_record_id(st, &m, pa->text, &id, err);
     if (!rc)
         printf("recorded run %lld (%s '%s', verdict %s) in %s\n", (long long)id,
