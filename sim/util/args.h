@@ -1,7 +1,8 @@
 /*
- * args.h — the long-option parser every subcommand shares, and small readers
- * of option values.  It sits in util/ because the published-run checks
- * (validate/) read a run's flags with it too, below the CLI.
+ * args.h — the long-option parser every subcommand shares (the readers of
+ * option values with the CLI's messages live in the CLI, beside the
+ * commands).  It sits in util/ because the published-run checks (validate/)
+ * read a run's flags with it too, below the CLI.
  *
  * Options are long only (--name V, --name=V, or a --flag); "--" ends them;
  * an unknown option is a usage error with a did-you-mean.  Values are
