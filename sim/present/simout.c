@@ -80,6 +80,22 @@ void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap)
     }
 }
 
+void zs_simout_reserved_line(FILE *out, const struct zs_cfg *c,
+                             const char *on_every, const char *tail)
+{
+    char a[32];
+    if (!c->gpu_reserved_bytes)
+        return;
+    zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes);
+    if (!c->gpu_reserved_gpus)
+        fprintf(out, "          %s %s\n", a, on_every);
+    else
+        fprintf(out,
+                "          %s held by another process on the last %lld GPUs of "
+                "each node%s\n",
+                a, (long long)c->gpu_reserved_gpus, tail);
+}
+
 static void pct(char *buf, size_t cap, double part, double whole)
 {
     char s[32];
@@ -136,8 +152,7 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
             c->pin_optimizer ? "yes" : "no",
             c->zero_init == ZS_NO ? "no" : "yes");
     if (c->framework == ZS_FW_FSDP2)
-        fprintf(out,
-                "          trainer %s: params %s, reduce %s, %s\n",
+        fprintf(out, "          trainer %s: params %s, reduce %s, %s\n",
                 zs_trainer_name(c->trainer),
                 zs_dtype_name(c->param_dtype_resolved),
                 zs_dtype_name(c->reduce_dtype_resolved),
@@ -145,7 +160,8 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
                     ? "unsharded grads held across accumulation (no_sync), "
                       "one reduce-scatter per step"
                     : "reduce-scatter every micro-step");
-    if (c->offload_optimizer != ZS_OFF_NONE || c->offload_param != ZS_OFF_NONE) {
+    if (c->offload_optimizer != ZS_OFF_NONE ||
+        c->offload_param != ZS_OFF_NONE) {
         /* what the CPU optimizer phase assumed, as the command to run */
         zs_launch_line(c, &cl->node, cl->nodes,
                        c->framework == ZS_FW_DEEPSPEED && c->ds_config[0]
@@ -154,18 +170,12 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
                        buf, sizeof buf);
         fprintf(out, "launch:   %s\n", buf);
     }
-    if (c->gpu_reserved_bytes && !c->gpu_reserved_gpus)
-        fprintf(out, "          %s held on every GPU by another process\n",
-                zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes));
-    else if (c->gpu_reserved_bytes)
-        fprintf(out,
-                "          %s held by another process on the last %lld GPUs of "
-                "each node: %s\n",
-                zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes),
-                (long long)c->gpu_reserved_gpus,
-                zs_reserved_on_rank(c, &su->cluster->node)
-                    ? "training shares them (the worst rank is simulated)"
-                    : "training does not use them");
+    zs_simout_reserved_line(
+        out, c, "held on every GPU by another process",
+        !c->gpu_reserved_gpus ? ""
+        : zs_reserved_on_rank(c, &su->cluster->node)
+            ? ": training shares them (the worst rank is simulated)"
+            : ": training does not use them");
     zs_simout_verdict(o, buf, sizeof buf);
     fprintf(out, "\nverdict: %s\n\n", buf);
 
@@ -433,8 +443,7 @@ char *zs_simout_json_with(const struct zs_simout *o, const char *key,
             /* "layer:N" keeps N (torchtitan selective layer AC) */
             char ck[32];
             if (c->checkpointing == ZS_CKPT_LAYER)
-                snprintf(ck, sizeof ck, "layer:%lld",
-                         (long long)c->ckpt_every);
+                snprintf(ck, sizeof ck, "layer:%lld", (long long)c->ckpt_every);
             else
                 snprintf(ck, sizeof ck, "%s",
                          zs_ckpt_name((enum zs_ckpt)c->checkpointing));
