@@ -10,6 +10,7 @@
 #include "util/units.h"
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -177,99 +178,77 @@ static void print_setup(const struct zs_simout *o, FILE *out)
             : ": training does not use them");
 }
 
-/* The rows of the first-step / steady-step table. */
+/* The rows of the first-step / steady-step table: how a cell is worded
+ * and the zs_step_result field it shows. */
 enum step_cell {
-    SC_TIME,
-    SC_TOKENS,
-    SC_MFU,
-    SC_GPU_ALLOC,
-    SC_GPU_RESERVED,
-    SC_HOST_NODE,
-    SC_HOST_PINNED,
-    SC_HOST_PAGEABLE,
-    SC_HOST_RANK,
-    SC_COMPUTE,
-    SC_COLL,
-    SC_PCIE,
-    SC_NVME,
-    SC_OPT,
-    SC_OTHER,
-    SC_FLUSHES
+    SC_SECONDS,  /* double, seconds */
+    SC_TOKENS,   /* double, "%.0f" */
+    SC_PERCENT,  /* double fraction, "%.1f%%" */
+    SC_BYTES,    /* int64_t bytes */
+    SC_PAGEABLE, /* peak host per node less its pinned part */
+    SC_SHARE,    /* double seconds, with its share of the step time */
+    SC_COUNT     /* int64_t */
 };
 
+#define SR(label, cell, field)                                                 \
+    {                                                                          \
+        label, cell, offsetof(struct zs_step_result, field)                    \
+    }
 static const struct {
     const char *label;
     enum step_cell cell;
+    size_t off;
 } k_step_rows[] = {
-    {"step time", SC_TIME},
-    {"tokens/s per GPU", SC_TOKENS},
-    {"MFU", SC_MFU},
-    {"peak GPU allocated", SC_GPU_ALLOC},
-    {"peak GPU reserved", SC_GPU_RESERVED},
-    {"peak host per node", SC_HOST_NODE},
-    {"  pinned", SC_HOST_PINNED},
-    {"  pageable", SC_HOST_PAGEABLE},
-    {"  per rank", SC_HOST_RANK},
-    {"compute", SC_COMPUTE},
-    {"exposed collectives", SC_COLL},
-    {"exposed PCIe", SC_PCIE},
-    {"exposed NVMe swap", SC_NVME}, /* only when either step swaps */
-    {"optimizer", SC_OPT},
-    {"other (host)", SC_OTHER},
-    {"allocator cache flushes", SC_FLUSHES},
+    SR("step time", SC_SECONDS, time_s),
+    SR("tokens/s per GPU", SC_TOKENS, tokens_per_s_per_gpu),
+    SR("MFU", SC_PERCENT, mfu),
+    SR("peak GPU allocated", SC_BYTES, peak_gpu_allocated),
+    SR("peak GPU reserved", SC_BYTES, peak_gpu_reserved),
+    SR("peak host per node", SC_BYTES, peak_host_per_node),
+    SR("  pinned", SC_BYTES, pinned_host_per_node),
+    SR("  pageable", SC_PAGEABLE, peak_host_per_node),
+    SR("  per rank", SC_BYTES, peak_host_per_rank),
+    SR("compute", SC_SHARE, br_compute),
+    SR("exposed collectives", SC_SHARE, br_coll),
+    SR("exposed PCIe", SC_SHARE, br_pcie),
+    SR("exposed NVMe swap", SC_SHARE, br_nvme), /* when either step swaps */
+    SR("optimizer", SC_SHARE, br_opt),
+    SR("other (host)", SC_SHARE, br_other),
+    SR("allocator cache flushes", SC_COUNT, cache_flushes),
 };
+#undef SR
 
-static void step_cell(char *b, size_t cap, enum step_cell k,
+static void step_cell(char *b, size_t cap, enum step_cell k, size_t off,
                       const struct zs_step_result *s)
 {
+    const char *field = (const char *)s + off;
+    double d = 0;
+    int64_t n = 0;
+    if (k == SC_BYTES || k == SC_PAGEABLE || k == SC_COUNT)
+        memcpy(&n, field, sizeof n);
+    else
+        memcpy(&d, field, sizeof d);
     switch (k) {
-    case SC_TIME:
-        zs_fmt_seconds(b, cap, s->time_s);
+    case SC_SECONDS:
+        zs_fmt_seconds(b, cap, d);
         break;
     case SC_TOKENS:
-        snprintf(b, cap, "%.0f", s->tokens_per_s_per_gpu);
+        snprintf(b, cap, "%.0f", d);
         break;
-    case SC_MFU:
-        snprintf(b, cap, "%.1f%%", s->mfu * 100);
+    case SC_PERCENT:
+        snprintf(b, cap, "%.1f%%", d * 100);
         break;
-    case SC_GPU_ALLOC:
-        zs_fmt_bytes(b, cap, s->peak_gpu_allocated);
+    case SC_BYTES:
+        zs_fmt_bytes(b, cap, n);
         break;
-    case SC_GPU_RESERVED:
-        zs_fmt_bytes(b, cap, s->peak_gpu_reserved);
+    case SC_PAGEABLE:
+        zs_fmt_bytes(b, cap, n - s->pinned_host_per_node);
         break;
-    case SC_HOST_NODE:
-        zs_fmt_bytes(b, cap, s->peak_host_per_node);
-        break;
-    case SC_HOST_PINNED:
-        zs_fmt_bytes(b, cap, s->pinned_host_per_node);
-        break;
-    case SC_HOST_PAGEABLE:
-        zs_fmt_bytes(b, cap, s->peak_host_per_node - s->pinned_host_per_node);
-        break;
-    case SC_HOST_RANK:
-        zs_fmt_bytes(b, cap, s->peak_host_per_rank);
-        break;
-    case SC_COMPUTE:
-        pct(b, cap, s->br_compute, s->time_s);
-        break;
-    case SC_COLL:
-        pct(b, cap, s->br_coll, s->time_s);
-        break;
-    case SC_PCIE:
-        pct(b, cap, s->br_pcie, s->time_s);
-        break;
-    case SC_NVME:
-        pct(b, cap, s->br_nvme, s->time_s);
-        break;
-    case SC_OPT:
-        pct(b, cap, s->br_opt, s->time_s);
-        break;
-    case SC_OTHER:
-        pct(b, cap, s->br_other, s->time_s);
+    case SC_SHARE:
+        pct(b, cap, d, s->time_s);
         break;
     default:
-        snprintf(b, cap, "%lld", (long long)s->cache_flushes);
+        snprintf(b, cap, "%lld", (long long)n);
         break;
     }
 }
@@ -283,10 +262,13 @@ static int step_table(const struct zs_sim_result *r, FILE *out)
         return -1;
     for (size_t i = 0; i < ZS_EMIT_COUNT(k_step_rows); i++) {
         char c0[48], c1[48];
-        if (k_step_rows[i].cell == SC_NVME && !nvme)
+        if (k_step_rows[i].off == offsetof(struct zs_step_result, br_nvme) &&
+            !nvme)
             continue;
-        step_cell(c0, sizeof c0, k_step_rows[i].cell, &r->first);
-        step_cell(c1, sizeof c1, k_step_rows[i].cell, &r->steady);
+        step_cell(c0, sizeof c0, k_step_rows[i].cell, k_step_rows[i].off,
+                  &r->first);
+        step_cell(c1, sizeof c1, k_step_rows[i].cell, k_step_rows[i].off,
+                  &r->steady);
         zs_table_rowf(t, "%s\t%s\t%s", k_step_rows[i].label, c0, c1);
     }
     zs_table_print(t, out, 2);
