@@ -3,6 +3,7 @@
  * tables, one cluster's figures with their sources, and zsim.hw/1.
  */
 #include "present/hwout.h"
+#include "present/emit.h"
 #include "util/json.h"
 #include "util/table.h"
 #include "util/units.h"
@@ -31,33 +32,44 @@ static char *fmt_gb(char *buf, size_t cap, double bytes_per_s)
 
 /* ---- hw list ------------------------------------------------------------ */
 
-int zs_hwout_list(const struct zs_node *nodes, struct zs_err *err)
+/* "a, b, c" into buf. */
+static void join_aliases(char *buf, size_t cap, const char *const *aliases)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; aliases[k]; k++)
+        len += (size_t)snprintf(buf + len, cap - len, k ? ", %s" : "%s",
+                                aliases[k]);
+}
+
+/* The loaded profile of the GPU's default node, or NULL. */
+static const struct zs_node *default_node(const struct zs_node *nodes,
+                                          const struct zs_hw_gpu_entry *ge)
+{
+    const struct zs_hw_node_entry *ne;
+    const struct zs_node *dn = NULL;
+    int nn = zs_hw_node_entries(&ne);
+    for (int j = 0; j < nn; j++)
+        if (strcmp(ne[j].file, ge->node_file) == 0)
+            dn = &nodes[j];
+    return dn;
+}
+
+static int gpu_list(const struct zs_node *nodes, struct zs_err *err)
 {
     const struct zs_hw_gpu_entry *ge;
-    const struct zs_hw_node_entry *ne;
-    int ng = zs_hw_gpu_entries(&ge), nn = zs_hw_node_entries(&ne);
-    struct zs_table *t;
-    int rc = 0;
+    int ng = zs_hw_gpu_entries(&ge), rc = 0;
+    struct zs_table *t = zs_emit_table(
+        6, "llrrrl",
+        "name\taliases\tHBM (torch)\tbf16 dense\tHBM bw\tdefault node");
 
-    t = zs_table_new(6, "llrrrl");
-    if (!t) {
-        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
-        goto done;
-    }
+    if (!t)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
     printf("GPUs:\n");
-    zs_table_header(t);
-    rc = zs_table_rowf(t, "name\taliases\tHBM (torch)\tbf16 dense\tHBM bw\t"
-                          "default node");
     for (int i = 0; i < ng && !rc; i++) {
-        char aliases[160] = "", hbm[24], bw[24];
-        size_t len = 0;
-        const struct zs_node *dn = NULL;
-        for (int k = 0; ge[i].aliases[k]; k++)
-            len += (size_t)snprintf(aliases + len, sizeof aliases - len,
-                                    k ? ", %s" : "%s", ge[i].aliases[k]);
-        for (int j = 0; j < nn; j++)
-            if (strcmp(ne[j].file, ge[i].node_file) == 0)
-                dn = &nodes[j];
+        char aliases[160], hbm[24], bw[24];
+        const struct zs_node *dn = default_node(nodes, &ge[i]);
+        join_aliases(aliases, sizeof aliases, ge[i].aliases);
         if (!dn) {
             rc = zs_err_set(err, ZS_ERUNTIME,
                             "internal: no node '%s' for GPU %s",
@@ -70,24 +82,26 @@ int zs_hwout_list(const struct zs_node *nodes, struct zs_err *err)
             dn->gpu.peak_bf16_flops / 1e12,
             fmt_rate(bw, sizeof bw, dn->gpu.hbm_bytes_per_s), dn->name);
     }
-    if (rc) {
-        zs_table_free(t);
-        if (rc == ZS_ENOMEM)
-            zs_err_set(err, rc, "out of memory");
-        goto done;
-    }
-    zs_table_print(t, stdout, 2);
+    if (rc == ZS_ENOMEM)
+        zs_err_set(err, rc, "out of memory");
+    if (!rc)
+        zs_table_print(t, stdout, 2);
     zs_table_free(t);
+    return rc;
+}
 
-    t = zs_table_new(8, "llrrrrrl");
-    if (!t) {
-        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
-        goto done;
-    }
+static int node_list(const struct zs_node *nodes, struct zs_err *err)
+{
+    const struct zs_hw_node_entry *ne;
+    int nn = zs_hw_node_entries(&ne), rc = 0;
+    struct zs_table *t =
+        zs_emit_table(8, "llrrrrrl",
+                      "name\tGPU\tGPUs\thost RAM\tCPU cores\tNICs\t"
+                      "NVLink/dir\tfile");
+
+    if (!t)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
     printf("\nnodes:\n");
-    zs_table_header(t);
-    rc = zs_table_rowf(t, "name\tGPU\tGPUs\thost RAM\tCPU cores\tNICs\t"
-                          "NVLink/dir\tfile");
     for (int i = 0; i < nn && !rc; i++) {
         const struct zs_node *n = &nodes[i];
         char ram[24], nic[24], nvl[24];
@@ -101,16 +115,24 @@ int zs_hwout_list(const struct zs_node *nodes, struct zs_err *err)
                            zs_fmt_bytes(ram, sizeof ram, n->host_ram_bytes),
                            n->cpu_cores, n->nics, nic, nvl, ne[i].file);
     }
-    if (rc) {
+    if (rc)
         zs_err_set(err, rc, "out of memory");
-    } else {
+    else
         zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+    return rc;
+}
+
+int zs_hwout_list(const struct zs_node *nodes, struct zs_err *err)
+{
+    int rc = gpu_list(nodes, err);
+    if (rc)
+        return rc;
+    rc = node_list(nodes, err);
+    if (!rc)
         printf("\nA SPEC such as 8xH100 or 2x8xH100 uses the GPU's default "
                "node; 'zsim hw show SPEC' shows every figure and its "
                "source.\n");
-    }
-    zs_table_free(t);
-done:
     return rc;
 }
 
@@ -138,21 +160,26 @@ static int print_sources(const char *prefix, const struct zs_hw_sources *s)
     return 0;
 }
 
-int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
+/* Prints a finished two-column table and frees it; ZS_ENOMEM when a row
+ * failed (nothing printed then). */
+static int finish(struct zs_table *t, int rc)
+{
+    if (!rc)
+        zs_table_print(t, stdout, 2);
+    zs_table_free(t);
+    return rc ? ZS_ENOMEM : 0;
+}
+
+static void cluster_header(const struct zs_cluster *c,
+                           int64_t host_ram_override)
 {
     const struct zs_node *n = &c->node;
-    const struct zs_gpu *g = &n->gpu;
-    const struct zs_curve *ge = &g->gemm_eff;
-    struct zs_table *t;
-    char a[32], b[32], d[32];
-    int rc = 0, total = c->nodes * n->gpus_per_node;
-    static const double sizes[] = {1.0 * ZS_MiB,  16.0 * ZS_MiB,
-                                   64.0 * ZS_MiB, 256.0 * ZS_MiB,
-                                   1.0 * ZS_GiB,  16.0 * ZS_GiB};
+    int total = c->nodes * n->gpus_per_node;
+    char a[32];
 
     printf("cluster %s: %d node%s x %d GPU%s = %d x %s\n", c->spec, c->nodes,
            c->nodes == 1 ? "" : "s", n->gpus_per_node,
-           n->gpus_per_node == 1 ? "" : "s", total, g->name);
+           n->gpus_per_node == 1 ? "" : "s", total, n->gpu.name);
     printf("node type %s", n->name);
     if (n->gpus_per_node < n->gpus_installed)
         printf(": the node has %d GPUs, %d used; host RAM and CPU are the "
@@ -163,11 +190,15 @@ int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
     if (host_ram_override > 0)
         printf("host RAM %s per node from --host-ram\n",
                zs_fmt_bytes(a, sizeof a, host_ram_override));
+}
 
-    t = zs_table_new(2, "ll");
-    if (!t)
-        return ZS_ENOMEM;
-    printf("\ngpu %s\n", g->name);
+/* The GPU's memory and compute rows. */
+static int gpu_compute_rows(struct zs_table *t, const struct zs_gpu *g)
+{
+    const struct zs_curve *ge = &g->gemm_eff;
+    char a[32];
+    int rc = 0;
+
     rc |= row(t, "HBM (torch total_memory)", "%s",
               zs_fmt_bytes(a, sizeof a, g->hbm_bytes));
     rc |= row(t, "CUDA context + cuBLAS", "%s per process",
@@ -197,6 +228,15 @@ int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
                   ac->x[ac->n - 1]);
     } else
         rc |= row(t, "flash-attention efficiency", "%.0f%%", 100 * g->attn_eff);
+    return rc;
+}
+
+/* The GPU's links and overheads rows. */
+static int gpu_transfer_rows(struct zs_table *t, const struct zs_gpu *g)
+{
+    char a[32], b[32];
+    int rc = 0;
+
     rc |= row(t, "HBM bandwidth", "%s (%.0f%% achievable)",
               fmt_rate(a, sizeof a, g->hbm_bytes_per_s), 100 * g->hbm_eff);
     rc |= row(t, "memory-bound kernels", "%.0f%% of HBM bandwidth",
@@ -220,13 +260,27 @@ int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
         rc |= row(t, "compute under a collective", "x1 (not modelled)");
     rc |= row(t, "kernel launch overhead", "%s",
               zs_fmt_seconds(a, sizeof a, zs_ns_to_s(g->launch_overhead_ns)));
-    if (!rc)
-        zs_table_print(t, stdout, 2);
-    zs_table_free(t);
-    if (rc)
-        return ZS_ENOMEM;
+    return rc;
+}
 
-    t = zs_table_new(2, "ll");
+static int gpu_block(const struct zs_gpu *g)
+{
+    struct zs_table *t = zs_table_new(2, "ll");
+    int rc;
+    if (!t)
+        return ZS_ENOMEM;
+    printf("\ngpu %s\n", g->name);
+    rc = gpu_compute_rows(t, g);
+    rc |= gpu_transfer_rows(t, g);
+    return finish(t, rc);
+}
+
+static int node_block(const struct zs_node *n)
+{
+    struct zs_table *t = zs_table_new(2, "ll");
+    char a[32], b[32];
+    int rc = 0;
+
     if (!t)
         return ZS_ENOMEM;
     printf("\nnode %s\n", n->name);
@@ -241,8 +295,7 @@ int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
               n->cpu_adam_fused_bytes_per_s_per_thread / 1e9);
     rc |= row(t, "torch CPU op per thread", "%.2f GB/s",
               n->torch_op_bytes_per_s_per_thread / 1e9);
-    rc |= row(t, "unbound ranks' slowdown", "%.2fx",
-              n->cpu_oversubscription);
+    rc |= row(t, "unbound ranks' slowdown", "%.2fx", n->cpu_oversubscription);
     rc |= row(t, "GPUs per PCIe switch", "%d (uplink %s per direction)",
               n->gpus_per_pcie_switch,
               fmt_rate(a, sizeof a, n->pcie_switch_uplink_bytes_per_s));
@@ -253,17 +306,26 @@ int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
         row(t, "collective latency", "%s per call",
             zs_fmt_seconds(a, sizeof a, zs_ns_to_s(n->collective_latency_ns)));
     if (n->nvme_drives > 0)
-        rc |= row(t, "local NVMe (swap files)",
-                  "%d drives, %s read, %s write (node, 1 MiB aio)",
-                  n->nvme_drives, fmt_rate(a, sizeof a, n->nvme_read_bytes_per_s),
-                  fmt_rate(b, sizeof b, n->nvme_write_bytes_per_s));
-    if (!rc)
-        zs_table_print(t, stdout, 2);
-    zs_table_free(t);
-    if (rc)
-        return ZS_ENOMEM;
+        rc |=
+            row(t, "local NVMe (swap files)",
+                "%d drives, %s read, %s write (node, 1 MiB aio)",
+                n->nvme_drives, fmt_rate(a, sizeof a, n->nvme_read_bytes_per_s),
+                fmt_rate(b, sizeof b, n->nvme_write_bytes_per_s));
+    return finish(t, rc);
+}
 
-    t = zs_table_new(5, "lrrrr");
+/* nccl-tests busbw of the four collectives at a few message sizes. */
+static int busbw_block(const struct zs_cluster *c)
+{
+    static const double sizes[] = {1.0 * ZS_MiB,  16.0 * ZS_MiB,
+                                   64.0 * ZS_MiB, 256.0 * ZS_MiB,
+                                   1.0 * ZS_GiB,  16.0 * ZS_GiB};
+    static const enum zs_coll colls[] = {ZS_COLL_ALLGATHER,
+                                         ZS_COLL_REDUCESCATTER,
+                                         ZS_COLL_ALLREDUCE, ZS_COLL_ALLTOALL};
+    int total = c->nodes * c->node.gpus_per_node, rc = 0;
+    struct zs_table *t = zs_table_new(5, "lrrrr");
+
     if (!t)
         return ZS_ENOMEM;
     printf("\ncollective bus bandwidth, GB/s (nccl-tests busbw), %d GPU%s "
@@ -273,28 +335,31 @@ int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
     rc |= zs_table_rowf(t, "size\tall-gather\treduce-scatter\tall-reduce\t"
                            "all-to-all");
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        char e[32], sz[32];
-        rc |=
-            zs_table_rowf(t, "%s\t%s\t%s\t%s\t%s",
-                          zs_fmt_bytes(sz, sizeof sz, (int64_t)sizes[i]),
-                          fmt_gb(a, sizeof a,
-                                 zs_cluster_busbw(c, ZS_COLL_ALLGATHER,
-                                                  sizes[i], total, c->nodes)),
-                          fmt_gb(b, sizeof b,
-                                 zs_cluster_busbw(c, ZS_COLL_REDUCESCATTER,
-                                                  sizes[i], total, c->nodes)),
-                          fmt_gb(d, sizeof d,
-                                 zs_cluster_busbw(c, ZS_COLL_ALLREDUCE,
-                                                  sizes[i], total, c->nodes)),
-                          fmt_gb(e, sizeof e,
-                                 zs_cluster_busbw(c, ZS_COLL_ALLTOALL, sizes[i],
-                                                  total, c->nodes)));
+        char v[4][32], sz[32];
+        for (int k = 0; k < 4; k++)
+            fmt_gb(v[k], sizeof v[k],
+                   zs_cluster_busbw(c, colls[k], sizes[i], total, c->nodes));
+        rc |= zs_table_rowf(t, "%s\t%s\t%s\t%s\t%s",
+                            zs_fmt_bytes(sz, sizeof sz, (int64_t)sizes[i]),
+                            v[0], v[1], v[2], v[3]);
     }
+    return finish(t, rc);
+}
+
+int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
+{
+    const struct zs_node *n = &c->node;
+    char a[32], b[32];
+    int rc;
+
+    cluster_header(c, host_ram_override);
+    rc = gpu_block(&n->gpu);
     if (!rc)
-        zs_table_print(t, stdout, 2);
-    zs_table_free(t);
+        rc = node_block(n);
+    if (!rc)
+        rc = busbw_block(c);
     if (rc)
-        return ZS_ENOMEM;
+        return rc;
     if (c->nodes > 1) {
         int per = n->nics < n->gpus_per_node ? n->nics : n->gpus_per_node;
         printf("  across nodes: min(in-node curve, %d NICs x %s x %.2f = %s)\n",
@@ -305,7 +370,7 @@ int zs_hwout_text(const struct zs_cluster *c, int64_t host_ram_override)
     }
 
     printf("\nsources:\n");
-    print_sources("gpu", &g->sources);
+    print_sources("gpu", &n->gpu.sources);
     print_sources("node", &n->sources);
     return 0;
 }
@@ -342,7 +407,8 @@ static void jcurve(const char *key, const char *xname, const char *yname,
     printf("]}%s\n", last ? "" : ",");
 }
 
-void zs_hwout_json(const struct zs_cluster *c)
+/* Every scalar figure, one `  "key": number,` line each. */
+static void json_numbers(const struct zs_cluster *c)
 {
     const struct zs_node *n = &c->node;
     const struct zs_gpu *g = &n->gpu;
@@ -390,18 +456,16 @@ void zs_hwout_json(const struct zs_cluster *c)
         {"nvme_write_bytes_per_s_per_node", n->nvme_write_bytes_per_s},
     };
 
-    printf("{\n  \"schema\": \"zsim.hw/1\",\n  \"spec\": ");
-    zs_json_put_str(stdout, c->spec);
-    printf(",\n  \"gpu\": ");
-    zs_json_put_str(stdout, g->name);
-    printf(",\n  \"node\": ");
-    zs_json_put_str(stdout, n->name);
-    printf(",\n");
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         printf("  \"%s\": ", nums[i].key);
         jnum(nums[i].v);
         printf(",\n");
     }
+}
+
+static void json_curves(const struct zs_node *n)
+{
+    const struct zs_gpu *g = &n->gpu;
     printf("  \"curves\": {\n");
     jcurve("gemm_eff", "flops", "eff", &g->gemm_eff, 0);
     if (g->attn_eff_by_seq.n > 0)
@@ -415,9 +479,15 @@ void zs_hwout_json(const struct zs_cluster *c)
     if (n->allreduce_rank_scale.n > 0)
         jcurve("allreduce_rank_scale", "gpus", "factor",
                &n->allreduce_rank_scale, 1);
-    printf("  },\n  \"sources\": {\n");
+    printf("  },\n");
+}
+
+/* "gpu.<what>" then "node.<what>": the text of each figure's source. */
+static void json_sources(const struct zs_node *n)
+{
+    printf("  \"sources\": {\n");
     for (int k = 0; k < 2; k++) {
-        const struct zs_hw_sources *s = k ? &n->sources : &g->sources;
+        const struct zs_hw_sources *s = k ? &n->sources : &n->gpu.sources;
         for (int i = 0; i < s->n; i++) {
             char key[64];
             snprintf(key, sizeof key, "%s.%s", k ? "node" : "gpu",
@@ -429,6 +499,17 @@ void zs_hwout_json(const struct zs_cluster *c)
             printf("%s\n", (k == 1 && i == s->n - 1) ? "" : ",");
         }
     }
-    printf("  }\n}\n");
+    printf("  }\n");
 }
 
+void zs_hwout_json(const struct zs_cluster *c)
+{
+    printf("{\n  \"schema\": \"zsim.hw/1\",\n");
+    zs_emit_jstr(stdout, "spec", c->spec);
+    zs_emit_jstr(stdout, "gpu", c->node.gpu.name);
+    zs_emit_jstr(stdout, "node", c->node.name);
+    json_numbers(c);
+    json_curves(&c->node);
+    json_sources(&c->node);
+    printf("}\n");
+}

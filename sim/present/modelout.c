@@ -4,6 +4,7 @@
  * document.
  */
 #include "present/modelout.h"
+#include "present/emit.h"
 #include "util/json.h"
 #include "util/table.h"
 #include "util/units.h"
@@ -90,55 +91,43 @@ static void arch_line(const struct zs_model *m)
            m->embed_norm ? ", embedding norm" : "",
            m->sandwich_norm ? ", post-attention/post-MLP norms" : "");
     if (m->flash_forbidden_at[0])
-        printf("flash attention: not available (%s)\n",
-               m->flash_forbidden_why);
+        printf("flash attention: not available (%s)\n", m->flash_forbidden_why);
 }
 
-int zs_modelout_text(const struct zs_model_show *c, struct zs_err *err)
+/* Module tree rows: the outer leaves, one decoder layer in full (its
+ * leaves indented under a row for the layer), the extras.  Adds the weight
+ * bytes of everything to *wbytes. */
+static int layer_rows(struct zs_table *tree, const struct zs_model_show *c,
+                      int64_t *wbytes)
 {
     const struct zs_model *m = c->m;
-    struct zs_table *tree = NULL, *acts = NULL, *loss = NULL;
-    char a[32], b[32], d[32], e[32], f[32];
-    int64_t trainable = zs_model_trainable(m, &c->mo), wbytes = 0;
-    double fl = zs_model_flops_per_token_fwd(m, c->seq);
+    int64_t lt = 0, lw = 0;
+    char rng[64], a[32], b[32];
+    int rc;
+
+    for (int i = 0; i < m->n_layer_leaves; i++) {
+        lt += zs_leaf_trainable(&m->layer[i], &c->mo);
+        lw += zs_leaf_weight_bytes(&m->layer[i], &c->mo);
+    }
+    *wbytes += lw * m->n_layers;
+    snprintf(rng, sizeof rng, "%.31s0-%" PRId64 " (x%" PRId64 ")",
+             m->layer_prefix, m->n_layers - 1, m->n_layers);
+    zs_fmt_count(a, sizeof a, (double)m->params_layer);
+    zs_fmt_count(b, sizeof b, (double)lt);
+    rc = zs_table_rowf(tree, "%s\tlayer\teach\t%s\t%" PRId64 "\t%s", rng, a,
+                       m->params_layer, b);
+    for (int i = 0; i < m->n_layer_leaves; i++)
+        rc |= leaf_row(tree, c, "  ", &m->layer[i]);
+    return rc;
+}
+
+static int extra_rows(struct zs_table *tree, const struct zs_model_show *c,
+                      int64_t *wbytes)
+{
+    const struct zs_model *m = c->m;
+    char a[32], b[32];
     int rc = 0;
 
-    tree = zs_table_new(6, "lllrrr");
-    acts = zs_table_new(7, "llrrrrr");
-    loss = zs_table_new(3, "lrr");
-    if (!tree || !acts || !loss) {
-        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
-        goto out;
-    }
-
-    /* Module tree: the outer leaves, and one decoder layer in full. */
-    zs_table_header(tree);
-    rc |= zs_table_rowf(tree, "module\tkind\tshape\tparams\texact\ttrainable");
-    for (int i = 0; i < m->n_pre; i++) {
-        rc |= leaf_row(tree, c, "", &m->pre[i]);
-        wbytes += zs_leaf_weight_bytes(&m->pre[i], &c->mo);
-    }
-    {
-        int64_t lt = 0, lw = 0;
-        char rng[64];
-        for (int i = 0; i < m->n_layer_leaves; i++) {
-            lt += zs_leaf_trainable(&m->layer[i], &c->mo);
-            lw += zs_leaf_weight_bytes(&m->layer[i], &c->mo);
-        }
-        wbytes += lw * m->n_layers;
-        snprintf(rng, sizeof rng, "%.31s0-%" PRId64 " (x%" PRId64 ")",
-                 m->layer_prefix, m->n_layers - 1, m->n_layers);
-        zs_fmt_count(a, sizeof a, (double)m->params_layer);
-        zs_fmt_count(b, sizeof b, (double)lt);
-        rc |= zs_table_rowf(tree, "%s\tlayer\teach\t%s\t%" PRId64 "\t%s", rng,
-                            a, m->params_layer, b);
-        for (int i = 0; i < m->n_layer_leaves; i++)
-            rc |= leaf_row(tree, c, "  ", &m->layer[i]);
-    }
-    for (int i = 0; i < m->n_post; i++) {
-        rc |= leaf_row(tree, c, "", &m->post[i]);
-        wbytes += zs_leaf_weight_bytes(&m->post[i], &c->mo);
-    }
     for (int i = 0; i < m->n_extra; i++) {
         const struct zs_extra *x = &m->extra[i];
         int tr = c->mo.method == ZS_METHOD_FULL && x->trainable_default &&
@@ -148,14 +137,36 @@ int zs_modelout_text(const struct zs_model_show *c, struct zs_err *err)
         rc |= zs_table_rowf(
             tree, "%s\textra\tplacement %s\t%s\t%" PRId64 "\t%s", x->name,
             zs_placement_name(x->placement_default), a, x->params, b);
-        wbytes += 2 * x->params;
+        *wbytes += 2 * x->params;
     }
+    return rc;
+}
 
-    /* Activations at micro-batch 1. */
-    zs_table_header(acts);
-    rc |= zs_table_rowf(acts,
-                        "checkpointing\tattention\tper token/layer\tper layer\t"
-                        "all layers\twork fwd\twork bwd");
+static int tree_rows(struct zs_table *tree, const struct zs_model_show *c,
+                     int64_t *wbytes)
+{
+    const struct zs_model *m = c->m;
+    int rc = 0;
+
+    for (int i = 0; i < m->n_pre; i++) {
+        rc |= leaf_row(tree, c, "", &m->pre[i]);
+        *wbytes += zs_leaf_weight_bytes(&m->pre[i], &c->mo);
+    }
+    rc |= layer_rows(tree, c, wbytes);
+    for (int i = 0; i < m->n_post; i++) {
+        rc |= leaf_row(tree, c, "", &m->post[i]);
+        *wbytes += zs_leaf_weight_bytes(&m->post[i], &c->mo);
+    }
+    return rc | extra_rows(tree, c, wbytes);
+}
+
+/* Activations at micro-batch 1, per checkpointing mode and attention. */
+static int act_rows(struct zs_table *acts, const struct zs_model_show *c)
+{
+    const struct zs_model *m = c->m;
+    char a[32], b[32], d[32], e[32], f[32];
+    int rc = 0;
+
     for (int i = 0; i < N_CKPTS; i++)
         for (int j = 0; j < 2; j++) {
             struct zs_act_opts o;
@@ -171,32 +182,41 @@ int zs_modelout_text(const struct zs_model_show *c, struct zs_err *err)
                                 zs_ckpt_name(g_ckpts[i]),
                                 zs_attn_name(g_attns[j]), a, b, d, e, f);
         }
+    return rc;
+}
 
-    {
-        struct zs_act_opts o;
-        struct zs_loss_bytes lb;
-        act_opts(c, ZS_CKPT_NONE, ZS_ATTN_FLASH, &o);
-        zs_model_loss_bytes(m, &o, &lb);
-        zs_table_header(loss);
-        rc |= zs_table_rowf(loss, "tensor\tbytes\tper token");
-#define LROW(label, v)                                                         \
-    zs_fmt_bytes(a, sizeof a, v);                                              \
-    zs_fmt_bytes(b, sizeof b, (v) / c->seq);                                   \
-    rc |= zs_table_rowf(loss, "%s\t%s\t%s", label, a, b)
-        LROW("logits bf16 (lm_head output)", lb.logits_bf16);
-        LROW("logits fp32 (.float() upcast)", lb.logits_fp32);
-        LROW("log_softmax fp32 (saved)", lb.logprobs_fp32);
-        LROW("grad fp32", lb.grad_fp32);
-        LROW("grad bf16 (into lm_head)", lb.grad_bf16);
-        LROW("peak (largest simultaneous set)", lb.peak);
-#undef LROW
-    }
-    if (rc) {
-        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
-        goto out;
-    }
+static int loss_row(struct zs_table *loss, const char *label, int64_t v,
+                    int64_t seq)
+{
+    char a[32], b[32];
+    zs_fmt_bytes(a, sizeof a, v);
+    zs_fmt_bytes(b, sizeof b, v / seq);
+    return zs_table_rowf(loss, "%s\t%s\t%s", label, a, b);
+}
 
-    /* Everything is computed: print. */
+/* The loss buffers at micro-batch 1 (no checkpointing, flash). */
+static int loss_rows(struct zs_table *loss, const struct zs_model_show *c)
+{
+    struct zs_act_opts o;
+    struct zs_loss_bytes lb;
+    int rc = 0;
+
+    act_opts(c, ZS_CKPT_NONE, ZS_ATTN_FLASH, &o);
+    zs_model_loss_bytes(c->m, &o, &lb);
+    rc |=
+        loss_row(loss, "logits bf16 (lm_head output)", lb.logits_bf16, c->seq);
+    rc |=
+        loss_row(loss, "logits fp32 (.float() upcast)", lb.logits_fp32, c->seq);
+    rc |= loss_row(loss, "log_softmax fp32 (saved)", lb.logprobs_fp32, c->seq);
+    rc |= loss_row(loss, "grad fp32", lb.grad_fp32, c->seq);
+    rc |= loss_row(loss, "grad bf16 (into lm_head)", lb.grad_bf16, c->seq);
+    rc |= loss_row(loss, "peak (largest simultaneous set)", lb.peak, c->seq);
+    return rc;
+}
+
+/* "model: ...", the shape line, sliding window, architecture, source. */
+static void model_header(const struct zs_model *m)
+{
     printf("model: %s\n", m->resolved_from);
     printf("family %s: %" PRId64 " layers, hidden %" PRId64
            ", intermediate %" PRId64 ", %" PRId64 " heads (%" PRId64
@@ -220,32 +240,46 @@ int zs_modelout_text(const struct zs_model_show *c, struct zs_err *err)
     arch_line(m);
     if (m->provenance[0])
         printf("source: %s\n", m->provenance);
+}
+
+/* One "  label  1.2B  1234567890" line of the parameter block. */
+static void count_line(const char *label, int64_t v, const char *tail)
+{
+    char a[32];
+    zs_fmt_count(a, sizeof a, (double)v);
+    printf("  %-15s %10s  %15" PRId64 "%s", label, a, v, tail);
+}
+
+static void param_lines(const struct zs_model_show *c, int64_t wbytes)
+{
+    const struct zs_model *m = c->m;
+    int64_t trainable = zs_model_trainable(m, &c->mo);
+    char a[32];
 
     printf("\nparameters\n");
-    zs_fmt_count(a, sizeof a, (double)m->params_total);
-    printf("  total           %10s  %15" PRId64 "\n", a, m->params_total);
-    zs_fmt_count(a, sizeof a, (double)m->params_active);
-    printf("  active/token    %10s  %15" PRId64 "\n", a, m->params_active);
-    zs_fmt_count(a, sizeof a, (double)m->params_embedding);
-    printf("  embedding       %10s  %15" PRId64 "  (embed_tokens%s)\n", a,
-           m->params_embedding,
-           m->tie_embeddings ? ", tied lm_head" : " + lm_head");
-    zs_fmt_count(a, sizeof a, (double)(m->params_total - m->params_embedding));
-    printf("  non-embedding   %10s  %15" PRId64 "\n", a,
-           m->params_total - m->params_embedding);
-    zs_fmt_count(a, sizeof a, (double)trainable);
-    printf("  trainable       %10s  %15" PRId64 "  (%s", a, trainable,
-           zs_method_name(c->mo.method));
+    count_line("total", m->params_total, "\n");
+    count_line("active/token", m->params_active, "\n");
+    count_line("embedding", m->params_embedding, "  (embed_tokens");
+    printf("%s)\n", m->tie_embeddings ? ", tied lm_head" : " + lm_head");
+    count_line("non-embedding", m->params_total - m->params_embedding, "\n");
+    count_line("trainable", trainable, "  (");
+    printf("%s", zs_method_name(c->mo.method));
     if (c->mo.method != ZS_METHOD_FULL)
         printf(", rank %d on q,k,v,o,gate,up,down", c->mo.lora_rank);
     printf(", %.2f %%)\n", 100.0 * (double)trainable / (double)m->params_total);
-    zs_fmt_count(a, sizeof a, (double)(m->params_total - trainable));
-    printf("  frozen          %10s  %15" PRId64 "\n", a,
-           m->params_total - trainable);
+    count_line("frozen", m->params_total - trainable, "\n");
     zs_fmt_bytes(a, sizeof a, wbytes);
     printf("  weights         %10s  %15" PRId64 " B  (%s)\n", a, wbytes,
            c->mo.method == ZS_METHOD_QLORA ? "NF4 linears + bf16 rest"
                                            : "bf16");
+}
+
+/* The module tree, FLOPs, activations and loss sections. */
+static void sections(const struct zs_model_show *c, const struct zs_table *tree,
+                     const struct zs_table *acts, const struct zs_table *loss)
+{
+    const struct zs_model *m = c->m;
+    char a[32];
 
     printf("\nmodule tree (one decoder layer in full)\n");
     zs_table_print(tree, stdout, 2);
@@ -257,7 +291,7 @@ int zs_modelout_text(const struct zs_model_show *c, struct zs_err *err)
     printf("\nflops (forward, PaLM convention) at seq %" PRId64 "\n", c->seq);
     printf("  per token          %.4g GFLOP (2 x active matmul params + "
            "attention 4 x seq x heads x head_dim per layer)\n",
-           fl / 1e9);
+           zs_model_flops_per_token_fwd(m, c->seq) / 1e9);
     printf("  attention core     %.4g GFLOP per layer per sequence (causal)\n",
            zs_model_attn_core_flops(m, c->seq) / 1e9);
 
@@ -271,6 +305,36 @@ int zs_modelout_text(const struct zs_model_show *c, struct zs_err *err)
            ")\n",
            c->seq, m->vocab);
     zs_table_print(loss, stdout, 2);
+}
+
+int zs_modelout_text(const struct zs_model_show *c, struct zs_err *err)
+{
+    struct zs_table *tree, *acts, *loss;
+    int64_t wbytes = 0;
+    int rc = 0;
+
+    tree = zs_emit_table(6, "lllrrr",
+                         "module\tkind\tshape\tparams\texact\ttrainable");
+    acts = zs_emit_table(7, "llrrrrr",
+                         "checkpointing\tattention\tper token/layer\tper "
+                         "layer\tall layers\twork fwd\twork bwd");
+    loss = zs_emit_table(3, "lrr", "tensor\tbytes\tper token");
+    if (!tree || !acts || !loss) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc |= tree_rows(tree, c, &wbytes);
+    rc |= act_rows(acts, c);
+    rc |= loss_rows(loss, c);
+    if (rc) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory");
+        goto out;
+    }
+
+    /* Everything is computed: print. */
+    model_header(c->m);
+    param_lines(c, wbytes);
+    sections(c, tree, acts, loss);
 out:
     zs_table_free(tree);
     zs_table_free(acts);
@@ -296,76 +360,70 @@ static void jleaf(const struct zs_model_show *c, const struct zs_leaf *l,
            l->in_features, l->out_features, l->gemms, last ? "" : ",");
 }
 
-void zs_modelout_json(const struct zs_model_show *c)
+static void json_params(const struct zs_model_show *c)
 {
     const struct zs_model *m = c->m;
     int64_t trainable = zs_model_trainable(m, &c->mo);
+
+    zs_emit_jint(stdout, "params_total", m->params_total);
+    zs_emit_jint(stdout, "params_active", m->params_active);
+    zs_emit_jint(stdout, "params_embedding", m->params_embedding);
+    zs_emit_jint(stdout, "params_non_embedding",
+                 m->params_total - m->params_embedding);
+    zs_emit_jint(stdout, "params_trainable", trainable);
+    zs_emit_jint(stdout, "params_frozen", m->params_total - trainable);
+    zs_emit_jint(stdout, "params_layer", m->params_layer);
+}
+
+/* The config.json-like sizes. */
+static void json_shape(const struct zs_model *m)
+{
+    zs_emit_jint(stdout, "layers", m->n_layers);
+    zs_emit_jint(stdout, "hidden_size", m->hidden);
+    zs_emit_jint(stdout, "intermediate_size", m->intermediate);
+    zs_emit_jint(stdout, "num_heads", m->n_heads);
+    zs_emit_jint(stdout, "num_kv_heads", m->n_kv_heads);
+    zs_emit_jint(stdout, "head_dim", m->head_dim);
+    zs_emit_jint(stdout, "vocab_size", m->vocab);
+    zs_emit_jint(stdout, "max_position_embeddings", m->max_position);
+    zs_emit_jbool(stdout, "tie_word_embeddings", m->tie_embeddings);
+    zs_emit_jint(stdout, "num_experts", m->n_experts);
+    zs_emit_jint(stdout, "experts_per_token", m->experts_per_token);
+    zs_emit_jint(stdout, "moe_intermediate_size", m->moe_intermediate);
+    zs_emit_jint(stdout, "sliding_window", m->sliding_window);
+    zs_emit_jint(stdout, "sliding_window_layers", m->sliding_layers);
+}
+
+/* The architecture variants (model.h), as arch_line words them. */
+static void json_arch(const struct zs_model *m)
+{
+    zs_emit_jstr(stdout, "norm", zs_norm_name(m->norm));
+    zs_emit_jbool(stdout, "norm_bias", m->norm_bias);
+    zs_emit_jstr(stdout, "mlp", zs_mlp_name(m->mlp));
+    zs_emit_jstr(stdout, "hidden_act", zs_act_name(m->act));
+    zs_emit_jstr(stdout, "position_embedding", zs_pos_name(m->pos));
+    zs_emit_jint(stdout, "position_rows", m->pos_rows);
+    zs_emit_jstr(stdout, "block", zs_block_name(m->block));
+    zs_emit_jbool(stdout, "qkv_fused", m->qkv_fused);
+    zs_emit_jbool(stdout, "gate_up_fused", m->gate_up_fused);
+    zs_emit_jbool(stdout, "qkv_bias", m->qkv_bias);
+    zs_emit_jbool(stdout, "o_bias", m->o_bias);
+    zs_emit_jbool(stdout, "mlp_bias", m->mlp_bias);
+    zs_emit_jbool(stdout, "lm_head_bias", m->lm_head_bias);
+    zs_emit_jbool(stdout, "embed_norm", m->embed_norm);
+    zs_emit_jbool(stdout, "sandwich_norm", m->sandwich_norm);
+    zs_emit_jbool(stdout, "flash_attention_available",
+                  !m->flash_forbidden_at[0]);
+}
+
+/* "modules" (the layer's leaves once, with their repeat) and "extras". */
+static void json_modules(const struct zs_model_show *c)
+{
+    const struct zs_model *m = c->m;
     int nleaf = m->n_pre + m->n_layer_leaves + m->n_post, k = 0;
     char lpfx[40];
-    snprintf(lpfx, sizeof lpfx, "%.31s*.", m->layer_prefix);
-    struct zs_act_opts o;
-    struct zs_loss_bytes lb;
 
-    printf("{\n  \"schema\": \"zsim.model/1\",\n  \"name\": ");
-    zs_json_put_str(stdout, m->name);
-    printf(",\n  \"resolved_from\": ");
-    zs_json_put_str(stdout, m->resolved_from);
-    printf(",\n  \"source\": ");
-    zs_json_put_str(stdout, m->source);
-    printf(",\n  \"family\": \"%s\",\n", zs_family_name(m->family));
-    printf("  \"method\": \"%s\",\n  \"lora_rank\": %d,\n",
-           zs_method_name(c->mo.method),
-           c->mo.method == ZS_METHOD_FULL ? 0 : c->mo.lora_rank);
-    printf("  \"params_total\": %" PRId64 ",\n  \"params_active\": %" PRId64
-           ",\n  \"params_embedding\": %" PRId64
-           ",\n  \"params_non_embedding\": %" PRId64
-           ",\n  \"params_trainable\": %" PRId64
-           ",\n  \"params_frozen\": %" PRId64 ",\n  \"params_layer\": %" PRId64
-           ",\n",
-           m->params_total, m->params_active, m->params_embedding,
-           m->params_total - m->params_embedding, trainable,
-           m->params_total - trainable, m->params_layer);
-    printf("  \"layers\": %" PRId64 ",\n  \"hidden_size\": %" PRId64
-           ",\n  \"intermediate_size\": %" PRId64 ",\n  \"num_heads\": %" PRId64
-           ",\n  \"num_kv_heads\": %" PRId64 ",\n  \"head_dim\": %" PRId64
-           ",\n  \"vocab_size\": %" PRId64
-           ",\n  \"max_position_embeddings\": %" PRId64
-           ",\n  \"tie_word_embeddings\": %s,\n  \"num_experts\": %" PRId64
-           ",\n  \"experts_per_token\": %" PRId64
-           ",\n  \"moe_intermediate_size\": %" PRId64
-           ",\n  \"sliding_window\": %" PRId64 ",\n",
-           m->n_layers, m->hidden, m->intermediate, m->n_heads, m->n_kv_heads,
-           m->head_dim, m->vocab, m->max_position,
-           m->tie_embeddings ? "true" : "false", m->n_experts,
-           m->experts_per_token, m->moe_intermediate, m->sliding_window);
-    printf("  \"sliding_window_layers\": %" PRId64
-           ",\n  \"norm\": \"%s\",\n  \"norm_bias\": %s,\n  \"mlp\": "
-           "\"%s\",\n  \"hidden_act\": \"%s\",\n  \"position_embedding\": "
-           "\"%s\",\n  \"position_rows\": %" PRId64
-           ",\n  \"block\": \"%s\",\n  \"qkv_fused\": %s,\n  "
-           "\"gate_up_fused\": %s,\n  \"qkv_bias\": %s,\n  \"o_bias\": "
-           "%s,\n  \"mlp_bias\": %s,\n  \"lm_head_bias\": %s,\n  "
-           "\"embed_norm\": %s,\n  \"sandwich_norm\": %s,\n  "
-           "\"flash_attention_available\": %s,\n",
-           m->sliding_layers, zs_norm_name(m->norm),
-           m->norm_bias ? "true" : "false", zs_mlp_name(m->mlp),
-           zs_act_name(m->act), zs_pos_name(m->pos), m->pos_rows,
-           zs_block_name(m->block), m->qkv_fused ? "true" : "false",
-           m->gate_up_fused ? "true" : "false", m->qkv_bias ? "true" : "false",
-           m->o_bias ? "true" : "false", m->mlp_bias ? "true" : "false",
-           m->lm_head_bias ? "true" : "false",
-           m->embed_norm ? "true" : "false",
-           m->sandwich_norm ? "true" : "false",
-           m->flash_forbidden_at[0] ? "false" : "true");
-    printf("  \"largest_module_name\": ");
-    zs_json_put_str(stdout, m->largest_leaf_name);
-    printf(",\n  \"largest_module_params\": %" PRId64 ",\n",
-           m->largest_leaf_params);
-    printf("  \"seq_len\": %" PRId64 ",\n", c->seq);
-    printf("  \"flops_per_token_fwd\": %.0f,\n",
-           zs_model_flops_per_token_fwd(m, c->seq));
-    printf("  \"attn_core_flops_per_layer\": %.0f,\n",
-           zs_model_attn_core_flops(m, c->seq));
+    snprintf(lpfx, sizeof lpfx, "%.31s*.", m->layer_prefix);
     printf("  \"modules\": [\n");
     for (int i = 0; i < m->n_pre; i++)
         jleaf(c, &m->pre[i], "", 1, ++k == nleaf);
@@ -385,7 +443,17 @@ void zs_modelout_json(const struct zs_model_show *c)
                zs_placement_name(x->placement_default), x->flops_per_token_fwd,
                i + 1 == m->n_extra ? "" : ",");
     }
-    printf("  ],\n  \"activations\": [\n");
+    printf("  ],\n");
+}
+
+/* "activations" per checkpointing mode and attention, then "loss". */
+static void json_acts_loss(const struct zs_model_show *c)
+{
+    const struct zs_model *m = c->m;
+    struct zs_act_opts o;
+    struct zs_loss_bytes lb;
+
+    printf("  \"activations\": [\n");
     for (int i = 0; i < N_CKPTS; i++)
         for (int j = 0; j < 2; j++) {
             int64_t s;
@@ -406,8 +474,34 @@ void zs_modelout_json(const struct zs_model_show *c)
     printf("  ],\n  \"loss\": {\"micro_batch\": 1, \"logits_bf16\": %" PRId64
            ", \"logits_fp32\": %" PRId64 ", \"logprobs_fp32\": %" PRId64
            ", \"grad_fp32\": %" PRId64 ", \"grad_bf16\": %" PRId64
-           ", \"peak\": %" PRId64 "}\n}\n",
+           ", \"peak\": %" PRId64 "}\n",
            lb.logits_bf16, lb.logits_fp32, lb.logprobs_fp32, lb.grad_fp32,
            lb.grad_bf16, lb.peak);
 }
 
+void zs_modelout_json(const struct zs_model_show *c)
+{
+    const struct zs_model *m = c->m;
+
+    printf("{\n  \"schema\": \"zsim.model/1\",\n");
+    zs_emit_jstr(stdout, "name", m->name);
+    zs_emit_jstr(stdout, "resolved_from", m->resolved_from);
+    zs_emit_jstr(stdout, "source", m->source);
+    zs_emit_jstr(stdout, "family", zs_family_name(m->family));
+    zs_emit_jstr(stdout, "method", zs_method_name(c->mo.method));
+    zs_emit_jint(stdout, "lora_rank",
+                 c->mo.method == ZS_METHOD_FULL ? 0 : c->mo.lora_rank);
+    json_params(c);
+    json_shape(m);
+    json_arch(m);
+    zs_emit_jstr(stdout, "largest_module_name", m->largest_leaf_name);
+    zs_emit_jint(stdout, "largest_module_params", m->largest_leaf_params);
+    zs_emit_jint(stdout, "seq_len", c->seq);
+    printf("  \"flops_per_token_fwd\": %.0f,\n",
+           zs_model_flops_per_token_fwd(m, c->seq));
+    printf("  \"attn_core_flops_per_layer\": %.0f,\n",
+           zs_model_attn_core_flops(m, c->seq));
+    json_modules(c);
+    json_acts_loss(c);
+    printf("}\n");
+}

@@ -4,6 +4,7 @@
  * JSON document, zsim.plan/1, which out/report_doc.c reads back.
  */
 #include "present/planout.h"
+#include "present/emit.h"
 #include "present/simout.h"
 #include "util/alloc.h"
 #include "util/table.h"
@@ -19,15 +20,14 @@ static void fmt_cand_row(struct zs_table *t, int rank,
     const struct zs_cfg *f = &c->cfg;
     const struct zs_step_result *s = &c->res.steady;
     char g[32], h[32], st[32], hd[32];
-    const char *off =
-        f->offload_optimizer == ZS_OFF_NVME
-            ? (f->offload_param == ZS_OFF_NVME   ? "opt+param nvme"
-               : f->offload_param != ZS_OFF_NONE ? "nvme+param"
-                                                 : "nvme")
-        : f->offload_param == ZS_OFF_NVME     ? "opt, param nvme"
-        : f->offload_param != ZS_OFF_NONE     ? "opt+param"
-        : f->offload_optimizer != ZS_OFF_NONE ? "opt"
-                                              : "none";
+    const char *off = f->offload_optimizer == ZS_OFF_NVME
+                          ? (f->offload_param == ZS_OFF_NVME ? "opt+param nvme"
+                             : f->offload_param != ZS_OFF_NONE ? "nvme+param"
+                                                               : "nvme")
+                      : f->offload_param == ZS_OFF_NVME     ? "opt, param nvme"
+                      : f->offload_param != ZS_OFF_NONE     ? "opt+param"
+                      : f->offload_optimizer != ZS_OFF_NONE ? "opt"
+                                                            : "none";
     zs_table_rowf(
         t, "%d\t%s\t%lld\t%lld\t%lld\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f%%\t%s",
         rank,
@@ -43,29 +43,13 @@ static void fmt_cand_row(struct zs_table *t, int rank,
                      c->res.gpu_capacity_bytes - s->peak_gpu_reserved));
 }
 
-void zs_planout_print(const struct zs_plan *p, const struct zs_model *m,
-                      const struct zs_cluster *cl, const struct zs_cfg *base,
-                      int top, int framework_any, FILE *out)
+/* The CPU optimizer and threads the offload candidates assume, per
+ * framework (docs/cpu-optimizer.md). */
+static void offload_lines(const struct zs_plan *p, const struct zs_model *m,
+                          const struct zs_cluster *cl,
+                          const struct zs_cfg *base, int framework_any,
+                          FILE *out)
 {
-    char a[32], b[32], c32[32], lab[200];
-    int ngpu = 0, nhost = 0, ninv = 0;
-    struct zs_table *t;
-    fprintf(out, "model:    %s (%s params) <- %s\n", m->name,
-            zs_fmt_count(a, sizeof a, (double)m->params_total),
-            m->resolved_from);
-    fprintf(out, "hardware: %s: %d node(s) x %d %s, %s host RAM per node\n",
-            cl->spec, cl->nodes, cl->node.gpus_per_node, cl->node.gpu.name,
-            zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes));
-    fprintf(out,
-            "search:   %s, seq %lld, global batch %lld sequences%s, trainer "
-            "%s, %d candidates simulated in %.2f s (%lld events)\n",
-            zs_method_name((enum zs_method)base->method),
-            (long long)base->seq_len, (long long)p->global_batch,
-            p->global_batch_default ? " (default)" : "",
-            zs_trainer_name(base->trainer), p->n, p->elapsed_s,
-            (long long)p->events);
-    /* the CPU optimizer and threads the offload candidates assume, per
-     * framework (docs/cpu-optimizer.md) */
     for (int fw = ZS_FW_DEEPSPEED; fw <= ZS_FW_FSDP2; fw++) {
         struct zs_cfg f = *base;
         struct zs_err e = {0, ""};
@@ -86,116 +70,161 @@ void zs_planout_print(const struct zs_plan *p, const struct zs_model *m,
                 "          %s offload: %s, %d CPU thread%s per rank (%s), "
                 "trainer %s\n",
                 fw == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed",
-                zs_cpu_opt_label(f.cpu_opt_impl), thr, thr == 1 ? "" : "s",
-                why, zs_trainer_name(f.trainer));
+                zs_cpu_opt_label(f.cpu_opt_impl), thr, thr == 1 ? "" : "s", why,
+                zs_trainer_name(f.trainer));
     }
-    if (base->gpu_reserved_bytes && !base->gpu_reserved_gpus)
-        fprintf(out, "          %s of every GPU held by another process\n",
-                zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes));
-    else if (base->gpu_reserved_bytes)
-        fprintf(out,
-                "          %s held by another process on the last %lld GPUs of "
-                "each node\n",
-                zs_fmt_bytes(a, sizeof a, base->gpu_reserved_bytes),
-                (long long)base->gpu_reserved_gpus);
+}
+
+static void plan_header(const struct zs_plan *p, const struct zs_model *m,
+                        const struct zs_cluster *cl, const struct zs_cfg *base,
+                        int framework_any, FILE *out)
+{
+    char a[32], b[32];
+    fprintf(out, "model:    %s (%s params) <- %s\n", m->name,
+            zs_fmt_count(a, sizeof a, (double)m->params_total),
+            m->resolved_from);
+    fprintf(out, "hardware: %s: %d node(s) x %d %s, %s host RAM per node\n",
+            cl->spec, cl->nodes, cl->node.gpus_per_node, cl->node.gpu.name,
+            zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes));
+    fprintf(out,
+            "search:   %s, seq %lld, global batch %lld sequences%s, trainer "
+            "%s, %d candidates simulated in %.2f s (%lld events)\n",
+            zs_method_name((enum zs_method)base->method),
+            (long long)base->seq_len, (long long)p->global_batch,
+            p->global_batch_default ? " (default)" : "",
+            zs_trainer_name(base->trainer), p->n, p->elapsed_s,
+            (long long)p->events);
+    offload_lines(p, m, cl, base, framework_any, out);
+    zs_simout_reserved_line(out, base, "of every GPU held by another process",
+                            "");
     fputc('\n', out);
-    if (p->best >= 0) {
-        const struct zs_candidate *c = &p->cand[p->best];
-        zs_plan_cand_label(c, lab, sizeof lab);
-        fprintf(
-            out,
+}
+
+/* The best plan, its launch line and the ranking table. */
+static void best_block(const struct zs_plan *p, const struct zs_cluster *cl,
+                       int top, FILE *out)
+{
+    const struct zs_candidate *c = &p->cand[p->best];
+    char a[32], b[32], c32[32], lab[200];
+    struct zs_table *t;
+
+    zs_plan_cand_label(c, lab, sizeof lab);
+    fprintf(out,
             "best: %s: %.0f tok/s per GPU, step %s, peak GPU %s, host %s per "
             "node\n\n",
             lab, c->res.steady.tokens_per_s_per_gpu,
             zs_fmt_seconds(a, sizeof a, c->res.steady.time_s),
             zs_fmt_bytes(b, sizeof b, c->res.steady.peak_gpu_reserved),
             zs_fmt_bytes(c32, sizeof c32, c->res.steady.peak_host_per_node));
-        if (c->cfg.offload_optimizer != ZS_OFF_NONE ||
-            c->cfg.offload_param != ZS_OFF_NONE) {
-            char line[700];
-            zs_launch_line(&c->cfg, &cl->node, cl->nodes, NULL, line,
-                           sizeof line);
-            fprintf(out, "launch: %s\n\n", line);
-        }
-        t = zs_table_new(13, "rlrrrllrrrrrr");
-        if (t) {
-            zs_table_header(t);
-            zs_table_rowf(t, "#\tmode\tprocs\tmicro\taccum\tckpt\toffload\tpeak"
-                             " GPU\thost/node\tstep\ttok/s/GPU\tMFU\theadroom");
-            for (int i = 0; i < p->nfeasible && i < top; i++)
-                fmt_cand_row(t, i + 1, &p->cand[p->order[i]]);
-            zs_table_print(t, out, 0);
-            zs_table_free(t);
-        }
-        if (p->nfeasible > top)
-            fprintf(out, "(%d more feasible; --top N shows more)\n",
-                    p->nfeasible - top);
-    } else {
-        fprintf(out, "best: nothing fits\n");
+    if (c->cfg.offload_optimizer != ZS_OFF_NONE ||
+        c->cfg.offload_param != ZS_OFF_NONE) {
+        char line[700];
+        zs_launch_line(&c->cfg, &cl->node, cl->nodes, NULL, line, sizeof line);
+        fprintf(out, "launch: %s\n\n", line);
     }
+    t = zs_emit_table(13, "rlrrrllrrrrrr",
+                      "#\tmode\tprocs\tmicro\taccum\tckpt\toffload\tpeak"
+                      " GPU\thost/node\tstep\ttok/s/GPU\tMFU\theadroom");
+    if (t) {
+        for (int i = 0; i < p->nfeasible && i < top; i++)
+            fmt_cand_row(t, i + 1, &p->cand[p->order[i]]);
+        zs_table_print(t, out, 0);
+        zs_table_free(t);
+    }
+    if (p->nfeasible > top)
+        fprintf(out, "(%d more feasible; --top N shows more)\n",
+                p->nfeasible - top);
+}
+
+/* The rejected candidate of `kind` (invalid takes errors too) closest to
+ * fitting: the smallest need over capacity, not yet shown (score >= 0);
+ * -1 when none is left. */
+static int closest_miss(const struct zs_plan *p, int kind)
+{
+    double best = 1e300;
+    int closest = -1;
     for (int i = 0; i < p->n; i++) {
-        ngpu += p->cand[i].status == ZS_CAND_GPU_OOM;
-        nhost += p->cand[i].status == ZS_CAND_HOST_OOM;
-        ninv += p->cand[i].status == ZS_CAND_INVALID ||
-                p->cand[i].status == ZS_CAND_ERROR;
-    }
-    fprintf(out, "\nrejected: %d of %d\n", ngpu + nhost + ninv, p->n);
-    {
-        const int kinds[3] = {ZS_CAND_GPU_OOM, ZS_CAND_HOST_OOM,
-                              ZS_CAND_INVALID};
-        const char *titles[3] = {"GPU out of memory", "host RAM", "invalid"};
-        const int counts[3] = {ngpu, nhost, ninv};
-        for (int k = 0; k < 3; k++) {
-            int shown = 0, closest = -1;
-            if (!counts[k])
-                continue;
-            fprintf(out, "  %s: %d candidates\n", titles[k], counts[k]);
-            /* show the closest misses first: smallest need over capacity */
-            for (int pass = 0; pass < 3; pass++) {
-                double best = 1e300;
-                closest = -1;
-                for (int i = 0; i < p->n; i++) {
-                    const struct zs_candidate *c = &p->cand[i];
-                    double ratio;
-                    bool match =
-                        c->status == kinds[k] || (kinds[k] == ZS_CAND_INVALID &&
-                                                  c->status == ZS_CAND_ERROR);
-                    if (!match || c->score < 0)
-                        continue;
-                    ratio = c->res.oom.available_bytes > 0
-                                ? (double)c->res.oom.needed_bytes /
-                                      (double)c->res.oom.available_bytes
-                                : (double)i;
-                    if (ratio < best) {
-                        best = ratio;
-                        closest = i;
-                    }
-                }
-                if (closest < 0)
-                    break;
-                /* the same reason for another candidate adds nothing */
-                {
-                    bool dup = false;
-                    for (int j = 0; j < p->n && !dup; j++)
-                        dup =
-                            p->cand[j].score == -2 &&
-                            !strcmp(p->cand[j].reason, p->cand[closest].reason);
-                    if (dup) {
-                        ((struct zs_candidate *)&p->cand[closest])->score = -1;
-                        pass--;
-                        continue;
-                    }
-                }
-                zs_plan_cand_label(&p->cand[closest], lab, sizeof lab);
-                fprintf(out, "    %s: %s\n", lab, p->cand[closest].reason);
-                ((struct zs_candidate *)&p->cand[closest])->score =
-                    -2; /* shown */
-                shown++;
-            }
-            if (counts[k] > shown)
-                fprintf(out, "    ... and %d more\n", counts[k] - shown);
+        const struct zs_candidate *c = &p->cand[i];
+        double ratio;
+        bool match = c->status == kind ||
+                     (kind == ZS_CAND_INVALID && c->status == ZS_CAND_ERROR);
+        if (!match || c->score < 0)
+            continue;
+        ratio = c->res.oom.available_bytes > 0
+                    ? (double)c->res.oom.needed_bytes /
+                          (double)c->res.oom.available_bytes
+                    : (double)i;
+        if (ratio < best) {
+            best = ratio;
+            closest = i;
         }
     }
+    return closest;
+}
+
+/* Whether a candidate already shown (score -2) gave the same reason. */
+static bool reason_shown(const struct zs_plan *p, const char *reason)
+{
+    for (int j = 0; j < p->n; j++)
+        if (p->cand[j].score == -2 && !strcmp(p->cand[j].reason, reason))
+            return true;
+    return false;
+}
+
+/* Up to three closest misses of one kind, each reason once.  Marks
+ * candidates' scores: -2 shown, -1 passed over for a repeated reason. */
+static void rejected_kind(const struct zs_plan *p, int kind, const char *title,
+                          int count, FILE *out)
+{
+    int shown = 0;
+    char lab[200];
+    fprintf(out, "  %s: %d candidates\n", title, count);
+    /* show the closest misses first: smallest need over capacity */
+    for (int pass = 0; pass < 3; pass++) {
+        int closest = closest_miss(p, kind);
+        struct zs_candidate *c;
+        if (closest < 0)
+            break;
+        c = (struct zs_candidate *)&p->cand[closest];
+        /* the same reason for another candidate adds nothing */
+        if (reason_shown(p, c->reason)) {
+            c->score = -1;
+            pass--;
+            continue;
+        }
+        zs_plan_cand_label(c, lab, sizeof lab);
+        fprintf(out, "    %s: %s\n", lab, c->reason);
+        c->score = -2; /* shown */
+        shown++;
+    }
+    if (count > shown)
+        fprintf(out, "    ... and %d more\n", count - shown);
+}
+
+static void rejected_block(const struct zs_plan *p, FILE *out)
+{
+    static const int kinds[3] = {ZS_CAND_GPU_OOM, ZS_CAND_HOST_OOM,
+                                 ZS_CAND_INVALID};
+    static const char *const titles[3] = {"GPU out of memory", "host RAM",
+                                          "invalid"};
+    int counts[3] = {0, 0, 0};
+    for (int i = 0; i < p->n; i++) {
+        counts[0] += p->cand[i].status == ZS_CAND_GPU_OOM;
+        counts[1] += p->cand[i].status == ZS_CAND_HOST_OOM;
+        counts[2] += p->cand[i].status == ZS_CAND_INVALID ||
+                     p->cand[i].status == ZS_CAND_ERROR;
+    }
+    fprintf(out, "\nrejected: %d of %d\n", counts[0] + counts[1] + counts[2],
+            p->n);
+    for (int k = 0; k < 3; k++)
+        if (counts[k])
+            rejected_kind(p, kinds[k], titles[k], counts[k], out);
+}
+
+/* What would fit with another setting: the allocator, activation offload,
+ * and the suggestions when nothing fits. */
+static void notes_block(const struct zs_plan *p, FILE *out)
+{
     if (p->alloc_note[0])
         fprintf(out,
                 "\nwith --alloc-conf expandable_segments "
@@ -214,6 +243,42 @@ void zs_planout_print(const struct zs_plan *p, const struct zs_model *m,
     }
 }
 
+void zs_planout_print(const struct zs_plan *p, const struct zs_model *m,
+                      const struct zs_cluster *cl, const struct zs_cfg *base,
+                      int top, int framework_any, FILE *out)
+{
+    plan_header(p, m, cl, base, framework_any, out);
+    if (p->best >= 0)
+        best_block(p, cl, top, out);
+    else
+        fprintf(out, "best: nothing fits\n");
+    rejected_block(p, out);
+    notes_block(p, out);
+}
+
+/* One candidate's "config" object; cf NULL adds nothing. */
+static void config_json(cJSON *cf, const struct zs_candidate *c)
+{
+    const struct zs_cfg *f = &c->cfg;
+    char lab[200];
+    zs_plan_cand_label(c, lab, sizeof lab);
+    {
+        const struct zs_emit_field fields[] = {
+            ZS_JSTR("label", lab),
+            ZS_JSTR("framework", zs_framework_name(f->framework)),
+            ZS_JNUM("zero", f->zero),
+            ZS_JNUM("procs_per_node", f->procs_per_node),
+            ZS_JNUM("micro_batch", f->micro_batch),
+            ZS_JNUM("grad_accum", f->accum),
+            ZS_JSTR("checkpointing",
+                    zs_ckpt_name((enum zs_ckpt)f->checkpointing)),
+            ZS_JSTR("offload_optimizer", zs_offload_name(f->offload_optimizer)),
+            ZS_JSTR("offload_param", zs_offload_name(f->offload_param)),
+        };
+        zs_emit_fields(cf, fields, ZS_EMIT_COUNT(fields));
+    }
+}
+
 char *zs_planout_json(const struct zs_plan *p, const struct zs_model *m,
                       const struct zs_cluster *cl)
 {
@@ -221,16 +286,20 @@ char *zs_planout_json(const struct zs_plan *p, const struct zs_model *m,
     char *text;
     if (!d)
         return NULL;
-    cJSON_AddStringToObject(d, "schema", "zsim.plan/1");
-    cJSON_AddStringToObject(d, "model", m->name);
-    cJSON_AddStringToObject(d, "hardware", cl->spec);
-    cJSON_AddNumberToObject(d, "searched", p->n);
-    cJSON_AddNumberToObject(d, "feasible", p->nfeasible);
-    cJSON_AddNumberToObject(d, "elapsed_s", p->elapsed_s);
-    cJSON_AddNumberToObject(d, "global_batch", (double)p->global_batch);
-    cJSON_AddStringToObject(d, "trainer",
-                            p->n ? zs_trainer_name(p->cand[0].cfg.trainer)
-                                 : "");
+    {
+        const struct zs_emit_field top[] = {
+            ZS_JSTR("schema", "zsim.plan/1"),
+            ZS_JSTR("model", m->name),
+            ZS_JSTR("hardware", cl->spec),
+            ZS_JNUM("searched", p->n),
+            ZS_JNUM("feasible", p->nfeasible),
+            ZS_JNUM("elapsed_s", p->elapsed_s),
+            ZS_JNUM("global_batch", p->global_batch),
+            ZS_JSTR("trainer",
+                    p->n ? zs_trainer_name(p->cand[0].cfg.trainer) : ""),
+        };
+        zs_emit_fields(d, top, ZS_EMIT_COUNT(top));
+    }
     if (p->best >= 0)
         cJSON_AddNumberToObject(d, "best", p->best);
     else
@@ -241,30 +310,10 @@ char *zs_planout_json(const struct zs_plan *p, const struct zs_model *m,
     arr = cJSON_AddArrayToObject(d, "candidates");
     for (int i = 0; arr && i < p->n; i++) {
         const struct zs_candidate *c = &p->cand[i];
-        const struct zs_cfg *f = &c->cfg;
-        cJSON *o = cJSON_CreateObject(), *cf;
-        char lab[200];
+        cJSON *o = cJSON_CreateObject();
         if (!o)
             break;
-        cf = cJSON_AddObjectToObject(o, "config");
-        if (cf) {
-            zs_plan_cand_label(c, lab, sizeof lab);
-            cJSON_AddStringToObject(cf, "label", lab);
-            cJSON_AddStringToObject(cf, "framework",
-                                    zs_framework_name(f->framework));
-            cJSON_AddNumberToObject(cf, "zero", (double)f->zero);
-            cJSON_AddNumberToObject(cf, "procs_per_node",
-                                    (double)f->procs_per_node);
-            cJSON_AddNumberToObject(cf, "micro_batch", (double)f->micro_batch);
-            cJSON_AddNumberToObject(cf, "grad_accum", (double)f->accum);
-            cJSON_AddStringToObject(
-                cf, "checkpointing",
-                zs_ckpt_name((enum zs_ckpt)f->checkpointing));
-            cJSON_AddStringToObject(cf, "offload_optimizer",
-                                    zs_offload_name(f->offload_optimizer));
-            cJSON_AddStringToObject(cf, "offload_param",
-                                    zs_offload_name(f->offload_param));
-        }
+        config_json(cJSON_AddObjectToObject(o, "config"), c);
         cJSON_AddStringToObject(o, "verdict",
                                 c->status == ZS_CAND_FITS       ? "fits"
                                 : c->status == ZS_CAND_GPU_OOM  ? "gpu_oom"

@@ -3,6 +3,7 @@
  * only words, tabulates and draws them.
  */
 #include "present/runout.h"
+#include "present/emit.h"
 #include "store/gnuplot.h"
 #include "store/report_int.h"
 #include "util/alloc.h"
@@ -66,13 +67,29 @@ static void money(char *buf, size_t cap, double v)
     snprintf(buf, cap, "%.2f", v);
 }
 
-void zs_runout_print(const struct zs_runout *ro, FILE *out)
+/* What --max-steps cuts, when it does. */
+static void max_steps_line(const struct zs_run *r, const struct zs_cfg *c,
+                           FILE *out)
 {
-    const struct zs_run *r = &ro->run;
-    const struct zs_cfg *c = ro->su->cfg;
-    struct zs_table *t;
-    char buf[512], a[32], b[32], d[32], w[64];
+    int64_t e = (r->steps_total - 1) / r->steps_per_epoch + 1;
+    if (r->steps_total < r->steps_per_epoch)
+        fprintf(out,
+                "  --max-steps %lld ends the run before one epoch: %lld of "
+                "%lld steps of "
+                "epoch 1 (%.1f%% of the data; max_iters vs max_epochs, "
+                "xtuner #589)\n",
+                (long long)c->max_steps, (long long)r->steps_total,
+                (long long)r->steps_per_epoch,
+                100.0 * (double)r->steps_total / (double)r->steps_per_epoch);
+    else
+        fprintf(out, "  --max-steps %lld ends the run in epoch %lld of %lld\n",
+                (long long)c->max_steps, (long long)e, (long long)c->epochs);
+}
 
+/* Epochs and steps, load, saves, evaluations, workers and the leak. */
+static void run_summary(const struct zs_run *r, const struct zs_cfg *c,
+                        FILE *out)
+{
     fprintf(out, "\nwhole run\n");
     fprintf(out,
             "  %lld epoch%s x %lld optimizer steps = %lld steps (%lld samples; "
@@ -86,23 +103,8 @@ void zs_runout_print(const struct zs_runout *ro, FILE *out)
             (long long)c->dataset_samples, (long long)r->samples_per_step,
             (long long)c->micro_batch, (long long)c->dp, (long long)c->accum,
             (long long)r->dropped_samples);
-    if (r->max_steps_cut) {
-        int64_t e = (r->steps_total - 1) / r->steps_per_epoch + 1;
-        if (r->steps_total < r->steps_per_epoch)
-            fprintf(out,
-                    "  --max-steps %lld ends the run before one epoch: %lld of "
-                    "%lld steps of "
-                    "epoch 1 (%.1f%% of the data; max_iters vs max_epochs, "
-                    "xtuner #589)\n",
-                    (long long)c->max_steps, (long long)r->steps_total,
-                    (long long)r->steps_per_epoch,
-                    100.0 * (double)r->steps_total /
-                        (double)r->steps_per_epoch);
-        else
-            fprintf(
-                out, "  --max-steps %lld ends the run in epoch %lld of %lld\n",
-                (long long)c->max_steps, (long long)e, (long long)c->epochs);
-    }
+    if (r->max_steps_cut)
+        max_steps_line(r, c, out);
     fprintf(out,
             "  load: %s%s; saves: %lld; evaluations: %lld; dataloader workers: "
             "%lld per rank%s\n",
@@ -119,12 +121,16 @@ void zs_runout_print(const struct zs_runout *ro, FILE *out)
                 : "");
     fprintf(out, "  leak: %s (%s)\n\n", r->leak.name,
             r->leak.source ? r->leak.source : "-");
+}
 
-    t = zs_table_new(6, "lrrlrr");
+/* One row per phase that happened.  -1 when out of memory. */
+static int phase_table(const struct zs_run *r, FILE *out)
+{
+    struct zs_table *t = zs_emit_table(
+        6, "lrrlrr", "phase\tcount\tpeak host/node\tat\tGPU alloc/rank\ttime");
+    char a[32], b[32], d[32], w[64];
     if (!t)
-        return;
-    zs_table_header(t);
-    zs_table_rowf(t, "phase\tcount\tpeak host/node\tat\tGPU alloc/rank\ttime");
+        return -1;
     for (int i = 0; i < ZS_RP_COUNT; i++) {
         const struct zs_run_row *row = &r->row[i];
         if (!row->count)
@@ -145,27 +151,43 @@ void zs_runout_print(const struct zs_runout *ro, FILE *out)
             "at a save); RAM for training %s per node\n",
             (long long)r->procs,
             zs_fmt_bytes(a, sizeof a, r->host_capacity_node));
+    return 0;
+}
 
+/* After an OOM: the worst moment and the GPU-hours lost. */
+static void oom_lines(const struct zs_run *r, const struct zs_cfg *c, FILE *out)
+{
+    char a[32], b[32], d[32], w[64];
+    where(w, sizeof w, r->peak_epoch, r->peak_step);
+    fprintf(out,
+            "  the whole run needs %s host RAM per node at its worst "
+            "moment (%s, %s)\n",
+            zs_fmt_bytes(a, sizeof a, r->peak_host_node),
+            zs_run_phase_name(r->peak_phase), w);
+    fprintf(out, "  it fails after %s: %.1f GPU-hours lost",
+            zs_fmt_seconds(b, sizeof b, r->oom.after_s),
+            r->oom.after_s * (double)r->world / 3600.0);
+    if (c->gpu_hour_price > 0) {
+        money(d, sizeof d,
+              r->oom.after_s * (double)r->world / 3600.0 * c->gpu_hour_price);
+        fprintf(out, " (%s)", d);
+    }
+    fputc('\n', out);
+}
+
+void zs_runout_print(const struct zs_runout *ro, FILE *out)
+{
+    const struct zs_run *r = &ro->run;
+    const struct zs_cfg *c = ro->su->cfg;
+    char buf[512], a[32], d[32];
+
+    run_summary(r, c, out);
+    if (phase_table(r, out))
+        return;
     zs_runout_verdict(ro, buf, sizeof buf);
     fprintf(out, "\nrun verdict: %s\n", buf);
-    if (r->oom.where != ZS_OOM_NONE) {
-        where(w, sizeof w, r->peak_epoch, r->peak_step);
-        fprintf(out,
-                "  the whole run needs %s host RAM per node at its worst "
-                "moment (%s, %s)\n",
-                zs_fmt_bytes(a, sizeof a, r->peak_host_node),
-                zs_run_phase_name(r->peak_phase), w);
-        fprintf(out, "  it fails after %s: %.1f GPU-hours lost",
-                zs_fmt_seconds(b, sizeof b, r->oom.after_s),
-                r->oom.after_s * (double)r->world / 3600.0);
-        if (c->gpu_hour_price > 0) {
-            money(d, sizeof d,
-                  r->oom.after_s * (double)r->world / 3600.0 *
-                      c->gpu_hour_price);
-            fprintf(out, " (%s)", d);
-        }
-        fputc('\n', out);
-    }
+    if (r->oom.where != ZS_OOM_NONE)
+        oom_lines(r, c, out);
     fprintf(out, "  wall time %s, %.1f GPU-hours on %lld GPUs",
             zs_fmt_seconds(a, sizeof a, r->wall_s), r->gpu_hours,
             (long long)r->world);
@@ -176,89 +198,99 @@ void zs_runout_print(const struct zs_runout *ro, FILE *out)
     fputc('\n', out);
 }
 
-void *zs_runout_json(const struct zs_runout *ro)
+/* "host_oom" and "gpu_oom": the failing moment, or null. */
+static void json_oom(cJSON *o, const struct zs_run *r)
 {
-    const struct zs_run *r = &ro->run;
-    const struct zs_cfg *c = ro->su->cfg;
-    cJSON *o = cJSON_CreateObject(), *x, *arr;
-    char buf[512];
-    if (!o)
-        return NULL;
-    cJSON_AddNumberToObject(o, "epochs", (double)c->epochs);
-    cJSON_AddNumberToObject(o, "samples_per_step", (double)r->samples_per_step);
-    cJSON_AddNumberToObject(o, "steps_per_epoch", (double)r->steps_per_epoch);
-    cJSON_AddNumberToObject(o, "dropped_samples_per_epoch",
-                            (double)r->dropped_samples);
-    cJSON_AddNumberToObject(o, "steps_total", (double)r->steps_total);
-    cJSON_AddBoolToObject(o, "max_steps_cut", r->max_steps_cut);
-    cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
-    cJSON_AddNumberToObject(o, "gpu_hours", r->gpu_hours);
-    if (c->gpu_hour_price > 0)
-        cJSON_AddNumberToObject(o, "cost", r->cost);
+    const char *phase = zs_run_phase_name(r->oom.phase);
+    const struct zs_emit_field host[] = {
+        ZS_JNUM("epoch", r->oom.epoch),
+        ZS_JNUM("step", r->oom.step),
+        ZS_JNUM("step_in_epoch", r->oom.step_in_epoch),
+        ZS_JSTR("phase", phase),
+        ZS_JNUM("needed_bytes", r->oom.needed_bytes),
+        ZS_JNUM("available_bytes", r->oom.available_bytes),
+        ZS_JNUM("after_s", r->oom.after_s),
+    };
+    const struct zs_emit_field gpu[] = {
+        ZS_JNUM("epoch", r->oom.epoch),
+        ZS_JNUM("step", r->oom.step),
+        ZS_JSTR("phase", phase),
+    };
+    if (r->oom.where == ZS_OOM_HOST)
+        zs_emit_fields(cJSON_AddObjectToObject(o, "host_oom"), host,
+                       ZS_EMIT_COUNT(host));
     else
-        cJSON_AddNullToObject(o, "cost");
-    cJSON_AddNumberToObject(o, "peak_host_bytes_per_node",
-                            (double)r->peak_host_node);
-    cJSON_AddStringToObject(o, "peak_host_phase",
-                            zs_run_phase_name(r->peak_phase));
-    cJSON_AddNumberToObject(o, "peak_host_epoch", (double)r->peak_epoch);
-    cJSON_AddNumberToObject(o, "peak_host_step", (double)r->peak_step);
-    cJSON_AddNumberToObject(o, "peak_gpu_allocated_bytes",
-                            (double)r->peak_gpu_rank);
-    cJSON_AddNumberToObject(o, "host_capacity_bytes_per_node",
-                            (double)r->host_capacity_node);
-    if (r->oom.where == ZS_OOM_HOST) {
-        x = cJSON_AddObjectToObject(o, "host_oom");
-        if (x) {
-            cJSON_AddNumberToObject(x, "epoch", (double)r->oom.epoch);
-            cJSON_AddNumberToObject(x, "step", (double)r->oom.step);
-            cJSON_AddNumberToObject(x, "step_in_epoch",
-                                    (double)r->oom.step_in_epoch);
-            cJSON_AddStringToObject(x, "phase",
-                                    zs_run_phase_name(r->oom.phase));
-            cJSON_AddNumberToObject(x, "needed_bytes",
-                                    (double)r->oom.needed_bytes);
-            cJSON_AddNumberToObject(x, "available_bytes",
-                                    (double)r->oom.available_bytes);
-            cJSON_AddNumberToObject(x, "after_s", r->oom.after_s);
-        }
-    } else {
         cJSON_AddNullToObject(o, "host_oom");
-    }
-    if (r->oom.where == ZS_OOM_GPU) {
-        x = cJSON_AddObjectToObject(o, "gpu_oom");
-        if (x) {
-            cJSON_AddNumberToObject(x, "epoch", (double)r->oom.epoch);
-            cJSON_AddNumberToObject(x, "step", (double)r->oom.step);
-            cJSON_AddStringToObject(x, "phase",
-                                    zs_run_phase_name(r->oom.phase));
-        }
-    } else {
+    if (r->oom.where == ZS_OOM_GPU)
+        zs_emit_fields(cJSON_AddObjectToObject(o, "gpu_oom"), gpu,
+                       ZS_EMIT_COUNT(gpu));
+    else
         cJSON_AddNullToObject(o, "gpu_oom");
-    }
-    cJSON_AddStringToObject(o, "leak", r->leak.name);
-    zs_runout_verdict(ro, buf, sizeof buf);
-    cJSON_AddStringToObject(o, "verdict_text", buf);
-    arr = cJSON_AddArrayToObject(o, "phases");
+}
+
+/* "phases": one object per phase that happened. */
+static void json_phases(cJSON *o, const struct zs_run *r)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, "phases");
     for (int i = 0; arr && i < ZS_RP_COUNT; i++) {
         const struct zs_run_row *row = &r->row[i];
+        const struct zs_emit_field f[] = {
+            ZS_JSTR("phase", zs_run_phase_name(i)),
+            ZS_JNUM("count", row->count),
+            ZS_JNUM("peak_host_bytes_per_node", row->host_node),
+            ZS_JNUM("peak_epoch", row->epoch),
+            ZS_JNUM("peak_step", row->step),
+            ZS_JNUM("peak_gpu_allocated_bytes", row->gpu_rank),
+            ZS_JNUM("time_s", row->time_s),
+        };
         cJSON *e;
         if (!row->count)
             continue;
         e = cJSON_CreateObject();
         if (!e)
             break;
-        cJSON_AddStringToObject(e, "phase", zs_run_phase_name(i));
-        cJSON_AddNumberToObject(e, "count", (double)row->count);
-        cJSON_AddNumberToObject(e, "peak_host_bytes_per_node",
-                                (double)row->host_node);
-        cJSON_AddNumberToObject(e, "peak_epoch", (double)row->epoch);
-        cJSON_AddNumberToObject(e, "peak_step", (double)row->step);
-        cJSON_AddNumberToObject(e, "peak_gpu_allocated_bytes",
-                                (double)row->gpu_rank);
-        cJSON_AddNumberToObject(e, "time_s", row->time_s);
+        zs_emit_fields(e, f, ZS_EMIT_COUNT(f));
         cJSON_AddItemToArray(arr, e);
     }
+}
+
+void *zs_runout_json(const struct zs_runout *ro)
+{
+    const struct zs_run *r = &ro->run;
+    const struct zs_cfg *c = ro->su->cfg;
+    cJSON *o = cJSON_CreateObject();
+    char buf[512];
+    const struct zs_emit_field steps[] = {
+        ZS_JNUM("epochs", c->epochs),
+        ZS_JNUM("samples_per_step", r->samples_per_step),
+        ZS_JNUM("steps_per_epoch", r->steps_per_epoch),
+        ZS_JNUM("dropped_samples_per_epoch", r->dropped_samples),
+        ZS_JNUM("steps_total", r->steps_total),
+        ZS_JBOOL("max_steps_cut", r->max_steps_cut),
+        ZS_JNUM("wall_s", r->wall_s),
+        ZS_JNUM("gpu_hours", r->gpu_hours),
+    };
+    const struct zs_emit_field peak[] = {
+        ZS_JNUM("peak_host_bytes_per_node", r->peak_host_node),
+        ZS_JSTR("peak_host_phase", zs_run_phase_name(r->peak_phase)),
+        ZS_JNUM("peak_host_epoch", r->peak_epoch),
+        ZS_JNUM("peak_host_step", r->peak_step),
+        ZS_JNUM("peak_gpu_allocated_bytes", r->peak_gpu_rank),
+        ZS_JNUM("host_capacity_bytes_per_node", r->host_capacity_node),
+    };
+    if (!o)
+        return NULL;
+    zs_emit_fields(o, steps, ZS_EMIT_COUNT(steps));
+    if (c->gpu_hour_price > 0)
+        cJSON_AddNumberToObject(o, "cost", r->cost);
+    else
+        cJSON_AddNullToObject(o, "cost");
+    zs_emit_fields(o, peak, ZS_EMIT_COUNT(peak));
+    json_oom(o, r);
+    cJSON_AddStringToObject(o, "leak", r->leak.name);
+    zs_runout_verdict(ro, buf, sizeof buf);
+    cJSON_AddStringToObject(o, "verdict_text", buf);
+    json_phases(o, r);
     return o;
 }
 
@@ -442,41 +474,35 @@ int zs_runout_write_timeline(const struct zs_runout *ro, const char *path,
     return rc;
 }
 
-int zs_runout_plot(const struct zs_runout *ro, const char *path,
-                   struct zs_err *err)
+/* Splits --plot's FILE.png into its folder (dir, "." when none) and stem
+ * (the name without ".png"); the usage errors name the flag. */
+static int plot_paths(const char *path, char *dir, size_t dcap, char *stem,
+                      size_t scap, struct zs_err *err)
 {
-    const struct zs_run *r = &ro->run;
-    char gp[1024], dir[1024], stem[256], dat[300], script[300], tmp[1400];
-    const char *slash;
-    struct pts v;
-    struct zs_rbuf d, s;
-    double unit = r->wall_s > 7200 ? 3600.0 : 60.0;
+    const char *slash = strrchr(path, '/');
     size_t n = strlen(path);
-    int rc;
 
     if (n < 5 || strcmp(path + n - 4, ".png") != 0)
         return zs_err_set(
             err, ZS_EUSAGE,
             "invalid value for '--plot': must name a .png file (got '%s')",
             path);
-    slash = strrchr(path, '/');
     if (slash) {
         size_t dl = (size_t)(slash - path);
-        if (dl >= sizeof dir || strlen(slash + 1) - 4 >= sizeof stem)
+        if (dl >= dcap || strlen(slash + 1) - 4 >= scap)
             return zs_err_set(err, ZS_EUSAGE,
                               "invalid value for '--plot': path too long");
         memcpy(dir, path, dl);
         dir[dl] = '\0';
         if (!dl)
-            snprintf(dir, sizeof dir, "/");
-        snprintf(stem, sizeof stem, "%.*s", (int)(strlen(slash + 1) - 4),
-                 slash + 1);
+            snprintf(dir, dcap, "/");
+        snprintf(stem, scap, "%.*s", (int)(strlen(slash + 1) - 4), slash + 1);
     } else {
-        if (n - 4 >= sizeof stem)
+        if (n - 4 >= scap)
             return zs_err_set(err, ZS_EUSAGE,
                               "invalid value for '--plot': path too long");
-        snprintf(dir, sizeof dir, ".");
-        snprintf(stem, sizeof stem, "%.*s", (int)(n - 4), path);
+        snprintf(dir, dcap, ".");
+        snprintf(stem, scap, "%.*s", (int)(n - 4), path);
     }
     if (!stem[0] || strpbrk(stem, "\"'\\\n"))
         return zs_err_set(err, ZS_EUSAGE,
@@ -484,6 +510,86 @@ int zs_runout_plot(const struct zs_runout *ro, const char *path,
                           "be empty or hold "
                           "quotes (got '%s')",
                           path);
+    return 0;
+}
+
+/* The gnuplot script: title with the verdict, axes, the OOM point, the
+ * host, capacity and GPU lines; a PNG, then the same as SVG. */
+static void plot_script(struct zs_rbuf *s, const struct zs_runout *ro,
+                        const char *stem, const char *dat, double unit)
+{
+    const struct zs_run *r = &ro->run;
+    char verdict[512];
+
+    zs_gnuplot_begin(s,
+                     "zsim simulate: host and GPU memory over the whole run");
+    zs_gnuplot_output(s, stem, 0, 1100, 560);
+    zs_runout_verdict(ro, verdict, sizeof verdict);
+    for (char *p = verdict; *p; p++)
+        if (*p == '"' || *p == '\\')
+            *p = '\'';
+    zs_rbuf_printf(s, "set title \"%s: %s\"\n", ro->su->cfg->name, verdict);
+    zs_rbuf_printf(s,
+                   "set xlabel \"wall time (%s)\"\n"
+                   "set ylabel \"host GiB per node (rank 0's)\"\n"
+                   "set y2label \"GPU GiB allocated per rank\"\n"
+                   "set ytics nomirror\nset y2tics\nset key bottom right\n"
+                   "set yrange [0:*]\nset y2range [0:*]\n",
+                   unit == 3600.0 ? "hours" : "minutes");
+    if (r->oom.where == ZS_OOM_HOST)
+        zs_rbuf_printf(
+            s,
+            "set label 1 \"host OOM\" at %.6f,%.4f point pt 7 ps 1.8 lc rgb "
+            "\"red\" offset 1,0.5\n",
+            r->oom.after_s / unit, (double)r->oom.needed_bytes / ZS_GiB);
+    zs_rbuf_printf(
+        s,
+        "plot \"%s\" using 1:2 with lines lw 2 title \"host per node\", \\\n"
+        "     %.4f with lines dt 2 lw 2 title \"host RAM for training\", \\\n"
+        "     \"%s\" using 1:3 axes x1y2 with lines lw 1 title \"GPU allocated "
+        "per rank\"",
+        dat, (double)r->host_capacity_node / ZS_GiB, dat);
+    zs_rbuf_puts(s, "\n");
+    zs_gnuplot_end_output(s);
+    /* SVG beside the PNG (zs_gnuplot_draw renames both) */
+    zs_gnuplot_output(s, stem, 1, 1100, 560);
+    zs_rbuf_puts(s, "replot\n");
+    zs_gnuplot_end_output(s);
+}
+
+/* Writes the data (as dat) and the script into dir, runs gnuplot, removes both. */
+static int plot_draw(const char *gp, const char *dir, const char *stem,
+                     const char *dat, const struct zs_rbuf *d,
+                     const struct zs_rbuf *s, struct zs_err *err)
+{
+    char script[300], tmp[1400];
+    int rc;
+
+    snprintf(script, sizeof script, ".%s.run.gp", stem);
+    rc = zs_write_atomic(dir, dat, zs_rbuf_str(d), d->len, err);
+    if (!rc)
+        rc = zs_write_atomic(dir, script, zs_rbuf_str(s), s->len, err);
+    if (!rc)
+        rc = zs_gnuplot_draw(gp, dir, script, stem, err);
+    snprintf(tmp, sizeof tmp, "%s/%s", dir, dat);
+    unlink(tmp);
+    snprintf(tmp, sizeof tmp, "%s/%s", dir, script);
+    unlink(tmp);
+    return rc;
+}
+
+int zs_runout_plot(const struct zs_runout *ro, const char *path,
+                   struct zs_err *err)
+{
+    const struct zs_run *r = &ro->run;
+    char gp[1024], dir[1024], stem[256], dat[300];
+    struct pts v;
+    struct zs_rbuf d, s;
+    double unit = r->wall_s > 7200 ? 3600.0 : 60.0;
+    int rc = plot_paths(path, dir, sizeof dir, stem, sizeof stem, err);
+
+    if (rc)
+        return rc;
     if (zs_gnuplot_find(gp, sizeof gp) != 0)
         return zs_err_set(
             err, ZS_ERUNTIME,
@@ -495,7 +601,6 @@ int zs_runout_plot(const struct zs_runout *ro, const char *path,
         return zs_err_set(err, rc, "out of memory building the run timeline");
     }
     snprintf(dat, sizeof dat, ".%s.run.dat", stem);
-    snprintf(script, sizeof script, ".%s.run.gp", stem);
     zs_rbuf_init(&d);
     zs_rbuf_init(&s);
     zs_rbuf_puts(&d, "# time host_GiB_per_node gpu_GiB_per_rank\n");
@@ -503,59 +608,12 @@ int zs_runout_plot(const struct zs_runout *ro, const char *path,
         zs_rbuf_printf(&d, "%.6f %.4f %.4f\n", v.p[i].t_s / unit,
                        (double)v.p[i].host / ZS_GiB,
                        (double)v.p[i].gpu / ZS_GiB);
-    zs_gnuplot_begin(&s,
-                     "zsim simulate: host and GPU memory over the whole run");
-    zs_gnuplot_output(&s, stem, 0, 1100, 560);
-    {
-        char verdict[512];
-        zs_runout_verdict(ro, verdict, sizeof verdict);
-        for (char *p = verdict; *p; p++)
-            if (*p == '"' || *p == '\\')
-                *p = '\'';
-        zs_rbuf_printf(&s, "set title \"%s: %s\"\n", ro->su->cfg->name,
-                       verdict);
-    }
-    zs_rbuf_printf(&s,
-                   "set xlabel \"wall time (%s)\"\n"
-                   "set ylabel \"host GiB per node (rank 0's)\"\n"
-                   "set y2label \"GPU GiB allocated per rank\"\n"
-                   "set ytics nomirror\nset y2tics\nset key bottom right\n"
-                   "set yrange [0:*]\nset y2range [0:*]\n",
-                   unit == 3600.0 ? "hours" : "minutes");
-    if (r->oom.where == ZS_OOM_HOST)
-        zs_rbuf_printf(
-            &s,
-            "set label 1 \"host OOM\" at %.6f,%.4f point pt 7 ps 1.8 lc rgb "
-            "\"red\" offset 1,0.5\n",
-            r->oom.after_s / unit, (double)r->oom.needed_bytes / ZS_GiB);
-    zs_rbuf_printf(
-        &s,
-        "plot \"%s\" using 1:2 with lines lw 2 title \"host per node\", \\\n"
-        "     %.4f with lines dt 2 lw 2 title \"host RAM for training\", \\\n"
-        "     \"%s\" using 1:3 axes x1y2 with lines lw 1 title \"GPU allocated "
-        "per rank\"",
-        dat, (double)r->host_capacity_node / ZS_GiB, dat);
-    zs_rbuf_puts(&s, "\n");
-    zs_gnuplot_end_output(&s);
-    /* SVG beside the PNG (zs_gnuplot_draw renames both) */
-    zs_gnuplot_output(&s, stem, 1, 1100, 560);
-    zs_rbuf_puts(&s, "replot\n");
-    zs_gnuplot_end_output(&s);
-    if (d.failed || s.failed) {
+    plot_script(&s, ro, stem, dat, unit);
+    if (d.failed || s.failed)
         rc = zs_err_set(err, ZS_ENOMEM,
                         "out of memory writing the plot of '%s'", path);
-        goto out;
-    }
-    rc = zs_write_atomic(dir, dat, zs_rbuf_str(&d), d.len, err);
-    if (!rc)
-        rc = zs_write_atomic(dir, script, zs_rbuf_str(&s), s.len, err);
-    if (!rc)
-        rc = zs_gnuplot_draw(gp, dir, script, stem, err);
-    snprintf(tmp, sizeof tmp, "%s/%s", dir, dat);
-    unlink(tmp);
-    snprintf(tmp, sizeof tmp, "%s/%s", dir, script);
-    unlink(tmp);
-out:
+    else
+        rc = plot_draw(gp, dir, stem, dat, &d, &s, err);
     zs_rbuf_release(&d);
     zs_rbuf_release(&s);
     zs_free(v.p);

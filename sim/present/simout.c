@@ -4,11 +4,13 @@
  * same way.
  */
 #include "present/simout.h"
+#include "present/emit.h"
 #include "util/alloc.h"
 #include "util/table.h"
 #include "util/units.h"
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -80,6 +82,22 @@ void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap)
     }
 }
 
+void zs_simout_reserved_line(FILE *out, const struct zs_cfg *c,
+                             const char *on_every, const char *tail)
+{
+    char a[32];
+    if (!c->gpu_reserved_bytes)
+        return;
+    zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes);
+    if (!c->gpu_reserved_gpus)
+        fprintf(out, "          %s %s\n", a, on_every);
+    else
+        fprintf(out,
+                "          %s held by another process on the last %lld GPUs of "
+                "each node%s\n",
+                a, (long long)c->gpu_reserved_gpus, tail);
+}
+
 static void pct(char *buf, size_t cap, double part, double whole)
 {
     char s[32];
@@ -106,16 +124,14 @@ static void live_table(FILE *out, const char *title, const char *where,
     zs_table_free(t);
 }
 
-void zs_simout_print(const struct zs_simout *o, FILE *out)
+/* Model, hardware, configuration, launch line and reserved memory. */
+static void print_setup(const struct zs_simout *o, FILE *out)
 {
     const struct zs_setup *su = o->su;
-    const struct zs_sim_result *r = o->res;
     const struct zs_cluster *cl = su->cluster;
     const struct zs_model *m = su->model;
     const struct zs_cfg *c = su->cfg;
-    const struct zs_step_result *st[2] = {&r->first, &r->steady};
-    char buf[512], a[32], b[32];
-    struct zs_table *t;
+    char buf[512], a[32];
 
     fprintf(out, "model:    %s (%s params) <- %s\n", m->name,
             zs_fmt_count(a, sizeof a, (double)m->params_total),
@@ -136,8 +152,7 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
             c->pin_optimizer ? "yes" : "no",
             c->zero_init == ZS_NO ? "no" : "yes");
     if (c->framework == ZS_FW_FSDP2)
-        fprintf(out,
-                "          trainer %s: params %s, reduce %s, %s\n",
+        fprintf(out, "          trainer %s: params %s, reduce %s, %s\n",
                 zs_trainer_name(c->trainer),
                 zs_dtype_name(c->param_dtype_resolved),
                 zs_dtype_name(c->reduce_dtype_resolved),
@@ -145,7 +160,8 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
                     ? "unsharded grads held across accumulation (no_sync), "
                       "one reduce-scatter per step"
                     : "reduce-scatter every micro-step");
-    if (c->offload_optimizer != ZS_OFF_NONE || c->offload_param != ZS_OFF_NONE) {
+    if (c->offload_optimizer != ZS_OFF_NONE ||
+        c->offload_param != ZS_OFF_NONE) {
         /* what the CPU optimizer phase assumed, as the command to run */
         zs_launch_line(c, &cl->node, cl->nodes,
                        c->framework == ZS_FW_DEEPSPEED && c->ds_config[0]
@@ -154,189 +170,261 @@ void zs_simout_print(const struct zs_simout *o, FILE *out)
                        buf, sizeof buf);
         fprintf(out, "launch:   %s\n", buf);
     }
-    if (c->gpu_reserved_bytes && !c->gpu_reserved_gpus)
-        fprintf(out, "          %s held on every GPU by another process\n",
-                zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes));
-    else if (c->gpu_reserved_bytes)
-        fprintf(out,
-                "          %s held by another process on the last %lld GPUs of "
-                "each node: %s\n",
-                zs_fmt_bytes(a, sizeof a, c->gpu_reserved_bytes),
-                (long long)c->gpu_reserved_gpus,
-                zs_reserved_on_rank(c, &su->cluster->node)
-                    ? "training shares them (the worst rank is simulated)"
-                    : "training does not use them");
-    zs_simout_verdict(o, buf, sizeof buf);
-    fprintf(out, "\nverdict: %s\n\n", buf);
+    zs_simout_reserved_line(
+        out, c, "held on every GPU by another process",
+        !c->gpu_reserved_gpus ? ""
+        : zs_reserved_on_rank(c, &su->cluster->node)
+            ? ": training shares them (the worst rank is simulated)"
+            : ": training does not use them");
+}
 
-    t = zs_table_new(3, "lrr");
+/* The rows of the first-step / steady-step table: how a cell is worded
+ * and the zs_step_result field it shows. */
+enum step_cell {
+    SC_SECONDS,  /* double, seconds */
+    SC_TOKENS,   /* double, "%.0f" */
+    SC_PERCENT,  /* double fraction, "%.1f%%" */
+    SC_BYTES,    /* int64_t bytes */
+    SC_PAGEABLE, /* peak host per node less its pinned part */
+    SC_SHARE,    /* double seconds, with its share of the step time */
+    SC_COUNT     /* int64_t */
+};
+
+#define SR(label, cell, field)                                                 \
+    {                                                                          \
+        label, cell, offsetof(struct zs_step_result, field)                    \
+    }
+static const struct {
+    const char *label;
+    enum step_cell cell;
+    size_t off;
+} k_step_rows[] = {
+    SR("step time", SC_SECONDS, time_s),
+    SR("tokens/s per GPU", SC_TOKENS, tokens_per_s_per_gpu),
+    SR("MFU", SC_PERCENT, mfu),
+    SR("peak GPU allocated", SC_BYTES, peak_gpu_allocated),
+    SR("peak GPU reserved", SC_BYTES, peak_gpu_reserved),
+    SR("peak host per node", SC_BYTES, peak_host_per_node),
+    SR("  pinned", SC_BYTES, pinned_host_per_node),
+    SR("  pageable", SC_PAGEABLE, peak_host_per_node),
+    SR("  per rank", SC_BYTES, peak_host_per_rank),
+    SR("compute", SC_SHARE, br_compute),
+    SR("exposed collectives", SC_SHARE, br_coll),
+    SR("exposed PCIe", SC_SHARE, br_pcie),
+    SR("exposed NVMe swap", SC_SHARE, br_nvme), /* when either step swaps */
+    SR("optimizer", SC_SHARE, br_opt),
+    SR("other (host)", SC_SHARE, br_other),
+    SR("allocator cache flushes", SC_COUNT, cache_flushes),
+};
+#undef SR
+
+static void step_cell(char *b, size_t cap, enum step_cell k, size_t off,
+                      const struct zs_step_result *s)
+{
+    const char *field = (const char *)s + off;
+    double d = 0;
+    int64_t n = 0;
+    if (k == SC_BYTES || k == SC_PAGEABLE || k == SC_COUNT)
+        memcpy(&n, field, sizeof n);
+    else
+        memcpy(&d, field, sizeof d);
+    switch (k) {
+    case SC_SECONDS:
+        zs_fmt_seconds(b, cap, d);
+        break;
+    case SC_TOKENS:
+        snprintf(b, cap, "%.0f", d);
+        break;
+    case SC_PERCENT:
+        snprintf(b, cap, "%.1f%%", d * 100);
+        break;
+    case SC_BYTES:
+        zs_fmt_bytes(b, cap, n);
+        break;
+    case SC_PAGEABLE:
+        zs_fmt_bytes(b, cap, n - s->pinned_host_per_node);
+        break;
+    case SC_SHARE:
+        pct(b, cap, d, s->time_s);
+        break;
+    default:
+        snprintf(b, cap, "%lld", (long long)n);
+        break;
+    }
+}
+
+/* -1 when out of memory (the report stops there). */
+static int step_table(const struct zs_sim_result *r, FILE *out)
+{
+    struct zs_table *t = zs_emit_table(3, "lrr", "\tfirst step\tsteady step");
+    bool nvme = r->first.br_nvme > 0 || r->steady.br_nvme > 0;
     if (!t)
-        return;
-    zs_table_header(t);
-    zs_table_rowf(t, "\tfirst step\tsteady step");
-#define ROW2(label, expr)                                                      \
-    do {                                                                       \
-        char c0[48], c1[48];                                                   \
-        const struct zs_step_result *s_ = st[0];                               \
-        expr(c0, s_);                                                          \
-        s_ = st[1];                                                            \
-        expr(c1, s_);                                                          \
-        zs_table_rowf(t, "%s\t%s\t%s", label, c0, c1);                         \
-    } while (0)
-#define F_TIME(buf_, s) zs_fmt_seconds(buf_, sizeof buf_, (s)->time_s)
-#define F_TOK(buf_, s)                                                         \
-    snprintf(buf_, sizeof buf_, "%.0f", (s)->tokens_per_s_per_gpu)
-#define F_MFU(buf_, s) snprintf(buf_, sizeof buf_, "%.1f%%", (s)->mfu * 100)
-#define F_GA(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_gpu_allocated)
-#define F_GR(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_gpu_reserved)
-#define F_HN(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_host_per_node)
-#define F_HP(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->pinned_host_per_node)
-#define F_HR(buf_, s) zs_fmt_bytes(buf_, sizeof buf_, (s)->peak_host_per_rank)
-#define F_HG(buf_, s)                                                          \
-    zs_fmt_bytes(buf_, sizeof buf_,                                            \
-                 (s)->peak_host_per_node - (s)->pinned_host_per_node)
-#define F_BC(buf_, s) pct(buf_, sizeof buf_, (s)->br_compute, (s)->time_s)
-#define F_BL(buf_, s) pct(buf_, sizeof buf_, (s)->br_coll, (s)->time_s)
-#define F_BP(buf_, s) pct(buf_, sizeof buf_, (s)->br_pcie, (s)->time_s)
-#define F_BO(buf_, s) pct(buf_, sizeof buf_, (s)->br_opt, (s)->time_s)
-#define F_BX(buf_, s) pct(buf_, sizeof buf_, (s)->br_other, (s)->time_s)
-#define F_BN(buf_, s) pct(buf_, sizeof buf_, (s)->br_nvme, (s)->time_s)
-#define F_FL(buf_, s)                                                          \
-    snprintf(buf_, sizeof buf_, "%lld", (long long)(s)->cache_flushes)
-    ROW2("step time", F_TIME);
-    ROW2("tokens/s per GPU", F_TOK);
-    ROW2("MFU", F_MFU);
-    ROW2("peak GPU allocated", F_GA);
-    ROW2("peak GPU reserved", F_GR);
-    ROW2("peak host per node", F_HN);
-    ROW2("  pinned", F_HP);
-    ROW2("  pageable", F_HG);
-    ROW2("  per rank", F_HR);
-    ROW2("compute", F_BC);
-    ROW2("exposed collectives", F_BL);
-    ROW2("exposed PCIe", F_BP);
-    if (st[0]->br_nvme > 0 || st[1]->br_nvme > 0)
-        ROW2("exposed NVMe swap", F_BN);
-    ROW2("optimizer", F_BO);
-    ROW2("other (host)", F_BX);
-    ROW2("allocator cache flushes", F_FL);
+        return -1;
+    for (size_t i = 0; i < ZS_EMIT_COUNT(k_step_rows); i++) {
+        char c0[48], c1[48];
+        if (k_step_rows[i].off == offsetof(struct zs_step_result, br_nvme) &&
+            !nvme)
+            continue;
+        step_cell(c0, sizeof c0, k_step_rows[i].cell, k_step_rows[i].off,
+                  &r->first);
+        step_cell(c1, sizeof c1, k_step_rows[i].cell, k_step_rows[i].off,
+                  &r->steady);
+        zs_table_rowf(t, "%s\t%s\t%s", k_step_rows[i].label, c0, c1);
+    }
     zs_table_print(t, out, 2);
     zs_table_free(t);
+    return 0;
+}
+
+/* What the GPU and host hold for training, activation offload, and the
+ * steady step's bottleneck. */
+static void capacity_lines(const struct zs_simout *o, FILE *out)
+{
+    const struct zs_sim_result *r = o->res;
+    const struct zs_cluster *cl = o->su->cluster;
+    char a[32], b[32], d[32], h[32];
+
     fprintf(out,
             "  GPU capacity for tensors %s (HBM %s less %s CUDA context + "
             "NCCL%s)\n",
             zs_fmt_bytes(a, sizeof a, r->gpu_capacity_bytes),
             zs_fmt_bytes(b, sizeof b, cl->node.gpu.hbm_bytes),
-            zs_fmt_bytes(buf, 32, r->gpu_context_bytes),
-            zs_reserved_on_rank(c, &cl->node) ? ", less the other process"
-                                              : "");
+            zs_fmt_bytes(d, sizeof d, r->gpu_context_bytes),
+            zs_reserved_on_rank(o->su->cfg, &cl->node)
+                ? ", less the other process"
+                : "");
     fprintf(out,
             "  host RAM per node for training %s (%s installed less %s for the "
             "OS)\n",
             zs_fmt_bytes(a, sizeof a, r->host_capacity_per_node),
             zs_fmt_bytes(b, sizeof b, cl->node.host_ram_bytes),
-            zs_fmt_bytes(buf, 32, cl->node.host_reserved_bytes));
+            zs_fmt_bytes(d, sizeof d, cl->node.host_reserved_bytes));
     if (r->act_offload != ZS_AO_NONE) {
         /* issue 14 §3 (sched/actoff.c): one micro-step of one rank */
-        char h[32], d[32];
+        char d2[32];
         fprintf(out,
                 "  activation offload: %s, %lld of %lld layer inputs x %s per "
                 "micro-step\n"
                 "    PCIe D2H %s, H2D %s (%s); host buffers %s per rank\n",
                 zs_act_offload_name(r->act_offload),
-                (long long)r->ao_layers_offloaded, (long long)m->n_layers,
+                (long long)r->ao_layers_offloaded,
+                (long long)o->su->model->n_layers,
                 zs_fmt_bytes(a, sizeof a, r->ao_bytes_per_layer),
                 zs_fmt_bytes(b, sizeof b, r->ao_d2h_bytes),
-                zs_fmt_bytes(d, sizeof d, r->ao_h2d_bytes),
+                zs_fmt_bytes(d2, sizeof d2, r->ao_h2d_bytes),
                 r->act_offload == ZS_AO_DS_SYNC ? "pageable, blocking"
                                                 : "pinned, side stream",
                 zs_fmt_bytes(h, sizeof h, r->ao_host_bytes));
     }
     fprintf(out, "  bottleneck (steady): %s\n\n", r->steady.bottleneck);
+}
 
-    {
-        const struct zs_step_result *g =
-            r->steady.peak_gpu_allocated >= r->first.peak_gpu_allocated
-                ? &r->steady
-                : &r->first;
-        const struct zs_step_result *h =
-            r->steady.peak_host_per_rank >= r->first.peak_host_per_rank
-                ? &r->steady
-                : &r->first;
-        live_table(out, "GPU peak (allocated, one rank)", g->gpu_peak_where,
-                   g->gpu_live, g->n_gpu_live, g->peak_gpu_allocated);
-        fputc('\n', out);
-        live_table(out, "host peak (one rank)", h->host_peak_where,
-                   h->host_live, h->n_host_live, h->peak_host_per_rank);
-    }
-    if (c->framework == ZS_FW_DEEPSPEED && c->zero == 3) {
-        int64_t eg, eh;
-        zs_deepspeed_estimate(su, &eg, &eh);
-        fprintf(out,
-                "\nDeepSpeed's estimate_zero3_model_states_mem_needs (model "
-                "states only, buffer "
-                "factor 1.5): %s per GPU, %s host per node\n",
-                zs_fmt_bytes(a, sizeof a, eg), zs_fmt_bytes(b, sizeof b, eh));
-        if (eg > 0 && eh > 0)
-            fprintf(out,
-                    "  zsim's peaks are %.1fx its GPU figure (activations, "
-                    "gathered params, "
-                    "buckets, allocator) and %.2fx its host figure\n",
-                    (double)r->steady.peak_gpu_reserved / (double)eg,
-                    (double)(r->steady.peak_host_per_node >
-                                     r->first.peak_host_per_node
-                                 ? r->steady.peak_host_per_node
-                                 : r->first.peak_host_per_node) /
-                        (double)eh);
+/* What was live at the GPU and the host peak (of the step that peaked). */
+static void peak_tables(const struct zs_sim_result *r, FILE *out)
+{
+    const struct zs_step_result *g =
+        r->steady.peak_gpu_allocated >= r->first.peak_gpu_allocated ? &r->steady
+                                                                    : &r->first;
+    const struct zs_step_result *h =
+        r->steady.peak_host_per_rank >= r->first.peak_host_per_rank ? &r->steady
+                                                                    : &r->first;
+    live_table(out, "GPU peak (allocated, one rank)", g->gpu_peak_where,
+               g->gpu_live, g->n_gpu_live, g->peak_gpu_allocated);
+    fputc('\n', out);
+    live_table(out, "host peak (one rank)", h->host_peak_where, h->host_live,
+               h->n_host_live, h->peak_host_per_rank);
+}
+
+/* DeepSpeed's own estimator beside zsim's peaks (ZeRO-3 only). */
+static void ds_estimate_lines(const struct zs_simout *o, FILE *out)
+{
+    const struct zs_sim_result *r = o->res;
+    int64_t eg, eh;
+    char a[32], b[32];
+
+    zs_deepspeed_estimate(o->su, &eg, &eh);
+    fprintf(out,
+            "\nDeepSpeed's estimate_zero3_model_states_mem_needs (model "
+            "states only, buffer "
+            "factor 1.5): %s per GPU, %s host per node\n",
+            zs_fmt_bytes(a, sizeof a, eg), zs_fmt_bytes(b, sizeof b, eh));
+    if (eg > 0 && eh > 0)
+        fprintf(
+            out,
+            "  zsim's peaks are %.1fx its GPU figure (activations, "
+            "gathered params, "
+            "buckets, allocator) and %.2fx its host figure\n",
+            (double)r->steady.peak_gpu_reserved / (double)eg,
+            (double)(r->steady.peak_host_per_node > r->first.peak_host_per_node
+                         ? r->steady.peak_host_per_node
+                         : r->first.peak_host_per_node) /
+                (double)eh);
+}
+
+void zs_simout_print(const struct zs_simout *o, FILE *out)
+{
+    const struct zs_cfg *c = o->su->cfg;
+    char buf[512];
+
+    print_setup(o, out);
+    zs_simout_verdict(o, buf, sizeof buf);
+    fprintf(out, "\nverdict: %s\n\n", buf);
+    if (step_table(o->res, out))
+        return;
+    capacity_lines(o, out);
+    peak_tables(o->res, out);
+    if (c->framework == ZS_FW_DEEPSPEED && c->zero == 3)
+        ds_estimate_lines(o, out);
+}
+
+/* "gpu_live_at_peak" / "host_live_at_peak": {buffer, bytes_key} each. */
+static void live_json(cJSON *o, const char *key, const char *bytes_key,
+                      const struct zs_live_buf *live, int n)
+{
+    cJSON *lv = cJSON_AddArrayToObject(o, key);
+    for (int i = 0; lv && i < n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "buffer", live[i].name);
+        cJSON_AddNumberToObject(e, bytes_key, (double)live[i].bytes);
+        cJSON_AddItemToArray(lv, e);
     }
 }
 
 void *zs_simout_step_json(const struct zs_step_result *r)
 {
     cJSON *o = cJSON_CreateObject(), *br;
+    const struct zs_emit_field head[] = {
+        ZS_JNUM("time_s", r->time_s),
+        ZS_JNUM("tokens_per_s_per_gpu", r->tokens_per_s_per_gpu),
+        ZS_JNUM("mfu", r->mfu),
+        ZS_JNUM("peak_gpu_allocated_bytes", r->peak_gpu_allocated),
+        ZS_JNUM("peak_gpu_reserved_bytes", r->peak_gpu_reserved),
+        ZS_JNUM("peak_host_bytes_per_node", r->peak_host_per_node),
+        ZS_JNUM("pinned_host_bytes_per_node", r->pinned_host_per_node),
+    };
+    const struct zs_emit_field breakdown[] = {
+        ZS_JNUM("compute", r->br_compute),
+        ZS_JNUM("exposed_collective", r->br_coll),
+        ZS_JNUM("exposed_pcie", r->br_pcie),
+        ZS_JNUM("optimizer", r->br_opt),
+        ZS_JNUM("other", r->br_other),
+        ZS_JNUM("exposed_nvme", r->br_nvme), /* only when it swapped */
+    };
+    const struct zs_emit_field peaks[] = {
+        ZS_JSTR("bottleneck", r->bottleneck),
+        ZS_JSTR("gpu_peak_at", r->gpu_peak_where),
+        ZS_JSTR("host_peak_at", r->host_peak_where),
+    };
     if (!o)
         return NULL;
-    cJSON_AddNumberToObject(o, "time_s", r->time_s);
-    cJSON_AddNumberToObject(o, "tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);
-    cJSON_AddNumberToObject(o, "mfu", r->mfu);
-    cJSON_AddNumberToObject(o, "peak_gpu_allocated_bytes",
-                            (double)r->peak_gpu_allocated);
-    cJSON_AddNumberToObject(o, "peak_gpu_reserved_bytes",
-                            (double)r->peak_gpu_reserved);
-    cJSON_AddNumberToObject(o, "peak_host_bytes_per_node",
-                            (double)r->peak_host_per_node);
-    cJSON_AddNumberToObject(o, "pinned_host_bytes_per_node",
-                            (double)r->pinned_host_per_node);
+    zs_emit_fields(o, head, ZS_EMIT_COUNT(head));
     br = cJSON_AddObjectToObject(o, "breakdown_s");
-    if (br) {
-        cJSON_AddNumberToObject(br, "compute", r->br_compute);
-        cJSON_AddNumberToObject(br, "exposed_collective", r->br_coll);
-        cJSON_AddNumberToObject(br, "exposed_pcie", r->br_pcie);
-        cJSON_AddNumberToObject(br, "optimizer", r->br_opt);
-        cJSON_AddNumberToObject(br, "other", r->br_other);
-        if (r->br_nvme > 0)
-            cJSON_AddNumberToObject(br, "exposed_nvme", r->br_nvme);
-    }
-    cJSON_AddStringToObject(o, "bottleneck", r->bottleneck);
-    cJSON_AddStringToObject(o, "gpu_peak_at", r->gpu_peak_where);
-    cJSON_AddStringToObject(o, "host_peak_at", r->host_peak_where);
-    {
-        cJSON *lv = cJSON_AddArrayToObject(o, "gpu_live_at_peak");
-        for (int i = 0; lv && i < r->n_gpu_live; i++) {
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "buffer", r->gpu_live[i].name);
-            cJSON_AddNumberToObject(e, "bytes", (double)r->gpu_live[i].bytes);
-            cJSON_AddItemToArray(lv, e);
-        }
-        lv = cJSON_AddArrayToObject(o, "host_live_at_peak");
-        for (int i = 0; lv && i < r->n_host_live; i++) {
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "buffer", r->host_live[i].name);
-            cJSON_AddNumberToObject(e, "bytes_per_rank",
-                                    (double)r->host_live[i].bytes);
-            cJSON_AddItemToArray(lv, e);
-        }
-    }
+    zs_emit_fields(br, breakdown,
+                   ZS_EMIT_COUNT(breakdown) - (r->br_nvme > 0 ? 0 : 1));
+    zs_emit_fields(o, peaks, ZS_EMIT_COUNT(peaks));
+    live_json(o, "gpu_live_at_peak", "bytes", r->gpu_live, r->n_gpu_live);
+    live_json(o, "host_live_at_peak", "bytes_per_rank", r->host_live,
+              r->n_host_live);
     cJSON_AddNumberToObject(o, "allocator_cache_flushes",
                             (double)r->cache_flushes);
     return o;
@@ -381,155 +469,178 @@ char *zs_simout_json(const struct zs_simout *o)
     return zs_simout_json_with(o, NULL, NULL);
 }
 
-char *zs_simout_json_with(const struct zs_simout *o, const char *key,
-                          void *item)
+static void json_model_hw(cJSON *d, const struct zs_setup *su)
 {
-    const struct zs_setup *su = o->su;
-    const struct zs_sim_result *r = o->res;
+    const struct zs_model *m = su->model;
+    const struct zs_cluster *cl = su->cluster;
+    const struct zs_emit_field model[] = {
+        ZS_JSTR("name", m->name),
+        ZS_JSTR("resolved_from", m->resolved_from),
+        ZS_JNUM("params_total", m->params_total),
+    };
+    const struct zs_emit_field hw[] = {
+        ZS_JSTR("spec", cl->spec),
+        ZS_JSTR("gpu", cl->node.gpu.name),
+        ZS_JNUM("nodes", cl->nodes),
+        ZS_JNUM("gpus_per_node", su->cfg->procs_per_node),
+        ZS_JNUM("host_ram_bytes_per_node", cl->node.host_ram_bytes),
+    };
+    zs_emit_fields(cJSON_AddObjectToObject(d, "model"), model,
+                   ZS_EMIT_COUNT(model));
+    zs_emit_fields(cJSON_AddObjectToObject(d, "hardware"), hw,
+                   ZS_EMIT_COUNT(hw));
+}
+
+/* The NVMe swap settings and the node rates simulated (docs/nvme.md);
+ * present only for NVMe runs. */
+static void json_nvme(cJSON *x, const struct zs_setup *su)
+{
     const struct zs_cfg *c = su->cfg;
-    cJSON *d = cJSON_CreateObject(), *x;
-    char buf[512];
-    char *text;
-    if (!d) {
-        cJSON_Delete((cJSON *)item);
-        return NULL;
+    cJSON *nv = cJSON_AddObjectToObject(x, "nvme");
+    double rd, wr;
+    zs_nvme_node_rates(c, &su->cluster->node, &rd, &wr);
+    {
+        const struct zs_emit_field f[] = {
+            ZS_JNUM("read_bytes_per_s_per_node", rd),
+            ZS_JNUM("write_bytes_per_s_per_node", wr),
+            ZS_JNUM("buffer_count", c->nvme_buffer_count),
+            ZS_JBOOL("pipeline_read", c->pipeline_read),
+            ZS_JBOOL("pipeline_write", c->pipeline_write),
+        };
+        const struct zs_emit_field param[] = {
+            ZS_JNUM("param_buffer_count", c->param_buffer_count),
+            ZS_JNUM("param_buffer_size", c->param_buffer_size),
+            ZS_JNUM("param_max_in_cpu", c->param_max_in_cpu),
+        };
+        zs_emit_fields(nv, f, ZS_EMIT_COUNT(f));
+        if (c->offload_param == ZS_OFF_NVME)
+            zs_emit_fields(nv, param, ZS_EMIT_COUNT(param));
     }
-    cJSON_AddStringToObject(d, "schema", "zsim.simulate/1");
-    x = cJSON_AddObjectToObject(d, "model");
-    if (x) {
-        cJSON_AddStringToObject(x, "name", su->model->name);
-        cJSON_AddStringToObject(x, "resolved_from", su->model->resolved_from);
-        cJSON_AddNumberToObject(x, "params_total",
-                                (double)su->model->params_total);
-    }
-    x = cJSON_AddObjectToObject(d, "hardware");
-    if (x) {
-        cJSON_AddStringToObject(x, "spec", su->cluster->spec);
-        cJSON_AddStringToObject(x, "gpu", su->cluster->node.gpu.name);
-        cJSON_AddNumberToObject(x, "nodes", su->cluster->nodes);
-        cJSON_AddNumberToObject(x, "gpus_per_node", (double)c->procs_per_node);
-        cJSON_AddNumberToObject(x, "host_ram_bytes_per_node",
-                                (double)su->cluster->node.host_ram_bytes);
-    }
-    x = cJSON_AddObjectToObject(d, "config");
-    if (x) {
-        cJSON_AddStringToObject(x, "name", c->name);
-        cJSON_AddStringToObject(x, "framework",
-                                zs_framework_name(c->framework));
-        cJSON_AddNumberToObject(x, "zero", (double)c->zero);
-        cJSON_AddStringToObject(x, "offload_optimizer",
-                                zs_offload_name(c->offload_optimizer));
-        cJSON_AddStringToObject(x, "offload_param",
-                                zs_offload_name(c->offload_param));
-        cJSON_AddNumberToObject(x, "procs_per_node", (double)c->procs_per_node);
-        cJSON_AddNumberToObject(x, "world", (double)c->world);
-        cJSON_AddNumberToObject(x, "sp", (double)c->sp);
-        cJSON_AddNumberToObject(x, "micro_batch", (double)c->micro_batch);
-        cJSON_AddNumberToObject(x, "grad_accum", (double)c->accum);
-        cJSON_AddNumberToObject(x, "seq_len", (double)c->seq_len);
-        cJSON_AddStringToObject(x, "method",
-                                zs_method_name((enum zs_method)c->method));
-        {
-            /* "layer:N" keeps N (torchtitan selective layer AC) */
-            char ck[32];
-            if (c->checkpointing == ZS_CKPT_LAYER)
-                snprintf(ck, sizeof ck, "layer:%lld",
-                         (long long)c->ckpt_every);
-            else
-                snprintf(ck, sizeof ck, "%s",
-                         zs_ckpt_name((enum zs_ckpt)c->checkpointing));
-            cJSON_AddStringToObject(x, "checkpointing", ck);
-        }
-        cJSON_AddNumberToObject(x, "gpu_reserved_bytes",
-                                (double)c->gpu_reserved_bytes);
-        cJSON_AddBoolToObject(x, "pin_memory", c->pin_optimizer);
+}
+
+static void json_config(cJSON *d, const struct zs_setup *su)
+{
+    const struct zs_cfg *c = su->cfg;
+    cJSON *x = cJSON_AddObjectToObject(d, "config");
+    char ck[32], sum[512];
+    /* "layer:N" keeps N (torchtitan selective layer AC) */
+    if (c->checkpointing == ZS_CKPT_LAYER)
+        snprintf(ck, sizeof ck, "layer:%lld", (long long)c->ckpt_every);
+    else
+        snprintf(ck, sizeof ck, "%s",
+                 zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+    zs_cfg_summary(c, sum, sizeof sum);
+    {
+        const struct zs_emit_field f[] = {
+            ZS_JSTR("name", c->name),
+            ZS_JSTR("framework", zs_framework_name(c->framework)),
+            ZS_JNUM("zero", c->zero),
+            ZS_JSTR("offload_optimizer", zs_offload_name(c->offload_optimizer)),
+            ZS_JSTR("offload_param", zs_offload_name(c->offload_param)),
+            ZS_JNUM("procs_per_node", c->procs_per_node),
+            ZS_JNUM("world", c->world),
+            ZS_JNUM("sp", c->sp),
+            ZS_JNUM("micro_batch", c->micro_batch),
+            ZS_JNUM("grad_accum", c->accum),
+            ZS_JNUM("seq_len", c->seq_len),
+            ZS_JSTR("method", zs_method_name((enum zs_method)c->method)),
+            ZS_JSTR("checkpointing", ck),
+            ZS_JNUM("gpu_reserved_bytes", c->gpu_reserved_bytes),
+            ZS_JBOOL("pin_memory", c->pin_optimizer),
+        };
+        const struct zs_emit_field tail[] = {
+            ZS_JSTR("deepspeed_version", c->deepspeed_version),
+            ZS_JSTR("trainer", zs_trainer_name(c->trainer)),
+            ZS_JSTR("param_dtype", zs_dtype_name(c->param_dtype_resolved)),
+            ZS_JSTR("reduce_dtype", zs_dtype_name(c->reduce_dtype_resolved)),
+            ZS_JBOOL("grads_held_unsharded", zs_cfg_grads_held_unsharded(c)),
+            ZS_JSTR("summary", sum),
+        };
+        if (!x)
+            return;
+        zs_emit_fields(x, f, ZS_EMIT_COUNT(f));
         if (c->offload_optimizer == ZS_OFF_NVME ||
-            c->offload_param == ZS_OFF_NVME) {
-            /* the NVMe swap settings and the node rates simulated
-             * (docs/nvme.md); present only for NVMe runs */
-            cJSON *nv = cJSON_AddObjectToObject(x, "nvme");
-            double rd, wr;
-            zs_nvme_node_rates(c, &su->cluster->node, &rd, &wr);
-            if (nv) {
-                cJSON_AddNumberToObject(nv, "read_bytes_per_s_per_node", rd);
-                cJSON_AddNumberToObject(nv, "write_bytes_per_s_per_node", wr);
-                cJSON_AddNumberToObject(nv, "buffer_count",
-                                        (double)c->nvme_buffer_count);
-                cJSON_AddBoolToObject(nv, "pipeline_read", c->pipeline_read);
-                cJSON_AddBoolToObject(nv, "pipeline_write", c->pipeline_write);
-                if (c->offload_param == ZS_OFF_NVME) {
-                    cJSON_AddNumberToObject(nv, "param_buffer_count",
-                                            (double)c->param_buffer_count);
-                    cJSON_AddNumberToObject(nv, "param_buffer_size",
-                                            (double)c->param_buffer_size);
-                    cJSON_AddNumberToObject(nv, "param_max_in_cpu",
-                                            (double)c->param_max_in_cpu);
-                }
-            }
-        }
-        cJSON_AddStringToObject(x, "deepspeed_version", c->deepspeed_version);
-        cJSON_AddStringToObject(x, "trainer", zs_trainer_name(c->trainer));
-        cJSON_AddStringToObject(x, "param_dtype",
-                                zs_dtype_name(c->param_dtype_resolved));
-        cJSON_AddStringToObject(x, "reduce_dtype",
-                                zs_dtype_name(c->reduce_dtype_resolved));
-        cJSON_AddBoolToObject(x, "grads_held_unsharded",
-                              zs_cfg_grads_held_unsharded(c));
-        zs_cfg_summary(c, buf, sizeof buf);
-        cJSON_AddStringToObject(x, "summary", buf);
+            c->offload_param == ZS_OFF_NVME)
+            json_nvme(x, su);
+        zs_emit_fields(x, tail, ZS_EMIT_COUNT(tail));
     }
+}
+
+/* "verdict", "verdict_text" and "oom" (null when it fits). */
+static void json_verdict(cJSON *d, const struct zs_simout *o)
+{
+    const struct zs_sim_result *r = o->res;
+    char buf[512];
+    const struct zs_emit_field oom[] = {
+        ZS_JSTR("where", r->oom.where == ZS_OOM_GPU ? "gpu" : "host"),
+        ZS_JSTR("phase", r->oom.phase),
+        ZS_JNUM("step", r->oom.step),
+        ZS_JNUM("micro_step", r->oom.micro),
+        ZS_JSTR("module", r->oom.module),
+        ZS_JNUM("needed_bytes", r->oom.needed_bytes),
+        ZS_JNUM("available_bytes", r->oom.available_bytes),
+    };
     cJSON_AddStringToObject(d, "verdict", zs_verdict_key(r));
     zs_simout_verdict(o, buf, sizeof buf);
     cJSON_AddStringToObject(d, "verdict_text", buf);
-    if (r->oom.where == ZS_OOM_NONE) {
+    if (r->oom.where == ZS_OOM_NONE)
         cJSON_AddNullToObject(d, "oom");
-    } else {
-        x = cJSON_AddObjectToObject(d, "oom");
-        if (x) {
-            cJSON_AddStringToObject(
-                x, "where", r->oom.where == ZS_OOM_GPU ? "gpu" : "host");
-            cJSON_AddStringToObject(x, "phase", r->oom.phase);
-            cJSON_AddNumberToObject(x, "step", r->oom.step);
-            cJSON_AddNumberToObject(x, "micro_step", r->oom.micro);
-            cJSON_AddStringToObject(x, "module", r->oom.module);
-            cJSON_AddNumberToObject(x, "needed_bytes",
-                                    (double)r->oom.needed_bytes);
-            cJSON_AddNumberToObject(x, "available_bytes",
-                                    (double)r->oom.available_bytes);
-        }
-    }
-    cJSON_AddItemToObject(d, "first_step", zs_simout_step_json(&r->first));
-    cJSON_AddItemToObject(d, "steady_step", zs_simout_step_json(&r->steady));
-    x = cJSON_AddObjectToObject(d, "estimators");
+    else
+        zs_emit_fields(cJSON_AddObjectToObject(d, "oom"), oom,
+                       ZS_EMIT_COUNT(oom));
+}
+
+/* DeepSpeed's estimator, and activation offload per micro-step of one rank
+ * (issue 14 §3; absent when off). */
+static void json_estimators(cJSON *d, const struct zs_simout *o)
+{
+    static const char *const k_modes[] = {"none", "ds_blocking", "ds_async",
+                                          "torchtune"};
+    const struct zs_sim_result *r = o->res;
+    cJSON *x = cJSON_AddObjectToObject(d, "estimators");
+    int64_t eg, eh;
     if (x) {
-        int64_t eg, eh;
         cJSON *ds = cJSON_AddObjectToObject(x, "deepspeed");
-        zs_deepspeed_estimate(su, &eg, &eh);
+        zs_deepspeed_estimate(o->su, &eg, &eh);
         if (ds) {
             cJSON_AddNumberToObject(ds, "gpu_bytes", (double)eg);
             cJSON_AddNumberToObject(ds, "host_bytes_per_node", (double)eh);
         }
     }
     if (r->act_offload != ZS_AO_NONE) {
-        /* issue 14 §3: per micro-step of one rank (absent when off) */
-        x = cJSON_AddObjectToObject(d, "activation_offload");
-        if (x) {
-            static const char *const k_modes[] = {"none", "ds_blocking",
-                                                  "ds_async", "torchtune"};
-            cJSON_AddStringToObject(x, "mode", k_modes[r->act_offload & 3]);
-            cJSON_AddNumberToObject(x, "bytes_per_layer",
-                                    (double)r->ao_bytes_per_layer);
-            cJSON_AddNumberToObject(x, "layers_offloaded",
-                                    (double)r->ao_layers_offloaded);
-            cJSON_AddNumberToObject(x, "d2h_bytes", (double)r->ao_d2h_bytes);
-            cJSON_AddNumberToObject(x, "h2d_bytes", (double)r->ao_h2d_bytes);
-            cJSON_AddNumberToObject(x, "host_bytes_per_rank",
-                                    (double)r->ao_host_bytes);
-        }
+        const struct zs_emit_field ao[] = {
+            ZS_JSTR("mode", k_modes[r->act_offload & 3]),
+            ZS_JNUM("bytes_per_layer", r->ao_bytes_per_layer),
+            ZS_JNUM("layers_offloaded", r->ao_layers_offloaded),
+            ZS_JNUM("d2h_bytes", r->ao_d2h_bytes),
+            ZS_JNUM("h2d_bytes", r->ao_h2d_bytes),
+            ZS_JNUM("host_bytes_per_rank", r->ao_host_bytes),
+        };
+        zs_emit_fields(cJSON_AddObjectToObject(d, "activation_offload"), ao,
+                       ZS_EMIT_COUNT(ao));
     }
+}
+
+char *zs_simout_json_with(const struct zs_simout *o, const char *key,
+                          void *item)
+{
+    const struct zs_sim_result *r = o->res;
+    cJSON *d = cJSON_CreateObject();
+    char *text;
+    if (!d) {
+        cJSON_Delete((cJSON *)item);
+        return NULL;
+    }
+    cJSON_AddStringToObject(d, "schema", "zsim.simulate/1");
+    json_model_hw(d, o->su);
+    json_config(d, o->su);
+    json_verdict(d, o);
+    cJSON_AddItemToObject(d, "first_step", zs_simout_step_json(&r->first));
+    cJSON_AddItemToObject(d, "steady_step", zs_simout_step_json(&r->steady));
+    json_estimators(d, o);
     cJSON_AddNumberToObject(d, "events", (double)r->events);
     if (o->sim)
-        add_timeline(d, o->sim, (int)c->procs_per_node);
+        add_timeline(d, o->sim, (int)o->su->cfg->procs_per_node);
     if (key && item)
         cJSON_AddItemToObject(d, key, (cJSON *)item);
     else

@@ -19,6 +19,12 @@ struct zs_simout {
 
 /* One-line verdict: "fits: ..." / "GPU OOM ..." / "host OOM ...". */
 void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap);
+/* The "          SIZE ..." line for memory another process holds on the
+ * GPUs (--gpu-reserved), nothing when none: on_every ends the line when it
+ * is held on every GPU; tail follows "... the last N GPUs of each node"
+ * otherwise.  simulate and plan word the first case each their own way. */
+void zs_simout_reserved_line(FILE *out, const struct zs_cfg *c,
+                             const char *on_every, const char *tail);
 void zs_simout_print(const struct zs_simout *o, FILE *out);
 /* Returns a heap string (zs_free) or NULL on allocation failure. */
 char *zs_simout_json(const struct zs_simout *o);

@@ -27,26 +27,17 @@ static void esc(FILE *f, const char *s)
     }
 }
 
-int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
+/* Names of the tracks: pid 1 has a thread per queue, pid 2 one per link. */
+static void trace_tracks(FILE *f, zs_sim *sim)
 {
-    struct zs_afile a;
-    FILE *f;
-    int32_t n = zs_sim_ntasks(sim);
     int nq = zs_sim_nqueues(sim), nl = zs_sim_nlinks(sim);
-    int first = 1;
-    int rc = zs_afile_open(&a, NULL, path, err);
-    if (rc)
-        return rc;
-    f = a.f;
-    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
     for (int q = 0; q < nq; q++) {
         fprintf(f,
                 "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%d,"
                 "\"args\":{\"name\":\"",
-                first ? "" : ",\n", q);
+                q ? ",\n" : "", q);
         esc(f, zs_sim_queue_name(sim, q));
         fputs("\"}}", f);
-        first = 0;
     }
     for (int l = 0; l < nl; l++) {
         fprintf(f,
@@ -62,68 +53,104 @@ int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
     fputs(",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{"
           "\"name\":\"links\"}}",
           f);
+}
+
+/* A complete event ("X") of task r on track tid of process pid, without
+ * its closing (the caller adds category and args). */
+static void trace_span(FILE *f, int pid, int tid, const struct zs_task_rec *r)
+{
+    fprintf(f,
+            ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%."
+            "3f,\"name\":\"",
+            pid, tid, (double)r->start_ns / 1e3,
+            (double)(r->end_ns - r->start_ns) / 1e3);
+    esc(f, r->name);
+}
+
+/* Every task that takes time, on its queue's track. */
+static void trace_tasks(FILE *f, zs_sim *sim)
+{
+    int32_t n = zs_sim_ntasks(sim);
     for (int32_t i = 0; i < n; i++) {
         const struct zs_task_rec *r = zs_sim_task(sim, i);
         if (r->start_ns < 0 || r->end_ns <= r->start_ns)
             continue;
-        fprintf(f,
-                ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%."
-                "3f,\"name\":\"",
-                r->queue, (double)r->start_ns / 1e3,
-                (double)(r->end_ns - r->start_ns) / 1e3);
-        esc(f, r->name);
+        trace_span(f, 1, r->queue, r);
         fprintf(f, "\",\"cat\":\"%s\",\"args\":{\"task\":%d,\"tag\":%d}}",
                 zs_cls_name(r->cls), i, r->tag);
     }
-    /* flows again on the track of the link they load most: PCIe copies on
-     * their direction, collectives on the fabric, CPU passes on the host
-     * memory bus (link names as simulate.c creates them) */
+}
+
+/* The link a flow loads most: PCIe copies on their direction, collectives
+ * on the fabric, CPU passes on the host memory bus (link names as
+ * simulate.c creates them); -1 when there is none. */
+static int flow_link(zs_sim *sim, const struct zs_task_rec *r)
+{
+    const char *want;
+    int link = -1, nl = zs_sim_nlinks(sim);
+    if (r->cls == ZS_CLS_PCIE)
+        want = r->name && strstr(r->name, "D2H") ? "PCIe D2H" : "PCIe H2D";
+    else if (r->cls == ZS_CLS_COLL)
+        want = "collective fabric";
+    else
+        want = "host memory bus";
+    for (int l = 0; l < nl; l++)
+        if (!strncmp(zs_sim_link_name(sim, l), want, strlen(want)))
+            link = l;
+    return link;
+}
+
+/* Flows again, on the track of the link they load most. */
+static void trace_flows(FILE *f, zs_sim *sim)
+{
+    int32_t n = zs_sim_ntasks(sim);
     for (int32_t i = 0; i < n; i++) {
         const struct zs_task_rec *r = zs_sim_task(sim, i);
-        const char *want = NULL;
-        int link = -1;
+        int link;
         if (r->kind != ZS_TASK_FLOW || r->start_ns < 0 ||
             r->end_ns <= r->start_ns)
             continue;
-        if (r->cls == ZS_CLS_PCIE)
-            want = r->name && strstr(r->name, "D2H") ? "PCIe D2H" : "PCIe H2D";
-        else if (r->cls == ZS_CLS_COLL)
-            want = "collective fabric";
-        else
-            want = "host memory bus";
-        for (int l = 0; l < nl; l++)
-            if (!strncmp(zs_sim_link_name(sim, l), want, strlen(want)))
-                link = l;
+        link = flow_link(sim, r);
         if (link < 0)
             continue;
-        fprintf(f,
-                ",\n{\"ph\":\"X\",\"pid\":2,\"tid\":%d,\"ts\":%.3f,\"dur\":%."
-                "3f,\"name\":\"",
-                link, (double)r->start_ns / 1e3,
-                (double)(r->end_ns - r->start_ns) / 1e3);
-        esc(f, r->name);
+        trace_span(f, 2, link, r);
         fprintf(f, "\",\"cat\":\"%s\"}", zs_cls_name(r->cls));
     }
-    {
-        int64_t nev;
-        const struct zs_mem_event *log = zs_sim_pool_log(sim, 0, &nev);
-        for (int64_t i = 0; i < nev; i++)
-            fprintf(f,
-                    ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"GPU memory "
-                    "(GiB)\",\"ts\":%.3f,\"args\":{\"allocated\":%.4f,"
-                    "\"reserved\":%.4f}}",
-                    (double)log[i].t_ns / 1e3,
-                    (double)log[i].allocated / ZS_GiB,
-                    (double)log[i].reserved / ZS_GiB);
-        log = zs_sim_pool_log(sim, 1, &nev);
-        for (int64_t i = 0; i < nev; i++)
-            fprintf(f,
-                    ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"host memory, rank "
-                    "(GiB)\",\"ts\":%.3f,\"args\":{\"reserved\":%.4f}}",
-                    (double)log[i].t_ns / 1e3,
-                    (double)log[i].reserved / ZS_GiB);
-    }
-    fputs("\n]}\n", f);
+}
+
+/* Counters: the GPU pool (allocated, reserved) and the host pool of rank 0,
+ * in GiB. */
+static void trace_counters(FILE *f, zs_sim *sim)
+{
+    int64_t nev;
+    const struct zs_mem_event *log = zs_sim_pool_log(sim, 0, &nev);
+    for (int64_t i = 0; i < nev; i++)
+        fprintf(f,
+                ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"GPU memory "
+                "(GiB)\",\"ts\":%.3f,\"args\":{\"allocated\":%.4f,"
+                "\"reserved\":%.4f}}",
+                (double)log[i].t_ns / 1e3, (double)log[i].allocated / ZS_GiB,
+                (double)log[i].reserved / ZS_GiB);
+    log = zs_sim_pool_log(sim, 1, &nev);
+    for (int64_t i = 0; i < nev; i++)
+        fprintf(f,
+                ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"host memory, rank "
+                "(GiB)\",\"ts\":%.3f,\"args\":{\"reserved\":%.4f}}",
+                (double)log[i].t_ns / 1e3, (double)log[i].reserved / ZS_GiB);
+}
+
+int zs_write_trace(zs_sim *sim, const char *path, struct zs_err *err)
+{
+    struct zs_afile a;
+    int rc = zs_afile_open(&a, NULL, path, err);
+    if (rc)
+        return rc;
+    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", a.f);
+    trace_tracks(a.f, sim);
+    trace_tasks(a.f, sim);
+    trace_flows(a.f, sim);
+    trace_counters(a.f, sim);
+    fputs("\n]}\n", a.f);
     return zs_afile_commit(&a, err);
 }
 

@@ -4,6 +4,7 @@
  * published corpus (text and zsim.validate-published/1).
  */
 #include "present/validateout.h"
+#include "present/emit.h"
 #include "util/alloc.h"
 #include "util/table.h"
 #include "util/units.h"
@@ -55,14 +56,11 @@ static void fmt_err(char *buf, size_t cap, double e)
         snprintf(buf, cap, "%+.1f %%", e);
 }
 
-int zs_validateout_text(const char *path, const struct zs_measured *m,
-                        const struct zs_validation *v, double mem_lim,
-                        double time_lim)
+/* What was measured, on what, with which software. */
+static void measured_header(const char *path, const struct zs_measured *m)
 {
     const struct zs_sched_header *h = &m->header;
     const struct zs_meas_env *e = &m->env;
-    struct zs_table *t;
-    char a[48], b[48], c[48], d[48];
 
     printf("validate %s (%s)\n", path, zs_meas_kind_name(m->kind));
     printf("  model %s on %s%s%s%s, rank %lld of %lld, %lld step%s%s%s\n",
@@ -85,35 +83,32 @@ int zs_validateout_text(const char *path, const struct zs_measured *m,
     if (e->tool[0])
         printf("  tool: %s\n", e->tool);
     printf("\n");
+}
 
-    t = zs_table_new(5, "lrrrr");
+/* One task class (or the total): tasks, predicted and measured seconds
+ * ("-" when it has no tasks), error. */
+static void class_row(struct zs_table *t, const char *label,
+                      const struct zs_vclass_row *r)
+{
+    char a[48] = "-", b[48] = "-", c[48];
+    if (r->tasks) {
+        fmt_secs(a, sizeof a, r->pred_s);
+        fmt_secs(b, sizeof b, r->meas_s);
+    }
+    fmt_err(c, sizeof c, r->err_pct);
+    zs_table_rowf(t, "%s\t%lld\t%s\t%s\t%s", label, (long long)r->tasks, a, b,
+                  c);
+}
+
+static int class_table(const struct zs_validation *v)
+{
+    struct zs_table *t = zs_emit_table(
+        5, "lrrrr", "task class\ttasks\tpredicted\tmeasured\terror");
     if (!t)
         return ZS_ENOMEM;
-    zs_table_header(t);
-    zs_table_rowf(t, "task class\ttasks\tpredicted\tmeasured\terror");
-    for (int k = 0; k < ZS_VC_COUNT; k++) {
-        const struct zs_vclass_row *r = &v->cls[k];
-        if (r->tasks) {
-            fmt_secs(a, sizeof a, r->pred_s);
-            fmt_secs(b, sizeof b, r->meas_s);
-        } else {
-            snprintf(a, sizeof a, "-");
-            snprintf(b, sizeof b, "-");
-        }
-        fmt_err(c, sizeof c, r->err_pct);
-        zs_table_rowf(t, "%s\t%lld\t%s\t%s\t%s", zs_vclass_name(k),
-                      (long long)r->tasks, a, b, c);
-    }
-    if (v->total.tasks) {
-        fmt_secs(a, sizeof a, v->total.pred_s);
-        fmt_secs(b, sizeof b, v->total.meas_s);
-    } else {
-        snprintf(a, sizeof a, "-");
-        snprintf(b, sizeof b, "-");
-    }
-    fmt_err(c, sizeof c, v->total.err_pct);
-    zs_table_rowf(t, "all timed tasks\t%lld\t%s\t%s\t%s",
-                  (long long)v->total.tasks, a, b, c);
+    for (int k = 0; k < ZS_VC_COUNT; k++)
+        class_row(t, zs_vclass_name(k), &v->cls[k]);
+    class_row(t, "all timed tasks", &v->total);
     zs_table_print(t, stdout, 2);
     zs_table_free(t);
     if (v->skipped || v->unpredicted)
@@ -122,12 +117,16 @@ int zs_validateout_text(const char *path, const struct zs_measured *m,
             (long long)v->skipped, v->skipped == 1 ? "" : "s",
             (long long)v->unpredicted);
     printf("\n");
+    return 0;
+}
 
-    t = zs_table_new(5, "lrrrr");
+static int quantity_table(const struct zs_validation *v)
+{
+    struct zs_table *t = zs_emit_table(
+        5, "lrrrr", "quantity\tpredicted\tmeasured\terror\tlimit");
+    char a[48], b[48], c[48], d[48];
     if (!t)
         return ZS_ENOMEM;
-    zs_table_header(t);
-    zs_table_rowf(t, "quantity\tpredicted\tmeasured\terror\tlimit");
     for (int k = 0; k < v->nq; k++) {
         const struct zs_vquant *q = &v->q[k];
         fmt_val(a, sizeof a, q->unit, q->pred);
@@ -142,6 +141,20 @@ int zs_validateout_text(const char *path, const struct zs_measured *m,
     }
     zs_table_print(t, stdout, 2);
     zs_table_free(t);
+    return 0;
+}
+
+int zs_validateout_text(const char *path, const struct zs_measured *m,
+                        const struct zs_validation *v, double mem_lim,
+                        double time_lim)
+{
+    int rc;
+    measured_header(path, m);
+    rc = class_table(v);
+    if (!rc)
+        rc = quantity_table(v);
+    if (rc)
+        return rc;
     printf("\n%s: memory within %g %%, step time within %g %%\n",
            v->ok ? "ok" : "FAIL", mem_lim, time_lim);
     return 0;
@@ -175,41 +188,53 @@ static cJSON *class_json(const char *name, const struct zs_vclass_row *r)
     return o;
 }
 
+/* The measured file's header and environment, as measured_header words
+ * them. */
+static void measured_json(cJSON *doc, const char *path,
+                          const struct zs_measured *m)
+{
+    const struct zs_sched_header *h = &m->header;
+    const struct zs_meas_env *e = &m->env;
+    const struct zs_emit_field head[] = {
+        ZS_JSTR("schema", "zsim.validate/1"),
+        ZS_JSTR("measured_file", path),
+        ZS_JSTR("kind", zs_meas_kind_name(m->kind)),
+        ZS_JSTR("model", h->model),
+        ZS_JSTR("hardware", h->hardware),
+        ZS_JSTR("gpu", h->gpu),
+        ZS_JSTR("framework", h->framework),
+        ZS_JSTR("config", h->config),
+        ZS_JNUM("rank", h->rank),
+        ZS_JNUM("world", h->world),
+        ZS_JNUM("steps", h->steps),
+    };
+    const struct zs_emit_field env[] = {
+        ZS_JSTR("gpu", e->gpu),
+        ZS_JSTR("driver", e->driver),
+        ZS_JSTR("cuda", e->cuda),
+        ZS_JNUM("sm_clock_mhz", e->sm_clock_mhz),
+        ZS_JNUM("mem_clock_mhz", e->mem_clock_mhz),
+        ZS_JSTR("date", e->date),
+        ZS_JSTR("allocator", e->allocator),
+        ZS_JSTR("tool", e->tool),
+    };
+    zs_emit_fields(doc, head, ZS_EMIT_COUNT(head));
+    zs_emit_fields(cJSON_AddObjectToObject(doc, "environment"), env,
+                   ZS_EMIT_COUNT(env));
+}
+
 int zs_validateout_json(const char *path, const struct zs_measured *m,
                         const struct zs_validation *v, double mem_lim,
                         double time_lim, struct zs_err *err)
 {
     static const char *const units[] = {"bytes", "s", "bytes_per_s",
                                         "flops_per_s"};
-    const struct zs_sched_header *h = &m->header;
-    const struct zs_meas_env *e = &m->env;
     cJSON *doc = cJSON_CreateObject(), *o, *arr;
     char *text;
 
     if (!doc)
         return zs_err_set(err, ZS_ENOMEM, "out of memory");
-    cJSON_AddStringToObject(doc, "schema", "zsim.validate/1");
-    cJSON_AddStringToObject(doc, "measured_file", path);
-    cJSON_AddStringToObject(doc, "kind", zs_meas_kind_name(m->kind));
-    cJSON_AddStringToObject(doc, "model", h->model);
-    cJSON_AddStringToObject(doc, "hardware", h->hardware);
-    cJSON_AddStringToObject(doc, "gpu", h->gpu);
-    cJSON_AddStringToObject(doc, "framework", h->framework);
-    cJSON_AddStringToObject(doc, "config", h->config);
-    cJSON_AddNumberToObject(doc, "rank", (double)h->rank);
-    cJSON_AddNumberToObject(doc, "world", (double)h->world);
-    cJSON_AddNumberToObject(doc, "steps", (double)h->steps);
-    o = cJSON_AddObjectToObject(doc, "environment");
-    if (o) {
-        cJSON_AddStringToObject(o, "gpu", e->gpu);
-        cJSON_AddStringToObject(o, "driver", e->driver);
-        cJSON_AddStringToObject(o, "cuda", e->cuda);
-        cJSON_AddNumberToObject(o, "sm_clock_mhz", (double)e->sm_clock_mhz);
-        cJSON_AddNumberToObject(o, "mem_clock_mhz", (double)e->mem_clock_mhz);
-        cJSON_AddStringToObject(o, "date", e->date);
-        cJSON_AddStringToObject(o, "allocator", e->allocator);
-        cJSON_AddStringToObject(o, "tool", e->tool);
-    }
+    measured_json(doc, path, m);
     arr = cJSON_AddArrayToObject(doc, "classes");
     for (int k = 0; arr && k < ZS_VC_COUNT; k++)
         cJSON_AddItemToArray(arr, class_json(zs_vclass_name(k), &v->cls[k]));
@@ -398,7 +423,8 @@ void *zs_validateout_pub_json(const struct zs_pub_set *s)
         cJSON_AddNumberToObject(o, "n", st[i].n);
         cJSON_AddNumberToObject(o, "median_abs_error_pct",
                                 zs_validateout_round2(st[i].median));
-        cJSON_AddNumberToObject(o, "p90_abs_error_pct", zs_validateout_round2(st[i].p90));
+        cJSON_AddNumberToObject(o, "p90_abs_error_pct",
+                                zs_validateout_round2(st[i].p90));
         cJSON_AddItemToArray(arr, o);
     }
     arr = cJSON_AddArrayToObject(doc, "predicted_oom");
@@ -427,4 +453,3 @@ void *zs_validateout_pub_json(const struct zs_pub_set *s)
         }
     return doc;
 }
-
