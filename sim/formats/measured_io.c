@@ -313,10 +313,9 @@ static int read_top(struct rd *r, const cJSON *root)
     char where[300];
     int rc;
 
-    rc = zs_json_read(&r->src, root, "", f_top, NF(f_top), &top, 0, r->err);
-    if (!rc)
-        rc = zs_sched_io_check_schema(&r->src, top.schema, ZS_MEASURED_SCHEMA,
-                                      r->err);
+    rc = zs_sched_io_read_top(&r->src, root, f_top, NF(f_top), &top,
+                              offsetof(struct raw_top, schema),
+                              ZS_MEASURED_SCHEMA, r->err);
     if (rc)
         return rc;
     r->m->kind = top.kind;

@@ -512,16 +512,20 @@ int zs_sched_io_check_fields(const struct zs_field *fields, size_t n,
     return 0;
 }
 
-int zs_sched_io_check_schema(const struct zs_json_src *src, const char *got,
-                             const char *want, struct zs_err *err)
+int zs_sched_io_read_top(const struct zs_json_src *src, const cJSON *root,
+                         const struct zs_field *fields, size_t n, void *top,
+                         size_t schema_off, const char *want,
+                         struct zs_err *err)
 {
+    const char *schema = (const char *)top + schema_off;
     char where[300];
-    if (strcmp(got, want) == 0)
-        return 0;
+    int rc = zs_json_read(src, root, "", fields, n, top, 0, err);
+    if (rc || strcmp(schema, want) == 0)
+        return rc;
     zs_json_where(src, "", "schema", where, sizeof where);
     return zs_err_set(err, ZS_EINPUT,
                       "invalid 'schema' in %s: must be \"%s\" (got '%s')",
-                      where, want, got);
+                      where, want, schema);
 }
 
 int zs_sched_io_require(const struct zs_json_src *src, const cJSON *root,
@@ -1216,10 +1220,9 @@ static int read_root(void *ctx, const cJSON *root)
     bool has_pred;
     int rc;
 
-    rc = zs_json_read(&r->src, root, "", f_top, NF(f_top), &top, 0, r->err);
-    if (!rc)
-        rc = zs_sched_io_check_schema(&r->src, top.schema, ZS_SCHEDULE_SCHEMA,
-                                      r->err);
+    rc = zs_sched_io_read_top(&r->src, root, f_top, NF(f_top), &top,
+                              offsetof(struct raw_top, schema),
+                              ZS_SCHEDULE_SCHEMA, r->err);
     if (!rc)
         rc = zs_sched_io_read_head(&r->src, root, required, NF(required),
                                    &r->s->header, r->err);

@@ -64,10 +64,13 @@ int zs_sched_io_write(const char *path,
                       int (*put)(const void *doc, FILE *f, struct zs_err *err),
                       const void *doc, struct zs_err *err);
 
-/* "schema" must be want: "invalid 'schema' in file:line:col: must be
- * "want" (got 'x')". */
-int zs_sched_io_check_schema(const struct zs_json_src *src, const char *got,
-                             const char *want, struct zs_err *err);
+/* The top-level table into *top, then its "schema" string (the member
+ * at schema_off) must be want: "invalid 'schema' in file:line:col: must
+ * be "want" (got 'x')". */
+int zs_sched_io_read_top(const struct zs_json_src *src, const cJSON *root,
+                         const struct zs_field *fields, size_t n, void *top,
+                         size_t schema_off, const char *want,
+                         struct zs_err *err);
 /* Each of keys[0..n) must be present at the top: "missing 'k' in file:
  * required". */
 int zs_sched_io_require(const struct zs_json_src *src, const cJSON *root,
