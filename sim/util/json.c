@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,22 @@ int zs_json_load_file(const char *path,
     cJSON_Delete(root);
     zs_json_src_release(&src);
     return rc;
+}
+
+int zs_json_bad_at(const struct zs_json_src *src, const char *objpath,
+                   const char *key, struct zs_err *err, const char *fmt, ...)
+{
+    char where[300], what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    zs_json_where(src, objpath, key, where, sizeof where);
+    if (objpath && *objpath)
+        return zs_err_set(err, ZS_EINPUT, "invalid '%s.%s' in %s: %s", objpath,
+                          key, where, what);
+    return zs_err_set(err, ZS_EINPUT, "invalid '%s' in %s: %s", key, where,
+                      what);
 }
 
 /* 1-based line and column of byte offset off in text. */

@@ -117,6 +117,12 @@ int zs_json_read(const struct zs_json_src *src, const cJSON *obj,
 /* Fills dst with every default of the table (no JSON involved). */
 void zs_json_defaults(const struct zs_field *fields, size_t nfields, void *dst);
 
+/* ZS_EINPUT "invalid 'objpath.key' in file:line:col: <what>" ("invalid
+ * 'key' ..." at the root, objpath "" or NULL), at key's position. */
+int zs_json_bad_at(const struct zs_json_src *src, const char *objpath,
+                   const char *key, struct zs_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Writes "path:line:col" (or just "path" when the key is not found) for key
  * under objpath into buf. */
 void zs_json_where(const struct zs_json_src *src, const char *objpath,
