@@ -10,7 +10,6 @@
  */
 #include "formats/measured_io.h"
 #include "formats/schedule_io_int.h"
-#include "util/afile.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -64,11 +63,7 @@ int zs_vclass_of(enum zs_sched_kind k)
 void zs_measured_init(struct zs_measured *m)
 {
     memset(m, 0, sizeof *m);
-    m->pred.peak_device_allocated_bytes = -1;
-    m->pred.peak_device_reserved_bytes = -1;
-    m->pred.peak_host_bytes = -1;
-    m->pred.peak_pinned_bytes = -1;
-    m->pred.step_time_ns = -1;
+    zs_sched_io_pred_init(&m->pred);
     m->meas.peak_device_allocated_bytes = -1;
     m->meas.peak_device_reserved_bytes = -1;
     m->meas.peak_device_used_bytes = -1;
@@ -121,42 +116,14 @@ void zs_meas_task_from_sched(struct zs_meas_task *mt,
     mt->start_ns = mt->end_ns = -1;
 }
 
-/* ---- tables
- * ------------------------------------------------------------------ */
+/* ---- tables -------------------------------------------------------------- */
 
 #define NF(a) (sizeof(a) / sizeof((a)[0]))
 #define NS_MAX 1e18
 #define ID_MAX ((double)ZS_SCHED_MAX_TASKS - 1)
 #define BMAX ((double)ZS_BYTES_MAX)
 
-#define HT(f) offsetof(struct zs_sched_header, f)
-static const struct zs_field f_header[] = {
-    {"zsim_version", ZS_F_STRING, HT(zsim_version), 0, 0, 0, ZS_F_REQUIRED,
-     NULL, 32, NULL},
-    {"model", ZS_F_STRING, HT(model), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
-    {"hardware", ZS_F_STRING, HT(hardware), 0, 0, 0, ZS_F_REQUIRED, NULL, 64,
-     NULL},
-    {"gpu", ZS_F_STRING, HT(gpu), 0, 0, 0, 0, NULL, 32, ""},
-    {"framework", ZS_F_STRING, HT(framework), 0, 0, 0, 0, NULL, 16, ""},
-    {"config", ZS_F_STRING, HT(config), 0, 0, 0, 0, NULL, 256, ""},
-    {"rank", ZS_F_INT, HT(rank), 0, 65535, 0, ZS_F_REQUIRED, NULL, 0, NULL},
-    {"world", ZS_F_INT, HT(world), 1, 65536, 0, ZS_F_REQUIRED, NULL, 0, NULL},
-    {"steps", ZS_F_INT, HT(steps), 1, 1001, 0, ZS_F_REQUIRED, NULL, 0, NULL},
-};
-
-#define PT(f) offsetof(struct zs_sched_pred, f)
-static const struct zs_field f_pred[] = {
-    {"peak_device_allocated_bytes", ZS_F_INT, PT(peak_device_allocated_bytes),
-     -1, BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_device_reserved_bytes", ZS_F_INT, PT(peak_device_reserved_bytes), -1,
-     BMAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_host_bytes", ZS_F_INT, PT(peak_host_bytes), -1, BMAX, -1,
-     ZS_F_NULLABLE, NULL, 0, NULL},
-    {"peak_pinned_bytes", ZS_F_INT, PT(peak_pinned_bytes), -1, BMAX, -1,
-     ZS_F_NULLABLE, NULL, 0, NULL},
-    {"step_time_ns", ZS_F_INT, PT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE,
-     NULL, 0, NULL},
-};
+/* The header and "predicted" tables are the schedule's (schedule_io_int.h). */
 
 #define MT(f) offsetof(struct zs_meas_totals, f)
 static const struct zs_field f_meas[] = {
@@ -200,30 +167,27 @@ struct raw_mtask {
 #define RT(f) offsetof(struct raw_mtask, f)
 #define TT(f) (offsetof(struct raw_mtask, t) + offsetof(struct zs_meas_task, f))
 static const struct zs_field f_task[] = {
-    {"id", ZS_F_INT, RT(id), 0, ID_MAX, 0, ZS_F_REQUIRED, NULL, 0, NULL},
+    ZS_FIELD("id", ZS_F_INT, RT(id), 0, ID_MAX, 0, ZS_F_REQUIRED),
     {"kind", ZS_F_ENUM, RT(kind), 0, 0, 0, ZS_F_REQUIRED, g_kind_names, 0,
      NULL},
     {"name", ZS_F_STRING, TT(name), 0, 0, 0, ZS_F_REQUIRED, NULL,
      ZS_SCHED_NAME_CAP, NULL},
-    {"bytes", ZS_F_INT, TT(bytes), 0, BMAX, 0, 0, NULL, 0, NULL},
-    {"pinned", ZS_F_BOOL, TT(pinned), 0, 0, 0, 0, NULL, 0, NULL},
-    {"m", ZS_F_INT, TT(m), 0, 67108864.0, 0, 0, NULL, 0, NULL},
-    {"n", ZS_F_INT, TT(n), 0, 67108864.0, 0, 0, NULL, 0, NULL},
-    {"k", ZS_F_INT, TT(k), 0, 67108864.0, 0, 0, NULL, 0, NULL},
-    {"count", ZS_F_INT, TT(count), 0, 1048576, 0, 0, NULL, 0, NULL},
-    {"elements", ZS_F_INT, TT(elements), 0, 1099511627776.0, 0, 0, NULL, 0,
-     NULL},
-    {"threads", ZS_F_INT, TT(threads), 0, 4096, 0, 0, NULL, 0, NULL},
+    ZS_FIELD("bytes", ZS_F_INT, TT(bytes), 0, BMAX, 0, 0),
+    ZS_FIELD("pinned", ZS_F_BOOL, TT(pinned), 0, 0, 0, 0),
+    ZS_FIELD("m", ZS_F_INT, TT(m), 0, 67108864.0, 0, 0),
+    ZS_FIELD("n", ZS_F_INT, TT(n), 0, 67108864.0, 0, 0),
+    ZS_FIELD("k", ZS_F_INT, TT(k), 0, 67108864.0, 0, 0),
+    ZS_FIELD("count", ZS_F_INT, TT(count), 0, 1048576, 0, 0),
+    ZS_FIELD("elements", ZS_F_INT, TT(elements), 0, 1099511627776.0, 0, 0),
+    ZS_FIELD("threads", ZS_F_INT, TT(threads), 0, 4096, 0, 0),
     {"impl", ZS_F_ENUM, TT(adam_impl), 0, 0, 0, 0, g_adam_names, 0, NULL},
     /* first step + up to 1000 steady steps (the config's "steps" limit) */
-    {"step_end", ZS_F_INT, TT(step_end), 0, 1001, 0, 0, NULL, 0, NULL},
-    {"skipped", ZS_F_BOOL, TT(skipped), 0, 0, 0, 0, NULL, 0, NULL},
-    {"pred_start_ns", ZS_F_INT, TT(pred_start_ns), -1, NS_MAX, -1, 0, NULL, 0,
-     NULL},
-    {"pred_end_ns", ZS_F_INT, TT(pred_end_ns), -1, NS_MAX, -1, 0, NULL, 0,
-     NULL},
-    {"start_ns", ZS_F_INT, TT(start_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
-    {"end_ns", ZS_F_INT, TT(end_ns), -1, NS_MAX, -1, 0, NULL, 0, NULL},
+    ZS_FIELD("step_end", ZS_F_INT, TT(step_end), 0, 1001, 0, 0),
+    ZS_FIELD("skipped", ZS_F_BOOL, TT(skipped), 0, 0, 0, 0),
+    ZS_FIELD("pred_start_ns", ZS_F_INT, TT(pred_start_ns), -1, NS_MAX, -1, 0),
+    ZS_FIELD("pred_end_ns", ZS_F_INT, TT(pred_end_ns), -1, NS_MAX, -1, 0),
+    ZS_FIELD("start_ns", ZS_F_INT, TT(start_ns), -1, NS_MAX, -1, 0),
+    ZS_FIELD("end_ns", ZS_F_INT, TT(end_ns), -1, NS_MAX, -1, 0),
 };
 
 struct raw_top {
@@ -235,15 +199,14 @@ static const struct zs_field f_top[] = {
      ZS_F_REQUIRED, NULL, 32, NULL},
     {"kind", ZS_F_ENUM, offsetof(struct raw_top, kind), 0, 0, 0, ZS_F_REQUIRED,
      g_mkind_names, 0, NULL},
-    {"header", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"environment", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"predicted", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"measured", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"tasks", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    ZS_FIELD_CUSTOM("header"),
+    ZS_FIELD_CUSTOM("environment"),
+    ZS_FIELD_CUSTOM("predicted"),
+    ZS_FIELD_CUSTOM("measured"),
+    ZS_FIELD_CUSTOM("tasks"),
 };
 
-/* ---- reading ---------------------------------------------------------------
- */
+/* ---- reading ------------------------------------------------------------- */
 
 struct rd {
     struct zs_json_src src;
@@ -305,91 +268,59 @@ static int check_task_times(struct rd *r, long i, const struct zs_meas_task *t)
     return 0;
 }
 
-static int read_tasks(struct rd *r, const cJSON *arr)
+/* zs_sched_io_each's fn: task element i, checked and appended (ids
+ * increasing). */
+static int read_task(void *ctx, long i, const cJSON *it)
 {
-    const cJSON *it;
-    char where[300], why[200];
-    long i = 0;
-    int n, rc;
-
-    if (!cJSON_IsArray(arr)) {
-        zs_json_where(&r->src, "", "tasks", where, sizeof where);
-        return zs_err_set(
-            r->err, ZS_EINPUT,
-            "invalid 'tasks' in %s: must be an array of tasks (got %s)", where,
-            zs_json_type_name(arr));
-    }
-    n = cJSON_GetArraySize(arr);
-    if (n > ZS_SCHED_MAX_TASKS) {
-        zs_json_where(&r->src, "", "tasks", where, sizeof where);
-        return zs_err_set(
-            r->err, ZS_EINPUT,
-            "invalid 'tasks' in %s: must list at most %d tasks (got %d)", where,
-            ZS_SCHED_MAX_TASKS, n);
-    }
-    cJSON_ArrayForEach(it, arr)
-    {
-        struct raw_mtask rt;
-        struct zs_meas_task *t = &rt.t;
-        memset(&rt, 0, sizeof rt);
-        rc = zs_sched_io_read_elem(&r->src, "tasks", i, it, f_task, NF(f_task),
-                                   &rt, 0, r->err);
-        if (rc)
-            return rc;
-        t->id = (int32_t)rt.id;
-        t->kind = (enum zs_sched_kind)rt.kind;
-        if (i > 0 && t->id <= r->m->tasks[i - 1].id) {
-            snprintf(why, sizeof why,
-                     "must be greater than the previous task's (%d) (got %d)",
-                     (int)r->m->tasks[i - 1].id, (int)t->id);
-            return task_problem(r, i, "id", why);
-        }
-        rc = check_task_sizes(r, i, t);
-        if (rc)
-            return rc;
-        rc = check_task_times(r, i, t);
-        if (rc)
-            return rc;
-        if (t->skipped && t->start_ns >= 0) {
-            snprintf(why, sizeof why,
-                     "must be -1 for a skipped task (got %lld)",
-                     (long long)t->start_ns);
-            return task_problem(r, i, "start_ns", why);
-        }
-        rc = zs_measured_add(r->m, t, r->err);
-        if (rc)
-            return rc;
-        i++;
-    }
-    return 0;
-}
-
-static int read_root(struct rd *r, const cJSON *root)
-{
-    struct raw_top top;
-    const cJSON *node;
-    char where[300];
+    struct rd *r = ctx;
+    struct raw_mtask rt;
+    struct zs_meas_task *t = &rt.t;
+    char why[200];
     int rc;
-    static const char *const required[] = {"header", "environment", "measured",
-                                           "tasks"};
 
-    rc = zs_json_read(&r->src, root, "", f_top, NF(f_top), &top, 0, r->err);
+    memset(&rt, 0, sizeof rt);
+    rc = zs_sched_io_read_elem(&r->src, "tasks", i, it, f_task, NF(f_task), &rt,
+                               0, r->err);
     if (rc)
         return rc;
-    if (strcmp(top.schema, ZS_MEASURED_SCHEMA) != 0) {
-        zs_json_where(&r->src, "", "schema", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'schema' in %s: must be \"%s\" (got '%s')",
-                          where, ZS_MEASURED_SCHEMA, top.schema);
+    t->id = (int32_t)rt.id;
+    t->kind = (enum zs_sched_kind)rt.kind;
+    if (i > 0 && t->id <= r->m->tasks[i - 1].id) {
+        snprintf(why, sizeof why,
+                 "must be greater than the previous task's (%d) (got %d)",
+                 (int)r->m->tasks[i - 1].id, (int)t->id);
+        return task_problem(r, i, "id", why);
     }
+    rc = check_task_sizes(r, i, t);
+    if (!rc)
+        rc = check_task_times(r, i, t);
+    if (rc)
+        return rc;
+    if (t->skipped && t->start_ns >= 0) {
+        snprintf(why, sizeof why, "must be -1 for a skipped task (got %lld)",
+                 (long long)t->start_ns);
+        return task_problem(r, i, "start_ns", why);
+    }
+    return zs_measured_add(r->m, t, r->err);
+}
+
+/* The top level: schema and kind, then the header (rank below world). */
+static int read_top(struct rd *r, const cJSON *root)
+{
+    static const char *const required[] = {"header", "environment", "measured",
+                                           "tasks"};
+    struct raw_top top;
+    char where[300];
+    int rc;
+
+    rc = zs_sched_io_read_top(&r->src, root, f_top, NF(f_top), &top,
+                              offsetof(struct raw_top, schema),
+                              ZS_MEASURED_SCHEMA, r->err);
+    if (rc)
+        return rc;
     r->m->kind = top.kind;
-    for (size_t k = 0; k < NF(required); k++)
-        if (!cJSON_GetObjectItemCaseSensitive(root, required[k]))
-            return zs_err_set(r->err, ZS_EINPUT, "missing '%s' in %s: required",
-                              required[k], r->src.path);
-    rc = zs_json_read(&r->src, cJSON_GetObjectItemCaseSensitive(root, "header"),
-                      "header", f_header, NF(f_header), &r->m->header, 0,
-                      r->err);
+    rc = zs_sched_io_read_head(&r->src, root, required, NF(required),
+                               &r->m->header, r->err);
     if (rc)
         return rc;
     if (r->m->header.rank >= r->m->header.world) {
@@ -401,161 +332,117 @@ static int read_root(struct rd *r, const cJSON *root)
                           (long long)r->m->header.world,
                           (long long)r->m->header.rank);
     }
-    rc = zs_json_read(&r->src,
-                      cJSON_GetObjectItemCaseSensitive(root, "environment"),
-                      "environment", f_env, NF(f_env), &r->m->env, 0, r->err);
-    if (rc)
-        return rc;
-    node = cJSON_GetObjectItemCaseSensitive(root, "predicted");
-    if (node && !cJSON_IsNull(node)) {
-        rc = zs_json_read(&r->src, node, "predicted", f_pred, NF(f_pred),
-                          &r->m->pred, 0, r->err);
-        if (rc)
-            return rc;
-        r->m->has_pred = true;
-    }
-    rc = zs_json_read(&r->src,
-                      cJSON_GetObjectItemCaseSensitive(root, "measured"),
-                      "measured", f_meas, NF(f_meas), &r->m->meas, 0, r->err);
-    if (rc)
-        return rc;
-    return read_tasks(r, cJSON_GetObjectItemCaseSensitive(root, "tasks"));
+    return 0;
 }
 
-static int read_parsed(struct rd *r, cJSON *root)
+/* zs_sched_io_read's fill. */
+static int read_root(void *ctx, const cJSON *root)
 {
-    int rc = read_root(r, root);
-    cJSON_Delete(root);
-    zs_json_src_release(&r->src);
+    struct rd *r = ctx;
+    int rc = read_top(r, root);
+    if (!rc)
+        rc = zs_json_read(
+            &r->src, cJSON_GetObjectItemCaseSensitive(root, "environment"),
+            "environment", f_env, NF(f_env), &r->m->env, 0, r->err);
+    if (!rc)
+        rc = zs_sched_io_read_pred(&r->src, root, &r->m->pred, &r->m->has_pred,
+                                   r->err);
+    if (!rc)
+        rc = zs_json_read(
+            &r->src, cJSON_GetObjectItemCaseSensitive(root, "measured"),
+            "measured", f_meas, NF(f_meas), &r->m->meas, 0, r->err);
     if (rc)
-        zs_measured_release(r->m);
-    return rc;
+        return rc;
+    return zs_sched_io_each(
+        &r->src, cJSON_GetObjectItemCaseSensitive(root, "tasks"), "tasks", 0,
+        ZS_SCHED_MAX_TASKS, read_task, r, r->err);
+}
+
+/* zs_sched_io_read's undo: no measurements. */
+static void undo(void *ctx)
+{
+    zs_measured_release(((struct rd *)ctx)->m);
+}
+
+/* A measured file from text, or from the file at name when text is NULL. */
+static int read_any(const char *name, const char *text, size_t len,
+                    struct zs_measured *out, struct zs_err *err)
+{
+    struct rd r = {.m = out, .err = err};
+    zs_measured_init(out);
+    return zs_sched_io_read(name, text, len, &r.src, read_root, undo, &r, err);
 }
 
 int zs_measured_read_text(const char *name, const char *text, size_t len,
                           struct zs_measured *out, struct zs_err *err)
 {
-    struct rd r;
-    cJSON *root;
-    int rc;
-    zs_measured_init(out);
-    memset(&r, 0, sizeof r);
-    r.m = out;
-    r.err = err;
-    rc = zs_json_parse_text(name, text, len, &root, &r.src, err);
-    if (rc)
-        return rc;
-    return read_parsed(&r, root);
+    return read_any(name, text, len, out, err);
 }
 
 int zs_measured_read(const char *path, struct zs_measured *out,
                      struct zs_err *err)
 {
-    /* the file's text through the same reader as zs_measured_read_text */
-    char *text;
-    size_t len;
-    int rc;
-    zs_measured_init(out);
-    rc = zs_read_file(path, ZS_JSON_MAX_FILE_BYTES, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = zs_measured_read_text(path, text, len, out, err);
-    zs_free(text);
-    return rc;
+    return read_any(path, NULL, 0, out, err);
 }
 
-/* ---- writing
- * ----------------------------------------------------------------- */
+/* ---- writing ------------------------------------------------------------- */
+
+/* One task's members: the kind's sizes, then the four times. */
+static void put_task(FILE *f, const struct zs_meas_task *t)
+{
+    int first = 1;
+    zs_sched_io_put_kv_int(f, "id", t->id, &first);
+    zs_sched_io_put_kv_str(f, "kind", zs_sched_kind_name(t->kind), &first);
+    zs_sched_io_put_kv_str(f, "name", t->name, &first);
+    if (t->bytes)
+        zs_sched_io_put_kv_int(f, "bytes", t->bytes, &first);
+    if (t->kind == ZS_SK_H2D || t->kind == ZS_SK_D2H ||
+        (t->kind == ZS_SK_ALLOC && t->pinned))
+        fprintf(f, ", \"pinned\": %s", t->pinned ? "true" : "false");
+    if (t->kind == ZS_SK_GEMM) {
+        zs_sched_io_put_kv_int(f, "m", t->m, &first);
+        zs_sched_io_put_kv_int(f, "n", t->n, &first);
+        zs_sched_io_put_kv_int(f, "k", t->k, &first);
+        zs_sched_io_put_kv_int(f, "count", t->count, &first);
+    }
+    if (t->elements)
+        zs_sched_io_put_kv_int(f, "elements", t->elements, &first);
+    if (t->kind == ZS_SK_CPU_ADAM) {
+        zs_sched_io_put_kv_int(f, "threads", t->threads, &first);
+        zs_sched_io_put_kv_str(f, "impl", g_adam_names[t->adam_impl], &first);
+    }
+    if (t->step_end)
+        zs_sched_io_put_kv_int(f, "step_end", t->step_end, &first);
+    if (t->skipped)
+        fputs(", \"skipped\": true", f);
+    zs_sched_io_put_kv_int(f, "pred_start_ns", t->pred_start_ns, &first);
+    zs_sched_io_put_kv_int(f, "pred_end_ns", t->pred_end_ns, &first);
+    zs_sched_io_put_kv_int(f, "start_ns", t->start_ns, &first);
+    zs_sched_io_put_kv_int(f, "end_ns", t->end_ns, &first);
+}
 
 int zs_measured_write_stream(const struct zs_measured *m, FILE *f,
                              struct zs_err *err)
 {
-    const struct zs_sched_header *h = &m->header;
-    const struct zs_meas_env *e = &m->env;
-    int first = 1;
-
     fprintf(f, "{\n  \"schema\": \"%s\",\n  \"kind\": \"%s\",\n  \"header\": {",
             ZS_MEASURED_SCHEMA, zs_meas_kind_name(m->kind));
-    zs_sched_io_put_header(f, h);
+    zs_sched_io_put_header(f, &m->header);
     fputs("},\n  \"environment\": {", f);
-    first = 1;
-    zs_sched_io_put_kv_str(f, "gpu", e->gpu, &first);
-    zs_sched_io_put_kv_str(f, "driver", e->driver, &first);
-    zs_sched_io_put_kv_str(f, "cuda", e->cuda, &first);
-    zs_sched_io_put_kv_int(f, "sm_clock_mhz", e->sm_clock_mhz, &first);
-    zs_sched_io_put_kv_int(f, "mem_clock_mhz", e->mem_clock_mhz, &first);
-    zs_sched_io_put_kv_str(f, "host", e->host, &first);
-    zs_sched_io_put_kv_str(f, "cpu", e->cpu, &first);
-    zs_sched_io_put_kv_int(f, "cpu_threads", e->cpu_threads, &first);
-    zs_sched_io_put_kv_str(f, "date", e->date, &first);
-    zs_sched_io_put_kv_str(f, "allocator", e->allocator, &first);
-    zs_sched_io_put_kv_str(f, "tool", e->tool, &first);
+    zs_sched_io_put_fields(f, f_env, NF(f_env), &m->env);
     fputs("},\n  \"predicted\": ", f);
     if (m->has_pred) {
-        first = 1;
         fputc('{', f);
-        zs_sched_io_put_kv_int(f, "peak_device_allocated_bytes",
-                               m->pred.peak_device_allocated_bytes, &first);
-        zs_sched_io_put_kv_int(f, "peak_device_reserved_bytes",
-                               m->pred.peak_device_reserved_bytes, &first);
-        zs_sched_io_put_kv_int(f, "peak_host_bytes", m->pred.peak_host_bytes,
-                               &first);
-        zs_sched_io_put_kv_int(f, "peak_pinned_bytes",
-                               m->pred.peak_pinned_bytes, &first);
-        zs_sched_io_put_kv_int(f, "step_time_ns", m->pred.step_time_ns, &first);
+        zs_sched_io_put_pred(f, &m->pred);
         fputc('}', f);
     } else {
         fputs("null", f);
     }
     fputs(",\n  \"measured\": {", f);
-    first = 1;
-    zs_sched_io_put_kv_int(f, "peak_device_allocated_bytes",
-                           m->meas.peak_device_allocated_bytes, &first);
-    zs_sched_io_put_kv_int(f, "peak_device_reserved_bytes",
-                           m->meas.peak_device_reserved_bytes, &first);
-    zs_sched_io_put_kv_int(f, "peak_device_used_bytes",
-                           m->meas.peak_device_used_bytes, &first);
-    zs_sched_io_put_kv_int(f, "peak_host_bytes", m->meas.peak_host_bytes,
-                           &first);
-    zs_sched_io_put_kv_int(f, "peak_pinned_bytes", m->meas.peak_pinned_bytes,
-                           &first);
-    zs_sched_io_put_kv_int(f, "step_time_ns", m->meas.step_time_ns, &first);
-    zs_sched_io_put_kv_int(f, "scratch_device_bytes",
-                           m->meas.scratch_device_bytes, &first);
+    zs_sched_io_put_fields(f, f_meas, NF(f_meas), &m->meas);
     fputs("},\n  \"tasks\": [\n", f);
     for (int32_t i = 0; i < m->ntasks; i++) {
-        const struct zs_meas_task *t = &m->tasks[i];
-        first = 1;
         fputs("    {", f);
-        zs_sched_io_put_kv_int(f, "id", t->id, &first);
-        zs_sched_io_put_kv_str(f, "kind", zs_sched_kind_name(t->kind), &first);
-        zs_sched_io_put_kv_str(f, "name", t->name, &first);
-        if (t->bytes)
-            zs_sched_io_put_kv_int(f, "bytes", t->bytes, &first);
-        if (t->kind == ZS_SK_H2D || t->kind == ZS_SK_D2H ||
-            (t->kind == ZS_SK_ALLOC && t->pinned))
-            fprintf(f, ", \"pinned\": %s", t->pinned ? "true" : "false");
-        if (t->kind == ZS_SK_GEMM) {
-            zs_sched_io_put_kv_int(f, "m", t->m, &first);
-            zs_sched_io_put_kv_int(f, "n", t->n, &first);
-            zs_sched_io_put_kv_int(f, "k", t->k, &first);
-            zs_sched_io_put_kv_int(f, "count", t->count, &first);
-        }
-        if (t->elements)
-            zs_sched_io_put_kv_int(f, "elements", t->elements, &first);
-        if (t->kind == ZS_SK_CPU_ADAM) {
-            zs_sched_io_put_kv_int(f, "threads", t->threads, &first);
-            zs_sched_io_put_kv_str(f, "impl", g_adam_names[t->adam_impl],
-                                   &first);
-        }
-        if (t->step_end)
-            zs_sched_io_put_kv_int(f, "step_end", t->step_end, &first);
-        if (t->skipped)
-            fputs(", \"skipped\": true", f);
-        zs_sched_io_put_kv_int(f, "pred_start_ns", t->pred_start_ns, &first);
-        zs_sched_io_put_kv_int(f, "pred_end_ns", t->pred_end_ns, &first);
-        zs_sched_io_put_kv_int(f, "start_ns", t->start_ns, &first);
-        zs_sched_io_put_kv_int(f, "end_ns", t->end_ns, &first);
+        put_task(f, &m->tasks[i]);
         fputs(i + 1 < m->ntasks ? "},\n" : "}\n", f);
     }
     fputs("  ]\n}\n", f);
@@ -564,26 +451,19 @@ int zs_measured_write_stream(const struct zs_measured *m, FILE *f,
     return 0;
 }
 
+/* zs_sched_io_write's put. */
+static int put_doc(const void *doc, FILE *f, struct zs_err *err)
+{
+    return zs_measured_write_stream(doc, f, err);
+}
+
 int zs_measured_write(const struct zs_measured *m, const char *path,
                       struct zs_err *err)
 {
-    struct zs_afile a;
-    int rc;
-    rc = zs_afile_open(&a, NULL, path, err);
-    if (rc)
-        return rc;
-    rc = zs_measured_write_stream(m, a.f, err);
-    if (rc) {
-        zs_afile_abort(&a);
-        if (rc == ZS_EIO)
-            zs_err_prefix(err, "cannot write '%s'", path);
-        return rc;
-    }
-    return zs_afile_commit(&a, err);
+    return zs_sched_io_write(path, put_doc, m, err);
 }
 
-/* ---- comparison
- * ----------------------------------------------------------------- */
+/* ---- comparison ---------------------------------------------------------- */
 
 static double err_pct(double pred, double meas)
 {
@@ -613,15 +493,10 @@ static void add_q(struct zs_validation *v, const char *key, const char *label,
         v->ok = false;
 }
 
-void zs_validation_compute(const struct zs_measured *m, double max_mem_err_pct,
-                           double max_time_err_pct, struct zs_validation *v)
+/* Per-class and total summed durations of the tasks timed on both sides;
+ * skipped and unpredicted ones are counted apart. */
+static void tally_tasks(const struct zs_measured *m, struct zs_validation *v)
 {
-    const struct zs_sched_pred *p = &m->pred;
-    const struct zs_meas_totals *x = &m->meas;
-    double h2d_p = 0, h2d_m = 0, d2h_p = 0, d2h_m = 0, g_p = 0, g_m = 0;
-
-    memset(v, 0, sizeof *v);
-    v->ok = true;
     for (int32_t i = 0; i < m->ntasks; i++) {
         const struct zs_meas_task *t = &m->tasks[i];
         int c = zs_vclass_of(t->kind);
@@ -657,46 +532,54 @@ void zs_validation_compute(const struct zs_measured *m, double max_mem_err_pct,
     for (int c = 0; c < ZS_VC_COUNT; c++)
         v->cls[c].err_pct = err_pct(v->cls[c].pred_s, v->cls[c].meas_s);
     v->total.err_pct = err_pct(v->total.pred_s, v->total.meas_s);
+}
 
-    if (m->has_pred) {
-        add_q(v, "peak_device_allocated_bytes", "peak device allocated", 0,
-              (double)p->peak_device_allocated_bytes,
-              (double)x->peak_device_allocated_bytes, max_mem_err_pct);
-        add_q(v, "peak_device_reserved_bytes", "peak device reserved", 0,
-              (double)p->peak_device_reserved_bytes,
-              (double)x->peak_device_reserved_bytes, max_mem_err_pct);
-        add_q(v, "peak_host_bytes", "peak host", 0, (double)p->peak_host_bytes,
-              (double)x->peak_host_bytes, max_mem_err_pct);
-        add_q(v, "peak_pinned_bytes", "peak pinned", 0,
-              (double)p->peak_pinned_bytes, (double)x->peak_pinned_bytes, 0);
-        add_q(v, "step_time_ns", "step time", 1, (double)p->step_time_ns,
-              (double)x->step_time_ns, max_time_err_pct);
-    } else {
-        add_q(v, "peak_device_allocated_bytes", "peak device allocated", 0, -1,
-              (double)x->peak_device_allocated_bytes, max_mem_err_pct);
-        add_q(v, "peak_device_reserved_bytes", "peak device reserved", 0, -1,
-              (double)x->peak_device_reserved_bytes, max_mem_err_pct);
-        add_q(v, "peak_host_bytes", "peak host", 0, -1,
-              (double)x->peak_host_bytes, max_mem_err_pct);
-        add_q(v, "peak_pinned_bytes", "peak pinned", 0, -1,
-              (double)x->peak_pinned_bytes, 0);
-        add_q(v, "step_time_ns", "step time", 1, -1, (double)x->step_time_ns,
-              max_time_err_pct);
-    }
-    /* Rates: bytes (or FLOPs) over the summed durations of the same tasks. */
-    if (v->cls[ZS_VC_H2D].pred_s > 0 && v->cls[ZS_VC_H2D].meas_s > 0) {
-        h2d_p = v->cls[ZS_VC_H2D].bytes / v->cls[ZS_VC_H2D].pred_s;
-        h2d_m = v->cls[ZS_VC_H2D].bytes / v->cls[ZS_VC_H2D].meas_s;
-        add_q(v, "h2d_bytes_per_s", "h2d bandwidth", 2, h2d_p, h2d_m, 0);
-    }
-    if (v->cls[ZS_VC_D2H].pred_s > 0 && v->cls[ZS_VC_D2H].meas_s > 0) {
-        d2h_p = v->cls[ZS_VC_D2H].bytes / v->cls[ZS_VC_D2H].pred_s;
-        d2h_m = v->cls[ZS_VC_D2H].bytes / v->cls[ZS_VC_D2H].meas_s;
-        add_q(v, "d2h_bytes_per_s", "d2h bandwidth", 2, d2h_p, d2h_m, 0);
-    }
-    if (v->cls[ZS_VC_GEMM].pred_s > 0 && v->cls[ZS_VC_GEMM].meas_s > 0) {
-        g_p = v->cls[ZS_VC_GEMM].flops / v->cls[ZS_VC_GEMM].pred_s;
-        g_m = v->cls[ZS_VC_GEMM].flops / v->cls[ZS_VC_GEMM].meas_s;
-        add_q(v, "gemm_flops_per_s", "gemm throughput", 3, g_p, g_m, 0);
-    }
+/* A predicted total, or -1 (unknown) when the file has no predictions. */
+static double pred_of(const struct zs_measured *m, int64_t v)
+{
+    return m->has_pred ? (double)v : -1;
+}
+
+/* The peaks and the step time, gated by the two limits. */
+static void add_totals(const struct zs_measured *m, double max_mem_err_pct,
+                       double max_time_err_pct, struct zs_validation *v)
+{
+    const struct zs_sched_pred *p = &m->pred;
+    const struct zs_meas_totals *x = &m->meas;
+    add_q(v, "peak_device_allocated_bytes", "peak device allocated", 0,
+          pred_of(m, p->peak_device_allocated_bytes),
+          (double)x->peak_device_allocated_bytes, max_mem_err_pct);
+    add_q(v, "peak_device_reserved_bytes", "peak device reserved", 0,
+          pred_of(m, p->peak_device_reserved_bytes),
+          (double)x->peak_device_reserved_bytes, max_mem_err_pct);
+    add_q(v, "peak_host_bytes", "peak host", 0, pred_of(m, p->peak_host_bytes),
+          (double)x->peak_host_bytes, max_mem_err_pct);
+    add_q(v, "peak_pinned_bytes", "peak pinned", 0,
+          pred_of(m, p->peak_pinned_bytes), (double)x->peak_pinned_bytes, 0);
+    add_q(v, "step_time_ns", "step time", 1, pred_of(m, p->step_time_ns),
+          (double)x->step_time_ns, max_time_err_pct);
+}
+
+/* A rate of class c: bytes (FLOPs for gemm) over the summed durations of
+ * the same tasks, when both sides timed some. */
+static void add_rate(struct zs_validation *v, int c, const char *key,
+                     const char *label, int unit)
+{
+    const struct zs_vclass_row *row = &v->cls[c];
+    double amount = c == ZS_VC_GEMM ? row->flops : row->bytes;
+    if (row->pred_s > 0 && row->meas_s > 0)
+        add_q(v, key, label, unit, amount / row->pred_s, amount / row->meas_s,
+              0);
+}
+
+void zs_validation_compute(const struct zs_measured *m, double max_mem_err_pct,
+                           double max_time_err_pct, struct zs_validation *v)
+{
+    memset(v, 0, sizeof *v);
+    v->ok = true;
+    tally_tasks(m, v);
+    add_totals(m, max_mem_err_pct, max_time_err_pct, v);
+    add_rate(v, ZS_VC_H2D, "h2d_bytes_per_s", "h2d bandwidth", 2);
+    add_rate(v, ZS_VC_D2H, "d2h_bytes_per_s", "d2h bandwidth", 2);
+    add_rate(v, ZS_VC_GEMM, "gemm_flops_per_s", "gemm throughput", 3);
 }

@@ -44,6 +44,15 @@ int zs_metric_find(const char *name)
 #define SECONDS_MAX 1e12
 #define F_OPT (ZS_F_NULLABLE)
 
+/* An optional figure whose key is its member's name: a size in bytes
+ * (ZS_F_BYTES, -1 when absent) or a duration in seconds (0 when absent). */
+#define OPT_BYTES(type, member)                                                \
+    ZS_FIELD(#member, ZS_F_BYTES, offsetof(type, member), 0, BYTES_MAX, -1,    \
+             F_OPT)
+#define OPT_SECONDS(type, member)                                              \
+    ZS_FIELD(#member, ZS_F_DOUBLE, offsetof(type, member), 0, SECONDS_MAX, 0,  \
+             F_OPT)
+
 static const struct zs_field g_step_fields[] = {
     {"time_s", ZS_F_DOUBLE, offsetof(struct zs_rstep, time_s), 0, SECONDS_MAX,
      NAN, F_OPT, NULL, 0, NULL},
@@ -52,47 +61,31 @@ static const struct zs_field g_step_fields[] = {
      0, NULL},
     {"mfu", ZS_F_DOUBLE, offsetof(struct zs_rstep, mfu), 0, 10, NAN, F_OPT,
      NULL, 0, NULL},
-    {"peak_gpu_allocated_bytes", ZS_F_BYTES,
-     offsetof(struct zs_rstep, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1,
-     F_OPT, NULL, 0, NULL},
-    {"peak_gpu_reserved_bytes", ZS_F_BYTES,
-     offsetof(struct zs_rstep, peak_gpu_reserved_bytes), 0, BYTES_MAX, -1,
-     F_OPT, NULL, 0, NULL},
-    {"peak_host_bytes_per_node", ZS_F_BYTES,
-     offsetof(struct zs_rstep, peak_host_bytes_per_node), 0, BYTES_MAX, -1,
-     F_OPT, NULL, 0, NULL},
-    {"pinned_host_bytes_per_node", ZS_F_BYTES,
-     offsetof(struct zs_rstep, pinned_host_bytes_per_node), 0, BYTES_MAX, -1,
-     F_OPT, NULL, 0, NULL},
-    {"bottleneck", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"breakdown_s", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    OPT_BYTES(struct zs_rstep, peak_gpu_allocated_bytes),
+    OPT_BYTES(struct zs_rstep, peak_gpu_reserved_bytes),
+    OPT_BYTES(struct zs_rstep, peak_host_bytes_per_node),
+    OPT_BYTES(struct zs_rstep, pinned_host_bytes_per_node),
+    ZS_FIELD_CUSTOM("bottleneck"),
+    ZS_FIELD_CUSTOM("breakdown_s"),
 };
 
 static const struct zs_field g_breakdown_fields[] = {
-    {"compute", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, compute), 0,
-     SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
-    {"exposed_collective", ZS_F_DOUBLE,
-     offsetof(struct zs_rbreakdown, exposed_collective), 0, SECONDS_MAX, 0,
-     F_OPT, NULL, 0, NULL},
-    {"exposed_pcie", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, exposed_pcie),
-     0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
-    {"optimizer", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, optimizer), 0,
-     SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
-    {"other", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, other), 0,
-     SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
+    OPT_SECONDS(struct zs_rbreakdown, compute),
+    OPT_SECONDS(struct zs_rbreakdown, exposed_collective),
+    OPT_SECONDS(struct zs_rbreakdown, exposed_pcie),
+    OPT_SECONDS(struct zs_rbreakdown, optimizer),
+    OPT_SECONDS(struct zs_rbreakdown, other),
     /* simulate writes it only under NVMe optimizer offload (simout.c) */
-    {"exposed_nvme", ZS_F_DOUBLE, offsetof(struct zs_rbreakdown, exposed_nvme),
-     0, SECONDS_MAX, 0, F_OPT, NULL, 0, NULL},
+    OPT_SECONDS(struct zs_rbreakdown, exposed_nvme),
 };
 
 static const struct zs_field g_oom_fields[] = {
-    {"where", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"phase", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"module", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    ZS_FIELD_CUSTOM("where"),
+    ZS_FIELD_CUSTOM("phase"),
+    ZS_FIELD_CUSTOM("module"),
     {"step", ZS_F_INT, offsetof(struct zs_room, step), -1, 1e15, -1, F_OPT,
      NULL, 0, NULL},
-    {"needed_bytes", ZS_F_BYTES, offsetof(struct zs_room, needed_bytes), 0,
-     BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
+    OPT_BYTES(struct zs_room, needed_bytes),
     {"available_bytes", ZS_F_INT, offsetof(struct zs_room, available_bytes),
      -BYTES_MAX, BYTES_MAX, -1, F_OPT, NULL, 0, NULL},
 };
@@ -106,13 +99,9 @@ static const struct zs_field g_run_fields[] = {
      F_OPT, NULL, 0, NULL},
     {"gpu_hours", ZS_F_DOUBLE, offsetof(struct zs_rrun, gpu_hours), 0, 1e15,
      NAN, F_OPT, NULL, 0, NULL},
-    {"peak_host_bytes_per_node", ZS_F_BYTES,
-     offsetof(struct zs_rrun, peak_host_bytes_per_node), 0, BYTES_MAX, -1,
-     F_OPT, NULL, 0, NULL},
-    {"peak_gpu_allocated_bytes", ZS_F_BYTES,
-     offsetof(struct zs_rrun, peak_gpu_allocated_bytes), 0, BYTES_MAX, -1,
-     F_OPT, NULL, 0, NULL},
-    {"host_oom", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    OPT_BYTES(struct zs_rrun, peak_host_bytes_per_node),
+    OPT_BYTES(struct zs_rrun, peak_gpu_allocated_bytes),
+    ZS_FIELD_CUSTOM("host_oom"),
 };
 
 struct host_oom {
@@ -131,11 +120,8 @@ struct ds_est {
     int64_t gpu_bytes, host_bytes_per_node;
 };
 static const struct zs_field g_ds_fields[] = {
-    {"gpu_bytes", ZS_F_BYTES, offsetof(struct ds_est, gpu_bytes), 0, BYTES_MAX,
-     -1, F_OPT, NULL, 0, NULL},
-    {"host_bytes_per_node", ZS_F_BYTES,
-     offsetof(struct ds_est, host_bytes_per_node), 0, BYTES_MAX, -1, F_OPT,
-     NULL, 0, NULL},
+    OPT_BYTES(struct ds_est, gpu_bytes),
+    OPT_BYTES(struct ds_est, host_bytes_per_node),
 };
 
 struct top {
@@ -369,6 +355,12 @@ static double max_known(double a, double b)
     return a;
 }
 
+/* A figure of a block that may be absent: -1 (unknown to max_known) then. */
+static double known(bool present, int64_t v)
+{
+    return present ? (double)v : -1;
+}
+
 static void derive(struct zs_rdoc *doc)
 {
     const struct zs_rstep *st = &doc->steady;
@@ -392,22 +384,20 @@ static void derive(struct zs_rdoc *doc)
             max_known(NAN, (double)st->peak_host_bytes_per_node);
     } else {
         const struct zs_rstep *f = &doc->first;
+        const struct zs_rrun *run = &doc->run;
         m[ZS_M_PEAK_GPU_ALLOC] = max_known(
-            max_known(max_known(NAN, f->present
-                                         ? (double)f->peak_gpu_allocated_bytes
-                                         : -1),
-                      st->present ? (double)st->peak_gpu_allocated_bytes : -1),
-            doc->run.present ? (double)doc->run.peak_gpu_allocated_bytes : -1);
+            max_known(
+                max_known(NAN, known(f->present, f->peak_gpu_allocated_bytes)),
+                known(st->present, st->peak_gpu_allocated_bytes)),
+            known(run->present, run->peak_gpu_allocated_bytes));
         m[ZS_M_PEAK_GPU_RESERVED] = max_known(
-            max_known(NAN,
-                      f->present ? (double)f->peak_gpu_reserved_bytes : -1),
-            st->present ? (double)st->peak_gpu_reserved_bytes : -1);
+            max_known(NAN, known(f->present, f->peak_gpu_reserved_bytes)),
+            known(st->present, st->peak_gpu_reserved_bytes));
         m[ZS_M_PEAK_HOST] = max_known(
-            max_known(max_known(NAN, f->present
-                                         ? (double)f->peak_host_bytes_per_node
-                                         : -1),
-                      st->present ? (double)st->peak_host_bytes_per_node : -1),
-            doc->run.present ? (double)doc->run.peak_host_bytes_per_node : -1);
+            max_known(
+                max_known(NAN, known(f->present, f->peak_host_bytes_per_node)),
+                known(st->present, st->peak_host_bytes_per_node)),
+            known(run->present, run->peak_host_bytes_per_node));
         if (!st->present)
             return;
     }
@@ -415,14 +405,12 @@ static void derive(struct zs_rdoc *doc)
     m[ZS_M_TOKENS] = st->tokens_per_s_per_gpu;
 }
 
-static int parse_tree(const struct zs_json_src *src, const cJSON *root,
-                      struct zs_rdoc *doc, struct zs_err *err)
+/* The top-level figures, names, verdict text and config. */
+static int read_head(const struct zs_json_src *src, const cJSON *root,
+                     struct zs_rdoc *doc, struct zs_err *err)
 {
     struct top t;
-    struct host_oom ho;
-    struct ds_est ds;
     const cJSON *o;
-    bool have;
     int rc;
 
     zs_json_defaults(g_top_fields, NF(g_top_fields), &t);
@@ -453,28 +441,42 @@ static int parse_tree(const struct zs_json_src *src, const cJSON *root,
     o = cJSON_GetObjectItemCaseSensitive(root, "config");
     if (cJSON_IsObject(o))
         copy_str(o, "summary", doc->config_summary, sizeof doc->config_summary);
-    if ((rc = read_step(src, root, "first_step", "first_step", &doc->first,
-                        err)) ||
-        (rc = read_step(src, root, "steady_step", "steady_step", &doc->steady,
-                        err)))
+    return 0;
+}
+
+/* "run": the whole run's figures and where the host ran out, if it did. */
+static int read_run(const struct zs_json_src *src, const cJSON *root,
+                    struct zs_rdoc *doc, struct zs_err *err)
+{
+    int rc = read_obj(src, root, "run", "run", g_run_fields, NF(g_run_fields),
+                      &doc->run, &doc->run.present, err);
+    struct host_oom ho;
+    const cJSON *o;
+    bool have;
+
+    if (rc || !doc->run.present)
         return rc;
-    if ((rc = read_obj(src, root, "run", "run", g_run_fields, NF(g_run_fields),
-                       &doc->run, &doc->run.present, err)))
+    o = cJSON_GetObjectItemCaseSensitive(root, "run");
+    if ((rc = read_obj(src, o, "host_oom", "run.host_oom", g_host_oom_fields,
+                       NF(g_host_oom_fields), &ho, &have, err)))
         return rc;
-    if (doc->run.present) {
-        o = cJSON_GetObjectItemCaseSensitive(root, "run");
-        if ((rc =
-                 read_obj(src, o, "host_oom", "run.host_oom", g_host_oom_fields,
-                          NF(g_host_oom_fields), &ho, &have, err)))
-            return rc;
-        doc->run.host_oom = have;
-        if (have)
-            copy_str(cJSON_GetObjectItemCaseSensitive(o, "host_oom"), "phase",
-                     doc->run.host_oom_phase, sizeof doc->run.host_oom_phase);
-        doc->run.host_oom_epoch = have ? ho.epoch : -1;
-        doc->run.host_oom_step = have ? ho.step : -1;
-    }
-    o = cJSON_GetObjectItemCaseSensitive(root, "estimators");
+    doc->run.host_oom = have;
+    if (have)
+        copy_str(cJSON_GetObjectItemCaseSensitive(o, "host_oom"), "phase",
+                 doc->run.host_oom_phase, sizeof doc->run.host_oom_phase);
+    doc->run.host_oom_epoch = have ? ho.epoch : -1;
+    doc->run.host_oom_step = have ? ho.step : -1;
+    return 0;
+}
+
+/* "estimators.deepspeed" and the "timeline" series. */
+static int read_extras(const struct zs_json_src *src, const cJSON *root,
+                       struct zs_rdoc *doc, struct zs_err *err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "estimators");
+    struct ds_est ds;
+    int rc;
+
     zs_json_defaults(g_ds_fields, NF(g_ds_fields), &ds);
     if (cJSON_IsObject(o) &&
         (rc = read_obj(src, o, "deepspeed", "estimators.deepspeed", g_ds_fields,
@@ -483,38 +485,63 @@ static int parse_tree(const struct zs_json_src *src, const cJSON *root,
     doc->ds_gpu_bytes = ds.gpu_bytes;
     doc->ds_host_bytes_per_node = ds.host_bytes_per_node;
     o = cJSON_GetObjectItemCaseSensitive(root, "timeline");
-    if (o && !cJSON_IsNull(o)) {
-        if ((rc = zs_json_expect_object(src, o, "timeline", err)))
-            return rc;
-        if ((rc = read_series(src, o, "gpu", 3,
-                              "[t_s, allocated_bytes, reserved_bytes]",
-                              &doc->gpu_tl, &doc->n_gpu, err)) ||
-            (rc = read_series(src, o, "host", 2, "[t_s, bytes]", &doc->host_tl,
-                              &doc->n_host, err)))
-            return rc;
+    if (!o || cJSON_IsNull(o))
+        return 0;
+    if ((rc = zs_json_expect_object(src, o, "timeline", err)))
+        return rc;
+    if ((rc = read_series(src, o, "gpu", 3,
+                          "[t_s, allocated_bytes, reserved_bytes]",
+                          &doc->gpu_tl, &doc->n_gpu, err)))
+        return rc;
+    return read_series(src, o, "host", 2, "[t_s, bytes]", &doc->host_tl,
+                       &doc->n_host, err);
+}
+
+/* A plan's candidates and "best", an index into them or null. */
+static int read_plan(const struct zs_json_src *src, const cJSON *root,
+                     struct zs_rdoc *doc, struct zs_err *err)
+{
+    const cJSON *o;
+    char where[300];
+    double v;
+    int rc;
+
+    if ((rc = read_candidates(src, root, doc, err)))
+        return rc;
+    o = cJSON_GetObjectItemCaseSensitive(root, "best");
+    if (!o || cJSON_IsNull(o))
+        return 0;
+    v = cJSON_IsNumber(o) ? o->valuedouble : -1;
+    if (v >= 0 && v == floor(v) && v < (double)doc->ncands) {
+        doc->best = (int64_t)v;
+        return 0;
     }
-    if (doc->kind == ZS_RDOC_PLAN) {
-        if ((rc = read_candidates(src, root, doc, err)))
-            return rc;
-        o = cJSON_GetObjectItemCaseSensitive(root, "best");
-        if (o && !cJSON_IsNull(o)) {
-            double v = cJSON_IsNumber(o) ? o->valuedouble : -1;
-            if (!(v >= 0 && v == floor(v) && v < (double)doc->ncands)) {
-                char where[300];
-                zs_json_where(src, "", "best", where, sizeof where);
-                if (doc->ncands == 0)
-                    return zs_err_set(err, ZS_EINPUT,
-                                      "invalid 'best' in %s: must be null when "
-                                      "there are no candidates",
-                                      where);
-                return zs_err_set(err, ZS_EINPUT,
-                                  "invalid 'best' in %s: must be null or an "
-                                  "index in [0, %zu]",
-                                  where, doc->ncands - 1);
-            }
-            doc->best = (int64_t)v;
-        }
-    }
+    zs_json_where(src, "", "best", where, sizeof where);
+    if (doc->ncands == 0)
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid 'best' in %s: must be null when there are "
+                          "no candidates",
+                          where);
+    return zs_err_set(err, ZS_EINPUT,
+                      "invalid 'best' in %s: must be null or an index in "
+                      "[0, %zu]",
+                      where, doc->ncands - 1);
+}
+
+static int parse_tree(const struct zs_json_src *src, const cJSON *root,
+                      struct zs_rdoc *doc, struct zs_err *err)
+{
+    int rc;
+    if ((rc = read_head(src, root, doc, err)) ||
+        (rc = read_step(src, root, "first_step", "first_step", &doc->first,
+                        err)) ||
+        (rc = read_step(src, root, "steady_step", "steady_step", &doc->steady,
+                        err)) ||
+        (rc = read_run(src, root, doc, err)) ||
+        (rc = read_extras(src, root, doc, err)))
+        return rc;
+    if (doc->kind == ZS_RDOC_PLAN && (rc = read_plan(src, root, doc, err)))
+        return rc;
     derive(doc);
     return 0;
 }

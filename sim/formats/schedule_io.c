@@ -16,6 +16,7 @@
 #include "util/strutil.h"
 #include "util/units.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -57,14 +58,19 @@ double zs_sched_gemm_flops(const struct zs_sched_task *t)
 
 /* ---- building ------------------------------------------------------------ */
 
+void zs_sched_io_pred_init(struct zs_sched_pred *p)
+{
+    p->peak_device_allocated_bytes = -1;
+    p->peak_device_reserved_bytes = -1;
+    p->peak_host_bytes = -1;
+    p->peak_pinned_bytes = -1;
+    p->step_time_ns = -1;
+}
+
 void zs_schedule_init(struct zs_schedule *s)
 {
     memset(s, 0, sizeof *s);
-    s->pred.peak_device_allocated_bytes = -1;
-    s->pred.peak_device_reserved_bytes = -1;
-    s->pred.peak_host_bytes = -1;
-    s->pred.peak_pinned_bytes = -1;
-    s->pred.step_time_ns = -1;
+    zs_sched_io_pred_init(&s->pred);
 }
 
 void zs_schedule_release(struct zs_schedule *s)
@@ -144,8 +150,7 @@ int32_t zs_schedule_add(struct zs_schedule *s, const struct zs_sched_task *t,
     return s->ntasks++;
 }
 
-/* ---- field tables ----------------------------------------------------------
- */
+/* ---- field tables -------------------------------------------------------- */
 
 /* What the reader fills per task: the task itself plus the fields whose file
  * type differs from the struct's (ids are int64 in JSON tables). */
@@ -272,7 +277,7 @@ static const struct {
 };
 
 #define HT(f) offsetof(struct zs_sched_header, f)
-static const struct zs_field f_header[] = {
+const struct zs_field zs_sched_io_f_header[] = {
     {"zsim_version", ZS_F_STRING, HT(zsim_version), 0, 0, 0, ZS_F_REQUIRED,
      NULL, 32, NULL},
     {"model", ZS_F_STRING, HT(model), 0, 0, 0, ZS_F_REQUIRED, NULL, 64, NULL},
@@ -285,9 +290,10 @@ static const struct zs_field f_header[] = {
     {"world", ZS_F_INT, HT(world), 1, 65536, 0, ZS_F_REQUIRED, NULL, 0, NULL},
     {"steps", ZS_F_INT, HT(steps), 1, 1001, 0, ZS_F_REQUIRED, NULL, 0, NULL},
 };
+const size_t zs_sched_io_n_header = NF(zs_sched_io_f_header);
 
 #define PT(f) offsetof(struct zs_sched_pred, f)
-static const struct zs_field f_pred[] = {
+const struct zs_field zs_sched_io_f_pred[] = {
     {"peak_device_allocated_bytes", ZS_F_INT, PT(peak_device_allocated_bytes),
      -1, (double)ZS_BYTES_MAX, -1, ZS_F_NULLABLE, NULL, 0, NULL},
     {"peak_device_reserved_bytes", ZS_F_INT, PT(peak_device_reserved_bytes), -1,
@@ -299,6 +305,7 @@ static const struct zs_field f_pred[] = {
     {"step_time_ns", ZS_F_INT, PT(step_time_ns), -1, NS_MAX, -1, ZS_F_NULLABLE,
      NULL, 0, NULL},
 };
+const size_t zs_sched_io_n_pred = NF(zs_sched_io_f_pred);
 
 struct raw_queue {
     char name[ZS_SCHED_QNAME_CAP];
@@ -317,10 +324,10 @@ struct raw_top {
 static const struct zs_field f_top[] = {
     {"schema", ZS_F_STRING, offsetof(struct raw_top, schema), 0, 0, 0,
      ZS_F_REQUIRED, NULL, 32, NULL},
-    {"header", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"predicted", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"queues", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"tasks", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    ZS_FIELD_CUSTOM("header"),
+    ZS_FIELD_CUSTOM("predicted"),
+    ZS_FIELD_CUSTOM("queues"),
+    ZS_FIELD_CUSTOM("tasks"),
 };
 
 /* ---- shared helpers (schedule_io_int.h) --------------------------------- */
@@ -358,15 +365,8 @@ static int elem_span(const char *text, size_t open, long idx, size_t *a,
     size_t start = (size_t)-1;
     for (size_t i = open + 1; text[i]; i++) {
         char c = text[i];
-        if (in_str) {
-            if (esc)
-                esc = 0;
-            else if (c == '\\')
-                esc = 1;
-            else if (c == '"')
-                in_str = 0;
+        if (zs_json_in_string(c, &in_str, &esc))
             continue;
-        }
         if (depth == 0 && start == (size_t)-1 && !isspace((unsigned char)c)) {
             if (c == ']')
                 return -1;
@@ -510,6 +510,145 @@ int zs_sched_io_check_fields(const struct zs_field *fields, size_t n,
         }
     }
     return 0;
+}
+
+int zs_sched_io_read_top(const struct zs_json_src *src, const cJSON *root,
+                         const struct zs_field *fields, size_t n, void *top,
+                         size_t schema_off, const char *want,
+                         struct zs_err *err)
+{
+    const char *schema = (const char *)top + schema_off;
+    char where[300];
+    int rc = zs_json_read(src, root, "", fields, n, top, 0, err);
+    if (rc || strcmp(schema, want) == 0)
+        return rc;
+    zs_json_where(src, "", "schema", where, sizeof where);
+    return zs_err_set(err, ZS_EINPUT,
+                      "invalid 'schema' in %s: must be \"%s\" (got '%s')",
+                      where, want, schema);
+}
+
+int zs_sched_io_require(const struct zs_json_src *src, const cJSON *root,
+                        const char *const *keys, size_t n, struct zs_err *err)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!cJSON_GetObjectItemCaseSensitive(root, keys[k]))
+            return zs_err_set(err, ZS_EINPUT, "missing '%s' in %s: required",
+                              keys[k], src->path);
+    return 0;
+}
+
+int zs_sched_io_array_size(const struct zs_json_src *src, const cJSON *arr,
+                           const char *key, int min_n, int max_n, int *n,
+                           struct zs_err *err)
+{
+    char where[300];
+    *n = 0;
+    if (!cJSON_IsArray(arr)) {
+        zs_json_where(src, "", key, where, sizeof where);
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid '%s' in %s: must be an array of %s (got %s)",
+                          key, where, key, zs_json_type_name(arr));
+    }
+    *n = cJSON_GetArraySize(arr);
+    if (*n >= min_n && *n <= max_n)
+        return 0;
+    zs_json_where(src, "", key, where, sizeof where);
+    if (min_n == 0)
+        return zs_err_set(
+            err, ZS_EINPUT,
+            "invalid '%s' in %s: must list at most %d %s (got %d)", key, where,
+            max_n, key, *n);
+    return zs_err_set(err, ZS_EINPUT,
+                      "invalid '%s' in %s: must list %d to %d %s (got %d)", key,
+                      where, min_n, max_n, key, *n);
+}
+
+int zs_sched_io_each(const struct zs_json_src *src, const cJSON *arr,
+                     const char *key, int min_n, int max_n,
+                     int (*fn)(void *ctx, long i, const cJSON *it), void *ctx,
+                     struct zs_err *err)
+{
+    const cJSON *it;
+    long i = 0;
+    int n, rc = zs_sched_io_array_size(src, arr, key, min_n, max_n, &n, err);
+    if (rc)
+        return rc;
+    cJSON_ArrayForEach(it, arr)
+    {
+        rc = fn(ctx, i++, it);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int zs_sched_io_read_head(const struct zs_json_src *src, const cJSON *root,
+                          const char *const *keys, size_t n,
+                          struct zs_sched_header *h, struct zs_err *err)
+{
+    int rc = zs_sched_io_require(src, root, keys, n, err);
+    if (rc)
+        return rc;
+    return zs_json_read(src, cJSON_GetObjectItemCaseSensitive(root, "header"),
+                        "header", zs_sched_io_f_header, zs_sched_io_n_header, h,
+                        0, err);
+}
+
+int zs_sched_io_read_pred(const struct zs_json_src *src, const cJSON *root,
+                          struct zs_sched_pred *p, bool *present,
+                          struct zs_err *err)
+{
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, "predicted");
+    *present = node && !cJSON_IsNull(node);
+    if (!*present)
+        return 0;
+    return zs_json_read(src, node, "predicted", zs_sched_io_f_pred,
+                        zs_sched_io_n_pred, p, 0, err);
+}
+
+int zs_sched_io_read(const char *name, const char *text, size_t len,
+                     struct zs_json_src *src,
+                     int (*fill)(void *ctx, const cJSON *root),
+                     void (*undo)(void *ctx), void *ctx, struct zs_err *err)
+{
+    char *owned = NULL;
+    cJSON *root;
+    int rc;
+    if (!text) {
+        rc = zs_read_file(name, ZS_JSON_MAX_FILE_BYTES, &owned, &len, err);
+        if (rc)
+            return rc;
+        text = owned;
+    }
+    rc = zs_json_parse_text(name, text, len, &root, src, err);
+    zs_free(owned);
+    if (rc)
+        return rc;
+    rc = fill(ctx, root);
+    if (rc)
+        undo(ctx);
+    cJSON_Delete(root);
+    zs_json_src_release(src);
+    return rc;
+}
+
+int zs_sched_io_write(const char *path,
+                      int (*put)(const void *doc, FILE *f, struct zs_err *err),
+                      const void *doc, struct zs_err *err)
+{
+    struct zs_afile a;
+    int rc = zs_afile_open(&a, NULL, path, err);
+    if (rc)
+        return rc;
+    rc = put(doc, a.f, err);
+    if (rc) {
+        zs_afile_abort(&a);
+        if (rc == ZS_EIO)
+            zs_err_prefix(err, "cannot write '%s'", path);
+        return rc;
+    }
+    return zs_afile_commit(&a, err);
 }
 
 /* ---- checking ------------------------------------------------------------ */
@@ -804,8 +943,9 @@ static int chk_task(const struct zs_schedule *s, struct chk *c, int32_t i,
 static int chk_header(const struct zs_schedule *s, const char **key, char *why,
                       size_t cap)
 {
-    if (zs_sched_io_check_fields(f_header, NF(f_header), &s->header, 0,
-                                 sizeof s->header, key, why, cap))
+    if (zs_sched_io_check_fields(zs_sched_io_f_header, zs_sched_io_n_header,
+                                 &s->header, 0, sizeof s->header, key, why,
+                                 cap))
         return 1;
     if (s->header.rank >= s->header.world) {
         *key = "rank";
@@ -814,8 +954,8 @@ static int chk_header(const struct zs_schedule *s, const char **key, char *why,
                  (long long)s->header.rank);
         return 1;
     }
-    return zs_sched_io_check_fields(f_pred, NF(f_pred), &s->pred, 0,
-                                    sizeof s->pred, key, why, cap)
+    return zs_sched_io_check_fields(zs_sched_io_f_pred, zs_sched_io_n_pred,
+                                    &s->pred, 0, sizeof s->pred, key, why, cap)
                ? 2
                : 0;
 }
@@ -920,48 +1060,116 @@ static int read_ids(struct rd *r, long idx, const cJSON *node, const char *key,
     return 0;
 }
 
-static int read_queues(struct rd *r, const cJSON *arr)
+/* zs_sched_io_each's fn: queue element i, appended (names unique). */
+static int read_queue(void *ctx, long i, const cJSON *it)
 {
-    const cJSON *it;
-    long i = 0;
+    struct rd *r = ctx;
+    struct raw_queue q;
     char where[300];
-    int n;
-    if (!cJSON_IsArray(arr)) {
-        zs_json_where(&r->src, "", "queues", where, sizeof where);
-        return zs_err_set(
-            r->err, ZS_EINPUT,
-            "invalid 'queues' in %s: must be an array of queues (got %s)",
-            where, zs_json_type_name(arr));
+    int rc = zs_sched_io_read_elem(&r->src, "queues", i, it, f_queue,
+                                   NF(f_queue), &q, 0, r->err);
+    if (rc)
+        return rc;
+    if (zs_schedule_find_queue(r->s, q.name) >= 0) {
+        zs_sched_io_elem_where(&r->src, "queues", i, "name", where,
+                               sizeof where);
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'queues[%ld].name' in %s: must be "
+                          "unique ('%s' is listed twice)",
+                          i, where, q.name);
     }
-    n = cJSON_GetArraySize(arr);
-    if (n < 1 || n > ZS_SCHED_MAX_QUEUES) {
-        zs_json_where(&r->src, "", "queues", where, sizeof where);
-        return zs_err_set(
-            r->err, ZS_EINPUT,
-            "invalid 'queues' in %s: must list 1 to %d queues (got %d)", where,
-            ZS_SCHED_MAX_QUEUES, n);
-    }
-    cJSON_ArrayForEach(it, arr)
-    {
-        struct raw_queue q;
-        int rc = zs_sched_io_read_elem(&r->src, "queues", i, it, f_queue,
-                                       NF(f_queue), &q, 0, r->err);
-        if (rc)
-            return rc;
-        if (zs_schedule_find_queue(r->s, q.name) >= 0) {
-            zs_sched_io_elem_where(&r->src, "queues", i, "name", where,
-                                   sizeof where);
-            return zs_err_set(r->err, ZS_EINPUT,
-                              "invalid 'queues[%ld].name' in %s: must be "
-                              "unique ('%s' is listed twice)",
-                              i, where, q.name);
-        }
-        zs_strlcpy(r->s->queues[r->s->nqueues].name, q.name,
-                   ZS_SCHED_QNAME_CAP);
-        r->s->queues[r->s->nqueues].host = q.host;
-        r->s->nqueues++;
-        i++;
-    }
+    zs_strlcpy(r->s->queues[r->s->nqueues].name, q.name, ZS_SCHED_QNAME_CAP);
+    r->s->queues[r->s->nqueues].host = q.host;
+    r->s->nqueues++;
+    return 0;
+}
+
+/* Element i's fields into *rt: its kind first, then the kind's table, then
+ * the deps and (cpu_adam) bufs arrays. */
+static int read_task_fields(struct rd *r, long i, const cJSON *it,
+                            struct raw_task *rt, int32_t *deps, int *ndeps)
+{
+    int32_t bufs[4];
+    int nbufs = 0, rc;
+
+    memset(rt, 0, sizeof *rt);
+    rt->buffer = rt->host_buf = rt->dev_buf = -1;
+    rc = zs_sched_io_read_elem(&r->src, "tasks", i, it, f_kind_only,
+                               NF(f_kind_only), rt, ZS_JSON_ALLOW_UNKNOWN,
+                               r->err);
+    if (rc)
+        return rc;
+    zs_sched_task_init(&rt->t, (enum zs_sched_kind)rt->kind, 0, "");
+    rc = zs_sched_io_read_elem(&r->src, "tasks", i, it,
+                               g_kind_tables[rt->kind].f,
+                               g_kind_tables[rt->kind].n, rt, 0, r->err);
+    if (rc)
+        return rc;
+    rt->t.kind = (enum zs_sched_kind)rt->kind;
+    rt->t.id = (int32_t)rt->id;
+    rt->t.buffer = (int32_t)rt->buffer;
+    rt->t.host_buf = (int32_t)rt->host_buf;
+    rt->t.dev_buf = (int32_t)rt->dev_buf;
+    rc = read_ids(r, i, cJSON_GetObjectItemCaseSensitive(it, "deps"), "deps", 0,
+                  ZS_SCHED_MAX_DEPS, deps, ndeps);
+    if (rc || rt->kind != ZS_SK_CPU_ADAM)
+        return rc;
+    rc = read_ids(r, i, cJSON_GetObjectItemCaseSensitive(it, "bufs"), "bufs", 4,
+                  4, bufs, &nbufs);
+    if (rc)
+        return rc;
+    for (int j = 0; j < nbufs; j++)
+        rt->t.adam_bufs[j] = bufs[j];
+    return 0;
+}
+
+/* The queue element i names, as an index into 'queues' (did-you-mean when
+ * there is none). */
+static int task_queue(struct rd *r, long i, const char *name, int *q)
+{
+    const char *names[ZS_SCHED_MAX_QUEUES];
+    char why[300];
+    int best;
+
+    *q = zs_schedule_find_queue(r->s, name);
+    if (*q >= 0)
+        return 0;
+    for (int j = 0; j < r->s->nqueues; j++)
+        names[j] = r->s->queues[j].name;
+    best = zs_str_closest(name, names, (size_t)r->s->nqueues);
+    if (best >= 0)
+        snprintf(why, sizeof why, "no queue named '%s': did you mean '%s'?",
+                 name, names[best]);
+    else
+        snprintf(why, sizeof why, "no queue named '%s' in 'queues'", name);
+    return elem_problem(r, "tasks", i, "queue", why);
+}
+
+/* Element i as a task appended to the schedule and checked against the
+ * tasks before it (chk_task). */
+static int read_task(struct rd *r, struct chk *c, long i, const cJSON *it)
+{
+    struct raw_task rt;
+    int32_t deps[ZS_SCHED_MAX_DEPS];
+    int ndeps = 0, q;
+    const char *key = "";
+    char why[300];
+    int32_t id;
+    int rc;
+
+    rc = read_task_fields(r, i, it, &rt, deps, &ndeps);
+    if (!rc)
+        rc = task_queue(r, i, rt.queue, &q);
+    if (rc)
+        return rc;
+    rt.t.queue = q;
+    id = zs_schedule_add(r->s, &rt.t, deps, ndeps, r->err);
+    if (id < 0)
+        return id;
+    /* The file's id is checked, not the position we assigned. */
+    r->s->tasks[id].id = rt.t.id;
+    if (chk_task(r->s, c, id, &key, why, sizeof why))
+        return elem_problem(r, "tasks", i, key, why);
     return 0;
 }
 
@@ -969,96 +1177,22 @@ static int read_tasks(struct rd *r, const cJSON *arr)
 {
     const cJSON *it;
     struct chk c = {NULL, 0};
-    char where[300], why[300];
+    char where[300];
     long i = 0;
-    int n, rc = 0;
-
-    if (!cJSON_IsArray(arr)) {
-        zs_json_where(&r->src, "", "tasks", where, sizeof where);
-        return zs_err_set(
-            r->err, ZS_EINPUT,
-            "invalid 'tasks' in %s: must be an array of tasks (got %s)", where,
-            zs_json_type_name(arr));
-    }
-    n = cJSON_GetArraySize(arr);
-    if (n > ZS_SCHED_MAX_TASKS) {
-        zs_json_where(&r->src, "", "tasks", where, sizeof where);
-        return zs_err_set(
-            r->err, ZS_EINPUT,
-            "invalid 'tasks' in %s: must list at most %d tasks (got %d)", where,
-            ZS_SCHED_MAX_TASKS, n);
-    }
+    int n;
+    int rc = zs_sched_io_array_size(&r->src, arr, "tasks", 0,
+                                    ZS_SCHED_MAX_TASKS, &n, r->err);
+    if (rc)
+        return rc;
     c.freed_by = zs_calloc((size_t)n + 1, sizeof *c.freed_by);
     if (!c.freed_by)
         return zs_err_set(r->err, ZS_ENOMEM, "out of memory reading '%s'",
                           r->src.path);
     cJSON_ArrayForEach(it, arr)
     {
-        struct raw_task rt;
-        int32_t deps[ZS_SCHED_MAX_DEPS], bufs[4];
-        int ndeps = 0, nbufs = 0, q;
-        const char *key = "";
-        int32_t id;
-
-        memset(&rt, 0, sizeof rt);
-        rt.buffer = rt.host_buf = rt.dev_buf = -1;
-        rc = zs_sched_io_read_elem(&r->src, "tasks", i, it, f_kind_only,
-                                   NF(f_kind_only), &rt, ZS_JSON_ALLOW_UNKNOWN,
-                                   r->err);
+        rc = read_task(r, &c, i, it);
         if (rc)
             goto out;
-        zs_sched_task_init(&rt.t, (enum zs_sched_kind)rt.kind, 0, "");
-        rc = zs_sched_io_read_elem(&r->src, "tasks", i, it,
-                                   g_kind_tables[rt.kind].f,
-                                   g_kind_tables[rt.kind].n, &rt, 0, r->err);
-        if (rc)
-            goto out;
-        rt.t.kind = (enum zs_sched_kind)rt.kind;
-        rt.t.id = (int32_t)rt.id;
-        rt.t.buffer = (int32_t)rt.buffer;
-        rt.t.host_buf = (int32_t)rt.host_buf;
-        rt.t.dev_buf = (int32_t)rt.dev_buf;
-        rc = read_ids(r, i, cJSON_GetObjectItemCaseSensitive(it, "deps"),
-                      "deps", 0, ZS_SCHED_MAX_DEPS, deps, &ndeps);
-        if (rc)
-            goto out;
-        if (rt.kind == ZS_SK_CPU_ADAM) {
-            const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "bufs");
-            rc = read_ids(r, i, b, "bufs", 4, 4, bufs, &nbufs);
-            if (rc)
-                goto out;
-            for (int j = 0; j < nbufs; j++)
-                rt.t.adam_bufs[j] = bufs[j];
-        }
-        q = zs_schedule_find_queue(r->s, rt.queue);
-        if (q < 0) {
-            const char *names[ZS_SCHED_MAX_QUEUES];
-            int best;
-            for (int j = 0; j < r->s->nqueues; j++)
-                names[j] = r->s->queues[j].name;
-            best = zs_str_closest(rt.queue, names, (size_t)r->s->nqueues);
-            if (best >= 0)
-                snprintf(why, sizeof why,
-                         "no queue named '%s': did you mean '%s'?", rt.queue,
-                         names[best]);
-            else
-                snprintf(why, sizeof why, "no queue named '%s' in 'queues'",
-                         rt.queue);
-            rc = elem_problem(r, "tasks", i, "queue", why);
-            goto out;
-        }
-        rt.t.queue = q;
-        id = zs_schedule_add(r->s, &rt.t, deps, ndeps, r->err);
-        if (id < 0) {
-            rc = id;
-            goto out;
-        }
-        /* The file's id is checked, not the position we assigned. */
-        r->s->tasks[id].id = rt.t.id;
-        if (chk_task(r->s, &c, id, &key, why, sizeof why)) {
-            rc = elem_problem(r, "tasks", i, key, why);
-            goto out;
-        }
         i++;
     }
     if (c.step_marks && c.step_marks != r->s->header.steps) {
@@ -1075,31 +1209,23 @@ out:
     return rc;
 }
 
-static int read_root(struct rd *r, const cJSON *root)
+/* zs_sched_io_read's fill. */
+static int read_root(void *ctx, const cJSON *root)
 {
+    static const char *const required[] = {"header", "queues", "tasks"};
+    struct rd *r = ctx;
     struct raw_top top;
-    const cJSON *node;
     char where[300], why[300];
     const char *key = "";
+    bool has_pred;
     int rc;
 
-    rc = zs_json_read(&r->src, root, "", f_top, NF(f_top), &top, 0, r->err);
-    if (rc)
-        return rc;
-    if (strcmp(top.schema, ZS_SCHEDULE_SCHEMA) != 0) {
-        zs_json_where(&r->src, "", "schema", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'schema' in %s: must be \"%s\" (got '%s')",
-                          where, ZS_SCHEDULE_SCHEMA, top.schema);
-    }
-    static const char *const required[] = {"header", "queues", "tasks"};
-    for (size_t k = 0; k < 3; k++)
-        if (!cJSON_GetObjectItemCaseSensitive(root, required[k]))
-            return zs_err_set(r->err, ZS_EINPUT, "missing '%s' in %s: required",
-                              required[k], r->src.path);
-    rc = zs_json_read(&r->src, cJSON_GetObjectItemCaseSensitive(root, "header"),
-                      "header", f_header, NF(f_header), &r->s->header, 0,
-                      r->err);
+    rc = zs_sched_io_read_top(&r->src, root, f_top, NF(f_top), &top,
+                              offsetof(struct raw_top, schema),
+                              ZS_SCHEDULE_SCHEMA, r->err);
+    if (!rc)
+        rc = zs_sched_io_read_head(&r->src, root, required, NF(required),
+                                   &r->s->header, r->err);
     if (rc)
         return rc;
     if (chk_header(r->s, &key, why, sizeof why) == 1) {
@@ -1107,75 +1233,70 @@ static int read_root(struct rd *r, const cJSON *root)
         return zs_err_set(r->err, ZS_EINPUT, "invalid 'header.%s' in %s: %s",
                           key, where, why);
     }
-    node = cJSON_GetObjectItemCaseSensitive(root, "predicted");
-    if (node && !cJSON_IsNull(node)) {
-        rc = zs_json_read(&r->src, node, "predicted", f_pred, NF(f_pred),
-                          &r->s->pred, 0, r->err);
-        if (rc)
-            return rc;
-    }
-    rc = read_queues(r, cJSON_GetObjectItemCaseSensitive(root, "queues"));
+    rc = zs_sched_io_read_pred(&r->src, root, &r->s->pred, &has_pred, r->err);
+    if (!rc)
+        rc = zs_sched_io_each(
+            &r->src, cJSON_GetObjectItemCaseSensitive(root, "queues"), "queues",
+            1, ZS_SCHED_MAX_QUEUES, read_queue, r, r->err);
     if (rc)
         return rc;
     return read_tasks(r, cJSON_GetObjectItemCaseSensitive(root, "tasks"));
 }
 
-static int read_parsed(struct rd *r, cJSON *root)
+/* zs_sched_io_read's undo: an empty schedule. */
+static void undo(void *ctx)
 {
-    int rc = read_root(r, root);
-    cJSON_Delete(root);
-    zs_json_src_release(&r->src);
-    if (rc)
-        zs_schedule_release(r->s);
-    return rc;
+    zs_schedule_release(((struct rd *)ctx)->s);
+}
+
+/* A schedule from text, or from the file at name when text is NULL. */
+static int read_any(const char *name, const char *text, size_t len,
+                    struct zs_schedule *out, struct zs_err *err)
+{
+    struct rd r = {.s = out, .err = err};
+    zs_schedule_init(out);
+    return zs_sched_io_read(name, text, len, &r.src, read_root, undo, &r, err);
 }
 
 int zs_schedule_read_text(const char *name, const char *text, size_t len,
                           struct zs_schedule *out, struct zs_err *err)
 {
-    struct rd r;
-    cJSON *root;
-    int rc;
-    zs_schedule_init(out);
-    memset(&r, 0, sizeof r);
-    r.s = out;
-    r.err = err;
-    rc = zs_json_parse_text(name, text, len, &root, &r.src, err);
-    if (rc)
-        return rc;
-    return read_parsed(&r, root);
+    return read_any(name, text, len, out, err);
 }
 
 int zs_schedule_read(const char *path, struct zs_schedule *out,
                      struct zs_err *err)
 {
-    /* the file's text through the same reader as zs_schedule_read_text */
-    char *text;
-    size_t len;
-    int rc;
-    zs_schedule_init(out);
-    rc = zs_read_file(path, ZS_JSON_MAX_FILE_BYTES, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = zs_schedule_read_text(path, text, len, out, err);
-    zs_free(text);
-    return rc;
+    return read_any(path, NULL, 0, out, err);
 }
 
 /* ---- writing ------------------------------------------------------------- */
 
+void zs_sched_io_put_fields(FILE *f, const struct zs_field *fields, size_t n,
+                            const void *obj)
+{
+    const char *base = obj;
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        const struct zs_field *fd = &fields[i];
+        /* assert: the tables written this way hold strings and integers */
+        assert(fd->type == ZS_F_STRING || fd->type == ZS_F_INT);
+        if (fd->type == ZS_F_STRING)
+            zs_sched_io_put_kv_str(f, fd->key, base + fd->offset, &first);
+        else if (fd->type == ZS_F_INT)
+            zs_sched_io_put_kv_int(
+                f, fd->key, *(const int64_t *)(base + fd->offset), &first);
+    }
+}
+
 void zs_sched_io_put_header(FILE *f, const struct zs_sched_header *h)
 {
-    int first = 1;
-    zs_sched_io_put_kv_str(f, "zsim_version", h->zsim_version, &first);
-    zs_sched_io_put_kv_str(f, "model", h->model, &first);
-    zs_sched_io_put_kv_str(f, "hardware", h->hardware, &first);
-    zs_sched_io_put_kv_str(f, "gpu", h->gpu, &first);
-    zs_sched_io_put_kv_str(f, "framework", h->framework, &first);
-    zs_sched_io_put_kv_str(f, "config", h->config, &first);
-    zs_sched_io_put_kv_int(f, "rank", h->rank, &first);
-    zs_sched_io_put_kv_int(f, "world", h->world, &first);
-    zs_sched_io_put_kv_int(f, "steps", h->steps, &first);
+    zs_sched_io_put_fields(f, zs_sched_io_f_header, zs_sched_io_n_header, h);
+}
+
+void zs_sched_io_put_pred(FILE *f, const struct zs_sched_pred *p)
+{
+    zs_sched_io_put_fields(f, zs_sched_io_f_pred, zs_sched_io_n_pred, p);
 }
 
 void zs_sched_io_put_kv_str(FILE *f, const char *key, const char *v, int *first)
@@ -1267,22 +1388,10 @@ static void put_task(FILE *f, const struct zs_schedule *s,
 int zs_schedule_write_stream(const struct zs_schedule *s, FILE *f,
                              struct zs_err *err)
 {
-    const struct zs_sched_header *h = &s->header;
-    const struct zs_sched_pred *p = &s->pred;
-    int first = 1;
-
     fprintf(f, "{\n  \"schema\": \"%s\",\n  \"header\": {", ZS_SCHEDULE_SCHEMA);
-    zs_sched_io_put_header(f, h);
+    zs_sched_io_put_header(f, &s->header);
     fprintf(f, "},\n  \"predicted\": {");
-    first = 1;
-    zs_sched_io_put_kv_int(f, "peak_device_allocated_bytes",
-                           p->peak_device_allocated_bytes, &first);
-    zs_sched_io_put_kv_int(f, "peak_device_reserved_bytes",
-                           p->peak_device_reserved_bytes, &first);
-    zs_sched_io_put_kv_int(f, "peak_host_bytes", p->peak_host_bytes, &first);
-    zs_sched_io_put_kv_int(f, "peak_pinned_bytes", p->peak_pinned_bytes,
-                           &first);
-    zs_sched_io_put_kv_int(f, "step_time_ns", p->step_time_ns, &first);
+    zs_sched_io_put_pred(f, &s->pred);
     fprintf(f, "},\n  \"queues\": [\n");
     for (int q = 0; q < s->nqueues; q++) {
         fputs("    {\"name\": ", f);
@@ -1302,33 +1411,24 @@ int zs_schedule_write_stream(const struct zs_schedule *s, FILE *f,
     return 0;
 }
 
+/* zs_sched_io_write's put. */
+static int put_doc(const void *doc, FILE *f, struct zs_err *err)
+{
+    return zs_schedule_write_stream(doc, f, err);
+}
+
 int zs_schedule_write(const struct zs_schedule *s, const char *path,
                       struct zs_err *err)
 {
-    struct zs_afile a;
-    int rc;
-
-    rc = zs_schedule_check(s, err);
-    if (rc) {
+    if (zs_schedule_check(s, err)) {
         err->code = ZS_ERUNTIME;
         zs_err_prefix(err, "internal: refusing to write an invalid schedule");
         return ZS_ERUNTIME;
     }
-    rc = zs_afile_open(&a, NULL, path, err);
-    if (rc)
-        return rc;
-    rc = zs_schedule_write_stream(s, a.f, err);
-    if (rc) {
-        zs_afile_abort(&a);
-        if (rc == ZS_EIO)
-            zs_err_prefix(err, "cannot write '%s'", path);
-        return rc;
-    }
-    return zs_afile_commit(&a, err);
+    return zs_sched_io_write(path, put_doc, s, err);
 }
 
-/* ---- steps -----------------------------------------------------------------
- */
+/* ---- steps --------------------------------------------------------------- */
 
 int zs_schedule_step_ends(const struct zs_schedule *s,
                           const int64_t *measured_end_ns, int64_t *ends_ns,

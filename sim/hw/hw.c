@@ -202,6 +202,23 @@ static const char *read_count(const char *p, long *v)
     return p;
 }
 
+/* A count and the 'x' after it at *p: its value, its text (*txt, *len) and
+ * *p moved past the 'x'. */
+static int read_count_x(const char *spec, const char **p, long *v,
+                        const char **txt, int *len, struct zs_err *err)
+{
+    *txt = *p;
+    *p = read_count(*p, v);
+    *len = (int)(*p - *txt);
+    if (**p != 'x' && **p != 'X')
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid cluster spec '%s': expected 'x' after "
+                          "the count " SPEC_EXAMPLE,
+                          spec);
+    (*p)++;
+    return 0;
+}
+
 /* Whether hay contains needle, ignoring case. */
 static int contains_ci(const char *hay, const char *needle)
 {
@@ -296,26 +313,11 @@ static int resolve_spec(const char *spec, struct zs_cluster *c, long *nnodes,
                           "invalid cluster spec '%s': must start with a "
                           "GPU count " SPEC_EXAMPLE,
                           spec);
-    a_txt = p;
-    p = read_count(p, &a);
-    a_len = (int)(p - a_txt);
-    if (*p != 'x' && *p != 'X')
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid cluster spec '%s': expected 'x' after "
-                          "the count " SPEC_EXAMPLE,
-                          spec);
-    p++;
-    if (isdigit((unsigned char)*p)) {
-        b_txt = p;
-        p = read_count(p, &b);
-        b_len = (int)(p - b_txt);
-        if (*p != 'x' && *p != 'X')
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid cluster spec '%s': expected 'x' "
-                              "after the count " SPEC_EXAMPLE,
-                              spec);
-        p++;
-    }
+    rc = read_count_x(spec, &p, &a, &a_txt, &a_len, err);
+    if (!rc && isdigit((unsigned char)*p))
+        rc = read_count_x(spec, &p, &b, &b_txt, &b_len, err);
+    if (rc)
+        return rc;
     name = p;
     if (!*name)
         return zs_err_set(err, ZS_EUSAGE,

@@ -25,6 +25,8 @@
 #include <string.h>
 
 #define REQ ZS_F_REQUIRED
+/* A required figure of a profile: key, type, offset and range. */
+#define FIGURE(key, type, off, lo, hi) ZS_FIELD(key, type, off, lo, hi, 0, REQ)
 #define SRC_FIELD(T)                                                           \
     {                                                                          \
         "source", ZS_F_STRING, offsetof(T, src), 0, 0, 0, REQ, NULL,           \
@@ -246,71 +248,60 @@ struct gpu_file {
 static const struct zs_field gpu_top[] = {
     {"name", ZS_F_STRING, GF(name), 0, 0, 0, REQ, NULL, 32, NULL},
     {"comment", ZS_F_SKIP, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"memory", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"compute", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"gemm_eff", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"attn_eff_by_seq", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"hbm", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"nvlink", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"pcie", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"overlap", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    ZS_FIELD_CUSTOM("memory"),
+    ZS_FIELD_CUSTOM("compute"),
+    ZS_FIELD_CUSTOM("gemm_eff"),
+    ZS_FIELD_CUSTOM("attn_eff_by_seq"),
+    ZS_FIELD_CUSTOM("hbm"),
+    ZS_FIELD_CUSTOM("nvlink"),
+    ZS_FIELD_CUSTOM("pcie"),
+    ZS_FIELD_CUSTOM("overlap"),
 };
 
 static const struct zs_field gpu_memory[] = {
-    {"hbm_bytes", ZS_F_BYTES, GF(hbm_bytes), (double)ZS_GiB, (double)ZS_TiB, 0,
-     REQ, NULL, 0, NULL},
-    {"cuda_context_bytes", ZS_F_BYTES, GF(cuda_context_bytes), 0, 16.0 * ZS_GiB,
-     0, REQ, NULL, 0, NULL},
-    {"nccl_bytes", ZS_F_BYTES, GF(nccl_bytes), 0, 16.0 * ZS_GiB, 0, REQ, NULL,
-     0, NULL},
+    FIGURE("hbm_bytes", ZS_F_BYTES, GF(hbm_bytes), (double)ZS_GiB,
+           (double)ZS_TiB),
+    FIGURE("cuda_context_bytes", ZS_F_BYTES, GF(cuda_context_bytes), 0,
+           16.0 * ZS_GiB),
+    FIGURE("nccl_bytes", ZS_F_BYTES, GF(nccl_bytes), 0, 16.0 * ZS_GiB),
     SRC_FIELD(struct gpu_file),
 };
 
 static const struct zs_field gpu_compute[] = {
-    {"peak_bf16_flops", ZS_F_DOUBLE, GF(peak_bf16_flops), 1e12, 1e17, 0, REQ,
-     NULL, 0, NULL},
-    {"attn_eff", ZS_F_DOUBLE, GF(attn_eff), 0.01, 1, 0, REQ, NULL, 0, NULL},
-    {"launch_overhead_ns", ZS_F_INT, GF(launch_overhead_ns), 0, 1e6, 0, REQ,
-     NULL, 0, NULL},
+    FIGURE("peak_bf16_flops", ZS_F_DOUBLE, GF(peak_bf16_flops), 1e12, 1e17),
+    FIGURE("attn_eff", ZS_F_DOUBLE, GF(attn_eff), 0.01, 1),
+    FIGURE("launch_overhead_ns", ZS_F_INT, GF(launch_overhead_ns), 0, 1e6),
     {"sms", ZS_F_INT, GF(sms), 0, 1024, 0, 0, NULL, 0, NULL},
     SRC_FIELD(struct gpu_file),
 };
 
 static const struct zs_field gpu_hbm[] = {
-    {"bytes_per_s", ZS_F_DOUBLE, GF(hbm_bytes_per_s), 1e9, 1e14, 0, REQ, NULL,
-     0, NULL},
-    {"eff", ZS_F_DOUBLE, GF(hbm_eff), 0.01, 1, 0, REQ, NULL, 0, NULL},
+    FIGURE("bytes_per_s", ZS_F_DOUBLE, GF(hbm_bytes_per_s), 1e9, 1e14),
+    FIGURE("eff", ZS_F_DOUBLE, GF(hbm_eff), 0.01, 1),
     /* optional; 0 (absent): ZS_MEMBOUND_EFF, set in gpu_from_tree */
-    {"membound_eff", ZS_F_DOUBLE, GF(membound_eff), 0, 1, 0, 0, NULL, 0,
-     NULL},
+    ZS_FIELD("membound_eff", ZS_F_DOUBLE, GF(membound_eff), 0, 1, 0, 0),
     SRC_FIELD(struct gpu_file),
 };
 
 static const struct zs_field gpu_nvlink[] = {
-    {"bytes_per_s", ZS_F_DOUBLE, GF(nvlink_bytes_per_s), 0, 1e13, 0, REQ, NULL,
-     0, NULL},
+    FIGURE("bytes_per_s", ZS_F_DOUBLE, GF(nvlink_bytes_per_s), 0, 1e13),
     SRC_FIELD(struct gpu_file),
 };
 
 static const struct zs_field gpu_pcie[] = {
-    {"h2d_bytes_per_s", ZS_F_DOUBLE, GF(pcie_h2d_bytes_per_s), 1e8, 1e12, 0,
-     REQ, NULL, 0, NULL},
-    {"d2h_bytes_per_s", ZS_F_DOUBLE, GF(pcie_d2h_bytes_per_s), 1e8, 1e12, 0,
-     REQ, NULL, 0, NULL},
-    {"pageable_bytes_per_s", ZS_F_DOUBLE, GF(pcie_pageable_bytes_per_s), 1e8,
-     1e12, 0, REQ, NULL, 0, NULL},
-    {"bidir_h2d_factor", ZS_F_DOUBLE, GF(pcie_bidir_factor), 0.01, 1, 0, REQ,
-     NULL, 0, NULL},
-    {"bidir_d2h_factor", ZS_F_DOUBLE, GF(pcie_bidir_d2h_factor), 0.01, 1, 0,
-     REQ, NULL, 0, NULL},
+    FIGURE("h2d_bytes_per_s", ZS_F_DOUBLE, GF(pcie_h2d_bytes_per_s), 1e8, 1e12),
+    FIGURE("d2h_bytes_per_s", ZS_F_DOUBLE, GF(pcie_d2h_bytes_per_s), 1e8, 1e12),
+    FIGURE("pageable_bytes_per_s", ZS_F_DOUBLE, GF(pcie_pageable_bytes_per_s),
+           1e8, 1e12),
+    FIGURE("bidir_h2d_factor", ZS_F_DOUBLE, GF(pcie_bidir_factor), 0.01, 1),
+    FIGURE("bidir_d2h_factor", ZS_F_DOUBLE, GF(pcie_bidir_d2h_factor), 0.01, 1),
     SRC_FIELD(struct gpu_file),
 };
 
 /* Optional: compute slowed by a concurrent NCCL collective (simulate.c
  * sm_topology); absent, 1 (no interference modelled). */
 static const struct zs_field gpu_overlap[] = {
-    {"compute_factor", ZS_F_DOUBLE, GF(overlap_compute_factor), 0.01, 1, 0,
-     REQ, NULL, 0, NULL},
+    FIGURE("compute_factor", ZS_F_DOUBLE, GF(overlap_compute_factor), 0.01, 1),
     SRC_FIELD(struct gpu_file),
 };
 
@@ -355,37 +346,30 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
                         gf->src, s, err);
     if (rc)
         return rc;
-    if (gf->g.cuda_context_bytes + gf->g.nccl_bytes >= gf->g.hbm_bytes) {
-        char where[300];
-        zs_json_where(src, "memory", "hbm_bytes", where, sizeof where);
-        return zs_err_set(err, ZS_EINPUT,
-                          "invalid 'memory.hbm_bytes' in %s: must exceed "
-                          "cuda_context_bytes + nccl_bytes",
-                          where);
-    }
+    if (gf->g.cuda_context_bytes + gf->g.nccl_bytes >= gf->g.hbm_bytes)
+        return zs_json_bad_at(src, "memory", "hbm_bytes", err,
+                              "must exceed cuda_context_bytes + nccl_bytes");
     return 0;
+}
+
+/* zs_json_load_file's from_tree for a GPU profile. */
+static int gpu_tree(const struct zs_json_src *src, const cJSON *root, void *ctx,
+                    struct zs_err *err)
+{
+    return gpu_from_tree(src, root, ctx, err);
 }
 
 int zs_hw_load_gpu(const char *path, struct zs_gpu *out, struct zs_err *err)
 {
-    cJSON *root = NULL;
-    struct zs_json_src src;
     struct gpu_file *gf;
     int rc;
 
     gf = zs_calloc(1, sizeof *gf);
     if (!gf)
         return zs_err_set(err, ZS_ENOMEM, "out of memory loading '%s'", path);
-    rc = zs_json_parse_file(path, &root, &src, err);
-    if (rc) {
-        zs_free(gf);
-        return rc;
-    }
-    rc = gpu_from_tree(&src, root, gf, err);
+    rc = zs_json_load_file(path, gpu_tree, gf, err);
     if (!rc)
         *out = gf->g;
-    cJSON_Delete(root);
-    zs_json_src_release(&src);
     zs_free(gf);
     return rc;
 }
@@ -415,16 +399,15 @@ struct node_file {
 static const struct zs_field node_top[] = {
     {"name", ZS_F_STRING, NFO(name), 0, 0, 0, REQ, NULL, 48, NULL},
     {"gpu", ZS_F_STRING, NFO(gpu), 0, 0, 0, REQ, NULL, 200, NULL},
-    {"gpus_per_node", ZS_F_INT, NFO(gpus_per_node), 1, 64, 0, REQ, NULL, 0,
-     NULL},
+    FIGURE("gpus_per_node", ZS_F_INT, NFO(gpus_per_node), 1, 64),
     {"comment", ZS_F_SKIP, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"host", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"cpu", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"optimizer", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"pcie", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"network", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"collectives", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"storage", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    ZS_FIELD_CUSTOM("host"),
+    ZS_FIELD_CUSTOM("cpu"),
+    ZS_FIELD_CUSTOM("optimizer"),
+    ZS_FIELD_CUSTOM("pcie"),
+    ZS_FIELD_CUSTOM("network"),
+    ZS_FIELD_CUSTOM("collectives"),
+    ZS_FIELD_CUSTOM("storage"),
 };
 
 /* Optional: local NVMe drives for DeepSpeed's swap files (docs/nvme.md).
@@ -432,63 +415,55 @@ static const struct zs_field node_top[] = {
  * is drives x rate (RAID-0 or one nvme_path per drive), shared by its
  * ranks. */
 static const struct zs_field node_storage[] = {
-    {"nvme_drives", ZS_F_INT, NFO(nvme_drives), 0, 64, 0, REQ, NULL, 0, NULL},
-    {"drive_read_bytes_per_s", ZS_F_DOUBLE, NFO(nvme_read), 1e8, 1e11, 0, REQ,
-     NULL, 0, NULL},
-    {"drive_write_bytes_per_s", ZS_F_DOUBLE, NFO(nvme_write), 1e8, 1e11, 0,
-     REQ, NULL, 0, NULL},
+    FIGURE("nvme_drives", ZS_F_INT, NFO(nvme_drives), 0, 64),
+    FIGURE("drive_read_bytes_per_s", ZS_F_DOUBLE, NFO(nvme_read), 1e8, 1e11),
+    FIGURE("drive_write_bytes_per_s", ZS_F_DOUBLE, NFO(nvme_write), 1e8, 1e11),
     SRC_FIELD(struct node_file),
 };
 
 static const struct zs_field node_host[] = {
-    {"ram_bytes", ZS_F_BYTES, NFO(ram_bytes), (double)ZS_GiB,
-     (double)ZS_BYTES_MAX, 0, REQ, NULL, 0, NULL},
-    {"reserved_bytes", ZS_F_BYTES, NFO(reserved_bytes), 0, (double)ZS_TiB, 0,
-     REQ, NULL, 0, NULL},
+    FIGURE("ram_bytes", ZS_F_BYTES, NFO(ram_bytes), (double)ZS_GiB,
+           (double)ZS_BYTES_MAX),
+    FIGURE("reserved_bytes", ZS_F_BYTES, NFO(reserved_bytes), 0,
+           (double)ZS_TiB),
     SRC_FIELD(struct node_file),
 };
 
 static const struct zs_field node_cpu[] = {
-    {"cores", ZS_F_INT, NFO(cores), 1, 4096, 0, REQ, NULL, 0, NULL},
-    {"mem_bytes_per_s", ZS_F_DOUBLE, NFO(mem_bytes_per_s), 1e9, 1e13, 0, REQ,
-     NULL, 0, NULL},
+    FIGURE("cores", ZS_F_INT, NFO(cores), 1, 4096),
+    FIGURE("mem_bytes_per_s", ZS_F_DOUBLE, NFO(mem_bytes_per_s), 1e9, 1e13),
     SRC_FIELD(struct node_file),
 };
 
 static const struct zs_field node_opt[] = {
-    {"fused_adam_bytes_per_s_per_thread", ZS_F_DOUBLE, NFO(fused_adam), 1e7,
-     1e11, 0, REQ, NULL, 0, NULL},
-    {"torch_op_bytes_per_s_per_thread", ZS_F_DOUBLE, NFO(torch_op), 1e7, 1e11,
-     0, REQ, NULL, 0, NULL},
-    {"oversubscription", ZS_F_DOUBLE, NFO(oversub), 1, 100, 0, REQ, NULL, 0,
-     NULL},
+    FIGURE("fused_adam_bytes_per_s_per_thread", ZS_F_DOUBLE, NFO(fused_adam),
+           1e7, 1e11),
+    FIGURE("torch_op_bytes_per_s_per_thread", ZS_F_DOUBLE, NFO(torch_op), 1e7,
+           1e11),
+    FIGURE("oversubscription", ZS_F_DOUBLE, NFO(oversub), 1, 100),
     SRC_FIELD(struct node_file),
 };
 
 static const struct zs_field node_pcie[] = {
-    {"gpus_per_switch", ZS_F_INT, NFO(gpus_per_switch), 1, 64, 0, REQ, NULL, 0,
-     NULL},
-    {"switch_uplink_bytes_per_s", ZS_F_DOUBLE, NFO(uplink), 1e8, 1e12, 0, REQ,
-     NULL, 0, NULL},
+    FIGURE("gpus_per_switch", ZS_F_INT, NFO(gpus_per_switch), 1, 64),
+    FIGURE("switch_uplink_bytes_per_s", ZS_F_DOUBLE, NFO(uplink), 1e8, 1e12),
     SRC_FIELD(struct node_file),
 };
 
 static const struct zs_field node_net[] = {
-    {"nics", ZS_F_INT, NFO(nics), 0, 64, 0, REQ, NULL, 0, NULL},
-    {"nic_bytes_per_s", ZS_F_DOUBLE, NFO(nic_bytes_per_s), 0, 1e12, 0, REQ,
-     NULL, 0, NULL},
-    {"inter_node_eff", ZS_F_DOUBLE, NFO(inter_node_eff), 0.01, 1, 0, REQ, NULL,
-     0, NULL},
+    FIGURE("nics", ZS_F_INT, NFO(nics), 0, 64),
+    FIGURE("nic_bytes_per_s", ZS_F_DOUBLE, NFO(nic_bytes_per_s), 0, 1e12),
+    FIGURE("inter_node_eff", ZS_F_DOUBLE, NFO(inter_node_eff), 0.01, 1),
     SRC_FIELD(struct node_file),
 };
 
 static const struct zs_field node_coll[] = {
-    {"latency_ns", ZS_F_INT, NFO(latency_ns), 0, 1e8, 0, REQ, NULL, 0, NULL},
-    {"allgather_busbw", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"reducescatter_busbw", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"allreduce_busbw", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"alltoall_busbw", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
-    {"allreduce_rank_scale", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    FIGURE("latency_ns", ZS_F_INT, NFO(latency_ns), 0, 1e8),
+    ZS_FIELD_CUSTOM("allgather_busbw"),
+    ZS_FIELD_CUSTOM("reducescatter_busbw"),
+    ZS_FIELD_CUSTOM("allreduce_busbw"),
+    ZS_FIELD_CUSTOM("alltoall_busbw"),
+    ZS_FIELD_CUSTOM("allreduce_rank_scale"),
     SRC_FIELD(struct node_file),
 };
 
@@ -555,14 +530,9 @@ static int node_groups(const struct zs_json_src *src, const cJSON *root,
                         &n->allreduce_rank_scale, s, err);
     if (rc)
         return rc;
-    if (nf->reserved_bytes >= nf->ram_bytes) {
-        char where[300];
-        zs_json_where(src, "host", "reserved_bytes", where, sizeof where);
-        return zs_err_set(err, ZS_EINPUT,
-                          "invalid 'host.reserved_bytes' in %s: must be less "
-                          "than host.ram_bytes",
-                          where);
-    }
+    if (nf->reserved_bytes >= nf->ram_bytes)
+        return zs_json_bad_at(src, "host", "reserved_bytes", err,
+                              "must be less than host.ram_bytes");
     return 0;
 }
 
@@ -623,10 +593,21 @@ static void node_copy(const char *path, const struct node_file *nf,
     n->nvme_write_bytes_per_s = nf->nvme_drives * nf->nvme_write;
 }
 
-static int node_from_tree(const char *path, const struct zs_json_src *src,
-                          const cJSON *root, struct node_file *nf,
-                          struct zs_node *n, struct zs_err *err)
+/* What node_from_tree reads a node profile into. */
+struct node_load {
+    const char *path;
+    struct node_file *nf;
+    struct zs_node *n;
+};
+
+/* zs_json_load_file's from_tree for a node profile: its groups, then its GPU. */
+static int node_from_tree(const struct zs_json_src *src, const cJSON *root,
+                          void *ctx, struct zs_err *err)
 {
+    const struct node_load *l = ctx;
+    const char *path = l->path;
+    struct node_file *nf = l->nf;
+    struct zs_node *n = l->n;
     char gpath[600];
     int rc = node_groups(src, root, nf, n, err);
 
@@ -642,29 +623,20 @@ static int node_from_tree(const char *path, const struct zs_json_src *src,
 
 int zs_hw_load_node(const char *path, struct zs_node *out, struct zs_err *err)
 {
-    cJSON *root = NULL;
-    struct zs_json_src src;
-    struct node_file *nf;
-    struct zs_node *n;
+    struct node_load l = {path, NULL, NULL};
     int rc;
 
-    nf = zs_calloc(1, sizeof *nf);
-    n = zs_calloc(1, sizeof *n);
-    if (!nf || !n) {
-        zs_free(nf);
-        zs_free(n);
+    l.nf = zs_calloc(1, sizeof *l.nf);
+    l.n = zs_calloc(1, sizeof *l.n);
+    if (!l.nf || !l.n) {
+        zs_free(l.nf);
+        zs_free(l.n);
         return zs_err_set(err, ZS_ENOMEM, "out of memory loading '%s'", path);
     }
-    rc = zs_json_parse_file(path, &root, &src, err);
-    if (rc)
-        goto done;
-    rc = node_from_tree(path, &src, root, nf, n, err);
+    rc = zs_json_load_file(path, node_from_tree, &l, err);
     if (!rc)
-        *out = *n;
-    cJSON_Delete(root);
-    zs_json_src_release(&src);
-done:
-    zs_free(nf);
-    zs_free(n);
+        *out = *l.n;
+    zs_free(l.nf);
+    zs_free(l.n);
     return rc;
 }

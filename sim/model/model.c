@@ -25,11 +25,20 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const g_family_names[ZS_FAM_COUNT] = {
-    "llama",   "qwen2",     "qwen3",        "mistral",  "mixtral",
-    "qwen3_moe", "qwen2_5_omni", "gpt2",    "opt",      "gpt_neox",
-    "falcon",  "mpt",       "bloom",        "phi",      "phi3",
-    "gemma",   "gemma2"};
+/* Index = enum value; NULL-terminated for zs_field choices (model_load.c). */
+const char *const zs_family_names[ZS_FAM_COUNT + 1] = {
+    "llama",        "qwen2", "qwen3", "mistral",  "mixtral", "qwen3_moe",
+    "qwen2_5_omni", "gpt2",  "opt",   "gpt_neox", "falcon",  "mpt",
+    "bloom",        "phi",   "phi3",  "gemma",    "gemma2",  NULL};
+const char *const zs_norm_names[] = {"rmsnorm", "layernorm", NULL};
+const char *const zs_mlp_names[] = {"gated", "plain", NULL};
+const char *const zs_act_names[ZS_ACT_COUNT + 1] = {
+    "silu", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "relu", NULL};
+const char *const zs_pos_names[] = {"rope", "alibi", "learned", NULL};
+const char *const zs_placement_names[] = {"sharded", "cpu", "gpu_full",
+                                          "disabled", NULL};
+const char *const zs_block_names[] = {"sequential", "parallel",
+                                      "parallel_2norm", NULL};
 
 const char *zs_norm_name(enum zs_norm_kind n)
 {
@@ -41,26 +50,21 @@ const char *zs_mlp_name(enum zs_mlp_kind k)
     return k == ZS_MLP_PLAIN ? "plain" : "gated";
 }
 
-static const char *const g_act_names[ZS_ACT_COUNT] = {
-    "silu", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "relu"};
-
 const char *zs_act_name(enum zs_act a)
 {
-    return (a >= 0 && a < ZS_ACT_COUNT) ? g_act_names[a] : "?";
+    return (a >= 0 && a < ZS_ACT_COUNT) ? zs_act_names[a] : "?";
 }
 
+/* Any other value is named as the first member (rope, sequential). */
 const char *zs_pos_name(enum zs_pos_kind p)
 {
-    return p == ZS_POS_ALIBI     ? "alibi"
-           : p == ZS_POS_LEARNED ? "learned"
-                                 : "rope";
+    return zs_pos_names[p == ZS_POS_ALIBI || p == ZS_POS_LEARNED ? p : 0];
 }
 
 const char *zs_block_name(enum zs_block_kind b)
 {
-    return b == ZS_BLOCK_PARALLEL         ? "parallel"
-           : b == ZS_BLOCK_PARALLEL_2NORM ? "parallel_2norm"
-                                          : "sequential";
+    int known = b == ZS_BLOCK_PARALLEL || b == ZS_BLOCK_PARALLEL_2NORM;
+    return zs_block_names[known ? b : 0];
 }
 
 int zs_model_check_attention(const struct zs_model *m, enum zs_attn_impl a,
@@ -68,48 +72,27 @@ int zs_model_check_attention(const struct zs_model *m, enum zs_attn_impl a,
 {
     if (a != ZS_ATTN_FLASH || !m->flash_forbidden_at[0])
         return 0;
-    return zs_err_set(err, ZS_EINPUT, "%s: %s; use --attention eager (got "
-                                      "--attention flash)",
+    return zs_err_set(err, ZS_EINPUT,
+                      "%s: %s; use --attention eager (got "
+                      "--attention flash)",
                       m->flash_forbidden_at, m->flash_forbidden_why);
 }
 
 const char *zs_family_name(enum zs_family f)
 {
-    return (f >= 0 && f < ZS_FAM_COUNT) ? g_family_names[f] : "?";
+    return (f >= 0 && f < ZS_FAM_COUNT) ? zs_family_names[f] : "?";
 }
 
 const char *zs_leaf_kind_name(enum zs_leaf_kind k)
 {
-    switch (k) {
-    case ZS_LEAF_EMBED:
-        return "embed";
-    case ZS_LEAF_NORM:
-        return "norm";
-    case ZS_LEAF_LINEAR:
-        return "linear";
-    case ZS_LEAF_ROUTER:
-        return "router";
-    case ZS_LEAF_EXPERTS:
-        return "experts";
-    case ZS_LEAF_LM_HEAD:
-        return "lm_head";
-    }
-    return "?";
+    static const char *const names[] = {"embed",  "norm",    "linear",
+                                        "router", "experts", "lm_head"};
+    return k >= 0 && k <= ZS_LEAF_LM_HEAD ? names[k] : "?";
 }
 
 const char *zs_placement_name(enum zs_placement p)
 {
-    switch (p) {
-    case ZS_PLACE_SHARDED:
-        return "sharded";
-    case ZS_PLACE_CPU:
-        return "cpu";
-    case ZS_PLACE_GPU_FULL:
-        return "gpu_full";
-    case ZS_PLACE_DISABLED:
-        return "disabled";
-    }
-    return "?";
+    return p >= 0 && p <= ZS_PLACE_DISABLED ? zs_placement_names[p] : "?";
 }
 
 const char *zs_method_name(enum zs_method m)
@@ -469,6 +452,16 @@ int64_t zs_model_leaf_sum(const struct zs_model *m)
 
 /* The shape's invariants, and the figures derived from them (head_dim,
  * sliding layers, dropout sites). */
+/* "invalid model 'm': a (av) must be a multiple of b (bv)". */
+static int not_multiple(const struct zs_model *m, const char *a, int64_t av,
+                        const char *b, int64_t bv, struct zs_err *err)
+{
+    return zs_err_set(err, ZS_EINPUT,
+                      "invalid model '%s': %s (%lld) must be a multiple of %s "
+                      "(%lld)",
+                      m->name, a, (long long)av, b, (long long)bv);
+}
+
 static int finish_check(struct zs_model *m, struct zs_err *err)
 {
     /* The loaders check these with file positions; this is the backstop for
@@ -480,18 +473,12 @@ static int finish_check(struct zs_model *m, struct zs_err *err)
                           "and vocab must be >= 1",
                           m->name);
     if (m->n_heads % m->n_kv_heads)
-        return zs_err_set(err, ZS_EINPUT,
-                          "invalid model '%s': num_attention_heads (%lld) must "
-                          "be a multiple of num_key_value_heads (%lld)",
-                          m->name, (long long)m->n_heads,
-                          (long long)m->n_kv_heads);
+        return not_multiple(m, "num_attention_heads", m->n_heads,
+                            "num_key_value_heads", m->n_kv_heads, err);
     if (m->head_dim < 1) {
         if (m->hidden % m->n_heads)
-            return zs_err_set(err, ZS_EINPUT,
-                              "invalid model '%s': hidden_size (%lld) must be "
-                              "a multiple of num_attention_heads (%lld)",
-                              m->name, (long long)m->hidden,
-                              (long long)m->n_heads);
+            return not_multiple(m, "hidden_size", m->hidden,
+                                "num_attention_heads", m->n_heads, err);
         m->head_dim = m->hidden / m->n_heads;
     }
     if (m->n_experts > 0 &&
@@ -601,8 +588,7 @@ int zs_model_finish(struct zs_model *m, struct zs_err *err)
     return 0;
 }
 
-/* ---- Training method --------------------------------------------------------
- */
+/* ---- Training method ----------------------------------------------------- */
 
 static unsigned popcount3(unsigned x)
 {
@@ -692,8 +678,7 @@ int64_t zs_leaf_weight_bytes(const struct zs_leaf *l,
     }
 }
 
-/* ---- FLOPs
- * -------------------------------------------------------------------- */
+/* ---- FLOPs --------------------------------------------------------------- */
 
 static double gemm_flops(const struct zs_leaf *l, int n)
 {
@@ -758,8 +743,7 @@ double zs_model_attn_core_flops(const struct zs_model *m, int64_t seq)
     return 4.0 * (double)m->head_dim * (double)m->n_heads * pairs;
 }
 
-/* ---- Activations ------------------------------------------------------------
- */
+/* ---- Activations --------------------------------------------------------- */
 
 static int64_t sat(double v)
 {

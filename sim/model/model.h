@@ -242,8 +242,7 @@ const char *zs_model_library_dir(void);
 /* Builds leaves from the dimension fields and computes the derived totals. */
 int zs_model_finish(struct zs_model *m, struct zs_err *err);
 
-/* ---- Training method ------------------------------------------------------
- */
+/* ---- Training method ----------------------------------------------------- */
 
 enum zs_method { ZS_METHOD_FULL, ZS_METHOD_LORA, ZS_METHOD_QLORA };
 
@@ -266,8 +265,7 @@ int64_t zs_model_trainable(const struct zs_model *m,
 int64_t zs_leaf_weight_bytes(const struct zs_leaf *l,
                              const struct zs_method_opts *mo);
 
-/* ---- FLOPs ------------------------------------------------------------------
- */
+/* ---- FLOPs --------------------------------------------------------------- */
 
 /* Forward matmul FLOPs per token at sequence length seq: 2 * active GEMM
  * params + attention scores/values (2 * 2 * seq * n_heads * head_dim per layer,
@@ -368,6 +366,16 @@ int64_t zs_model_hidden_bytes_per_token(const struct zs_model *m);
 int zs_model_check_attention(const struct zs_model *m, enum zs_attn_impl a,
                              struct zs_err *err);
 
+/* The names of each enum's values as zsim model JSON spells them, index =
+ * value, NULL-terminated (the loader's zs_field choices; extra modules'
+ * placement for zs_placement_names). */
+extern const char *const zs_family_names[];
+extern const char *const zs_norm_names[];
+extern const char *const zs_mlp_names[];
+extern const char *const zs_act_names[];
+extern const char *const zs_pos_names[];
+extern const char *const zs_block_names[];
+extern const char *const zs_placement_names[];
 const char *zs_family_name(enum zs_family f);
 const char *zs_norm_name(enum zs_norm_kind n);
 const char *zs_mlp_name(enum zs_mlp_kind k);

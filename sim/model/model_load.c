@@ -16,7 +16,6 @@
 #include "util/json.h"
 #include "util/strutil.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +39,20 @@
 #define LIM_EXPERTS 512
 #define LIM_EXTRA_PARAMS 1e13
 
-/* ---- The library ----------------------------------------------------------
- */
+/* The four dimension keys zsim's model JSON and the Llama-style config
+ * classes spell alike, with their limits, as table rows made by ROW (ZF, HF
+ * or HX below, whose structs name the members alike); the flags and each
+ * format's or config class's defaults are the arguments. */
+#define DIM_ROWS(ROW, flags, hidden_def, inter_def, layers_def, heads_def)     \
+    ROW("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, hidden_def, flags),    \
+        ROW("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, inter_def,     \
+            flags),                                                            \
+        ROW("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, layers_def,  \
+            flags),                                                            \
+        ROW("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, heads_def,   \
+            flags)
+
+/* ---- The library --------------------------------------------------------- */
 
 static const char *const g_library[] = {
     "qwen2.5-7b",     "qwen2.5-14b",   "qwen2.5-32b",  "qwen2.5-72b",
@@ -105,28 +116,7 @@ const char *zs_model_library_dir(void)
     return (e && *e) ? e : ZS_SOURCE_DIR "/models";
 }
 
-/* ---- Shared helpers ---------------------------------------------------------
- */
-
-/* "invalid 'key' in file:line:col: <what>" at key's position. */
-static int bad_at(const struct zs_json_src *src, const char *objpath,
-                  const char *key, struct zs_err *err, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int bad_at(const struct zs_json_src *src, const char *objpath,
-                  const char *key, struct zs_err *err, const char *fmt, ...)
-{
-    char where[300], what[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    zs_json_where(src, objpath, key, where, sizeof where);
-    if (objpath && *objpath)
-        return zs_err_set(err, ZS_EINPUT, "invalid '%s.%s' in %s: %s", objpath,
-                          key, where, what);
-    return zs_err_set(err, ZS_EINPUT, "invalid '%s' in %s: %s", key, where,
-                      what);
-}
+/* ---- Shared helpers ------------------------------------------------------ */
 
 static int has_key(const cJSON *obj, const char *key)
 {
@@ -165,35 +155,23 @@ static int check_shape(const struct zs_json_src *src, const cJSON *root,
                        const struct zs_model *m, struct zs_err *err)
 {
     if (m->n_heads % m->n_kv_heads)
-        return bad_at(src, "", has_key(root, k_kv) ? k_kv : k_heads, err,
-                      "must divide %s (%lld) (got %lld)", k_heads,
-                      (long long)m->n_heads, (long long)m->n_kv_heads);
+        return zs_json_bad_at(src, "", has_key(root, k_kv) ? k_kv : k_heads,
+                              err, "must divide %s (%lld) (got %lld)", k_heads,
+                              (long long)m->n_heads, (long long)m->n_kv_heads);
     if (m->head_dim == 0 && m->hidden % m->n_heads)
-        return bad_at(src, "", k_heads, err,
-                      "must divide hidden_size (%lld) when head_dim is absent "
-                      "(got %lld)",
-                      (long long)m->hidden, (long long)m->n_heads);
+        return zs_json_bad_at(
+            src, "", k_heads, err,
+            "must divide hidden_size (%lld) when head_dim is absent "
+            "(got %lld)",
+            (long long)m->hidden, (long long)m->n_heads);
     return 0;
 }
 
-/* ---- zsim model JSON ------------------------------------------------------
- */
+/* ---- zsim model JSON ----------------------------------------------------- */
 
 static const char *const g_schema_choices[] = {"zsim.model/1", NULL};
-static const char *const g_family_choices[] = {
-    "llama",        "qwen2", "qwen3", "mistral",  "mixtral", "qwen3_moe",
-    "qwen2_5_omni", "gpt2",  "opt",   "gpt_neox", "falcon",  "mpt",
-    "bloom",        "phi",   "phi3",  "gemma",    "gemma2",  NULL};
-/* Index = enum value (model.h). */
-static const char *const g_norm_choices[] = {"rmsnorm", "layernorm", NULL};
-static const char *const g_mlp_choices[] = {"gated", "plain", NULL};
-static const char *const g_act_choices[] = {
-    "silu", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "relu", NULL};
-static const char *const g_pos_choices[] = {"rope", "alibi", "learned", NULL};
-static const char *const g_block_choices[] = {"sequential", "parallel",
-                                              "parallel_2norm", NULL};
-static const char *const g_place_choices[] = {"sharded", "cpu", "gpu_full",
-                                              "disabled", NULL};
+/* family, norm, mlp, hidden_act, position_embedding, block and an extra
+ * module's placement: model.c's zs_*_names. */
 
 struct zjson {
     int schema;
@@ -211,10 +189,7 @@ struct zjson {
 };
 
 #define ZF(key, type, field, lo, hi, def, flags)                               \
-    {                                                                          \
-        key, type, offsetof(struct zjson, field), lo, hi, def, flags, NULL, 0, \
-            NULL                                                               \
-    }
+    ZS_FIELD(key, type, offsetof(struct zjson, field), lo, hi, def, flags)
 
 static const struct zs_field g_zsim_fields[] = {
     {"schema", ZS_F_ENUM, offsetof(struct zjson, schema), 0, 0, 0,
@@ -222,13 +197,10 @@ static const struct zs_field g_zsim_fields[] = {
     {"name", ZS_F_STRING, offsetof(struct zjson, name), 0, 0, 0, ZS_F_REQUIRED,
      NULL, 64, NULL},
     {"family", ZS_F_ENUM, offsetof(struct zjson, family), 0, 0, 0,
-     ZS_F_REQUIRED, g_family_choices, 0, NULL},
+     ZS_F_REQUIRED, zs_family_names, 0, NULL},
     {"source", ZS_F_STRING, offsetof(struct zjson, source), 0, 0, 0, 0, NULL,
      512, ""},
-    ZF("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 0, ZS_F_REQUIRED),
-    ZF("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 0, ZS_F_REQUIRED),
-    ZF("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 0, ZS_F_REQUIRED),
-    ZF("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 0, ZS_F_REQUIRED),
+    DIM_ROWS(ZF, ZS_F_REQUIRED, 0, 0, 0, 0),
     ZF("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 0, ZS_F_REQUIRED),
     ZF("head_dim", ZS_F_INT, head_dim, 1, LIM_HEAD_DIM, 0, 0),
     ZF("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 0, ZS_F_REQUIRED),
@@ -243,18 +215,18 @@ static const struct zs_field g_zsim_fields[] = {
     ZF("moe_intermediate_size", ZS_F_INT, moe_inter, 0, LIM_INTER, 0, 0),
     ZF("sliding_window", ZS_F_INT, sliding, 0, LIM_POS, 0, 0),
     ZF("sliding_window_layers", ZS_F_INT, sliding_layers, 0, LIM_LAYERS, 0, 0),
-    {"norm", ZS_F_ENUM, offsetof(struct zjson, norm), 0, 0, 0, 0,
-     g_norm_choices, 0, NULL},
-    ZF("norm_bias", ZS_F_BOOL, norm_bias, 0, 0, 1, 0),
-    {"mlp", ZS_F_ENUM, offsetof(struct zjson, mlp), 0, 0, 0, 0, g_mlp_choices,
+    {"norm", ZS_F_ENUM, offsetof(struct zjson, norm), 0, 0, 0, 0, zs_norm_names,
      0, NULL},
+    ZF("norm_bias", ZS_F_BOOL, norm_bias, 0, 0, 1, 0),
+    {"mlp", ZS_F_ENUM, offsetof(struct zjson, mlp), 0, 0, 0, 0, zs_mlp_names, 0,
+     NULL},
     {"hidden_act", ZS_F_ENUM, offsetof(struct zjson, act), 0, 0, 0, 0,
-     g_act_choices, 0, NULL},
+     zs_act_names, 0, NULL},
     {"position_embedding", ZS_F_ENUM, offsetof(struct zjson, pos), 0, 0, 0, 0,
-     g_pos_choices, 0, NULL},
+     zs_pos_names, 0, NULL},
     ZF("position_rows", ZS_F_INT, pos_rows, 0, LIM_POS, 0, 0),
     {"block", ZS_F_ENUM, offsetof(struct zjson, block), 0, 0, 0, 0,
-     g_block_choices, 0, NULL},
+     zs_block_names, 0, NULL},
     ZF("qkv_fused", ZS_F_BOOL, qkv_fused, 0, 0, 0, 0),
     ZF("gate_up_fused", ZS_F_BOOL, gate_up_fused, 0, 0, 0, 0),
     ZF("mlp_bias", ZS_F_BOOL, mlp_bias, 0, 0, 0, 0),
@@ -280,7 +252,7 @@ static const struct zs_field g_extra_fields[] = {
     {"trainable", ZS_F_BOOL, offsetof(struct zextra, trainable), 0, 0, 0, 0,
      NULL, 0, NULL},
     {"placement", ZS_F_ENUM, offsetof(struct zextra, placement), 0, 0, 0, 0,
-     g_place_choices, 0, NULL},
+     zs_placement_names, 0, NULL},
     {"flops_per_token_fwd", ZS_F_DOUBLE, offsetof(struct zextra, flops), 0,
      1e15, 0, 0, NULL, 0, NULL},
     {"source", ZS_F_STRING, offsetof(struct zextra, source), 0, 0, 0, 0, NULL,
@@ -291,6 +263,9 @@ static const struct zs_field g_extra_fields[] = {
 
 static void forbid_flash(const struct zs_json_src *src, const char *objpath,
                          const char *key, const char *why, struct zs_model *m);
+static void alibi_eager_only(const struct zs_json_src *src, const char *objpath,
+                             const char *key, const char *who, const char *how,
+                             struct zs_model *m);
 
 static int is_moe_family(int fam)
 {
@@ -363,17 +338,19 @@ static int zsim_check_layout(const struct zs_json_src *src,
                               src->path, LIM_POS);
         m->pos_rows = z->pos_rows;
     } else if (z->pos_rows)
-        return bad_at(src, "", "position_rows", err,
-                      "must be absent or 0 unless position_embedding is "
-                      "learned (got %lld)",
-                      (long long)z->pos_rows);
+        return zs_json_bad_at(
+            src, "", "position_rows", err,
+            "must be absent or 0 unless position_embedding is "
+            "learned (got %lld)",
+            (long long)z->pos_rows);
     if (z->gate_up_fused && z->mlp != ZS_MLP_GATED)
-        return bad_at(src, "", "gate_up_fused", err,
-                      "must be false for a plain MLP (got true)");
+        return zs_json_bad_at(src, "", "gate_up_fused", err,
+                              "must be false for a plain MLP (got true)");
     if (z->sliding_layers > z->layers)
-        return bad_at(src, "", "sliding_window_layers", err,
-                      "must be in [0, num_hidden_layers = %lld] (got %lld)",
-                      (long long)z->layers, (long long)z->sliding_layers);
+        return zs_json_bad_at(
+            src, "", "sliding_window_layers", err,
+            "must be in [0, num_hidden_layers = %lld] (got %lld)",
+            (long long)z->layers, (long long)z->sliding_layers);
     /* ALiBi models whose transformers attention has no flash path:
      * BloomAttention and MptAttention add the bias to eager scores
      * (modeling_bloom.py / modeling_mpt.py: no flash-attention support),
@@ -381,12 +358,8 @@ static int zsim_check_layout(const struct zs_json_src *src,
     if (z->pos == ZS_POS_ALIBI &&
         (z->family == ZS_FAM_BLOOM || z->family == ZS_FAM_MPT ||
          z->family == ZS_FAM_FALCON)) {
-        char why[160];
-        snprintf(why, sizeof why,
-                 "transformers' %s attention adds the ALiBi bias to eager "
-                 "scores and has no flash-attention path",
-                 g_family_choices[z->family]);
-        forbid_flash(src, "", "position_embedding", why, m);
+        alibi_eager_only(src, "", "position_embedding",
+                         zs_family_names[z->family], "", m);
     }
     return 0;
 }
@@ -398,25 +371,27 @@ static int zsim_moe(const struct zs_json_src *src, const cJSON *root,
     if (is_moe_family(z->family)) {
         if (z->experts < 1)
             return has_key(root, "num_experts")
-                       ? bad_at(src, "", "num_experts", err,
-                                "must be in [1, %d] for family %s (got %lld)",
-                                LIM_EXPERTS, g_family_choices[z->family],
-                                (long long)z->experts)
+                       ? zs_json_bad_at(
+                             src, "", "num_experts", err,
+                             "must be in [1, %d] for family %s (got %lld)",
+                             LIM_EXPERTS, zs_family_names[z->family],
+                             (long long)z->experts)
                        : zs_err_set(err, ZS_EINPUT,
                                     "missing 'num_experts' in %s: required "
                                     "for family %s, an integer in [1, %d]",
-                                    src->path, g_family_choices[z->family],
+                                    src->path, zs_family_names[z->family],
                                     LIM_EXPERTS);
         if (z->topk < 1 || z->topk > z->experts)
             return has_key(root, "experts_per_token")
-                       ? bad_at(src, "", "experts_per_token", err,
-                                "must be in [1, num_experts = %lld] (got %lld)",
-                                (long long)z->experts, (long long)z->topk)
+                       ? zs_json_bad_at(
+                             src, "", "experts_per_token", err,
+                             "must be in [1, num_experts = %lld] (got %lld)",
+                             (long long)z->experts, (long long)z->topk)
                        : zs_err_set(err, ZS_EINPUT,
                                     "missing 'experts_per_token' in %s: "
                                     "required for family %s, an integer in "
                                     "[1, num_experts = %lld]",
-                                    src->path, g_family_choices[z->family],
+                                    src->path, zs_family_names[z->family],
                                     (long long)z->experts);
         /* Mixtral's experts are intermediate_size wide (MixtralConfig has
          * no separate expert width). */
@@ -426,8 +401,7 @@ static int zsim_moe(const struct zs_json_src *src, const cJSON *root,
             return zs_err_set(err, ZS_EINPUT,
                               "missing 'moe_intermediate_size' in %s: "
                               "required for family %s, an integer in [1, %d]",
-                              src->path, g_family_choices[z->family],
-                              LIM_INTER);
+                              src->path, zs_family_names[z->family], LIM_INTER);
         m->n_experts = z->experts;
         m->experts_per_token = z->topk;
         m->moe_intermediate = z->moe_inter;
@@ -437,12 +411,12 @@ static int zsim_moe(const struct zs_json_src *src, const cJSON *root,
                         : z->moe_inter ? "moe_intermediate_size"
                                        : NULL;
         if (k)
-            return bad_at(src, "", k, err,
-                          "must be 0 for the dense family %s (got %lld)",
-                          g_family_choices[z->family],
-                          (long long)(z->experts ? z->experts
-                                      : z->topk  ? z->topk
-                                                 : z->moe_inter));
+            return zs_json_bad_at(
+                src, "", k, err, "must be 0 for the dense family %s (got %lld)",
+                zs_family_names[z->family],
+                (long long)(z->experts ? z->experts
+                            : z->topk  ? z->topk
+                                       : z->moe_inter));
     }
     return 0;
 }
@@ -466,12 +440,14 @@ static int zsim_extra(const struct zs_json_src *src, const cJSON *root,
             struct zs_extra *e;
             char path[96];
             if (m->n_extra >= ZS_MODEL_MAX_EXTRA)
-                return bad_at(src, "extra", it->string, err,
-                              "at most %d extra modules", ZS_MODEL_MAX_EXTRA);
+                return zs_json_bad_at(src, "extra", it->string, err,
+                                      "at most %d extra modules",
+                                      ZS_MODEL_MAX_EXTRA);
             if (!it->string[0] || strlen(it->string) >= sizeof e->name)
-                return bad_at(src, "extra", it->string, err,
-                              "a module name must have 1 to %zu characters",
-                              sizeof e->name - 1);
+                return zs_json_bad_at(
+                    src, "extra", it->string, err,
+                    "a module name must have 1 to %zu characters",
+                    sizeof e->name - 1);
             snprintf(path, sizeof path, "extra.%s", it->string);
             memset(&x, 0, sizeof x);
             rc = zs_json_read(src, it, path, g_extra_fields, NF(g_extra_fields),
@@ -545,10 +521,7 @@ struct hfc {
 };
 
 #define HF(key, type, field, lo, hi, def, flags)                               \
-    {                                                                          \
-        key, type, offsetof(struct hfc, field), lo, hi, def, flags, NULL, 0,   \
-            NULL                                                               \
-    }
+    ZS_FIELD(key, type, offsetof(struct hfc, field), lo, hi, def, flags)
 
 /* Keys every supported family uses (transformers configuration_llama.py and
  * siblings).  num_key_value_heads / head_dim / sliding_window may be null
@@ -558,10 +531,7 @@ static const struct zs_field g_hf_type[] = {
      ZS_F_REQUIRED, g_hf_types, 0, NULL},
 };
 static const struct zs_field g_hf_common[] = {
-    HF("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 0, ZS_F_REQUIRED),
-    HF("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 0, ZS_F_REQUIRED),
-    HF("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 0, ZS_F_REQUIRED),
-    HF("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 0, ZS_F_REQUIRED),
+    DIM_ROWS(HF, ZS_F_REQUIRED, 0, 0, 0, 0),
     HF("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 0, ZS_F_NULLABLE),
     HF("head_dim", ZS_F_INT, head_dim, 1, LIM_HEAD_DIM, 0, ZS_F_NULLABLE),
     HF("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 0, ZS_F_REQUIRED),
@@ -609,9 +579,9 @@ static const enum zs_family g_hf_family[] = {ZS_FAM_LLAMA,   ZS_FAM_QWEN2,
 static const int64_t g_hf_maxpos[] = {2048,   32768,  32768,
                                       131072, 131072, 32768};
 
-/* ---- Hugging Face config.json: the non-Llama families -------------------
- *
- * Keys and defaults are the transformers config classes' (configuration_
+/* ---- Hugging Face config.json: the non-Llama families -------------------- */
+
+/* Keys and defaults are the transformers config classes' (configuration_
  * <type>.py: GPT2Config, OPTConfig, GPTNeoXConfig, FalconConfig, MptConfig,
  * BloomConfig, PhiConfig, Phi3Config, GemmaConfig, Gemma2Config); module
  * shapes are the modeling_<type>.py constructors', as cited in model.c
@@ -629,14 +599,17 @@ struct hfx {
 };
 
 #define HX(key, type, field, lo, hi, def, flags)                               \
-    {                                                                          \
-        key, type, offsetof(struct hfx, field), lo, hi, def, flags, NULL, 0,   \
-            NULL                                                               \
-    }
+    ZS_FIELD(key, type, offsetof(struct hfx, field), lo, hi, def, flags)
 #define HACT(key, def, flags)                                                  \
     {                                                                          \
         key, ZS_F_ENUM, offsetof(struct hfx, act), 0, 0, def, flags,           \
-            g_act_choices, 0, NULL                                             \
+            zs_act_names, 0, NULL                                              \
+    }
+/* Gemma's hidden_activation, read beside hidden_act. */
+#define HACT2(key, def, flags)                                                 \
+    {                                                                          \
+        key, ZS_F_ENUM, offsetof(struct hfx, act2), 0, 0, def, flags,          \
+            zs_act_names, 0, NULL                                              \
     }
 
 /* GPT2Config: n_embd 768, n_layer 12, n_head 12, n_inner None (4 x n_embd),
@@ -681,10 +654,7 @@ static const struct zs_field g_hf_opt[] = {
  * 50432, max positions 2048, gelu, use_parallel_residual True, untied,
  * attention_bias True. */
 static const struct zs_field g_hf_neox[] = {
-    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 6144, 0),
-    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 24576, 0),
-    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 44, 0),
-    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 64, 0),
+    DIM_ROWS(HX, 0, 6144, 24576, 44, 64),
     HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 50432, 0),
     HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 2048, 0),
     HACT("hidden_act", ZS_ACT_GELU, 0),
@@ -760,10 +730,7 @@ static const struct zs_field g_hf_bloom[] = {
 /* PhiConfig: hidden 2048, intermediate 8192, 24 layers, 32 heads, kv None,
  * vocab 51200, gelu_new, max positions 2048, qk_layernorm False, untied. */
 static const struct zs_field g_hf_phi[] = {
-    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 2048, 0),
-    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 8192, 0),
-    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 24, 0),
-    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 32, 0),
+    DIM_ROWS(HX, 0, 2048, 8192, 24, 32),
     HX("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 0, ZS_F_NULLABLE),
     HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 51200, 0),
     HACT("hidden_act", ZS_ACT_GELU_NEW, 0),
@@ -776,10 +743,7 @@ static const struct zs_field g_hf_phi[] = {
 /* Phi3Config: hidden 3072, intermediate 8192, 32 layers, 32 heads, kv None,
  * vocab 32064, silu, max positions 4096, untied, sliding_window None. */
 static const struct zs_field g_hf_phi3[] = {
-    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 3072, 0),
-    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 8192, 0),
-    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 32, 0),
-    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 32, 0),
+    DIM_ROWS(HX, 0, 3072, 8192, 32, 32),
     HX("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 0, ZS_F_NULLABLE),
     HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 32064, 0),
     HACT("hidden_act", ZS_ACT_SILU, 0),
@@ -789,42 +753,34 @@ static const struct zs_field g_hf_phi3[] = {
     HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
     HX("resid_pdrop", ZS_F_DOUBLE, resid_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
+/* GemmaConfig's keys after the dimensions and num_key_value_heads, which
+ * Gemma2Config repeats with the same defaults: head_dim 256, vocab 256000,
+ * gelu_pytorch_tanh (hidden_activation wins over hidden_act), max positions
+ * 8192, tied, attention_bias False. */
+#define GEMMA_ROWS                                                             \
+    HX("head_dim", ZS_F_INT, head_dim, 1, LIM_HEAD_DIM, 256, ZS_F_NULLABLE),   \
+        HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 256000, 0),            \
+        HACT("hidden_act", ZS_ACT_GELU_TANH, ZS_F_NULLABLE),                   \
+        HACT2("hidden_activation", ZS_ACT_GELU_TANH, ZS_F_NULLABLE),           \
+        HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 8192, 0),  \
+        HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),                 \
+        HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 0, 0)
 /* GemmaConfig: hidden 3072, intermediate 24576, 28 layers, 16 heads, 16 kv,
  * head_dim 256, vocab 256000, gelu_pytorch_tanh (hidden_activation wins
  * over hidden_act), max positions 8192, tied, attention_bias False. */
 static const struct zs_field g_hf_gemma[] = {
-    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 3072, 0),
-    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 24576, 0),
-    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 28, 0),
-    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 16, 0),
+    DIM_ROWS(HX, 0, 3072, 24576, 28, 16),
     HX("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 16, ZS_F_NULLABLE),
-    HX("head_dim", ZS_F_INT, head_dim, 1, LIM_HEAD_DIM, 256, ZS_F_NULLABLE),
-    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 256000, 0),
-    HACT("hidden_act", ZS_ACT_GELU_TANH, ZS_F_NULLABLE),
-    {"hidden_activation", ZS_F_ENUM, offsetof(struct hfx, act2), 0, 0,
-     ZS_ACT_GELU_TANH, ZS_F_NULLABLE, g_act_choices, 0, NULL},
-    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 8192, 0),
-    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
-    HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 0, 0),
+    GEMMA_ROWS,
     HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
 /* Gemma2Config: hidden 2304, intermediate 9216, 26 layers, 8 heads, 4 kv,
  * head_dim 256, vocab 256000, gelu_pytorch_tanh, max positions 8192, tied,
  * sliding_window 4096 on every other layer. */
 static const struct zs_field g_hf_gemma2[] = {
-    HX("hidden_size", ZS_F_INT, hidden, 1, LIM_HIDDEN, 2304, 0),
-    HX("intermediate_size", ZS_F_INT, inter, 1, LIM_INTER, 9216, 0),
-    HX("num_hidden_layers", ZS_F_INT, layers, 1, LIM_LAYERS, 26, 0),
-    HX("num_attention_heads", ZS_F_INT, heads, 1, LIM_HEADS, 8, 0),
+    DIM_ROWS(HX, 0, 2304, 9216, 26, 8),
     HX("num_key_value_heads", ZS_F_INT, kv, 1, LIM_HEADS, 4, ZS_F_NULLABLE),
-    HX("head_dim", ZS_F_INT, head_dim, 1, LIM_HEAD_DIM, 256, ZS_F_NULLABLE),
-    HX("vocab_size", ZS_F_INT, vocab, 1, LIM_VOCAB, 256000, 0),
-    HACT("hidden_act", ZS_ACT_GELU_TANH, ZS_F_NULLABLE),
-    {"hidden_activation", ZS_F_ENUM, offsetof(struct hfx, act2), 0, 0,
-     ZS_ACT_GELU_TANH, ZS_F_NULLABLE, g_act_choices, 0, NULL},
-    HX("max_position_embeddings", ZS_F_INT, maxpos, 1, LIM_POS, 8192, 0),
-    HX("tie_word_embeddings", ZS_F_BOOL, tie, 0, 0, 1, 0),
-    HX("attention_bias", ZS_F_BOOL, attn_bias, 0, 0, 0, 0),
+    GEMMA_ROWS,
     HX("sliding_window", ZS_F_INT, sliding, 0, LIM_POS, 4096, ZS_F_NULLABLE),
     HX("attention_dropout", ZS_F_DOUBLE, attn_drop, 0, 0.99, 0, ZS_F_NULLABLE),
 };
@@ -844,6 +800,23 @@ static void forbid_flash(const struct zs_json_src *src, const char *objpath,
     zs_strlcpy(m->flash_forbidden_why, why, sizeof m->flash_forbidden_why);
 }
 
+/* ALiBi positions and no flash attention, at key's position: transformers'
+ * BLOOM and MPT attention (modeling_bloom.py / modeling_mpt.py) add the ALiBi
+ * bias to eager scores (how: where, e.g. " (alibi.baddbmm)") and have no
+ * flash-attention path. */
+static void alibi_eager_only(const struct zs_json_src *src, const char *objpath,
+                             const char *key, const char *who, const char *how,
+                             struct zs_model *m)
+{
+    char why[200];
+    snprintf(why, sizeof why,
+             "transformers' %s attention adds the ALiBi bias to eager "
+             "scores%s and has no flash-attention path",
+             who, how);
+    m->pos = ZS_POS_ALIBI;
+    forbid_flash(src, objpath, key, why, m);
+}
+
 /* The layout of each family beyond the common fields (hf_other), from
  * transformers' modeling_<family>.py as each comment says. */
 static int hf_gpt2(const struct zs_json_src *src, const cJSON *root, int type,
@@ -852,9 +825,9 @@ static int hf_gpt2(const struct zs_json_src *src, const cJSON *root, int type,
     /* GPT2Block: ln_1, attn (c_attn fused, c_proj), ln_2, mlp (c_fc,
      * c_proj), every Conv1D with a bias; wpe n_positions rows. */
     if (c->cross)
-        return bad_at(src, "", "add_cross_attention", err,
-                      "must be false (cross-attention is not modelled) "
-                      "(got true)");
+        return zs_json_bad_at(src, "", "add_cross_attention", err,
+                              "must be false (cross-attention is not modelled) "
+                              "(got true)");
     m->intermediate = c->n_inner ? c->n_inner : 4 * c->hidden;
     m->pos = ZS_POS_LEARNED;
     m->pos_rows = c->maxpos;
@@ -870,25 +843,25 @@ static int hf_opt(const struct zs_json_src *src, const cJSON *root, int type,
      * OPTLearnedPositionalEmbedding has max_position_embeddings + 2
      * rows (offset 2). */
     if (!c->ln_before)
-        return bad_at(src, "", "do_layer_norm_before", err,
-                      "must be true (post-norm OPT layers, as in "
-                      "opt-350m, are not modelled) (got false)");
+        return zs_json_bad_at(src, "", "do_layer_norm_before", err,
+                              "must be true (post-norm OPT layers, as in "
+                              "opt-350m, are not modelled) (got false)");
     if (c->word_proj && c->word_proj != c->hidden)
-        return bad_at(src, "", "word_embed_proj_dim", err,
-                      "must equal hidden_size (%lld): project_in / "
-                      "project_out are not modelled (got %lld)",
-                      (long long)c->hidden, (long long)c->word_proj);
+        return zs_json_bad_at(src, "", "word_embed_proj_dim", err,
+                              "must equal hidden_size (%lld): project_in / "
+                              "project_out are not modelled (got %lld)",
+                              (long long)c->hidden, (long long)c->word_proj);
     if (!c->ln_affine)
-        return bad_at(src, "", "layer_norm_elementwise_affine", err,
-                      "must be true (got false)");
+        return zs_json_bad_at(src, "", "layer_norm_elementwise_affine", err,
+                              "must be true (got false)");
     if (c->act_drop > 0)
-        return bad_at(src, "", "activation_dropout", err,
-                      "must be 0 (dropout on the MLP activation is not "
-                      "modelled) (got %g)",
-                      c->act_drop);
+        return zs_json_bad_at(src, "", "activation_dropout", err,
+                              "must be 0 (dropout on the MLP activation is not "
+                              "modelled) (got %g)",
+                              c->act_drop);
     if (c->remove_final_ln)
-        return bad_at(src, "", "_remove_final_layer_norm", err,
-                      "must be false (got true)");
+        return zs_json_bad_at(src, "", "_remove_final_layer_norm", err,
+                              "must be false (got true)");
     m->pos = ZS_POS_LEARNED;
     m->pos_rows = c->maxpos + 2;
     m->qkv_bias = m->o_bias = m->mlp_bias = c->bias;
@@ -949,9 +922,10 @@ static int hf_mpt(const struct zs_json_src *src, const cJSON *root, int type,
     const cJSON *ac = cJSON_GetObjectItemCaseSensitive(root, "attn_config");
     int rc;
     if (!c->no_bias)
-        return bad_at(src, "", "no_bias", err,
-                      "must be true (transformers' MPT builds no biases) "
-                      "(got false)");
+        return zs_json_bad_at(
+            src, "", "no_bias", err,
+            "must be true (transformers' MPT builds no biases) "
+            "(got false)");
     c->alibi = true;
     if (ac && !cJSON_IsNull(ac)) {
         rc = zs_json_expect_object(src, ac, "attn_config", err);
@@ -962,25 +936,23 @@ static int hf_mpt(const struct zs_json_src *src, const cJSON *root, int type,
         if (rc)
             return rc;
         if (c->qk_ln)
-            return bad_at(src, "attn_config", "qk_ln", err,
-                          "must be false (transformers' MPT has no q/k "
-                          "LayerNorm) (got true)");
+            return zs_json_bad_at(src, "attn_config", "qk_ln", err,
+                                  "must be false (transformers' MPT has no q/k "
+                                  "LayerNorm) (got true)");
         if (!c->alibi)
-            return bad_at(src, "attn_config", "alibi", err,
-                          "must be true (transformers' MPT always uses "
-                          "ALiBi, it has no position table) (got false)");
+            return zs_json_bad_at(
+                src, "attn_config", "alibi", err,
+                "must be true (transformers' MPT always uses "
+                "ALiBi, it has no position table) (got false)");
     }
     m->attn_dropout = c->attn_drop;
     m->intermediate = c->expansion * c->hidden;
     m->norm_bias = false;
     m->act = ZS_ACT_GELU; /* MptMLP: nn.GELU(approximate="none") */
     m->qkv_fused = true;
-    m->pos = ZS_POS_ALIBI;
-    forbid_flash(src, ac && !cJSON_IsNull(ac) ? "attn_config" : "",
-                 ac && !cJSON_IsNull(ac) ? "alibi" : "model_type",
-                 "transformers' MPT attention adds the ALiBi bias to "
-                 "eager scores and has no flash-attention path",
-                 m);
+    alibi_eager_only(src, ac && !cJSON_IsNull(ac) ? "attn_config" : "",
+                     ac && !cJSON_IsNull(ac) ? "alibi" : "model_type", "MPT",
+                     "", m);
     return 0;
 }
 
@@ -1001,12 +973,7 @@ static int hf_bloom(const struct zs_json_src *src, const cJSON *root, int type,
     m->act = ZS_ACT_GELU;
     m->embed_norm = true;
     m->qkv_fused = m->qkv_bias = m->o_bias = m->mlp_bias = true;
-    m->pos = ZS_POS_ALIBI;
-    forbid_flash(src, "", "model_type",
-                 "transformers' BLOOM attention adds the ALiBi bias to "
-                 "eager scores (alibi.baddbmm) and has no "
-                 "flash-attention path",
-                 m);
+    alibi_eager_only(src, "", "model_type", "BLOOM", " (alibi.baddbmm)", m);
     return 0;
 }
 
@@ -1017,9 +984,9 @@ static int hf_phi(const struct zs_json_src *src, const cJSON *root, int type,
      * (parallel), q/k/v/dense and fc1/fc2 with bias, lm_head with bias
      * (PhiForCausalLM), partial rotary (no parameters). */
     if (c->qk_ln)
-        return bad_at(src, "", "qk_layernorm", err,
-                      "must be false (per-head q/k LayerNorm is not "
-                      "modelled) (got true)");
+        return zs_json_bad_at(src, "", "qk_layernorm", err,
+                              "must be false (per-head q/k LayerNorm is not "
+                              "modelled) (got true)");
     m->block = ZS_BLOCK_PARALLEL;
     m->qkv_bias = m->o_bias = m->mlp_bias = m->lm_head_bias = true;
     return 0;
@@ -1217,9 +1184,9 @@ static int hf_llama_moe(const struct zs_json_src *src, const cJSON *root,
         const char *k_e =
             m->family == ZS_FAM_MIXTRAL ? "num_local_experts" : "num_experts";
         if (c->topk > c->experts)
-            return bad_at(src, "", "num_experts_per_tok", err,
-                          "must be in [1, %s = %lld] (got %lld)", k_e,
-                          (long long)c->experts, (long long)c->topk);
+            return zs_json_bad_at(src, "", "num_experts_per_tok", err,
+                                  "must be in [1, %s = %lld] (got %lld)", k_e,
+                                  (long long)c->experts, (long long)c->topk);
         m->n_experts = c->experts;
         m->experts_per_token = c->topk;
         m->moe_intermediate =
@@ -1232,18 +1199,19 @@ static int hf_llama_moe(const struct zs_json_src *src, const cJSON *root,
          * mlp_only_layers and (idx + 1) % decoder_sparse_step == 0.  zsim
          * repeats one layer, so only the all-sparse layout is read. */
         if (c->sparse_step != 1)
-            return bad_at(src, "", "decoder_sparse_step", err,
-                          "only 1 is supported (every layer sparse; zsim "
-                          "models identical layers) (got %lld)",
-                          (long long)c->sparse_step);
+            return zs_json_bad_at(
+                src, "", "decoder_sparse_step", err,
+                "only 1 is supported (every layer sparse; zsim "
+                "models identical layers) (got %lld)",
+                (long long)c->sparse_step);
         if (mlp_only && !cJSON_IsNull(mlp_only) &&
             (!cJSON_IsArray(mlp_only) || cJSON_GetArraySize(mlp_only) > 0))
-            return bad_at(src, "", "mlp_only_layers", err,
-                          "must be an empty array (zsim models identical "
-                          "layers) (got %s)",
-                          cJSON_IsArray(mlp_only)
-                              ? "a non-empty array"
-                              : zs_json_type_name(mlp_only));
+            return zs_json_bad_at(
+                src, "", "mlp_only_layers", err,
+                "must be an empty array (zsim models identical "
+                "layers) (got %s)",
+                cJSON_IsArray(mlp_only) ? "a non-empty array"
+                                        : zs_json_type_name(mlp_only));
     }
     return 0;
 }
@@ -1284,33 +1252,39 @@ static int hf_from_tree(const struct zs_json_src *src, const cJSON *root,
     return zs_model_finish(m, err);
 }
 
-/* ---- Entry points
- * ------------------------------------------------------------ */
+/* ---- Entry points -------------------------------------------------------- */
+
+/* What load_file reads a model file as, and into. */
+struct load {
+    int want; /* 0 either (detect), 1 zsim, 2 HF */
+    struct zs_model *out;
+    int *was_hf; /* NULL, or set to the format read */
+};
+
+/* zs_json_load_file's from_tree. */
+static int from_tree(const struct zs_json_src *src, const cJSON *root,
+                     void *ctx, struct zs_err *err)
+{
+    const struct load *l = ctx;
+    int hf, rc = zs_json_expect_object(src, root, "", err);
+    if (rc)
+        return rc;
+    hf = l->want == 2 ||
+         (l->want == 0 && !cJSON_GetObjectItemCaseSensitive(root, "schema") &&
+          (cJSON_GetObjectItemCaseSensitive(root, "model_type") ||
+           cJSON_GetObjectItemCaseSensitive(root, "architectures")));
+    rc = hf ? hf_from_tree(src, root, l->out, err)
+            : zsim_from_tree(src, root, l->out, err);
+    if (l->was_hf)
+        *l->was_hf = hf;
+    return rc;
+}
 
 static int load_file(const char *path, int want, struct zs_model *out,
                      int *was_hf, struct zs_err *err)
 {
-    /* want: 0 either (detect), 1 zsim, 2 HF. */
-    cJSON *root = NULL;
-    struct zs_json_src src;
-    int rc = zs_json_parse_file(path, &root, &src, err);
-    if (rc)
-        return rc;
-    rc = zs_json_expect_object(&src, root, "", err);
-    if (!rc) {
-        int hf =
-            want == 2 ||
-            (want == 0 && !cJSON_GetObjectItemCaseSensitive(root, "schema") &&
-             (cJSON_GetObjectItemCaseSensitive(root, "model_type") ||
-              cJSON_GetObjectItemCaseSensitive(root, "architectures")));
-        rc = hf ? hf_from_tree(&src, root, out, err)
-                : zsim_from_tree(&src, root, out, err);
-        if (was_hf)
-            *was_hf = hf;
-    }
-    cJSON_Delete(root);
-    zs_json_src_release(&src);
-    return rc;
+    struct load l = {want, out, was_hf};
+    return zs_json_load_file(path, from_tree, &l, err);
 }
 
 int zs_model_load_hf_config(const char *path, struct zs_model *out,

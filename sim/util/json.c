@@ -11,8 +11,9 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 void zs_json_src_release(struct zs_json_src *src)
@@ -22,6 +23,39 @@ void zs_json_src_release(struct zs_json_src *src)
     zs_free(src->text);
     src->text = NULL;
     src->len = 0;
+}
+
+int zs_json_load_file(const char *path,
+                      int (*from_tree)(const struct zs_json_src *src,
+                                       const cJSON *root, void *ctx,
+                                       struct zs_err *err),
+                      void *ctx, struct zs_err *err)
+{
+    cJSON *root = NULL;
+    struct zs_json_src src;
+    int rc = zs_json_parse_file(path, &root, &src, err);
+    if (rc)
+        return rc;
+    rc = from_tree(&src, root, ctx, err);
+    cJSON_Delete(root);
+    zs_json_src_release(&src);
+    return rc;
+}
+
+int zs_json_bad_at(const struct zs_json_src *src, const char *objpath,
+                   const char *key, struct zs_err *err, const char *fmt, ...)
+{
+    char where[300], what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    zs_json_where(src, objpath, key, where, sizeof where);
+    if (objpath && *objpath)
+        return zs_err_set(err, ZS_EINPUT, "invalid '%s.%s' in %s: %s", objpath,
+                          key, where, what);
+    return zs_err_set(err, ZS_EINPUT, "invalid '%s' in %s: %s", key, where,
+                      what);
 }
 
 /* 1-based line and column of byte offset off in text. */
@@ -40,6 +74,19 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     *col = c;
 }
 
+int zs_json_in_string(char c, int *in_str, int *esc)
+{
+    if (!*in_str)
+        return 0;
+    if (*esc)
+        *esc = 0;
+    else if (c == '\\')
+        *esc = 1;
+    else if (c == '"')
+        *in_str = 0;
+    return 1;
+}
+
 /* Whether text ends inside a string or an open object/array: cJSON then
  * points at the last value it tried, but the honest message is "unexpected
  * end of input" at the end. */
@@ -49,15 +96,8 @@ static int truncated(const char *text, size_t len)
     int in_str = 0, esc = 0;
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
-        if (in_str) {
-            if (esc)
-                esc = 0;
-            else if (c == '\\')
-                esc = 1;
-            else if (c == '"')
-                in_str = 0;
+        if (zs_json_in_string(c, &in_str, &esc))
             continue;
-        }
         if (c == '"')
             in_str = 1;
         else if (c == '{' || c == '[')

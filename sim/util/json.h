@@ -56,6 +56,17 @@ struct zs_field {
     const char *def_str;        /* ZS_F_STRING: default when absent */
 };
 
+/* Table rows without the members their type does not use: a number, size
+ * or bool (ZS_FIELD), a key left to the caller (ZS_FIELD_CUSTOM). */
+#define ZS_FIELD(key, type, off, lo, hi, def, flags)                           \
+    {                                                                          \
+        key, type, off, lo, hi, def, flags, NULL, 0, NULL                      \
+    }
+#define ZS_FIELD_CUSTOM(key)                                                   \
+    {                                                                          \
+        key, ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL                         \
+    }
+
 /* zs_json_read options */
 #define ZS_JSON_ALLOW_UNKNOWN                                                  \
     1u /* unknown keys are ignored (foreign formats) */
@@ -73,6 +84,13 @@ int zs_json_parse_text(const char *name, const char *text, size_t len,
                        cJSON **root, struct zs_json_src *src,
                        struct zs_err *err);
 void zs_json_src_release(struct zs_json_src *src);
+/* zs_json_parse_file, then from_tree(src, root, ctx, err), then the tree
+ * deleted and the text released whatever from_tree returned (STYLE 16). */
+int zs_json_load_file(const char *path,
+                      int (*from_tree)(const struct zs_json_src *src,
+                                       const cJSON *root, void *ctx,
+                                       struct zs_err *err),
+                      void *ctx, struct zs_err *err);
 
 /* Reads a whole file into a NUL-terminated heap buffer (zs_free).  Errors
  * (ZS_EINPUT unless memory): "cannot open 'p': ...", "cannot read 'p': ...",
@@ -99,6 +117,12 @@ int zs_json_read(const struct zs_json_src *src, const cJSON *obj,
 /* Fills dst with every default of the table (no JSON involved). */
 void zs_json_defaults(const struct zs_field *fields, size_t nfields, void *dst);
 
+/* ZS_EINPUT "invalid 'objpath.key' in file:line:col: <what>" ("invalid
+ * 'key' ..." at the root, objpath "" or NULL), at key's position. */
+int zs_json_bad_at(const struct zs_json_src *src, const char *objpath,
+                   const char *key, struct zs_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Writes "path:line:col" (or just "path" when the key is not found) for key
  * under objpath into buf. */
 void zs_json_where(const struct zs_json_src *src, const char *objpath,
@@ -118,6 +142,13 @@ const struct zs_field *zs_field_find(const struct zs_field *fields,
 /* Writes s as a JSON string literal (quotes, backslashes and control bytes
  * escaped) to f: for writers that stream JSON without building a tree. */
 void zs_json_put_str(FILE *f, const char *s);
+
+/* For scanners of raw JSON text (error locating, truncation checks): when
+ * *in_str, c is a character of an open string literal, and the escape and
+ * string states are advanced past it (a closing '"' clears *in_str); returns
+ * 1 then, 0 when c is outside any string (the caller sets *in_str at an
+ * opening '"'). */
+int zs_json_in_string(char c, int *in_str, int *esc);
 
 /* Human name of a JSON node's type: "string", "number", "object", ... */
 const char *zs_json_type_name(const cJSON *node);

@@ -234,17 +234,12 @@ static int read_root(struct rd *r, const cJSON *root)
     char where[300];
     int rc;
 
-    rc = zs_json_read(&r->src, root, "", f_top, NF(f_top), &top, 0, r->err);
-    if (rc)
-        return rc;
-    if (strcmp(top.schema, ZS_PUBLISHED_SCHEMA) != 0) {
-        zs_json_where(&r->src, "", "schema", where, sizeof where);
-        return zs_err_set(r->err, ZS_EINPUT,
-                          "invalid 'schema' in %s: must be \"%s\" (got '%s')",
-                          where, ZS_PUBLISHED_SCHEMA, top.schema);
-    }
-    rc = zs_json_read(&r->src, root, "", f_strings, NF(f_strings), r->p, 0,
-                      r->err);
+    rc = zs_sched_io_read_top(&r->src, root, f_top, NF(f_top), &top,
+                              offsetof(struct raw_top, schema),
+                              ZS_PUBLISHED_SCHEMA, r->err);
+    if (!rc)
+        rc = zs_json_read(&r->src, root, "", f_strings, NF(f_strings), r->p, 0,
+                          r->err);
     if (rc)
         return rc;
     src = cJSON_GetObjectItemCaseSensitive(root, "source");
