@@ -428,8 +428,8 @@ static enum zs_ds_origin ds_from(const struct zs_dsconfig *c,
     }
 }
 
-static void ds_put(struct zs_dsconfig *c, const struct zs_dkey *k, double v,
-                   enum zs_ds_origin from)
+void zs_ds_field_put(struct zs_dsconfig *c, const struct zs_dkey *k, double v,
+                     enum zs_ds_origin from)
 {
     char *p = (char *)c + k->off;
     switch (k->kind) {
@@ -501,7 +501,7 @@ static void defaults_of(const struct zs_dtab *t, struct zs_dsconfig *c)
         if (k->kind == ZS_DK_OBJ && !(k->flags & ZS_DK_ALIAS))
             defaults_of(k->sub, c);
         else if (row_has_value(k))
-            ds_put(c, k, row_default(k, &c->version), ZS_DS_DEFAULT);
+            zs_ds_field_put(c, k, row_default(k, &c->version), ZS_DS_DEFAULT);
     }
 }
 
@@ -551,7 +551,7 @@ static void from_cfg_of(const struct zs_dtab *t, const struct zs_cfg *cfg,
         if (k->kind == ZS_DK_OBJ && !(k->flags & ZS_DK_ALIAS))
             from_cfg_of(k->sub, cfg, ds);
         else if (k->out.type)
-            ds_put(ds, k, cfg_get(cfg, k->out), ZS_DS_SET);
+            zs_ds_field_put(ds, k, cfg_get(cfg, k->out), ZS_DS_SET);
     }
 }
 

@@ -97,6 +97,10 @@ const struct zs_dtab *zs_ds_keys_zero(void);
 extern const char *const zs_ds_device_names[];
 extern const char *const zs_ds_dtype_names[]; /* [0] "" stands for null */
 
+/* Stores v (an enum's index, a bool as 0/1) into a value row's field with
+ * its origin. */
+void zs_ds_field_put(struct zs_dsconfig *c, const struct zs_dkey *k, double v,
+                     enum zs_ds_origin from);
 /* Every row's default for c->version (c->version set, the rest zeroed). */
 void zs_ds_keys_defaults(struct zs_dsconfig *c);
 /* DeepSpeed JSON -> zs_cfg: each row with an `in` field whose key was set

@@ -321,73 +321,75 @@ static void set_loc(struct rd *r, const char *objpath, const char *key,
 static int read_obj(struct rd *r, const cJSON *obj, const char *objpath,
                     const struct zs_dtab *t, unsigned flags);
 
-/* One reader per kind of row: each checks the JSON value's type and range
- * against the row (a bad one is one located message) and marks the field
- * set, or "auto" where the row allows it. */
-static int read_int(struct rd *r, const cJSON *node, const char *objpath,
-                    const struct zs_dkey *k, bool is_auto)
+/* Where a value row keeps its origin and line (col follows line). */
+static void field_meta(struct zs_dsconfig *c, const struct zs_dkey *k,
+                       enum zs_ds_origin **from, int **line)
 {
-    struct zs_ds_int *d = (struct zs_ds_int *)((char *)r->cfg + k->off);
-    double v;
-    set_loc(r, objpath, k->key, &d->line, &d->col);
-    if (is_auto) {
-        d->from = ZS_DS_AUTO;
-        return 0;
+    char *p = (char *)c + k->off;
+    switch (k->kind) {
+    case ZS_DK_NUM:
+        *from = &((struct zs_ds_num *)p)->from;
+        *line = &((struct zs_ds_num *)p)->line;
+        break;
+    case ZS_DK_BOOL:
+        *from = &((struct zs_ds_bool *)p)->from;
+        *line = &((struct zs_ds_bool *)p)->line;
+        break;
+    default:
+        *from = &((struct zs_ds_int *)p)->from;
+        *line = &((struct zs_ds_int *)p)->line;
+        break;
     }
-    if (k->kind == ZS_DK_ENUM) {
+}
+
+/* A JSON value as the row's kind wants it (an enum as its index); -1 when
+ * it is not one. */
+static int parse_value(const cJSON *node, const struct zs_dkey *k, double *v)
+{
+    switch (k->kind) {
+    case ZS_DK_ENUM:
         if (cJSON_IsString(node))
             for (int i = 0; k->choices[i]; i++)
                 if (k->choices[i][0] &&
                     strcmp(k->choices[i], node->valuestring) == 0) {
-                    d->v = i;
-                    d->from = ZS_DS_SET;
+                    *v = i;
                     return 0;
                 }
-        return bad(r, objpath, k, node);
+        return -1;
+    case ZS_DK_BOOL:
+        if (!cJSON_IsBool(node))
+            return -1;
+        *v = cJSON_IsTrue(node);
+        return 0;
+    default:
+        if (!cJSON_IsNumber(node))
+            return -1;
+        *v = node->valuedouble;
+        if (!isfinite(*v) || *v < k->min || *v > k->max ||
+            (k->kind == ZS_DK_INT && *v != floor(*v)))
+            return -1;
+        return 0;
     }
-    if (!cJSON_IsNumber(node))
-        return bad(r, objpath, k, node);
-    v = node->valuedouble;
-    if (!isfinite(v) || v != floor(v) || v < k->min || v > k->max)
-        return bad(r, objpath, k, node);
-    d->v = (int64_t)v;
-    d->from = ZS_DS_SET;
-    return 0;
 }
 
-static int read_num(struct rd *r, const cJSON *node, const char *objpath,
-                    const struct zs_dkey *k, bool is_auto)
+/* INT, ENUM, NUM and BOOL rows: the value checked against the row (a bad
+ * one is one located message) and marked set, or "auto" where the row
+ * allows it. */
+static int read_value(struct rd *r, const cJSON *node, const char *objpath,
+                      const struct zs_dkey *k, bool is_auto)
 {
-    struct zs_ds_num *d = (struct zs_ds_num *)((char *)r->cfg + k->off);
+    enum zs_ds_origin *from;
+    int *line;
     double v;
-    set_loc(r, objpath, k->key, &d->line, &d->col);
+    field_meta(r->cfg, k, &from, &line);
+    set_loc(r, objpath, k->key, &line[0], &line[1]);
     if (is_auto) {
-        d->from = ZS_DS_AUTO;
+        *from = ZS_DS_AUTO;
         return 0;
     }
-    if (!cJSON_IsNumber(node))
+    if (parse_value(node, k, &v))
         return bad(r, objpath, k, node);
-    v = node->valuedouble;
-    if (!isfinite(v) || v < k->min || v > k->max)
-        return bad(r, objpath, k, node);
-    d->v = v;
-    d->from = ZS_DS_SET;
-    return 0;
-}
-
-static int read_bool(struct rd *r, const cJSON *node, const char *objpath,
-                     const struct zs_dkey *k, bool is_auto)
-{
-    struct zs_ds_bool *d = (struct zs_ds_bool *)((char *)r->cfg + k->off);
-    set_loc(r, objpath, k->key, &d->line, &d->col);
-    if (is_auto) {
-        d->from = ZS_DS_AUTO;
-        return 0;
-    }
-    if (!cJSON_IsBool(node))
-        return bad(r, objpath, k, node);
-    d->v = cJSON_IsTrue(node);
-    d->from = ZS_DS_SET;
+    zs_ds_field_put(r->cfg, k, v, ZS_DS_SET);
     return 0;
 }
 
@@ -471,11 +473,9 @@ static int read_key(struct rd *r, const cJSON *node, const char *objpath,
     switch (k->kind) {
     case ZS_DK_INT:
     case ZS_DK_ENUM:
-        return read_int(r, node, objpath, k, is_auto);
     case ZS_DK_NUM:
-        return read_num(r, node, objpath, k, is_auto);
     case ZS_DK_BOOL:
-        return read_bool(r, node, objpath, k, is_auto);
+        return read_value(r, node, objpath, k, is_auto);
     case ZS_DK_STR:
         return read_text(r, node, objpath, k, ZS_DS_NAME_MAX);
     case ZS_DK_PATH:
