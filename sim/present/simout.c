@@ -523,12 +523,7 @@ static void json_config(cJSON *d, const struct zs_setup *su)
     const struct zs_cfg *c = su->cfg;
     cJSON *x = cJSON_AddObjectToObject(d, "config");
     char ck[32], sum[512];
-    /* "layer:N" keeps N (torchtitan selective layer AC) */
-    if (c->checkpointing == ZS_CKPT_LAYER)
-        snprintf(ck, sizeof ck, "layer:%lld", (long long)c->ckpt_every);
-    else
-        snprintf(ck, sizeof ck, "%s",
-                 zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+    zs_cfg_ckpt_text(c, ck, sizeof ck);
     zs_cfg_summary(c, sum, sizeof sum);
     {
         const struct zs_emit_field f[] = {

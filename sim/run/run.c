@@ -343,24 +343,28 @@ static bool is_eval(const struct k *k, int64_t g)
            g % k->c->eval_every == 0;
 }
 
-bool zs_run_is_save(const struct zs_cfg *c, const struct zs_run *r,
-                    int64_t step)
+/* The step counts a finished run's save and eval questions need. */
+static struct k counts_of(const struct zs_cfg *c, const struct zs_run *r)
 {
     struct k k;
     memset(&k, 0, sizeof k);
     k.c = c;
     k.spe = r->steps_per_epoch;
     k.N = r->steps_total;
+    return k;
+}
+
+bool zs_run_is_save(const struct zs_cfg *c, const struct zs_run *r,
+                    int64_t step)
+{
+    struct k k = counts_of(c, r);
     return k.spe > 0 && is_save(&k, step);
 }
 
 bool zs_run_is_eval(const struct zs_cfg *c, const struct zs_run *r,
                     int64_t step)
 {
-    struct k k;
-    memset(&k, 0, sizeof k);
-    k.c = c;
-    k.N = r->steps_total;
+    struct k k = counts_of(c, r);
     return is_eval(&k, step);
 }
 

@@ -972,14 +972,18 @@ const char *zs_framework_name(int fw)
     return k_frameworks[fw ? 1 : 0];
 }
 
+void zs_cfg_ckpt_text(const struct zs_cfg *c, char *buf, size_t cap)
+{
+    if (c->checkpointing == ZS_CKPT_LAYER)
+        snprintf(buf, cap, "layer:%lld", (long long)c->ckpt_every);
+    else
+        snprintf(buf, cap, "%s", zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+}
+
 void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
 {
     char off[96], ck[32];
-    if (c->checkpointing == ZS_CKPT_LAYER)
-        snprintf(ck, sizeof ck, "layer:%lld", (long long)c->ckpt_every);
-    else
-        snprintf(ck, sizeof ck, "%s",
-                 zs_ckpt_name((enum zs_ckpt)c->checkpointing));
+    zs_cfg_ckpt_text(c, ck, sizeof ck);
     if (c->offload_optimizer == ZS_OFF_NONE && c->offload_param == ZS_OFF_NONE)
         snprintf(off, sizeof off, "no offload");
     else if (c->offload_optimizer == ZS_OFF_NVME)

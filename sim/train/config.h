@@ -214,6 +214,9 @@ bool zs_cfg_given_has(const struct zs_cfg_given *g, const char *flag);
 int zs_cfg_resolve(struct zs_cfg *cfg, const struct zs_model *m,
                    const struct zs_cluster *c, struct zs_err *err);
 
+/* The checkpointing as flags spell it: "full", "none", or "layer:N"
+ * (torchtitan selective layer AC keeps N). */
+void zs_cfg_ckpt_text(const struct zs_cfg *c, char *buf, size_t cap);
 /* One line: "zero3 offload opt=cpu param=cpu, 8 procs/node, micro 1 x accum 8,
  * ckpt full". */
 void zs_cfg_summary(const struct zs_cfg *cfg, char *buf, size_t cap);
