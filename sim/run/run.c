@@ -201,30 +201,34 @@ int zs_run_check(const struct zs_cfg *c, const char *leak_file,
 
 /* ---- levels from the engine's records ------------------------------------ */
 
+/* One pool's level through the init (the peak before t0, when t0 > 0) and
+ * at the end of the log (resident): reserved bytes, or allocated ones. */
+static void pool_levels(const zs_sim *sim, int pool, int64_t t0,
+                        bool reserved, int64_t *init_peak, int64_t *resident)
+{
+    int64_t n = 0;
+    const struct zs_mem_event *log = zs_sim_pool_log(sim, pool, &n);
+    for (int64_t i = 0; log && i < n; i++) {
+        int64_t v = reserved ? log[i].reserved : log[i].allocated;
+        if (t0 > 0 && log[i].t_ns < t0 && v > *init_peak)
+            *init_peak = v;
+        *resident = v;
+    }
+}
+
 void zs_run_levels_from_sim(zs_sim *sim, const struct zs_sim_result *res,
                             struct zs_run_levels *lv)
 {
-    int64_t n = 0, t0 = res->first.t0_ns;
-    const struct zs_mem_event *log;
+    int64_t t0 = res->first.t0_ns;
     memset(lv, 0, sizeof *lv);
     lv->init_s = t0 > 0 ? zs_ns_to_s(t0) : 0;
     if (!sim)
         return;
     /* pools 0 = GPU, 1 = host (rank), as simulate.c's topology() adds them */
-    log = zs_sim_pool_log(sim, 1, &n);
-    for (int64_t i = 0; log && i < n; i++) {
-        if (t0 > 0 && log[i].t_ns < t0 &&
-            log[i].reserved > lv->host_init_peak_rank)
-            lv->host_init_peak_rank = log[i].reserved;
-        lv->host_resident_rank = log[i].reserved;
-    }
-    log = zs_sim_pool_log(sim, 0, &n);
-    for (int64_t i = 0; log && i < n; i++) {
-        if (t0 > 0 && log[i].t_ns < t0 &&
-            log[i].allocated > lv->gpu_init_peak_rank)
-            lv->gpu_init_peak_rank = log[i].allocated;
-        lv->gpu_resident_rank = log[i].allocated;
-    }
+    pool_levels(sim, 1, t0, true, &lv->host_init_peak_rank,
+                &lv->host_resident_rank);
+    pool_levels(sim, 0, t0, false, &lv->gpu_init_peak_rank,
+                &lv->gpu_resident_rank);
 }
 
 /* ---- the composed levels ------------------------------------------------- */

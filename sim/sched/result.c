@@ -235,6 +235,21 @@ out:
     return rc;
 }
 
+/* What was live at a pool's peak (event seq; < 0: none): the task that made
+ * it and the largest buffers.  Errors: ZS_ENOMEM. */
+static int peak_what(const struct zs_bctx *b, int pool, int64_t seq,
+                     char *where, size_t cap, struct zs_live_buf *live,
+                     int *nlive)
+{
+    int64_t n;
+    const struct zs_mem_event *log;
+    if (seq < 0)
+        return 0;
+    log = zs_sim_pool_log(b->sim, pool, &n);
+    describe_task(b, log[seq].task, where, cap);
+    return live_set(b, pool, seq, live, nlive);
+}
+
 /* The largest of the step's time shares, in words: "<part>: N% of the step". */
 static void name_bottleneck(const double br[BR_N], struct zs_step_result *r)
 {
@@ -296,27 +311,17 @@ static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
 
     seq = window_peak(b, b->p_gpu, t0, t1, false, &v);
     r->peak_gpu_allocated = v;
-    if (seq >= 0) {
-        int64_t n;
-        const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_gpu, &n);
-        describe_task(b, log[seq].task, r->gpu_peak_where,
-                      sizeof r->gpu_peak_where);
-        if (live_set(b, b->p_gpu, seq, r->gpu_live, &r->n_gpu_live))
-            return ZS_ENOMEM;
-    }
+    if (peak_what(b, b->p_gpu, seq, r->gpu_peak_where,
+                  sizeof r->gpu_peak_where, r->gpu_live, &r->n_gpu_live))
+        return ZS_ENOMEM;
     window_peak(b, b->p_gpu, t0, t1, true, &v);
     r->peak_gpu_reserved = v;
     seq = window_peak(b, b->p_host, t0, t1, true, &v);
     r->peak_host_per_rank = v;
     r->peak_host_per_node = v * c->procs_per_node;
-    if (seq >= 0) {
-        int64_t n;
-        const struct zs_mem_event *log = zs_sim_pool_log(b->sim, b->p_host, &n);
-        describe_task(b, log[seq].task, r->host_peak_where,
-                      sizeof r->host_peak_where);
-        if (live_set(b, b->p_host, seq, r->host_live, &r->n_host_live))
-            return ZS_ENOMEM;
-    }
+    if (peak_what(b, b->p_host, seq, r->host_peak_where,
+                  sizeof r->host_peak_where, r->host_live, &r->n_host_live))
+        return ZS_ENOMEM;
     {
         struct zs_pool_stats ps;
         zs_sim_pool_stats(b->sim, b->p_host, &ps);

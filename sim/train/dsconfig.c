@@ -44,16 +44,10 @@ static void effective_version(const struct zs_dsconfig_ctx *ctx,
 
 const char *zs_ds_origin_name(enum zs_ds_origin o)
 {
-    switch (o) {
-    case ZS_DS_SET:
-        return "set";
-    case ZS_DS_AUTO:
-        return "auto";
-    case ZS_DS_AUTO_UNRESOLVED:
-        return "auto-unresolved";
-    default:
-        return "default";
-    }
+    static const char *const names[] = {"default", "set", "auto",
+                                        "auto-unresolved"};
+    return o >= ZS_DS_DEFAULT && o <= ZS_DS_AUTO_UNRESOLVED ? names[o]
+                                                             : "default";
 }
 
 
@@ -673,6 +667,19 @@ static int load_tree(const struct zs_json_src *src, const cJSON *root,
     return 0;
 }
 
+/* load_tree on a parsed document, then the document released. */
+static int load_parsed(int rc, cJSON *root, struct zs_json_src *src,
+                       const struct zs_dsconfig_ctx *ctx,
+                       struct zs_dsconfig *out, struct zs_err *err)
+{
+    if (rc)
+        return rc;
+    rc = load_tree(src, root, ctx, out, err);
+    cJSON_Delete(root);
+    zs_json_src_release(src);
+    return rc;
+}
+
 int zs_dsconfig_load_text(const char *name, const char *text, size_t len,
                           const struct zs_dsconfig_ctx *ctx,
                           struct zs_dsconfig *out, struct zs_err *err)
@@ -680,12 +687,7 @@ int zs_dsconfig_load_text(const char *name, const char *text, size_t len,
     cJSON *root = NULL;
     struct zs_json_src src;
     int rc = zs_json_parse_text(name, text, len, &root, &src, err);
-    if (rc)
-        return rc;
-    rc = load_tree(&src, root, ctx, out, err);
-    cJSON_Delete(root);
-    zs_json_src_release(&src);
-    return rc;
+    return load_parsed(rc, root, &src, ctx, out, err);
 }
 
 int zs_dsconfig_load(const char *path, const struct zs_dsconfig_ctx *ctx,
@@ -694,12 +696,7 @@ int zs_dsconfig_load(const char *path, const struct zs_dsconfig_ctx *ctx,
     cJSON *root = NULL;
     struct zs_json_src src;
     int rc = zs_json_parse_file(path, &root, &src, err);
-    if (rc)
-        return rc;
-    rc = load_tree(&src, root, ctx, out, err);
-    cJSON_Delete(root);
-    zs_json_src_release(&src);
-    return rc;
+    return load_parsed(rc, root, &src, ctx, out, err);
 }
 
 int zs_dsconfig_param_bytes(const struct zs_dsconfig *c)
