@@ -422,21 +422,14 @@ void zs_deepspeed_estimate(const struct zs_setup *su, int64_t *gpu_bytes,
     bool zi = c->zero_init != ZS_NO;
     double largest_mem = 4 * largest, gpu, cpu;
     if (c->offload_optimizer != ZS_OFF_NONE) {
-        if (c->offload_param != ZS_OFF_NONE) {
-            gpu = largest_mem;
-            cpu = total *
-                  (zi ? 18 * gpus_factor
-                      : (4 * gpn > 18 * gpus_factor ? 4 * gpn
-                                                    : 18 * gpus_factor)) *
-                  abf;
-        } else {
-            gpu = largest_mem + (double)(int64_t)(2 * total / total_gpus);
-            cpu = total *
-                  (zi ? 16 * gpus_factor
-                      : (4 * gpn > 16 * gpus_factor ? 4 * gpn
-                                                    : 16 * gpus_factor)) *
-                  abf;
-        }
+        /* host bytes per param: 18 offloading params too, else 16; without
+         * zero.Init at least the 4 * gpn of the fp32 model per GPU */
+        double per = c->offload_param != ZS_OFF_NONE ? 18 : 16;
+        double need = per * gpus_factor;
+        gpu = largest_mem + (c->offload_param != ZS_OFF_NONE
+                                 ? 0
+                                 : (double)(int64_t)(2 * total / total_gpus));
+        cpu = total * (zi || 4 * gpn <= need ? need : 4 * gpn) * abf;
     } else {
         gpu = largest_mem + (double)(int64_t)(18 * total / total_gpus);
         cpu = (zi ? largest : total) * 4 * gpn * abf;

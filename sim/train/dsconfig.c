@@ -176,16 +176,11 @@ struct rd {
     struct zs_err *err;
 };
 
-/* Locale-independent number text for messages. */
+/* Locale-independent number text for messages: whole below 1e7, so a
+ * range reads "[0, 1e+15]". */
 static void fmt_num(char *buf, size_t cap, double v)
 {
-    if (fabs(v) < 1e7 && v == floor(v))
-        snprintf(buf, cap, "%.0f", v);
-    else
-        snprintf(buf, cap, "%g", v);
-    for (char *p = buf; *p; p++)
-        if (*p == ',')
-            *p = '.';
+    zs_json_fmt_num_whole(buf, cap, v, 1e7);
 }
 
 /* Splits "path:L:C" from zs_json_where into line and column (0 when absent). */

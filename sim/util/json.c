@@ -307,19 +307,23 @@ const char *zs_json_type_name(const cJSON *node)
 {
     if (!node)
         return "nothing";
-    if (cJSON_IsNull(node))
+    switch (node->type & 0xFF) { /* as cJSON_Is* test it */
+    case cJSON_NULL:
         return "null";
-    if (cJSON_IsBool(node))
+    case cJSON_False:
+    case cJSON_True:
         return "boolean";
-    if (cJSON_IsNumber(node))
+    case cJSON_Number:
         return "number";
-    if (cJSON_IsString(node))
+    case cJSON_String:
         return "string";
-    if (cJSON_IsArray(node))
+    case cJSON_Array:
         return "array";
-    if (cJSON_IsObject(node))
+    case cJSON_Object:
         return "object";
-    return "invalid value";
+    default:
+        return "invalid value";
+    }
 }
 
 int zs_json_expect_object(const struct zs_json_src *src, const cJSON *obj,
@@ -364,16 +368,22 @@ static void qual(char *buf, size_t cap, const char *objpath, const char *key)
 
 /* "%g" is locale-dependent for the decimal point; format through a buffer
  * and repair it so messages are identical under any LC_NUMERIC. */
-void zs_json_fmt_num(char *buf, size_t cap, double v)
+void zs_json_fmt_num_whole(char *buf, size_t cap, double v,
+                           double whole_below)
 {
-    /* integers are exact up to 2^53 in a double: print them whole */
-    if (fabs(v) < 9007199254740992.0 && v == floor(v))
+    if (fabs(v) < whole_below && v == floor(v))
         snprintf(buf, cap, "%.0f", v);
     else
         snprintf(buf, cap, "%g", v);
     for (char *p = buf; *p; p++)
         if (*p == ',')
             *p = '.';
+}
+
+void zs_json_fmt_num(char *buf, size_t cap, double v)
+{
+    /* integers are exact up to 2^53 in a double: print them whole */
+    zs_json_fmt_num_whole(buf, cap, v, 9007199254740992.0);
 }
 
 static void range_text(char *buf, size_t cap, const struct zs_field *f)

@@ -100,6 +100,9 @@ int zs_read_file(const char *path, size_t max_bytes, char **text, size_t *len,
 
 /* A number for messages: integers up to 2^53 whole, others "%g", always with
  * a '.' whatever LC_NUMERIC says (STYLE 26). */
+/* The same, integers printed whole only below whole_below ("%g" above). */
+void zs_json_fmt_num_whole(char *buf, size_t cap, double v,
+                           double whole_below);
 void zs_json_fmt_num(char *buf, size_t cap, double v);
 /* What a node holds, for "(got ...)": the number, the quoted string (cut at
  * 36 characters with "..."), or its type name. */
