@@ -533,5 +533,8 @@ const char *zs_unit_name(const struct zs_bctx *b, int unit, char *buf,
 /* Host hook costs, used by the schedules. */
 int64_t zs_hook_ns(const struct zs_bctx *b)
 {
+    /* --sharding none: no fully_shard, so no pre/post hooks */
+    if (b->c->sharding == ZS_SHARD_NONE)
+        return 0;
     return b->c->framework == ZS_FW_FSDP2 ? FSDP2_HOOK_NS : DS_HOOK_NS;
 }
