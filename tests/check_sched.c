@@ -244,6 +244,56 @@ START_TEST(test_chunked_loss)
 }
 END_TEST
 
+/* --sharding none (torchtune's single-device recipes, no fully_shard): the
+ * tiny model (220480 params, V 1000, h 64, 2 layers) trained in bf16 on one
+ * GPU, 1 x 128 tokens, full checkpointing, chunked loss, 2 micro-steps.
+ * The steady peak is at the last loss chunk of micro-step 2, every buffer
+ * by hand, each allocation rounded up to 512 B by the caching allocator
+ * (root group: embedding + final norm + lm_head 128064 params, a layer
+ * 46208):
+ *   params, bf16, used in place      256512 + 2 x 92672 =  441856
+ *   param.grad of micro-step 1, bf16 the same            =  441856
+ *   AdamW exp_avg + exp_avg_sq, bf16 220480 x 4 -> 512   =  882176
+ *   saved log-softmax, 8 chunks of 16 rows 8 x 64000     =  512000
+ *   bf16 logits                      128 x 1000 x 2      =  256000
+ *   one fp32 upcast chunk            16 x 1000 x 4       =   64000
+ *   the two layers' checkpointed inputs 2 x 128 x 64 x 2 =   32768
+ * = 2630656 B.  FSDP2 on the same GPU adds its unsharded root (128064 x 2
+ * -> 256512 B) and one layer's all-gather output (46208 x 2 -> 92672 B) at
+ * that moment. */
+START_TEST(test_sharding_none)
+{
+    struct run one, fsdp;
+    const char *flags = "model=tests/data/good/model-tiny.json;gpus=1xH100;"
+                        "framework=fsdp2;trainer=torchtune;micro-batch=1;"
+                        "seq-len=128;grad-accum=2;checkpointing=full";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s;sharding=none", flags);
+    sim(&one, buf);
+    sim(&fsdp, flags);
+    ck_assert_int_eq(one.res.steady.peak_gpu_allocated, 2630656);
+    ck_assert_int_eq(fsdp.res.steady.peak_gpu_allocated,
+                     2630656 + 256512 + 92672);
+    /* no FSDP hooks, no collectives: the single-device step is faster */
+    ck_assert(one.res.steady.time_s < fsdp.res.steady.time_s);
+    zt_expect_resolve_error("sharding=none",
+                            "'--sharding none' needs '--framework fsdp2': "
+                            "zsim models DeepSpeed with ZeRO stage 2 or 3 "
+                            "only");
+    zt_expect_resolve_error("framework=fsdp2;sharding=none",
+                            "'--sharding none' is a single-device run: it "
+                            "needs one process (got 8)");
+    zt_expect_resolve_error("gpus=1xH100;framework=fsdp2;sharding=none;"
+                            "offload-optimizer=cpu;offload-param=cpu",
+                            "'--sharding none' cannot offload parameters: "
+                            "CPUOffloadPolicy belongs to fully_shard (got "
+                            "'--offload-param cpu')");
+    zt_expect_bad_flag("sharding", "zero",
+                       "invalid value for '--sharding': must be one of auto, "
+                       "none (got 'zero')");
+}
+END_TEST
+
 /* --lora-targets: torchtune's 8B_lora_single_device.yaml adapts q_proj and
  * v_proj only.  Llama-3-8B r 8 on q (4096 -> 4096) and v (4096 -> 1024):
  * 8 x (8192 + 5120) x 32 layers = 3407872 trainable parameters. */
@@ -1266,6 +1316,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_chunked_loss);
     tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
+    tcase_add_test(core, test_sharding_none);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);

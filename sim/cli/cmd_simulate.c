@@ -61,6 +61,8 @@ static const char usage[] =
     "adamw|adamw_8bit|paged_adamw_8bit\n"
     "  --cpu-checkpointing yes|no (DeepSpeed)  --offload-activations yes|no "
     "(torchtune)\n"
+    "  --sharding auto|none  (none: one GPU, no FSDP: torchtune's "
+    "*_single_device recipes)\n"
     "  --loss auto|full|chunked  (auto: chunked = torchtune's "
     "CEWithChunkedOutputLoss,\n"
     "                 8 chunks, under --trainer torchtune; full otherwise)\n"

@@ -40,6 +40,10 @@
  * reduce-scatters the accumulated grads once.
  * Step: the user's optimizer (torch AdamW) on the CPU shards with offload,
  * on the GPU without; states (pb B each) allocated lazily at the first step.
+ * --sharding none (one process, no fully_shard: torchtune's single-device
+ * recipes, config.h enum zs_sharding): the parameters are the module's own
+ * tensors, used in place (no all-gather buffers, no unsharded copies, no
+ * hooks), and the grads are autograd's param.grad (local_grads).
  */
 #include "sched/sched_int.h"
 #include "util/alloc.h"
@@ -66,6 +70,7 @@ struct fs {
     int32_t *held;      /* per unit: unsharded grads held across no_sync */
     int pb, rb;         /* bytes: sharded params, reduce dtype (see top) */
     bool nosync;        /* zs_cfg_grads_held_unsharded */
+    bool noshard;       /* --sharding none: the plain module (see top) */
     int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
 };
 
@@ -193,7 +198,7 @@ static void unshard(struct fs *s, int g)
     int64_t store, shard_ag, full;
     int32_t t, ag, launch;
     bool nf4 = u->nf4_elems > 0;
-    if (s->ungathered[g] >= 0)
+    if (s->ungathered[g] >= 0 || s->noshard)
         return;
     shard_bytes(s, u, &store, &shard_ag);
     full = shard_ag * b->c->world;
@@ -438,10 +443,41 @@ static void reduce_grads(struct fs *s, int g, int32_t bwd)
     s->prev_rs = t;
 }
 
+/* --sharding none: autograd's AccumulateGrad (PyTorch torch/csrc/autograd/
+ * functions/accumulate_grad.h, AccumulateGrad::accumulateGrad) keeps the
+ * first micro-step's grad as param.grad (stolen, in the param's dtype: pb B
+ * per element) and, when one exists, adds the new grad into it
+ * (variable_grad += new_grad) and drops the new one.  Nothing is reduced; param.grad stays until the optimizer's
+ * zero_grad(set_to_none=True). */
+static void local_grads(struct fs *s, int g, int32_t bwd)
+{
+    struct zs_bctx *b = s->b;
+    int64_t n = b->units[g].trainable;
+    int32_t add, t;
+    if (n <= 0)
+        return;
+    if (s->grad_gpu[g] < 0) {
+        s->grad_gpu[g] =
+            zs_t_alloc(b, b->q_comp, b->p_gpu, n * s->pb, 0,
+                       s->pb == 4 ? "fp32 grads (param.grad)"
+                                  : "bf16 grads (param.grad)",
+                       g, bwd);
+        return;
+    }
+    add = zs_t_alloc(b, b->q_comp, b->p_gpu, n * s->pb, 0,
+                     "grads of this micro-step", g, bwd);
+    /* grad += new: read both, write one */
+    t = zs_t_gpu_mem(b, b->q_comp, (double)n * 3 * s->pb, ZS_CLS_COPY,
+                     "accumulate grads", g, add, -1);
+    zs_t_free(b, b->q_comp, add, t);
+}
+
 /* post_backward of group g after its backward finished at `bwd`. */
 static void post_backward(struct fs *s, int g, int32_t bwd, bool boundary)
 {
-    if (s->nosync && !boundary)
+    if (s->noshard)
+        local_grads(s, g, bwd);
+    else if (s->nosync && !boundary)
         hold_grads(s, g, bwd);
     else
         reduce_grads(s, g, bwd);
@@ -662,6 +698,7 @@ int zs_build_fsdp2(struct zs_bctx *b)
     s.pb = zs_cfg_param_bytes(b->c);
     s.rb = zs_cfg_reduce_bytes(b->c);
     s.nosync = zs_cfg_grads_held_unsharded(b->c);
+    s.noshard = b->c->sharding == ZS_SHARD_NONE;
     if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held) {
         rc = ZS_ENOMEM;
         goto out;
@@ -694,6 +731,12 @@ int zs_build_fsdp2(struct zs_bctx *b)
                            s.pb == 4 ? "sharded fp32 params (pinned)"
                                      : "sharded bf16 params (pinned)",
                            g, -1);
+        else if (s.noshard) /* world 1: store is the whole group */
+            zs_t_alloc(b, b->q_comp, b->p_gpu, store, 0,
+                       nf4         ? "params (NF4 base + bf16, no sharding)"
+                       : s.pb == 4 ? "fp32 params (no sharding)"
+                                   : "bf16 params (no sharding)",
+                       g, -1);
         else
             zs_t_alloc(b, b->q_comp, b->p_gpu, store, 0,
                        nf4         ? "sharded NF4 base + bf16 params"

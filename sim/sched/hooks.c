@@ -111,6 +111,9 @@ static int trained_tensors(const struct zs_bctx *b, const struct zs_unit *u)
 
 int64_t zs_hook_ns(const struct zs_bctx *b, int unit, bool backward)
 {
+    /* --sharding none: no fully_shard, so no FSDP hooks */
+    if (b->c->sharding == ZS_SHARD_NONE)
+        return 0;
     if (b->c->framework == ZS_FW_FSDP2)
         return FSDP2_HOOK_NS;
     if (b->c->zero == 3)

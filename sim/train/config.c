@@ -39,6 +39,7 @@ static const char *const k_cpu_opts[] = {"auto", "ds-cpu-adam", "torch-fused",
 static const char *const k_launchers[] = {
     "auto", "deepspeed", "deepspeed-bind", "torchrun", "accelerate", NULL};
 static const char *const k_dtypes[] = {"auto", "fp32", "bf16", NULL};
+static const char *const k_shardings[] = {"auto", "none", NULL};
 
 /* Knobs that accept "auto" (resolved like Accelerate/TRL) are ZS_F_CUSTOM and
  * read by read_auto_knob; their min/max still state the range. */
@@ -166,6 +167,10 @@ static const struct zs_field k_fields[] = {
      0, NULL},
     {"offload_activations", ZS_F_BOOL, OFF(offload_activations), 0, 0, 0, 0,
      NULL, 0, NULL},
+    /* auto: as --zero says; none: a single-device run without FSDP
+     * (enum zs_sharding, config.h) */
+    {"sharding", ZS_F_ENUM, OFF(sharding), 0, 0, ZS_SHARD_AUTO, 0, k_shardings,
+     0, NULL},
     /* NVMe offload (issue 14, docs/nvme.md).  nvme_read/nvme_write: the
      * node's sequential NVMe rates in GB/s, all drives together, replacing
      * the profile's "storage"; 0 keeps the profile's.  nvme_buffer_count,
@@ -640,6 +645,31 @@ static int check_act_offload(struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+/* --sharding none: one process training the unwrapped module (torchtune's
+ * single-device recipes), so FSDP2 only, one process, no parameter
+ * offload (CPUOffloadPolicy is part of fully_shard). */
+static int check_sharding(const struct zs_cfg *c, struct zs_err *err)
+{
+    if (c->sharding != ZS_SHARD_NONE)
+        return 0;
+    if (c->framework != ZS_FW_FSDP2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--sharding none' needs '--framework fsdp2': "
+                          "zsim models DeepSpeed with ZeRO stage 2 or 3 only");
+    if (c->world != 1)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--sharding none' is a single-device run: it needs "
+                          "one process (got %lld)",
+                          (long long)c->world);
+    if (c->offload_param != ZS_OFF_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--sharding none' cannot offload parameters: "
+                          "CPUOffloadPolicy belongs to fully_shard (got "
+                          "'--offload-param %s')",
+                          zs_offload_name(c->offload_param));
+    return 0;
+}
+
 int zs_cfg_param_bytes(const struct zs_cfg *c)
 {
     return c->param_dtype_resolved == ZS_DT_BF16 ? 2 : 4;
@@ -923,6 +953,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
         rc = check_offload(c, err);
     if (!rc)
         rc = check_act_offload(c, err);
+    if (!rc)
+        rc = check_sharding(c, err);
     if (rc)
         return rc;
     /* "auto" bucket knobs as HF/TRL resolve them (ds_keys.c) */
@@ -1009,6 +1041,11 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,
         (long long)c->seq_len, zs_method_name((enum zs_method)c->method),
         ck);
+    if (c->sharding == ZS_SHARD_NONE) {
+        size_t len = strlen(buf);
+        if (len < cap)
+            snprintf(buf + len, cap - len, ", no sharding (single device)");
+    }
     if (c->act_offload != ZS_AO_NONE) {
         size_t len = strlen(buf);
         if (len < cap)

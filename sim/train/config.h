@@ -62,6 +62,13 @@ enum zs_dtype { ZS_DT_AUTO, ZS_DT_FP32, ZS_DT_BF16 };
  * DeepSpeed's cpu_checkpointing as a blocking pageable copy (before 0.19.6,
  * or with partition_activations) or as the asynchronous pinned side-stream
  * engine (0.19.6, PR #8282); torchtune's OffloadActivations. */
+/* Parameter sharding (--sharding): AUTO shards as --zero says (FSDP2
+ * fully_shard: FULL_SHARD at 3, SHARD_GRAD_OP at 2); NONE runs without any
+ * sharding: one process training the plain module, as torchtune's
+ * single-device recipes (recipes/lora_finetune_single_device.py and
+ * full_finetune_single_device.py at 1814feb17a90 build the model on the
+ * device and never wrap it) (sched/fsdp2.c). */
+enum zs_sharding { ZS_SHARD_AUTO, ZS_SHARD_NONE };
 enum zs_act_offload {
     ZS_AO_NONE,
     ZS_AO_DS_SYNC,
@@ -169,6 +176,7 @@ struct zs_cfg {
      * (checkpointing.py _get_cpu_offload_engine). */
     bool ds_partition_activations;
     int act_offload; /* derived: enum zs_act_offload */
+    int sharding;    /* enum zs_sharding (--sharding) */
     /* NVMe offload (docs/nvme.md): node rates in GB/s (0: the profile's),
      * offload_optimizer buffer_count and pipeline flags */
     double nvme_read_gbps, nvme_write_gbps;
