@@ -95,14 +95,23 @@ def process(path, cwd):
             out.extend(lines[i:end + 1])
             i = end + 1
             continue
-        cmds = [body[k][2:] for k in starts]
+        # a command ending in a backslash continues on the next lines, which
+        # are part of the command, not of its output
+        ncont = []
+        for k in starts:
+            c = 0
+            while body[k + c].endswith("\\") and k + c + 1 < len(body):
+                c += 1
+            ncont.append(c)
+        cmds = ["\n".join(body[k:k + c + 1])[2:]
+                for k, c in zip(starts, ncont)]
         outs = run_block(cmds, cwd)
         out.append(lines[i])
         out.extend(body[:starts[0]])
         for n, k in enumerate(starts):
             nxt = starts[n + 1] if n + 1 < len(starts) else len(body)
-            out.append(body[k])
-            out.extend(trimmed(body[k + 1:nxt], outs[n]))
+            out.extend(body[k:k + ncont[n] + 1])
+            out.extend(trimmed(body[k + ncont[n] + 1:nxt], outs[n]))
         n_cmds += len(cmds)
         if end < len(lines):
             out.append(lines[end])
