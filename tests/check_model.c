@@ -234,6 +234,44 @@ START_TEST(test_chunked_loss)
 }
 END_TEST
 
+START_TEST(test_chunked_loss_compiled)
+{
+    struct zs_model m;
+    struct zs_act_opts o;
+    struct zs_loss_bytes lb;
+    load_ok(GOOD "model-tiny.json", &m);
+    o = aopts(128, ZS_CKPT_FULL, ZS_ATTN_FLASH);
+    o.loss_chunks = 8;
+    o.kernels = 2; /* compiled: compute_cross_entropy under torch.compile */
+    zs_model_loss_bytes(&m, &o, &lb);
+    /* t = 128 tokens, V = 1000: tV = 128000.  The bf16 chunks, 2 tV =
+     * 256000, are saved by the compiled graph (not freed at `del logits`);
+     * no fp32 upcast and no fp32 gradient exist; each chunk saves its 16
+     * rows' max and log-sum-exp in fp32: 16 x 8 = 128 B; the backward
+     * writes one bf16 gradient chunk, 2 x 16000 = 32000. */
+    ck_assert(lb.fused_upcast);
+    ck_assert(!lb.logits_freed_in_fwd);
+    ck_assert_int_eq(lb.pieces, 8);
+    ck_assert_int_eq(lb.logits_bf16, 256000);
+    ck_assert_int_eq(lb.logits_fp32, 0);
+    ck_assert_int_eq(lb.logprobs_fp32, 128);
+    ck_assert_int_eq(lb.grad_fp32, 0);
+    ck_assert_int_eq(lb.grad_bf16, 32000);
+    /* 256000 + 8 x 128 + 32000 = 289024, against 832000 in eager mode */
+    ck_assert_int_eq(lb.peak, 289024);
+    /* 100 tokens: chunks of ceil(100/8) = 13 rows charged, 13 x 8 = 104 B
+     * of statistics each; 200000 + 8 x 104 + 2 x 13000 = 226832 */
+    o.seq = 100;
+    zs_model_loss_bytes(&m, &o, &lb);
+    ck_assert_int_eq(lb.logprobs_fp32, 104);
+    ck_assert_int_eq(lb.peak, 226832);
+    /* the eager path sets no flag */
+    o.kernels = 0;
+    zs_model_loss_bytes(&m, &o, &lb);
+    ck_assert(!lb.fused_upcast);
+}
+END_TEST
+
 START_TEST(test_tiny_methods)
 {
     struct zs_model m;
@@ -932,6 +970,7 @@ Suite *suite_model(void)
     tcase_add_test(core, test_tiny_activations);
     tcase_add_test(core, test_layer_checkpointing);
     tcase_add_test(core, test_chunked_loss);
+    tcase_add_test(core, test_chunked_loss_compiled);
     tcase_add_test(core, test_tiny_methods);
     tcase_add_test(core, test_tiny_moe);
     tcase_add_test(core, test_moe_activations);

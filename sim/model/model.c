@@ -1145,6 +1145,37 @@ static void loss_liger(const struct zs_model *m, const struct zs_act_opts *o,
     out->peak = out->logits_bf16;
 }
 
+/* loss_chunked when the recipe compiles the loss (compile=True:
+ * training.compile_loss wraps CEWithChunkedOutputLoss.compute_cross_entropy
+ * alone in torch.compile, torchtune/training/_compile.py:74-77 at
+ * 1814feb17a9038e1a8053ce93111bd26774a8db6; recipes/lora_finetune_single_
+ * device.py:295-296).  Inductor fuses `logits.float()` and cross_entropy of
+ * one chunk into reductions over the bf16 chunk: neither the fp32 upcast nor
+ * the log-softmax is a tensor.  What the compiled chunk saves for backward is
+ * chosen by AOTAutograd's min-cut partitioner (torch/_functorch/
+ * partitioners.py, should_ban_recomputation: an op whose output is over 4x
+ * smaller than its inputs, a row reduction here, is saved rather than
+ * recomputed; the elementwise rest is recomputed from the cheapest saved
+ * inputs): the bf16 chunk itself (already alive, and now kept by the graph,
+ * so `del logits` frees nothing) and per row the fp32 max and log-sum-exp
+ * (8 B per token).  Its backward writes d(chunk) in bf16 directly (the
+ * .float() cast's backward fused in): 2 tV/K per chunk.  Peak: all bf16
+ * chunks + the row statistics + one bf16 gradient chunk, at the first
+ * chunk's backward.  [inference from the compiler's rules, not measured;
+ * the README table's LoRA/QLoRA rows (4.6 and 8.5 GiB peak active) leave no
+ * room for a saved fp32 log-softmax of 3.9 GiB.] */
+static void loss_chunked_compiled(const struct zs_act_opts *o, double rows,
+                                  double tv, double tcv,
+                                  struct zs_loss_bytes *out)
+{
+    out->fused_upcast = true;
+    out->logits_bf16 = sat(2 * tv);
+    out->logprobs_fp32 = sat(8 * rows);
+    out->grad_bf16 = sat(2 * tcv);
+    out->logits_freed_in_fwd = false;
+    out->peak = sat(2 * tv + (double)o->loss_chunks * 8 * rows + 2 * tcv);
+}
+
 /* zs_model_loss_bytes with torchtune's chunked output loss: tv = tokens x
  * vocab of the whole micro-batch. */
 static void loss_chunked(const struct zs_model *m, const struct zs_act_opts *o,
@@ -1172,14 +1203,17 @@ static void loss_chunked(const struct zs_model *m, const struct zs_act_opts *o,
      * chunk's projection backward (2 tV/K); the saved log-softmax
      * outputs are all alive at the first chunk's backward: 4 tV +
      * 8 tV/K.  [inference from the code, not measured.]  The recipes
-     * compile compute_cross_entropy when compile is on; the same bytes
-     * are charged then [assumption: what inductor's partitioner saves
-     * of a compiled chunk was not measured]. */
+     * compile compute_cross_entropy when compile is on (--kernels
+     * compiled): loss_chunked_compiled. */
     double sp_ = o->sp > 0 ? o->sp : 1;
     double per = ceil((double)o->seq / sp_ / (double)o->loss_chunks);
     double tcv = b * per * (double)m->vocab;
     memset(out, 0, sizeof *out);
     out->pieces = o->loss_chunks;
+    if (o->kernels == 2) {
+        loss_chunked_compiled(o, b * per, tv, tcv, out);
+        return;
+    }
     out->logits_bf16 = sat(2 * tv);
     out->logits_fp32 = sat(4 * tcv);
     out->logprobs_fp32 = sat(4 * tcv);
@@ -1221,7 +1255,7 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
         loss_chunked(m, o, b, tv, out);
         return;
     }
-    out->logits_freed_in_fwd = false;
+    memset(out, 0, sizeof *out);
     out->pieces = 1;
     out->logits_bf16 = sat(2 * tv);
     out->logits_fp32 = sat(4 * tv);

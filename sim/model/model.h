@@ -348,6 +348,10 @@ struct zs_loss_bytes {
      * them: torchtune's chunked loss in eager mode), not at lm_head's
      * backward */
     bool logits_freed_in_fwd;
+    /* torch.compile fused the upcast and log-softmax (torchtune's compiled
+     * chunked loss): logits_fp32 and grad_fp32 are 0 and logprobs_fp32 is
+     * one chunk's saved row statistics (max and log-sum-exp, fp32) */
+    bool fused_upcast;
 };
 void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
                          struct zs_loss_bytes *out);

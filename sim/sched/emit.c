@@ -409,8 +409,14 @@ int32_t zs_t_loss_forward(struct zs_bctx *b, int unit,
         int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_fp32, 0,
                                  "logits upcast (fp32)", unit, t);
         lp[k] = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logprobs_fp32, 0,
-                           "log-softmax (fp32, saved)", unit, f32);
-        t = zs_t_free(b, b->q_comp, f32, lp[k]);
+                           lb->fused_upcast
+                               ? "loss row max + log-sum-exp (fp32, saved)"
+                               : "log-softmax (fp32, saved)",
+                           unit, f32 >= 0 ? f32 : t);
+        if (f32 >= 0)
+            t = zs_t_free(b, b->q_comp, f32, lp[k]);
+        else if (lp[k] >= 0)
+            t = lp[k];
     }
     return t;
 }
