@@ -124,6 +124,21 @@ static void live_table(FILE *out, const char *title, const char *where,
     zs_table_free(t);
 }
 
+/* How an FSDP2-path run reduces its gradients, for the setup block. */
+static const char *grads_text(const struct zs_cfg *c, char *buf, size_t cap)
+{
+    if (c->sharding == ZS_SHARD_NONE)
+        return "one device: grads accumulated in place (AccumulateGrad), "
+               "no collectives";
+    snprintf(buf, cap, "reduce %s, %s",
+             zs_dtype_name(c->reduce_dtype_resolved),
+             zs_cfg_grads_held_unsharded(c)
+                 ? "unsharded grads held across accumulation (no_sync), "
+                   "one reduce-scatter per step"
+                 : "reduce-scatter every micro-step");
+    return buf;
+}
+
 /* Model, hardware, configuration, launch line and reserved memory. */
 static void print_setup(const struct zs_simout *o, FILE *out)
 {
@@ -143,23 +158,21 @@ static void print_setup(const struct zs_simout *o, FILE *out)
         zs_fmt_bytes(a, sizeof a, cl->node.host_ram_bytes), cl->node.cpu_cores);
     zs_cfg_summary(c, buf, sizeof buf);
     fprintf(out, "config:   %s\n", buf);
-    fprintf(out,
-            "          global batch %lld sequences (%lld tokens), DeepSpeed "
-            "%s, pin_memory %s, "
-            "zero.Init %s\n",
+    fprintf(out, "          global batch %lld sequences (%lld tokens)",
             (long long)(c->micro_batch * c->accum * c->dp),
-            (long long)c->tokens_per_step, c->deepspeed_version,
-            c->pin_optimizer ? "yes" : "no",
-            c->zero_init == ZS_NO ? "no" : "yes");
+            (long long)c->tokens_per_step);
+    /* the DeepSpeed release, its pinning and zero.Init mean nothing to a
+     * PyTorch FSDP2 or single-device run */
+    if (c->framework == ZS_FW_DEEPSPEED)
+        fprintf(out, ", DeepSpeed %s, pin_memory %s, zero.Init %s",
+                c->deepspeed_version, c->pin_optimizer ? "yes" : "no",
+                c->zero_init == ZS_NO ? "no" : "yes");
+    fputc('\n', out);
     if (c->framework == ZS_FW_FSDP2)
-        fprintf(out, "          trainer %s: params %s, reduce %s, %s\n",
+        fprintf(out, "          trainer %s: params %s, %s\n",
                 zs_trainer_name(c->trainer),
                 zs_dtype_name(c->param_dtype_resolved),
-                zs_dtype_name(c->reduce_dtype_resolved),
-                zs_cfg_grads_held_unsharded(c)
-                    ? "unsharded grads held across accumulation (no_sync), "
-                      "one reduce-scatter per step"
-                    : "reduce-scatter every micro-step");
+                grads_text(c, buf, sizeof buf));
     if (c->offload_optimizer != ZS_OFF_NONE ||
         c->offload_param != ZS_OFF_NONE) {
         /* what the CPU optimizer phase assumed, as the command to run */
@@ -542,6 +555,8 @@ static void json_config(cJSON *d, const struct zs_setup *su)
             ZS_JSTR("checkpointing", ck),
             ZS_JNUM("gpu_reserved_bytes", c->gpu_reserved_bytes),
             ZS_JBOOL("pin_memory", c->pin_optimizer),
+            ZS_JSTR("sharding",
+                    c->sharding == ZS_SHARD_NONE ? "none" : "auto"),
         };
         const struct zs_emit_field tail[] = {
             ZS_JSTR("deepspeed_version", c->deepspeed_version),
