@@ -16,10 +16,14 @@
  *     layer 10 is still in the stash at backward (no H2D): 10 H2D =
  *     15,728,640 B; host 11 x 2 MiB = 23,068,672 B pinned.
  *   torchtune (stash of 5 ids, 2 ids per checkpointed layer, so the input
- *     3 layers back is evicted): 12 D2H = 18,874,368 B; the last layer is
- *     used from the stash: 11 H2D = 17,301,504 B; host 12 x 2 MiB =
- *     25,165,824 B pinned; at the end of the forward 3 inputs are on the GPU
- *     instead of 12.
+ *     3 layers back is evicted; the final norm's 5 saved tensors — full
+ *     fine-tuning trains its scale — evict the last 3): 12 D2H =
+ *     18,874,368 B; the stash is dropped at the final norm's backward, so
+ *     every input comes back: 12 H2D = 18,874,368 B; host 12 x 2 MiB =
+ *     25,165,824 B pinned; at the logits no input is on the GPU instead of
+ *     12.
+ *
+ * test_torchtune_restore_timing works a 6-layer schedule out by hand.
  */
 #include "engine/engine.h"
 #include "plan/plan.h"
@@ -104,7 +108,7 @@ START_TEST(test_bytes_per_layer_by_hand)
     ck_assert_int_eq(tt.res.act_offload, ZS_AO_TORCHTUNE);
     ck_assert_int_eq(tt.res.ao_layers_offloaded, 12);
     ck_assert_int_eq(tt.res.ao_d2h_bytes, 12 * LAYER_B);
-    ck_assert_int_eq(tt.res.ao_h2d_bytes, 11 * LAYER_B);
+    ck_assert_int_eq(tt.res.ao_h2d_bytes, 12 * LAYER_B);
     ck_assert_int_eq(tt.res.ao_host_bytes, 12 * PIN_B);
 
     /* Host memory: the pinned buffers stay cached in the host allocator,
@@ -118,18 +122,17 @@ START_TEST(test_bytes_per_layer_by_hand)
     ck_assert_int_eq(peak_host_rank(&as) - peak_host_rank(&off), 11 * PIN_B);
     ck_assert_int_eq(peak_host_rank(&tt) - peak_host_rank(&tt_off), 12 * PIN_B);
 
-    /* GPU: torchtune keeps 3 inputs at the logits peak instead of 12 */
+    /* GPU: torchtune keeps no input at the logits peak instead of 12 */
     ck_assert_int_eq(live_bytes(&tt_off.res.steady, "saved activations (x12)"),
                      12 * LAYER_B);
-    ck_assert_int_eq(live_bytes(&tt.res.steady, "saved activations (x3)"),
-                     3 * LAYER_B);
-    /* The peak itself falls by 7.1 layers, not the full 9: since the
+    ck_assert_int_eq(live_bytes(&tt.res.steady, "saved activations"), -1);
+    /* The peak itself falls by 11.8 layers, not the full 12: since the
      * memory-bound kernels run at membound_eff 0.39 (hw.h ZS_MEMBOUND_EFF)
-     * 2.8 MiB of other, smaller buffers are live at the same logits peak
-     * with offloading on (timing of frees); the 9 layers are asserted on
+     * 0.3 MiB of other, smaller buffers are live at the same logits peak
+     * with offloading on (timing of frees); the 12 layers are asserted on
      * the saved activations just above. */
     ck_assert_int_le(tt.res.steady.peak_gpu_allocated,
-                     tt_off.res.steady.peak_gpu_allocated - 7 * LAYER_B);
+                     tt_off.res.steady.peak_gpu_allocated - 11 * LAYER_B);
     /* DeepSpeed: all 12 (blocking) or 10 of 12 (async) inputs leave */
     ck_assert_int_le(sync.res.steady.peak_gpu_allocated,
                      off.res.steady.peak_gpu_allocated - 12 * LAYER_B);
@@ -347,6 +350,77 @@ START_TEST(test_lint_cpu_checkpointing)
 }
 END_TEST
 
+/* torchtune's restore timing on a schedule small enough to work by hand:
+ * model-tiny-6l (6 layers, hidden 64), one A100, no sharding, seq 2048,
+ * micro-batch 16 (GPU-bound: the host runs ahead), full checkpointing,
+ * offload on.  A layer's input is 32768 x 64 x 2 = 4,194,304 B (4 MiB, a
+ * power of two, so its pinned block too).
+ * Ids, per _activation_offloading.py at 1814feb17a: layer k packs its
+ * dummy (id 2k + 1, LoRA: the frozen embedding saves nothing) and input
+ * (2k + 2); a heavy pack evicts ids <= new - 5.  Layer 5's input (id 12)
+ * evicts up to id 7: layers 0..2 are gone before the tail.  The final
+ * norm packs ids 13..16 (x_fp32, rsqrt, and both again for the mul) and,
+ * scale frozen under LoRA, the parameter (17, not offloaded): id 16 evicts
+ * up to 11, layers 3 and 4.  So at the logits one input is on the GPU,
+ * layer 5's 4,194,304 B; under full fine-tuning id 17 is x_normed (heavy)
+ * and evicts layer 5 too: none.  Backward: the stash is dropped at the
+ * norm's backward, all 6 inputs come back (H2D 6 x 4,194,304 = 25,165,824 B),
+ * each once the GPU ended the unit two after it, so at most 2 restored
+ * inputs are live at once and none beside the logits. */
+static void restored_live(zs_sim *sim, int *max_live, int *with_logits)
+{
+    int64_t n;
+    const struct zs_mem_event *ev = zs_sim_pool_log(sim, 0, &n);
+    int live = 0, logits = 0;
+    ck_assert_str_eq(zs_sim_pool_name(sim, 0), "GPU");
+    *max_live = *with_logits = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const char *name = zs_sim_task(sim, ev[i].task)->name;
+        int d = ev[i].bytes > 0 ? 1 : -1;
+        if (!strcmp(name, "logits (bf16)"))
+            logits += d;
+        if (strcmp(name, "restored activation"))
+            continue;
+        live += d;
+        ck_assert_int_eq(ev[i].bytes, d * (4 << 20));
+        if (live > *max_live)
+            *max_live = live;
+        if (d > 0 && logits > 0)
+            (*with_logits)++;
+    }
+    ck_assert_int_eq(live, 0);
+}
+
+START_TEST(test_torchtune_restore_timing)
+{
+    static struct run lora, full;
+    const char *f = "model=tests/data/good/model-tiny-6l.json;gpus=1xA100-80GB;"
+                    "seq-len=2048;micro-batch=16;framework=fsdp2;trainer=torchtune;"
+                    "sharding=none;offload-activations=yes;method=";
+    char flags[256];
+    int max_live, with_logits;
+    zs_sim *sim = zs_sim_new();
+    ck_assert_ptr_nonnull(sim);
+    snprintf(flags, sizeof flags, "%slora", f);
+    sim_run(&lora, flags, sim);
+    ck_assert_int_eq(lora.res.ao_bytes_per_layer, 4 << 20);
+    ck_assert_int_eq(lora.res.ao_d2h_bytes, 6 * (4 << 20));
+    ck_assert_int_eq(lora.res.ao_h2d_bytes, 6 * (4 << 20));
+    ck_assert_int_eq(lora.res.ao_host_bytes, 6 * (4 << 20));
+    ck_assert_int_eq(live_bytes(&lora.res.steady, "saved activations"),
+                     4 << 20);
+    restored_live(sim, &max_live, &with_logits);
+    ck_assert_int_eq(max_live, 2);
+    ck_assert_int_eq(with_logits, 0);
+    zs_sim_free(sim);
+
+    snprintf(flags, sizeof flags, "%sfull", f);
+    sim_run(&full, flags, NULL);
+    ck_assert_int_eq(full.res.ao_h2d_bytes, 6 * (4 << 20));
+    ck_assert_int_eq(live_bytes(&full.res.steady, "saved activations"), -1);
+}
+END_TEST
+
 Suite *suite_actoff(void)
 {
     Suite *s = suite_create("actoff");
@@ -356,6 +430,7 @@ Suite *suite_actoff(void)
     tcase_add_test(core, test_bytes_per_layer_by_hand);
     tcase_add_test(core, test_ds_config_partition_is_blocking);
     tcase_add_test(core, test_trace_offload_stream);
+    tcase_add_test(core, test_torchtune_restore_timing);
     tcase_add_test(core, test_plan_names_act_offload);
     tcase_add_test(core, test_lint_cpu_checkpointing);
     tcase_add_test(bad, test_bad_combinations);

@@ -40,23 +40,52 @@
  *    used as is; an input still in the stash makes the compute stream wait
  *    for its D2H event; any other is copied H2D on s1 and the compute stream
  *    waits for it (no prefetch: the copy starts when the recompute asks).
- * 3. ZS_AO_TORCHTUNE — torchtune OffloadActivations (bd2a0fc7c
- *    torchtune/training/_activation_offloading.py), use_streams=True,
- *    max_fwd_stash_size=5, min_offload_size=1024 B (:67-72).  With
- *    non-reentrant checkpointing the saved tensors the hook sees are the
- *    checkpoint's inputs, saved by torch.utils.checkpoint's _NoopSaveInputs
- *    (ctx.save_for_backward(dummy, *args), torch 2.5+): per layer two tensor
- *    ids, the empty dummy (0 B, kept) and the hidden state (offloaded).
- *    pack_tensor (:135-205): the compute stream waits for the D2H event of
- *    every stashed tensor with id <= new id - 5, i.e. (two ids per layer)
- *    the input of the layer three back, and drops it; then s1.wait_stream(s0)
- *    and a D2H into torch.empty_like(..., pin_memory=True) (PyTorch's
- *    CachingHostAllocator).  unpack_tensor_with_streams (:244-350): a tensor
- *    still in the stash is used as is (the last layer's); the first backward
- *    node's hook waits for every stashed D2H and drops the stash; any other
- *    input is copied H2D on s1 and s0.wait_stream(s1) — again on demand, no
- *    prefetch.  The output head runs under NoOpManager (:411-431) and is not
- *    offloaded.
+ * 3. ZS_AO_TORCHTUNE — torchtune OffloadActivations, read at 1814feb17a
+ *    (the commit of the README table the corpus runs quote; bd2a0fc7c
+ *    changes only the device API) torchtune/training/_activation_offloading
+ *    .py, use_streams=True, max_fwd_stash_size=5, min_offload_size=1024 B
+ *    (:67-72).  With non-reentrant checkpointing the saved tensors the hook
+ *    sees inside the decoder are the checkpoint's inputs, saved by
+ *    torch.utils.checkpoint's _NoopSaveInputs (ctx.save_for_backward(dummy,
+ *    *args), torch 2.5+; mask and input_pos are keyword arguments, kept on
+ *    ctx, not saved): per layer two tensor ids, the empty dummy (0 B, kept)
+ *    and the hidden state (offloaded).  Every packed tensor takes an id, the
+ *    small ones too (:146-147).
+ *    Forward, pack_tensor (:134-201): the compute stream waits for the D2H
+ *    event of every stashed tensor with id <= new id - 5 and drops it
+ *    (:156-164) — with two ids per layer the input of the layer three back
+ *    —, then s1.wait_stream(s0) and a D2H into torch.empty_like(...,
+ *    pin_memory=True) (PyTorch's CachingHostAllocator).  After the last
+ *    layer the final norm packs on: torchtune's RMSNorm is eager (only the
+ *    decoder layers are compiled, training/_compile.py:51-55) and saves
+ *    x_fp32 for pow, the rsqrt result, x_fp32 and the rsqrt result again for
+ *    the mul (modules/rms_norm.py:40-44; the rsqrt result, tokens x 4 B, is
+ *    counted as heavy: it is under 1024 B only below 256 tokens
+ *    [simplification]), and, when its scale trains (full fine-tuning),
+ *    x_normed for the scale's grad.  Those 4 (5) ids evict every layer input
+ *    but the last one's (every one), before the logits exist.  The output
+ *    head runs under NoOpManager (:397-419) and is not offloaded; the loss
+ *    runs outside the context (lora_finetune_single_device.py:636-637).
+ *    Backward, unpack_tensor_with_streams (:228-347): the first backward
+ *    node that unpacks an offloaded tensor is the final norm's mul; its
+ *    tensors are in the stash and used as they are, and its node hook waits
+ *    for and drops the whole forward stash (:329-333).  So every layer's
+ *    input, the last one's too, comes back from the host: when backward
+ *    reaches the layer (its checkpoint's recompute unpacks it) the host
+ *    issues an H2D on s1 and s0.wait_stream(s1) (:274-280).  There is no
+ *    prefetch in the code: the copy overlaps compute only because the host
+ *    runs ahead of the GPU.  zsim's host queue has no bound on how far it
+ *    runs ahead, so the restore is gated on the GPU's progress: layer j's
+ *    buffer is taken when the GPU ends the backward of the unit two after
+ *    it (j + 2, or the root tail for the last two layers) — the host one
+ *    layer ahead [assumption]: the least lead that hides the copy, which
+ *    the same README table measures as hidden (+ Activation Offloading:
+ *    7309 -> 7301 tokens/s, -0.11 %).  The tensor is referenced by the
+ *    recompute's saved tensors, so the node hook calls record_stream(s0)
+ *    (:316-324): it is freed when the layer's backward ends on the GPU.
+ *    The caching allocator counts memory at the host's calls, so the
+ *    logits, freed in the host's order before the last layer's unpack, are
+ *    not live beside its restored input.
  *
  * Cost: O(1) per hook; arrays of n_layers entries, made by zs_actoff_init.
  */
@@ -65,10 +94,10 @@
 
 #include <string.h>
 
-/* torchtune OffloadActivations defaults (bd2a0fc7c _activation_offloading.py
- * :70-71) and ids per checkpointed layer (dummy + hidden, _NoopSaveInputs):
- * the input of layer j - TT_LAG is evicted when layer j packs, TT_LAG =
- * ceil(5 / 2) = 3. */
+/* torchtune OffloadActivations defaults (1814feb17a _activation_offloading
+ * .py:71-72) and ids per checkpointed layer (dummy + hidden,
+ * _NoopSaveInputs): the input of layer j - TT_LAG is evicted when layer j
+ * packs, TT_LAG = ceil(5 / 2) = 3. */
 #define TT_MAX_FWD_STASH 5
 #define TT_IDS_PER_LAYER 2
 #define TT_LAG ((TT_MAX_FWD_STASH + TT_IDS_PER_LAYER - 1) / TT_IDS_PER_LAYER)
@@ -119,8 +148,7 @@ void zs_actoff_micro_begin(struct zs_bctx *b)
         return;
     for (int i = 0; i < a->nl; i++)
         a->d2h[i] = a->host[i] = a->gpu[i] = -1;
-    a->last_fwd = -1;
-    a->bwd_started = false;
+    a->last_fwd = a->bwd_done1 = a->bwd_done2 = -1;
     a->n_offloaded = a->d2h_bytes = a->h2d_bytes = 0;
 }
 
@@ -149,11 +177,23 @@ static void release_gpu_after_d2h(struct zs_bctx *b, int j, int q, int32_t wait)
     a->gpu[j] = -1;
 }
 
+/* Layer j's input leaves the forward stash: the compute stream waits for
+ * its D2H event (s0.wait_event), then the GPU tensor is dropped. */
+static void tt_evict(struct zs_bctx *b, int j, int32_t before)
+{
+    struct zs_actoff *a = &b->ao;
+    int32_t w;
+    if (a->gpu[j] < 0)
+        return;
+    w = zs_t_mark(b, b->q_comp, "compute waits offload D2H (stash)",
+                  a->d2h[j], before, -1);
+    release_gpu_after_d2h(b, j, b->q_comp, w);
+}
+
 int32_t zs_actoff_fwd_begin(struct zs_bctx *b, int j, int unit, int32_t saved,
                             int32_t before)
 {
     struct zs_actoff *a = &b->ao;
-    int32_t w;
     if (a->mode == ZS_AO_NONE || j < 0 || j >= a->nl)
         return -1;
     a->gpu[j] = saved;
@@ -173,11 +213,8 @@ int32_t zs_actoff_fwd_begin(struct zs_bctx *b, int j, int unit, int32_t saved,
                          a->d2h[j], b->last_host, -1);
     case ZS_AO_TORCHTUNE:
         /* evict the input TT_LAG layers back: s0.wait_event, then drop */
-        if (j - TT_LAG >= 0 && a->gpu[j - TT_LAG] >= 0) {
-            w = zs_t_mark(b, b->q_comp, "compute waits offload D2H (stash)",
-                          a->d2h[j - TT_LAG], before, -1);
-            release_gpu_after_d2h(b, j - TT_LAG, b->q_comp, w);
-        }
+        if (j - TT_LAG >= 0)
+            tt_evict(b, j - TT_LAG, before);
         d2h_pinned(b, j, unit, a->last_fwd);
         return -1;
     default:
@@ -215,14 +252,50 @@ void zs_actoff_fwd_end(struct zs_bctx *b, int j, int unit, int32_t c)
     }
 }
 
-/* Bring layer j's input back for its recompute: a GPU buffer, the H2D on
- * the offload stream, and the compute stream waiting for it. */
-static int32_t restore(struct zs_bctx *b, int j, int unit, int32_t before,
-                       int32_t *saved)
+void zs_actoff_tail_fwd(struct zs_bctx *b, int unit, int32_t before)
 {
     struct zs_actoff *a = &b->ao;
-    int32_t g = zs_t_alloc(b, b->q_off, b->p_gpu, a->bytes, 0,
-                           "restored activation", unit, before);
+    int keep;
+    (void)unit;
+    if (a->mode != ZS_AO_TORCHTUNE)
+        return;
+    /* the final norm's 4 heavy ids (5 when its scale trains) evict every
+     * input but the last layer's (every one); see the top of the file */
+    keep = b->c->method == ZS_METHOD_FULL ? 0 : 1;
+    for (int j = 0; j < a->nl - keep; j++)
+        tt_evict(b, j, before);
+}
+
+void zs_actoff_bwd_end(struct zs_bctx *b, int j, int32_t c)
+{
+    struct zs_actoff *a = &b->ao;
+    if (a->mode != ZS_AO_TORCHTUNE)
+        return;
+    if (j >= a->nl) {
+        /* the root tail's backward: the final norm's node hook waits for
+         * and drops the whole forward stash */
+        for (int i = 0; i < a->nl; i++)
+            tt_evict(b, i, c);
+        a->bwd_done1 = a->bwd_done2 = c;
+        return;
+    }
+    a->bwd_done2 = a->bwd_done1;
+    a->bwd_done1 = c;
+}
+
+/* Bring layer j's input back for its recompute: a GPU buffer, the H2D on
+ * the offload stream, and the compute stream waiting for it.  The host
+ * asks at `before`; `gate` (or -1) is the GPU progress it waits for. */
+static int32_t restore(struct zs_bctx *b, int j, int unit, int32_t before,
+                       int32_t gate, int32_t *saved)
+{
+    struct zs_actoff *a = &b->ao;
+    int32_t g;
+    if (gate >= 0)
+        before = zs_t_mark(b, b->q_off, "host one layer ahead", before, gate,
+                           -1);
+    g = zs_t_alloc(b, b->q_off, b->p_gpu, a->bytes, 0, "restored activation",
+                   unit, before);
     int32_t h = zs_t_pcie(b, b->q_off, 0, (double)a->bytes, true,
                           "activation offload H2D", unit, before, g);
     zs_t_mark(b, b->q_comp, "compute waits offload H2D", h, -1, -1);
@@ -267,26 +340,11 @@ int32_t zs_actoff_bwd_begin(struct zs_bctx *b, int j, int unit, int32_t *saved,
             a->gpu[j] = -1; /* the caller frees it at the layer's end */
             return -1;
         }
-        return restore(b, j, unit, before, saved);
+        return restore(b, j, unit, before, -1, saved);
     case ZS_AO_TORCHTUNE:
-        if (!a->bwd_started) {
-            /* the first backward node: its hook waits every stashed D2H and
-             * drops the stash; this layer's input is used from the stash */
-            int32_t last = a->d2h[a->nl - 1];
-            a->bwd_started = true;
-            w = zs_t_mark(b, b->q_comp, "compute waits offload D2H (stash)",
-                          last, -1, -1);
-            for (int i = 0; i < a->nl; i++)
-                if (i != j)
-                    release_gpu_after_d2h(b, i, b->q_comp, w);
-            if (a->gpu[j] >= 0) {
-                zs_t_free(b, b->q_comp, a->host[j], w);
-                a->host[j] = -1;
-                a->gpu[j] = -1; /* the caller frees it at the layer's end */
-                return -1;
-            }
-        }
-        return restore(b, j, unit, before, saved);
+        /* every input comes back from the host (the stash was dropped at
+         * the root tail's backward), once the GPU ended unit j + 2 */
+        return restore(b, j, unit, before, a->bwd_done2, saved);
     default:
         return -1;
     }

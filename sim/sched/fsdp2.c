@@ -519,6 +519,7 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
     }
     /* root's tail: final norm, lm_head, loss */
     l = launch(b, 0, b->units[0].kernels_fwd, false);
+    zs_actoff_tail_fwd(b, 0, l); /* the final norm's saved tensors */
     s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_bf16, 0,
                            "logits (bf16)", 0, l);
     c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
@@ -583,6 +584,7 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
         c = zs_t_delay(b, b->q_comp, (int64_t)b->op_recompute_ns, ZS_CLS_COMPUTE,
                        "recompute (per-op AC)", g, s->act_bwd, -1);
     c = zs_t_compute(b, g, true, "backward", l, -1);
+    zs_actoff_bwd_end(b, b->units[g].layer, c);
     zs_t_free(b, b->q_comp, s->act_bwd, c);
     zs_t_free(b, b->q_comp, s->saved[g], c);
     reshard(s, g, c);
@@ -605,6 +607,7 @@ static void micro_step(struct fs *s, bool boundary)
 
     b->phase = ZS_PH_BACKWARD;
     c = root_backward(s, &lb);
+    zs_actoff_bwd_end(b, (int)b->m->n_layers, c);
     s->prev_copyout = -1;
     for (int g = b->nunits - 1; g >= 1; g--)
         c = group_backward(s, g, boundary);

@@ -89,7 +89,9 @@ struct zs_actoff {
     int32_t *host; /* its host buffer (ALLOC task), -1: none / released */
     int32_t *gpu;  /* its GPU input while actoff.c may release it, -1 */
     int32_t last_fwd; /* the last layer forward compute task */
-    bool bwd_started;
+    /* torchtune: the backward compute tasks of the last two units done
+     * (the root tail counts for both at first), see zs_actoff_bwd_end */
+    int32_t bwd_done1, bwd_done2;
     /* the micro-step being built: layers offloaded, bytes each way */
     int64_t n_offloaded, d2h_bytes, h2d_bytes;
 };
@@ -279,6 +281,11 @@ int32_t zs_actoff_fwd_begin(struct zs_bctx *b, int j, int unit, int32_t saved,
 void zs_actoff_fwd_end(struct zs_bctx *b, int j, int unit, int32_t c);
 int32_t zs_actoff_bwd_begin(struct zs_bctx *b, int j, int unit,
                             int32_t *saved, int32_t before);
+/* torchtune: the root's forward tail (final norm) starting at `before`,
+ * before its logits; the backward of layer j (or of the root tail, j =
+ * n_layers) ended at `c`.  No-ops for the other modes. */
+void zs_actoff_tail_fwd(struct zs_bctx *b, int unit, int32_t before);
+void zs_actoff_bwd_end(struct zs_bctx *b, int j, int32_t c);
 void zs_actoff_result(const struct zs_bctx *b, struct zs_sim_result *res);
 
 /* zero.c, fsdp2.c */
