@@ -1223,6 +1223,62 @@ START_TEST(test_kernel_bytes_qwen7b_layer)
 }
 END_TEST
 
+/* A LoRA adapter's element-wise bytes (kernels.c), by hand for Llama 3.2
+ * 3B's gate_proj (3072 -> 8192) at 8192 tokens: t x out = 67,108,864,
+ * t x in = 25,165,824.
+ *   hf: fwd scale 2+2 + add 2+2+2 = 10 B x t x out = 671,088,640; bwd the
+ *     scale's gradient 4 B x t x out = 268,435,456 + one more accumulate
+ *     into x's gradient 6 B x t x in = 150,994,944 -> 419,430,400.
+ *   compiled: fwd one fused sum 6 B x t x out = 402,653,184; bwd
+ *     268,435,456 + 2 B x t x in = 50,331,648 -> 318,767,104.
+ *   fused (Liger has no LoRA kernel): as hf. */
+START_TEST(test_kernel_bytes_lora)
+{
+    struct zs_ew_cost c;
+    zs_kernels_lora(ZS_KERNELS_HF, 8192, 3072, 8192, &c);
+    ck_assert_double_eq(c.fwd_bytes, 671088640.0);
+    ck_assert_double_eq(c.bwd_bytes, 419430400.0);
+    ck_assert_int_eq(c.fwd_launches, 2);
+    ck_assert_int_eq(c.bwd_launches, 2);
+    zs_kernels_lora(ZS_KERNELS_FUSED, 8192, 3072, 8192, &c);
+    ck_assert_double_eq(c.fwd_bytes, 671088640.0);
+    ck_assert_double_eq(c.bwd_bytes, 419430400.0);
+    zs_kernels_lora(ZS_KERNELS_COMPILED, 8192, 3072, 8192, &c);
+    ck_assert_double_eq(c.fwd_bytes, 402653184.0);
+    ck_assert_double_eq(c.bwd_bytes, 318767104.0);
+    ck_assert_int_eq(c.fwd_launches, 1);
+    ck_assert_int_eq(c.bwd_launches, 2);
+}
+END_TEST
+
+/* --compile-loss no (torchtitan 9dec370's eager loss_fn under compiled
+ * blocks) charges the hf loss: 14 + 22 B per logit against compiled 4 + 4,
+ * i.e. 28 B x tokens x vocab more per micro-step.  GPT-2 (vocab 50257) on one
+ * H100, seq 1024, micro-batch 1: 28 x 1024 x 50257 = 1,440,968,704 B, whose
+ * time is zs_gpu_membound_s of it; one GPU, so nothing overlaps and the
+ * compute time grows by exactly that (to the engine's 1 ns ticks). */
+START_TEST(test_compile_loss_eager)
+{
+    struct run yes, no;
+    const char *base = "model=gpt2;gpus=1xH100;framework=fsdp2;"
+                       "trainer=torchtitan;seq-len=1024;kernels=compiled";
+    char flags[256];
+    double want;
+    sim(&yes, base);
+    ck_assert_int_eq(yes.cfg.compile_loss, ZS_YES);
+    snprintf(flags, sizeof flags, "%s;compile-loss=no", base);
+    sim(&no, flags);
+    ck_assert_int_eq(zs_cfg_loss_kernels(&no.cfg), ZS_KERNELS_HF);
+    ck_assert_int_eq(zs_cfg_loss_kernels(&yes.cfg), ZS_KERNELS_COMPILED);
+    want = zs_gpu_membound_s(&no.cl.node.gpu, 28.0 * 1024 * 50257);
+    ck_assert_double_eq_tol(
+        no.res.steady.br_compute - yes.res.steady.br_compute, want, 4e-9);
+    zt_expect_resolve_error("compile-loss=yes",
+                            "'--compile-loss yes' needs '--kernels compiled' "
+                            "(the loss is compiled along with the model)");
+}
+END_TEST
+
 /* HF eager moves more element-wise bytes than fused, so the same plan's
  * step is longer (more compute time per layer, same transfers). */
 START_TEST(test_kernels_mode_orders_step_time)
@@ -1324,6 +1380,8 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_hook_host_time);
     tcase_add_test(core, test_compute_slowed_by_collectives);
     tcase_add_test(core, test_kernel_bytes_qwen7b_layer);
+    tcase_add_test(core, test_kernel_bytes_lora);
+    tcase_add_test(core, test_compile_loss_eager);
     tcase_add_test(core, test_kernels_mode_orders_step_time);
     tcase_add_test(core, test_op_checkpointing_bytes);
     tcase_add_test(core, test_export_roundtrip);

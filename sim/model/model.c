@@ -1247,6 +1247,14 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
     double b = o->micro_batch > 0 ? (double)o->micro_batch : 1;
     double tv = b * (double)o->seq / sp * (double)m->vocab;
     double fwd, bwd1, bwd2;
+    struct zs_act_opts eager;
+    if (o->loss_eager && o->kernels != 0) {
+        eager = *o;
+        eager.kernels = 0;
+        eager.loss_eager = false;
+        zs_model_loss_bytes(m, &eager, out);
+        return;
+    }
     if (o->kernels == 1) {
         loss_liger(m, o, b, sp, out);
         return;

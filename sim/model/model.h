@@ -314,6 +314,9 @@ struct zs_act_opts {
                               0: every linear */
     int loss_chunks; /* 0: the loss sees the whole logits; K > 0: torchtune's
                         CEWithChunkedOutputLoss over K token chunks */
+    bool loss_eager; /* the model is compiled, the loss is not
+                        (--compile-loss no): the loss keeps HF eager's
+                        buffers */
 };
 
 /* Bytes one decoder layer keeps alive from its forward until its backward

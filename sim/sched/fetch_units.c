@@ -139,6 +139,25 @@ static int norm_mode(const struct zs_bctx *b)
     return b->m->norm == ZS_NORM_RMS ? b->c->kernels : ZS_KERNELS_FUSED;
 }
 
+/* A LoRA adapter's work beyond the dgrad of its two GEMMs (which the
+ * caller copies from forward): the trained adapters' weight gradients,
+ * dB = g^T (x A) [out x r, K = tokens] and dA = (g B)^T x [r x in,
+ * K = tokens], and its element-wise scale and sums (kernels.c). */
+static void lora_extras(const struct zs_bctx *b, const struct zs_leaf *l,
+                        struct plist *f, struct plist *bw, int *kf, int *kb)
+{
+    double t = (double)b->tokens, r = (double)b->mo.lora_rank;
+    double in = (double)l->in_features, out = (double)l->out_features;
+    struct zs_ew_cost c;
+    add_gemm(b, bw, out, r, t, 1);
+    add_gemm(b, bw, r, in, t, 1);
+    zs_kernels_lora(b->c->kernels, t, in, out, &c);
+    add_mem(b, f, c.fwd_bytes);
+    add_mem(b, bw, c.bwd_bytes);
+    *kf += c.fwd_launches;
+    *kb += 2 + c.bwd_launches;
+}
+
 static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
                         struct plist *f, struct plist *bw, int *kf, int *kb)
 {
@@ -147,13 +166,15 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
     bool frozen = b->mo.method != ZS_METHOD_FULL;
     size_t f0 = f->n;
     int kernels = 1;
+    bool adapted = false;
     switch (l->kind) {
     case ZS_LEAF_LINEAR:
         add_gemm(b, f, t, (double)l->out_features, (double)l->in_features, 1);
         if (b->mo.method ==
             ZS_METHOD_QLORA) /* NF4 -> bf16 dequantise: read 0.5 B, write 2 B */
             add_mem(b, f, (double)l->params * 2.5);
-        if (frozen && (l->role & b->mo.lora_targets)) {
+        adapted = frozen && (l->role & b->mo.lora_targets);
+        if (adapted) {
             double r = (double)b->mo.lora_rank;
             add_gemm(b, f, t, r, (double)l->in_features, 1);
             add_gemm(b, f, t, (double)l->out_features, r, 1);
@@ -195,7 +216,8 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
         /* cross-entropy per kernel mode (kernels.c); the lm_head GEMM's
          * dgrad and wgrad backward, then the loss's own backward */
         struct zs_ew_cost c;
-        zs_kernels_loss(b->c->kernels, t * (double)m->vocab, &c);
+        zs_kernels_loss(zs_cfg_loss_kernels(b->c), t * (double)m->vocab,
+                        &c);
         add_gemm(b, f, t, (double)m->vocab, (double)m->hidden, 1);
         add_mem(b, f, c.fwd_bytes);
         add_mem(b, bw, c.bwd_bytes);
@@ -214,6 +236,8 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
             put(bw, &f->p[i]);
     *kf = kernels;
     *kb = 2 * kernels;
+    if (adapted)
+        lora_extras(b, l, f, bw, kf, kb);
 }
 
 /* Per-layer work outside any leaf's GEMM: the attention core (charged to the

@@ -62,9 +62,27 @@
  *   Compiled: inductor fuses upcast, log_softmax and gather into one
  *   reduction over bf16 logits (two passes, 2+2 = 4 B) and the backward into
  *   one kernel (read 2, write 2) [assumption: same fusion as above].
+ * LoRA adapter (zs_kernels_lora), per token, from torchtune's
+ *   LoRALinear.forward (torchtune/modules/peft/lora.py:112-131 at
+ *   1814feb17a9038e1a8053ce93111bd26774a8db6, the same at 0031bfb):
+ *     out = F.linear(x, weight); lora_out = lora_a(dropout(x));
+ *     lora_out = (alpha / rank) * lora_b(lora_out); return out + lora_out
+ *   (PEFT's lora.Linear.forward is the same sum: result + lora_B(lora_A(
+ *   dropout(x))) * scaling; dropout 0 is nn.Identity, no kernel).
+ *   Forward, per output element: HF/fused (Liger has no LoRA kernel) the
+ *   scale 2+2 and the add 2+2+2 = 10 B, 2 launches; compiled one pointwise
+ *   kernel reading both GEMM outputs and writing the sum, 2+2+2 = 6 B.
+ *   Backward: the scale's gradient 2+2 = 4 B per output element (the add
+ *   passes its gradient through), and x's gradient gets one more addend
+ *   (the adapter's dgrad beside the base's): eager one more accumulate,
+ *   2+2+2 = 6 B per input element (autograd's InputBuffer sums each
+ *   arriving gradient); compiled one more operand read by the fused sum,
+ *   2 B [assumption: inductor sums the dgrads in one pointwise kernel and
+ *   cannot fold the scale into the cuBLAS GEMMs]; 2 launches either way.
  */
 #include "sched/kernels.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
@@ -150,4 +168,15 @@ void zs_kernels_loss(int mode, double logits, struct zs_ew_cost *out)
         out->bwd_launches = 1;
         break;
     }
+}
+
+void zs_kernels_lora(int mode, double tokens, double in_dim, double out_dim,
+                     struct zs_ew_cost *out)
+{
+    bool compiled = mode == ZS_KERNELS_COMPILED;
+    memset(out, 0, sizeof *out);
+    out->fwd_bytes = (compiled ? 6 : 10) * tokens * out_dim;
+    out->bwd_bytes = 4 * tokens * out_dim + (compiled ? 2 : 6) * tokens * in_dim;
+    out->fwd_launches = compiled ? 1 : 2;
+    out->bwd_launches = 2;
 }

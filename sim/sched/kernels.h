@@ -30,5 +30,10 @@ void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
 void zs_kernels_norm(int mode, double elems, struct zs_ew_cost *out);
 /* Cross-entropy over `logits` elements (tokens x vocab). */
 void zs_kernels_loss(int mode, double logits, struct zs_ew_cost *out);
+/* A LoRA adapter's element-wise work around its two GEMMs, on `tokens`
+ * rows of a linear of in_dim -> out_dim: the scale, the sum with the base
+ * output, and the extra input-gradient sum in backward. */
+void zs_kernels_lora(int mode, double tokens, double in_dim, double out_dim,
+                     struct zs_ew_cost *out);
 
 #endif

@@ -85,6 +85,14 @@ static const struct zs_field k_fields[] = {
     {"loss", ZS_F_ENUM, OFF(loss), 0, 0, ZS_LOSS_AUTO, 0, k_losses, 0, NULL},
     {"kernels", ZS_F_ENUM, OFF(kernels), 0, 0, ZS_KERNELS_HF, 0, k_kernels, 0,
      NULL},
+    /* auto: yes under --kernels compiled (HF Trainer's torch_compile
+     * compiles the model with its loss, torchtune's recipes call
+     * training.compile_loss); torchtitan compiled its loss_fn except between
+     * PR #755 (e8977b0, 2024-12-18: "compiling loss function causes CUDA
+     * errors, turning off for now") and PR #1033 (bbb1b61, 2025-04-02),
+     * so its December 2024 benchmark ran the loss eager: --compile-loss no */
+    {"compile_loss", ZS_F_ENUM, OFF(compile_loss), 0, 0, ZS_AUTO, 0, k_tri, 0,
+     NULL},
     {"alloc_conf", ZS_F_ENUM, OFF(alloc_conf), 0, 0, ZS_ALLOC_DEFAULT, 0,
      k_alloc_confs, 0, NULL},
     {"procs", ZS_F_INT, OFF(procs), 0, 64, 0, 0, NULL, 0, NULL},
@@ -886,6 +894,12 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
                           "'--loss chunked' contradicts '--kernels fused' "
                           "(Liger's fused linear cross-entropy never "
                           "materialises the logits): use one of them");
+    if (c->compile_loss == ZS_YES && c->kernels != ZS_KERNELS_COMPILED)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--compile-loss yes' needs '--kernels compiled' "
+                          "(the loss is compiled along with the model)");
+    if (c->compile_loss == ZS_AUTO)
+        c->compile_loss = c->kernels == ZS_KERNELS_COMPILED ? ZS_YES : ZS_NO;
     if (c->loss == ZS_LOSS_AUTO)
         c->loss = c->trainer == ZS_TRAINER_TORCHTUNE &&
                           c->kernels != ZS_KERNELS_FUSED
@@ -940,6 +954,13 @@ static void resolve_pin(struct zs_cfg *c)
 /* The phases, each in its own function above: topology, batch, what the
  * frameworks can offload, activation offload, "auto" buckets, LoRA targets,
  * the trainer's defaults, DeepSpeed's precision policy, pinning. */
+int zs_cfg_loss_kernels(const struct zs_cfg *c)
+{
+    if (c->kernels == ZS_KERNELS_COMPILED && c->compile_loss == ZS_NO)
+        return ZS_KERNELS_HF;
+    return c->kernels;
+}
+
 int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
                    const struct zs_cluster *cl, struct zs_err *err)
 {

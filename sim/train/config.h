@@ -100,6 +100,9 @@ struct zs_cfg {
     int64_t ckpt_every;    /* ZS_CKPT_LAYER: every Nth block ("layer:N") */
     int attention;         /* enum zs_attn_impl */
     int kernels;           /* enum zs_kernels */
+    int compile_loss;      /* enum zs_tristate: torch.compile covers the loss
+                              (--compile-loss; AUTO resolved by
+                              zs_cfg_resolve: YES under --kernels compiled) */
     int alloc_conf;        /* enum zs_alloc_conf */
     int64_t procs;         /* processes (GPUs used) per node; 0: all */
     int64_t sp;            /* Ulysses sequence-parallel degree */
@@ -233,6 +236,9 @@ const char *zs_offload_name(int off);
 const char *zs_framework_name(int fw);
 /* enum zs_act_offload: "none", "cpu_checkpointing (blocking)", ... */
 const char *zs_act_offload_name(int ao);
+/* The kernel mode the loss runs in: --kernels, except eager (HF) when the
+ * model is compiled and the loss is not (--compile-loss no). */
+int zs_cfg_loss_kernels(const struct zs_cfg *c);
 const char *zs_trainer_name(int t);     /* "hf", "torchtitan", "torchtune" */
 const char *zs_cpu_opt_name(int o);     /* "ds-cpu-adam", ... ("auto") */
 const char *zs_launcher_name(int l);    /* "accelerate", ... ("auto") */
