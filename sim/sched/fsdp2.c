@@ -48,6 +48,7 @@
 #include "sched/sched_int.h"
 #include "util/alloc.h"
 
+#include <assert.h>
 #include <string.h>
 
 struct fs {
@@ -71,6 +72,9 @@ struct fs {
     int pb, rb;         /* bytes: sharded params, reduce dtype (see top) */
     bool nosync;        /* zs_cfg_grads_held_unsharded */
     bool noshard;       /* --sharding none: the plain module (see top) */
+    bool inbwd;         /* --optimizer-in-bwd (see steps_in_bwd) */
+    int root_pre;       /* tensors of the root's pre leaves (embedding) */
+    int32_t tied_grad;  /* tied embedding's grad held through backward */
     int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
 };
 
@@ -147,6 +151,7 @@ static int param_shards(struct fs *s)
         if (u->layer < 0) {
             for (int i = 0; i < m->n_pre; i++)
                 leaf_shards(m, &m->pre[i], w, s->shard_elems, &n, total);
+            s->root_pre = n - s->shard_off[g];
             for (int i = 0; i < m->n_post; i++)
                 leaf_shards(m, &m->post[i], w, s->shard_elems, &n, total);
         } else {
@@ -400,6 +405,91 @@ static int32_t grads_to_host(struct fs *s, int g, int64_t shard, bool first,
     return t;
 }
 
+/* --optimizer-in-bwd: torchtune's optimizer_in_bwd (torchtune/training/
+ * memory.py register_optim_in_bwd_hooks, 1814feb17a90:219-242) builds one
+ * optimizer per parameter and registers on each a post-accumulate-grad hook
+ * that calls its step() and zero_grad() (set_to_none: the grad is dropped).
+ * Autograd runs the hook as soon as AccumulateGrad has stored param.grad
+ * (Tensor.register_post_accumulate_grad_hook); FSDP2's foreach_reduce calls
+ * the sharded parameter's hooks itself right after assigning its sharded
+ * grad, on the reduce-scatter stream (_fsdp_collectives.py, see
+ * reduce_grads).  So the set of all grads never exists: a tensor's grad
+ * lives from its production to its step.  Per tensor: the host launches the
+ * step's kernels (zs_gpu_opt_kernels x launch overhead, gpuopt.c); the
+ * states are allocated at the first step (torch and bitsandbytes create
+ * them lazily); the step moves zs_gpu_opt_elem_bytes per element;
+ * bitsandbytes then synchronizes the device.  Steps tensors k0 .. k1-1 of
+ * unit g on queue q after `after`; own_grads: each grad is its own
+ * allocation (autograd's param.grad), else views of a buffer the caller
+ * frees.  Returns the last step's task. */
+static int32_t steps_in_bwd(struct fs *s, int q, int g, int k0, int k1,
+                            bool own_grads, int32_t after)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_cfg *c = b->c;
+    int32_t t = after;
+    for (int k = k0; k < k1; k++) {
+        int64_t n = s->shard_elems[k];
+        int32_t grad = -1, h, dep = t;
+        if (own_grads)
+            dep = grad = zs_t_alloc(b, q, b->p_gpu, n * s->pb, 0,
+                                    s->pb == 4 ? "fp32 grad (one tensor)"
+                                               : "bf16 grad (one tensor)",
+                                    g, t);
+        h = zs_t_delay(b, b->q_host,
+                       zs_gpu_opt_kernels(c) *
+                           b->node->gpu.launch_overhead_ns,
+                       ZS_CLS_HOST, "optimizer step launch (in backward)", g,
+                       b->last_host, -1);
+        if (b->step == 1)
+            dep = zs_keep_alloc(
+                b, zs_t_alloc(b, q, b->p_gpu,
+                              zs_gpu_opt_state_bytes(c, n, s->pb), 0,
+                              c->optimizer == ZS_OPT_ADAMW
+                                  ? "AdamW exp_avg + exp_avg_sq (lazy)"
+                                  : "AdamW 8-bit states (bitsandbytes, lazy)",
+                              g, dep));
+        t = zs_t_gpu_mem(b, q, (double)n * zs_gpu_opt_elem_bytes(c, n, s->pb),
+                         ZS_CLS_OPT, "optimizer step in backward", g, dep, h);
+        if (grad >= 0)
+            zs_t_free(b, q, grad, t);
+        if (zs_gpu_opt_syncs(c))
+            zs_t_drain(b, "torch.cuda.synchronize (bitsandbytes step)");
+    }
+    return t;
+}
+
+/* --sharding none with --optimizer-in-bwd, the root's grads: the final norm
+ * and an untied lm_head step right after the root's backward `c`
+ * (root_tail = true); the embedding at the end of backward.  A tied
+ * embedding's grad from lm_head waits in autograd's input buffer of its
+ * AccumulateGrad until the embedding's own backward adds to it (the engine
+ * runs AccumulateGrad once, when all its inputs are in), so it is held from
+ * the root's backward to the end and then stepped in place. */
+static void root_steps(struct fs *s, bool root_tail, int32_t c)
+{
+    struct zs_bctx *b = s->b;
+    int k0 = s->shard_off[0], kp = k0 + s->root_pre, k1 = s->shard_off[1];
+    assert(b->units[0].layer < 0);
+    if (root_tail) {
+        steps_in_bwd(s, b->q_comp, 0, kp, k1, true, c);
+        if (b->m->tie_embeddings && s->root_pre > 0)
+            s->tied_grad = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                      s->shard_elems[k0] * s->pb, 0,
+                                      "tied embedding grad (lm_head's part, "
+                                      "held by autograd)",
+                                      0, c);
+        return;
+    }
+    if (s->tied_grad >= 0) {
+        int32_t t = steps_in_bwd(s, b->q_comp, 0, k0, kp, false, c);
+        zs_t_free(b, b->q_comp, s->tied_grad, t);
+        s->tied_grad = -1;
+        return;
+    }
+    steps_in_bwd(s, b->q_comp, 0, k0, kp, true, c);
+}
+
 static void reduce_grads(struct fs *s, int g, int32_t bwd)
 {
     struct zs_bctx *b = s->b;
@@ -430,6 +520,11 @@ static void reduce_grads(struct fs *s, int g, int32_t bwd)
     }
     if (s->off) {
         t = grads_to_host(s, g, shard, first, t);
+    } else if (s->inbwd) {
+        /* the sharded grads are views of the reduce output: each tensor's
+         * hook steps it; the output goes with the last (steps_in_bwd) */
+        t = steps_in_bwd(s, b->q_rs, g, s->shard_off[g], s->shard_off[g + 1],
+                         false, t);
     } else {
         if (s->grad_gpu[g] < 0)
             s->grad_gpu[g] = zs_t_alloc(b, b->q_rs, b->p_gpu, shard * pb, 0,
@@ -456,6 +551,14 @@ static void local_grads(struct fs *s, int g, int32_t bwd)
     int32_t add, t;
     if (n <= 0)
         return;
+    if (s->inbwd) { /* the root's tail stepped in root_backward */
+        if (g == 0)
+            root_steps(s, false, bwd);
+        else
+            steps_in_bwd(s, b->q_comp, g, s->shard_off[g], s->shard_off[g + 1],
+                         true, bwd);
+        return;
+    }
     if (s->grad_gpu[g] < 0) {
         s->grad_gpu[g] =
             zs_t_alloc(b, b->q_comp, b->p_gpu, n * s->pb, 0,
@@ -548,6 +651,8 @@ static int32_t root_backward(struct fs *s, const struct zs_loss_bytes *lb)
     c = zs_t_compute(b, 0, true, "backward", g16, -1);
     zs_t_free(b, b->q_comp, g16, c);
     zs_t_free(b, b->q_comp, s->logits, c);
+    if (s->inbwd && s->noshard)
+        root_steps(s, true, c);
     return c;
 }
 
@@ -625,6 +730,8 @@ static void optimizer_step(struct fs *s, bool first)
     struct zs_bctx *b = s->b;
     int64_t T = b->T;
     b->phase = ZS_PH_OPTIMIZER;
+    if (s->inbwd) /* every tensor stepped in backward, no clipping */
+        return;
     zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce", -1,
               b->last_host, -1);
     if (s->off) {
@@ -702,6 +809,8 @@ int zs_build_fsdp2(struct zs_bctx *b)
     s.rb = zs_cfg_reduce_bytes(b->c);
     s.nosync = zs_cfg_grads_held_unsharded(b->c);
     s.noshard = b->c->sharding == ZS_SHARD_NONE;
+    s.inbwd = b->c->optimizer_in_bwd;
+    s.tied_grad = -1;
     if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held) {
         rc = ZS_ENOMEM;
         goto out;

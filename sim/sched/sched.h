@@ -202,6 +202,17 @@ void zs_cpu_threads(const struct zs_cfg *c, const struct zs_node *nd,
 void zs_cpu_opt_bytes(const struct zs_cfg *c, double *fused_bytes,
                       double *op_bytes);
 
+/* gpuopt.c — the optimizer on the GPU, per parameter tensor of `elems`
+ * elements whose dtype is `pb` bytes: its states' bytes (torch AdamW 2 x pb;
+ * bitsandbytes 8-bit: 2 B + block-wise absmax, fp32 states below 4096
+ * elements), the HBM bytes one step moves per element, the kernels one
+ * step() launches, and whether step() blocks the host
+ * (torch.cuda.synchronize, bitsandbytes). */
+int64_t zs_gpu_opt_state_bytes(const struct zs_cfg *c, int64_t elems, int pb);
+double zs_gpu_opt_elem_bytes(const struct zs_cfg *c, int64_t elems, int pb);
+int zs_gpu_opt_kernels(const struct zs_cfg *c);
+bool zs_gpu_opt_syncs(const struct zs_cfg *c);
+
 /* "DeepSpeedCPUAdam", "torch.optim.AdamW(fused=True)", ... */
 const char *zs_cpu_opt_label(int impl);
 

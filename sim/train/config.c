@@ -179,6 +179,11 @@ static const struct zs_field k_fields[] = {
      * (enum zs_sharding, config.h) */
     {"sharding", ZS_F_ENUM, OFF(sharding), 0, 0, ZS_SHARD_AUTO, 0, k_shardings,
      0, NULL},
+    /* torchtune's optimizer_in_bwd: off unless asked, as the recipes read it
+     * (full_finetune_distributed.py at 1814feb17a90: cfg.get(
+     * "optimizer_in_bwd", False)); check_optim_in_bwd has its rules */
+    {"optimizer_in_bwd", ZS_F_BOOL, OFF(optimizer_in_bwd), 0, 0, 0, 0, NULL, 0,
+     NULL},
     /* NVMe offload (issue 14, docs/nvme.md).  nvme_read/nvme_write: the
      * node's sequential NVMe rates in GB/s, all drives together, replacing
      * the profile's "storage"; 0 keeps the profile's.  nvme_buffer_count,
@@ -678,6 +683,58 @@ static int check_sharding(const struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+/* torchtune's optimizer_in_bwd (--optimizer-in-bwd yes), what the recipes
+ * allow (torchtune 1814feb17a90):
+ * - full_finetune_single_device.py:147-157 and full_finetune_distributed.py
+ *   :157-167 raise RuntimeError "Gradient clipping is not supported with
+ *   optimizer in bwd." when clip_grad_norm is set and "Gradient accumulation
+ *   is not supported with optimizer in bwd." when
+ *   gradient_accumulation_steps > 1 (both recipes, single device and FSDP2);
+ * - the LoRA recipes (lora_finetune_*.py) never read optimizer_in_bwd;
+ * - the HF Trainer and torchtitan have no such option zsim models.
+ * With fsdp_cpu_offload torchtune does not refuse it, but the hook would
+ * step CPU tensors behind a non-blocking D2H copy (FSDP2 foreach_reduce
+ * runs the post-accumulate-grad hooks right after issuing it): zsim does
+ * not model that path and says so. */
+static int check_optim_in_bwd(const struct zs_cfg *c, struct zs_err *err)
+{
+    if (!c->optimizer_in_bwd)
+        return 0;
+    if (c->framework != ZS_FW_FSDP2 || c->trainer != ZS_TRAINER_TORCHTUNE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--optimizer-in-bwd yes' is torchtune's "
+                          "optimizer_in_bwd: it needs '--framework fsdp2' and "
+                          "'--trainer torchtune' (got '--framework %s' and "
+                          "'--trainer %s')",
+                          zs_framework_name(c->framework),
+                          zs_trainer_name(c->trainer));
+    if (c->method != ZS_METHOD_FULL)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--optimizer-in-bwd yes' needs '--method full': "
+                          "torchtune's LoRA recipes have no optimizer_in_bwd "
+                          "(got '--method %s')",
+                          zs_method_name((enum zs_method)c->method));
+    if (c->accum > 1)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--optimizer-in-bwd yes' needs '--grad-accum 1': "
+                          "torchtune raises \"Gradient accumulation is not "
+                          "supported with optimizer in bwd.\" (got %lld)",
+                          (long long)c->accum);
+    if (c->gradient_clipping > 0)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--optimizer-in-bwd yes' needs '--gradient-clipping "
+                          "0': torchtune raises \"Gradient clipping is not "
+                          "supported with optimizer in bwd.\" (got %g)",
+                          c->gradient_clipping);
+    if (c->offload_param != ZS_OFF_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--optimizer-in-bwd yes' with '--offload-param %s' "
+                          "is not modelled: zsim steps in-backward optimizers "
+                          "on the GPU only",
+                          zs_offload_name(c->offload_param));
+    return 0;
+}
+
 int zs_cfg_param_bytes(const struct zs_cfg *c)
 {
     return c->param_dtype_resolved == ZS_DT_BF16 ? 2 : 4;
@@ -985,6 +1042,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
         rc = resolve_trainer_defaults(c, err);
     if (!rc && c->framework == ZS_FW_DEEPSPEED)
         rc = check_deepspeed_policy(c, err);
+    if (!rc)
+        rc = check_optim_in_bwd(c, err);
     if (rc)
         return rc;
     resolve_pin(c);
@@ -1066,6 +1125,11 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         size_t len = strlen(buf);
         if (len < cap)
             snprintf(buf + len, cap - len, ", no sharding (single device)");
+    }
+    if (c->optimizer_in_bwd) {
+        size_t len = strlen(buf);
+        if (len < cap)
+            snprintf(buf + len, cap - len, ", optimizer step in backward");
     }
     if (c->act_offload != ZS_AO_NONE) {
         size_t len = strlen(buf);

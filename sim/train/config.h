@@ -180,6 +180,10 @@ struct zs_cfg {
     bool ds_partition_activations;
     int act_offload; /* derived: enum zs_act_offload */
     int sharding;    /* enum zs_sharding (--sharding) */
+    /* torchtune's optimizer_in_bwd (--optimizer-in-bwd): one optimizer per
+     * parameter, stepped by a post-accumulate-grad hook the moment its grad
+     * is ready, then zero_grad (sched/fsdp2.c, config.c check_optim_in_bwd) */
+    bool optimizer_in_bwd;
     /* NVMe offload (docs/nvme.md): node rates in GB/s (0: the profile's),
      * offload_optimizer buffer_count and pipeline flags */
     double nvme_read_gbps, nvme_write_gbps;

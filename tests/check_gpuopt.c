@@ -1,0 +1,226 @@
+/*
+ * check_gpuopt.c — the optimizer on the GPU per parameter tensor
+ * (sim/sched/gpuopt.c) and torchtune's optimizer_in_bwd (--optimizer-in-bwd,
+ * sched/fsdp2.c steps_in_bwd), worked out by hand on the tiny model
+ * (tests/data/good/model-tiny.json: hidden 64, 2 layers, 4 heads of 16, 2 KV
+ * heads, MLP 176, vocab 1000, untied: 220480 params).
+ *
+ * Its parameter tensors (elements): embedding and lm_head 64000 each, final
+ * norm 64; per layer q 4096, k 2048, v 2048, o 4096, gate, up, down 11264
+ * each, two norms 64 each.  The caching allocator rounds every allocation up
+ * to 512 B.
+ * torch AdamW, bf16 (2 x 2 B per element): per tensor 256000, 256000, 256
+ * -> 512; per layer 16384 + 8192 + 8192 + 16384 + 3 x 45056 + 2 x 512 =
+ * 185344; all 512512 + 2 x 185344 = 883200 B, 1024 B more than one
+ * allocation of 220480 x 4 = 881920 -> 882176 B (the five 256-B norm states
+ * each rounded up by 256 B, the single allocation by 256 B once).
+ * bitsandbytes AdamW8bit: under 4096 elements two fp32 states (8 B), else
+ * 2 B + 2 fp32 absmax per 256-element block: embedding 128000 + 250 x 8 =
+ * 130000 -> 130048; norm 512; q and o 8192 + 16 x 8 = 8320 -> 8704; k and v
+ * (2048 < 4096) 16384; gate, up, down 22528 + 44 x 8 = 22880 -> 23040; per
+ * layer 8704 x 2 + 16384 x 2 + 23040 x 3 + 512 x 2 = 120320; all 2 x 130048
+ * + 512 + 2 x 120320 = 501248 B.
+ *
+ * Single device (--sharding none), 1 x 128 tokens, full checkpointing,
+ * chunked loss, no accumulation: without optimizer_in_bwd the steady peak is
+ * at the loss, before any grad exists (check_sched.c test_sharding_none
+ * lists it: 2630656 B less micro-step 1's grads 441856 B = 2188800 B), so
+ * the in-backward step only changes the states there: 2188800 - 882176 +
+ * 883200 = 2189824 B; with 8-bit states 2188800 - 882176 + 501248 =
+ * 1807872 B.  The peak's list of live buffers gives the bytes requested,
+ * before rounding: 220480 x 4 = 881920 B of AdamW states; 8-bit 2 x 130000
+ * + 512 + 2 x (2 x 8320 + 2 x 16384 + 3 x 22880 + 2 x 512) = 498656 B.
+ */
+#include "sched/sched.h"
+#include "train/setup.h"
+
+#include "testutil.h"
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#define TINY                                                                   \
+    "model=tests/data/good/model-tiny.json;gpus=1xH100;framework=fsdp2;"       \
+    "trainer=torchtune;micro-batch=1;seq-len=128;grad-accum=1;"                \
+    "checkpointing=full;sharding=none"
+
+struct run {
+    struct zs_cfg cfg;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_sim_result res;
+};
+
+static void sim(struct run *r, const char *base, const char *flags)
+{
+    struct zs_err err = {0, ""};
+    struct zs_setup su = {0};
+    zs_cfg_defaults(&r->cfg);
+    zt_apply_flags(&r->cfg, base);
+    zt_apply_flags(&r->cfg, flags);
+    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
+                  "%s", err.msg);
+    su.model = &r->m;
+    su.cluster = &r->cl;
+    su.cfg = &r->cfg;
+    ck_assert_msg(zs_simulate(&su, NULL, &r->res, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(r->res.oom.where, ZS_OOM_NONE);
+}
+
+/* Bytes of the live allocations named `name` at the step's GPU peak (one,
+ * or several listed as "name (xN)"), -1 when none is live. */
+static int64_t live_bytes(const struct zs_step_result *s, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < s->n_gpu_live; i++) {
+        const char *got = s->gpu_live[i].name;
+        if (!strncmp(got, name, n) &&
+            (got[n] == '\0' || !strncmp(got + n, " (x", 3)))
+            return s->gpu_live[i].bytes;
+    }
+    return -1;
+}
+
+START_TEST(test_state_bytes_by_hand)
+{
+    struct zs_cfg c;
+    zs_cfg_defaults(&c);
+    /* torch AdamW: exp_avg + exp_avg_sq in the param dtype */
+    ck_assert_int_eq(zs_gpu_opt_state_bytes(&c, 64000, 2), 256000);
+    ck_assert_int_eq(zs_gpu_opt_state_bytes(&c, 64000, 4), 512000);
+    ck_assert_double_eq(zs_gpu_opt_elem_bytes(&c, 64000, 2), 14);
+    ck_assert_int_eq(zs_gpu_opt_kernels(&c), 8);
+    ck_assert(!zs_gpu_opt_syncs(&c));
+    c.optimizer = ZS_OPT_ADAMW_8BIT;
+    /* the boundary: 4095 elements keep fp32 states, 4096 go to 8 bits */
+    ck_assert_int_eq(zs_gpu_opt_state_bytes(&c, 4095, 2), 32760);
+    ck_assert_int_eq(zs_gpu_opt_state_bytes(&c, 4096, 2), 8192 + 16 * 8);
+    /* a partial block counts whole: 4097 -> 17 blocks */
+    ck_assert_int_eq(zs_gpu_opt_state_bytes(&c, 4097, 2), 8194 + 17 * 8);
+    ck_assert_int_eq(zs_gpu_opt_state_bytes(&c, 64000, 2), 130000);
+    /* r/w param + r grad (3 x 2 B) + r/w two uint8 (4 B) or fp32 (16 B) */
+    ck_assert_double_eq(zs_gpu_opt_elem_bytes(&c, 64000, 2), 10);
+    ck_assert_double_eq(zs_gpu_opt_elem_bytes(&c, 64, 2), 22);
+    ck_assert_int_eq(zs_gpu_opt_kernels(&c), 1);
+    ck_assert(zs_gpu_opt_syncs(&c));
+    c.optimizer = ZS_OPT_PAGED_ADAMW_8BIT;
+    ck_assert_int_eq(zs_gpu_opt_state_bytes(&c, 64000, 2), 130000);
+}
+END_TEST
+
+START_TEST(test_in_bwd_single_device_by_hand)
+{
+    struct run no, in, in8;
+    sim(&no, TINY, "");
+    sim(&in, TINY, "optimizer-in-bwd=yes");
+    sim(&in8, TINY, "optimizer-in-bwd=yes;optimizer=adamw_8bit");
+    ck_assert_int_eq(no.res.steady.peak_gpu_allocated, 2188800);
+    ck_assert_int_eq(in.res.steady.peak_gpu_allocated, 2189824);
+    ck_assert_int_eq(in8.res.steady.peak_gpu_allocated, 1807872);
+    ck_assert_int_eq(
+        live_bytes(&in.res.steady, "AdamW exp_avg + exp_avg_sq (lazy)"),
+        881920);
+    ck_assert_int_eq(live_bytes(&in8.res.steady,
+                                "AdamW 8-bit states (bitsandbytes, lazy)"),
+                     498656);
+    /* the same bytes stepped, tensor by tensor instead of at once */
+    ck_assert(fabs(in.res.steady.br_opt - no.res.steady.br_opt) <
+              0.02 * no.res.steady.br_opt);
+    /* 8 kernel launches per tensor on the host, 21 tensors: slower on a
+     * model this small */
+    ck_assert(in.res.steady.time_s > no.res.steady.time_s);
+}
+END_TEST
+
+/* At the end of the backward no grad is left: without optimizer_in_bwd
+ * every param.grad (441856 B, bf16, check_sched.c) is live when the step
+ * runs; with it none is, so the peak of the first step (states growing
+ * during backward) stays below params + all grads + all states. */
+START_TEST(test_in_bwd_no_full_grads)
+{
+    struct run no, in;
+    sim(&no, TINY, "");
+    sim(&in, TINY, "optimizer-in-bwd=yes");
+    ck_assert_int_eq(no.res.first.peak_gpu_allocated,
+                     441856 + 441856 + 882176);
+    ck_assert_int_lt(in.res.first.peak_gpu_allocated,
+                     441856 + 883200 + 441856);
+    ck_assert_int_eq(live_bytes(&in.res.first, "bf16 grads (param.grad)"),
+                     -1);
+}
+END_TEST
+
+/* FSDP2 on 2 GPUs, 16 tokens (the grads outweigh the activations): the
+ * hooks run on the sharded grads inside foreach_reduce, so the layers'
+ * "sharded bf16 grads" (23104 x 2 B = 46208 B each) are not live at the
+ * steady peak (the root's backward), and the peak is lower. */
+START_TEST(test_in_bwd_fsdp2)
+{
+    const char *base = "model=tests/data/good/model-tiny.json;gpus=2xH100;"
+                       "framework=fsdp2;trainer=torchtune;micro-batch=1;"
+                       "seq-len=16;checkpointing=full";
+    struct run no, in;
+    sim(&no, base, "");
+    sim(&in, base, "optimizer-in-bwd=yes");
+    ck_assert_int_ge(live_bytes(&no.res.steady, "sharded bf16 grads"), 46208);
+    ck_assert_int_eq(live_bytes(&in.res.steady, "sharded bf16 grads"), -1);
+    ck_assert_int_lt(in.res.steady.peak_gpu_allocated,
+                     no.res.steady.peak_gpu_allocated);
+}
+END_TEST
+
+START_TEST(test_in_bwd_refused)
+{
+    static const struct {
+        const char *flags, *msg;
+    } cases[] = {
+        {"optimizer-in-bwd=yes",
+         "'--optimizer-in-bwd yes' is torchtune's optimizer_in_bwd: it needs "
+         "'--framework fsdp2' and '--trainer torchtune' (got '--framework "
+         "deepspeed' and '--trainer hf')"},
+        {"framework=fsdp2;optimizer-in-bwd=yes",
+         "'--optimizer-in-bwd yes' is torchtune's optimizer_in_bwd: it needs "
+         "'--framework fsdp2' and '--trainer torchtune' (got '--framework "
+         "fsdp2' and '--trainer hf')"},
+        {"framework=fsdp2;trainer=torchtune;method=lora;optimizer-in-bwd=yes",
+         "'--optimizer-in-bwd yes' needs '--method full': torchtune's LoRA "
+         "recipes have no optimizer_in_bwd (got '--method lora')"},
+        {"framework=fsdp2;trainer=torchtune;grad-accum=4;"
+         "optimizer-in-bwd=yes",
+         "'--optimizer-in-bwd yes' needs '--grad-accum 1': torchtune raises "
+         "\"Gradient accumulation is not supported with optimizer in bwd.\" "
+         "(got 4)"},
+        {"framework=fsdp2;trainer=torchtune;gradient-clipping=1;"
+         "optimizer-in-bwd=yes",
+         "'--optimizer-in-bwd yes' needs '--gradient-clipping 0': torchtune "
+         "raises \"Gradient clipping is not supported with optimizer in "
+         "bwd.\" (got 1)"},
+        {"framework=fsdp2;trainer=torchtune;offload-optimizer=cpu;"
+         "offload-param=cpu;optimizer-in-bwd=yes",
+         "'--optimizer-in-bwd yes' with '--offload-param cpu' is not "
+         "modelled: zsim steps in-backward optimizers on the GPU only"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        zt_expect_resolve_error(cases[i].flags, cases[i].msg);
+    zt_expect_bad_flag("optimizer-in-bwd", "maybe",
+                       "invalid value for '--optimizer-in-bwd': must be yes "
+                       "or no (got 'maybe')");
+}
+END_TEST
+
+Suite *suite_gpuopt(void)
+{
+    Suite *s = suite_create("gpuopt");
+    TCase *core = tcase_create("core");
+    TCase *bad = tcase_create("bad input");
+    tcase_set_timeout(core, 60);
+    tcase_add_test(core, test_state_bytes_by_hand);
+    tcase_add_test(core, test_in_bwd_single_device_by_hand);
+    tcase_add_test(core, test_in_bwd_no_full_grads);
+    tcase_add_test(core, test_in_bwd_fsdp2);
+    tcase_add_test(bad, test_in_bwd_refused);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, bad);
+    return s;
+}
