@@ -128,8 +128,11 @@ static void live_table(FILE *out, const char *title, const char *where,
 static const char *grads_text(const struct zs_cfg *c, char *buf, size_t cap)
 {
     if (c->sharding == ZS_SHARD_NONE)
-        return "one device: grads accumulated in place (AccumulateGrad), "
-               "no collectives";
+        return c->optimizer_in_bwd
+                   ? "one device: each grad stepped and freed in backward "
+                     "(optimizer_in_bwd), no collectives"
+                   : "one device: grads accumulated in place "
+                     "(AccumulateGrad), no collectives";
     snprintf(buf, cap, "reduce %s, %s",
              zs_dtype_name(c->reduce_dtype_resolved),
              zs_cfg_grads_held_unsharded(c)
