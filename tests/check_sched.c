@@ -294,6 +294,42 @@ START_TEST(test_sharding_none)
 }
 END_TEST
 
+/* --fsdp-version 1 (fsdp2.c unshard_v1, rs_input_v1).  On one GPU FSDP1
+ * switches to NO_SHARD: the whole module on the device, grads in place,
+ * the same 2630656 B peak as test_sharding_none's single-device run worked
+ * out above.  On two GPUs the all-gather writes the unsharded flat
+ * parameter itself, so FSDP2's separate all-gather output (freed after the
+ * next copy-out) is gone: less allocated at the peak. */
+START_TEST(test_fsdp_version_1)
+{
+    struct run one, v1, v2;
+    const char *flags = "model=tests/data/good/model-tiny.json;"
+                        "framework=fsdp2;trainer=torchtune;micro-batch=1;"
+                        "seq-len=128;grad-accum=2;checkpointing=full";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s;gpus=1xH100;fsdp-version=1", flags);
+    sim(&one, buf);
+    ck_assert_int_eq(one.res.steady.peak_gpu_allocated, 2630656);
+    snprintf(buf, sizeof buf, "%s;gpus=2xH100;fsdp-version=1", flags);
+    sim(&v1, buf);
+    snprintf(buf, sizeof buf, "%s;gpus=2xH100", flags);
+    sim(&v2, buf);
+    ck_assert_int_lt(v1.res.steady.peak_gpu_allocated,
+                     v2.res.steady.peak_gpu_allocated);
+    zt_expect_resolve_error("fsdp-version=1",
+                            "'--fsdp-version 1' needs '--framework fsdp2': "
+                            "DeepSpeed shards with its own ZeRO engine");
+    zt_expect_resolve_error("gpus=1xH100;framework=fsdp2;sharding=none;"
+                            "fsdp-version=1",
+                            "'--fsdp-version 1' wraps the model in "
+                            "FullyShardedDataParallel: it cannot run with "
+                            "'--sharding none'");
+    zt_expect_bad_flag("fsdp-version", "3",
+                       "invalid value for '--fsdp-version': must be an "
+                       "integer in [1, 2] (got '3')");
+}
+END_TEST
+
 /* --lora-targets: torchtune's 8B_lora_single_device.yaml adapts q_proj and
  * v_proj only.  Llama-3-8B r 8 on q (4096 -> 4096) and v (4096 -> 1024):
  * 8 x (8192 + 5120) x 32 layers = 3407872 trainable parameters. */
@@ -1317,6 +1353,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
     tcase_add_test(core, test_sharding_none);
+    tcase_add_test(core, test_fsdp_version_1);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);

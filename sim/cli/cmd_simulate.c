@@ -63,6 +63,8 @@ static const char usage[] =
     "(torchtune)\n"
     "  --sharding auto|none  (none: one GPU, no FSDP: torchtune's "
     "*_single_device recipes)\n"
+    "  --fsdp-version 1|2 (2: fully_shard; 1: FullyShardedDataParallel, "
+    "with --framework fsdp2)\n"
     "  --loss auto|full|chunked  (auto: chunked = torchtune's "
     "CEWithChunkedOutputLoss,\n"
     "                 8 chunks, under --trainer torchtune; full otherwise)\n"

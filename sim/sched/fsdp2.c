@@ -71,6 +71,11 @@ struct fs {
     int pb, rb;         /* bytes: sharded params, reduce dtype (see top) */
     bool nosync;        /* zs_cfg_grads_held_unsharded */
     bool noshard;       /* --sharding none: the plain module (see top) */
+    bool v1;            /* --fsdp-version 1: FullyShardedDataParallel */
+    /* FSDP1 limit_all_gathers: the free events of resharded units, oldest
+     * first (ring of nunits + 1 entries, see unshard_v1) */
+    int32_t *free_ev;
+    int nfree_ev, free_ev_head;
     int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
 };
 
@@ -191,6 +196,70 @@ static void shard_bytes(const struct fs *s, const struct zs_unit *u,
     *ag = q + rest * 2;
 }
 
+/* FSDP1 (--fsdp-version 1), PyTorch torch/distributed/fsdp/ at v2.2
+ * (_runtime_utils.py _unshard/_reshard, _flat_param.py, _limiter_utils.py),
+ * the unshard of unit g:
+ *  - limit_all_gathers (Answer.AI's train.py passes True): _unshard calls
+ *    _free_event_queue.dequeue_if_needed(), which pops the oldest free event
+ *    once two are queued (_limiter_utils.py: _max_num_inflight_all_gathers
+ *    = 2) and the host synchronizes on it; _reshard enqueues an event per
+ *    freed unsharded flat parameter;
+ *  - pre_unshard on the pre-unshard stream (q_cpy): with CPUOffload the
+ *    sharded flat parameter is copied H2D (flat_param_to(device,
+ *    non_blocking=True): "created on the pre-unshard stream"); with fp32
+ *    masters the low-precision _mp_shard is allocated and cast there;
+ *  - unshard on the unshard stream (q_ag): _alloc_padded_unsharded_flat_param
+ *    allocates world x shard elements (padded to the world size), and
+ *    all_gather_into_tensor writes into it: the all-gather output is the
+ *    unsharded parameter (no copy-out, unlike FSDP2); the on-device shard
+ *    is record_stream'ed on the unshard stream and freed.
+ * The blocks stay with the stream that allocated them (per-stream pools,
+ * engine/pool.c).  [simplification] Answer.AI's policy wraps every LoRA
+ * A/B linear as its own unit (lambda_policy_fn: leaf, weight requires
+ * grad); here the adapters (about 9 MB per Llama-2-7B layer) are
+ * all-gathered with their decoder layer. */
+static void unshard_v1(struct fs *s, int g)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_unit *u = &b->units[g];
+    int64_t store, shard_ag, full;
+    int32_t t, dev = -1, dq = -1;
+    shard_bytes(s, u, &store, &shard_ag);
+    full = shard_ag * b->c->world;
+    if (s->nfree_ev >= 2) { /* dequeue_if_needed + event.synchronize() */
+        dq = s->free_ev[s->free_ev_head];
+        s->free_ev_head = (s->free_ev_head + 1) % (b->nunits + 1);
+        s->nfree_ev--;
+    }
+    t = zs_t_delay(b, b->q_host, zs_fsdp2_unshard_host_ns(s->off),
+                   ZS_CLS_HOST, "unshard (FSDP1 _unshard)", g, b->last_host,
+                   dq);
+    if (s->off) {
+        dev = zs_t_alloc(b, b->q_cpy, b->p_gpu, store, 0,
+                         "sharded flat param (H2D, pre-unshard stream)", g, t);
+        t = zs_t_pcie(b, b->q_cpy, 0, (double)store, b->c->pin_param,
+                      "H2D sharded flat param", g, dev, -1);
+    }
+    if (s->pb == 4) { /* _use_low_precision_shard: _mp_shard, cast */
+        int32_t mp = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard_ag, 0,
+                                "low-precision shard (_mp_shard)", g, t);
+        t = zs_t_gpu_mem(b, b->q_cpy, (double)(store + shard_ag), ZS_CLS_COPY,
+                         "cast shard to bf16", g, mp, -1);
+        if (dev >= 0)
+            zs_t_free(b, b->q_cpy, dev, t);
+        dev = mp;
+    }
+    s->ungathered[g] =
+        zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0,
+                   u->nf4_elems > 0 ? "unsharded flat param (padded, NF4 base)"
+                                    : "unsharded flat param (padded)",
+                   g, t);
+    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full,
+                  "all-gather flat param", g, s->ungathered[g], -1);
+    if (dev >= 0)
+        zs_t_free(b, b->q_ag, dev, t);
+}
+
 static void unshard(struct fs *s, int g)
 {
     struct zs_bctx *b = s->b;
@@ -200,6 +269,10 @@ static void unshard(struct fs *s, int g)
     bool nf4 = u->nf4_elems > 0;
     if (s->ungathered[g] >= 0 || s->noshard)
         return;
+    if (s->v1) {
+        unshard_v1(s, g);
+        return;
+    }
     shard_bytes(s, u, &store, &shard_ag);
     full = shard_ag * b->c->world;
     /* the all-gather's host side (foreach_all_gather: all-gather inputs,
@@ -261,10 +334,15 @@ static void unshard(struct fs *s, int g)
 static void reshard(struct fs *s, int g, int32_t after)
 {
     struct zs_bctx *b = s->b;
+    int32_t f;
     if (s->ungathered[g] < 0)
         return;
-    zs_t_free(b, b->q_comp, s->ungathered[g], after);
+    f = zs_t_free(b, b->q_comp, s->ungathered[g], after);
     s->ungathered[g] = -1;
+    if (s->v1 && s->nfree_ev <= b->nunits) { /* FSDP1 free event */
+        s->free_ev[(s->free_ev_head + s->nfree_ev) % (b->nunits + 1)] = f;
+        s->nfree_ev++;
+    }
 }
 
 /* The host runs group g's hooks (hooks.c), then launches its kernels. */
@@ -316,6 +394,39 @@ static int32_t hold_grads(struct fs *s, int g, int32_t bwd)
     return zs_t_free(b, b->q_comp, grads, t);
 }
 
+/* FSDP1 (_runtime_utils.py _reduce_grad at v2.2): autograd leaves the
+ * FlatParameter's unsharded gradient (bf16, n elements) on the compute
+ * stream; on the post-backward stream it is cast to the reduce dtype when
+ * that differs (_cast_grad_to_param_dtype's counterpart: unsharded_grad.to(
+ * reduce_dtype) under MixedPrecision) and padded to world x shard elements
+ * (_get_reduce_scatter_tensors: F.pad when numel_to_pad > 0, a new tensor);
+ * otherwise the gradient itself is the reduce-scatter input.  Returns the
+ * task after the input is ready; *in is its allocation, freed by the caller
+ * after the reduce-scatter (the unsharded gradient is record_stream'ed on
+ * the post-backward stream and freed with it). */
+static int32_t rs_input_v1(struct fs *s, int g, int32_t bwd, int32_t *in)
+{
+    struct zs_bctx *b = s->b;
+    int64_t n = b->units[g].trainable;
+    int64_t padded = (n + b->c->world - 1) / b->c->world * b->c->world;
+    int rb = s->rb;
+    int32_t grads, t;
+    grads = zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0,
+                       "unsharded flat grad", g, bwd);
+    if (rb == 2 && padded == n) {
+        *in = grads;
+        return grads;
+    }
+    *in = zs_t_alloc(b, b->q_rs, b->p_gpu, padded * rb, 0,
+                     rb == 4 ? "padded reduce-scatter input (fp32)"
+                             : "padded reduce-scatter input (bf16)",
+                     g, grads);
+    t = zs_t_gpu_mem(b, b->q_rs, (double)n * (2 + rb), ZS_CLS_COPY,
+                     "pad / cast grad", g, *in, -1);
+    zs_t_free(b, b->q_rs, grads, t);
+    return t;
+}
+
 /* The reduce-scatter input of group g (reduce dtype), filled by chunk_cat
  * from this micro-step's bf16 grads, or on the last micro-step under no_sync
  * from the held ones (already in the reduce dtype).  Returns the task after
@@ -327,6 +438,8 @@ static int32_t rs_input(struct fs *s, int g, int32_t bwd, int32_t *in)
     int64_t shard = (n + b->c->world - 1) / b->c->world;
     int rb = s->rb;
     int32_t grads, t;
+    if (s->v1 && s->held[g] < 0)
+        return rs_input_v1(s, g, bwd, in);
     if (s->held[g] >= 0) {
         /* last micro-step: its grads join the held ones, which feed the
          * reduce-scatter (already in the reduce dtype) */
@@ -698,8 +811,17 @@ int zs_build_fsdp2(struct zs_bctx *b)
     s.pb = zs_cfg_param_bytes(b->c);
     s.rb = zs_cfg_reduce_bytes(b->c);
     s.nosync = zs_cfg_grads_held_unsharded(b->c);
-    s.noshard = b->c->sharding == ZS_SHARD_NONE;
-    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held) {
+    s.v1 = b->c->fsdp_version == 1 && b->c->sharding != ZS_SHARD_NONE;
+    /* FSDP1 on one process switches FULL_SHARD to NO_SHARD (_init_utils.py
+     * _init_core_state at v2.2: "FSDP is switching to use `NO_SHARD`
+     * instead of ... since the world size is 1"): the flat parameters stay
+     * whole on the device and the grads accumulate in place, as without
+     * sharding */
+    s.noshard = b->c->sharding == ZS_SHARD_NONE || (s.v1 && b->c->world == 1);
+    s.v1 = s.v1 && !s.noshard;
+    s.free_ev = zs_calloc((size_t)n + 1, sizeof *s.free_ev);
+    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held ||
+        !s.free_ev) {
         rc = ZS_ENOMEM;
         goto out;
     }
@@ -753,6 +875,7 @@ out:
     zs_free(s.grad_host);
     zs_free(s.grad_gpu);
     zs_free(s.held);
+    zs_free(s.free_ev);
     zs_free(s.shard_elems);
     zs_free(s.shard_off);
     zs_free(s.grad_ids);

@@ -171,6 +171,10 @@ static const struct zs_field k_fields[] = {
      * (enum zs_sharding, config.h) */
     {"sharding", ZS_F_ENUM, OFF(sharding), 0, 0, ZS_SHARD_AUTO, 0, k_shardings,
      0, NULL},
+    /* 2: fully_shard (FSDP2); 1: FullyShardedDataParallel (FSDP1), as
+     * Answer.AI's fsdp_qlora train.py and accelerate's FSDP plugin before
+     * fsdp_version 2 (sched/fsdp2.c) */
+    {"fsdp_version", ZS_F_INT, OFF(fsdp_version), 1, 2, 2, 0, NULL, 0, NULL},
     /* NVMe offload (issue 14, docs/nvme.md).  nvme_read/nvme_write: the
      * node's sequential NVMe rates in GB/s, all drives together, replacing
      * the profile's "storage"; 0 keeps the profile's.  nvme_buffer_count,
@@ -670,6 +674,24 @@ static int check_sharding(const struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+/* --fsdp-version 1 picks PyTorch's FullyShardedDataParallel for the FSDP
+ * schedule: there is none under DeepSpeed or without sharding. */
+static int check_fsdp_version(const struct zs_cfg *c, struct zs_err *err)
+{
+    if (c->fsdp_version != 1)
+        return 0;
+    if (c->framework != ZS_FW_FSDP2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--fsdp-version 1' needs '--framework fsdp2': "
+                          "DeepSpeed shards with its own ZeRO engine");
+    if (c->sharding == ZS_SHARD_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--fsdp-version 1' wraps the model in "
+                          "FullyShardedDataParallel: it cannot run with "
+                          "'--sharding none'");
+    return 0;
+}
+
 int zs_cfg_param_bytes(const struct zs_cfg *c)
 {
     return c->param_dtype_resolved == ZS_DT_BF16 ? 2 : 4;
@@ -955,6 +977,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
         rc = check_act_offload(c, err);
     if (!rc)
         rc = check_sharding(c, err);
+    if (!rc)
+        rc = check_fsdp_version(c, err);
     if (rc)
         return rc;
     /* "auto" bucket knobs as HF/TRL resolve them (ds_keys.c) */
@@ -1035,7 +1059,10 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         buf, cap,
         "%s zero%lld, %s, %lld procs/node x %lld nodes, sp %lld, micro %lld "
         "x accum %lld, seq %lld, %s, ckpt %s",
-        c->framework == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed", (long long)c->zero,
+        c->framework != ZS_FW_FSDP2 ? "deepspeed"
+        : c->fsdp_version == 1      ? "fsdp1"
+                                    : "fsdp2",
+        (long long)c->zero,
         off, (long long)c->procs_per_node,
         (long long)(c->world / (c->procs_per_node ? c->procs_per_node : 1)),
         (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,

@@ -177,6 +177,9 @@ struct zs_cfg {
     bool ds_partition_activations;
     int act_offload; /* derived: enum zs_act_offload */
     int sharding;    /* enum zs_sharding (--sharding) */
+    /* PyTorch FSDP API (--fsdp-version) of --framework fsdp2: 2 fully_shard,
+     * 1 FullyShardedDataParallel (FlatParameter per wrapped unit; fsdp2.c) */
+    int64_t fsdp_version;
     /* NVMe offload (docs/nvme.md): node rates in GB/s (0: the profile's),
      * offload_optimizer buffer_count and pipeline flags */
     double nvme_read_gbps, nvme_write_gbps;
