@@ -240,7 +240,7 @@ START_TEST(test_chunked_loss)
                             "materialises the logits): use one of them");
     zt_expect_bad_flag("loss", "chunky",
                        "invalid value for '--loss': must be one of auto, "
-                       "full, chunked (got 'chunky')");
+                       "full, chunked, fp32-output (got 'chunky')");
 }
 END_TEST
 
@@ -327,6 +327,20 @@ START_TEST(test_fsdp_version_1)
     zt_expect_bad_flag("fsdp-version", "3",
                        "invalid value for '--fsdp-version': must be an "
                        "integer in [1, 2] (got '3')");
+    /* --loss fp32-output holds 4 tV more through backward (test_model's
+     * loss bytes): more allocated at the peak */
+    snprintf(buf, sizeof buf,
+             "%s;gpus=2xH100;fsdp-version=1;trainer=hf;loss=fp32-output",
+             flags);
+    sim(&one, buf);
+    snprintf(buf, sizeof buf, "%s;gpus=2xH100;fsdp-version=1;trainer=hf;"
+             "loss=full", flags);
+    sim(&v2, buf);
+    ck_assert_int_gt(one.res.steady.peak_gpu_allocated,
+                     v2.res.steady.peak_gpu_allocated);
+    zt_expect_resolve_error("loss=fp32-output",
+                            "'--loss fp32-output' needs '--framework fsdp2': "
+                            "zsim schedules it in the FSDP step only");
 }
 END_TEST
 

@@ -77,6 +77,7 @@ struct fs {
     int32_t *free_ev;
     int nfree_ev, free_ev_head;
     int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
+    int32_t out_fp32; /* --loss fp32-output: the held fp32 logits, -1 */
 };
 
 /* Padded shard elements of each parameter tensor of one leaf on `w` ranks:
@@ -596,6 +597,63 @@ static void post_backward(struct fs *s, int g, int32_t bwd, bool boundary)
         reduce_grads(s, g, bwd);
 }
 
+/* --loss fp32-output (model.c loss_fp32_output): after lm_head (compute
+ * task c) the fp32 upcast replaces the bf16 logits, the loss reads a
+ * contiguous shifted fp32 copy and saves its log-softmax; the fp32 logits
+ * stay in the output the loop holds (s->out_fp32). */
+static void loss_forward_fp32_output(struct fs *s,
+                                     const struct zs_loss_bytes *lb,
+                                     int32_t c)
+{
+    struct zs_bctx *b = s->b;
+    int32_t sh, t;
+    s->out_fp32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_fp32, 0,
+                             "logits (fp32, held by the output)", 0, c);
+    zs_t_free(b, b->q_comp, s->logits, s->out_fp32);
+    s->logits = -1;
+    sh = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->shift_fp32, 0,
+                    "shifted logits (fp32, contiguous)", 0, s->out_fp32);
+    s->logprobs[0] = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logprobs_fp32, 0,
+                                "log-softmax (fp32, saved)", 0, sh);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)lb->shift_fp32 * 2, ZS_CLS_COPY,
+                     "shift_logits.contiguous()", 0, s->logprobs[0], -1);
+    zs_t_free(b, b->q_comp, sh, t);
+}
+
+/* Backward of the fp32-output loss: nll_loss_backward's and
+ * log_softmax_backward's fp32 gradients, then the slice's full-size fp32
+ * gradient and .float()'s bf16 one.  Returns the task after which the
+ * lm_head backward may start (its bf16 gradient allocated: *g16). */
+static int32_t loss_backward_fp32_output(struct fs *s,
+                                         const struct zs_loss_bytes *lb,
+                                         int32_t l, int32_t *g16)
+{
+    struct zs_bctx *b = s->b;
+    int32_t nll, gin, gl;
+    nll = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_fp32, 0,
+                     "nll_loss grad (fp32)", 0, l);
+    gin = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_fp32, 0,
+                     "log_softmax grad (fp32)", 0, nll);
+    zs_t_free(b, b->q_comp, nll, gin);
+    zs_t_loss_release(b, lb, s->logprobs, gin);
+    gl = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_fp32, 0,
+                    "logits grad (fp32)", 0, gin);
+    zs_t_free(b, b->q_comp, gin, gl);
+    *g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_bf16, 0,
+                      "logits grad (bf16)", 0, gl);
+    return zs_t_free(b, b->q_comp, gl, *g16);
+}
+
+/* `output = None` (Answer.AI's train.py, after backward and the optimizer
+ * step): the held fp32 logits go. */
+static void drop_output(struct fs *s)
+{
+    if (s->out_fp32 < 0)
+        return;
+    zs_t_free(s->b, s->b->q_host, s->out_fp32, s->b->last_host);
+    s->out_fp32 = -1;
+}
+
 /* Forward of one micro-step: the root's unshard, every layer group's
  * unshard, hooks, compute and reshard, then the root's tail (final norm,
  * lm_head, loss). */
@@ -635,6 +693,10 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
     s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_bf16, 0,
                            "logits (bf16)", 0, l);
     c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
+    if (lb->fp32_held) {
+        loss_forward_fp32_output(s, lb, c);
+        return;
+    }
     {
         int32_t t = zs_t_loss_forward(b, 0, lb, c, s->logprobs);
         if (lb->logits_freed_in_fwd) { /* torchtune's `del logits` */
@@ -651,6 +713,12 @@ static int32_t root_backward(struct fs *s, const struct zs_loss_bytes *lb)
     struct zs_bctx *b = s->b;
     int32_t l, c, g32, g16;
     l = launch(b, 0, b->units[0].kernels_bwd, true);
+    if (lb->fp32_held) {
+        g32 = loss_backward_fp32_output(s, lb, l, &g16);
+        c = zs_t_compute(b, 0, true, "backward", g32, -1);
+        zs_t_free(b, b->q_comp, g16, c);
+        return c;
+    }
     g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_fp32, 0,
                      "logits grad (fp32)", 0, l);
     zs_t_loss_release(b, lb, s->logprobs, g32);
@@ -728,6 +796,8 @@ static void micro_step(struct fs *s, bool boundary)
     s->prev_agbuf = -1;
     /* finalize_backward: the host waits for every grad copy */
     zs_t_drain(b, "finalize_backward");
+    if (!boundary)
+        drop_output(s);
 }
 
 static void optimizer_step(struct fs *s, bool first)
@@ -782,6 +852,7 @@ static void optimizer_step(struct fs *s, bool first)
             s->grad_gpu[g] = -1;
         }
     }
+    drop_output(s);
 }
 
 static void fs_micro(void *ctx, bool boundary)
@@ -803,6 +874,7 @@ int zs_build_fsdp2(struct zs_bctx *b)
     s.off = b->c->offload_param != ZS_OFF_NONE;
     s.reshard = b->c->zero == 3;
     s.prev_rs = -1;
+    s.out_fp32 = -1;
     s.saved = zs_calloc((size_t)n, sizeof *s.saved);
     s.ungathered = zs_calloc((size_t)n, sizeof *s.ungathered);
     s.grad_host = zs_calloc((size_t)n, sizeof *s.grad_host);

@@ -24,7 +24,8 @@ static const char *const k_frameworks[] = {"deepspeed", "fsdp2", NULL};
 static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
 static const char *const k_ckpts[] = {"none", "selective", "full", "op", NULL};
 static const char *const k_attns[] = {"flash", "eager", "triton", NULL};
-static const char *const k_losses[] = {"auto", "full", "chunked", NULL};
+static const char *const k_losses[] = {"auto", "full", "chunked",
+                                       "fp32-output", NULL};
 static const char *const k_kernels[] = {"hf", "fused", "compiled", NULL};
 static const char *const k_alloc_confs[] = {"default", "expandable_segments",
                                             NULL};
@@ -903,11 +904,20 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
     /* Liger's fused linear cross-entropy (--kernels fused) replaces the
      * loss, chunks and all: it and torchtune's chunked loss exclude each
      * other. */
-    if (c->loss == ZS_LOSS_CHUNKED && c->kernels == ZS_KERNELS_FUSED)
+    if ((c->loss == ZS_LOSS_CHUNKED || c->loss == ZS_LOSS_FP32_OUTPUT) &&
+        c->kernels == ZS_KERNELS_FUSED)
         return zs_err_set(err, ZS_EUSAGE,
-                          "'--loss chunked' contradicts '--kernels fused' "
+                          "'--loss %s' contradicts '--kernels fused' "
                           "(Liger's fused linear cross-entropy never "
-                          "materialises the logits): use one of them");
+                          "materialises the logits): use one of them",
+                          c->loss == ZS_LOSS_CHUNKED ? "chunked"
+                                                     : "fp32-output");
+    /* the fp32-output loss is scheduled by the FSDP schedule alone
+     * (fsdp2.c loss_forward_fp32_output) */
+    if (c->loss == ZS_LOSS_FP32_OUTPUT && c->framework != ZS_FW_FSDP2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--loss fp32-output' needs '--framework fsdp2': "
+                          "zsim schedules it in the FSDP step only");
     if (c->loss == ZS_LOSS_AUTO)
         c->loss = c->trainer == ZS_TRAINER_TORCHTUNE &&
                           c->kernels != ZS_KERNELS_FUSED
