@@ -261,12 +261,13 @@ END_TEST
  * = 2630656 B.  FSDP2 on the same GPU adds its unsharded root (128064 x 2
  * -> 256512 B) and one layer's all-gather output (46208 x 2 -> 92672 B) at
  * that moment. */
+#define TINY_TUNE                                                              \
+    "model=tests/data/good/model-tiny.json;framework=fsdp2;trainer=torchtune;" \
+    "micro-batch=1;seq-len=128;grad-accum=2;checkpointing=full"
 START_TEST(test_sharding_none)
 {
     struct run one, fsdp;
-    const char *flags = "model=tests/data/good/model-tiny.json;gpus=1xH100;"
-                        "framework=fsdp2;trainer=torchtune;micro-batch=1;"
-                        "seq-len=128;grad-accum=2;checkpointing=full";
+    const char *flags = TINY_TUNE ";gpus=1xH100";
     char buf[512];
     snprintf(buf, sizeof buf, "%s;sharding=none", flags);
     sim(&one, buf);
@@ -303,17 +304,10 @@ END_TEST
 START_TEST(test_fsdp_version_1)
 {
     struct run one, v1, v2;
-    const char *flags = "model=tests/data/good/model-tiny.json;"
-                        "framework=fsdp2;trainer=torchtune;micro-batch=1;"
-                        "seq-len=128;grad-accum=2;checkpointing=full";
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s;gpus=1xH100;fsdp-version=1", flags);
-    sim(&one, buf);
+    sim(&one, TINY_TUNE ";gpus=1xH100;fsdp-version=1");
     ck_assert_int_eq(one.res.steady.peak_gpu_allocated, 2630656);
-    snprintf(buf, sizeof buf, "%s;gpus=2xH100;fsdp-version=1", flags);
-    sim(&v1, buf);
-    snprintf(buf, sizeof buf, "%s;gpus=2xH100", flags);
-    sim(&v2, buf);
+    sim(&v1, TINY_TUNE ";gpus=2xH100;fsdp-version=1");
+    sim(&v2, TINY_TUNE ";gpus=2xH100");
     ck_assert_int_lt(v1.res.steady.peak_gpu_allocated,
                      v2.res.steady.peak_gpu_allocated);
     zt_expect_resolve_error("fsdp-version=1",
@@ -329,13 +323,9 @@ START_TEST(test_fsdp_version_1)
                        "integer in [1, 2] (got '3')");
     /* --loss fp32-output holds 4 tV more through backward (test_model's
      * loss bytes): more allocated at the peak */
-    snprintf(buf, sizeof buf,
-             "%s;gpus=2xH100;fsdp-version=1;trainer=hf;loss=fp32-output",
-             flags);
-    sim(&one, buf);
-    snprintf(buf, sizeof buf, "%s;gpus=2xH100;fsdp-version=1;trainer=hf;"
-             "loss=full", flags);
-    sim(&v2, buf);
+    sim(&one, TINY_TUNE ";gpus=2xH100;fsdp-version=1;trainer=hf;"
+              "loss=fp32-output");
+    sim(&v2, TINY_TUNE ";gpus=2xH100;fsdp-version=1;trainer=hf;loss=full");
     ck_assert_int_gt(one.res.steady.peak_gpu_allocated,
                      v2.res.steady.peak_gpu_allocated);
     zt_expect_resolve_error("loss=fp32-output",

@@ -1243,16 +1243,23 @@ static void loss_chunked(const struct zs_model *m, const struct zs_act_opts *o,
  * logits are alive: 16 tV; then the slice's backward writes a full-size
  * fp32 gradient of the logits (4 tV) and .float()'s backward the bf16 one
  * (2 tV).  [inference from the code, not measured.] */
-static void loss_fp32_output(double tv, struct zs_loss_bytes *out)
+/* The whole-logits loss tensors (tV = tokens x vocab): bf16 logits, their
+ * fp32 upcast, the saved fp32 log-softmax, an fp32 and a bf16 gradient. */
+static void loss_whole(double tv, struct zs_loss_bytes *out)
 {
     memset(out, 0, sizeof *out);
     out->pieces = 1;
     out->logits_bf16 = sat(2 * tv);
     out->logits_fp32 = sat(4 * tv);
-    out->shift_fp32 = sat(4 * tv);
     out->logprobs_fp32 = sat(4 * tv);
     out->grad_fp32 = sat(4 * tv);
     out->grad_bf16 = sat(2 * tv);
+}
+
+static void loss_fp32_output(double tv, struct zs_loss_bytes *out)
+{
+    loss_whole(tv, out);
+    out->shift_fp32 = sat(4 * tv);
     out->fp32_held = true;
     out->logits_freed_in_fwd = true;
     out->peak = sat(16 * tv);
@@ -1291,13 +1298,7 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
         loss_fp32_output(tv, out);
         return;
     }
-    memset(out, 0, sizeof *out);
-    out->pieces = 1;
-    out->logits_bf16 = sat(2 * tv);
-    out->logits_fp32 = sat(4 * tv);
-    out->logprobs_fp32 = sat(4 * tv);
-    out->grad_fp32 = sat(4 * tv);
-    out->grad_bf16 = sat(2 * tv);
+    loss_whole(tv, out);
     fwd = 2 * tv + 4 * tv + 4 * tv;
     bwd1 = 4 * tv + 2 * 4 * tv;
     bwd2 = 4 * tv + 2 * tv;

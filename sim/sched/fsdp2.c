@@ -865,32 +865,39 @@ static void fs_opt(void *ctx, bool first)
     optimizer_step(ctx, first);
 }
 
-int zs_build_fsdp2(struct zs_bctx *b)
+/* The schedule's modes from the configuration (see the top of the file). */
+static void fs_modes(struct fs *s, struct zs_bctx *b)
 {
-    struct fs s;
-    int n = b->nunits, rc = 0;
-    memset(&s, 0, sizeof s);
-    s.b = b;
-    s.off = b->c->offload_param != ZS_OFF_NONE;
-    s.reshard = b->c->zero == 3;
-    s.prev_rs = -1;
-    s.out_fp32 = -1;
-    s.saved = zs_calloc((size_t)n, sizeof *s.saved);
-    s.ungathered = zs_calloc((size_t)n, sizeof *s.ungathered);
-    s.grad_host = zs_calloc((size_t)n, sizeof *s.grad_host);
-    s.grad_gpu = zs_calloc((size_t)n, sizeof *s.grad_gpu);
-    s.held = zs_calloc((size_t)n, sizeof *s.held);
-    s.pb = zs_cfg_param_bytes(b->c);
-    s.rb = zs_cfg_reduce_bytes(b->c);
-    s.nosync = zs_cfg_grads_held_unsharded(b->c);
-    s.v1 = b->c->fsdp_version == 1 && b->c->sharding != ZS_SHARD_NONE;
+    memset(s, 0, sizeof *s);
+    s->b = b;
+    s->off = b->c->offload_param != ZS_OFF_NONE;
+    s->reshard = b->c->zero == 3;
+    s->prev_rs = -1;
+    s->out_fp32 = -1;
+    s->pb = zs_cfg_param_bytes(b->c);
+    s->rb = zs_cfg_reduce_bytes(b->c);
+    s->nosync = zs_cfg_grads_held_unsharded(b->c);
+    s->v1 = b->c->fsdp_version == 1 && b->c->sharding != ZS_SHARD_NONE;
     /* FSDP1 on one process switches FULL_SHARD to NO_SHARD (_init_utils.py
      * _init_core_state at v2.2: "FSDP is switching to use `NO_SHARD`
      * instead of ... since the world size is 1"): the flat parameters stay
      * whole on the device and the grads accumulate in place, as without
      * sharding */
-    s.noshard = b->c->sharding == ZS_SHARD_NONE || (s.v1 && b->c->world == 1);
-    s.v1 = s.v1 && !s.noshard;
+    s->noshard =
+        b->c->sharding == ZS_SHARD_NONE || (s->v1 && b->c->world == 1);
+    s->v1 = s->v1 && !s->noshard;
+}
+
+int zs_build_fsdp2(struct zs_bctx *b)
+{
+    struct fs s;
+    int n = b->nunits, rc = 0;
+    fs_modes(&s, b);
+    s.saved = zs_calloc((size_t)n, sizeof *s.saved);
+    s.ungathered = zs_calloc((size_t)n, sizeof *s.ungathered);
+    s.grad_host = zs_calloc((size_t)n, sizeof *s.grad_host);
+    s.grad_gpu = zs_calloc((size_t)n, sizeof *s.grad_gpu);
+    s.held = zs_calloc((size_t)n, sizeof *s.held);
     s.free_ev = zs_calloc((size_t)n + 1, sizeof *s.free_ev);
     if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held ||
         !s.free_ev) {
