@@ -756,6 +756,70 @@ START_TEST(test_cuda_expandable_release)
 }
 END_TEST
 
+/* Per-stream pools (pool.c, BlockComparator orders by stream first).
+ * Queue a: A 4 MiB at 0, freed at 5, C 4 MiB at 15; queue b: B 4 MiB at 10.
+ *   A -> 20 MiB segment of stream a, split 4 + 16     (reserved 20)
+ *   free A at 5 -> one free 20 MiB block of stream a
+ *   B (stream b) finds no block of its stream -> new 20 MiB segment
+ *                                                      (reserved 40)
+ *   C (stream a) reuses A's block: reserved 40, allocated 8.
+ * One shared stream (the default): B reuses A's block and C its 16 MiB
+ * remainder, reserved 20.  With capacity 30, B's new segment does not fit
+ * (20 + 20): the flush releases stream a's whole free segment (flushes
+ * serve every stream), B fits at 20; C then needs a segment of stream a,
+ * 20 + 20 > 30 with nothing to flush: OOM. */
+static zs_sim *per_stream_case(int on, int64_t cap, int *p)
+{
+    zs_sim *s = mk();
+    int qa, qb;
+    int32_t a;
+    *p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, cap);
+    qa = zs_sim_add_queue(s, "a");
+    qb = zs_sim_add_queue(s, "b");
+    zs_sim_set_pool_per_stream(s, *p, on);
+    a = alloc(s, qa, *p, 4 * MiB, 0);
+    delay(s, qa, 5, NULL, 0);
+    release(s, qa, a);
+    delay(s, qa, 10, NULL, 0);
+    alloc(s, qa, *p, 4 * MiB, 0);
+    delay(s, qb, 10, NULL, 0);
+    alloc(s, qb, *p, 4 * MiB, 0);
+    return s;
+}
+
+START_TEST(test_cuda_per_stream)
+{
+    int p;
+    zs_sim *s = per_stream_case(1, 0, &p);
+    struct zs_err err = {0, ""};
+    struct zs_pool_stats st;
+    const struct zs_mem_event *log;
+    int64_t n;
+    run_ok(s);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(log[1].reserved, 20 * MiB);
+    ck_assert_int_eq(log[2].reserved, 40 * MiB); /* B, t 10 */
+    ck_assert_int_eq(log[3].reserved, 40 * MiB); /* C, t 15 */
+    ck_assert_int_eq(log[3].allocated, 8 * MiB);
+    zs_sim_free(s);
+    s = per_stream_case(0, 0, &p);
+    run_ok(s);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.peak_reserved, 20 * MiB);
+    zs_sim_free(s);
+    s = per_stream_case(1, 30 * MiB, &p);
+    ck_assert_int_eq(zs_sim_run(s, &err), ZS_SIM_OOM);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(log[2].reserved, 20 * MiB);
+    ck_assert_int_eq(zs_sim_oom(s)->t_ns, 15);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.cache_flushes, 2);
+    zs_sim_free(s);
+}
+END_TEST
+
 /* A flush that succeeds, capacity 40 MiB: 30 MiB (segment of 30), freed and
  * cached; 32 MiB does not fit the cached block, 30 + 32 > 40 -> flush
  * releases the free 30 MiB segment, then 32 fits: reserved 32 MiB. */
@@ -1519,6 +1583,7 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cuda_fragmentation);
     tcase_add_test(core, test_cuda_expandable_no_fragmentation);
     tcase_add_test(core, test_cuda_expandable_release);
+    tcase_add_test(core, test_cuda_per_stream);
     tcase_add_test(core, test_cuda_flush);
     tcase_add_test(core, test_host_pinned);
     tcase_add_test(core, test_host_locked);

@@ -153,6 +153,21 @@ START_TEST(test_tiny_activations)
     ck_assert_int_eq(lb.peak, 12 * 128000);
     ck_assert_int_eq(lb.pieces, 1);
     ck_assert(!lb.logits_freed_in_fwd);
+    ck_assert(!lb.fp32_held);
+    /* --loss fp32-output (model.c loss_fp32_output): the fp32 logits held
+     * through backward, a contiguous fp32 shifted copy 4 tV in forward;
+     * backward peak held 4 + log-softmax 4 + two fp32 grads 8 = 16 tV. */
+    o.loss_fp32_output = true;
+    zs_model_loss_bytes(&m, &o, &lb);
+    ck_assert(lb.fp32_held);
+    ck_assert(lb.logits_freed_in_fwd);
+    ck_assert_int_eq(lb.logits_bf16, 256000);
+    ck_assert_int_eq(lb.logits_fp32, 512000);
+    ck_assert_int_eq(lb.shift_fp32, 512000);
+    ck_assert_int_eq(lb.logprobs_fp32, 512000);
+    ck_assert_int_eq(lb.grad_fp32, 512000);
+    ck_assert_int_eq(lb.grad_bf16, 256000);
+    ck_assert_int_eq(lb.peak, 16 * 128000);
 }
 END_TEST
 

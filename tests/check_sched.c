@@ -240,7 +240,7 @@ START_TEST(test_chunked_loss)
                             "materialises the logits): use one of them");
     zt_expect_bad_flag("loss", "chunky",
                        "invalid value for '--loss': must be one of auto, "
-                       "full, chunked (got 'chunky')");
+                       "full, chunked, fp32-output (got 'chunky')");
 }
 END_TEST
 
@@ -261,12 +261,13 @@ END_TEST
  * = 2630656 B.  FSDP2 on the same GPU adds its unsharded root (128064 x 2
  * -> 256512 B) and one layer's all-gather output (46208 x 2 -> 92672 B) at
  * that moment. */
+#define TINY_TUNE                                                              \
+    "model=tests/data/good/model-tiny.json;framework=fsdp2;trainer=torchtune;" \
+    "micro-batch=1;seq-len=128;grad-accum=2;checkpointing=full"
 START_TEST(test_sharding_none)
 {
     struct run one, fsdp;
-    const char *flags = "model=tests/data/good/model-tiny.json;gpus=1xH100;"
-                        "framework=fsdp2;trainer=torchtune;micro-batch=1;"
-                        "seq-len=128;grad-accum=2;checkpointing=full";
+    const char *flags = TINY_TUNE ";gpus=1xH100";
     char buf[512];
     snprintf(buf, sizeof buf, "%s;sharding=none", flags);
     sim(&one, buf);
@@ -291,6 +292,45 @@ START_TEST(test_sharding_none)
     zt_expect_bad_flag("sharding", "zero",
                        "invalid value for '--sharding': must be one of auto, "
                        "none (got 'zero')");
+}
+END_TEST
+
+/* --fsdp-version 1 (fsdp2.c unshard_v1, rs_input_v1).  On one GPU FSDP1
+ * switches to NO_SHARD: the whole module on the device, grads in place,
+ * the same 2630656 B peak as test_sharding_none's single-device run worked
+ * out above.  On two GPUs the all-gather writes the unsharded flat
+ * parameter itself, so FSDP2's separate all-gather output (freed after the
+ * next copy-out) is gone: less allocated at the peak. */
+START_TEST(test_fsdp_version_1)
+{
+    struct run one, v1, v2;
+    sim(&one, TINY_TUNE ";gpus=1xH100;fsdp-version=1");
+    ck_assert_int_eq(one.res.steady.peak_gpu_allocated, 2630656);
+    sim(&v1, TINY_TUNE ";gpus=2xH100;fsdp-version=1");
+    sim(&v2, TINY_TUNE ";gpus=2xH100");
+    ck_assert_int_lt(v1.res.steady.peak_gpu_allocated,
+                     v2.res.steady.peak_gpu_allocated);
+    zt_expect_resolve_error("fsdp-version=1",
+                            "'--fsdp-version 1' needs '--framework fsdp2': "
+                            "DeepSpeed shards with its own ZeRO engine");
+    zt_expect_resolve_error("gpus=1xH100;framework=fsdp2;sharding=none;"
+                            "fsdp-version=1",
+                            "'--fsdp-version 1' wraps the model in "
+                            "FullyShardedDataParallel: it cannot run with "
+                            "'--sharding none'");
+    zt_expect_bad_flag("fsdp-version", "3",
+                       "invalid value for '--fsdp-version': must be an "
+                       "integer in [1, 2] (got '3')");
+    /* --loss fp32-output holds 4 tV more through backward (test_model's
+     * loss bytes): more allocated at the peak */
+    sim(&one, TINY_TUNE ";gpus=2xH100;fsdp-version=1;trainer=hf;"
+              "loss=fp32-output");
+    sim(&v2, TINY_TUNE ";gpus=2xH100;fsdp-version=1;trainer=hf;loss=full");
+    ck_assert_int_gt(one.res.steady.peak_gpu_allocated,
+                     v2.res.steady.peak_gpu_allocated);
+    zt_expect_resolve_error("loss=fp32-output",
+                            "'--loss fp32-output' needs '--framework fsdp2': "
+                            "zsim schedules it in the FSDP step only");
 }
 END_TEST
 
@@ -1373,6 +1413,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
     tcase_add_test(core, test_sharding_none);
+    tcase_add_test(core, test_fsdp_version_1);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);

@@ -162,6 +162,10 @@ void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes);
 /* CUDA_CACHING pools: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
  * (pool.c); off by default, as in PyTorch. */
 void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on);
+/* CUDA_CACHING pools: a cached block is reused only by an allocation of
+ * the queue (CUDA stream) that created its segment (pool.c); off by
+ * default: one stream. */
+void zs_sim_set_pool_per_stream(zs_sim *s, int pool, int on);
 
 /* Submits a task; returns its id (>= 0, dense, in submission order) or a
  * negative code.  Dependencies must name earlier tasks. */

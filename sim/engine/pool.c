@@ -6,7 +6,7 @@
  * CUDA_CACHING follows c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.x,
  * DeviceCachingAllocator) with the default configuration (no
  * max_split_size_mb, no roundup_power2_divisions, no expandable segments,
- * no garbage-collection threshold) and one stream:
+ * no garbage-collection threshold) and one stream, or one per queue:
  *  - round_size: requests below kMinBlockSize = 512 B become 512 B, others
  *    are rounded up to a multiple of 512 B;
  *  - get_pool: rounded sizes <= kSmallSize = 1 MiB use the small pool,
@@ -21,6 +21,19 @@
  *    (otherwise the whole block is handed out and counted as allocated,
  *    as PyTorch's allocated_bytes counts block->size);
  *  - free_block: a freed block merges with free neighbours of its segment;
+ *  - per-stream pools (zs_sim_set_pool_per_stream; a schedule that
+ *    allocates on side streams, as FSDP1's unshard and post-backward
+ *    streams): a block, and the segment it was cut from, belong to the
+ *    stream (engine queue) of the allocation that created the segment;
+ *    get_free_block finds only blocks of the request's stream
+ *    (BlockComparator, CUDACachingAllocator.cpp in PyTorch 2.2: "if
+ *    (a->stream != b->stream) { return (uintptr_t)a->stream <
+ *    (uintptr_t)b->stream; }"), so memory freed by one stream is reusable by another only
+ *    after a cache flush returns the whole segment.  record_stream's
+ *    deferred free (the block waits for an event on the using stream) is
+ *    the FREE task's dependencies here.  Off: every block is stream 0;
+ *    with expandable segments the streams share one segment
+ *    [simplification: PyTorch keeps one expandable segment per stream];
  *  - when the new segment does not fit (our capacity plays the role of a
  *    failing cudaMalloc / the memory-fraction limit), release_cached_blocks
  *    frees every cached segment that is entirely free ("cache flush") and
@@ -212,18 +225,23 @@ static void blk_recycle(struct pool *p, int32_t b)
     p->blk_free = b;
 }
 
+/* BlockComparator of CUDACachingAllocator.cpp: (stream, size, addr); the
+ * stream is 0 for every block unless the pool is per-stream. */
 static inline int blk_less(const struct blk *x, const struct blk *y)
 {
+    if (x->stream != y->stream)
+        return x->stream < y->stream;
     return x->size < y->size || (x->size == y->size && x->addr < y->addr);
 }
 
 /* First index in the sorted free set whose block is not before key. */
-static size_t fset_lower(const struct pool *p, int small, int64_t size,
-                         int64_t addr)
+static size_t fset_lower(const struct pool *p, int small, int32_t stream,
+                         int64_t size, int64_t addr)
 {
     const int32_t *a = p->fset[small];
     size_t lo = 0, hi = p->nfset[small];
     struct blk key;
+    key.stream = stream;
     key.size = size;
     key.addr = addr;
     while (lo < hi) {
@@ -239,7 +257,8 @@ static size_t fset_lower(const struct pool *p, int small, int64_t size,
 static void fset_insert(struct pool *p, int32_t b)
 {
     int small = p->blk[b].small;
-    size_t i = fset_lower(p, small, p->blk[b].size, p->blk[b].addr);
+    size_t i = fset_lower(p, small, p->blk[b].stream, p->blk[b].size,
+                          p->blk[b].addr);
     int32_t *a = p->fset[small];
     memmove(a + i + 1, a + i, (p->nfset[small] - i) * sizeof *a);
     a[i] = b;
@@ -256,7 +275,8 @@ static void fset_remove_at(struct pool *p, int small, size_t i)
 static void fset_remove(struct pool *p, int32_t b)
 {
     int small = p->blk[b].small;
-    size_t i = fset_lower(p, small, p->blk[b].size, p->blk[b].addr);
+    size_t i = fset_lower(p, small, p->blk[b].stream, p->blk[b].size,
+                          p->blk[b].addr);
     fset_remove_at(p, small, i);
 }
 
@@ -313,6 +333,7 @@ static int32_t es_piece(struct pool *p, int64_t a1, int64_t end, int32_t nx)
     R->prev = -1;
     R->next = nx;
     R->small = 0;
+    R->stream = 0;
     R->used = 0;
     R->task = -1;
     if (nx >= 0)
@@ -434,6 +455,7 @@ static int32_t es_grow(struct pool *p, int64_t size, struct zs_err *err)
             B->prev = tl;
             B->next = -1;
             B->small = 0;
+            B->stream = 0;
             if (tl >= 0)
                 p->blk[tl].next = b;
             p->es_tail = b;
@@ -452,11 +474,15 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
     struct task *t = &s->tasks[id];
     int64_t size = round_size(t->alloc_bytes);
     int small = size <= K_SMALL_SIZE;
-    size_t i = fset_lower(p, small, size, INT64_MIN);
+    /* per-stream pools: get_free_block looks only at the blocks of the
+     * request's stream (BlockComparator orders by stream first) */
+    int32_t stream =
+        p->per_stream && !p->expandable ? (int32_t)s->recs[id].queue : 0;
+    size_t i = fset_lower(p, small, stream, size, INT64_MIN);
     int32_t b;
     struct blk *B;
     int64_t rem;
-    if (i < p->nfset[small]) {
+    if (i < p->nfset[small] && p->blk[p->fset[small][i]].stream == stream) {
         b = p->fset[small][i];
         fset_remove_at(p, small, i);
     } else if (p->expandable && !small) {
@@ -479,6 +505,7 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
         B->size = seg;
         B->prev = B->next = -1;
         B->small = (uint8_t)small;
+        B->stream = stream;
         p->next_addr += seg;
         p->reserved += seg;
     }
@@ -492,6 +519,7 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
         R->prev = b;
         R->next = B->next;
         R->small = B->small;
+        R->stream = B->stream;
         R->used = 0;
         R->task = -1;
         if (B->next >= 0)

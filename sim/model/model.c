@@ -1226,6 +1226,45 @@ static void loss_chunked(const struct zs_model *m, const struct zs_act_opts *o,
                          (o->loss_chunks + 2) * 4 * tcv));
 }
 
+/* zs_model_loss_bytes with --loss fp32-output.  transformers'
+ * LlamaForCausalLM.forward before ForCausalLMLoss (read at 002272831fba,
+ * src/transformers/models/llama/modeling_llama.py; Answer.AI's README pins
+ * "transformers!=4.38.*,!=4.39.*" for its March 2024 runs):
+ *   logits = self.lm_head(hidden_states)   bf16 2 tV, dropped by the next
+ *   logits = logits.float()                fp32 4 tV, returned in the output
+ *   shift_logits = logits[..., :-1, :].contiguous()
+ *                                          fp32 copy 4 tV, freed after the
+ *                                          loss (nothing saves it)
+ *   loss_fct(shift_logits, ...)            log_softmax saves its fp32 output
+ * Forward peak 12 tV.  Answer.AI's train.py keeps `output` (so the fp32
+ * logits) until `output = None` after backward and the optimizer step.
+ * Backward: nll_loss_backward's dense fp32 gradient and
+ * log_softmax_backward's (4 tV each) while the saved output and the held
+ * logits are alive: 16 tV; then the slice's backward writes a full-size
+ * fp32 gradient of the logits (4 tV) and .float()'s backward the bf16 one
+ * (2 tV).  [inference from the code, not measured.] */
+/* The whole-logits loss tensors (tV = tokens x vocab): bf16 logits, their
+ * fp32 upcast, the saved fp32 log-softmax, an fp32 and a bf16 gradient. */
+static void loss_whole(double tv, struct zs_loss_bytes *out)
+{
+    memset(out, 0, sizeof *out);
+    out->pieces = 1;
+    out->logits_bf16 = sat(2 * tv);
+    out->logits_fp32 = sat(4 * tv);
+    out->logprobs_fp32 = sat(4 * tv);
+    out->grad_fp32 = sat(4 * tv);
+    out->grad_bf16 = sat(2 * tv);
+}
+
+static void loss_fp32_output(double tv, struct zs_loss_bytes *out)
+{
+    loss_whole(tv, out);
+    out->shift_fp32 = sat(4 * tv);
+    out->fp32_held = true;
+    out->logits_freed_in_fwd = true;
+    out->peak = sat(16 * tv);
+}
+
 void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
                          struct zs_loss_bytes *out)
 {
@@ -1263,13 +1302,11 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
         loss_chunked(m, o, b, tv, out);
         return;
     }
-    memset(out, 0, sizeof *out);
-    out->pieces = 1;
-    out->logits_bf16 = sat(2 * tv);
-    out->logits_fp32 = sat(4 * tv);
-    out->logprobs_fp32 = sat(4 * tv);
-    out->grad_fp32 = sat(4 * tv);
-    out->grad_bf16 = sat(2 * tv);
+    if (o->loss_fp32_output) {
+        loss_fp32_output(tv, out);
+        return;
+    }
+    loss_whole(tv, out);
     fwd = 2 * tv + 4 * tv + 4 * tv;
     bwd1 = 4 * tv + 2 * 4 * tv;
     bwd2 = 4 * tv + 2 * tv;

@@ -317,6 +317,9 @@ struct zs_act_opts {
     bool loss_eager; /* the model is compiled, the loss is not
                         (--compile-loss no): the loss keeps HF eager's
                         buffers */
+    bool loss_fp32_output; /* fp32 logits returned by the model and held by
+                              the loop through backward (--loss
+                              fp32-output) */
 };
 
 /* Bytes one decoder layer keeps alive from its forward until its backward
@@ -355,6 +358,11 @@ struct zs_loss_bytes {
      * chunked loss): logits_fp32 and grad_fp32 are 0 and logprobs_fp32 is
      * one chunk's saved row statistics (max and log-sum-exp, fp32) */
     bool fused_upcast;
+    /* --loss fp32-output: the fp32 logits (logits_fp32) stay alive through
+     * backward; shift_fp32 is the contiguous shifted copy the loss reads,
+     * freed at the end of forward */
+    bool fp32_held;
+    int64_t shift_fp32;
 };
 void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
                          struct zs_loss_bytes *out);

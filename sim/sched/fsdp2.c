@@ -75,7 +75,13 @@ struct fs {
     bool inbwd;         /* --optimizer-in-bwd (see steps_in_bwd) */
     int root_pre;       /* tensors of the root's pre leaves (embedding) */
     int32_t tied_grad;  /* tied embedding's grad held through backward */
+    bool v1;            /* --fsdp-version 1: FullyShardedDataParallel */
+    /* FSDP1 limit_all_gathers: the free events of resharded units, oldest
+     * first (ring of nunits + 1 entries, see unshard_v1) */
+    int32_t *free_ev;
+    int nfree_ev, free_ev_head;
     int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
+    int32_t out_fp32; /* --loss fp32-output: the held fp32 logits, -1 */
 };
 
 /* Padded shard elements of each parameter tensor of one leaf on `w` ranks:
@@ -196,6 +202,70 @@ static void shard_bytes(const struct fs *s, const struct zs_unit *u,
     *ag = q + rest * 2;
 }
 
+/* FSDP1 (--fsdp-version 1), PyTorch torch/distributed/fsdp/ at v2.2
+ * (_runtime_utils.py _unshard/_reshard, _flat_param.py, _limiter_utils.py),
+ * the unshard of unit g:
+ *  - limit_all_gathers (Answer.AI's train.py passes True): _unshard calls
+ *    _free_event_queue.dequeue_if_needed(), which pops the oldest free event
+ *    once two are queued (_limiter_utils.py: _max_num_inflight_all_gathers
+ *    = 2) and the host synchronizes on it; _reshard enqueues an event per
+ *    freed unsharded flat parameter;
+ *  - pre_unshard on the pre-unshard stream (q_cpy): with CPUOffload the
+ *    sharded flat parameter is copied H2D (flat_param_to(device,
+ *    non_blocking=True): "created on the pre-unshard stream"); with fp32
+ *    masters the low-precision _mp_shard is allocated and cast there;
+ *  - unshard on the unshard stream (q_ag): _alloc_padded_unsharded_flat_param
+ *    allocates world x shard elements (padded to the world size), and
+ *    all_gather_into_tensor writes into it: the all-gather output is the
+ *    unsharded parameter (no copy-out, unlike FSDP2); the on-device shard
+ *    is record_stream'ed on the unshard stream and freed.
+ * The blocks stay with the stream that allocated them (per-stream pools,
+ * engine/pool.c).  [simplification] Answer.AI's policy wraps every LoRA
+ * A/B linear as its own unit (lambda_policy_fn: leaf, weight requires
+ * grad); here the adapters (about 9 MB per Llama-2-7B layer) are
+ * all-gathered with their decoder layer. */
+static void unshard_v1(struct fs *s, int g)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_unit *u = &b->units[g];
+    int64_t store, shard_ag, full;
+    int32_t t, dev = -1, dq = -1;
+    shard_bytes(s, u, &store, &shard_ag);
+    full = shard_ag * b->c->world;
+    if (s->nfree_ev >= 2) { /* dequeue_if_needed + event.synchronize() */
+        dq = s->free_ev[s->free_ev_head];
+        s->free_ev_head = (s->free_ev_head + 1) % (b->nunits + 1);
+        s->nfree_ev--;
+    }
+    t = zs_t_delay(b, b->q_host, zs_fsdp2_unshard_host_ns(s->off),
+                   ZS_CLS_HOST, "unshard (FSDP1 _unshard)", g, b->last_host,
+                   dq);
+    if (s->off) {
+        dev = zs_t_alloc(b, b->q_cpy, b->p_gpu, store, 0,
+                         "sharded flat param (H2D, pre-unshard stream)", g, t);
+        t = zs_t_pcie(b, b->q_cpy, 0, (double)store, b->c->pin_param,
+                      "H2D sharded flat param", g, dev, -1);
+    }
+    if (s->pb == 4) { /* _use_low_precision_shard: _mp_shard, cast */
+        int32_t mp = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard_ag, 0,
+                                "low-precision shard (_mp_shard)", g, t);
+        t = zs_t_gpu_mem(b, b->q_cpy, (double)(store + shard_ag), ZS_CLS_COPY,
+                         "cast shard to bf16", g, mp, -1);
+        if (dev >= 0)
+            zs_t_free(b, b->q_cpy, dev, t);
+        dev = mp;
+    }
+    s->ungathered[g] =
+        zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0,
+                   u->nf4_elems > 0 ? "unsharded flat param (padded, NF4 base)"
+                                    : "unsharded flat param (padded)",
+                   g, t);
+    t = zs_t_coll(b, b->q_ag, ZS_COLL_ALLGATHER, (double)full,
+                  "all-gather flat param", g, s->ungathered[g], -1);
+    if (dev >= 0)
+        zs_t_free(b, b->q_ag, dev, t);
+}
+
 static void unshard(struct fs *s, int g)
 {
     struct zs_bctx *b = s->b;
@@ -205,6 +275,10 @@ static void unshard(struct fs *s, int g)
     bool nf4 = u->nf4_elems > 0;
     if (s->ungathered[g] >= 0 || s->noshard)
         return;
+    if (s->v1) {
+        unshard_v1(s, g);
+        return;
+    }
     shard_bytes(s, u, &store, &shard_ag);
     full = shard_ag * b->c->world;
     /* the all-gather's host side (foreach_all_gather: all-gather inputs,
@@ -266,10 +340,15 @@ static void unshard(struct fs *s, int g)
 static void reshard(struct fs *s, int g, int32_t after)
 {
     struct zs_bctx *b = s->b;
+    int32_t f;
     if (s->ungathered[g] < 0)
         return;
-    zs_t_free(b, b->q_comp, s->ungathered[g], after);
+    f = zs_t_free(b, b->q_comp, s->ungathered[g], after);
     s->ungathered[g] = -1;
+    if (s->v1 && s->nfree_ev <= b->nunits) { /* FSDP1 free event */
+        s->free_ev[(s->free_ev_head + s->nfree_ev) % (b->nunits + 1)] = f;
+        s->nfree_ev++;
+    }
 }
 
 /* The host runs group g's hooks (hooks.c), then launches its kernels. */
@@ -321,6 +400,39 @@ static int32_t hold_grads(struct fs *s, int g, int32_t bwd)
     return zs_t_free(b, b->q_comp, grads, t);
 }
 
+/* FSDP1 (_runtime_utils.py _reduce_grad at v2.2): autograd leaves the
+ * FlatParameter's unsharded gradient (bf16, n elements) on the compute
+ * stream; on the post-backward stream it is cast to the reduce dtype when
+ * that differs (_cast_grad_to_param_dtype's counterpart: unsharded_grad.to(
+ * reduce_dtype) under MixedPrecision) and padded to world x shard elements
+ * (_get_reduce_scatter_tensors: F.pad when numel_to_pad > 0, a new tensor);
+ * otherwise the gradient itself is the reduce-scatter input.  Returns the
+ * task after the input is ready; *in is its allocation, freed by the caller
+ * after the reduce-scatter (the unsharded gradient is record_stream'ed on
+ * the post-backward stream and freed with it). */
+static int32_t rs_input_v1(struct fs *s, int g, int32_t bwd, int32_t *in)
+{
+    struct zs_bctx *b = s->b;
+    int64_t n = b->units[g].trainable;
+    int64_t padded = (n + b->c->world - 1) / b->c->world * b->c->world;
+    int rb = s->rb;
+    int32_t grads, t;
+    grads = zs_t_alloc(b, b->q_comp, b->p_gpu, n * 2, 0,
+                       "unsharded flat grad", g, bwd);
+    if (rb == 2 && padded == n) {
+        *in = grads;
+        return grads;
+    }
+    *in = zs_t_alloc(b, b->q_rs, b->p_gpu, padded * rb, 0,
+                     rb == 4 ? "padded reduce-scatter input (fp32)"
+                             : "padded reduce-scatter input (bf16)",
+                     g, grads);
+    t = zs_t_gpu_mem(b, b->q_rs, (double)n * (2 + rb), ZS_CLS_COPY,
+                     "pad / cast grad", g, *in, -1);
+    zs_t_free(b, b->q_rs, grads, t);
+    return t;
+}
+
 /* The reduce-scatter input of group g (reduce dtype), filled by chunk_cat
  * from this micro-step's bf16 grads, or on the last micro-step under no_sync
  * from the held ones (already in the reduce dtype).  Returns the task after
@@ -332,6 +444,8 @@ static int32_t rs_input(struct fs *s, int g, int32_t bwd, int32_t *in)
     int64_t shard = (n + b->c->world - 1) / b->c->world;
     int rb = s->rb;
     int32_t grads, t;
+    if (s->v1 && s->held[g] < 0)
+        return rs_input_v1(s, g, bwd, in);
     if (s->held[g] >= 0) {
         /* last micro-step: its grads join the held ones, which feed the
          * reduce-scatter (already in the reduce dtype) */
@@ -586,6 +700,63 @@ static void post_backward(struct fs *s, int g, int32_t bwd, bool boundary)
         reduce_grads(s, g, bwd);
 }
 
+/* --loss fp32-output (model.c loss_fp32_output): after lm_head (compute
+ * task c) the fp32 upcast replaces the bf16 logits, the loss reads a
+ * contiguous shifted fp32 copy and saves its log-softmax; the fp32 logits
+ * stay in the output the loop holds (s->out_fp32). */
+static void loss_forward_fp32_output(struct fs *s,
+                                     const struct zs_loss_bytes *lb,
+                                     int32_t c)
+{
+    struct zs_bctx *b = s->b;
+    int32_t sh, t;
+    s->out_fp32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_fp32, 0,
+                             "logits (fp32, held by the output)", 0, c);
+    zs_t_free(b, b->q_comp, s->logits, s->out_fp32);
+    s->logits = -1;
+    sh = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->shift_fp32, 0,
+                    "shifted logits (fp32, contiguous)", 0, s->out_fp32);
+    s->logprobs[0] = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logprobs_fp32, 0,
+                                "log-softmax (fp32, saved)", 0, sh);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)lb->shift_fp32 * 2, ZS_CLS_COPY,
+                     "shift_logits.contiguous()", 0, s->logprobs[0], -1);
+    zs_t_free(b, b->q_comp, sh, t);
+}
+
+/* Backward of the fp32-output loss: nll_loss_backward's and
+ * log_softmax_backward's fp32 gradients, then the slice's full-size fp32
+ * gradient and .float()'s bf16 one.  Returns the task after which the
+ * lm_head backward may start (its bf16 gradient allocated: *g16). */
+static int32_t loss_backward_fp32_output(struct fs *s,
+                                         const struct zs_loss_bytes *lb,
+                                         int32_t l, int32_t *g16)
+{
+    struct zs_bctx *b = s->b;
+    int32_t nll, gin, gl;
+    nll = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_fp32, 0,
+                     "nll_loss grad (fp32)", 0, l);
+    gin = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_fp32, 0,
+                     "log_softmax grad (fp32)", 0, nll);
+    zs_t_free(b, b->q_comp, nll, gin);
+    zs_t_loss_release(b, lb, s->logprobs, gin);
+    gl = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_fp32, 0,
+                    "logits grad (fp32)", 0, gin);
+    zs_t_free(b, b->q_comp, gin, gl);
+    *g16 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_bf16, 0,
+                      "logits grad (bf16)", 0, gl);
+    return zs_t_free(b, b->q_comp, gl, *g16);
+}
+
+/* `output = None` (Answer.AI's train.py, after backward and the optimizer
+ * step): the held fp32 logits go. */
+static void drop_output(struct fs *s)
+{
+    if (s->out_fp32 < 0)
+        return;
+    zs_t_free(s->b, s->b->q_host, s->out_fp32, s->b->last_host);
+    s->out_fp32 = -1;
+}
+
 /* Forward of one micro-step: the root's unshard, every layer group's
  * unshard, hooks, compute and reshard, then the root's tail (final norm,
  * lm_head, loss). */
@@ -626,6 +797,10 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
     s->logits = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->logits_bf16, 0,
                            "logits (bf16)", 0, l);
     c = zs_t_compute(b, 0, false, "lm_head + loss", l, -1);
+    if (lb->fp32_held) {
+        loss_forward_fp32_output(s, lb, c);
+        return;
+    }
     {
         int32_t t = zs_t_loss_forward(b, 0, lb, c, s->logprobs);
         if (lb->logits_freed_in_fwd) { /* torchtune's `del logits` */
@@ -642,6 +817,12 @@ static int32_t root_backward(struct fs *s, const struct zs_loss_bytes *lb)
     struct zs_bctx *b = s->b;
     int32_t l, c, g32, g16;
     l = launch(b, 0, b->units[0].kernels_bwd, true);
+    if (lb->fp32_held) {
+        g32 = loss_backward_fp32_output(s, lb, l, &g16);
+        c = zs_t_compute(b, 0, true, "backward", g32, -1);
+        zs_t_free(b, b->q_comp, g16, c);
+        return c;
+    }
     g32 = zs_t_alloc(b, b->q_comp, b->p_gpu, lb->grad_fp32, 0,
                      "logits grad (fp32)", 0, l);
     zs_t_loss_release(b, lb, s->logprobs, g32);
@@ -723,6 +904,8 @@ static void micro_step(struct fs *s, bool boundary)
     s->prev_agbuf = -1;
     /* finalize_backward: the host waits for every grad copy */
     zs_t_drain(b, "finalize_backward");
+    if (!boundary)
+        drop_output(s);
 }
 
 static void optimizer_step(struct fs *s, bool first)
@@ -779,6 +962,7 @@ static void optimizer_step(struct fs *s, bool first)
             s->grad_gpu[g] = -1;
         }
     }
+    drop_output(s);
 }
 
 static void fs_micro(void *ctx, bool boundary)
@@ -791,27 +975,44 @@ static void fs_opt(void *ctx, bool first)
     optimizer_step(ctx, first);
 }
 
+/* The schedule's modes from the configuration (see the top of the file). */
+static void fs_modes(struct fs *s, struct zs_bctx *b)
+{
+    memset(s, 0, sizeof *s);
+    s->b = b;
+    s->off = b->c->offload_param != ZS_OFF_NONE;
+    s->reshard = b->c->zero == 3;
+    s->prev_rs = -1;
+    s->out_fp32 = -1;
+    s->pb = zs_cfg_param_bytes(b->c);
+    s->rb = zs_cfg_reduce_bytes(b->c);
+    s->nosync = zs_cfg_grads_held_unsharded(b->c);
+    s->v1 = b->c->fsdp_version == 1 && b->c->sharding != ZS_SHARD_NONE;
+    /* FSDP1 on one process switches FULL_SHARD to NO_SHARD (_init_utils.py
+     * _init_core_state at v2.2: "FSDP is switching to use `NO_SHARD`
+     * instead of ... since the world size is 1"): the flat parameters stay
+     * whole on the device and the grads accumulate in place, as without
+     * sharding */
+    s->noshard =
+        b->c->sharding == ZS_SHARD_NONE || (s->v1 && b->c->world == 1);
+    s->v1 = s->v1 && !s->noshard;
+    s->inbwd = b->c->optimizer_in_bwd;
+    s->tied_grad = -1;
+}
+
 int zs_build_fsdp2(struct zs_bctx *b)
 {
     struct fs s;
     int n = b->nunits, rc = 0;
-    memset(&s, 0, sizeof s);
-    s.b = b;
-    s.off = b->c->offload_param != ZS_OFF_NONE;
-    s.reshard = b->c->zero == 3;
-    s.prev_rs = -1;
+    fs_modes(&s, b);
     s.saved = zs_calloc((size_t)n, sizeof *s.saved);
     s.ungathered = zs_calloc((size_t)n, sizeof *s.ungathered);
     s.grad_host = zs_calloc((size_t)n, sizeof *s.grad_host);
     s.grad_gpu = zs_calloc((size_t)n, sizeof *s.grad_gpu);
     s.held = zs_calloc((size_t)n, sizeof *s.held);
-    s.pb = zs_cfg_param_bytes(b->c);
-    s.rb = zs_cfg_reduce_bytes(b->c);
-    s.nosync = zs_cfg_grads_held_unsharded(b->c);
-    s.noshard = b->c->sharding == ZS_SHARD_NONE;
-    s.inbwd = b->c->optimizer_in_bwd;
-    s.tied_grad = -1;
-    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held) {
+    s.free_ev = zs_calloc((size_t)n + 1, sizeof *s.free_ev);
+    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held ||
+        !s.free_ev) {
         rc = ZS_ENOMEM;
         goto out;
     }
@@ -865,6 +1066,7 @@ out:
     zs_free(s.grad_host);
     zs_free(s.grad_gpu);
     zs_free(s.held);
+    zs_free(s.free_ev);
     zs_free(s.shard_elems);
     zs_free(s.shard_off);
     zs_free(s.grad_ids);

@@ -242,6 +242,13 @@ static int topology(struct zs_bctx *b)
      * on the engines of its default-allocator search */
     zs_sim_set_pool_expandable(b->sim, b->p_gpu,
                                c->alloc_conf == ZS_ALLOC_EXPANDABLE);
+    /* FSDP1 allocates on its unshard, pre-unshard and post-backward streams
+     * (fsdp2.c unshard_v1); their blocks stay with those streams */
+    zs_sim_set_pool_per_stream(b->sim, b->p_gpu,
+                               c->framework == ZS_FW_FSDP2 &&
+                                   c->fsdp_version == 1 &&
+                                   c->sharding != ZS_SHARD_NONE &&
+                                   c->world > 1);
     /* the profile loader requires both factors in [0.01, 1] */
     if (zs_sim_set_link_coupling(b->sim, b->l_h2d, b->l_d2h,
                                  nd->gpu.pcie_bidir_factor) ||

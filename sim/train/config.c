@@ -24,7 +24,8 @@ static const char *const k_frameworks[] = {"deepspeed", "fsdp2", NULL};
 static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
 static const char *const k_ckpts[] = {"none", "selective", "full", "op", NULL};
 static const char *const k_attns[] = {"flash", "eager", "triton", NULL};
-static const char *const k_losses[] = {"auto", "full", "chunked", NULL};
+static const char *const k_losses[] = {"auto", "full", "chunked",
+                                       "fp32-output", NULL};
 static const char *const k_kernels[] = {"hf", "fused", "compiled", NULL};
 static const char *const k_alloc_confs[] = {"default", "expandable_segments",
                                             NULL};
@@ -184,6 +185,10 @@ static const struct zs_field k_fields[] = {
      * "optimizer_in_bwd", False)); check_optim_in_bwd has its rules */
     {"optimizer_in_bwd", ZS_F_BOOL, OFF(optimizer_in_bwd), 0, 0, 0, 0, NULL, 0,
      NULL},
+    /* 2: fully_shard (FSDP2); 1: FullyShardedDataParallel (FSDP1), as
+     * Answer.AI's fsdp_qlora train.py and accelerate's FSDP plugin before
+     * fsdp_version 2 (sched/fsdp2.c) */
+    {"fsdp_version", ZS_F_INT, OFF(fsdp_version), 1, 2, 2, 0, NULL, 0, NULL},
     /* NVMe offload (issue 14, docs/nvme.md).  nvme_read/nvme_write: the
      * node's sequential NVMe rates in GB/s, all drives together, replacing
      * the profile's "storage"; 0 keeps the profile's.  nvme_buffer_count,
@@ -735,6 +740,24 @@ static int check_optim_in_bwd(const struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+/* --fsdp-version 1 picks PyTorch's FullyShardedDataParallel for the FSDP
+ * schedule: there is none under DeepSpeed or without sharding. */
+static int check_fsdp_version(const struct zs_cfg *c, struct zs_err *err)
+{
+    if (c->fsdp_version != 1)
+        return 0;
+    if (c->framework != ZS_FW_FSDP2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--fsdp-version 1' needs '--framework fsdp2': "
+                          "DeepSpeed shards with its own ZeRO engine");
+    if (c->sharding == ZS_SHARD_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--fsdp-version 1' wraps the model in "
+                          "FullyShardedDataParallel: it cannot run with "
+                          "'--sharding none'");
+    return 0;
+}
+
 int zs_cfg_param_bytes(const struct zs_cfg *c)
 {
     return c->param_dtype_resolved == ZS_DT_BF16 ? 2 : 4;
@@ -946,11 +969,20 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
     /* Liger's fused linear cross-entropy (--kernels fused) replaces the
      * loss, chunks and all: it and torchtune's chunked loss exclude each
      * other. */
-    if (c->loss == ZS_LOSS_CHUNKED && c->kernels == ZS_KERNELS_FUSED)
+    if ((c->loss == ZS_LOSS_CHUNKED || c->loss == ZS_LOSS_FP32_OUTPUT) &&
+        c->kernels == ZS_KERNELS_FUSED)
         return zs_err_set(err, ZS_EUSAGE,
-                          "'--loss chunked' contradicts '--kernels fused' "
+                          "'--loss %s' contradicts '--kernels fused' "
                           "(Liger's fused linear cross-entropy never "
-                          "materialises the logits): use one of them");
+                          "materialises the logits): use one of them",
+                          c->loss == ZS_LOSS_CHUNKED ? "chunked"
+                                                     : "fp32-output");
+    /* the fp32-output loss is scheduled by the FSDP schedule alone
+     * (fsdp2.c loss_forward_fp32_output) */
+    if (c->loss == ZS_LOSS_FP32_OUTPUT && c->framework != ZS_FW_FSDP2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--loss fp32-output' needs '--framework fsdp2': "
+                          "zsim schedules it in the FSDP step only");
     if (c->compile_loss == ZS_YES && c->kernels != ZS_KERNELS_COMPILED)
         return zs_err_set(err, ZS_EUSAGE,
                           "'--compile-loss yes' needs '--kernels compiled' "
@@ -1033,6 +1065,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
         rc = check_act_offload(c, err);
     if (!rc)
         rc = check_sharding(c, err);
+    if (!rc)
+        rc = check_fsdp_version(c, err);
     if (rc)
         return rc;
     /* "auto" bucket knobs as HF/TRL resolve them (ds_keys.c) */
@@ -1115,7 +1149,10 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         buf, cap,
         "%s zero%lld, %s, %lld procs/node x %lld nodes, sp %lld, micro %lld "
         "x accum %lld, seq %lld, %s, ckpt %s",
-        c->framework == ZS_FW_FSDP2 ? "fsdp2" : "deepspeed", (long long)c->zero,
+        c->framework != ZS_FW_FSDP2 ? "deepspeed"
+        : c->fsdp_version == 1      ? "fsdp1"
+                                    : "fsdp2",
+        (long long)c->zero,
         off, (long long)c->procs_per_node,
         (long long)(c->world / (c->procs_per_node ? c->procs_per_node : 1)),
         (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,

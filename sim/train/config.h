@@ -32,9 +32,13 @@ enum zs_optim { ZS_OPT_ADAMW, ZS_OPT_ADAMW_8BIT, ZS_OPT_PAGED_ADAMW_8BIT };
  * accumulation semantics, the precision policy and the CPU optimizer users
  * get by default. */
 enum zs_trainer { ZS_TRAINER_HF, ZS_TRAINER_TORCHTITAN, ZS_TRAINER_TORCHTUNE };
-/* The loss over the logits: whole (HF ForCausalLMLoss, torchtitan) or
- * torchtune's CEWithChunkedOutputLoss (model.c zs_model_loss_bytes). */
-enum zs_loss { ZS_LOSS_AUTO, ZS_LOSS_FULL, ZS_LOSS_CHUNKED };
+/* The loss over the logits: whole (HF ForCausalLMLoss, torchtitan),
+ * torchtune's CEWithChunkedOutputLoss, or FP32_OUTPUT: the model's forward
+ * returns fp32 logits and computes the loss on a contiguous shifted copy
+ * (transformers before ForCausalLMLoss) and the training loop holds the
+ * output until after backward, as Answer.AI's train.py (model.c
+ * zs_model_loss_bytes). */
+enum zs_loss { ZS_LOSS_AUTO, ZS_LOSS_FULL, ZS_LOSS_CHUNKED, ZS_LOSS_FP32_OUTPUT };
 /* torchtune CEWithChunkedOutputLoss.__init__ num_output_chunks default 8
  * (torchtune/modules/loss/ce_chunked_output_loss.py at
  * 0031bfb080bd35ec533c412df883cf2bf7bf7fe4); no recipe at that commit
@@ -184,6 +188,9 @@ struct zs_cfg {
      * parameter, stepped by a post-accumulate-grad hook the moment its grad
      * is ready, then zero_grad (sched/fsdp2.c, config.c check_optim_in_bwd) */
     bool optimizer_in_bwd;
+    /* PyTorch FSDP API (--fsdp-version) of --framework fsdp2: 2 fully_shard,
+     * 1 FullyShardedDataParallel (FlatParameter per wrapped unit; fsdp2.c) */
+    int64_t fsdp_version;
     /* NVMe offload (docs/nvme.md): node rates in GB/s (0: the profile's),
      * offload_optimizer buffer_count and pipeline flags */
     double nvme_read_gbps, nvme_write_gbps;
