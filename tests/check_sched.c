@@ -294,6 +294,47 @@ START_TEST(test_sharding_none)
 }
 END_TEST
 
+/* --fsdp-version 1 with CPU offload: FSDP1's flat params on the host
+ * (fsdp2.c flat_param_host).  Tiny model, LoRA r 16, 2 ranks, fp32 params:
+ * a layer has 46208 params + 1168 x 16 = 18688 adapter params, so its
+ * shard is 32448 x 4 = 129792 B (pinned: 131072); the root (embedding,
+ * lm_head, final norm) 128064 / 2 x 4 = 256128 B (pinned: 262144).  At lazy
+ * init every group has its pageable shard, its pinned _local_shard and its
+ * pinned _cpu_grad, and the last layer's zeros are still alive:
+ * 4 GiB runtime + 515712 + 2 x 524288 + 129792.  In the steady step the
+ * pageable shards are gone: runtime + 2 x 524288 + the AdamW states of the
+ * 18688 trainable params a rank holds (x 2 x 4 B = 149504). */
+START_TEST(test_fsdp1_offload_host)
+{
+    struct run v1, v2;
+    const char *flags = "model=tests/data/good/model-tiny.json;gpus=2xH100;"
+                        "framework=fsdp2;method=lora;micro-batch=1;"
+                        "seq-len=128;offload-param=cpu;offload-optimizer=cpu";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s;fsdp-version=1", flags);
+    sim(&v1, buf);
+    sim(&v2, flags);
+    ck_assert_int_eq(v1.res.first.peak_host_per_rank,
+                     (4LL << 30) + 515712 + 2 * 524288 + 129792);
+    ck_assert_int_eq(v1.res.steady.peak_host_per_rank,
+                     (4LL << 30) + 2 * 524288 + 149504);
+    /* FSDP2 pins each group once and no grad buffer for frozen params */
+    ck_assert_int_lt(v2.res.steady.peak_host_per_rank,
+                     v1.res.steady.peak_host_per_rank);
+    zt_expect_resolve_error("fsdp-version=1",
+                            "'--fsdp-version 1' needs '--framework fsdp2' "
+                            "(the FSDP framework; got '--framework "
+                            "deepspeed')");
+    zt_expect_resolve_error("gpus=1xH100;framework=fsdp2;sharding=none;"
+                            "fsdp-version=1",
+                            "'--fsdp-version 1' shards the model: it cannot "
+                            "run with '--sharding none'");
+    zt_expect_bad_flag("fsdp-version", "3",
+                       "invalid value for '--fsdp-version': must be one of "
+                       "2, 1 (got '3')");
+}
+END_TEST
+
 /* --lora-targets: torchtune's 8B_lora_single_device.yaml adapts q_proj and
  * v_proj only.  Llama-3-8B r 8 on q (4096 -> 4096) and v (4096 -> 1024):
  * 8 x (8192 + 5120) x 32 layers = 3407872 trainable parameters. */
@@ -1317,6 +1358,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
     tcase_add_test(core, test_sharding_none);
+    tcase_add_test(core, test_fsdp1_offload_host);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);

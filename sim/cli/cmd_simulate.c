@@ -63,6 +63,8 @@ static const char usage[] =
     "(torchtune)\n"
     "  --sharding auto|none  (none: one GPU, no FSDP: torchtune's "
     "*_single_device recipes)\n"
+    "  --fsdp-version 2|1  (1: FullyShardedDataParallel's flat params, as "
+    "HF accelerate)\n"
     "  --loss auto|full|chunked  (auto: chunked = torchtune's "
     "CEWithChunkedOutputLoss,\n"
     "                 8 chunks, under --trainer torchtune; full otherwise)\n"

@@ -44,6 +44,11 @@
  * recipes, config.h enum zs_sharding): the parameters are the module's own
  * tensors, used in place (no all-gather buffers, no unsharded copies, no
  * hooks), and the grads are autograd's param.grad (local_grads).
+ * --fsdp-version 1 (FullyShardedDataParallel, HF accelerate's FSDP before
+ * fsdp_version 2) with CPU offload keeps one FlatParameter per group on the
+ * host, with a pinned _cpu_grad of the same size beside it, and copies the
+ * reduced grads into that _cpu_grad (flat_param_host; the GPU side is run
+ * as FSDP2's [simplification]).
  */
 #include "sched/sched_int.h"
 #include "util/alloc.h"
@@ -71,6 +76,8 @@ struct fs {
     int pb, rb;         /* bytes: sharded params, reduce dtype (see top) */
     bool nosync;        /* zs_cfg_grads_held_unsharded */
     bool noshard;       /* --sharding none: the plain module (see top) */
+    bool v1;            /* --fsdp-version 1 with offload (flat_param_host) */
+    int32_t *pageable;  /* per unit (v1): the constructor's pageable shard */
     int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
 };
 
@@ -214,11 +221,19 @@ static void unshard(struct fs *s, int g)
                                  : s->pb == 4 ? "fp32 shard (H2D)"
                                               : "bf16 shard (H2D)",
                                  g, t);
-        t = zs_t_pcie(b, b->q_cpy, 0, (double)store, b->c->pin_param,
+        t = zs_t_pcie(b, b->q_cpy, 0, (double)store,
+                      s->v1 ? s->pageable[g] < 0 : b->c->pin_param,
                       nf4          ? "H2D NF4 + bf16 shard (async)"
                       : s->pb == 4 ? "H2D fp32 shard (async)"
                                    : "H2D bf16 shard (async)",
                       g, dev, s->prev_copyout);
+        if (s->v1 && s->pageable[g] >= 0) {
+            /* FSDP1's first pre_unshard copies flat_param.data (still the
+             * constructor's pageable shard) to the GPU and rebinds .data,
+             * which frees it (flat_param_host) */
+            zs_t_free(b, b->q_cpy, s->pageable[g], t);
+            s->pageable[g] = -1;
+        }
         if (s->pb == 4) {
             /* the cast allocates the bf16 all-gather input (read pb, write
              * 2 B per element; NF4 bytes are copied as they are) */
@@ -363,6 +378,12 @@ static int32_t grads_to_host(struct fs *s, int g, int64_t shard, bool first,
 {
     struct zs_bctx *b = s->b;
     int pb = s->pb;
+    if (first && s->v1) {
+        /* FSDP1 _offload_grad: _cpu_grad.copy_(grad, non_blocking=True)
+         * into the pinned buffer of flat_param_host */
+        return zs_t_pcie(b, b->q_rs, 1, (double)shard * pb, true,
+                         "D2H sharded grads into _cpu_grad", g, t, -1);
+    }
     if (first) {
         /* new pinned CPU tensor per parameter; non_blocking D2H */
         if (s->grad_host[g] < 0) {
@@ -681,6 +702,50 @@ static void fs_opt(void *ctx, bool first)
     optimizer_step(ctx, first);
 }
 
+/* FSDP1 (--fsdp-version 1) with CPUOffload(offload_params=True): each
+ * group's FlatParameter on the host, its shard_bytes `store`.  PyTorch
+ * torch/distributed/fsdp at 01caf79e047f:
+ *  - _init_utils.py _init_param_handle_from_params: after handle.shard(),
+ *    handle.flat_param_to(cpu): the sharded flat param, pageable;
+ *  - _flat_param.py _init_flat_param_attributes (lazy init, before the
+ *    first forward): _local_shard = flat_param.data.pin_memory(), a pinned
+ *    copy, and _cpu_grad = torch.zeros_like(_local_shard).pin_memory()
+ *    (pageable zeros, then their pinned copy), for every flat param whether
+ *    or not it requires grad: under QLoRA the frozen NF4 base holds a
+ *    _cpu_grad as large as itself for the whole run;
+ *  - pre_unshard: flat_param_to(device) (or _use_low_precision_shard)
+ *    rebinds flat_param.data, so the pageable shard lives until the group's
+ *    first unshard (unshard above); later unshards copy from _local_shard.
+ * Each pin_memory() goes through the CachingHostAllocator, which rounds it to
+ * a power of two (engine/pool.c).  [simplification] Under LoRA/QLoRA the
+ * adapters are separate FSDP1 units (PEFT fsdp_auto_wrap_policy wraps every
+ * leaf module whose weight requires grad); they are counted in the group's
+ * block, as in param_shards. */
+static void flat_param_host(struct fs *s)
+{
+    struct zs_bctx *b = s->b;
+    unsigned pin = ZS_ALLOC_PINNED; /* FSDP1 always pins (no option) */
+    int64_t store, ag;
+    int32_t z;
+    for (int g = 0; g < b->nunits; g++) { /* the constructor */
+        shard_bytes(s, &b->units[g], &store, &ag);
+        s->pageable[g] = zs_t_alloc(b, b->q_host, b->p_host, store, 0,
+                                    "sharded flat param (FSDP1, pageable "
+                                    "until its first unshard)",
+                                    g, -1);
+    }
+    for (int g = 0; g < b->nunits; g++) { /* lazy init, root first */
+        shard_bytes(s, &b->units[g], &store, &ag);
+        zs_t_alloc(b, b->q_host, b->p_host, store, pin,
+                   "sharded flat param (FSDP1 _local_shard, pinned)", g, -1);
+        z = zs_t_alloc(b, b->q_host, b->p_host, store, 0,
+                       "zeros for _cpu_grad (FSDP1, pageable)", g, -1);
+        zs_t_alloc(b, b->q_host, b->p_host, store, pin,
+                   "sharded grads (FSDP1 _cpu_grad, pinned)", g, z);
+        zs_t_free(b, b->q_host, z, b->last_host);
+    }
+}
+
 int zs_build_fsdp2(struct zs_bctx *b)
 {
     struct fs s;
@@ -699,13 +764,16 @@ int zs_build_fsdp2(struct zs_bctx *b)
     s.rb = zs_cfg_reduce_bytes(b->c);
     s.nosync = zs_cfg_grads_held_unsharded(b->c);
     s.noshard = b->c->sharding == ZS_SHARD_NONE;
-    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held) {
+    s.v1 = s.off && b->c->fsdp_version == ZS_FSDP_V1;
+    s.pageable = zs_calloc((size_t)n, sizeof *s.pageable);
+    if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held ||
+        !s.pageable) {
         rc = ZS_ENOMEM;
         goto out;
     }
     for (int g = 0; g < n; g++)
         s.saved[g] = s.ungathered[g] = s.grad_host[g] = s.grad_gpu[g] =
-            s.held[g] = -1;
+            s.held[g] = s.pageable[g] = -1;
 
     b->phase = ZS_PH_INIT;
     b->step = 0;
@@ -714,11 +782,15 @@ int zs_build_fsdp2(struct zs_bctx *b)
     rc = param_shards(&s);
     if (rc)
         goto out;
+    if (s.v1)
+        flat_param_host(&s);
     for (int g = 0; g < n; g++) {
         const struct zs_unit *u = &b->units[g];
         int64_t store, ag;
         bool nf4 = u->nf4_elems > 0;
         shard_bytes(&s, u, &store, &ag);
+        if (s.v1)
+            continue; /* flat_param_host */
         if (s.off && nf4) /* QLoRA: one block per group (param_shards) */
             zs_t_alloc(b, b->q_host, b->p_host, store,
                        b->c->pin_param ? ZS_ALLOC_PINNED : 0,
@@ -753,6 +825,7 @@ out:
     zs_free(s.grad_host);
     zs_free(s.grad_gpu);
     zs_free(s.held);
+    zs_free(s.pageable);
     zs_free(s.shard_elems);
     zs_free(s.shard_off);
     zs_free(s.grad_ids);

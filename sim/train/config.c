@@ -40,6 +40,7 @@ static const char *const k_launchers[] = {
     "auto", "deepspeed", "deepspeed-bind", "torchrun", "accelerate", NULL};
 static const char *const k_dtypes[] = {"auto", "fp32", "bf16", NULL};
 static const char *const k_shardings[] = {"auto", "none", NULL};
+static const char *const k_fsdp_versions[] = {"2", "1", NULL};
 
 /* Knobs that accept "auto" (resolved like Accelerate/TRL) are ZS_F_CUSTOM and
  * read by read_auto_knob; their min/max still state the range. */
@@ -171,6 +172,10 @@ static const struct zs_field k_fields[] = {
      * (enum zs_sharding, config.h) */
     {"sharding", ZS_F_ENUM, OFF(sharding), 0, 0, ZS_SHARD_AUTO, 0, k_shardings,
      0, NULL},
+    /* 2: fully_shard; 1: FullyShardedDataParallel's FlatParameter (enum
+     * zs_fsdp_version, config.h) */
+    {"fsdp_version", ZS_F_ENUM, OFF(fsdp_version), 0, 0, ZS_FSDP_V2, 0,
+     k_fsdp_versions, 0, NULL},
     /* NVMe offload (issue 14, docs/nvme.md).  nvme_read/nvme_write: the
      * node's sequential NVMe rates in GB/s, all drives together, replacing
      * the profile's "storage"; 0 keeps the profile's.  nvme_buffer_count,
@@ -670,6 +675,24 @@ static int check_sharding(const struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+/* --fsdp-version 1: FullyShardedDataParallel wraps a sharded model, so it
+ * needs the FSDP framework and sharding. */
+static int check_fsdp_version(const struct zs_cfg *c, struct zs_err *err)
+{
+    if (c->fsdp_version != ZS_FSDP_V1)
+        return 0;
+    if (c->framework != ZS_FW_FSDP2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--fsdp-version 1' needs '--framework fsdp2' (the "
+                          "FSDP framework; got '--framework %s')",
+                          zs_framework_name(c->framework));
+    if (c->sharding == ZS_SHARD_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--fsdp-version 1' shards the model: it cannot "
+                          "run with '--sharding none'");
+    return 0;
+}
+
 int zs_cfg_param_bytes(const struct zs_cfg *c)
 {
     return c->param_dtype_resolved == ZS_DT_BF16 ? 2 : 4;
@@ -955,6 +978,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
         rc = check_act_offload(c, err);
     if (!rc)
         rc = check_sharding(c, err);
+    if (!rc)
+        rc = check_fsdp_version(c, err);
     if (rc)
         return rc;
     /* "auto" bucket knobs as HF/TRL resolve them (ds_keys.c) */
@@ -1045,6 +1070,11 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         size_t len = strlen(buf);
         if (len < cap)
             snprintf(buf + len, cap - len, ", no sharding (single device)");
+    }
+    if (c->fsdp_version == ZS_FSDP_V1) {
+        size_t len = strlen(buf);
+        if (len < cap)
+            snprintf(buf + len, cap - len, ", FSDP1 flat params");
     }
     if (c->act_offload != ZS_AO_NONE) {
         size_t len = strlen(buf);

@@ -69,6 +69,13 @@ enum zs_dtype { ZS_DT_AUTO, ZS_DT_FP32, ZS_DT_BF16 };
  * full_finetune_single_device.py at 1814feb17a90 build the model on the
  * device and never wrap it) (sched/fsdp2.c). */
 enum zs_sharding { ZS_SHARD_AUTO, ZS_SHARD_NONE };
+/* Which PyTorch FSDP API wraps the model (--fsdp-version, accelerate's
+ * fsdp_version): 2 is fully_shard (per-parameter DTensor shards, the
+ * default); 1 is FullyShardedDataParallel, one FlatParameter per wrapped
+ * unit (HF accelerate before fsdp_version 2, Answer.AI's fsdp_qlora).  With
+ * CPU offload FSDP1 keeps a pinned _cpu_grad of every flat parameter, frozen
+ * or not (sched/fsdp2.c, flat_param.py _init_flat_param_attributes). */
+enum zs_fsdp_version { ZS_FSDP_V2, ZS_FSDP_V1 };
 enum zs_act_offload {
     ZS_AO_NONE,
     ZS_AO_DS_SYNC,
@@ -177,6 +184,7 @@ struct zs_cfg {
     bool ds_partition_activations;
     int act_offload; /* derived: enum zs_act_offload */
     int sharding;    /* enum zs_sharding (--sharding) */
+    int fsdp_version; /* enum zs_fsdp_version (--fsdp-version) */
     /* NVMe offload (docs/nvme.md): node rates in GB/s (0: the profile's),
      * offload_optimizer buffer_count and pipeline flags */
     double nvme_read_gbps, nvme_write_gbps;
