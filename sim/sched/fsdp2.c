@@ -512,7 +512,7 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
     struct zs_bctx *b = s->b;
     struct zs_act_opts la; /* group g's layer (checkpointing layer:N) */
     int n = b->nunits;
-    int32_t l, c = -1, work;
+    int32_t l, c = -1, work, deq;
     b->phase = ZS_PH_FORWARD;
     unshard(s, 0); /* root */
     for (int g = 1; g < n; g++) {
@@ -532,8 +532,12 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
         work =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &la),
                        0, "forward workspace", g, l);
+        deq = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                         zs_model_dequant_bytes(b->m, &la), 0,
+                         "dequantised NF4 weight (bf16, per matmul)", g, l);
         c = zs_t_compute(b, g, false, "forward", l, -1);
         zs_t_free(b, b->q_comp, work, c);
+        zs_t_free(b, b->q_comp, deq, c);
         zs_actoff_fwd_end(b, b->units[g].layer, g, c);
         if (s->reshard)
             reshard(s, g, c);
@@ -579,7 +583,7 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
 {
     struct zs_bctx *b = s->b;
     struct zs_act_opts la;
-    int32_t l, c;
+    int32_t l, c, deq;
     unshard(s, g);
     if (g > 1)
         unshard(s, g - 1); /* backward prefetch: one group ahead */
@@ -598,6 +602,9 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
         full ? "recomputed layer + backward workspace"
              : "backward workspace",
         g, l);
+    /* QLoRA: the weight each matmul dequantises (recompute and backward) */
+    deq = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_dequant_bytes(b->m, &la),
+                     0, "dequantised NF4 weight (bf16, per matmul)", g, l);
     if (full)
         c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
     else if (b->c->checkpointing == ZS_CKPT_OP)
@@ -605,6 +612,7 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
                        "recompute (per-op AC)", g, s->act_bwd, -1);
     c = zs_t_compute(b, g, true, "backward", l, -1);
     zs_t_free(b, b->q_comp, s->act_bwd, c);
+    zs_t_free(b, b->q_comp, deq, c);
     zs_t_free(b, b->q_comp, s->saved[g], c);
     reshard(s, g, c);
     post_backward(s, g, c, boundary);
