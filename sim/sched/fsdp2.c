@@ -797,8 +797,8 @@ int zs_build_fsdp2(struct zs_bctx *b)
         int64_t store, ag;
         bool nf4 = u->nf4_elems > 0;
         shard_bytes(&s, u, &store, &ag);
-        if (s.v1)
-            continue; /* flat_param_host */
+        if (s.v1) /* FSDP1's flat params: flat_param_host */
+            continue;
         if (s.off && nf4) /* QLoRA: one block per group (param_shards) */
             zs_t_alloc(b, b->q_host, b->p_host, store,
                        b->c->pin_param ? ZS_ALLOC_PINNED : 0,
