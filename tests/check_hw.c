@@ -498,6 +498,30 @@ START_TEST(test_bad_specs)
 }
 END_TEST
 
+/* --host-reserved replaces the node's OS reserve: 8 GiB on a 128 GB
+ * workstation leaves 128e9 - 8 GiB for training; one byte short of the RAM
+ * is accepted, the RAM itself refused. */
+START_TEST(test_host_reserved)
+{
+    static struct zs_cluster c;
+    struct zs_err err = {0, ""};
+    ck_assert_int_eq(zs_hw_resolve("2xRTX-4090", 128000000000LL, 0, &c, &err),
+                     0);
+    ck_assert_int_eq(c.node.host_reserved_bytes, 32 * ZS_GiB); /* profile */
+    ck_assert_int_eq(zs_hw_set_host_reserved(&c, 0, &err), 0); /* keep */
+    ck_assert_int_eq(c.node.host_reserved_bytes, 32 * ZS_GiB);
+    ck_assert_int_eq(zs_hw_set_host_reserved(&c, 8 * ZS_GiB, &err), 0);
+    ck_assert_int_eq(c.node.host_ram_bytes - c.node.host_reserved_bytes,
+                     128000000000LL - 8 * ZS_GiB);
+    ck_assert_int_eq(zs_hw_set_host_reserved(&c, 128000000000LL - 1, &err), 0);
+    ck_assert_int_eq(zs_hw_set_host_reserved(&c, 128000000000LL, &err),
+                     ZS_EUSAGE);
+    ck_assert_str_eq(err.msg, "invalid --host-reserved 119 GiB for PCIe "
+                              "server, 8x RTX 4090: must be less than its "
+                              "119 GiB of host RAM");
+}
+END_TEST
+
 START_TEST(test_bad_flags)
 {
     static const struct {
@@ -724,6 +748,7 @@ Suite *suite_hw(void)
     tcase_add_test(limits, test_alloc_failures);
     tcase_add_test(limits, test_env_dir);
     tcase_add_test(bad, test_bad_specs);
+    tcase_add_test(bad, test_host_reserved);
     tcase_add_test(bad, test_bad_flags);
     tcase_add_test(bad, test_bad_profiles);
     tcase_set_timeout(limits, 60);

@@ -307,6 +307,24 @@ START_TEST(test_tiny_methods)
     ck_assert_int_eq(zs_leaf_weight_bytes(&m.layer[1], &qlora), 2116);
     ck_assert_int_eq(zs_leaf_weight_bytes(&m.layer[0], &qlora), 128);
     ck_assert_int_eq(zs_leaf_weight_bytes(&m.post[1], &qlora), 128000);
+    {
+        /* QLoRA dequantises one frozen weight to bf16 per matmul: the
+         * largest, gate/up/down 176 x 64, is 2 x 11264 = 22528 B; none
+         * without NF4 */
+        struct zs_act_opts o = {.seq = 128, .micro_batch = 1,
+                                .method = ZS_METHOD_QLORA, .lora_rank = 8};
+        ck_assert_int_eq(zs_model_dequant_bytes(&m, &o), 22528);
+        o.method = ZS_METHOD_LORA;
+        ck_assert_int_eq(zs_model_dequant_bytes(&m, &o), 0);
+    }
+    {
+        /* Llama-2-70B: 28672 x 8192 x 2 B = 448 MiB (one MLP projection) */
+        struct zs_model big;
+        struct zs_act_opts o = {.seq = 2048, .micro_batch = 1,
+                                .method = ZS_METHOD_QLORA, .lora_rank = 8};
+        load_ok("llama-2-70b", &big);
+        ck_assert_int_eq(zs_model_dequant_bytes(&big, &o), 448LL << 20);
+    }
 }
 END_TEST
 

@@ -334,6 +334,36 @@ START_TEST(test_fsdp_version_1)
 }
 END_TEST
 
+/* --fsdp-version 1 with CPU offload: FSDP1's flat params on the host
+ * (fsdp2.c flat_param_host).  Tiny model, LoRA r 16, 2 ranks, fp32 params:
+ * a layer has 46208 params + 1168 x 16 = 18688 adapter params, so its
+ * shard is 32448 x 4 = 129792 B (pinned: 131072); the root (embedding,
+ * lm_head, final norm) 128064 / 2 x 4 = 256128 B (pinned: 262144).  At lazy
+ * init every group has its pageable shard, its pinned _local_shard and its
+ * pinned _cpu_grad, and the last layer's zeros are still alive:
+ * 4 GiB runtime + 515712 + 2 x 524288 + 129792.  In the steady step the
+ * pageable shards are gone: runtime + 2 x 524288 + the AdamW states of the
+ * 18688 trainable params a rank holds (x 2 x 4 B = 149504). */
+START_TEST(test_fsdp1_offload_host)
+{
+    struct run v1, v2;
+    /* the same run under FSDP1 and under FSDP2 (the default) */
+    sim(&v1, "model=tests/data/good/model-tiny.json;gpus=2xH100;method=lora;"
+             "framework=fsdp2;fsdp-version=1;offload-param=cpu;"
+             "offload-optimizer=cpu;seq-len=128;micro-batch=1");
+    sim(&v2, "model=tests/data/good/model-tiny.json;gpus=2xH100;method=lora;"
+             "framework=fsdp2;offload-param=cpu;offload-optimizer=cpu;"
+             "seq-len=128;micro-batch=1");
+    ck_assert_int_eq(v1.res.first.peak_host_per_rank,
+                     (4LL << 30) + 515712 + 2 * 524288 + 129792);
+    ck_assert_int_eq(v1.res.steady.peak_host_per_rank,
+                     (4LL << 30) + 2 * 524288 + 149504);
+    /* FSDP2 pins each group once and no grad buffer for frozen params */
+    ck_assert_int_lt(v2.res.steady.peak_host_per_rank,
+                     v1.res.steady.peak_host_per_rank);
+}
+END_TEST
+
 /* --lora-targets: torchtune's 8B_lora_single_device.yaml adapts q_proj and
  * v_proj only.  Llama-3-8B r 8 on q (4096 -> 4096) and v (4096 -> 1024):
  * 8 x (8192 + 5120) x 32 layers = 3407872 trainable parameters. */
@@ -1414,6 +1444,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
     tcase_add_test(core, test_sharding_none);
     tcase_add_test(core, test_fsdp_version_1);
+    tcase_add_test(core, test_fsdp1_offload_host);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_colocated_server);

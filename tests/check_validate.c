@@ -566,6 +566,36 @@ START_TEST(test_published_read)
     ck_assert_int_eq(p.meas[1].qty, ZS_PQ_STEP_TIME);
     ck_assert(near(p.meas[1].base, 0.012, 1e-12));
     ck_assert(near(p.meas[2].base, 1.5e9, 1e-12));
+    ck_assert_int_eq(p.meas[2].when, ZS_PW_PEAK); /* the default */
+}
+END_TEST
+
+/* "when": "steady" compares a usage figure with the steady step alone.  The
+ * FSDP1 LoRA run of check_sched.c test_fsdp1_offload_host: its host peak
+ * over the run is the lazy init's, 2 ranks x (4 GiB + 515712 + 2 x 524288 +
+ * 129792) B; the steady step's 2 x (4 GiB + 2 x 524288 + 149504) B. */
+START_TEST(test_published_when_steady)
+{
+    static const char text[] =
+        PUB_HEAD "  \"args\": [\"--model\", "
+                 "\"tests/data/good/model-tiny.json\", \"--gpus\", "
+                 "\"2xH100\", \"--framework\", \"fsdp2\", \"--method\", "
+                 "\"lora\", \"--micro-batch\", \"1\", \"--seq-len\", "
+                 "\"128\", \"--offload-param\", \"cpu\", "
+                 "\"--offload-optimizer\", \"cpu\", \"--fsdp-version\", "
+                 "\"1\"],\n  \"measured\": [{\"quantity\": "
+                 "\"peak_host_per_node\", \"value\": 8, \"unit\": "
+                 "\"GiB\", \"what\": \"htop\", \"when\": \"steady\"}]\n}\n";
+    struct zs_published p;
+    struct zs_pub_pred q;
+    struct zs_err err = {0, ""};
+    ck_assert_msg(pub_text(text, &p, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(p.meas[0].when, ZS_PW_STEADY);
+    ck_assert_msg(zs_published_predict(&p, &q, &err) == 0, "%s", err.msg);
+    ck_assert(q.v[ZS_PQ_HOST_PER_NODE] ==
+              2.0 * ((4LL << 30) + 515712 + 2 * 524288 + 129792));
+    ck_assert(q.steady[ZS_PQ_HOST_PER_NODE] ==
+              2.0 * ((4LL << 30) + 2 * 524288 + 149504));
 }
 END_TEST
 
@@ -685,6 +715,11 @@ START_TEST(test_published_bad)
          "is required"},
         {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"mesured\": []\n}\n",
          "unknown key 'mesured' in t.json:7:3: did you mean 'measured'?"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"measured\": "
+                  "[{\"quantity\": \"step_time\", \"value\": 1, \"unit\": "
+                  "\"s\", \"what\": \"w\", \"when\": \"mean\"}]\n}\n",
+         "invalid 'measured[0].when' in t.json:7:80: must be one of peak, "
+         "steady (got 'mean')"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zs_published p;
@@ -800,6 +835,7 @@ Suite *suite_validate(void)
     tcase_add_test(core, test_published_predict);
     tcase_add_test(core, test_published_gate);
     tcase_add_test(bad, test_published_bad);
+    tcase_add_test(core, test_published_when_steady);
     /* test_committed_measurements reads every validation/ file and
      * test_published_gate simulates the corpus (up to 128 GPUs): slow under
      * ASan on a loaded machine */

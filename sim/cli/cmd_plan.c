@@ -190,6 +190,9 @@ static int plan_resolve(struct plan_line *pl, struct zs_err *err)
         rc = zs_hw_resolve(pl->base.gpus, pl->base.host_ram_bytes,
                            (int)pl->base.nodes, &pl->cl, err);
     if (!rc)
+        rc = zs_hw_set_host_reserved(&pl->cl, pl->base.host_reserved_bytes,
+                                     err);
+    if (!rc)
         rc = plan_nvme_opt(pl, err);
     return rc;
 }

@@ -33,6 +33,8 @@ static const char usage[] =
     "config.json (72b)\n"
     "  --gpus SPEC               8xH100, 2x8xH100, 4xA100-80GB, ... (8xH100)\n"
     "  --nodes N  --host-ram SIZE  --procs N (processes per node)\n"
+    "  --host-reserved SIZE      host RAM kept for the OS (the node's: 32GiB on "
+    "servers)\n"
     "  --gpu-reserved SIZE       memory another process (e.g. vLLM) holds on a GPU\n"
     "  --gpu-reserved-gpus N     ... on the last N GPUs of each node (0: on all)\n"
     "  --seq-len N (4096)  --micro-batch N (1)  --grad-accum N  --global-batch "

@@ -387,6 +387,24 @@ static int apply_overrides(const char *spec, int64_t host_ram_bytes, int nodes,
     return 0;
 }
 
+int zs_hw_set_host_reserved(struct zs_cluster *c, int64_t bytes,
+                            struct zs_err *err)
+{
+    if (bytes <= 0)
+        return 0;
+    if (bytes >= c->node.host_ram_bytes) {
+        char got[24], ram[24];
+        zs_fmt_bytes(got, sizeof got, bytes);
+        zs_fmt_bytes(ram, sizeof ram, c->node.host_ram_bytes);
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid --host-reserved %s for %s: must be less "
+                          "than its %s of host RAM",
+                          got, c->node.name, ram);
+    }
+    c->node.host_reserved_bytes = bytes;
+    return 0;
+}
+
 int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
                   struct zs_cluster *out, struct zs_err *err)
 {

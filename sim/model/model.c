@@ -1118,6 +1118,26 @@ int64_t zs_model_act_work_bwd(const struct zs_model *m,
     return sat(work_bwd(&d, o->ckpt, o->attn));
 }
 
+/* QLoRA's dequantised weight: bitsandbytes' MatMul4Bit
+ * (bitsandbytes/autograd/_functions.py at 60a0d8a5084f: forward
+ * F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()), backward
+ * grad_A = matmul(grad_output, F.dequantize_4bit(B, ctx.state).t())) and
+ * torchao's LinearNF4 (torchao/dtypes/nf4tensor.py at 0598012907d6:
+ * F.linear(input, weight.to(input.dtype)), backward grad_output @
+ * weight.to(grad_output.dtype)) both build the whole frozen weight in bf16
+ * for each matmul, forward and backward, and drop it after it; one is alive
+ * at a time.  The largest of a layer is an MLP projection (i x h; one
+ * expert's mi x h under MoE) or q/o (hq x h), 2 B per element. */
+int64_t zs_model_dequant_bytes(const struct zs_model *m,
+                               const struct zs_act_opts *o)
+{
+    struct act_dims d;
+    if (o->method != ZS_METHOD_QLORA)
+        return 0;
+    act_dims(m, o, &d);
+    return sat(2 * d.h * max2(max2(d.hq, d.hkv), d.k > 0 ? d.mi : d.i));
+}
+
 /* zs_model_loss_bytes with Liger's fused linear cross-entropy: b
  * sequences of seq / sp tokens. */
 static void loss_liger(const struct zs_model *m, const struct zs_act_opts *o,

@@ -331,6 +331,10 @@ int64_t zs_model_act_saved_per_layer(const struct zs_model *m,
  * intermediate. */
 int64_t zs_model_act_work_fwd(const struct zs_model *m,
                               const struct zs_act_opts *o);
+/* QLoRA: bytes of the one frozen weight dequantised to bf16 for a matmul
+ * (the layer's largest), alive while the layer computes; 0 otherwise. */
+int64_t zs_model_dequant_bytes(const struct zs_model *m,
+                               const struct zs_act_opts *o);
 /* Peak extra working bytes while one layer runs backward: its gradients of
  * activations, recomputed activations under full checkpointing. */
 int64_t zs_model_act_work_bwd(const struct zs_model *m,

@@ -44,6 +44,11 @@
  * recipes, config.h enum zs_sharding): the parameters are the module's own
  * tensors, used in place (no all-gather buffers, no unsharded copies, no
  * hooks), and the grads are autograd's param.grad (local_grads).
+ * --fsdp-version 1 (FullyShardedDataParallel, HF accelerate's FSDP before
+ * fsdp_version 2) with CPU offload keeps one FlatParameter per group on the
+ * host, with a pinned _cpu_grad of the same size beside it, and copies the
+ * reduced grads into that _cpu_grad (flat_param_host; the GPU side is run
+ * as FSDP2's [simplification]).
  */
 #include "sched/sched_int.h"
 #include "util/alloc.h"
@@ -80,6 +85,8 @@ struct fs {
      * first (ring of nunits + 1 entries, see unshard_v1) */
     int32_t *free_ev;
     int nfree_ev, free_ev_head;
+    bool v1off;         /* FSDP1 with CPU offload (flat_param_host) */
+    int32_t *pageable;  /* per unit (v1off): the constructor's pageable shard */
     int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
     int32_t out_fp32; /* --loss fp32-output: the held fp32 logits, -1 */
 };
@@ -243,8 +250,16 @@ static void unshard_v1(struct fs *s, int g)
     if (s->off) {
         dev = zs_t_alloc(b, b->q_cpy, b->p_gpu, store, 0,
                          "sharded flat param (H2D, pre-unshard stream)", g, t);
-        t = zs_t_pcie(b, b->q_cpy, 0, (double)store, b->c->pin_param,
+        /* FSDP1 pins _local_shard itself (no option); the first
+         * pre_unshard copies the constructor's pageable shard and rebinds
+         * flat_param.data, which frees it (flat_param_host) */
+        bool pinned = s->pageable[g] < 0;
+        t = zs_t_pcie(b, b->q_cpy, 0, (double)store, pinned,
                       "H2D sharded flat param", g, dev, -1);
+        if (s->v1off && s->pageable[g] >= 0) {
+            zs_t_free(b, b->q_cpy, s->pageable[g], t);
+            s->pageable[g] = -1;
+        }
     }
     if (s->pb == 4) { /* _use_low_precision_shard: _mp_shard, cast */
         int32_t mp = zs_t_alloc(b, b->q_cpy, b->p_gpu, shard_ag, 0,
@@ -482,6 +497,12 @@ static int32_t grads_to_host(struct fs *s, int g, int64_t shard, bool first,
 {
     struct zs_bctx *b = s->b;
     int pb = s->pb;
+    if (first && s->v1off) {
+        /* FSDP1 _offload_grad: _cpu_grad.copy_(grad, non_blocking=True)
+         * into the pinned buffer of flat_param_host */
+        return zs_t_pcie(b, b->q_rs, 1, (double)shard * pb, true,
+                         "D2H sharded grads into _cpu_grad", g, t, -1);
+    }
     if (first) {
         /* new pinned CPU tensor per parameter; non_blocking D2H */
         if (s->grad_host[g] < 0) {
@@ -765,7 +786,7 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
     struct zs_bctx *b = s->b;
     struct zs_act_opts la; /* group g's layer (checkpointing layer:N) */
     int n = b->nunits;
-    int32_t l, c = -1, work;
+    int32_t l, c = -1, work, deq;
     b->phase = ZS_PH_FORWARD;
     unshard(s, 0); /* root */
     for (int g = 1; g < n; g++) {
@@ -785,8 +806,12 @@ static void forward_pass(struct fs *s, const struct zs_loss_bytes *lb)
         work =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_fwd(b->m, &la),
                        0, "forward workspace", g, l);
+        deq = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                         zs_model_dequant_bytes(b->m, &la), 0,
+                         "dequantised NF4 weight (bf16, per matmul)", g, l);
         c = zs_t_compute(b, g, false, "forward", l, -1);
         zs_t_free(b, b->q_comp, work, c);
+        zs_t_free(b, b->q_comp, deq, c);
         zs_actoff_fwd_end(b, b->units[g].layer, g, c);
         if (s->reshard)
             reshard(s, g, c);
@@ -845,7 +870,7 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
 {
     struct zs_bctx *b = s->b;
     struct zs_act_opts la;
-    int32_t l, c;
+    int32_t l, c, deq;
     unshard(s, g);
     if (g > 1)
         unshard(s, g - 1); /* backward prefetch: one group ahead */
@@ -864,6 +889,9 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
         full ? "recomputed layer + backward workspace"
              : "backward workspace",
         g, l);
+    /* QLoRA: the weight each matmul dequantises (recompute and backward) */
+    deq = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_dequant_bytes(b->m, &la),
+                     0, "dequantised NF4 weight (bf16, per matmul)", g, l);
     if (full)
         c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
     else if (b->c->checkpointing == ZS_CKPT_OP)
@@ -872,6 +900,7 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
     c = zs_t_compute(b, g, true, "backward", l, -1);
     zs_actoff_bwd_end(b, b->units[g].layer, c);
     zs_t_free(b, b->q_comp, s->act_bwd, c);
+    zs_t_free(b, b->q_comp, deq, c);
     zs_t_free(b, b->q_comp, s->saved[g], c);
     reshard(s, g, c);
     post_backward(s, g, c, boundary);
@@ -998,6 +1027,51 @@ static void fs_modes(struct fs *s, struct zs_bctx *b)
     s->v1 = s->v1 && !s->noshard;
     s->inbwd = b->c->optimizer_in_bwd;
     s->tied_grad = -1;
+    s->v1off = s->v1 && s->off;
+}
+
+/* FSDP1 (--fsdp-version 1) with CPUOffload(offload_params=True): each
+ * group's FlatParameter on the host, its shard_bytes `store`.  PyTorch
+ * torch/distributed/fsdp at 01caf79e047f:
+ *  - _init_utils.py _init_param_handle_from_params: after handle.shard(),
+ *    handle.flat_param_to(cpu): the sharded flat param, pageable;
+ *  - _flat_param.py _init_flat_param_attributes (lazy init, before the
+ *    first forward): _local_shard = flat_param.data.pin_memory(), a pinned
+ *    copy, and _cpu_grad = torch.zeros_like(_local_shard).pin_memory()
+ *    (pageable zeros, then their pinned copy), for every flat param whether
+ *    or not it requires grad: under QLoRA the frozen NF4 base holds a
+ *    _cpu_grad as large as itself for the whole run;
+ *  - pre_unshard: flat_param_to(device) (or _use_low_precision_shard)
+ *    rebinds flat_param.data, so the pageable shard lives until the group's
+ *    first unshard (unshard above); later unshards copy from _local_shard.
+ * Each pin_memory() goes through the CachingHostAllocator, which rounds it to
+ * a power of two (engine/pool.c).  [simplification] Under LoRA/QLoRA the
+ * adapters are separate FSDP1 units (PEFT fsdp_auto_wrap_policy wraps every
+ * leaf module whose weight requires grad); they are counted in the group's
+ * block, as in param_shards. */
+static void flat_param_host(struct fs *s)
+{
+    struct zs_bctx *b = s->b;
+    unsigned pin = ZS_ALLOC_PINNED; /* FSDP1 always pins (no option) */
+    int64_t store, ag;
+    int32_t z;
+    for (int g = 0; g < b->nunits; g++) { /* the constructor */
+        shard_bytes(s, &b->units[g], &store, &ag);
+        s->pageable[g] = zs_t_alloc(b, b->q_host, b->p_host, store, 0,
+                                    "sharded flat param (FSDP1, pageable "
+                                    "until its first unshard)",
+                                    g, -1);
+    }
+    for (int g = 0; g < b->nunits; g++) { /* lazy init, root first */
+        shard_bytes(s, &b->units[g], &store, &ag);
+        zs_t_alloc(b, b->q_host, b->p_host, store, pin,
+                   "sharded flat param (FSDP1 _local_shard, pinned)", g, -1);
+        z = zs_t_alloc(b, b->q_host, b->p_host, store, 0,
+                       "zeros for _cpu_grad (FSDP1, pageable)", g, -1);
+        zs_t_alloc(b, b->q_host, b->p_host, store, pin,
+                   "sharded grads (FSDP1 _cpu_grad, pinned)", g, z);
+        zs_t_free(b, b->q_host, z, b->last_host);
+    }
 }
 
 int zs_build_fsdp2(struct zs_bctx *b)
@@ -1011,14 +1085,15 @@ int zs_build_fsdp2(struct zs_bctx *b)
     s.grad_gpu = zs_calloc((size_t)n, sizeof *s.grad_gpu);
     s.held = zs_calloc((size_t)n, sizeof *s.held);
     s.free_ev = zs_calloc((size_t)n + 1, sizeof *s.free_ev);
+    s.pageable = zs_calloc((size_t)n, sizeof *s.pageable);
     if (!s.saved || !s.ungathered || !s.grad_host || !s.grad_gpu || !s.held ||
-        !s.free_ev) {
+        !s.free_ev || !s.pageable) {
         rc = ZS_ENOMEM;
         goto out;
     }
     for (int g = 0; g < n; g++)
         s.saved[g] = s.ungathered[g] = s.grad_host[g] = s.grad_gpu[g] =
-            s.held[g] = -1;
+            s.held[g] = s.pageable[g] = -1;
 
     b->phase = ZS_PH_INIT;
     b->step = 0;
@@ -1027,11 +1102,15 @@ int zs_build_fsdp2(struct zs_bctx *b)
     rc = param_shards(&s);
     if (rc)
         goto out;
+    if (s.v1off)
+        flat_param_host(&s);
     for (int g = 0; g < n; g++) {
         const struct zs_unit *u = &b->units[g];
         int64_t store, ag;
         bool nf4 = u->nf4_elems > 0;
         shard_bytes(&s, u, &store, &ag);
+        if (s.v1off) /* FSDP1's flat params: flat_param_host */
+            continue;
         if (s.off && nf4) /* QLoRA: one block per group (param_shards) */
             zs_t_alloc(b, b->q_host, b->p_host, store,
                        b->c->pin_param ? ZS_ALLOC_PINNED : 0,
@@ -1067,6 +1146,7 @@ out:
     zs_free(s.grad_gpu);
     zs_free(s.held);
     zs_free(s.free_ev);
+    zs_free(s.pageable);
     zs_free(s.shard_elems);
     zs_free(s.shard_off);
     zs_free(s.grad_ids);

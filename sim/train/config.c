@@ -53,6 +53,10 @@ static const struct zs_field k_fields[] = {
      sizeof(((struct zs_cfg *)0)->gpus), "8xH100"},
     {"nodes", ZS_F_INT, OFF(nodes), 0, 4096, 0, 0, NULL, 0, NULL},
     {"host_ram", ZS_F_BYTES, OFF(host_ram_bytes), 0, 1e15, 0, 0, NULL, 0, NULL},
+    /* host RAM kept from training for the OS and other processes; 0: the
+     * node profile's (hw.c zs_hw_set_host_reserved) */
+    {"host_reserved", ZS_F_BYTES, OFF(host_reserved_bytes), 0, 1e15, 0, 0, NULL,
+     0, NULL},
     {"seq_len", ZS_F_INT, OFF(seq_len), 1, 4194304, 4096, 0, NULL, 0, NULL},
     {"micro_batch", ZS_F_INT, OFF(micro_batch), 1, 4096, 1, 0, NULL, 0, NULL},
     {"grad_accum", ZS_F_INT, OFF(grad_accum), 0, 65536, 0, 0, NULL, 0, NULL},

@@ -87,6 +87,7 @@ struct zs_cfg {
     char gpus[64];          /* SPEC */
     int64_t nodes;          /* 0: from SPEC */
     int64_t host_ram_bytes; /* 0: the node's */
+    int64_t host_reserved_bytes; /* --host-reserved; 0: the node's */
     int64_t seq_len;
     int64_t micro_batch;
     int64_t grad_accum;   /* 0: from global_batch, else 1 */
@@ -189,7 +190,10 @@ struct zs_cfg {
      * is ready, then zero_grad (sched/fsdp2.c, config.c check_optim_in_bwd) */
     bool optimizer_in_bwd;
     /* PyTorch FSDP API (--fsdp-version) of --framework fsdp2: 2 fully_shard,
-     * 1 FullyShardedDataParallel (FlatParameter per wrapped unit; fsdp2.c) */
+     * 1 FullyShardedDataParallel (FlatParameter per wrapped unit; HF
+     * accelerate before fsdp_version 2, Answer.AI's fsdp_qlora).  With CPU
+     * offload FSDP1 keeps a pinned _cpu_grad of every flat parameter, frozen
+     * or not (fsdp2.c flat_param_host) */
     int64_t fsdp_version;
     /* NVMe offload (docs/nvme.md): node rates in GB/s (0: the profile's),
      * offload_optimizer buffer_count and pipeline flags */

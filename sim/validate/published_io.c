@@ -29,6 +29,7 @@ static const char *const g_qty_names[] = {"step_time",
                                           "peak_gpu_used",
                                           "peak_host_per_node",
                                           NULL};
+static const char *const g_when_names[] = {"peak", "steady", NULL};
 static const char *const g_unit_names[] = {"s",  "ms",  "tokens/s", "GiB",
                                            "GB", "MiB", "MB",       NULL};
 /* Multiplier from each unit to the base unit (s, tokens/s, bytes). */
@@ -118,6 +119,9 @@ static const struct zs_field f_meas[] = {
      NULL},
     {"what", ZS_F_STRING, MS(what), 0, 0, 0, ZS_F_REQUIRED, NULL,
      ZS_PUB_TEXT_CAP, NULL},
+    /* optional: "peak" over the run (default) or "steady" (enum
+     * zs_pub_when) */
+    {"when", ZS_F_ENUM, MS(when), 0, 0, ZS_PW_PEAK, 0, g_when_names, 0, NULL},
 };
 
 /* ---- reading ------------------------------------------------------------- */
@@ -345,7 +349,7 @@ int zs_published_predict_tuned(const struct zs_published *p,
 
     memset(out, 0, sizeof *out);
     for (int q = 0; q < ZS_PQ_COUNT; q++)
-        out->v[q] = -1;
+        out->v[q] = out->steady[q] = -1;
     argv[0] = (char *)"published";
     for (int i = 0; i < p->nargs; i++)
         argv[i + 1] = (char *)p->args[i];
@@ -391,6 +395,14 @@ int zs_published_predict_tuned(const struct zs_published *p,
         out->v[ZS_PQ_GPU_RESERVED] + (double)res.gpu_context_bytes;
     out->v[ZS_PQ_HOST_PER_NODE] =
         (double)max64(f->peak_host_per_node, s->peak_host_per_node);
+    /* the steady step's alone, for figures read during training */
+    out->steady[ZS_PQ_STEP_TIME] = s->time_s;
+    out->steady[ZS_PQ_TOKENS] = s->tokens_per_s_per_gpu;
+    out->steady[ZS_PQ_GPU_ALLOCATED] = (double)s->peak_gpu_allocated;
+    out->steady[ZS_PQ_GPU_RESERVED] = (double)s->peak_gpu_reserved;
+    out->steady[ZS_PQ_GPU_USED] =
+        (double)s->peak_gpu_reserved + (double)res.gpu_context_bytes;
+    out->steady[ZS_PQ_HOST_PER_NODE] = (double)s->peak_host_per_node;
     return 0;
 }
 

@@ -52,8 +52,15 @@ enum zs_pub_unit {
     ZS_PU_COUNT
 };
 
+/* When a figure was taken: the peak over the whole run (the default), or a
+ * reading during the training steps ("steady": a monitor's usage figure,
+ * which misses start-up transients such as FSDP1's lazy-init copies of
+ * the flat params, sched/fsdp2.c flat_param_host). */
+enum zs_pub_when { ZS_PW_PEAK, ZS_PW_STEADY };
+
 struct zs_pub_meas {
     int qty;      /* enum zs_pub_qty */
+    int when;     /* enum zs_pub_when */
     double value; /* as written, in unit */
     int unit;     /* enum zs_pub_unit */
     double base;  /* in s, tokens/s or bytes */
@@ -94,6 +101,7 @@ struct zs_pub_pred {
     char oom_text[160];
     char framework[16]; /* deepspeed | fsdp2, from the resolved config */
     double v[ZS_PQ_COUNT];
+    double steady[ZS_PQ_COUNT]; /* the steady step's alone (ZS_PW_STEADY) */
 };
 
 /* Runs the simulation the run's args describe (the same flags as `zsim

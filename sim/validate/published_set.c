@@ -97,7 +97,9 @@ int zs_pub_set_predict(struct zs_pub_set *s, const bool *only,
             r->qty = p->meas[i].qty;
             r->run_index = k;
             r->meas = p->meas[i].base;
-            r->pred = q->oom ? -1 : q->v[r->qty];
+            r->pred = q->oom ? -1
+                      : p->meas[i].when == ZS_PW_STEADY ? q->steady[r->qty]
+                                                        : q->v[r->qty];
             r->err_pct = zs_pub_err_pct(r->pred, r->meas);
         }
     }
