@@ -1258,19 +1258,27 @@ END_TEST
  * 18944 = 465,567,744 fwd and 10 x = 775,946,240 bwd: fwd 977,272,832,
  * bwd 1,287,651,328; launches 2 + 6 + 1 = 9 each way.  Under hf the same
  * RoPE bytes (not HF's 30 B backward): bwd 176,160,768 + 335,544,320 +
- * 18 x 4096 x 18944 = 1,396,703,232 -> 1,908,408,320. */
+ * 18 x 4096 x 18944 = 1,396,703,232 -> 1,908,408,320; launches residual 2,
+ * RoPE 6, SwiGLU 2 forward and 3 backward. */
+static void expect_layer_cost(int mode, const struct zs_kernel_dims *d,
+                              const struct zs_ew_cost *want)
+{
+    struct zs_ew_cost c;
+    zs_kernels_layer(mode, d, &c);
+    ck_assert_double_eq(c.fwd_bytes, want->fwd_bytes);
+    ck_assert_double_eq(c.bwd_bytes, want->bwd_bytes);
+    ck_assert_int_eq(c.fwd_launches, want->fwd_launches);
+    ck_assert_int_eq(c.bwd_launches, want->bwd_launches);
+}
+
 START_TEST(test_kernel_bytes_rope_complex)
 {
-    struct zs_kernel_dims d = {4096, 3584, 3584, 512, 18944, 1, 0, 1};
-    struct zs_ew_cost c;
-    zs_kernels_layer(ZS_KERNELS_COMPILED, &d, &c);
-    ck_assert_double_eq(c.fwd_bytes, 977272832.0);
-    ck_assert_double_eq(c.bwd_bytes, 1287651328.0);
-    ck_assert_int_eq(c.fwd_launches, 9);
-    ck_assert_int_eq(c.bwd_launches, 9);
-    zs_kernels_layer(ZS_KERNELS_HF, &d, &c);
-    ck_assert_double_eq(c.fwd_bytes, 1287651328.0);
-    ck_assert_double_eq(c.bwd_bytes, 1908408320.0);
+    const struct zs_kernel_dims d = {4096, 3584, 3584, 512, 18944, 1, 0, 1};
+    const struct zs_ew_cost compiled = {977272832.0, 1287651328.0, 9, 9};
+    const struct zs_ew_cost hf = {1287651328.0, 1908408320.0, 2 + 6 + 2,
+                                  2 + 6 + 3};
+    expect_layer_cost(ZS_KERNELS_COMPILED, &d, &compiled);
+    expect_layer_cost(ZS_KERNELS_HF, &d, &hf);
 }
 END_TEST
 
