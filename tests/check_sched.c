@@ -1266,7 +1266,7 @@ END_TEST
  *   13,702,791,168; fused (chunked FLCE) 4 B fwd = 2,491,416,576, 0 bwd. */
 START_TEST(test_kernel_bytes_qwen7b_layer)
 {
-    struct zs_kernel_dims d = {4096, 3584, 3584, 512, 18944, 1, 0};
+    struct zs_kernel_dims d = {4096, 3584, 3584, 512, 18944, 1, 0, 0};
     struct zs_ew_cost c;
     zs_kernels_layer(ZS_KERNELS_HF, &d, &c);
     ck_assert_double_eq(c.fwd_bytes, 1287651328.0);
@@ -1318,6 +1318,37 @@ START_TEST(test_kernel_bytes_lora)
     ck_assert_double_eq(c.bwd_bytes, 318767104.0);
     ck_assert_int_eq(c.fwd_launches, 1);
     ck_assert_int_eq(c.bwd_launches, 2);
+}
+END_TEST
+
+/* torchtitan's complex RoPE (kernels.c) is 20 B per q/k element each way
+ * in every mode.  The Qwen2.5-7B layer of test_kernel_bytes_qwen7b_layer
+ * under compiled, with it: residuals 12 x 4096 x 3584 = 176,160,768,
+ * RoPE 20 x 4096 x (3584 + 512) = 335,544,320 each way, SwiGLU 6 x 4096 x
+ * 18944 = 465,567,744 fwd and 10 x = 775,946,240 bwd: fwd 977,272,832,
+ * bwd 1,287,651,328; launches 2 + 6 + 1 = 9 each way.  Under hf the same
+ * RoPE bytes (not HF's 30 B backward): bwd 176,160,768 + 335,544,320 +
+ * 18 x 4096 x 18944 = 1,396,703,232 -> 1,908,408,320; launches residual 2,
+ * RoPE 6, SwiGLU 2 forward and 3 backward. */
+static void expect_layer_cost(int mode, const struct zs_kernel_dims *d,
+                              const struct zs_ew_cost *want)
+{
+    struct zs_ew_cost c;
+    zs_kernels_layer(mode, d, &c);
+    ck_assert_double_eq(c.fwd_bytes, want->fwd_bytes);
+    ck_assert_double_eq(c.bwd_bytes, want->bwd_bytes);
+    ck_assert_int_eq(c.fwd_launches, want->fwd_launches);
+    ck_assert_int_eq(c.bwd_launches, want->bwd_launches);
+}
+
+START_TEST(test_kernel_bytes_rope_complex)
+{
+    const struct zs_kernel_dims d = {4096, 3584, 3584, 512, 18944, 1, 0, 1};
+    const struct zs_ew_cost compiled = {977272832.0, 1287651328.0, 9, 9};
+    const struct zs_ew_cost hf = {1287651328.0, 1908408320.0, 2 + 6 + 2,
+                                  2 + 6 + 3};
+    expect_layer_cost(ZS_KERNELS_COMPILED, &d, &compiled);
+    expect_layer_cost(ZS_KERNELS_HF, &d, &hf);
 }
 END_TEST
 
@@ -1453,6 +1484,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_compute_slowed_by_collectives);
     tcase_add_test(core, test_kernel_bytes_qwen7b_layer);
     tcase_add_test(core, test_kernel_bytes_lora);
+    tcase_add_test(core, test_kernel_bytes_rope_complex);
     tcase_add_test(core, test_compile_loss_eager);
     tcase_add_test(core, test_kernels_mode_orders_step_time);
     tcase_add_test(core, test_op_checkpointing_bytes);

@@ -240,6 +240,14 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
         lora_extras(b, l, f, bw, kf, kb);
 }
 
+/* torchtitan's models apply RoPE in complex arithmetic (view_as_complex,
+ * kernels.c), at the benchmarks' commit and still at its HEAD
+ * (torchtitan/models/common/rope.py). */
+static int rope_complex(const struct zs_bctx *b)
+{
+    return b->c->trainer == ZS_TRAINER_TORCHTITAN;
+}
+
 /* Per-layer work outside any leaf's GEMM: the attention core (charged to the
  * o_proj unit, which consumes its output; exported as the FLOP-equivalent
  * GEMMs [s x hd] x [hd x s/2] and [s x s/2] x [s/2 x hd] per head, causal)
@@ -257,7 +265,7 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
                        : (double)m->intermediate;
     struct zs_kernel_dims kd = {t, (double)m->hidden, hq, hkv, inter,
                                 m->pos == ZS_POS_ROPE,
-                                m->mlp == ZS_MLP_PLAIN};
+                                m->mlp == ZS_MLP_PLAIN, rope_complex(b)};
     struct zs_ew_cost ew;
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double heads = (double)m->n_heads / (double)b->c->sp;
@@ -283,7 +291,7 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
 static void layer_extra_launches(const struct zs_bctx *b, int *kf, int *kb)
 {
     struct zs_kernel_dims kd = {1, 1, 1, 1, 1, b->m->pos == ZS_POS_ROPE,
-                                b->m->mlp == ZS_MLP_PLAIN};
+                                b->m->mlp == ZS_MLP_PLAIN, rope_complex(b)};
     struct zs_ew_cost ew;
     zs_kernels_layer(b->c->kernels, &kd, &ew);
     *kf = ew.fwd_launches;

@@ -62,6 +62,23 @@
  *   Compiled: inductor fuses upcast, log_softmax and gather into one
  *   reduction over bf16 logits (two passes, 2+2 = 4 B) and the backward into
  *   one kernel (read 2, write 2) [assumption: same fusion as above].
+ * torchtitan's RoPE (rope_complex), torchtitan/models/llama/model.py:87-113
+ *   at 9dec370ad26b5f8e9a7333a0e36165018262644b: xq_ = view_as_complex(
+ *   xq.float().reshape(..., -1, 2)); view_as_real(xq_ * freqs_cis)
+ *   .flatten(3).type_as(xq), the same for xk.  Per element of q and k,
+ *   forward: float() 2+4, the complex64 multiply 4+4 (freqs_cis broadcast,
+ *   L2), type_as 4+2 = 20 B, 3 launches per tensor; backward: type_as's
+ *   grad 2+4, grad * conj(freqs) 4+4 (freqs_cis is a buffer: no grad, and
+ *   the multiply saves only freqs), float()'s grad 4+2 = 20 B, 3 launches.
+ *   torch.compile does not fuse it: inductor has no code generation for
+ *   complex operators and falls back to the eager kernels ("Torchinductor
+ *   does not support code generation for complex operators. Performance
+ *   may be worse than eager." from torch/_inductor/lowering.py, reported on
+ *   this very RoPE in pytorch/torchtitan issue #15, open; PyTorch's complex
+ *   compilation is an opt-in experiment from 2.14, after these runs), and
+ *   the casts around it border the extern GEMMs and that fallback, so they
+ *   stay separate kernels: 20 / 20 B in every mode [assumption: inductor
+ *   keeps each cast as one kernel; Liger does not patch torchtitan].
  * LoRA adapter (zs_kernels_lora), per token, from torchtune's
  *   LoRALinear.forward (torchtune/modules/peft/lora.py:112-131 at
  *   1814feb17a9038e1a8053ce93111bd26774a8db6, the same at 0031bfb):
@@ -96,7 +113,12 @@ void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
     out->bwd_bytes = 12 * res;
     out->fwd_launches = 2;
     out->bwd_launches = 2;
-    if (mode == ZS_KERNELS_HF) {
+    if (d->rope_complex) {
+        out->fwd_bytes += 20 * rope;
+        out->bwd_bytes += 20 * rope;
+        out->fwd_launches += d->rope ? 6 : 0;
+        out->bwd_launches += d->rope ? 6 : 0;
+    } else if (mode == ZS_KERNELS_HF) {
         out->fwd_bytes += 20 * rope;
         out->bwd_bytes += 30 * rope;
         out->fwd_launches += d->rope ? 10 : 0;

@@ -20,6 +20,8 @@ struct zs_kernel_dims {
     double inter;        /* active MLP intermediate (SwiGLU) */
     int rope;            /* 1: rotary embeddings applied */
     int plain_mlp;       /* 1: fc_out(act(fc_in(x))), no gate */
+    int rope_complex;    /* 1: torchtitan's complex-valued RoPE, which no
+                            kernel mode fuses (kernels.c) */
 };
 
 /* RoPE, the MLP activation (SwiGLU or a plain one) and residual adds of one
