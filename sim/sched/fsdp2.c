@@ -441,7 +441,9 @@ static int32_t steps_in_bwd(struct fs *s, int q, int g, int k0, int k1,
                            b->node->gpu.launch_overhead_ns,
                        ZS_CLS_HOST, "optimizer step launch (in backward)", g,
                        b->last_host, -1);
-        if (b->step == 1)
+        if (b->step == 1 && zs_gpu_opt_paged(c, n))
+            b->paged_bytes += zs_gpu_opt_state_bytes(c, n, s->pb);
+        else if (b->step == 1)
             dep = zs_keep_alloc(
                 b, zs_t_alloc(b, q, b->p_gpu,
                               zs_gpu_opt_state_bytes(c, n, s->pb), 0,
@@ -764,7 +766,9 @@ static void optimizer_step(struct fs *s, bool first)
          * as one tensor (gpuopt.c: bitsandbytes 2 B + block-wise absmax;
          * its fp32 states for tensors under 4096 elements are not split
          * out here) */
-        if (first)
+        if (first && zs_gpu_opt_paged(b->c, T))
+            b->paged_bytes += zs_gpu_opt_state_bytes(b->c, T, s->pb);
+        else if (first)
             zs_keep_alloc(b,
                 zs_t_alloc(b, b->q_comp, b->p_gpu,
                            zs_gpu_opt_state_bytes(b->c, T, s->pb), 0,

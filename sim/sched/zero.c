@@ -926,7 +926,9 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
      * per 256-element block and state (gpuopt.c, bitsandbytes 0.44.1
      * Optimizer2State.init_state) ≈ 2 B/element instead of 8 (fp32) */
     bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
-    if (first)
+    if (first && zs_gpu_opt_paged(b->c, e))
+        b->paged_bytes += zs_gpu_opt_state_bytes(b->c, e, 4);
+    else if (first)
         zs_keep_alloc(b,
                       zs_t_alloc(b, b->q_comp, b->p_gpu,
                                  zs_gpu_opt_state_bytes(b->c, e, 4), 0,
