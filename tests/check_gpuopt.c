@@ -170,6 +170,35 @@ START_TEST(test_in_bwd_fsdp2)
 }
 END_TEST
 
+/* PagedAdamW8bit: every state tensor of at least 1e5 elements is
+ * cudaMallocManaged, outside the allocator.  Llama-3.2-3B (hidden 3072, MLP
+ * 8192, 8 KV heads of 128, 28 layers, vocab 128256, tied), 8-bit states
+ * 2 B + 8 B per 256 elements: embedding 394002432 elements -> 788004864 +
+ * 1539072 x 8 = 800317440 B; per layer q and o 9437184 -> 19169280 B, k and
+ * v 3145728 -> 6389760 B, gate, up, down 25165824 -> 51118080 B: 204472320
+ * B; paged 800317440 + 28 x 204472320 = 6525542400 B.  The norms (3072
+ * elements, fp32 states) stay in the allocator.  The steady peak (every
+ * state live, same moment) drops by that and by the embedding states'
+ * unsplit remainder: its own segment is rounded up to 2 MiB (kRoundLarge),
+ * 801112064 B, and the 794624-B remainder is under kSmallSize (1 MiB), so
+ * the whole block counts as allocated (engine/pool.c should_split). */
+START_TEST(test_paged_states_by_hand)
+{
+    const char *base = "model=validation/models/llama-3.2-3b.json;"
+                       "gpus=1xA100-80GB;framework=fsdp2;trainer=torchtune;"
+                       "sharding=none;micro-batch=1;seq-len=1024;"
+                       "checkpointing=full;optimizer-in-bwd=yes";
+    struct run q8, paged;
+    sim(&q8, base, "optimizer=adamw_8bit");
+    sim(&paged, base, "optimizer=paged_adamw_8bit");
+    ck_assert_int_eq(q8.res.paged_state_bytes, 0);
+    ck_assert_int_eq(paged.res.paged_state_bytes, 6525542400LL);
+    ck_assert_int_eq(q8.res.steady.peak_gpu_allocated -
+                         paged.res.steady.peak_gpu_allocated,
+                     6525542400LL + 794624);
+}
+END_TEST
+
 START_TEST(test_in_bwd_refused)
 {
     static const struct {
@@ -219,6 +248,7 @@ Suite *suite_gpuopt(void)
     tcase_add_test(core, test_in_bwd_single_device_by_hand);
     tcase_add_test(core, test_in_bwd_no_full_grads);
     tcase_add_test(core, test_in_bwd_fsdp2);
+    tcase_add_test(core, test_paged_states_by_hand);
     tcase_add_test(bad, test_in_bwd_refused);
     suite_add_tcase(s, core);
     suite_add_tcase(s, bad);

@@ -294,6 +294,30 @@ static int step_table(const struct zs_sim_result *r, FILE *out)
 
 /* What the GPU and host hold for training, activation offload, and the
  * steady step's bottleneck. */
+/* bitsandbytes paged optimizer states (sched/gpuopt.c): outside PyTorch's
+ * allocator, so in no peak above; the GPU holds what is free beside the
+ * allocator's steady peak reserved, the driver evicts the rest to host. */
+static void paged_line(const struct zs_sim_result *r, FILE *out)
+{
+    char a[32], b[32];
+    int64_t held = r->gpu_capacity_bytes - r->steady.peak_gpu_reserved;
+    if (r->paged_state_bytes <= 0)
+        return;
+    if (held < 0)
+        held = 0;
+    fprintf(out,
+            "  paged optimizer states %s (cudaMallocManaged, outside the "
+            "allocator's peaks)",
+            zs_fmt_bytes(a, sizeof a, r->paged_state_bytes));
+    if (held >= r->paged_state_bytes)
+        fprintf(out, ": they fit beside its peak reserved\n");
+    else
+        fprintf(out,
+                ": %s do not fit beside its peak reserved and are paged to "
+                "host\n    every step (page migration not modelled)\n",
+                zs_fmt_bytes(b, sizeof b, r->paged_state_bytes - held));
+}
+
 static void capacity_lines(const struct zs_simout *o, FILE *out)
 {
     const struct zs_sim_result *r = o->res;
@@ -332,6 +356,7 @@ static void capacity_lines(const struct zs_simout *o, FILE *out)
                                                 : "pinned, side stream",
                 zs_fmt_bytes(h, sizeof h, r->ao_host_bytes));
     }
+    paged_line(r, out);
     fprintf(out, "  bottleneck (steady): %s\n\n", r->steady.bottleneck);
 }
 

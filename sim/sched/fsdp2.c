@@ -576,7 +576,9 @@ static int32_t steps_in_bwd(struct fs *s, int q, int g, int k0, int k1,
                            b->node->gpu.launch_overhead_ns,
                        ZS_CLS_HOST, "optimizer step launch (in backward)", g,
                        b->last_host, -1);
-        if (b->step == 1)
+        if (b->step == 1 && zs_gpu_opt_paged(c, n))
+            b->paged_bytes += zs_gpu_opt_state_bytes(c, n, s->pb);
+        else if (b->step == 1)
             dep = zs_keep_alloc(
                 b, zs_t_alloc(b, q, b->p_gpu,
                               zs_gpu_opt_state_bytes(c, n, s->pb), 0,
@@ -974,18 +976,26 @@ static void optimizer_step(struct fs *s, bool first)
         }
     } else {
         int32_t a;
-        bool q8 = b->c->optimizer !=
-                  ZS_OPT_ADAMW; /* bitsandbytes: ≈2 B/element (zero.c) */
-        if (first)
+        bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
+        /* the states and the bytes per element of the whole trainable set
+         * as one tensor (gpuopt.c: bitsandbytes 2 B + block-wise absmax;
+         * its fp32 states for tensors under 4096 elements are not split
+         * out here) */
+        if (first && zs_gpu_opt_paged(b->c, T))
+            b->paged_bytes += zs_gpu_opt_state_bytes(b->c, T, s->pb);
+        else if (first)
             zs_keep_alloc(b,
                 zs_t_alloc(b, b->q_comp, b->p_gpu,
-                           q8 ? T * 2 + (T / 2048 + 1) * 8 : T * 2 * s->pb,
-                           0,
+                           zs_gpu_opt_state_bytes(b->c, T, s->pb), 0,
                            q8 ? "AdamW 8-bit states (bitsandbytes, lazy)"
                               : "AdamW exp_avg + exp_avg_sq (lazy)",
                            -1, b->last_host));
-        a = zs_t_gpu_mem(b, b->q_comp, (double)T * 7 * s->pb, ZS_CLS_OPT,
-                         "AdamW (GPU, foreach)", -1, b->last_host, -1);
+        a = zs_t_gpu_mem(b, b->q_comp,
+                         (double)T * zs_gpu_opt_elem_bytes(b->c, T, s->pb),
+                         ZS_CLS_OPT,
+                         q8 ? "AdamW 8-bit (GPU, bitsandbytes)"
+                            : "AdamW (GPU, foreach)",
+                         -1, b->last_host, -1);
         for (int g = 0; g < b->nunits; g++) {
             zs_t_free(b, b->q_comp, s->grad_gpu[g], a);
             s->grad_gpu[g] = -1;

@@ -13,10 +13,14 @@
  * (block_wise=True is the default), an fp32 absmax per state per 256
  * elements (blocks = n // 256 + (n % 256 > 0)).  The dynamic quantile maps
  * (qmap1/qmap2, 256 fp32 each) are shared by every tensor and not counted.
- * Paged states (get_state_buffer:326-333: numel >= 1e5 under is_paged) are
- * cudaMallocManaged pages that the driver may evict to host memory; zsim
- * keeps them on the GPU like the non-paged ones (they fit there, or the run
- * needs the eviction, which is not modelled: see README).
+ * Paged states (get_state_buffer:326-333: numel >= 1e5 under is_paged; the
+ * rest torch.zeros_like) come from F.get_paged, cudaMallocManaged memory
+ * (bitsandbytes/functional.py get_paged, csrc cget_managed_ptr): outside
+ * PyTorch's caching allocator, so absent from its allocated and reserved
+ * peaks, and never an OOM: under pressure the driver evicts pages to host
+ * memory.  zsim counts them apart (zs_bctx paged_bytes) and says how much
+ * of them the GPU cannot hold beside the allocator's peak; the page
+ * migration that then costs time is not modelled.
  */
 #include "sched/sched_int.h"
 
@@ -61,6 +65,11 @@ int zs_gpu_opt_kernels(const struct zs_cfg *c)
      * _foreach_add_, _foreach_addcdiv_ (the step count is a CPU tensor);
      * bitsandbytes: one optimizer_update_*bit* kernel per tensor */
     return is_bnb(c) ? 1 : 8;
+}
+
+bool zs_gpu_opt_paged(const struct zs_cfg *c, int64_t elems)
+{
+    return c->optimizer == ZS_OPT_PAGED_ADAMW_8BIT && elems >= 100000;
 }
 
 bool zs_gpu_opt_syncs(const struct zs_cfg *c)

@@ -164,6 +164,9 @@ struct zs_sim_result {
     int act_offload;
     int64_t ao_bytes_per_layer, ao_layers_offloaded;
     int64_t ao_d2h_bytes, ao_h2d_bytes, ao_host_bytes;
+    /* bitsandbytes paged optimizer states (cudaMallocManaged, outside
+     * PyTorch's allocator and its peaks; gpuopt.c), bytes on this rank */
+    int64_t paged_state_bytes;
 };
 
 /* Runs init + first step + cfg->steps steady steps.  `sim` may be NULL (a
@@ -212,6 +215,10 @@ int64_t zs_gpu_opt_state_bytes(const struct zs_cfg *c, int64_t elems, int pb);
 double zs_gpu_opt_elem_bytes(const struct zs_cfg *c, int64_t elems, int pb);
 int zs_gpu_opt_kernels(const struct zs_cfg *c);
 bool zs_gpu_opt_syncs(const struct zs_cfg *c);
+/* Whether a state tensor for `elems` elements is paged (bitsandbytes
+ * paged_adamw_8bit, >= 1e5 elements): cudaMallocManaged memory the driver
+ * pages between GPU and host, not PyTorch's allocator's. */
+bool zs_gpu_opt_paged(const struct zs_cfg *c, int64_t elems);
 
 /* "DeepSpeedCPUAdam", "torch.optim.AdamW(fused=True)", ... */
 const char *zs_cpu_opt_label(int impl);

@@ -138,6 +138,9 @@ struct zs_bctx {
     int64_t tokens; /* tokens per micro-step on this rank */
     int64_t P, T;   /* partition elements (all params), trainable partition */
     int64_t persistent_params;
+    /* bitsandbytes paged optimizer states, bytes: cudaMallocManaged, outside
+     * PyTorch's caching allocator (gpuopt.c zs_gpu_opt_paged) */
+    int64_t paged_bytes;
 
     /* current position, for tags */
     int step, micro, phase;

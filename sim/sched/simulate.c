@@ -542,6 +542,7 @@ static int run_and_reduce(struct zs_bctx *b, zs_sim *sim,
     if (run < 0)
         return run;
     res->events_run = zs_sim_events(sim);
+    res->paged_state_bytes = b->paged_bytes;
     rc = reduce_first(b, sim, run, res);
     if (rc)
         return zs_err_set(err, rc, "out of memory reducing the results");

@@ -923,13 +923,15 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
     struct zs_bctx *b = s->b;
     int32_t f32, a;
     /* bitsandbytes 8-bit Adam: one byte per state plus an fp32 absmax
-     * per 2048-element block (Dettmers et al. 2022, "8-bit Optimizers
-     * via Block-wise Quantization") ≈ 2 B/element instead of 8 */
+     * per 256-element block and state (gpuopt.c, bitsandbytes 0.44.1
+     * Optimizer2State.init_state) ≈ 2 B/element instead of 8 (fp32) */
     bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
-    if (first)
+    if (first && zs_gpu_opt_paged(b->c, e))
+        b->paged_bytes += zs_gpu_opt_state_bytes(b->c, e, 4);
+    else if (first)
         zs_keep_alloc(b,
                       zs_t_alloc(b, b->q_comp, b->p_gpu,
-                                 q8 ? e * 2 + (e / 2048 + 1) * 8 : e * 8, 0,
+                                 zs_gpu_opt_state_bytes(b->c, e, 4), 0,
                                  q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
                                     : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
                                  -1, b->last_host));
