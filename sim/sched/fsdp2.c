@@ -40,6 +40,10 @@
  * reduce-scatters the accumulated grads once.
  * Step: the user's optimizer (torch AdamW) on the CPU shards with offload,
  * on the GPU without; states (pb B each) allocated lazily at the first step.
+ * --fsdp-version 1 (FullyShardedDataParallel, FSDP1): the same step with
+ * FSDP1's FlatParameter unshard (unshard_v1), reduce-scatter input
+ * (rs_input_v1) and initialisation (init_unit_v1), per-stream allocator
+ * pools (simulate.c), and on one process NO_SHARD (fs_modes).
  * --sharding none (one process, no fully_shard: torchtune's single-device
  * recipes, config.h enum zs_sharding): the parameters are the module's own
  * tensors, used in place (no all-gather buffers, no unsharded copies, no
