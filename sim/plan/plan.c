@@ -154,6 +154,10 @@ static int add_mode(struct zs_plan *p, const struct search_mode *md,
                 if (!point_searched(md, base, po, mi, ck))
                     continue;
                 c.framework = md->fw;
+                /* --fsdp-version picks the FSDP candidates' API; DeepSpeed
+                 * candidates have none */
+                if (c.framework != ZS_FW_FSDP2)
+                    c.fsdp_version = 2;
                 c.zero = md->zero;
                 c.offload_optimizer = md->oo;
                 c.offload_param = md->op;

@@ -40,6 +40,10 @@
  * reduce-scatters the accumulated grads once.
  * Step: the user's optimizer (torch AdamW) on the CPU shards with offload,
  * on the GPU without; states (pb B each) allocated lazily at the first step.
+ * --fsdp-version 1 (FullyShardedDataParallel, FSDP1): the same step with
+ * FSDP1's FlatParameter unshard (unshard_v1), reduce-scatter input
+ * (rs_input_v1) and initialisation (init_unit_v1), per-stream allocator
+ * pools (simulate.c), and on one process NO_SHARD (fs_modes).
  * --sharding none (one process, no fully_shard: torchtune's single-device
  * recipes, config.h enum zs_sharding): the parameters are the module's own
  * tensors, used in place (no all-gather buffers, no unsharded copies, no
@@ -1014,6 +1018,59 @@ static void fs_opt(void *ctx, bool first)
     optimizer_step(ctx, first);
 }
 
+/* FSDP1's initialisation of unit g on the logging rank, whose module is on
+ * the CPU (Answer.AI's train.py: low_memory loads rank 0's model on the CPU
+ * and passes device_id and sync_module_states): _init_utils.py at v2.2,
+ * _init_param_handle_from_module -> _move_module_to_device moves the unit's
+ * parameter tensors to the GPU one by one; FlatParamHandle flattens them
+ * (torch.cat into one new flat parameter; the originals become views and
+ * are freed); shard() clones this rank's chunk (_get_shard: chunk.clone())
+ * and frees the flat parameter.  With CPUOffload the shard then moves to the
+ * CPU.  train.py calls torch.cuda.empty_cache() only before wrapping and
+ * reset_peak_memory_stats() before training, so the segments this leaves
+ * cached (default stream) count in the measured peak reserved.  Tensor
+ * sizes: the unit's leaves (leaf_shards at world 1), scaled to the unit's
+ * stored bytes (QLoRA's NF4 weights).  Returns the resident shard's
+ * allocation (-1 with offload). */
+static int32_t init_unit_v1(struct fs *s, int g)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_model *m = b->m;
+    const struct zs_unit *u = &b->units[g];
+    int64_t el[512], store, ag, sum = 0;
+    int32_t id[512], flat, shard, t = -1;
+    int n = 0;
+    double scale;
+    const struct zs_leaf *lv = u->layer < 0 ? m->pre : m->layer;
+    int nl = u->layer < 0 ? m->n_pre : m->n_layer_leaves;
+    for (int i = 0; i < nl; i++)
+        leaf_shards(m, &lv[i], 1, el, &n, 512);
+    for (int i = 0; u->layer < 0 && i < m->n_post; i++)
+        leaf_shards(m, &m->post[i], 1, el, &n, 512);
+    shard_bytes(s, u, &store, &ag);
+    for (int i = 0; i < n; i++)
+        sum += el[i];
+    scale = sum > 0 ? (double)store * (double)b->c->world / (double)sum : 0;
+    for (int i = 0; i < n; i++)
+        t = id[i] = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                               (int64_t)((double)el[i] * scale), 0,
+                               "param moved to GPU (FSDP1 init)", g, t);
+    flat = zs_t_alloc(b, b->q_comp, b->p_gpu, store * b->c->world, 0,
+                      "flat param (FSDP1 init, torch.cat)", g, t);
+    for (int i = 0; i < n; i++)
+        zs_t_free(b, b->q_comp, id[i], flat);
+    shard = zs_t_alloc(b, b->q_comp, b->p_gpu, store, 0,
+                       u->nf4_elems > 0 ? "sharded NF4 base + bf16 params"
+                       : s->pb == 4     ? "sharded fp32 params"
+                                        : "sharded bf16 params",
+                       g, flat);
+    zs_t_free(b, b->q_comp, flat, shard);
+    if (!s->off)
+        return shard;
+    zs_t_free(b, b->q_comp, shard, shard);
+    return -1;
+}
+
 /* The schedule's modes from the configuration (see the top of the file). */
 static void fs_modes(struct fs *s, struct zs_bctx *b)
 {
@@ -1112,6 +1169,9 @@ int zs_build_fsdp2(struct zs_bctx *b)
     rc = param_shards(&s);
     if (rc)
         goto out;
+    /* FSDP1 wraps the children before the root (auto_wrap post-order) */
+    for (int k = 1; s.v1 && k <= n; k++)
+        init_unit_v1(&s, k % n);
     if (s.v1off)
         flat_param_host(&s);
     for (int g = 0; g < n; g++) {
@@ -1139,7 +1199,7 @@ int zs_build_fsdp2(struct zs_bctx *b)
                        : s.pb == 4 ? "fp32 params (no sharding)"
                                    : "bf16 params (no sharding)",
                        g, -1);
-        else
+        else if (!s.v1) /* FSDP1: init_unit_v1 */
             zs_t_alloc(b, b->q_comp, b->p_gpu, store, 0,
                        nf4         ? "sharded NF4 base + bf16 params"
                        : s.pb == 4 ? "sharded fp32 params"
