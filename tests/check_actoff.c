@@ -43,30 +43,13 @@
 #define BASE                                                                   \
     "model=gpt2;gpus=8xH100;seq-len=1024;micro-batch=1;checkpointing=full"
 
-struct run {
-    struct zs_cfg cfg;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_sim_result res;
-};
-
-static void sim_run(struct run *r, const char *flags, zs_sim *sim)
+static void sim_run(struct zt_run *r, const char *flags, zs_sim *sim)
 {
-    struct zs_err err = {0, ""};
-    struct zs_setup su = {0};
-    zs_cfg_defaults(&r->cfg);
-    zt_apply_flags(&r->cfg, BASE);
-    zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
-                  "%s", err.msg);
-    su.model = &r->m;
-    su.cluster = &r->cl;
-    su.cfg = &r->cfg;
-    ck_assert_msg(zs_simulate(&su, sim, &r->res, &err) == 0, "%s", err.msg);
+    zt_simulate(r, BASE, flags, sim, false);
     ck_assert_int_eq(r->res.oom.where, ZS_OOM_NONE);
 }
 
-static int64_t peak_host_rank(const struct run *r)
+static int64_t peak_host_rank(const struct zt_run *r)
 {
     return r->res.first.peak_host_per_rank > r->res.steady.peak_host_per_rank
                ? r->res.first.peak_host_per_rank
@@ -83,7 +66,7 @@ static int64_t live_bytes(const struct zs_step_result *s, const char *name)
 
 START_TEST(test_bytes_per_layer_by_hand)
 {
-    static struct run off, sync, as, tt_off, tt;
+    static struct zt_run off, sync, as, tt_off, tt;
     sim_run(&off, "", NULL);
     sim_run(&sync, "cpu-checkpointing=yes;deepspeed-version=0.19.5", NULL);
     sim_run(&as, "cpu-checkpointing=yes", NULL);
@@ -157,7 +140,7 @@ END_TEST
  * 0.19.6 (_get_cpu_offload_engine returns None). */
 START_TEST(test_ds_config_partition_is_blocking)
 {
-    static struct run r;
+    static struct zt_run r;
     sim_run(&r, "ds-config=tests/data/good/ds-cpu-checkpointing-partition.json",
             NULL);
     ck_assert(r.cfg.cpu_checkpointing);
@@ -171,7 +154,7 @@ END_TEST
  * steady step). */
 START_TEST(test_trace_offload_stream)
 {
-    static struct run r;
+    static struct zt_run r;
     zs_sim *sim = zs_sim_new();
     int q = -1, d2h = 0, h2d = 0;
     ck_assert_ptr_nonnull(sim);
@@ -393,10 +376,11 @@ static void restored_live(zs_sim *sim, int *max_live, int *with_logits)
 
 START_TEST(test_torchtune_restore_timing)
 {
-    static struct run lora, full;
-    const char *f = "model=tests/data/good/model-tiny-6l.json;gpus=1xA100-80GB;"
-                    "seq-len=2048;micro-batch=16;framework=fsdp2;trainer=torchtune;"
-                    "sharding=none;offload-activations=yes;method=";
+    static struct zt_run lora, full;
+    const char *f =
+        "model=tests/data/good/model-tiny-6l.json;gpus=1xA100-80GB;"
+        "seq-len=2048;micro-batch=16;framework=fsdp2;trainer=torchtune;"
+        "sharding=none;offload-activations=yes;method=";
     char flags[256];
     int max_live, with_logits;
     zs_sim *sim = zs_sim_new();

@@ -16,31 +16,17 @@
 #include <stdio.h>
 #include <string.h>
 
-struct run {
-    struct zs_cfg cfg;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_sim_result res;
-};
-
-static void setup(struct run *r, const char *flags, bool simulate)
+static void setup(struct zt_run *r, const char *flags, bool simulate)
 {
-    struct zs_err err = {0, ""};
-    struct zs_setup su = {0};
-    zs_cfg_defaults(&r->cfg);
-    zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
-                  "%s", err.msg);
-    if (!simulate)
-        return;
-    su.model = &r->m;
-    su.cluster = &r->cl;
-    su.cfg = &r->cfg;
-    ck_assert_msg(zs_simulate(&su, NULL, &r->res, &err) == 0, "%s", err.msg);
+    if (simulate)
+        zt_simulate(r, NULL, flags, NULL, false);
+    else
+        zt_resolve(r, NULL, flags);
 }
 
-#define BASE "model=7b;gpus=8xH100;framework=fsdp2;offload-optimizer=cpu;" \
-             "offload-param=cpu;micro-batch=1;grad-accum=1"
+#define BASE                                                                   \
+    "model=7b;gpus=8xH100;framework=fsdp2;offload-optimizer=cpu;"              \
+    "offload-param=cpu;micro-batch=1;grad-accum=1"
 
 START_TEST(test_threads_per_launcher)
 {
@@ -65,15 +51,15 @@ START_TEST(test_threads_per_launcher)
         {BASE ";trainer=torchtune", 14, 14.0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct run r;
+        struct zt_run r;
         int thr;
         double eff;
         const char *why;
         setup(&r, cases[i].flags, false);
         zs_cpu_threads(&r.cfg, &r.cl.node, &thr, &eff, &why);
         ck_assert_msg(thr == cases[i].threads, "%s: %d", cases[i].flags, thr);
-        ck_assert_msg(fabs(eff - cases[i].eff) < 1e-9, "%s: %g",
-                      cases[i].flags, eff);
+        ck_assert_msg(fabs(eff - cases[i].eff) < 1e-9, "%s: %g", cases[i].flags,
+                      eff);
     }
 }
 END_TEST
@@ -85,8 +71,8 @@ START_TEST(test_bytes_per_implementation)
         double fused, op;
     } cases[] = {
         /* DeepSpeed: Step_AVX 7 x 4 B; unscale mul_ 8 + bf16 copy_ 6 */
-        {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu",
-         28, 14},
+        {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu", 28,
+         14},
         /* FSDP2 fused: 28; clip 1.0: norm 4 + clip mul_ 8 = 12 */
         {BASE ";cpu-optimizer=torch-fused", 28, 12},
         /* FSDP2 for-loop, no clip: (20 + 2 fresh x 6.7) x 4 B = 133.6 */
@@ -94,15 +80,14 @@ START_TEST(test_bytes_per_implementation)
         /* pure bf16 (torchtune): fused 7 x 2 B; torchtune's recipes do not
          * clip unless clip_grad_norm is set: 0, with clipping 3 x 2 B */
         {BASE ";trainer=torchtune;param-dtype=bf16", 14, 0},
-        {BASE ";trainer=torchtune;param-dtype=bf16;gradient-clipping=1", 14,
-         6},
+        {BASE ";trainer=torchtune;param-dtype=bf16;gradient-clipping=1", 14, 6},
         /* DeepSpeed with torch_adam (for-loop): 133.6 + 14 */
         {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu;"
          "cpu-optimizer=torch-loop",
          0, 147.6},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct run r;
+        struct zt_run r;
         double f, o;
         setup(&r, cases[i].flags, false);
         zs_cpu_opt_bytes(&r.cfg, &f, &o);
@@ -121,7 +106,7 @@ END_TEST
  *  57.6 GB/s, so 145.6 T / 57.6e9 (every rank steps at once). */
 START_TEST(test_dram_share_cap)
 {
-    struct run a, b;
+    struct zt_run a, b;
     double T;
     setup(&a, BASE ";launcher=torchrun;cpu-optimizer=torch-loop", true);
     setup(&b, BASE ";launcher=torchrun;cpu-optimizer=torch-loop;cpu-threads=14",
@@ -156,8 +141,7 @@ START_TEST(test_launch_lines)
          "deepspeed --bind_cores_to_rank --num_gpus 8 train.py --deepspeed "
          "ds.json  # DeepSpeedCPUAdam, 14 CPU threads per rank (deepspeed "
          "--bind_cores_to_rank)"},
-        {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu",
-         NULL,
+        {"model=7b;gpus=8xH100;framework=deepspeed;offload-optimizer=cpu", NULL,
          "deepspeed --num_gpus 8 train.py  # DeepSpeedCPUAdam, 224 CPU "
          "threads per rank (deepspeed launcher, unbound)"},
         {BASE, NULL,
@@ -167,7 +151,7 @@ START_TEST(test_launch_lines)
          "(OMP_NUM_THREADS=1))"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct run r;
+        struct zt_run r;
         char buf[700];
         setup(&r, cases[i].flags, false);
         zs_launch_line(&r.cfg, &r.cl.node, r.cl.nodes, cases[i].ds, buf,
@@ -182,7 +166,7 @@ END_TEST
  * wins: golden simulate-ds-torch-adam-flag). */
 START_TEST(test_ds_config_torch_adam)
 {
-    struct run r;
+    struct zt_run r;
     double f, o;
     setup(&r,
           "model=7b;gpus=8xH100;ds-config=tests/data/good/ds-torch-adam.json",

@@ -45,26 +45,9 @@
     "trainer=torchtune;micro-batch=1;seq-len=128;grad-accum=1;"                \
     "checkpointing=full;sharding=none"
 
-struct run {
-    struct zs_cfg cfg;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_sim_result res;
-};
-
-static void sim(struct run *r, const char *base, const char *flags)
+static void sim(struct zt_run *r, const char *base, const char *flags)
 {
-    struct zs_err err = {0, ""};
-    struct zs_setup su = {0};
-    zs_cfg_defaults(&r->cfg);
-    zt_apply_flags(&r->cfg, base);
-    zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
-                  "%s", err.msg);
-    su.model = &r->m;
-    su.cluster = &r->cl;
-    su.cfg = &r->cfg;
-    ck_assert_msg(zs_simulate(&su, NULL, &r->res, &err) == 0, "%s", err.msg);
+    zt_simulate(r, base, flags, NULL, false);
     ck_assert_int_eq(r->res.oom.where, ZS_OOM_NONE);
 }
 
@@ -111,7 +94,7 @@ END_TEST
 
 START_TEST(test_in_bwd_single_device_by_hand)
 {
-    struct run no, in, in8;
+    struct zt_run no, in, in8;
     sim(&no, TINY, "");
     sim(&in, TINY, "optimizer-in-bwd=yes");
     sim(&in8, TINY, "optimizer-in-bwd=yes;optimizer=adamw_8bit");
@@ -121,9 +104,9 @@ START_TEST(test_in_bwd_single_device_by_hand)
     ck_assert_int_eq(
         live_bytes(&in.res.steady, "AdamW exp_avg + exp_avg_sq (lazy)"),
         881920);
-    ck_assert_int_eq(live_bytes(&in8.res.steady,
-                                "AdamW 8-bit states (bitsandbytes, lazy)"),
-                     498656);
+    ck_assert_int_eq(
+        live_bytes(&in8.res.steady, "AdamW 8-bit states (bitsandbytes, lazy)"),
+        498656);
     /* the same bytes stepped, tensor by tensor instead of at once */
     ck_assert(fabs(in.res.steady.br_opt - no.res.steady.br_opt) <
               0.02 * no.res.steady.br_opt);
@@ -139,15 +122,12 @@ END_TEST
  * during backward) stays below params + all grads + all states. */
 START_TEST(test_in_bwd_no_full_grads)
 {
-    struct run no, in;
+    struct zt_run no, in;
     sim(&no, TINY, "");
     sim(&in, TINY, "optimizer-in-bwd=yes");
-    ck_assert_int_eq(no.res.first.peak_gpu_allocated,
-                     441856 + 441856 + 882176);
-    ck_assert_int_lt(in.res.first.peak_gpu_allocated,
-                     441856 + 883200 + 441856);
-    ck_assert_int_eq(live_bytes(&in.res.first, "bf16 grads (param.grad)"),
-                     -1);
+    ck_assert_int_eq(no.res.first.peak_gpu_allocated, 441856 + 441856 + 882176);
+    ck_assert_int_lt(in.res.first.peak_gpu_allocated, 441856 + 883200 + 441856);
+    ck_assert_int_eq(live_bytes(&in.res.first, "bf16 grads (param.grad)"), -1);
 }
 END_TEST
 
@@ -160,7 +140,7 @@ START_TEST(test_in_bwd_fsdp2)
     const char *base = "model=tests/data/good/model-tiny.json;gpus=2xH100;"
                        "framework=fsdp2;trainer=torchtune;micro-batch=1;"
                        "seq-len=16;checkpointing=full";
-    struct run no, in;
+    struct zt_run no, in;
     sim(&no, base, "");
     sim(&in, base, "optimizer-in-bwd=yes");
     ck_assert_int_ge(live_bytes(&no.res.steady, "sharded bf16 grads"), 46208);
@@ -188,7 +168,7 @@ START_TEST(test_paged_states_by_hand)
                        "gpus=1xA100-80GB;framework=fsdp2;trainer=torchtune;"
                        "sharding=none;micro-batch=1;seq-len=1024;"
                        "checkpointing=full;optimizer-in-bwd=yes";
-    struct run q8, paged;
+    struct zt_run q8, paged;
     sim(&q8, base, "optimizer=adamw_8bit");
     sim(&paged, base, "optimizer=paged_adamw_8bit");
     ck_assert_int_eq(q8.res.paged_state_bytes, 0);

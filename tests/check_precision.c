@@ -28,30 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct run {
-    struct zs_cfg cfg;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_sim_result res;
-    struct zs_export ex;
-};
-
 /* Simulates flags "k=v;k=v" as `zsim simulate` would; with `ex` the tasks
  * are exported (their bytes by kind). */
-static void sim(struct run *r, const char *flags, bool ex)
+static void sim(struct zt_run *r, const char *flags, bool ex)
 {
-    struct zs_err err = {0, ""};
-    struct zs_setup su = {0};
-    zs_cfg_defaults(&r->cfg);
-    memset(&r->ex, 0, sizeof r->ex);
-    zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
-                  "%s", err.msg);
-    su.model = &r->m;
-    su.cluster = &r->cl;
-    su.cfg = &r->cfg;
-    su.ex = ex ? &r->ex : NULL;
-    ck_assert_msg(zs_simulate(&su, NULL, &r->res, &err) == 0, "%s", err.msg);
+    zt_simulate(r, NULL, flags, NULL, ex);
 }
 
 static int64_t pow2(int64_t x)
@@ -75,7 +56,7 @@ static void groups(const struct zs_model *m, int64_t *R, int64_t *L)
 }
 
 /* Sum of exported task bytes of one kind (and collective, for ZS_X_COLL). */
-static int64_t bytes_of(const struct run *r, int kind, int coll)
+static int64_t bytes_of(const struct zt_run *r, int kind, int coll)
 {
     int64_t sum = 0;
     for (size_t i = 0; i < r->ex.n; i++)
@@ -98,7 +79,7 @@ static int64_t live_bytes(const struct zs_step_result *s, const char *prefix)
 
 START_TEST(test_model_groups_by_hand)
 {
-    struct run r;
+    struct zt_run r;
     int64_t R, L;
     sim(&r, QWEN7B_8 "micro-batch=1", false);
     groups(&r.m, &R, &L);
@@ -126,7 +107,7 @@ END_TEST
  *   HF 2 x T x 4 = 7,615,616,512 B, torchtitan twice that. */
 START_TEST(test_hf_no_sync_holds_unsharded_grads)
 {
-    struct run hf, tt;
+    struct zt_run hf, tt;
     const int64_t N = 7615616512, T = 951952064, per_reduce = T * 16;
     sim(&hf,
         QWEN7B_8 OFFLOAD "micro-batch=1;grad-accum=2;trainer=hf;"
@@ -167,7 +148,7 @@ END_TEST
  *   4 B x N = 30,462,466,048 B; and accum 1 holds nothing. */
 START_TEST(test_hf_no_sync_fp32_reduce_and_accum_1)
 {
-    struct run r, one;
+    struct zt_run r, one;
     sim(&r,
         QWEN7B_8 OFFLOAD "micro-batch=1;grad-accum=2;trainer=hf;"
                          "reduce-dtype=fp32",
@@ -210,7 +191,7 @@ END_TEST
  * masters, before rounding. */
 START_TEST(test_pure_bf16_host_bytes)
 {
-    struct run f, b;
+    struct zt_run f, b;
     sim(&f, QWEN7B_8 OFFLOAD "trainer=torchtitan;param-dtype=fp32", false);
     sim(&b, QWEN7B_8 OFFLOAD "trainer=torchtune", false);
     ck_assert_int_eq(b.cfg.param_dtype_resolved, ZS_DT_BF16);
@@ -234,7 +215,7 @@ END_TEST
  *     torchtitan rb 4: 60,924,932,096 B; torchtune rb 2: 30,462,466,048 B */
 START_TEST(test_pcie_and_reduce_bytes_follow_dtype)
 {
-    struct run f, b;
+    struct zt_run f, b;
     const int64_t unshard = 136249792LL + 2 * 28 * 29132224LL,
                   shard = 951952064;
     ck_assert_int_eq(unshard, 1767654336);
@@ -300,7 +281,7 @@ END_TEST
  * 54,691,840 B); the all-gather output 8 x that = 113,840,128 B. */
 START_TEST(test_fsdp2_qlora_nf4_base)
 {
-    struct run r;
+    struct zt_run r;
     const int64_t shard = 14064128 + 165888;
     sim(&r,
         "model=llama-3-8b;gpus=8xH100;framework=fsdp2;trainer=torchtune;"
@@ -349,15 +330,14 @@ START_TEST(test_plan_72b_hf_rejects_fsdp2_accumulation)
             const struct zs_candidate *c = &p.cand[i];
             size_t n = strlen(c->reason), k = strlen(suffix);
             if (c->cfg.zero != 3 || c->cfg.offload_param != ZS_OFF_CPU ||
-                c->cfg.micro_batch != 4 ||
-                c->cfg.checkpointing != ZS_CKPT_FULL)
+                c->cfg.micro_batch != 4 || c->cfg.checkpointing != ZS_CKPT_FULL)
                 continue;
             found++;
             ck_assert_int_eq(c->cfg.accum, 2);
             if (trainer == ZS_TRAINER_HF) {
                 ck_assert_int_eq(c->status, ZS_CAND_GPU_OOM);
-                ck_assert_msg(n > k && !strcmp(c->reason + n - k, suffix),
-                              "%s", c->reason);
+                ck_assert_msg(n > k && !strcmp(c->reason + n - k, suffix), "%s",
+                              c->reason);
             } else {
                 ck_assert_msg(c->status == ZS_CAND_FITS, "%s", c->reason);
             }

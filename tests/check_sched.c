@@ -23,27 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
-struct run {
-    struct zs_cfg cfg;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_sim_result res;
-};
-
 /* Runs `zsim simulate` as the CLI would with flags "k=v;k=v". */
-static void sim(struct run *r, const char *flags)
+static void sim(struct zt_run *r, const char *flags)
 {
-    struct zs_err err = {0, ""};
-    struct zs_setup su = {0};
-    zs_cfg_defaults(&r->cfg);
-    zt_apply_flags(&r->cfg, flags);
-    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
-                  "%s", err.msg);
-    su.model = &r->m;
-    su.cluster = &r->cl;
-    su.cfg = &r->cfg;
-    su.plan_mode = false;
-    ck_assert_msg(zs_simulate(&su, NULL, &r->res, &err) == 0, "%s", err.msg);
+    zt_simulate(r, NULL, flags, NULL, false);
 }
 
 static int64_t pow2(int64_t x)
@@ -54,7 +37,7 @@ static int64_t pow2(int64_t x)
     return p;
 }
 
-static int64_t host_peak(const struct run *r)
+static int64_t host_peak(const struct zt_run *r)
 {
     return r->res.first.peak_host_per_node > r->res.steady.peak_host_per_node
                ? r->res.first.peak_host_per_node
@@ -71,7 +54,7 @@ static int64_t host_peak(const struct run *r)
  * P = T = Σ ceil(module params / 8) over the modules ZeRO-3 partitions. */
 START_TEST(test_buffers_7b_offload_both)
 {
-    struct run r;
+    struct zt_run r;
     int64_t P = 0, pinned = 0, per_module = 0;
     sim(&r, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=cpu;offload-param="
             "cpu;pin-memory=yes");
@@ -109,7 +92,7 @@ END_TEST
 
 START_TEST(test_offload_moves_memory)
 {
-    struct run none, opt, both;
+    struct zt_run none, opt, both;
     sim(&none, "model=7b;micro-batch=2;checkpointing=full");
     sim(&opt,
         "model=7b;micro-batch=2;checkpointing=full;offload-optimizer=cpu");
@@ -128,7 +111,7 @@ END_TEST
 
 START_TEST(test_more_ranks_less_model_state)
 {
-    struct run r4, r8;
+    struct zt_run r4, r8;
     sim(&r4, "model=7b;gpus=4xH100;checkpointing=full");
     sim(&r8, "model=7b;gpus=8xH100;checkpointing=full");
     ck_assert_int_lt(r8.res.steady.peak_gpu_allocated,
@@ -138,7 +121,7 @@ END_TEST
 
 START_TEST(test_checkpointing_trades_memory_for_time)
 {
-    struct run none, full;
+    struct zt_run none, full;
     sim(&none, "model=7b;micro-batch=2;checkpointing=none");
     sim(&full, "model=7b;micro-batch=2;checkpointing=full");
     ck_assert_int_lt(full.res.steady.peak_gpu_allocated,
@@ -154,7 +137,7 @@ END_TEST
  * schedules (DeepSpeed's trace walk and FSDP2's groups). */
 static void layer_ckpt_brackets(const char *fw)
 {
-    struct run none, full, l1, l2, l33;
+    struct zt_run none, full, l1, l2, l33;
     char f[160];
 #define CK_SIM(r, mode)                                                        \
     do {                                                                       \
@@ -191,10 +174,10 @@ START_TEST(test_layer_checkpointing)
     layer_ckpt_brackets("fsdp2");
     /* the scenario key takes the same text */
     zs_cfg_defaults(&c);
-    ck_assert_msg(zs_cfg_load_scenario(
-                      "tests/data/good/scenario-ckpt-layer.json", &c, &err) ==
-                      0,
-                  "%s", err.msg);
+    ck_assert_msg(
+        zs_cfg_load_scenario("tests/data/good/scenario-ckpt-layer.json", &c,
+                             &err) == 0,
+        "%s", err.msg);
     ck_assert_int_eq(c.checkpointing, ZS_CKPT_LAYER);
     ck_assert_int_eq(c.ckpt_every, 4);
 }
@@ -206,7 +189,7 @@ END_TEST
  * FLOPs); it and Liger's fused loss exclude each other. */
 START_TEST(test_chunked_loss)
 {
-    struct run tune, whole, hf, fused;
+    struct zt_run tune, whole, hf, fused;
     sim(&tune, "model=llama-3-8b;gpus=8xH100;framework=fsdp2;"
                "trainer=torchtune;micro-batch=2;seq-len=4096;"
                "checkpointing=full");
@@ -215,7 +198,7 @@ START_TEST(test_chunked_loss)
                 "checkpointing=full;loss=full");
     sim(&hf, "model=7b;micro-batch=2");
     sim(&fused, "model=7b;micro-batch=2;framework=fsdp2;trainer=torchtune;"
-                 "kernels=fused");
+                "kernels=fused");
     ck_assert_int_eq(tune.cfg.loss, ZS_LOSS_CHUNKED);
     ck_assert_int_eq(whole.cfg.loss, ZS_LOSS_FULL);
     ck_assert_int_eq(hf.cfg.loss, ZS_LOSS_FULL);
@@ -266,7 +249,7 @@ END_TEST
     "micro-batch=1;seq-len=128;grad-accum=2;checkpointing=full"
 START_TEST(test_sharding_none)
 {
-    struct run one, fsdp;
+    struct zt_run one, fsdp;
     const char *flags = TINY_TUNE ";gpus=1xH100";
     char buf[512];
     snprintf(buf, sizeof buf, "%s;sharding=none", flags);
@@ -303,7 +286,7 @@ END_TEST
  * next copy-out) is gone: less allocated at the peak. */
 START_TEST(test_fsdp_version_1)
 {
-    struct run one, v1, v2;
+    struct zt_run one, v1, v2;
     sim(&one, TINY_TUNE ";gpus=1xH100;fsdp-version=1");
     ck_assert_int_eq(one.res.steady.peak_gpu_allocated, 2630656);
     sim(&v1, TINY_TUNE ";gpus=2xH100;fsdp-version=1");
@@ -332,7 +315,7 @@ START_TEST(test_fsdp_version_1)
     /* --loss fp32-output holds 4 tV more through backward (test_model's
      * loss bytes): more allocated at the peak */
     sim(&one, TINY_TUNE ";gpus=2xH100;fsdp-version=1;trainer=hf;"
-              "loss=fp32-output");
+                        "loss=fp32-output");
     sim(&v2, TINY_TUNE ";gpus=2xH100;fsdp-version=1;trainer=hf;loss=full");
     ck_assert_int_gt(one.res.steady.peak_gpu_allocated,
                      v2.res.steady.peak_gpu_allocated);
@@ -354,7 +337,7 @@ END_TEST
  * 18688 trainable params a rank holds (x 2 x 4 B = 149504). */
 START_TEST(test_fsdp1_offload_host)
 {
-    struct run v1, v2;
+    struct zt_run v1, v2;
     /* the same run under FSDP1 and under FSDP2 (the default) */
     sim(&v1, "model=tests/data/good/model-tiny.json;gpus=2xH100;method=lora;"
              "framework=fsdp2;fsdp-version=1;offload-param=cpu;"
@@ -377,7 +360,7 @@ END_TEST
  * 8 x (8192 + 5120) x 32 layers = 3407872 trainable parameters. */
 START_TEST(test_lora_targets)
 {
-    struct run all, qv;
+    struct zt_run all, qv;
     sim(&all, "model=llama-3-8b;gpus=1xA100-80GB;framework=fsdp2;"
               "trainer=torchtune;method=lora;lora-rank=8;micro-batch=2;"
               "seq-len=2048;checkpointing=full");
@@ -387,8 +370,7 @@ START_TEST(test_lora_targets)
     ck_assert_uint_eq(all.cfg.lora_target_mask, ZS_ROLE_ALL_LINEAR);
     ck_assert_uint_eq(qv.cfg.lora_target_mask, ZS_ROLE_Q | ZS_ROLE_V);
     {
-        struct zs_method_opts mo = {ZS_METHOD_LORA, 8,
-                                    ZS_ROLE_Q | ZS_ROLE_V};
+        struct zs_method_opts mo = {ZS_METHOD_LORA, 8, ZS_ROLE_Q | ZS_ROLE_V};
         ck_assert_int_eq(zs_model_trainable(&qv.m, &mo), 3407872);
     }
     ck_assert_int_lt(qv.res.steady.peak_gpu_allocated,
@@ -410,7 +392,7 @@ END_TEST
 
 START_TEST(test_accumulation_keeps_gpu_peak)
 {
-    struct run a1, a8;
+    struct zt_run a1, a8;
     sim(&a1, "model=7b;checkpointing=full;grad-accum=1");
     sim(&a8, "model=7b;checkpointing=full;grad-accum=8");
     /* the peak may differ by transient copies of the boundary micro-step but
@@ -424,7 +406,7 @@ END_TEST
 /* 72B full fine-tune: no configuration without offload fits 8x80 GB. */
 START_TEST(test_72b_needs_offload)
 {
-    struct run r;
+    struct zt_run r;
     sim(&r, "model=72b;gpus=8xH100;checkpointing=full");
     ck_assert_int_eq(r.res.oom.where, ZS_OOM_GPU);
     ck_assert_int_gt(r.res.oom.needed_bytes, r.res.oom.available_bytes);
@@ -439,7 +421,7 @@ END_TEST
 /* The host OOM is found where it first happens, with the numbers. */
 START_TEST(test_host_oom_located)
 {
-    struct run r;
+    struct zt_run r;
     sim(&r, "model=72b;gpus=8xH100;host-ram=512GiB;checkpointing=full;offload-"
             "optimizer=cpu;offload-param=cpu");
     ck_assert_int_eq(r.res.oom.where, ZS_OOM_HOST);
@@ -452,7 +434,7 @@ END_TEST
 /* A colocated server on GPUs 4-7: 8 processes share them, 4 do not. */
 START_TEST(test_colocated_server)
 {
-    struct run r8, r4;
+    struct zt_run r8, r4;
     sim(&r8,
         "model=7b;method=lora;gpu-reserved=70GiB;gpu-reserved-gpus=4;procs=8");
     sim(&r4,
@@ -478,7 +460,7 @@ END_TEST
  * further away. */
 static void titan_row(const char *gpus, double mem_ref, double tps_ref)
 {
-    struct run r;
+    struct zt_run r;
     char flags[256];
     double mem_gib, mem_err, tps_err;
     snprintf(flags, sizeof flags,
@@ -492,11 +474,14 @@ static void titan_row(const char *gpus, double mem_ref, double tps_ref)
     mem_err = mem_gib / mem_ref - 1;
     tps_err = r.res.steady.tokens_per_s_per_gpu / tps_ref - 1;
     fprintf(stderr,
-            "torchtitan B1 %s: reserved %.1f GiB vs %.1f (%+.0f%%), %.0f tok/s vs %.0f (%+.0f%%)\n",
-            gpus, mem_gib, mem_ref, mem_err * 100, r.res.steady.tokens_per_s_per_gpu, tps_ref,
-            tps_err * 100);
-    ck_assert_msg(mem_err > -0.25 && mem_err < 0.25, "memory error %+.0f%%", mem_err * 100);
-    ck_assert_msg(tps_err > -0.25 && tps_err < 0.85, "throughput error %+.0f%%", tps_err * 100);
+            "torchtitan B1 %s: reserved %.1f GiB vs %.1f (%+.0f%%), %.0f tok/s "
+            "vs %.0f (%+.0f%%)\n",
+            gpus, mem_gib, mem_ref, mem_err * 100,
+            r.res.steady.tokens_per_s_per_gpu, tps_ref, tps_err * 100);
+    ck_assert_msg(mem_err > -0.25 && mem_err < 0.25, "memory error %+.0f%%",
+                  mem_err * 100);
+    ck_assert_msg(tps_err > -0.25 && tps_err < 0.85, "throughput error %+.0f%%",
+                  tps_err * 100);
 }
 
 /* Checkpointing "op" keeps, per token and layer of Llama-3-8B (h 4096,
@@ -546,7 +531,7 @@ START_TEST(test_compute_slowed_by_collectives)
     struct zs_err err = {0, ""};
     zs_sim *s1 = zs_sim_new(), *sf = zs_sim_new();
     const double f = 0.841;
-    int64_t (*iv)[2], nv = 0, nm = 0, slowed = 0, tot_o = 0;
+    int64_t(*iv)[2], nv = 0, nm = 0, slowed = 0, tot_o = 0;
     int32_t n;
     int qc = -1;
     zs_cfg_defaults(&c);
@@ -593,7 +578,8 @@ START_TEST(test_compute_slowed_by_collectives)
         }
     }
     for (int32_t i = 0; i < n; i++) {
-        const struct zs_task_rec *a = zs_sim_task(sf, i), *b = zs_sim_task(s1, i);
+        const struct zs_task_rec *a = zs_sim_task(sf, i),
+                                 *b = zs_sim_task(s1, i);
         int64_t w, dur, o = 0;
         ck_assert_str_eq(a->name, b->name);
         if (a->queue != qc || b->kind != ZS_TASK_DELAY)
@@ -711,7 +697,6 @@ START_TEST(test_nvme_optimizer_swap_bytes)
 }
 END_TEST
 
-
 /* NVMe parameter offload (docs/nvme.md, sched/zero.c pnvme_*), Qwen2.5-7B on
  * 8 ranks, optimizer on NVMe too (sub_group_size 3e8: four sub-groups),
  * checkpointing none and max_reuse_distance 0 so that every unit is fetched
@@ -758,10 +743,10 @@ START_TEST(test_nvme_param_swap_bytes)
         su.cfg = &c;
         ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s", err.msg);
         for (int i = 0; i < m.n_pre + m.n_post + m.n_layer_leaves; i++) {
-            const struct zs_leaf *l =
-                i < m.n_pre ? &m.pre[i]
-                : i < m.n_pre + m.n_post ? &m.post[i - m.n_pre]
-                                         : &m.layer[i - m.n_pre - m.n_post];
+            const struct zs_leaf *l = i < m.n_pre ? &m.pre[i]
+                                      : i < m.n_pre + m.n_post
+                                          ? &m.post[i - m.n_pre]
+                                          : &m.layer[i - m.n_pre - m.n_post];
             int64_t part = (l->params + 7) / 8;
             int n = i < m.n_pre + m.n_post ? 1 : m.n_layers;
             T += part * n;
@@ -799,8 +784,8 @@ START_TEST(test_nvme_param_swap_bytes)
                 (zs_sim_link_bytes(sim, link) - 16.0 * (double)S) / (double)T,
                 88.0, 1e-5);
             ck_assert_int_eq(res.steady.pinned_host_per_rank,
-                             4 * sub * 4 + pow2(T * 2) +
-                                 5 * 100000256LL * 2 + sub * 8 * 2 + kept);
+                             4 * sub * 4 + pow2(T * 2) + 5 * 100000256LL * 2 +
+                                 sub * 8 * 2 + kept);
         } else if (cases[k].nvme_subgroups == 0) {
             /* T < max_in_cpu: every partition in the pinned flat buffer */
             ck_assert_int_eq(nread, 0);
@@ -1096,8 +1081,8 @@ static void pcie_rates(const char *fw, const char *gpus, double under_rate,
             continue;
         for (int32_t j = 0; j < n; j++) {
             const struct zs_task_rec *o = zs_sim_task(sim, j);
-            if (j == i || (ex.t[j].kind != ZS_X_H2D &&
-                           ex.t[j].kind != ZS_X_D2H) ||
+            if (j == i ||
+                (ex.t[j].kind != ZS_X_H2D && ex.t[j].kind != ZS_X_D2H) ||
                 o->start_ns < 0 || o->end_ns <= r->start_ns ||
                 o->start_ns >= r->end_ns)
                 continue;
@@ -1105,8 +1090,8 @@ static void pcie_rates(const char *fw, const char *gpus, double under_rate,
                 other_h2d = 1;
             else {
                 other_d2h = 1;
-                inside_d2h |= o->start_ns <= r->start_ns &&
-                              o->end_ns >= r->end_ns;
+                inside_d2h |=
+                    o->start_ns <= r->start_ns && o->end_ns >= r->end_ns;
             }
         }
         if (!other_h2d && !other_d2h) {
@@ -1236,7 +1221,9 @@ START_TEST(test_trace_and_timeline)
     cJSON_ArrayForEach(ev, cJSON_GetObjectItem(root, "traceEvents"))
     {
         const char *ph = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "ph"));
-        int pid = cJSON_GetObjectItem(ev, "pid") ? cJSON_GetObjectItem(ev, "pid")->valueint : 0;
+        int pid = cJSON_GetObjectItem(ev, "pid")
+                      ? cJSON_GetObjectItem(ev, "pid")->valueint
+                      : 0;
         if (ph && !strcmp(ph, "M"))
             names++;
         if (ph && !strcmp(ph, "X") && pid == 2)
@@ -1249,7 +1236,10 @@ START_TEST(test_trace_and_timeline)
     ck_assert_int_gt(links, 0);
     ck_assert_int_gt(spans, 100);
     ck_assert_int_eq(zs_read_file(cpath, 1u << 30, &text, &len, &err), 0);
-    ck_assert(!strncmp(text, "t_s,gpu_allocated_bytes,gpu_reserved_bytes,host_bytes_per_node\n", 63));
+    ck_assert(!strncmp(
+        text,
+        "t_s,gpu_allocated_bytes,gpu_reserved_bytes,host_bytes_per_node\n",
+        63));
     zs_free(text);
     unlink(tpath);
     unlink(cpath);
@@ -1368,7 +1358,7 @@ END_TEST
  * compute time grows by exactly that (to the engine's 1 ns ticks). */
 START_TEST(test_compile_loss_eager)
 {
-    struct run yes, no;
+    struct zt_run yes, no;
     const char *base = "model=gpt2;gpus=1xH100;framework=fsdp2;"
                        "trainer=torchtitan;seq-len=1024;kernels=compiled";
     char flags[256];
@@ -1392,7 +1382,7 @@ END_TEST
  * step is longer (more compute time per layer, same transfers). */
 START_TEST(test_kernels_mode_orders_step_time)
 {
-    struct run hf, fu;
+    struct zt_run hf, fu;
     sim(&hf, "model=qwen2.5-7b;gpus=8xH100;kernels=hf");
     sim(&fu, "model=qwen2.5-7b;gpus=8xH100;kernels=fused");
     ck_assert(hf.res.steady.time_s > fu.res.steady.time_s);
@@ -1408,7 +1398,7 @@ END_TEST
  * ms. */
 START_TEST(test_hook_host_time)
 {
-    struct run z2, z3, fs;
+    struct zt_run z2, z3, fs;
     sim(&z2, "model=gpt2;gpus=8xH100;seq-len=1024;framework=deepspeed;"
              "zero=2");
     sim(&z3, "model=gpt2;gpus=8xH100;seq-len=1024;framework=deepspeed;"
@@ -1417,8 +1407,8 @@ START_TEST(test_hook_host_time)
     ck_assert_msg(z3.res.steady.time_s > 1.5 * z2.res.steady.time_s,
                   "ZeRO-3 %.4f s vs ZeRO-2 %.4f s", z3.res.steady.time_s,
                   z2.res.steady.time_s);
-    ck_assert_msg(fs.res.steady.time_s >= 24 * 370e-6,
-                  "FSDP2 step %.4f s", fs.res.steady.time_s);
+    ck_assert_msg(fs.res.steady.time_s >= 24 * 370e-6, "FSDP2 step %.4f s",
+                  fs.res.steady.time_s);
     ck_assert(fs.res.steady.br_other > 0);
 }
 END_TEST
@@ -1449,7 +1439,7 @@ START_TEST(test_every_model_schedules)
         memcpy(name, e->d_name, len - 5);
         name[len - 5] = '\0';
         for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
-            struct run r;
+            struct zt_run r;
             bool alibi = strstr(name, "bloom") || strstr(name, "mpt");
             snprintf(flags, sizeof flags,
                      "model=%s;gpus=8xH100;seq-len=512;micro-batch=1;"

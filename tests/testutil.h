@@ -1,12 +1,13 @@
 /*
  * testutil.h — helpers shared by the Check suites: applying "k=v;k=v" flag
- * strings to a configuration the way the CLI does.  Header-only (static
+ * strings to a configuration the way the CLI does, and simulating one run.  Header-only (static
  * functions): CMake builds every tests/check_*.c into one runner and this
  * file is not a suite.
  */
 #ifndef ZS_TESTS_TESTUTIL_H
 #define ZS_TESTS_TESTUTIL_H
 
+#include "sched/sched.h"
 #include "train/config.h"
 #include "train/setup.h"
 #include "util/err.h"
@@ -31,6 +32,48 @@ static inline void zt_apply_flags(struct zs_cfg *c, const char *flags)
         ck_assert_msg(zs_cfg_apply_flag(c, kv, eq + 1, &err) == 0, "%s",
                       err.msg);
     }
+}
+
+/* One simulated run and what it keeps alive (model, cluster, result, the
+ * exported tasks when asked). */
+struct zt_run {
+    struct zs_cfg cfg;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_sim_result res;
+    struct zs_export ex;
+};
+
+/* Resolves the defaults, then `base` and `flags` ("k=v;k=v"; NULL for
+ * none), as `zsim simulate` does; the setup must be accepted. */
+static inline void zt_resolve(struct zt_run *r, const char *base,
+                              const char *flags)
+{
+    struct zs_err err = {0, ""};
+    zs_cfg_defaults(&r->cfg);
+    if (base)
+        zt_apply_flags(&r->cfg, base);
+    if (flags)
+        zt_apply_flags(&r->cfg, flags);
+    ck_assert_msg(zs_setup_resolve(&r->cfg, NULL, &r->m, &r->cl, &err) == 0,
+                  "%s", err.msg);
+}
+
+/* zt_resolve, then simulates the run (the engine `sim`, NULL for a fresh
+ * one; with `export` the tasks' bytes by kind go to r->ex); it must
+ * succeed. */
+static inline void zt_simulate(struct zt_run *r, const char *base,
+                               const char *flags, zs_sim *sim, bool export)
+{
+    struct zs_err err = {0, ""};
+    struct zs_setup su = {0};
+    zt_resolve(r, base, flags);
+    su.model = &r->m;
+    su.cluster = &r->cl;
+    su.cfg = &r->cfg;
+    memset(&r->ex, 0, sizeof r->ex);
+    su.ex = export ? &r->ex : NULL;
+    ck_assert_msg(zs_simulate(&su, sim, &r->res, &err) == 0, "%s", err.msg);
 }
 
 /* One bad flag value: zs_cfg_apply_flag refuses it (exit 2) with exactly
