@@ -81,6 +81,7 @@ struct link {
 struct queue {
     char *name;   /* owned */
     int32_t last; /* last task submitted on it, -1 */
+    int stream;   /* its CUDA stream for the caching allocator (pool.c), 0 */
 };
 
 /* A block of the CUDA caching allocator model: a range [addr, addr+size) of
@@ -91,6 +92,7 @@ struct blk {
     int32_t task;       /* owning ALLOC task when used, -1 when free */
     uint8_t small;      /* belongs to the small (<= 1 MiB) pool */
     uint8_t used;
+    uint8_t stream; /* the stream whose allocation made its segment */
 };
 
 #define ZS_HOST_CLASSES 64
@@ -117,8 +119,8 @@ struct pool {
      * segment grown at its end in kLargeBuffer pages; es_tail is its
      * highest-address block (-1 none) */
     int expandable;
-    int32_t es_tail;
-    int64_t es_next; /* first unmapped address after the segment's end */
+    int32_t es_tail[ZS_ALLOC_STREAMS]; /* one segment per stream */
+    int64_t es_next[ZS_ALLOC_STREAMS]; /* first unmapped address after it */
     /* HOST pinned: cached free blocks per power-of-two class */
     int64_t cached[ZS_HOST_CLASSES];
 };
