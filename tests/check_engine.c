@@ -569,6 +569,45 @@ START_TEST(test_cuda_reuse)
 }
 END_TEST
 
+/* Blocks belong to their stream (get_free_block): queue a (stream 0)
+ * allocates 4 MiB (a 20 MiB segment) and frees it at t = 0; at t = 5 queue b
+ * asks 4 MiB.  On another stream it cannot take the cached block: a second
+ * 20 MiB segment, 40 MiB reserved; at t = 10 queue a asks 4 MiB again and
+ * reuses its own.  With both queues on stream 0, b reuses a's block: 20 MiB.
+ * With expandable segments each stream maps its own 20 MiB page: 40 MiB. */
+static int64_t two_streams(int stream_b, int expandable)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+    int qa = zs_sim_add_queue(s, "a"), qb = zs_sim_add_queue(s, "b");
+    struct zs_pool_stats st;
+    ck_assert_int_eq(zs_sim_set_queue_stream(s, qb, stream_b), 0);
+    zs_sim_set_pool_expandable(s, p, expandable);
+    release(s, qa, alloc(s, qa, p, 4 * MiB, 0));
+    delay(s, qb, 5, NULL, 0);
+    alloc(s, qb, p, 4 * MiB, 0);
+    delay(s, qa, 10, NULL, 0);
+    alloc(s, qa, p, 4 * MiB, 0);
+    run_ok(s);
+    zs_sim_pool_stats(s, p, &st);
+    zs_sim_free(s);
+    return st.peak_reserved;
+}
+
+START_TEST(test_cuda_streams)
+{
+    zs_sim *s = mk();
+    ck_assert_int_eq(two_streams(1, 0), 40 * MiB);
+    ck_assert_int_eq(two_streams(0, 0), 20 * MiB);
+    ck_assert_int_eq(two_streams(1, 1), 40 * MiB);
+    ck_assert_int_eq(two_streams(0, 1), 20 * MiB);
+    zs_sim_add_queue(s, "a");
+    ck_assert_int_lt(zs_sim_set_queue_stream(s, 0, ZS_ALLOC_STREAMS), 0);
+    ck_assert_int_lt(zs_sim_set_queue_stream(s, 1, 0), 0);
+    zs_sim_free(s);
+}
+END_TEST
+
 /* 512 B rounding in the small pool: 1000 -> 1024, 1 -> 512, 512 -> 512;
  * all three carved from one 2 MiB small segment. */
 START_TEST(test_cuda_rounding)
@@ -776,7 +815,8 @@ static zs_sim *per_stream_case(int on, int64_t cap, int *p)
     *p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, cap);
     qa = zs_sim_add_queue(s, "a");
     qb = zs_sim_add_queue(s, "b");
-    zs_sim_set_pool_per_stream(s, *p, on);
+    if (on) /* b on a stream of its own; a stays on stream 0 */
+        ck_assert_int_eq(zs_sim_set_queue_stream(s, qb, 1), 0);
     a = alloc(s, qa, *p, 4 * MiB, 0);
     delay(s, qa, 5, NULL, 0);
     release(s, qa, a);
@@ -1558,6 +1598,7 @@ Suite *suite_engine(void)
     TCase *limits = tcase_create("limits");
     TCase *bad = tcase_create("bad input");
     tcase_add_test(core, test_flow_share);
+    tcase_add_test(core, test_cuda_streams);
     tcase_add_test(core, test_flow_join);
     tcase_add_test(core, test_flow_cap);
     tcase_add_test(core, test_flow_two_links);

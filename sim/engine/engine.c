@@ -193,7 +193,20 @@ int zs_sim_add_queue(zs_sim *s, const char *name)
         return zs_err_set(&s->err, ZS_ENOMEM, "out of memory adding a queue");
     s->queues[s->nqueues].name = nm;
     s->queues[s->nqueues].last = -1;
+    s->queues[s->nqueues].stream = 0;
     return (int)s->nqueues++;
+}
+
+int zs_sim_set_queue_stream(zs_sim *s, int queue, int stream)
+{
+    if (!s || !zs_index_ok(queue, s->nqueues))
+        return ZS_ERUNTIME;
+    if (stream < 0 || stream >= ZS_ALLOC_STREAMS)
+        return zs_err_set(&s->err, ZS_ELIMIT,
+                          "allocator stream %d out of range [0, %d)", stream,
+                          ZS_ALLOC_STREAMS);
+    s->queues[queue].stream = stream;
+    return 0;
 }
 
 int zs_sim_add_pool(zs_sim *s, const char *name, enum zs_pool_kind kind,
@@ -310,13 +323,6 @@ void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on)
     if (s && zs_index_ok(pool, s->npools) &&
         s->pools[pool].kind == ZS_POOL_CUDA_CACHING)
         s->pools[pool].expandable = on != 0;
-}
-
-void zs_sim_set_pool_per_stream(zs_sim *s, int pool, int on)
-{
-    if (s && zs_index_ok(pool, s->npools) &&
-        s->pools[pool].kind == ZS_POOL_CUDA_CACHING)
-        s->pools[pool].per_stream = on != 0;
 }
 
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes)

@@ -162,10 +162,12 @@ void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes);
 /* CUDA_CACHING pools: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
  * (pool.c); off by default, as in PyTorch. */
 void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on);
-/* CUDA_CACHING pools: a cached block is reused only by an allocation of
- * the queue (CUDA stream) that created its segment (pool.c); off by
- * default: one stream. */
-void zs_sim_set_pool_per_stream(zs_sim *s, int pool, int on);
+/* CUDA_CACHING pools: the CUDA stream of `queue`'s allocations, in [0,
+ * ZS_ALLOC_STREAMS); cached blocks serve only allocations of the stream
+ * whose allocation made their segment (pool.c).  Every queue is on stream 0
+ * until set.  Returns 0 or a negative code. */
+#define ZS_ALLOC_STREAMS 8
+int zs_sim_set_queue_stream(zs_sim *s, int queue, int stream);
 
 /* Submits a task; returns its id (>= 0, dense, in submission order) or a
  * negative code.  Dependencies must name earlier tasks. */

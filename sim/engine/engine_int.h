@@ -81,6 +81,7 @@ struct link {
 struct queue {
     char *name;   /* owned */
     int32_t last; /* last task submitted on it, -1 */
+    int stream;   /* its CUDA stream for the caching allocator (pool.c), 0 */
 };
 
 /* A block of the CUDA caching allocator model: a range [addr, addr+size) of
@@ -89,9 +90,9 @@ struct blk {
     int64_t addr, size;
     int32_t prev, next; /* neighbours in the segment, -1 */
     int32_t task;       /* owning ALLOC task when used, -1 when free */
-    int32_t stream;     /* allocating queue with per-stream pools, else 0 */
     uint8_t small;      /* belongs to the small (<= 1 MiB) pool */
     uint8_t used;
+    uint8_t stream; /* the stream whose allocation made its segment */
 };
 
 #define ZS_HOST_CLASSES 64
@@ -110,17 +111,16 @@ struct pool {
     struct blk *blk;
     size_t nblk, blk_cap;
     int32_t blk_free; /* free list of unused blk structs (through .next) */
-    int32_t *fset[2]; /* free blocks, sorted by (stream, size, addr): 0
-                         large, 1 small */
+    int32_t
+        *fset[2]; /* free blocks, sorted by (size, addr): 0 large, 1 small */
     size_t nfset[2], fset_cap[2];
     int64_t next_addr;
     /* expandable_segments (PYTORCH_CUDA_ALLOC_CONF): the large pool is one
      * segment grown at its end in kLargeBuffer pages; es_tail is its
      * highest-address block (-1 none) */
     int expandable;
-    int per_stream; /* blocks tied to the queue that allocated them */
-    int32_t es_tail;
-    int64_t es_next; /* first unmapped address after the segment's end */
+    int32_t es_tail[ZS_ALLOC_STREAMS]; /* one segment per stream */
+    int64_t es_next[ZS_ALLOC_STREAMS]; /* first unmapped address after it */
     /* HOST pinned: cached free blocks per power-of-two class */
     int64_t cached[ZS_HOST_CLASSES];
 };

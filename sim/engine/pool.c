@@ -6,7 +6,14 @@
  * CUDA_CACHING follows c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.x,
  * DeviceCachingAllocator) with the default configuration (no
  * max_split_size_mb, no roundup_power2_divisions, no expandable segments,
- * no garbage-collection threshold) and one stream, or one per queue:
+ * no garbage-collection threshold):
+ *  - streams: a block belongs to the stream whose allocation made its
+ *    segment (Block::stream); the free sets are ordered by (stream, size,
+ *    address) as BlockComparatorSize orders them, and get_free_block takes
+ *    a cached block only of the allocating stream ("(*it)->stream !=
+ *    p.stream()" returns false; pytorch/pytorch v2.5
+ *    c10/cuda/CUDACachingAllocator.cpp).  A queue's stream is set with
+ *    zs_sim_set_queue_stream (all queues share stream 0 until set);
  *  - round_size: requests below kMinBlockSize = 512 B become 512 B, others
  *    are rounded up to a multiple of 512 B;
  *  - get_pool: rounded sizes <= kSmallSize = 1 MiB use the small pool,
@@ -21,22 +28,10 @@
  *    (otherwise the whole block is handed out and counted as allocated,
  *    as PyTorch's allocated_bytes counts block->size);
  *  - free_block: a freed block merges with free neighbours of its segment;
- *  - per-stream pools (zs_sim_set_pool_per_stream; a schedule that
- *    allocates on side streams, as FSDP1's unshard and post-backward
- *    streams): a block, and the segment it was cut from, belong to the
- *    stream (engine queue) of the allocation that created the segment;
- *    get_free_block finds only blocks of the request's stream
- *    (BlockComparator, CUDACachingAllocator.cpp in PyTorch 2.2: "if
- *    (a->stream != b->stream) { return (uintptr_t)a->stream <
- *    (uintptr_t)b->stream; }"), so memory freed by one stream is reusable by another only
- *    after a cache flush returns the whole segment.  record_stream's
- *    deferred free (the block waits for an event on the using stream) is
- *    the FREE task's dependencies here.  Off: every block is stream 0;
- *    with expandable segments the streams share one segment
- *    [simplification: PyTorch keeps one expandable segment per stream];
  *  - when the new segment does not fit (our capacity plays the role of a
  *    failing cudaMalloc / the memory-fraction limit), release_cached_blocks
- *    frees every cached segment that is entirely free ("cache flush") and
+ *    frees every cached segment that is entirely free, of every stream
+ *    ("cache flush") and
  *    the segment allocation is retried once; then OOM.  With max_split_size
  *    unlimited, release_available_cached_blocks does nothing, so the flush
  *    is the only reclaim step.
@@ -45,7 +40,8 @@
  * in pytorch/pytorch v2.5: "auto segment_size = pool->is_small ?
  * kSmallBuffer : kLargeBuffer"; one segment per stream and pool reserving a
  * virtual range and mapping physical pages of segment_size on demand):
- *  - the large pool is one segment; when no cached free block fits, the
+ *  - the large pool is one segment per stream (each reserving its own
+ *    virtual range); when no cached free block of the stream fits, the
  *    segment grows at its end by whole kLargeBuffer (20 MiB) pages, using a
  *    free block at its end first (find_expandable_block starts from the
  *    allocatable block before the unmapped range), so blocks of successive
@@ -93,6 +89,8 @@
  * base of its virtual range (apart from the default-mode segments). */
 #define ES_PAGE K_LARGE_BUFFER
 #define ES_BASE ((int64_t)1 << 50)
+/* each stream's expandable segment reserves its own virtual range */
+#define ES_SPAN ((int64_t)1 << 44)
 
 /* Simulated segment addresses start here (any non-zero base will do; it only
  * orders blocks of equal size, as PyTorch compares pointers). */
@@ -109,8 +107,10 @@ void zs_pool_clear_run(struct pool *p)
     p->blk_free = -1;
     p->nfset[0] = p->nfset[1] = 0;
     p->next_addr = SEG_BASE;
-    p->es_tail = -1;
-    p->es_next = ES_BASE;
+    for (int i = 0; i < ZS_ALLOC_STREAMS; i++) {
+        p->es_tail[i] = -1;
+        p->es_next[i] = ES_BASE + i * ES_SPAN;
+    }
     memset(p->cached, 0, sizeof p->cached);
 }
 
@@ -225,8 +225,7 @@ static void blk_recycle(struct pool *p, int32_t b)
     p->blk_free = b;
 }
 
-/* BlockComparator of CUDACachingAllocator.cpp: (stream, size, addr); the
- * stream is 0 for every block unless the pool is per-stream. */
+/* BlockComparatorSize: by stream, then size, then address. */
 static inline int blk_less(const struct blk *x, const struct blk *y)
 {
     if (x->stream != y->stream)
@@ -235,13 +234,13 @@ static inline int blk_less(const struct blk *x, const struct blk *y)
 }
 
 /* First index in the sorted free set whose block is not before key. */
-static size_t fset_lower(const struct pool *p, int small, int32_t stream,
+static size_t fset_lower(const struct pool *p, int small, int stream,
                          int64_t size, int64_t addr)
 {
     const int32_t *a = p->fset[small];
     size_t lo = 0, hi = p->nfset[small];
     struct blk key;
-    key.stream = stream;
+    key.stream = (uint8_t)stream;
     key.size = size;
     key.addr = addr;
     while (lo < hi) {
@@ -309,12 +308,12 @@ static size_t es_unmap_tail(struct pool *p, int32_t b, int64_t a0,
 {
     struct blk *B = &p->blk[b];
     int32_t pv = B->prev;
-    p->es_next = a0;
+    p->es_next[B->stream] = a0;
     if (a0 > B->addr) {
         B->size = a0 - B->addr;
         snap[k++] = b;
     } else {
-        p->es_tail = pv;
+        p->es_tail[B->stream] = pv;
         if (pv >= 0)
             p->blk[pv].next = -1;
         blk_recycle(p, b);
@@ -324,16 +323,17 @@ static size_t es_unmap_tail(struct pool *p, int32_t b, int64_t a0,
 
 /* A new free block [a1, end) that follows an unmapped range and precedes
  * block nx (-1 none). */
-static int32_t es_piece(struct pool *p, int64_t a1, int64_t end, int32_t nx)
+static int32_t es_piece(struct pool *p, int64_t a1, int64_t end, int32_t nx,
+                        int stream)
 {
     int32_t r = blk_new(p);
     struct blk *R = &p->blk[r];
+    R->stream = (uint8_t)stream;
     R->addr = a1;
     R->size = end - a1;
     R->prev = -1;
     R->next = nx;
     R->small = 0;
-    R->stream = 0;
     R->used = 0;
     R->task = -1;
     if (nx >= 0)
@@ -356,7 +356,7 @@ static size_t es_unmap_inner(struct pool *p, int32_t b, int64_t a0,
         B->next = -1;
         snap[k++] = b;
         if (end > a1)
-            snap[k++] = es_piece(p, a1, end, nx);
+            snap[k++] = es_piece(p, a1, end, nx, B->stream);
         else if (nx >= 0)
             p->blk[nx].prev = -1;
         return k;
@@ -406,14 +406,15 @@ static int es_release(struct pool *p, struct zs_err *err)
         int32_t b = snap[i];
         const struct blk *B = &p->blk[b];
         int64_t a = B->addr, end = B->addr + B->size;
-        int64_t a0 = ES_BASE + (a - ES_BASE + ES_PAGE - 1) / ES_PAGE * ES_PAGE;
-        int64_t a1 = ES_BASE + (end - ES_BASE) / ES_PAGE * ES_PAGE;
+        int64_t base = ES_BASE + B->stream * ES_SPAN; /* its stream's range */
+        int64_t a0 = base + (a - base + ES_PAGE - 1) / ES_PAGE * ES_PAGE;
+        int64_t a1 = base + (end - base) / ES_PAGE * ES_PAGE;
         if (a1 <= a0) { /* no whole page inside: stays cached */
             snap[k++] = b;
             continue;
         }
         p->reserved -= a1 - a0;
-        if (b == p->es_tail)
+        if (b == p->es_tail[B->stream])
             k = es_unmap_tail(p, b, a0, snap, k);
         else
             k = es_unmap_inner(p, b, a0, a1, snap, k);
@@ -427,10 +428,11 @@ static int es_release(struct pool *p, struct zs_err *err)
 /* Expandable large pool: grows the segment's end for a `size` request and
  * returns the free block there, or -1 (OOM, after one release), or -2
  * (ZS_ENOMEM in err). */
-static int32_t es_grow(struct pool *p, int64_t size, struct zs_err *err)
+static int32_t es_grow(struct pool *p, int st, int64_t size,
+                       struct zs_err *err)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
-        int32_t tl = p->es_tail, b;
+        int32_t tl = p->es_tail[st], b;
         int64_t have = tl >= 0 && !p->blk[tl].used ? p->blk[tl].size : 0;
         int64_t grow = (size - have + ES_PAGE - 1) / ES_PAGE * ES_PAGE;
         struct blk *B;
@@ -450,17 +452,17 @@ static int32_t es_grow(struct pool *p, int64_t size, struct zs_err *err)
         } else {
             b = blk_new(p);
             B = &p->blk[b];
-            B->addr = p->es_next;
+            B->addr = p->es_next[st];
             B->size = grow;
             B->prev = tl;
             B->next = -1;
             B->small = 0;
-            B->stream = 0;
+            B->stream = (uint8_t)st;
             if (tl >= 0)
                 p->blk[tl].next = b;
-            p->es_tail = b;
+            p->es_tail[st] = b;
         }
-        p->es_next += grow;
+        p->es_next[st] += grow;
         p->reserved += grow;
         return b;
     }
@@ -472,21 +474,18 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
 {
     struct pool *p = &s->pools[pool];
     struct task *t = &s->tasks[id];
+    int st = s->queues[s->recs[id].queue].stream;
     int64_t size = round_size(t->alloc_bytes);
     int small = size <= K_SMALL_SIZE;
-    /* per-stream pools: get_free_block looks only at the blocks of the
-     * request's stream (BlockComparator orders by stream first) */
-    int32_t stream =
-        p->per_stream && !p->expandable ? (int32_t)s->recs[id].queue : 0;
-    size_t i = fset_lower(p, small, stream, size, INT64_MIN);
+    size_t i = fset_lower(p, small, st, size, INT64_MIN);
     int32_t b;
     struct blk *B;
     int64_t rem;
-    if (i < p->nfset[small] && p->blk[p->fset[small][i]].stream == stream) {
+    if (i < p->nfset[small] && p->blk[p->fset[small][i]].stream == st) {
         b = p->fset[small][i];
         fset_remove_at(p, small, i);
     } else if (p->expandable && !small) {
-        b = es_grow(p, size, err);
+        b = es_grow(p, st, size, err);
         if (b == -2)
             return ZS_ENOMEM;
         if (b < 0)
@@ -505,7 +504,7 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
         B->size = seg;
         B->prev = B->next = -1;
         B->small = (uint8_t)small;
-        B->stream = stream;
+        B->stream = (uint8_t)st;
         p->next_addr += seg;
         p->reserved += seg;
     }
@@ -526,8 +525,8 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
             p->blk[B->next].prev = r;
         B->next = r;
         B->size = size;
-        if (b == p->es_tail)
-            p->es_tail = r;
+        if (b == p->es_tail[B->stream])
+            p->es_tail[B->stream] = r;
         fset_insert(p, r);
     }
     B->used = 1;
@@ -548,8 +547,8 @@ static void blk_merge(struct pool *p, int32_t lo, int32_t hi)
     L->next = H->next;
     if (H->next >= 0)
         p->blk[H->next].prev = lo;
-    if (hi == p->es_tail)
-        p->es_tail = lo;
+    if (hi == p->es_tail[H->stream])
+        p->es_tail[H->stream] = lo;
     blk_recycle(p, hi);
 }
 

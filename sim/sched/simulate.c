@@ -227,6 +227,36 @@ static int base_topology(struct zs_bctx *b, const struct rank_rates *r)
     return bad || b->p_gpu < 0 || b->p_host < 0 ? ZS_ENOMEM : 0;
 }
 
+/* The CUDA stream each queue allocates on, for the caching allocator's
+ * per-stream blocks (engine/pool.c).  The host thread allocates on the
+ * current stream, the default one, like the compute stream.  The side
+ * streams each allocate what the framework allocates under its stream
+ * context:
+ * - FSDP2 foreach_all_gather allocates the all-gather input and output
+ *   under all_gather_copy_in_stream, foreach_reduce the reduce-scatter
+ *   input and output (the sharded grads are views of it) under
+ *   reduce_scatter_stream (torch/distributed/_composable/fsdp/
+ *   _fsdp_collectives.py, pytorch/pytorch v2.5);
+ * - DeepSpeed ZeRO-3 gathers parameters under its __allgather_stream
+ *   (runtime/zero/partitioned_param_coordinator.py __all_gather_params_)
+ *   and reduces under reduce_and_partition_stream when overlap_comm
+ *   (runtime/zero/stage3.py);
+ * - FSDP1 (fsdp2.c unshard_v1) allocates the unsharded flat parameter
+ *   under its unshard stream (q_ag), the H2D shard under the pre-unshard
+ *   stream (q_cpy) and the padded flat gradient under the post-backward
+ *   stream (q_rs) (torch/distributed/fsdp/_runtime_utils.py, v2.2);
+ * - torchtune's offload restores under its s1 (actoff.c).
+ * A queue of a run that does not use it keeps its stream. */
+static int alloc_streams(struct zs_bctx *b)
+{
+    const int q[] = {b->q_host, b->q_comp, b->q_ag, b->q_rs, b->q_cpy};
+    const int st[] = {0, 0, 1, 2, 3};
+    for (int i = 0; i < 5; i++)
+        if (q[i] >= 0 && zs_sim_set_queue_stream(b->sim, q[i], st[i]))
+            return ZS_ERUNTIME;
+    return 0;
+}
+
 static int topology(struct zs_bctx *b)
 {
     const struct zs_node *nd = b->node;
@@ -242,13 +272,6 @@ static int topology(struct zs_bctx *b)
      * on the engines of its default-allocator search */
     zs_sim_set_pool_expandable(b->sim, b->p_gpu,
                                c->alloc_conf == ZS_ALLOC_EXPANDABLE);
-    /* FSDP1 allocates on its unshard, pre-unshard and post-backward streams
-     * (fsdp2.c unshard_v1); their blocks stay with those streams */
-    zs_sim_set_pool_per_stream(b->sim, b->p_gpu,
-                               c->framework == ZS_FW_FSDP2 &&
-                                   c->fsdp_version == 1 &&
-                                   c->sharding != ZS_SHARD_NONE &&
-                                   c->world > 1);
     /* the profile loader requires both factors in [0.01, 1] */
     if (zs_sim_set_link_coupling(b->sim, b->l_h2d, b->l_d2h,
                                  nd->gpu.pcie_bidir_factor) ||
@@ -258,12 +281,15 @@ static int topology(struct zs_bctx *b)
     zs_sim_set_cores(b->sim, b->cores);
     if (c->framework != ZS_FW_FSDP2)
         b->q_cpy = -1;
+    rc = alloc_streams(b);
+    if (rc)
+        return rc;
     /* activation offload's side stream (actoff.c): made only when used, so
      * traces of other runs keep their queues; a reused sim finds it by name */
     b->q_off = -1;
     if (c->act_offload != ZS_AO_NONE) {
         b->q_off = queue_named(b->sim, "activation offload stream");
-        if (b->q_off < 0)
+        if (b->q_off < 0 || zs_sim_set_queue_stream(b->sim, b->q_off, 4))
             return ZS_ENOMEM;
     }
     rc = nvme_topology(b);
