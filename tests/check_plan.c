@@ -4,6 +4,7 @@
  * trip through lint and simulate (acceptance 4).
  */
 #include "plan/plan.h"
+#include "present/planout.h"
 #include "train/dsconfig.h"
 #include "train/lint.h"
 #include "train/setup.h"
@@ -583,6 +584,106 @@ START_TEST(test_plan_partial_matches_full)
 }
 END_TEST
 
+/* One plan as `zsim plan` prints it (zs_planout_print), under complete
+ * (enum zs_plan_complete) with or without the prefix cut; the search itself
+ * in *out (zs_plan_release). */
+static char *plan_text(const char *model, const char *gpus, const char *flags,
+                       bool any, int complete, bool no_cut,
+                       struct zs_plan *out)
+{
+    struct zs_cfg base;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_plan_opts po;
+    struct zs_err err = {0, ""};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    zs_cfg_defaults(&base);
+    zt_apply_flags(&base, flags);
+    ck_assert_int_eq(zs_model_resolve(model, &m, &err), 0);
+    ck_assert_msg(zs_hw_resolve(gpus, base.host_ram_bytes, 0, &cl, &err) == 0,
+                  "%s", err.msg);
+    zs_plan_opts_defaults(&po);
+    po.framework_any = any;
+    po.allow_nvme = zs_plan_nvme_default(&base, &cl);
+    po.complete = complete;
+    po.no_prefix_cut = no_cut;
+    ck_assert_msg(zs_plan_run(&m, &cl, &base, &po, out, &err) == 0, "%s",
+                  err.msg);
+    out->elapsed_s = 0; /* the one wall-clock figure */
+    f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    zs_planout_print(out, &m, &cl, &base, 10, any, f);
+    ck_assert_int_eq(fclose(f), 0);
+    return text;
+}
+
+/* The 20 plans test_plan_fast_prints_slow compares (as the identity
+ * scripts' list, smaller: a fixed process count keeps each short under the
+ * sanitizers). */
+static const struct {
+    const char *model, *gpus, *flags;
+    bool any;
+} fast_plans[] = {
+    {"7b", "8xH100", "procs=8", true},
+    {"7b", "8xH100", "procs=8;method=lora", true},
+    {"7b", "8xH100", "procs=4;seq-len=8192", true},
+    {"7b", "4xH100", "framework=fsdp2", false},
+    {"gpt2", "1xH100", "", true},
+    {"phi-2", "4xA100-80GB", "procs=4", true},
+    {"gemma-2b", "2xA100-80GB", "seq-len=2048", true},
+    {"llama-3-8b", "8xH100", "procs=8", true},
+    {"mistral-7b", "8xL40S", "procs=8", true},
+    {"qwen2.5-14b", "8xH100", "framework=fsdp2", false},
+    {"opt-6.7b", "4xH100", "global-batch=32;procs=4", true},
+    {"llama-2-13b", "8xA100-80GB", "procs=8", true},
+    {"7b", "1xH100", "", true},
+    {"falcon-7b", "8xH100", "seq-len=16384;procs=8", true},
+    {"llama-2-7b", "2xH100", "procs=2", true},
+    {"7b", "8xH100", "alloc-conf=expandable_segments;procs=8", true},
+    {"7b", "8xH100", "framework=fsdp2;trainer=torchtune", false},
+    {"7b", "8xH100", "host-ram=256GiB;procs=8", true},
+    {"qwen2.5-14b", "8xH100", "method=qlora;procs=8", true},
+    {"7b", "2xH100", "procs=2;method=lora", true},
+};
+
+/* The fast path prints what the slow one prints (issue 15): each of the 20
+ * plans (one per loop iteration) runs through the library three ways:
+ * every candidate simulated whole (ZS_PLAN_COMPLETE_ALL, what
+ * ZSIM_PLAN_FULL forces), the text output's search with the prefix cut (the
+ * default, sched_int.h) and without it.  The reports zs_planout_print
+ * writes are equal byte for byte; with and without the cut, every
+ * candidate's reason and result are equal but for the engine's own event
+ * count (the cut runs fewer). */
+START_TEST(test_plan_fast_prints_slow)
+{
+    struct zs_plan slow, fast, nocut;
+    const char *m = fast_plans[_i].model, *g = fast_plans[_i].gpus,
+               *fl = fast_plans[_i].flags;
+    bool any = fast_plans[_i].any;
+    char *ts = plan_text(m, g, fl, any, ZS_PLAN_COMPLETE_ALL, false, &slow);
+    char *tf = plan_text(m, g, fl, any, ZS_PLAN_COMPLETE_SHOWN, false, &fast);
+    char *tn = plan_text(m, g, fl, any, ZS_PLAN_COMPLETE_SHOWN, true, &nocut);
+    ck_assert_msg(!strcmp(ts, tf), "plan %d (%s %s %s) prints differently",
+                  _i, m, g, fl);
+    ck_assert_str_eq(tn, tf);
+    ck_assert_int_eq(nocut.n, fast.n);
+    for (int i = 0; i < fast.n; i++) {
+        struct zs_candidate a = nocut.cand[i], b = fast.cand[i];
+        a.res.events_run = b.res.events_run = 0;
+        ck_assert_str_eq(a.reason, b.reason);
+        ck_assert(memcmp(&a.res, &b.res, sizeof a.res) == 0);
+    }
+    free(ts);
+    free(tf);
+    free(tn);
+    zs_plan_release(&slow);
+    zs_plan_release(&fast);
+    zs_plan_release(&nocut);
+}
+END_TEST
+
 /* --objective cost ranks by GPU-hours per token over the GPUs used: the best
  * has the highest tokens/s per GPU of all feasible candidates, and
  * throughput's best the highest tokens/s of the job. */
@@ -716,6 +817,8 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_plan_agrees_with_simulate);
     tcase_add_test(core, test_plan_reuse_matches_fresh);
     tcase_add_test(core, test_plan_partial_matches_full);
+    tcase_add_loop_test(core, test_plan_fast_prints_slow, 0,
+                        (int)(sizeof fast_plans / sizeof fast_plans[0]));
     tcase_add_test(core, test_objectives);
     tcase_add_test(core, test_threads_alloc_failure);
     tcase_add_test(core, test_plan_lora_targets_held_grads);

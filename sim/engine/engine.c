@@ -1198,6 +1198,11 @@ int32_t zs_sim_ntasks(const zs_sim *s)
     return s ? (int32_t)s->ntasks : 0;
 }
 
+size_t zs_sim_task_room(const zs_sim *s)
+{
+    return s ? s->tasks_cap : 0;
+}
+
 int zs_sim_max_task_cores(const zs_sim *s)
 {
     return s ? s->max_task_cores : 0;

@@ -48,6 +48,7 @@
 
 #include "util/err.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct zs_sim zs_sim;
@@ -180,6 +181,9 @@ int zs_sim_run(zs_sim *s, struct zs_err *err);
 /* Results. */
 int64_t zs_sim_now(const zs_sim *s); /* time of the last event */
 int32_t zs_sim_ntasks(const zs_sim *s);
+/* How many tasks the sim has room for without growing (kept across
+ * zs_sim_reset: a caller re-using the sim can size its own arrays). */
+size_t zs_sim_task_room(const zs_sim *s);
 const struct zs_task_rec *zs_sim_task(const zs_sim *s, int32_t id);
 /* All records, indexed by task id (zs_sim_ntasks of them; NULL when none):
  * for loops over every task, without a call per task. */

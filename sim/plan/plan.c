@@ -330,6 +330,7 @@ static void simulate_cand(struct worker *w, zs_sim *sim,
     su.cfg = &c->cfg;
     su.plan_mode = true;
     su.verdict_only = w->verdict_only;
+    su.prefix_cut = !w->po->no_prefix_cut;
     if (zs_simulate(&su, sim, &c->res, &err)) {
         c->status = ZS_CAND_ERROR;
         zs_strlcpy(c->reason, err.msg, sizeof c->reason);
@@ -980,6 +981,8 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
      * compared with (scripts/plan-identity.sh, tests/check_plan.c) */
     if (getenv("ZSIM_PLAN_FULL"))
         opts.complete = ZS_PLAN_COMPLETE_ALL;
+    if (getenv("ZSIM_PLAN_NOCUT"))
+        opts.no_prefix_cut = true;
     w.verdict_only = po->complete != ZS_PLAN_COMPLETE_ALL;
     w.alloc_default = base->alloc_conf == ZS_ALLOC_DEFAULT;
     memset(p, 0, sizeof *p);

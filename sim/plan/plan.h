@@ -85,6 +85,9 @@ struct zs_plan_opts {
      * needs the node's NVMe rates (profile "storage" or --nvme-read/-write) */
     bool allow_nvme;
     int complete; /* enum zs_plan_complete; 0 (ALL) in a zeroed struct */
+    /* verdict-only candidates without zs_setup.prefix_cut (the same result,
+     * slower; set by the environment variable ZSIM_PLAN_NOCUT too) */
+    bool no_prefix_cut;
 };
 
 /* base: model/gpus/seq/method/... as given (framework fixed unless

@@ -14,6 +14,132 @@ int zs_tag_now(const struct zs_bctx *b, int unit)
     return ZS_TAG(unit < 0 ? ZS_NO_UNIT : unit, b->phase, b->micro, b->step);
 }
 
+/* The planner's prefix cut (sched_int.h; docs/engine.md "The prefix
+ * cut"): runs the b->cut_at tasks submitted so far.  A GPU OOM turns the
+ * rest of the build into counting; anything else (it finished, an error)
+ * leaves the build as it was: the whole schedule is submitted and run from
+ * the start. */
+static void cut_run(struct zs_bctx *b)
+{
+    struct zs_err e = {0, ""};
+    int run = zs_sim_nqueues(b->sim) <= ZS_CUT_QUEUES
+                  ? zs_sim_run(b->sim, &e)
+                  : ZS_SIM_DONE; /* b->qlast cannot follow every queue */
+    const struct zs_oom *o = zs_sim_oom(b->sim);
+    if (run != ZS_SIM_OOM || !o || o->pool != b->p_gpu) {
+        b->cut_at = 0;
+        return;
+    }
+    b->cut = ZS_CUT_COUNTING;
+    b->cut_rec = zs_sim_tasks(b->sim);
+}
+
+/* Whether task x waits past the prefix run's OOM: a prefix task that had
+ * not finished when the run stopped, or a counted task that waits for one.
+ * In the run of the whole schedule nothing differs from the prefix run
+ * before that OOM (only prefix tasks can have started), so such a task
+ * cannot start before it either. */
+static bool cut_waits(const struct zs_bctx *b, int32_t x)
+{
+    if (x < 0)
+        return false;
+    if (x < b->cut_at)
+        return b->cut_rec[x].end_ns < 0;
+    return b->cut_wait[x - b->cut_at] != 0;
+}
+
+/* Counts task d (deps[0..n)) instead of submitting it: its id, and whether
+ * it waits past the OOM through a dependency or its queue predecessor.  One
+ * that may not sets ZS_CUT_FAILED and stops the build (zs_simulate then
+ * simulates the candidate whole). */
+static int32_t cut_count(struct zs_bctx *b, const struct zs_task_desc *d,
+                         const int32_t *deps, int n)
+{
+    int32_t id = b->cut_at + b->ncounted;
+    bool waits = cut_waits(b, b->qlast[d->queue]);
+    /* a MARK without cores that may run before the OOM changes nothing there
+     * but the engine's event count: its successors are checked for waiting
+     * without it */
+    bool mark = d->kind == ZS_TASK_MARK && d->cores == 0;
+    for (int i = 0; i < n && !waits; i++)
+        waits = cut_waits(b, deps[i]);
+    if ((!waits && !mark) ||
+        ((size_t)b->ncounted >= b->cut_wait_cap &&
+         zs_grow((void **)&b->cut_wait, &b->cut_wait_cap,
+                 (size_t)b->ncounted + 1, sizeof *b->cut_wait))) {
+        b->cut = ZS_CUT_FAILED;
+        b->failed = ZS_ERUNTIME;
+        return -1;
+    }
+    b->cut_wait[b->ncounted++] = waits;
+    if (d->cores > b->cut_cores)
+        b->cut_cores = d->cores;
+    b->qlast[d->queue] = id;
+    return id;
+}
+
+/* Records task id (description d) in b->cut_mem when it allocates or frees
+ * on the GPU pool; b->cut_idx[id] is its record, -1 none.  False when out
+ * of memory. */
+static bool cut_mem_add(struct zs_bctx *b, const struct zs_task_desc *d,
+                        int32_t id)
+{
+    struct zs_cut_mem *r;
+    int32_t a = -1;
+    if ((size_t)id >= b->cut_idx_cap &&
+        zs_grow((void **)&b->cut_idx, &b->cut_idx_cap, (size_t)id + 1,
+                sizeof *b->cut_idx))
+        return false;
+    b->cut_idx[id] = -1;
+    if (d->kind == ZS_TASK_FREE)
+        a = b->cut_idx[d->alloc_task]; /* its ALLOC's record */
+    if (a < 0 && (d->kind != ZS_TASK_ALLOC || d->pool != b->p_gpu))
+        return true;
+    if (b->ncut_mem >= b->cut_mem_cap &&
+        zs_grow((void **)&b->cut_mem, &b->cut_mem_cap, b->ncut_mem + 1,
+                sizeof *b->cut_mem))
+        return false;
+    b->cut_idx[id] = (int32_t)b->ncut_mem;
+    r = &b->cut_mem[b->ncut_mem++];
+    r->id = id;
+    r->q = (int16_t)d->queue;
+    if (a >= 0) {
+        r->alloc = d->alloc_task;
+        r->bytes = b->cut_mem[a].bytes;
+        r->fq = b->cut_mem[a].q;
+        b->cut_mem[a].fq = r->q;
+    } else {
+        r->alloc = -1;
+        r->bytes = d->alloc_bytes;
+        r->fq = -1;
+    }
+    return true;
+}
+
+/* The same sum as zs_sim_pool_peak_bound (engine/pool.c), over the records:
+ * the larger of what is never freed and the most any one queue holds of
+ * what it allocates and frees itself. */
+int64_t zs_cut_peak_bound(const struct zs_bctx *b)
+{
+    int64_t unfreed = 0, best = 0, live[ZS_CUT_QUEUES] = {0};
+    for (size_t i = 0; i < b->ncut_mem; i++) {
+        const struct zs_cut_mem *r = &b->cut_mem[i];
+        if (r->alloc < 0 && r->fq < 0) {
+            unfreed += r->bytes;
+            live[r->q] += r->bytes;
+        } else if (r->alloc < 0 && r->fq == r->q) {
+            live[r->q] += r->bytes;
+        } else if (r->alloc >= 0 && r->fq == r->q) {
+            live[r->q] -= r->bytes;
+        } else {
+            continue;
+        }
+        if (live[r->q] > best)
+            best = live[r->q];
+    }
+    return unfreed > best ? unfreed : best;
+}
+
 int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
                   int32_t d1, int32_t d2)
 {
@@ -30,7 +156,21 @@ int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
         deps[n++] = d2;
     d->deps = deps;
     d->ndeps = n;
+    if (b->cut_at && !b->cut && zs_sim_ntasks(b->sim) == b->cut_at)
+        cut_run(b);
+    if (b->cut == ZS_CUT_COUNTING) {
+        id = cut_count(b, d, deps, n);
+        if (id >= 0 && !cut_mem_add(b, d, id)) {
+            b->failed = ZS_ENOMEM;
+            return -1;
+        }
+        if (id >= 0 && d->queue == b->q_host)
+            b->last_host = id;
+        return id;
+    }
     id = zs_sim_submit(b->sim, d);
+    if (id >= 0 && b->cut_at && !cut_mem_add(b, d, id))
+        id = ZS_ENOMEM;
     if (id < 0) {
         b->failed = id;
         return -1;
@@ -53,6 +193,8 @@ int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
     }
     if (d->queue == b->q_host)
         b->last_host = id;
+    if (d->queue >= 0 && d->queue < ZS_CUT_QUEUES)
+        b->qlast[d->queue] = id;
     return id;
 }
 

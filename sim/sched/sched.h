@@ -96,6 +96,11 @@ struct zs_setup {
      * it would need: oom.needed_bytes is then a lower bound (allocated +
      * request at the OOM), first/steady are empty and `partial` is set. */
     bool verdict_only;
+    /* With verdict_only: build and run a prefix of the schedule first, and
+     * when it stops at a GPU OOM that the rest cannot change, count the
+     * rest instead of building it (docs/engine.md "The prefix cut").  The
+     * result is the one without it. */
+    bool prefix_cut;
     struct zs_export *ex; /* NULL, or filled for `schedule export` */
 };
 

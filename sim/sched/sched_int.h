@@ -96,6 +96,9 @@ struct zs_actoff {
     int64_t n_offloaded, d2h_bytes, h2d_bytes;
 };
 
+/* queues the prefix cut tracks (more: no cut) */
+#define ZS_CUT_QUEUES 16
+
 struct zs_bctx {
     zs_sim *sim;
     const struct zs_setup *su;
@@ -172,9 +175,46 @@ struct zs_bctx {
     int nfetch;
 
     struct zs_actoff ao; /* activation offload (actoff.c) */
+
+    /* The planner's verdict-only prefix (emit.c zs_t_emit, docs/engine.md
+     * "The prefix cut"): when cut_at tasks are submitted, they are run alone;
+     * if that run stops at a GPU OOM, the rest of the schedule is counted,
+     * not submitted, each counted task checked to wait for a task that had
+     * not finished at the OOM (so the whole schedule stops at the same OOM).
+     * cut: 0 not yet or not used, ZS_CUT_COUNTING, ZS_CUT_FAILED (a counted
+     * task could have started: the candidate is simulated again whole). */
+    int32_t cut_at;
+    int cut;
+    int32_t ncounted;              /* tasks counted after the prefix */
+    int cut_cores;                 /* the most cores a counted task needs */
+    const struct zs_task_rec *cut_rec; /* the prefix run's records */
+    uint8_t *cut_wait;             /* per counted task: waits past the OOM */
+    size_t cut_wait_cap;
+    int32_t qlast[ZS_CUT_QUEUES];  /* last task of each queue, -1 */
+    /* the GPU pool's ALLOC and FREE tasks, in id order, for the need's lower
+     * bound (zs_cut_peak_bound) */
+    struct zs_cut_mem *cut_mem;
+    size_t ncut_mem, cut_mem_cap;
+    int32_t *cut_idx; /* by task id: its record in cut_mem, -1 none */
+    size_t cut_idx_cap;
 };
 
+/* An ALLOC (alloc < 0) or FREE (alloc: its ALLOC's task id) on the GPU
+ * pool; q its queue; fq: an ALLOC's FREE's queue (-1 never freed), a FREE's
+ * ALLOC's queue. */
+struct zs_cut_mem {
+    int64_t bytes;
+    int32_t id, alloc;
+    int16_t q, fq;
+};
+
+#define ZS_CUT_COUNTING 1
+#define ZS_CUT_FAILED 2
+
 /* emit.c */
+/* zs_sim_pool_peak_bound of the GPU pool over every task built, submitted
+ * or counted (b->cut_mem). */
+int64_t zs_cut_peak_bound(const struct zs_bctx *b);
 int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
                   int32_t d1, int32_t d2);
 int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
