@@ -585,6 +585,8 @@ static void json_config(cJSON *d, const struct zs_setup *su)
             ZS_JBOOL("pin_memory", c->pin_optimizer),
             ZS_JSTR("sharding",
                     c->sharding == ZS_SHARD_NONE ? "none" : "auto"),
+            ZS_JNUM("fsdp_version", c->fsdp_version),
+            ZS_JBOOL("optimizer_in_bwd", c->optimizer_in_bwd),
         };
         const struct zs_emit_field tail[] = {
             ZS_JSTR("deepspeed_version", c->deepspeed_version),
