@@ -499,22 +499,27 @@ START_TEST(test_bad_specs)
 END_TEST
 
 /* --host-reserved replaces the node's OS reserve: 8 GiB on a 128 GB
- * workstation leaves 128e9 - 8 GiB for training; one byte short of the RAM
- * is accepted, the RAM itself refused. */
+ * workstation leaves 128e9 - 8 GiB for training; 16 GiB of RAM, refused
+ * against the server profile's 32 GiB reserve, fits an 8 GiB one; a reserve
+ * as large as the RAM is refused. */
 START_TEST(test_host_reserved)
 {
     static struct zs_cluster c;
     struct zs_err err = {0, ""};
-    ck_assert_int_eq(zs_hw_resolve("2xRTX-4090", 128000000000LL, 0, &c, &err),
-                     0);
+    ck_assert_int_eq(zs_hw_resolve("2xRTX-4090", 0, 0, &c, &err), 0);
     ck_assert_int_eq(c.node.host_reserved_bytes, 32 * ZS_GiB); /* profile */
-    ck_assert_int_eq(zs_hw_set_host_reserved(&c, 0, &err), 0); /* keep */
-    ck_assert_int_eq(c.node.host_reserved_bytes, 32 * ZS_GiB);
-    ck_assert_int_eq(zs_hw_set_host_reserved(&c, 8 * ZS_GiB, &err), 0);
+    ck_assert_int_eq(zs_hw_set_host(&c, 128000000000LL, 0, &err), 0);
+    ck_assert_int_eq(c.node.host_reserved_bytes, 32 * ZS_GiB); /* kept */
+    ck_assert_int_eq(zs_hw_set_host(&c, 128000000000LL, 8 * ZS_GiB, &err), 0);
     ck_assert_int_eq(c.node.host_ram_bytes - c.node.host_reserved_bytes,
                      128000000000LL - 8 * ZS_GiB);
-    ck_assert_int_eq(zs_hw_set_host_reserved(&c, 128000000000LL - 1, &err), 0);
-    ck_assert_int_eq(zs_hw_set_host_reserved(&c, 128000000000LL, &err),
+    ck_assert_int_eq(zs_hw_resolve("2xRTX-4090", 0, 0, &c, &err), 0);
+    ck_assert_int_eq(zs_hw_set_host(&c, 16 * ZS_GiB, 0, &err), ZS_EUSAGE);
+    ck_assert_str_eq(err.msg, "invalid host RAM 16.0 GiB for PCIe server, 8x "
+                              "RTX 4090: must be more than the 32.0 GiB "
+                              "reserved for the OS");
+    ck_assert_int_eq(zs_hw_set_host(&c, 16 * ZS_GiB, 8 * ZS_GiB, &err), 0);
+    ck_assert_int_eq(zs_hw_set_host(&c, 128000000000LL, 128000000000LL, &err),
                      ZS_EUSAGE);
     ck_assert_str_eq(err.msg, "invalid --host-reserved 119 GiB for PCIe "
                               "server, 8x RTX 4090: must be less than its "

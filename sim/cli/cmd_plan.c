@@ -187,11 +187,11 @@ static int plan_resolve(struct plan_line *pl, struct zs_err *err)
     if (!rc) /* ALiBi models without a flash-attention path (model.h) */
         rc = zs_model_check_attention(&pl->m, pl->base.attention, err);
     if (!rc)
-        rc = zs_hw_resolve(pl->base.gpus, pl->base.host_ram_bytes,
-                           (int)pl->base.nodes, &pl->cl, err);
+        rc = zs_hw_resolve(pl->base.gpus, 0, (int)pl->base.nodes, &pl->cl,
+                           err);
     if (!rc)
-        rc = zs_hw_set_host_reserved(&pl->cl, pl->base.host_reserved_bytes,
-                                     err);
+        rc = zs_hw_set_host(&pl->cl, pl->base.host_ram_bytes,
+                            pl->base.host_reserved_bytes, err);
     if (!rc)
         rc = plan_nvme_opt(pl, err);
     return rc;

@@ -372,36 +372,31 @@ static int apply_overrides(const char *spec, int64_t host_ram_bytes, int nodes,
                           "invalid node count %d for '%s': %s has no compute "
                           "network",
                           c->nodes, spec, c->node.name);
-    if (host_ram_bytes > 0) {
-        if (host_ram_bytes <= c->node.host_reserved_bytes) {
-            char got[24], res[24];
-            zs_fmt_bytes(got, sizeof got, host_ram_bytes);
-            zs_fmt_bytes(res, sizeof res, c->node.host_reserved_bytes);
-            return zs_err_set(err, ZS_EUSAGE,
-                              "invalid host RAM %s for %s: must be more than "
-                              "the %s reserved for the OS",
-                              got, c->node.name, res);
-        }
-        c->node.host_ram_bytes = host_ram_bytes;
-    }
-    return 0;
+    return zs_hw_set_host(c, host_ram_bytes, 0, err);
 }
 
-int zs_hw_set_host_reserved(struct zs_cluster *c, int64_t bytes,
-                            struct zs_err *err)
+int zs_hw_set_host(struct zs_cluster *c, int64_t ram_bytes,
+                   int64_t reserved_bytes, struct zs_err *err)
 {
-    if (bytes <= 0)
-        return 0;
-    if (bytes >= c->node.host_ram_bytes) {
-        char got[24], ram[24];
-        zs_fmt_bytes(got, sizeof got, bytes);
-        zs_fmt_bytes(ram, sizeof ram, c->node.host_ram_bytes);
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid --host-reserved %s for %s: must be less "
-                          "than its %s of host RAM",
-                          got, c->node.name, ram);
+    int64_t ram = ram_bytes > 0 ? ram_bytes : c->node.host_ram_bytes;
+    int64_t res = reserved_bytes > 0 ? reserved_bytes
+                                     : c->node.host_reserved_bytes;
+    if (ram <= res) {
+        char got[24], r[24];
+        zs_fmt_bytes(got, sizeof got, ram);
+        zs_fmt_bytes(r, sizeof r, res);
+        return reserved_bytes > 0
+                   ? zs_err_set(err, ZS_EUSAGE,
+                                "invalid --host-reserved %s for %s: must be "
+                                "less than its %s of host RAM",
+                                r, c->node.name, got)
+                   : zs_err_set(err, ZS_EUSAGE,
+                                "invalid host RAM %s for %s: must be more "
+                                "than the %s reserved for the OS",
+                                got, c->node.name, r);
     }
-    c->node.host_reserved_bytes = bytes;
+    c->node.host_ram_bytes = ram;
+    c->node.host_reserved_bytes = res;
     return 0;
 }
 

@@ -167,11 +167,13 @@ struct zs_cluster {
  * *out is written only on success. */
 int zs_hw_resolve(const char *spec, int64_t host_ram_bytes, int nodes,
                   struct zs_cluster *out, struct zs_err *err);
-/* bytes > 0 replaces the host RAM the node keeps from training (the OS
- * reserve of its profile, e.g. 32 GiB on a server, 8 GiB on a desktop);
- * it must be less than the node's RAM (ZS_EUSAGE otherwise). */
-int zs_hw_set_host_reserved(struct zs_cluster *c, int64_t bytes,
-                            struct zs_err *err);
+/* Host RAM per node (ram_bytes > 0 replaces the node's) and the part kept
+ * from training for the OS (reserved_bytes > 0 replaces the profile's, e.g.
+ * 32 GiB on a server, 8 GiB on a desktop); the RAM must exceed the reserve
+ * in effect (ZS_EUSAGE otherwise, naming --host-reserved when it was
+ * given).  zs_hw_resolve applies its host_ram_bytes through it. */
+int zs_hw_set_host(struct zs_cluster *c, int64_t ram_bytes,
+                   int64_t reserved_bytes, struct zs_err *err);
 int zs_hw_load_gpu(const char *path, struct zs_gpu *out, struct zs_err *err);
 int zs_hw_load_node(const char *path, struct zs_node *out, struct zs_err *err);
 /* Names of GPU and node profiles (static storage). */

@@ -54,7 +54,7 @@ static const struct zs_field k_fields[] = {
     {"nodes", ZS_F_INT, OFF(nodes), 0, 4096, 0, 0, NULL, 0, NULL},
     {"host_ram", ZS_F_BYTES, OFF(host_ram_bytes), 0, 1e15, 0, 0, NULL, 0, NULL},
     /* host RAM kept from training for the OS and other processes; 0: the
-     * node profile's (hw.c zs_hw_set_host_reserved) */
+     * node profile's (hw.c zs_hw_set_host) */
     {"host_reserved", ZS_F_BYTES, OFF(host_reserved_bytes), 0, 1e15, 0, 0, NULL,
      0, NULL},
     {"seq_len", ZS_F_INT, OFF(seq_len), 1, 4194304, 4096, 0, NULL, 0, NULL},

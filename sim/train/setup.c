@@ -96,10 +96,10 @@ int zs_setup_resolve(struct zs_cfg *cfg, const struct zs_cfg_given *given,
     int rc = zs_model_resolve(cfg->model, m, err);
     if (rc)
         return rc;
-    rc =
-        zs_hw_resolve(cfg->gpus, cfg->host_ram_bytes, (int)cfg->nodes, cl, err);
+    rc = zs_hw_resolve(cfg->gpus, 0, (int)cfg->nodes, cl, err);
     if (!rc)
-        rc = zs_hw_set_host_reserved(cl, cfg->host_reserved_bytes, err);
+        rc = zs_hw_set_host(cl, cfg->host_ram_bytes, cfg->host_reserved_bytes,
+                            err);
     if (rc)
         return rc;
     rc = zs_cfg_resolve(cfg, m, cl, err);
