@@ -260,7 +260,7 @@ static void unshard_v1(struct fs *s, int g)
         bool pinned = s->pageable[g] < 0;
         t = zs_t_pcie(b, b->q_cpy, 0, (double)store, pinned,
                       "H2D sharded flat param", g, dev, -1);
-        if (s->v1off && s->pageable[g] >= 0) {
+        if (!pinned) {
             zs_t_free(b, b->q_cpy, s->pageable[g], t);
             s->pageable[g] = -1;
         }
