@@ -435,6 +435,29 @@ START_TEST(test_bad_dtype_flags)
 }
 END_TEST
 
+/* Choice names are the flag spellings, indexed by the enum value: the
+ * simulate --json config block prints them (simout.c json_config). */
+START_TEST(test_choice_names)
+{
+    ck_assert_str_eq(zs_cfg_choice_name("loss", ZS_LOSS_FP32_LOGITS),
+                     "fp32-logits");
+    ck_assert_str_eq(zs_cfg_choice_name("loss", ZS_LOSS_HALF), "half");
+    ck_assert_str_eq(zs_cfg_choice_name("kernels", ZS_KERNELS_COMPILED),
+                     "compiled");
+    ck_assert_str_eq(zs_cfg_choice_name("alloc_conf", ZS_ALLOC_EXPANDABLE),
+                     "expandable_segments");
+    ck_assert_str_eq(zs_cfg_choice_name("fp8", ZS_FP8_TENSORWISE),
+                     "tensorwise");
+    ck_assert_str_eq(zs_cfg_choice_name("optimizer", ZS_OPT_PAGED_ADAMW_8BIT),
+                     "paged_adamw_8bit");
+    /* out of range, not a choice field, no such key */
+    ck_assert_str_eq(zs_cfg_choice_name("kernels", 3), "?");
+    ck_assert_str_eq(zs_cfg_choice_name("kernels", -1), "?");
+    ck_assert_str_eq(zs_cfg_choice_name("seq_len", 0), "?");
+    ck_assert_str_eq(zs_cfg_choice_name("no_such_key", 0), "?");
+}
+END_TEST
+
 Suite *suite_precision(void)
 {
     Suite *s = suite_create("precision");
@@ -447,6 +470,7 @@ Suite *suite_precision(void)
     tcase_add_test(core, test_pure_bf16_host_bytes);
     tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
     tcase_add_test(core, test_dtype_helpers);
+    tcase_add_test(core, test_choice_names);
     tcase_add_test(core, test_plan_72b_hf_rejects_fsdp2_accumulation);
     tcase_add_test(core, test_fsdp2_qlora_nf4_base);
     tcase_add_test(core, test_fsdp1_qlora_bnb_quant_state);

@@ -602,11 +602,31 @@ static void json_config(cJSON *d, const struct zs_setup *su)
             ZS_JSTR("param_dtype", zs_dtype_name(c->param_dtype_resolved)),
             ZS_JSTR("reduce_dtype", zs_dtype_name(c->reduce_dtype_resolved)),
             ZS_JBOOL("grads_held_unsharded", zs_cfg_grads_held_unsharded(c)),
+            ZS_JSTR("attention", zs_cfg_choice_name("attention", c->attention)),
+            ZS_JSTR("kernels", zs_cfg_choice_name("kernels", c->kernels)),
+            ZS_JSTR("loss", zs_cfg_choice_name("loss", c->loss)),
+            ZS_JBOOL("compile_loss", c->compile_loss == ZS_YES),
+            ZS_JSTR("alloc_conf", zs_cfg_choice_name("alloc_conf", c->alloc_conf)),
+            ZS_JSTR("optimizer", zs_cfg_choice_name("optimizer", c->optimizer)),
+            ZS_JSTR("fp8", zs_cfg_choice_name("fp8", c->fp8)),
+            ZS_JBOOL("fp8_all_gather", c->fp8_all_gather),
             ZS_JSTR("summary", sum),
+        };
+        const struct zs_emit_field cpuopt[] = {
+            ZS_JSTR("cpu_optimizer", zs_cpu_opt_name(c->cpu_opt_impl)),
+        };
+        const struct zs_emit_field lora[] = {
+            ZS_JNUM("lora_rank", c->lora_rank),
+            ZS_JSTR("lora_targets", c->lora_targets),
+            ZS_JNUM("lora_dropout", c->lora_dropout),
         };
         if (!x)
             return;
         zs_emit_fields(x, f, ZS_EMIT_COUNT(f));
+        if (c->method != ZS_METHOD_FULL)
+            zs_emit_fields(x, lora, ZS_EMIT_COUNT(lora));
+        if (c->offload_optimizer != ZS_OFF_NONE)
+            zs_emit_fields(x, cpuopt, ZS_EMIT_COUNT(cpuopt));
         if (c->offload_optimizer == ZS_OFF_NVME ||
             c->offload_param == ZS_OFF_NVME)
             json_nvme(x, su);

@@ -1199,6 +1199,23 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     return 0;
 }
 
+/* The name a choice field's value is spelled with in flags and scenario
+ * files (the table's choices, indexed by the enum value), or "?" for a key
+ * that is not a choice field or a value out of its range. */
+const char *zs_cfg_choice_name(const char *key, int value)
+{
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const struct zs_field *f = &k_fields[i];
+        if (f->type != ZS_F_ENUM || strcmp(f->key, key))
+            continue;
+        for (int j = 0; f->choices[j]; j++)
+            if (j == value)
+                return f->choices[j];
+        break;
+    }
+    return "?";
+}
+
 const char *zs_offload_name(int off)
 {
     return k_offloads[off < 0 || off > 2 ? 0 : off];

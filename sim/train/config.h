@@ -277,6 +277,8 @@ void zs_cfg_ckpt_text(const struct zs_cfg *c, char *buf, size_t cap);
  * ckpt full". */
 void zs_cfg_summary(const struct zs_cfg *cfg, char *buf, size_t cap);
 
+/* A choice field's value as its flag spells it ("?" when out of range). */
+const char *zs_cfg_choice_name(const char *key, int value);
 const char *zs_offload_name(int off);
 const char *zs_framework_name(int fw);
 /* "deepspeed", "fsdp1" or "fsdp2": the framework with FSDP's API version. */
