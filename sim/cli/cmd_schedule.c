@@ -68,6 +68,15 @@ static int sched_parse(int argc, char **argv, struct zs_cli_line *l,
                              err);
     if (rc)
         return rc;
+    /* zsim.schedule/1 GEMMs carry a shape only and the harness runs each as
+     * cublasGemmEx in bf16 (harness/harness.c), so a replay of Float8
+     * linears would time bf16 GEMMs against zsim's fp8 ones. */
+    if (cfg->fp8 != ZS_FP8_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'schedule export' cannot write '--fp8 %s': the "
+                          "harness runs every GEMM in bf16 (zsim.schedule/1 "
+                          "has no GEMM dtype)",
+                          zs_cfg_choice_name("fp8", cfg->fp8));
     *rank = 0;
     return zs_cli_int("rank", zs_cli_get(l, "rank"), 0, (long)cfg->world - 1,
                       rank, err);

@@ -211,7 +211,8 @@ static double gemm_fp8_ns(const struct zs_bctx *b, double m, double n,
     return zs_gpu_gemm_fp8_s(&b->node->gpu, m, n, k) * 1e9;
 }
 
-/* An fp8 GEMM exports as a GEMM of its shape (a replay runs it in bf16). */
+/* An fp8 GEMM: its shape, timed at the fp8 ceiling (`schedule export`
+ * refuses --fp8: the harness would run it in bf16, cmd_schedule.c). */
 static void add_gemm_fp8(const struct zs_bctx *b, struct plist *l, double m,
                          double n, double k)
 {
