@@ -714,7 +714,8 @@ static int64_t rank_partition(const struct zs_model *m, int ranks)
 /* The boundary fp32 grad copy of ZeRO-3 with optimizer CPU offload
  * (sched/zero.c fp32_grads_cpu_cast): DeepSpeed 0.15.3 copies 2 B per
  * partition element D2H into a CPU temporary and converts on the host,
- * 0.15.4 (PR #6670) upcasts on the GPU and copies 4 B.  Qwen2.5-7B on 8
+ * 0.15.4 (PR #6670) upcasts on the GPU and copies 4 B (into its pinned
+ * staging buffer until 0.16.3: test_ds_pinned_grad_buffer_window).  Qwen2.5-7B on 8
  * ranks, two steps: the D2H link differs by 2 B x T x 2 (T = the rank's
  * partition, ceil per leaf; within 1e-5 for the ceil per reduce bucket).
  * ZeRO-2 upcasts on the GPU in every version. */
@@ -750,6 +751,53 @@ START_TEST(test_ds_old_grad_copy_on_cpu)
     ck_assert_double_eq_tol((new_b - old_b) / (4.0 * (double)T), 1.0, 1e-5);
     grad_copy_run("zero=2;deepspeed-version=0.15.3", &z2_b, &z2_n, &T);
     ck_assert_int_eq(z2_n, 0);
+}
+END_TEST
+
+/* DeepSpeed 0.15.4 .. 0.16.2 (PR #6670 until PR #6962) stage the boundary's
+ * fp32 grads through an always-pinned buffer of the largest trainable
+ * parameter's partition, synchronize the device, then copy on the CPU
+ * (sched/zero.c fp32_grads_pinned_buffer).  Qwen2.5-7B on 8 ranks with
+ * pin_memory off: 0.16.2 pins one buffer more than 0.16.3, of the largest
+ * leaf (the embedding, 152064 x 3584: 68,124,672 elements per rank, 4 B
+ * each), and runs one CPU copy per boundary flush where 0.16.3 and 0.15.3
+ * run none; the D2H bytes are 4 B per element in both 0.16.x.  The pinned
+ * buffer goes through the caching host allocator (power-of-two blocks). */
+static void pinned_buffer_run(const char *version, int *copies,
+                              int64_t *pinned, double *d2h)
+{
+    struct zt_run r;
+    zs_sim *sim = zs_sim_new();
+    zt_simulate(&r, "model=qwen2.5-7b;gpus=8xH100;offload-optimizer=cpu;"
+                    "pin-memory=no",
+                version, sim, false);
+    *copies = 0;
+    for (int32_t i = 0; i < zs_sim_ntasks(sim); i++)
+        if (!strcmp(zs_sim_task(sim, i)->name,
+                    "pinned buffer -> fp32 grads (CPU copy)"))
+            (*copies)++;
+    *pinned = r.res.steady.pinned_host_per_rank;
+    *d2h = -1;
+    for (int l = 0; l < zs_sim_nlinks(sim); l++)
+        if (!strcmp(zs_sim_link_name(sim, l), "PCIe D2H"))
+            *d2h = zs_sim_link_bytes(sim, l);
+    zs_sim_free(sim);
+}
+
+START_TEST(test_ds_pinned_grad_buffer_window)
+{
+    int n_old, n_win, n_new;
+    int64_t p_old, p_win, p_new;
+    double d_old, d_win, d_new;
+    pinned_buffer_run("deepspeed-version=0.15.3", &n_old, &p_old, &d_old);
+    pinned_buffer_run("deepspeed-version=0.16.2", &n_win, &p_win, &d_win);
+    pinned_buffer_run("deepspeed-version=0.16.3", &n_new, &p_new, &d_new);
+    ck_assert_int_eq(n_old, 0);
+    ck_assert_int_eq(n_new, 0);
+    ck_assert_int_gt(n_win, 0);
+    ck_assert_int_eq(p_win - p_new, pow2(68124672LL * 4));
+    ck_assert_int_eq(p_old, p_new);
+    ck_assert_double_eq(d_win, d_new);
 }
 END_TEST
 
@@ -1770,6 +1818,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_every_model_schedules);
     tcase_add_test(core, test_nvme_optimizer_swap_bytes);
     tcase_add_test(core, test_ds_old_grad_copy_on_cpu);
+    tcase_add_test(core, test_ds_pinned_grad_buffer_window);
     tcase_add_test(core, test_nvme_param_swap_bytes);
     tcase_add_test(bad, test_nvme_param_buffer_size);
     tcase_add_test(bad, test_bad_configs);

@@ -599,8 +599,38 @@ static int32_t fp32_grads_cpu_cast(struct ds *s, int64_t part, int32_t t)
     return t;
 }
 
+/* ZeRO-3's fp32 gradient copy at the accumulation boundary from DeepSpeed
+ * 0.15.4 to 0.16.2: PR #6670 (v0.15.4, commit ff1c543) added an always-
+ * pinned fp32 staging buffer of the largest trainable parameter's partition
+ * (stage3.py v0.15.4:547-549, `pinned_grad_buffer`, allocated whenever the
+ * optimizer is offloaded) and copies through it in __partition_grads
+ * (v0.15.4:1506-1511): `pinned_grad_buffer[:n].copy_(grad_buffer.to(
+ * float32, non_blocking=True))` (a GPU upcast and a pinned D2H on the
+ * current stream), `get_accelerator().synchronize()` (the host waits for
+ * the whole device), then `fp32_grad_tensor.copy_(pinned_grad_buffer[:n])`,
+ * a CPU fp32 -> fp32 copy on the intra-op threads.  PR #6962 (v0.16.3,
+ * commit c17dc33) replaced it with fp32_grads_gpu_cast's path.  The CPU
+ * copy streams 4 B read + 4 B written per element at torch's per-thread op
+ * rate (the rate is `grad.mul_`'s, also 8 B per element: validation/host). */
+static int32_t fp32_grads_pinned_buffer(struct ds *s, int64_t part, int32_t t)
+{
+    struct zs_bctx *b = s->b;
+    int32_t f32 = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 4, 0,
+                             "fp32 grad upcast", -1, t);
+    t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
+                     "upcast grads", -1, f32, -1);
+    t = zs_t_pcie(b, b->q_rs, 1, (double)part * 4, true,
+                  "D2H fp32 grads into pinned buffer", -1, t, -1);
+    t = zs_t_free(b, b->q_rs, f32, t);
+    zs_t_drain(b, "torch.cuda.synchronize (pinned grad buffer)");
+    zs_t_cpu(b, (double)part * 8, b->node->torch_op_bytes_per_s_per_thread,
+             ZS_CLS_HOST, "pinned buffer -> fp32 grads (CPU copy)",
+             b->last_host);
+    return t;
+}
+
 /* The fp32 gradient copy at the accumulation boundary of ZeRO-3 from
- * DeepSpeed 0.15.4 (PR #6670, explicit upcast PR #6962), of ZeRO-3 with NVMe
+ * DeepSpeed 0.16.3 (PR #6962, explicit upcast), of ZeRO-3 with NVMe
  * swap (grad_buffer.float()) and of ZeRO-2: an fp32 upcast on the GPU and a
  * 4 B D2H (to NVMe through the swapper with optimizer NVMe offload). */
 static int32_t fp32_grads_gpu_cast(struct ds *s, int64_t part, int32_t t,
@@ -672,6 +702,9 @@ static void flush(struct ds *s)
             if (s->zero3 && !s->nvme &&
                 !zs_ds_at_least(&b->c->ds_version, 0, 15, 4))
                 t = fp32_grads_cpu_cast(s, part, t);
+            else if (s->zero3 && !s->nvme &&
+                     !zs_ds_at_least(&b->c->ds_version, 0, 16, 3))
+                t = fp32_grads_pinned_buffer(s, part, t);
             else
                 t = fp32_grads_gpu_cast(s, part, t, pin);
         }
@@ -1309,6 +1342,30 @@ static void init_host_optimizer(struct ds *s)
     }
 }
 
+/* DeepSpeed 0.15.4 to 0.16.2 with the optimizer offloaded (CPU or NVMe):
+ * the always-pinned fp32 staging buffer of fp32_grads_pinned_buffer, sized
+ * by the largest trainable parameter's partition (stage3.py v0.15.4:
+ * 541-549, max over all_params of partition_numel).  A unit's trainable
+ * elements are its leaf's weight and bias together (or a LoRA pair), so
+ * this bounds the per-parameter maximum from above by at most a bias. */
+static void init_pinned_grad_buffer(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t maxpart = 0;
+    if (!s->zero3 || !s->off_opt ||
+        !zs_ds_at_least(&b->c->ds_version, 0, 15, 4) ||
+        zs_ds_at_least(&b->c->ds_version, 0, 16, 3))
+        return;
+    for (int u = 0; u < b->nunits; u++) {
+        int64_t part = (b->units[u].trainable + b->c->world - 1) / b->c->world;
+        if (part > maxpart)
+            maxpart = part;
+    }
+    if (maxpart > 0)
+        zs_t_alloc(b, b->q_host, b->p_host, maxpart * 4, ZS_ALLOC_PINNED,
+                   "fp32 grad staging buffer (pinned_grad_buffer)", -1, -1);
+}
+
 static void init_buffers(struct ds *s)
 {
     struct zs_bctx *b = s->b;
@@ -1326,6 +1383,7 @@ static void init_buffers(struct ds *s)
     if (s->zero3 && s->off_param && init_host_params(s))
         return;
     init_host_optimizer(s);
+    init_pinned_grad_buffer(s);
 }
 
 static void ds_micro(void *ctx, bool boundary)
