@@ -183,6 +183,74 @@ START_TEST(test_layer_checkpointing)
 }
 END_TEST
 
+/* Full checkpointing's recompute of a layer, both schedules (emit.c
+ * zs_t_recompute_begin), worked by hand on model-tiny (2 layers; t = 128
+ * tokens, h 64, i 176, flash, HF eager kernels; check_model
+ * test_tiny_activations): the recomputed saved set 330752 - 16384 = 314368 B
+ * is allocated first, then the recompute forward's workspace, a grad
+ * forward's (checkpointing none): the fp32 norm temporaries 8th = 65536 B;
+ * only once that is freed, the backward workspace 4th + 6ti = 32768 +
+ * 135168 = 167936 B.  The two workspaces are never alive together; the
+ * saved set lives through both.  Every layer of every simulated micro-step
+ * is recomputed once: 2 layers x 3 steps (first + 2 steady, accumulation
+ * 1). */
+static void recompute_workspaces(const char *fw)
+{
+    struct zt_run r;
+    zs_sim *sim = zs_sim_new();
+    const struct zs_mem_event *ev;
+    char f[256];
+    int64_t n;
+    int32_t layer = -1, fwd = -1, bwd = -1;
+    int recomputes = 0, bwd_allocs = 0;
+    ck_assert_ptr_nonnull(sim);
+    snprintf(f, sizeof f,
+             "model=tests/data/good/model-tiny.json;gpus=1xA100-80GB;"
+             "seq-len=128;micro-batch=1;grad-accum=1;steps=2;"
+             "checkpointing=full;attention=flash;framework=%s",
+             fw);
+    zt_simulate(&r, NULL, f, sim, false);
+    ck_assert_str_eq(zs_sim_pool_name(sim, 0), "GPU");
+    ev = zs_sim_pool_log(sim, 0, &n);
+    for (int64_t i = 0; i < n; i++) {
+        const char *name = zs_sim_task(sim, ev[i].task)->name;
+        if (ev[i].bytes < 0) { /* a free */
+            if (ev[i].task == layer)
+                layer = -1;
+            else if (ev[i].task == fwd)
+                fwd = -1;
+            else if (ev[i].task == bwd)
+                bwd = -1;
+            continue;
+        }
+        if (!strcmp(name, "recomputed layer")) {
+            ck_assert_int_eq(ev[i].bytes, 314368);
+            ck_assert_msg(layer < 0 && fwd < 0 && bwd < 0, "%s: overlap", fw);
+            layer = ev[i].task;
+            recomputes++;
+        } else if (layer >= 0 && !strcmp(name, "forward workspace")) {
+            ck_assert_int_eq(ev[i].bytes, 65536);
+            ck_assert_msg(bwd < 0, "%s: forward beside backward", fw);
+            fwd = ev[i].task;
+        } else if (layer >= 0 && !strcmp(name, "backward workspace")) {
+            ck_assert_int_eq(ev[i].bytes, 167936);
+            ck_assert_msg(fwd < 0, "%s: backward beside forward", fw);
+            bwd = ev[i].task;
+            bwd_allocs++;
+        }
+    }
+    ck_assert_int_eq(recomputes, 2 * 3);
+    ck_assert_int_eq(bwd_allocs, 2 * 3);
+    zs_sim_free(sim);
+}
+
+START_TEST(test_recompute_workspaces)
+{
+    recompute_workspaces("deepspeed");
+    recompute_workspaces("fsdp2");
+}
+END_TEST
+
 /* --loss: auto resolves to torchtune's chunked loss under --trainer
  * torchtune (its recipe YAMLs), whole otherwise; chunked lowers the GPU
  * peak where the loss sets it and leaves the step time alone (the same
@@ -1740,6 +1808,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_more_ranks_less_model_state);
     tcase_add_test(core, test_checkpointing_trades_memory_for_time);
     tcase_add_test(core, test_layer_checkpointing);
+    tcase_add_test(core, test_recompute_workspaces);
     tcase_add_test(core, test_chunked_loss);
     tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
