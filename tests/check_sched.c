@@ -1474,6 +1474,87 @@ START_TEST(test_kernel_bytes_qwen7b_layer)
 }
 END_TEST
 
+/* Eager attention's kernels over the scores (kernels.c
+ * zs_kernels_eager_attn), per code, by hand:
+ *   OPT-Benchmark's OPT-13B row, micro 24 x 40 heads x 1024^2 =
+ *     1,006,632,960 scores; 4.21's add 4 + clamp 4 + fp16->fp32 softmax 6 +
+ *     cast 6 = 20 B forward (4 launches); backward cast 6 + softmax 10 +
+ *     the clamp's where/masked_fill chain 22 = 38 B (7 launches).
+ *   Llama-2-7B at 4096 tokens: 32 x 4096^2 = 536,870,912 scores; scale 4 +
+ *     mask 4 + to-fp32 6 + softmax 8 + to-bf16 6 = 28 B both ways (5 and
+ *     4 launches); with attention dropout 5 more each way.
+ *   GPT-2 with the 16-bit softmax: divide 4 + where 4 + mask 4 + softmax 4
+ *     = 16 B forward, softmax 6 + where 4 + divide 4 = 14 backward; with
+ *     GPT-2's attn_pdrop: 21 / 19 B; under autocast (fp32 softmax) 32 / 32
+ *     B, 6 / 5 launches, with dropout 37 / 37. */
+START_TEST(test_eager_attn_bytes)
+{
+    static const struct {
+        enum zs_eager_code code;
+        bool half, drop;
+        double scores, fwd, bwd;
+        int lf, lb;
+    } cases[] = {
+        {ZS_EAGER_OPT, false, false, 1006632960.0, 20132659200.0,
+         38252052480.0, 4, 7},
+        {ZS_EAGER_HF, false, false, 536870912.0, 15032385536.0,
+         15032385536.0, 5, 4},
+        {ZS_EAGER_HF, false, true, 536870912.0, 17716740096.0,
+         17716740096.0, 6, 5},
+        {ZS_EAGER_GPT2, true, false, 1000.0, 16000.0, 14000.0, 4, 3},
+        {ZS_EAGER_GPT2, true, true, 1000.0, 21000.0, 19000.0, 5, 4},
+        {ZS_EAGER_GPT2, false, false, 1000.0, 32000.0, 32000.0, 6, 5},
+        {ZS_EAGER_GPT2, false, true, 1000.0, 37000.0, 37000.0, 7, 6},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_ew_cost c;
+        zs_kernels_eager_attn(cases[i].code, cases[i].half, cases[i].drop,
+                              cases[i].scores, &c);
+        ck_assert_msg(c.fwd_bytes == cases[i].fwd, "case %zu fwd %.0f", i,
+                      c.fwd_bytes);
+        ck_assert_msg(c.bwd_bytes == cases[i].bwd, "case %zu bwd %.0f", i,
+                      c.bwd_bytes);
+        ck_assert_int_eq(c.fwd_launches, cases[i].lf);
+        ck_assert_int_eq(c.bwd_launches, cases[i].lb);
+    }
+}
+END_TEST
+
+/* The schedule runs those kernels: OPT-Benchmark's OPT-13B (eager, full
+ * checkpointing, DeepSpeed ZeRO-3) at micro 1 x 1024 tokens on one A100,
+ * exported: each layer's forward and its recompute carry one memory-bound
+ * task of 40 x 1024^2 x 20 = 838,860,800 B, its backward one of x 38 =
+ * 1,593,835,520 B: 40 layers x 3 steps (first + 2 steady) backward, twice
+ * that forward.  Flash attention has none. */
+START_TEST(test_eager_attn_scheduled)
+{
+    static const char *const attn[] = {"eager", "flash"};
+    for (int a = 0; a < 2; a++) {
+        struct zt_run r;
+        char f[320];
+        int nf = 0, nb = 0;
+        zs_sim *sim = zs_sim_new();
+        ck_assert_ptr_nonnull(sim);
+        snprintf(f, sizeof f,
+                 "model=validation/published/models/opt-benchmark-opt-13b.json;"
+                 "gpus=1xA100-80GB;seq-len=1024;micro-batch=1;grad-accum=1;"
+                 "steps=2;checkpointing=full;attention=%s",
+                 attn[a]);
+        zt_simulate(&r, NULL, f, sim, true);
+        for (size_t i = 0; i < r.ex.n; i++) {
+            if (r.ex.t[i].kind != ZS_X_MEM)
+                continue;
+            nf += r.ex.t[i].bytes == 838860800;
+            nb += r.ex.t[i].bytes == 1593835520;
+        }
+        ck_assert_int_eq(nb, a == 0 ? 40 * 3 : 0);
+        ck_assert_int_eq(nf, 2 * nb);
+        zs_free(r.ex.t);
+        zs_sim_free(sim);
+    }
+}
+END_TEST
+
 /* A LoRA adapter's element-wise bytes (kernels.c), by hand for Llama 3.2
  * 3B's gate_proj (3072 -> 8192) at 8192 tokens: t x out = 67,108,864,
  * t x in = 25,165,824.
@@ -1824,6 +1905,8 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_loss_half);
     tcase_add_test(core, test_compute_slowed_by_collectives);
     tcase_add_test(core, test_kernel_bytes_qwen7b_layer);
+    tcase_add_test(core, test_eager_attn_bytes);
+    tcase_add_test(core, test_eager_attn_scheduled);
     tcase_add_test(core, test_kernel_bytes_lora);
     tcase_add_test(core, test_kernel_bytes_rope_complex);
     tcase_add_test(core, test_compile_loss_eager);
