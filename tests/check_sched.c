@@ -1137,6 +1137,16 @@ START_TEST(test_scenario_files)
          "invalid 'reduce_bucket_size' in "
          "tests/data/bad/scenario-auto.json:2:3: must be \"auto\" or an "
          "integer in [1, 1000000000000] (got automatic)"},
+        {"tests/data/bad/scenario-torch-version.json",
+         "invalid 'torch_version' in "
+         "tests/data/bad/scenario-torch-version.json:3:3: must be a string, "
+         "X.Y or X.Y.Z with X in [1, 99] and Y, Z in [0, 99], e.g. 1.11 (got "
+         "'1.x')"},
+        {"tests/data/bad/scenario-torch-version-number.json",
+         "invalid 'torch_version' in "
+         "tests/data/bad/scenario-torch-version-number.json:3:3: must be a "
+         "string, X.Y or X.Y.Z with X in [1, 99] and Y, Z in [0, 99], e.g. "
+         "1.11 (got number)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct zs_cfg c;
