@@ -1099,9 +1099,9 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
     c = zs_t_compute(b, g, true, "backward", l, -1);
     zs_actoff_bwd_end(b, b->units[g].layer, c);
     zs_t_free(b, b->q_comp, s->act_bwd, c);
-    zs_t_free(b, b->q_comp, ws, c);
     zs_t_free(b, b->q_comp, deq, c);
     zs_t_free(b, b->q_comp, s->saved[g], c);
+    zs_t_free(b, b->q_comp, ws, c);
     reshard(s, g, c);
     post_backward(s, g, c, boundary);
     return c;
