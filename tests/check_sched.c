@@ -183,6 +183,74 @@ START_TEST(test_layer_checkpointing)
 }
 END_TEST
 
+/* Full checkpointing's recompute of a layer, both schedules (emit.c
+ * zs_t_recompute_begin), worked by hand on model-tiny (2 layers; t = 128
+ * tokens, h 64, i 176, flash, HF eager kernels; check_model
+ * test_tiny_activations): the recomputed saved set 330752 - 16384 = 314368 B
+ * is allocated first, then the recompute forward's workspace, a grad
+ * forward's (checkpointing none): the fp32 norm temporaries 8th = 65536 B;
+ * only once that is freed, the backward workspace 4th + 6ti = 32768 +
+ * 135168 = 167936 B.  The two workspaces are never alive together; the
+ * saved set lives through both.  Every layer of every simulated micro-step
+ * is recomputed once: 2 layers x 3 steps (first + 2 steady, accumulation
+ * 1). */
+static void recompute_workspaces(const char *fw)
+{
+    struct zt_run r;
+    zs_sim *sim = zs_sim_new();
+    const struct zs_mem_event *ev;
+    char f[256];
+    int64_t n;
+    int32_t layer = -1, fwd = -1, bwd = -1;
+    int recomputes = 0, bwd_allocs = 0;
+    ck_assert_ptr_nonnull(sim);
+    snprintf(f, sizeof f,
+             "model=tests/data/good/model-tiny.json;gpus=1xA100-80GB;"
+             "seq-len=128;micro-batch=1;grad-accum=1;steps=2;"
+             "checkpointing=full;attention=flash;framework=%s",
+             fw);
+    zt_simulate(&r, NULL, f, sim, false);
+    ck_assert_str_eq(zs_sim_pool_name(sim, 0), "GPU");
+    ev = zs_sim_pool_log(sim, 0, &n);
+    for (int64_t i = 0; i < n; i++) {
+        const char *name = zs_sim_task(sim, ev[i].task)->name;
+        if (ev[i].bytes < 0) { /* a free */
+            if (ev[i].task == layer)
+                layer = -1;
+            else if (ev[i].task == fwd)
+                fwd = -1;
+            else if (ev[i].task == bwd)
+                bwd = -1;
+            continue;
+        }
+        if (!strcmp(name, "recomputed layer")) {
+            ck_assert_int_eq(ev[i].bytes, 314368);
+            ck_assert_msg(layer < 0 && fwd < 0 && bwd < 0, "%s: overlap", fw);
+            layer = ev[i].task;
+            recomputes++;
+        } else if (layer >= 0 && !strcmp(name, "forward workspace")) {
+            ck_assert_int_eq(ev[i].bytes, 65536);
+            ck_assert_msg(bwd < 0, "%s: forward beside backward", fw);
+            fwd = ev[i].task;
+        } else if (layer >= 0 && !strcmp(name, "backward workspace")) {
+            ck_assert_int_eq(ev[i].bytes, 167936);
+            ck_assert_msg(fwd < 0, "%s: backward beside forward", fw);
+            bwd = ev[i].task;
+            bwd_allocs++;
+        }
+    }
+    ck_assert_int_eq(recomputes, 2 * 3);
+    ck_assert_int_eq(bwd_allocs, 2 * 3);
+    zs_sim_free(sim);
+}
+
+START_TEST(test_recompute_workspaces)
+{
+    recompute_workspaces("deepspeed");
+    recompute_workspaces("fsdp2");
+}
+END_TEST
+
 /* --loss: auto resolves to torchtune's chunked loss under --trainer
  * torchtune (its recipe YAMLs), whole otherwise; chunked lowers the GPU
  * peak where the loss sets it and leaves the step time alone (the same
@@ -1117,6 +1185,16 @@ START_TEST(test_scenario_files)
          "invalid 'reduce_bucket_size' in "
          "tests/data/bad/scenario-auto.json:2:3: must be \"auto\" or an "
          "integer in [1, 1000000000000] (got automatic)"},
+        {"tests/data/bad/scenario-torch-version.json",
+         "invalid 'torch_version' in "
+         "tests/data/bad/scenario-torch-version.json:3:3: must be a string, "
+         "X.Y or X.Y.Z with X in [1, 99] and Y, Z in [0, 99], e.g. 1.11 (got "
+         "'1.x')"},
+        {"tests/data/bad/scenario-torch-version-number.json",
+         "invalid 'torch_version' in "
+         "tests/data/bad/scenario-torch-version-number.json:3:3: must be a "
+         "string, X.Y or X.Y.Z with X in [1, 99] and Y, Z in [0, 99], e.g. "
+         "1.11 (got number)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct zs_cfg c;
@@ -1454,6 +1532,87 @@ START_TEST(test_kernel_bytes_qwen7b_layer)
 }
 END_TEST
 
+/* Eager attention's kernels over the scores (kernels.c
+ * zs_kernels_eager_attn), per code, by hand:
+ *   OPT-Benchmark's OPT-13B row, micro 24 x 40 heads x 1024^2 =
+ *     1,006,632,960 scores; 4.21's add 4 + clamp 4 + fp16->fp32 softmax 6 +
+ *     cast 6 = 20 B forward (4 launches); backward cast 6 + softmax 10 +
+ *     the clamp's where/masked_fill chain 22 = 38 B (7 launches).
+ *   Llama-2-7B at 4096 tokens: 32 x 4096^2 = 536,870,912 scores; scale 4 +
+ *     mask 4 + to-fp32 6 + softmax 8 + to-bf16 6 = 28 B both ways (5 and
+ *     4 launches); with attention dropout 5 more each way.
+ *   GPT-2 with the 16-bit softmax: divide 4 + where 4 + mask 4 + softmax 4
+ *     = 16 B forward, softmax 6 + where 4 + divide 4 = 14 backward; with
+ *     GPT-2's attn_pdrop: 21 / 19 B; under autocast (fp32 softmax) 32 / 32
+ *     B, 6 / 5 launches, with dropout 37 / 37. */
+START_TEST(test_eager_attn_bytes)
+{
+    static const struct {
+        enum zs_eager_code code;
+        bool half, drop;
+        double scores, fwd, bwd;
+        int lf, lb;
+    } cases[] = {
+        {ZS_EAGER_OPT, false, false, 1006632960.0, 20132659200.0,
+         38252052480.0, 4, 7},
+        {ZS_EAGER_HF, false, false, 536870912.0, 15032385536.0,
+         15032385536.0, 5, 4},
+        {ZS_EAGER_HF, false, true, 536870912.0, 17716740096.0,
+         17716740096.0, 6, 5},
+        {ZS_EAGER_GPT2, true, false, 1000.0, 16000.0, 14000.0, 4, 3},
+        {ZS_EAGER_GPT2, true, true, 1000.0, 21000.0, 19000.0, 5, 4},
+        {ZS_EAGER_GPT2, false, false, 1000.0, 32000.0, 32000.0, 6, 5},
+        {ZS_EAGER_GPT2, false, true, 1000.0, 37000.0, 37000.0, 7, 6},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_ew_cost c;
+        zs_kernels_eager_attn(cases[i].code, cases[i].half, cases[i].drop,
+                              cases[i].scores, &c);
+        ck_assert_msg(c.fwd_bytes == cases[i].fwd, "case %zu fwd %.0f", i,
+                      c.fwd_bytes);
+        ck_assert_msg(c.bwd_bytes == cases[i].bwd, "case %zu bwd %.0f", i,
+                      c.bwd_bytes);
+        ck_assert_int_eq(c.fwd_launches, cases[i].lf);
+        ck_assert_int_eq(c.bwd_launches, cases[i].lb);
+    }
+}
+END_TEST
+
+/* The schedule runs those kernels: OPT-Benchmark's OPT-13B (eager, full
+ * checkpointing, DeepSpeed ZeRO-3) at micro 1 x 1024 tokens on one A100,
+ * exported: each layer's forward and its recompute carry one memory-bound
+ * task of 40 x 1024^2 x 20 = 838,860,800 B, its backward one of x 38 =
+ * 1,593,835,520 B: 40 layers x 3 steps (first + 2 steady) backward, twice
+ * that forward.  Flash attention has none. */
+START_TEST(test_eager_attn_scheduled)
+{
+    static const char *const attn[] = {"eager", "flash"};
+    for (int a = 0; a < 2; a++) {
+        struct zt_run r;
+        char f[320];
+        int nf = 0, nb = 0;
+        zs_sim *sim = zs_sim_new();
+        ck_assert_ptr_nonnull(sim);
+        snprintf(f, sizeof f,
+                 "model=validation/published/models/opt-benchmark-opt-13b.json;"
+                 "gpus=1xA100-80GB;seq-len=1024;micro-batch=1;grad-accum=1;"
+                 "steps=2;checkpointing=full;attention=%s",
+                 attn[a]);
+        zt_simulate(&r, NULL, f, sim, true);
+        for (size_t i = 0; i < r.ex.n; i++) {
+            if (r.ex.t[i].kind != ZS_X_MEM)
+                continue;
+            nf += r.ex.t[i].bytes == 838860800;
+            nb += r.ex.t[i].bytes == 1593835520;
+        }
+        ck_assert_int_eq(nb, a == 0 ? 40 * 3 : 0);
+        ck_assert_int_eq(nf, 2 * nb);
+        zs_free(r.ex.t);
+        zs_sim_free(sim);
+    }
+}
+END_TEST
+
 /* A LoRA adapter's element-wise bytes (kernels.c), by hand for Llama 3.2
  * 3B's gate_proj (3072 -> 8192) at 8192 tokens: t x out = 67,108,864,
  * t x in = 25,165,824.
@@ -1788,6 +1947,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_more_ranks_less_model_state);
     tcase_add_test(core, test_checkpointing_trades_memory_for_time);
     tcase_add_test(core, test_layer_checkpointing);
+    tcase_add_test(core, test_recompute_workspaces);
     tcase_add_test(core, test_chunked_loss);
     tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);
@@ -1803,6 +1963,8 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_loss_half);
     tcase_add_test(core, test_compute_slowed_by_collectives);
     tcase_add_test(core, test_kernel_bytes_qwen7b_layer);
+    tcase_add_test(core, test_eager_attn_bytes);
+    tcase_add_test(core, test_eager_attn_scheduled);
     tcase_add_test(core, test_kernel_bytes_lora);
     tcase_add_test(core, test_kernel_bytes_rope_complex);
     tcase_add_test(core, test_compile_loss_eager);

@@ -97,6 +97,8 @@ static const char usage[] =
     "fp8)\n"
     "  --deepspeed-version X.Y.Z (0.19.6)  --zero-init yes|no  --ds-config "
     "FILE\n"
+    "  --torch-version X.Y (2.11: the CPU AdamW for-loop before 2.1 makes one "
+    "more pass)\n"
     "  --reduce-bucket-size N|auto  --prefetch-bucket-size N|auto\n"
     "  --param-persistence-threshold N|auto  --max-live-parameters N\n"
     "  --max-reuse-distance N  --sub-group-size N  --overlap-comm yes|no\n"

@@ -775,6 +775,7 @@ struct act_dims {
                             adapted dense linears */
     int attn_drop;   /* dropout on the attention probabilities */
     int sm_half;     /* eager softmax in the 16-bit compute dtype */
+    int clamp;       /* eager scores clamped at finfo.min (OPT 4.21) */
     double resid_drop_sites;
 };
 
@@ -855,6 +856,7 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
     d->mlp_ti = mlp_bytes_per_ti(m);
     d->attn_drop = m->attn_dropout > 0;
     d->sm_half = o->softmax_half;
+    d->clamp = zs_model_eager_code(m) == ZS_EAGER_OPT;
     d->resid_drop_sites = m->resid_dropout_sites;
     d->n_attn_lin = d->n_mlp_lin = d->lora_drop_in = 0;
     /* Adapters only on the targeted linears (as zs_leaf_trainable); routed
@@ -925,7 +927,15 @@ static double attn_core_saved(const struct act_dims *d, enum zs_attn_impl attn)
     if (d->sm_half)
         return (d->attn_drop ? 5 : 2) * scores(d) +
                2 * d->t * (d->hq - d->hkv_attn) * 2;
-    return (d->attn_drop ? 7 : 6) * scores(d) +
+    /* OPT 4.21's clamp, torch.max(scores, tensor) = maximum (aten
+     * BinaryOps.cpp "binary max, alias for maximum"), saves its input, the
+     * masked 16-bit scores, and the 0-dim bound for its backward
+     * (derivatives.yaml maximum: "self: at::where(self == other, grad / 2,
+     * grad).masked_fill_(self < other, 0)", read at d327a78 [assumption:
+     * the same at v1.11, the formula dates from maximum's introduction]):
+     * 2 more.  The mask add before it saves nothing (add's backward passes
+     * the gradient through). */
+    return ((d->attn_drop ? 7 : 6) + (d->clamp ? 2 : 0)) * scores(d) +
            2 * d->t * (d->hq - d->hkv_attn) * 2;
 }
 
@@ -1466,6 +1476,39 @@ static void loss_half(double tv, struct zs_loss_bytes *out)
 bool zs_model_eager_softmax_keeps_dtype(const struct zs_model *m)
 {
     return m->family == ZS_FAM_GPT2;
+}
+
+/* The eager attention code of a family (model.h; the kernels it runs:
+ * sched/kernels.c zs_kernels_eager_attn).
+ *   GPT-2: GPT2Attention._attn (read at 0010f602, above).
+ *   OPT: OPTAttention.forward as transformers 4.21 ran it: "attn_weights =
+ *     attn_weights.view(bsz, self.num_heads, tgt_len, src_len) +
+ *     attention_mask", "attn_weights = torch.max(attn_weights,
+ *     torch.tensor(torch.finfo(attn_weights.dtype).min))", then for fp16
+ *     "nn.functional.softmax(attn_weights, dim=-1,
+ *     dtype=torch.float32).to(torch.float16)" (PR #17437, merged 2022-06
+ *     before v4.21.0); the lines read in PR #19243's diff of
+ *     modeling_opt.py (at 34be08e, 2022-09, before it changed only the
+ *     dtype test) [assumption: v4.21.0 itself not read, the same lines].
+ *     The query is scaled before the bmm ("self.q_proj(hidden_states) *
+ *     self.scaling"), so no scale runs over the scores.  Today's OPT runs
+ *     eager_attention_forward with scaling=1.0 and no clamp (modeling_opt.py
+ *     at 0184d20); zsim has no transformers-version switch and keeps the
+ *     4.21 code, the one its OPT runs measured.
+ *   Every other family: eager_attention_forward as Qwen2, Llama and Mistral
+ *     share it (modeling_qwen2.py at 63bb723) [assumption for the families
+ *     whose eager code was not read: GPT-NeoX, Falcon, MPT, BLOOM, Phi,
+ *     Phi-3, Gemma-2, the MoE families]. */
+enum zs_eager_code zs_model_eager_code(const struct zs_model *m)
+{
+    switch (m->family) {
+    case ZS_FAM_GPT2:
+        return ZS_EAGER_GPT2;
+    case ZS_FAM_OPT:
+        return ZS_EAGER_OPT;
+    default:
+        return ZS_EAGER_HF;
+    }
 }
 
 void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,

@@ -401,6 +401,18 @@ void zs_model_loss_bytes(const struct zs_model *m, const struct zs_act_opts *o,
  * dtype, so that a model cast to 16 bits (no autocast) keeps its softmax in
  * 16 bits (model.c). */
 bool zs_model_eager_softmax_keeps_dtype(const struct zs_model *m);
+/* Which code runs a family's eager attention over the score square
+ * (model.c zs_model_eager_code; its kernels: sched/kernels.c
+ * zs_kernels_eager_attn). */
+enum zs_eager_code {
+    ZS_EAGER_HF,   /* transformers' eager_attention_forward: scale, mask add,
+                      softmax(dtype=float32), cast back */
+    ZS_EAGER_GPT2, /* GPT2Attention._attn: divide, causal where, mask add,
+                      softmax in the input dtype, dropout */
+    ZS_EAGER_OPT   /* OPTAttention of transformers 4.21: mask add, clamp at
+                      finfo.min, fp16 softmax upcast to fp32, cast back */
+};
+enum zs_eager_code zs_model_eager_code(const struct zs_model *m);
 /* The most loss chunks a schedule tracks (torchtune's default is 8). */
 #define ZS_LOSS_PIECES_MAX 64
 

@@ -598,6 +598,7 @@ static void json_config(cJSON *d, const struct zs_setup *su)
         };
         const struct zs_emit_field tail[] = {
             ZS_JSTR("deepspeed_version", c->deepspeed_version),
+            ZS_JSTR("torch_version", c->torch_version),
             ZS_JSTR("trainer", zs_trainer_name(c->trainer)),
             ZS_JSTR("param_dtype", zs_dtype_name(c->param_dtype_resolved)),
             ZS_JSTR("reduce_dtype", zs_dtype_name(c->reduce_dtype_resolved)),

@@ -116,12 +116,25 @@ void zs_cpu_opt_bytes(const struct zs_cfg *c, double *fused_bytes,
          *   param.addcdiv_(exp_avg, t2)      r p m t2, w p   4
          * = 20 elements (80 B fp32) in 8 passes, plus the two fresh
          * temporaries (sqrt, div): page faults and zero-fill on first touch.
-         * Measured (validation/host/host_rates.json, 1 thread, 268M fp32
-         * elements): for-loop 7.493 ns/element, mul_ 0.450 ns per 8 B =
-         * 17.8 GB/s, so 7.493 x 17.8 = 133.4 B-equivalent; less the 80 B
-         * of passes, 53.4 B for 2 fresh elements (8 B): each fresh element
-         * costs 6.7 elements of streaming. */
-        *op_bytes = (20 + 2 * ZS_FRESH_BYTE_EQ) * es;
+         * Measured (validation/host/host_rates.json, torch 2.11, 1 thread,
+         * 268M fp32 elements): for-loop 7.493 ns/element, mul_ 0.450 ns per
+         * 8 B = 17.8 GB/s, so 7.493 x 17.8 = 133.4 B-equivalent; less the
+         * 80 B of passes, 53.4 B for 2 fresh elements (8 B): each fresh
+         * element costs 6.7 elements of streaming.
+         * Before PyTorch 2.1 the first moment is two passes,
+         * "exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)": mul_ r m, w m
+         * (2) and add_ r m g, w m (3), 5 elements where lerp_ moves 3, so
+         * 22 elements; the rest is the same (torch/optim/adamw.py
+         * _single_tensor_adamw of 1.13.1, read in Debian's python3-torch
+         * 1.13.1+dfsg-4, whose AdamW defaults to it, foreach=None -> False;
+         * 1.11's AdamW calls the same loop in torch/optim/_functional.py
+         * adamw [assumption: not read at v1.11.0]).  lerp_ came with
+         * pytorch/pytorch PR #104796 "[optim] use lerp whenever possible",
+         * merged 2023-07-11, after 2.0 (2023-03) and before 2.1 ("to not
+         * dispatch as many kernels (2 from an add and mul)"). */
+        *op_bytes = ((zs_cfg_torch_at_least(c, 2, 1) ? 20 : 22) +
+                     2 * ZS_FRESH_BYTE_EQ) *
+                    es;
         break;
     }
     if (c->framework == ZS_FW_DEEPSPEED) {
@@ -233,9 +246,13 @@ void zs_launch_line(const struct zs_cfg *c, const struct zs_node *nd,
     }
     {
         size_t n = strlen(buf);
+        char torch[32] = "";
+        if (c->cpu_opt_impl == ZS_CPUOPT_TORCH_LOOP) /* what it runs: cpuopt */
+            snprintf(torch, sizeof torch, ", PyTorch %d.%d", c->torch_major,
+                     c->torch_minor);
         snprintf(buf + n, cap > n ? cap - n : 0,
-                 "  # %s%s, %d CPU thread%s per rank (%s)",
-                 zs_cpu_opt_label(c->cpu_opt_impl),
+                 "  # %s%s%s, %d CPU thread%s per rank (%s)",
+                 zs_cpu_opt_label(c->cpu_opt_impl), torch,
                  c->framework == ZS_FW_DEEPSPEED &&
                          c->cpu_opt_impl != ZS_CPUOPT_DS_CPU_ADAM
                      ? " (DeepSpeed optimizer params \"torch_adam\": true)"

@@ -30,37 +30,72 @@ static double mem_ns(const struct zs_bctx *b, double bytes)
     return zs_gpu_membound_s(&b->node->gpu, bytes) * 1e9;
 }
 
-/* Attention core of one layer for this rank's micro-batch, forward. */
+/* Attention core of one layer for this rank's micro-batch, forward, for
+ * flash-attn 2 (or SDPA's flash backend) and flash-attn 1's Triton
+ * kernel. */
 static double attn_fwd_ns(const struct zs_bctx *b)
 {
     const struct zs_model *m = b->m;
     const struct zs_gpu *g = &b->node->gpu;
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double sp = (double)b->c->sp;
-    double heads = (double)m->n_heads / sp;
+    /* flash-attn 2 or SDPA's flash backend, which runs FlashAttention-2
+     * since PyTorch 2.2 (PyTorch 2.2 release blog: "scaled_dot_product_
+     * attention (SDPA) now supports FlashAttention-2"): the fraction of
+     * peak measured for this sequence length (the profile's
+     * attn_eff_by_seq, forward+backward, causal; hw.h) */
+    double fl = zs_model_attn_core_flops(m, b->c->seq_len) * mb / sp;
+    double eff = zs_gpu_attn_eff(g, s);
+    if (b->c->attention == ZS_ATTN_TRITON)
+        eff *= zs_attn_triton_ratio(s); /* figures.c */
+    return fl / (g->peak_bf16_flops * eff) * 1e9;
+}
+
+/* Eager attention of one layer for this rank's micro-batch: QK^T and PV as
+ * batched GEMMs over the full square (one torch.matmul each over [b, h, s,
+ * d]: one cuBLAS batched kernel, all heads sharing its waves), and the
+ * element-wise kernels over the scores that the model's eager code runs
+ * (kernels.c zs_kernels_eager_attn: scale, mask, softmax and casts, by
+ * family).  Backward: the gradients of PV, dP = dO V^T (the QK^T shape)
+ * and dV = P^T dO, then of QK^T, dQ = dS K and dK = dS^T Q (three GEMMs of
+ * the PV shape), i.e. twice the forward's FLOPs with nothing recomputed.
+ * The GEMM model against flash-attention's "Pytorch" bars: docs/kernels.md
+ * "Attention by implementation". */
+static void attn_eager(const struct zs_bctx *b, double *fwd_gemm_ns,
+                       double *bwd_gemm_ns, struct zs_ew_cost *ew)
+{
+    const struct zs_model *m = b->m;
+    const struct zs_gpu *g = &b->node->gpu;
+    double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
+    double heads = (double)m->n_heads / (double)b->c->sp;
+    double hd = (double)m->head_dim;
+    double qk = zs_gpu_gemm_batched_s(g, mb * heads, s, s, hd) * 1e9;
+    double pv = zs_gpu_gemm_batched_s(g, mb * heads, s, hd, s) * 1e9;
+    struct zs_act_opts ao;
+    zs_act_opts_of(b, &ao);
+    *fwd_gemm_ns = qk + pv;
+    *bwd_gemm_ns = qk + 3 * pv;
+    zs_kernels_eager_attn(zs_model_eager_code(m), ao.softmax_half,
+                          m->attn_dropout > 0, mb * heads * s * s, ew);
+}
+
+/* Launches of the attention core, per pass: eager, its GEMMs (2 forward,
+ * 4 backward) and element-wise kernels; flash, its kernels (2 forward, 3
+ * backward). */
+static void attn_launches(const struct zs_bctx *b, int *kf, int *kb)
+{
+    struct zs_ew_cost ew;
+    struct zs_act_opts ao;
     if (b->c->attention != ZS_ATTN_EAGER) {
-        /* flash-attn 2 or SDPA's flash backend, which runs FlashAttention-2
-         * since PyTorch 2.2 (PyTorch 2.2 release blog: "scaled_dot_product_
-         * attention (SDPA) now supports FlashAttention-2"): the fraction of
-         * peak measured for this sequence length (the profile's
-         * attn_eff_by_seq, forward+backward, causal; hw.h) */
-        double fl = zs_model_attn_core_flops(m, b->c->seq_len) * mb / sp;
-        double eff = zs_gpu_attn_eff(g, s);
-        if (b->c->attention == ZS_ATTN_TRITON)
-            eff *= zs_attn_triton_ratio(s); /* figures.c */
-        return fl / (g->peak_bf16_flops * eff) * 1e9;
+        *kf = 2;
+        *kb = 3;
+        return;
     }
-    /* Eager: QK^T and PV as batched GEMMs over the full square (one
-     * torch.matmul each over [b, h, s, d]: one cuBLAS batched kernel, all
-     * heads sharing its waves), softmax in fp32 (read bf16 scores, write
-     * fp32, read, write bf16 probs).  Checked against flash-attention's
-     * "Pytorch" bars (assets/flash2_h100_fwd_bwd_benchmark.png, causal, head
-     * dim 128, hidden 2048): 40 / 43 / 44 / 45 / 45 TFLOPS at 512..8k by
-     * this model against 40 / 50 / 57 / 61 / 63 measured (docs/kernels.md). */
-    return (zs_gpu_gemm_batched_s(g, mb * heads, s, s, (double)m->head_dim) +
-            zs_gpu_gemm_batched_s(g, mb * heads, s, (double)m->head_dim, s)) *
-               1e9 +
-           mem_ns(b, mb * heads * s * s * (2 + 4 + 4 + 2));
+    zs_act_opts_of(b, &ao);
+    zs_kernels_eager_attn(zs_model_eager_code(b->m), ao.softmax_half,
+                          b->m->attn_dropout > 0, 1, &ew);
+    *kf = 2 + ew.fwd_launches;
+    *kb = 4 + ew.bwd_launches;
 }
 
 /* Pieces of a unit's forward or backward, growing as needed (an FSDP2
@@ -81,6 +116,13 @@ static void put(struct plist *l, const struct zs_piece *pc)
         return;
     }
     l->p[l->n++] = *pc;
+}
+
+/* Appends every piece of `from` (the attention core's) to l. */
+static void put_all(struct plist *l, const struct plist *from)
+{
+    for (size_t i = 0; i < from->n; i++)
+        put(l, &from->p[i]);
 }
 
 static void plist_release(struct plist *l)
@@ -397,9 +439,10 @@ static int rope_complex(const struct zs_bctx *b)
 
 /* Per-layer work outside any leaf's GEMM: the attention core (charged to the
  * o_proj unit, which consumes its output; exported as the FLOP-equivalent
- * GEMMs [s x hd] x [hd x s/2] and [s x s/2] x [s/2 x hd] per head, causal)
- * and element-wise kernels (RoPE, SiLU*mul, residual adds; charged to the
- * layer's last unit). */
+ * GEMMs [s x hd] x [hd x s/2] and [s x s/2] x [s/2 x hd] per head, causal,
+ * and for eager attention a memory-bound piece for its kernels over the
+ * scores) and element-wise kernels (RoPE, SiLU*mul, residual adds; charged
+ * to the layer's last unit). */
 static void layer_extras(const struct zs_bctx *b, struct plist *af,
                          struct plist *ab, struct plist *ef, struct plist *eb)
 {
@@ -416,8 +459,18 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     struct zs_ew_cost ew;
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double heads = (double)m->n_heads / (double)b->c->sp;
-    double afn = attn_fwd_ns(b);
+    bool eager = b->c->attention == ZS_ATTN_EAGER;
+    double afn = 0, abn = 0;
+    struct zs_ew_cost ea;
     struct zs_piece p;
+    memset(&ea, 0, sizeof ea);
+    if (eager) {
+        attn_eager(b, &afn, &abn, &ea);
+    } else {
+        /* flash: FA2's backward is 2.5x its forward (file comment) */
+        afn = attn_fwd_ns(b);
+        abn = 2.5 * afn;
+    }
     memset(&p, 0, sizeof p);
     p.kind = 0;
     p.m = (int64_t)s;
@@ -426,9 +479,11 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     p.count = (int64_t)(2 * mb * heads);
     p.ns = afn;
     put(af, &p);
-    p.count = (int64_t)(5 * mb * heads);
-    p.ns = 2.5 * afn;
+    p.count = (int64_t)((eager ? 4 : 5) * mb * heads);
+    p.ns = abn;
     put(ab, &p);
+    add_mem(b, af, ea.fwd_bytes);
+    add_mem(b, ab, ea.bwd_bytes);
     zs_kernels_layer(b->c->kernels, &kd, &ew);
     add_mem(b, ef, ew.fwd_bytes);
     add_mem(b, eb, ew.bwd_bytes);
@@ -595,14 +650,16 @@ int zs_units_build_leaves(struct zs_bctx *b)
             u.last_of_layer = i == m->n_layer_leaves - 1;
             if (i == o) { /* attention runs just before o_proj */
                 u.has_attn = true;
-                put(&f, &af.p[0]);
-                put(&bw, &ab.p[0]);
+                put_all(&f, &af);
+                put_all(&bw, &ab);
             }
             leaf_pieces(b, &m->layer[i], &f, &bw, &u.kernels_fwd,
                         &u.kernels_bwd);
             if (i == o) {
-                u.kernels_fwd += 2;
-                u.kernels_bwd += 3;
+                int akf, akb;
+                attn_launches(b, &akf, &akb);
+                u.kernels_fwd += akf;
+                u.kernels_bwd += akb;
             }
             if (u.last_of_layer) {
                 int ekf, ekb;
@@ -673,17 +730,18 @@ int zs_units_build_groups(struct zs_bctx *b)
         memset(&g, 0, sizeof g);
         g.layer = layer;
         f.n = bw.n = 0;
-        put(&f, &af.p[0]);
-        put(&bw, &ab.p[0]);
+        put_all(&f, &af);
+        put_all(&bw, &ab);
         for (int i = 0; i < m->n_layer_leaves; i++)
             group_add_leaf(b, &g, &m->layer[i], layer, &f, &bw);
         put(&f, &ef.p[0]);
         put(&bw, &eb.p[0]);
         {
-            int ekf, ekb;
+            int ekf, ekb, akf, akb;
             layer_extra_launches(b, &ekf, &ekb);
-            g.kernels_fwd += 2 + ekf; /* attention fwd (2), bwd (3) */
-            g.kernels_bwd += 3 + ekb;
+            attn_launches(b, &akf, &akb);
+            g.kernels_fwd += akf + ekf;
+            g.kernels_bwd += akb + ekb;
         }
         g.part_elems = (g.params + w - 1) / w;
         g.first_of_layer = g.last_of_layer = true;

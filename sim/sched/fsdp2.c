@@ -1059,7 +1059,8 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
 {
     struct zs_bctx *b = s->b;
     struct zs_act_opts la;
-    int32_t l, c, deq;
+    int32_t l, c, deq, ws = -1;
+    struct zs_recompute rc;
     unshard(s, g);
     if (g > 1)
         unshard(s, g - 1); /* backward prefetch: one group ahead */
@@ -1073,24 +1074,34 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
         if (h >= 0)
             l = h;
     }
-    s->act_bwd = zs_t_alloc(
-        b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &la), 0,
-        full ? "recomputed layer + backward workspace"
-             : "backward workspace",
-        g, l);
+    /* full checkpointing: the recomputed saved set and the recompute
+     * forward's workspace, whose blocks the backward workspace reuses
+     * (emit.c zs_t_recompute_begin) */
+    if (full) {
+        zs_t_recompute_begin(b, g, &la, l, &rc);
+        s->act_bwd = rc.layer;
+    } else {
+        s->act_bwd = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                zs_model_act_work_bwd(b->m, &la), 0,
+                                "backward workspace", g, l);
+    }
     /* QLoRA: the weight each matmul dequantises (recompute and backward) */
     deq = zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_dequant_bytes(b->m, &la),
                      0, "dequantised NF4 weight (bf16, per matmul)", g, l);
-    if (full)
-        c = zs_t_compute(b, g, false, "recompute forward", s->act_bwd, -1);
-    else if (b->c->checkpointing == ZS_CKPT_OP)
+    if (full) {
+        c = zs_t_compute(b, g, false, "recompute forward",
+                         rc.fwd_ws >= 0 ? rc.fwd_ws : l, -1);
+        ws = zs_t_recompute_end(b, g, &rc, c);
+    } else if (b->c->checkpointing == ZS_CKPT_OP) {
         c = zs_t_delay(b, b->q_comp, (int64_t)b->op_recompute_ns, ZS_CLS_COMPUTE,
                        "recompute (per-op AC)", g, s->act_bwd, -1);
+    }
     c = zs_t_compute(b, g, true, "backward", l, -1);
     zs_actoff_bwd_end(b, b->units[g].layer, c);
     zs_t_free(b, b->q_comp, s->act_bwd, c);
     zs_t_free(b, b->q_comp, deq, c);
     zs_t_free(b, b->q_comp, s->saved[g], c);
+    zs_t_free(b, b->q_comp, ws, c);
     reshard(s, g, c);
     post_backward(s, g, c, boundary);
     return c;

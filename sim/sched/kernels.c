@@ -222,3 +222,114 @@ void zs_kernels_lora(int mode, double tokens, double in_dim, double out_dim,
     out->fwd_launches = !compiled ? 2 : fuses ? 0 : 1;
     out->bwd_launches = fuses ? 1 : 2;
 }
+
+/*
+ * Eager attention over the score square, per score (b x heads x s x s
+ * elements on this rank), by the code that runs it (model.c
+ * zs_model_eager_code).  Each element-wise kernel is charged the bytes it
+ * reads and writes, as above; the mask added to the scores is [b, 1, s, s]
+ * (or [b, 1, 1, s]) broadcast over the heads, and the GPT-2 causal
+ * mask [1, 1, s, s] bool, read per head from L2 [assumption: L2 hits, as
+ * the broadcast operands above].  Dropout with p = 0 runs no kernel
+ * (aten/src/ATen/native/Dropout.cpp _dropout_impl: "if (p == 0 || !train
+ * || ...) return input;"); with p > 0 in training native_dropout reads 2 and
+ * writes 2 + its bool mask 1 = 5 B, its backward grad * mask * scale 2 + 1
+ * + 2 = 5 B, one launch each way.  A softmax with dtype=float32
+ * (aten/src/ATen/native/SoftMax.cpp softmax(input, dim, dtype)) is one
+ * fused kernel (half_to_float) only for an fp16 input on CUDA, 2 + 4 B;
+ * a bf16 input is first converted, input.toType(Float) 2 + 4, then an fp32
+ * _softmax 4 + 4.  Backward per derivatives.yaml: add passes its gradient
+ * through (no kernel); a multiply or divide by a scalar scales it, 2 + 2.
+ *
+ * HF: eager_attention_forward (transformers 63bb723 modeling_qwen2.py,
+ *   Llama's the same): "torch.matmul(query, key_states.transpose(2, 3)) *
+ *   scaling" (the scale is a kernel over the scores, not folded into the
+ *   matmul), "+ causal_mask" (always materialised for eager:
+ *   masking_utils.py eager_mask calls sdpa_mask with
+ *   allow_is_causal_skip=False, at 00c4411), "softmax(attn_weights,
+ *   dim=-1, dtype=torch.float32).to(query.dtype)", dropout, matmul.  A
+ *   bf16 model [assumption: the 16-bit dtype is bf16; under autocast with
+ *   fp32 parameters the mask is fp32, the add writes fp32 and the
+ *   conversion is a no-op: 24 B forward]:
+ *     forward  scale 4, mask add 4, to-fp32 6, softmax 8, to-bf16 6 = 28 B,
+ *              5 launches
+ *     backward to-bf16's 2 + 4 = 6, softmax's (grad 4, output 4, grad in
+ *              4) 12, to-fp32's 4 + 2 = 6, scale's 4 = 28 B, 4 launches.
+ * OPT: OPTAttention of transformers 4.21 (model.c), fp16 [assumption:
+ *   zsim has no 16-bit dtype switch; the 4.21 code upcasts only fp16, and
+ *   OPT-Benchmark, the runs zsim checks, trained in fp16]:
+ *     forward  "+ attention_mask" 4, "torch.max(attn_weights,
+ *              torch.tensor(finfo.min))" 4 (maximum with a 0-dim bound,
+ *              passed to the kernel as a scalar), softmax fp16 -> fp32
+ *              fused 6, ".to(torch.float16)" 6 = 20 B, 4 launches
+ *     backward .to's 2 + 4 = 6; softmax's grad 4 + output 4, its grad
+ *              in fp16 2 = 10 (_softmax_backward_data writes the input's
+ *              dtype); maximum's (derivatives.yaml at d327a78: "at::where(
+ *              self == other, grad / 2, grad).masked_fill_(self < other,
+ *              0)") eq 2 + 1, grad / 2 2 + 2, where 1 + 2 + 2 + 2, lt 2 + 1,
+ *              masked_fill_ in place 1 + 2 + 2 = 22 in 5 launches; the mask
+ *              add passes through: 38 B, 7 launches.
+ * GPT2: GPT2Attention._attn (transformers 0010f602, model.c):
+ *   "attn_weights / torch.full([], value.size(-1) ** 0.5, ...)" 4,
+ *   "torch.where(causal_mask, attn_weights.to(attn_weights.dtype),
+ *   mask_value)" 4 (.to of the same dtype copies nothing), "+
+ *   attention_mask" 4 [assumption: the loop passes the 2D attention mask,
+ *   as HF's collators and the Lightning GPT benchmark's GPTLMModel do],
+ *   softmax with no dtype, ".type(value.dtype)", attn_dropout:
+ *     half_softmax (a model cast to 16 bits): softmax 2 + 2, .type a no-op:
+ *              forward 16 B, 4 launches; backward softmax's 2 + 2 + 2, where's
+ *              "where(condition, grad, 0)" 2 + 2, the divide's 4 = 14 B,
+ *              3 launches
+ *     otherwise (autocast: softmax is on its fp32 list, the input cast
+ *              first): cast 6, softmax 8, .type to bf16 6: forward 32 B,
+ *              6 launches; backward .type's 6, softmax's 12, the cast's 6,
+ *              where's 4, divide's 4 = 32 B, 5 launches.
+ * Every --kernels mode: Liger patches no attention; under torch.compile
+ * inductor would fuse the chain or replace the pattern with SDPA
+ * (torch/_inductor/fx_passes/fuse_attention.py, at f05de74), not modelled
+ * [assumption: eager attention keeps its eager kernels].
+ */
+void zs_kernels_eager_attn(enum zs_eager_code code, bool half_softmax,
+                           bool dropout, double scores, struct zs_ew_cost *out)
+{
+    double f, bw;
+    int lf, lb;
+    switch (code) {
+    case ZS_EAGER_OPT:
+        f = 4 + 4 + 6 + 6;
+        bw = 6 + 10 + 22;
+        lf = 4;
+        lb = 7;
+        break;
+    case ZS_EAGER_GPT2:
+        if (half_softmax) {
+            f = 4 + 4 + 4 + 4;
+            bw = 6 + 4 + 4;
+            lf = 4;
+            lb = 3;
+        } else {
+            f = 4 + 4 + 4 + 6 + 8 + 6;
+            bw = 6 + 12 + 6 + 4 + 4;
+            lf = 6;
+            lb = 5;
+        }
+        break;
+    default:
+        f = 4 + 4 + 6 + 8 + 6;
+        bw = 6 + 12 + 6 + 4;
+        lf = 5;
+        lb = 4;
+        break;
+    }
+    if (dropout) {
+        f += 5;
+        bw += 5;
+        lf += 1;
+        lb += 1;
+    }
+    memset(out, 0, sizeof *out);
+    out->fwd_bytes = f * scores;
+    out->bwd_bytes = bw * scores;
+    out->fwd_launches = lf;
+    out->bwd_launches = lb;
+}

@@ -6,7 +6,10 @@
 #ifndef ZS_SCHED_KERNELS_H
 #define ZS_SCHED_KERNELS_H
 
+#include "model/model.h"
 #include "train/config.h"
+
+#include <stdbool.h>
 
 struct zs_ew_cost {
     double fwd_bytes, bwd_bytes; /* HBM traffic, forward and backward */
@@ -47,5 +50,14 @@ enum zs_lora_consumer {
  * output, and the extra input-gradient sum in backward. */
 void zs_kernels_lora(int mode, double tokens, double in_dim, double out_dim,
                      enum zs_lora_consumer to, struct zs_ew_cost *out);
+
+/* Eager attention's element-wise kernels over `scores` elements (this
+ * rank's micro-batch x heads x seq x seq), by the code that runs them
+ * (model.h zs_eager_code): half_softmax, the softmax stays in the 16-bit
+ * dtype (GPT-2 on a model cast to 16 bits); dropout, attention dropout
+ * p > 0 in training.  The batched GEMMs are not included. */
+void zs_kernels_eager_attn(enum zs_eager_code code, bool half_softmax,
+                           bool dropout, double scores,
+                           struct zs_ew_cost *out);
 
 #endif

@@ -296,6 +296,25 @@ void zs_t_loss_release(struct zs_bctx *b, const struct zs_loss_bytes *lb,
 /* Whether decoder layer `layer` is recomputed in full before its backward. */
 bool zs_full_ckpt_at(const struct zs_bctx *b, int layer);
 
+/* Full checkpointing's recompute of one decoder layer, as both builders run
+ * it (emit.c: why the two workspaces are never alive together).
+ * zs_t_recompute_begin, after host task `before`: allocates the recomputed
+ * layer's saved set (r->layer, held to the end of the layer's backward)
+ * and the recompute forward's workspace (r->fwd_ws).
+ * zs_t_recompute_end, after the recompute forward's last compute `c`: frees
+ * the forward workspace and allocates the backward's; returns that
+ * allocation (freed by the builder at the backward's end), or -1 when it is
+ * empty. */
+struct zs_recompute {
+    int32_t layer, fwd_ws;
+    int64_t bwd_ws_bytes;
+};
+void zs_t_recompute_begin(struct zs_bctx *b, int unit,
+                          const struct zs_act_opts *ao, int32_t before,
+                          struct zs_recompute *r);
+int32_t zs_t_recompute_end(struct zs_bctx *b, int unit,
+                           const struct zs_recompute *r, int32_t c);
+
 /* The step loop both frameworks share: for each simulated step a "step
  * start" mark, the simulated micro-steps (at most 3, or 2 in planner mode;
  * sched.h) between "micro-step start/end" marks, the optimizer step, a drain

@@ -66,10 +66,11 @@ struct ds {
     int32_t last_rs;
     /* per-layer activation allocations */
     int32_t act_saved, act_work, act_bwd;
-    /* full checkpointing: the backward workspace of the recomputed layer,
-     * allocated once its recompute forward has freed its own workspace */
+    /* full checkpointing: the recomputed layer's allocations (emit.c
+     * zs_t_recompute_begin) and its backward workspace, allocated once its
+     * recompute forward has freed its own workspace */
+    struct zs_recompute rc;
     int32_t act_bwd_ws;
-    int64_t act_bwd_ws_bytes;
     int32_t *layer_saved; /* per layer */
     /* loss buffers */
     int32_t logits_bf16, logprobs[ZS_LOSS_PIECES_MAX];
@@ -753,48 +754,6 @@ static int32_t launch(struct zs_bctx *b, int unit, int kernels, bool backward)
                       b->last_host, -1);
 }
 
-/* Full checkpointing: the layer's recompute rebuilds its saved set (held
- * from here to the end of its backward), then the backward runs in its own
- * workspace.  torch/utils/checkpoint.py (CheckpointFunction.backward, the
- * reentrant form HF uses; the non-reentrant form unpacks the same way) runs
- * the layer's forward to completion before torch.autograd.backward on its
- * outputs, and the caching allocator returns a freed block to its stream's
- * pool at once (c10/cuda/CUDACachingAllocator.cpp free(): stream-ordered
- * reuse, no event wait on the allocating stream), so the recompute forward's
- * transients are reused for the backward's and the two workspaces are never
- * alive together: the backward part (work_bwd with nothing recomputed) is
- * allocated when the recompute forward's workspace is freed
- * (run_forward_unit).  Measured: OPT-Benchmark's ZeRO-3 offload rows
- * (validation/published/opt-benchmark-*), allocated +9..+12 % -> -5..+1 %. */
-static void recompute_begin(struct ds *s, int u, const struct zs_act_opts *ao,
-                            int32_t l)
-{
-    struct zs_bctx *b = s->b;
-    struct zs_act_opts none = *ao;
-    int64_t all = zs_model_act_work_bwd(b->m, ao), ws;
-    none.ckpt = ZS_CKPT_NONE;
-    ws = zs_model_act_work_bwd(b->m, &none);
-    if (ws > all)
-        ws = all;
-    s->act_bwd_ws_bytes = ws;
-    s->act_bwd = zs_t_alloc(b, b->q_comp, b->p_gpu, all - ws, 0,
-                            "recomputed layer", u, l);
-}
-
-/* The recompute forward runs with grad enabled (torch/utils/checkpoint.py
- * CheckpointFunction.backward: "with torch.enable_grad(): outputs =
- * ctx.run_function(*detached_inputs)"), so what it makes for backward is
- * saved, already in the recomputed layer: its transients are those of a
- * layer without checkpointing, not the no-grad forward's (where e.g. the
- * eager softmax output is a transient). */
-static int64_t recompute_work_fwd(const struct ds *s,
-                                  const struct zs_act_opts *ao)
-{
-    struct zs_act_opts grad = *ao;
-    grad.ckpt = ZS_CKPT_NONE;
-    return zs_model_act_work_fwd(s->b->m, &grad);
-}
-
 static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
 {
     struct zs_bctx *b = s->b;
@@ -823,12 +782,15 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
         }
         if (h >= 0)
             l = h;
-        if (recompute)
-            recompute_begin(s, u, &ao, l);
-        s->act_work = zs_t_alloc(b, b->q_comp, b->p_gpu,
-                                 recompute ? recompute_work_fwd(s, &ao)
-                                           : zs_model_act_work_fwd(b->m, &ao),
-                                 0, "forward workspace", u, l);
+        if (recompute) { /* emit.c zs_t_recompute_begin */
+            zs_t_recompute_begin(b, u, &ao, l, &s->rc);
+            s->act_bwd = s->rc.layer;
+            s->act_work = s->rc.fwd_ws;
+        } else {
+            s->act_work = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                     zs_model_act_work_fwd(b->m, &ao), 0,
+                                     "forward workspace", u, l);
+        }
     }
     if (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD && !recompute) {
         struct zs_loss_bytes lb;
@@ -847,12 +809,11 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
                          dep_ready);
     }
     if (un->layer >= 0 && un->last_of_layer && s->act_work >= 0) {
-        int32_t f = zs_t_free(b, b->q_comp, s->act_work, c);
+        if (recompute)
+            s->act_bwd_ws = zs_t_recompute_end(b, u, &s->rc, c);
+        else
+            zs_t_free(b, b->q_comp, s->act_work, c);
         s->act_work = -1;
-        if (recompute && s->act_bwd_ws_bytes > 0)
-            s->act_bwd_ws =
-                zs_t_alloc(b, b->q_comp, b->p_gpu, s->act_bwd_ws_bytes, 0,
-                           "backward workspace", u, f);
     }
     if (un->layer >= 0 && un->last_of_layer && !recompute)
         zs_actoff_fwd_end(b, un->layer, u, c);

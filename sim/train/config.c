@@ -126,6 +126,10 @@ static const struct zs_field k_fields[] = {
      0, NULL},
     {"deepspeed_version", ZS_F_STRING, OFF(deepspeed_version), 0, 0, 0, 0, NULL,
      sizeof(((struct zs_cfg *)0)->deepspeed_version), "0.19.6"},
+    /* the PyTorch release: what its torch.optim.AdamW for-loop runs on the
+     * CPU (sched/cpuopt.c); checked by torch_version_check */
+    {"torch_version", ZS_F_STRING, OFF(torch_version), 0, 0, 0, 0, NULL,
+     sizeof(((struct zs_cfg *)0)->torch_version), ZS_TORCH_VERSION_DEFAULT},
     {"optimizer", ZS_F_ENUM, OFF(optimizer), 0, 0, ZS_OPT_ADAMW, 0, k_optims, 0,
      NULL},
     {"zero_init", ZS_F_ENUM, OFF(zero_init), 0, 0, ZS_YES, 0, k_tri, 0, NULL},
@@ -416,6 +420,74 @@ static int scenario_ckpt(const struct zs_json_src *src, cJSON *root,
     return 0;
 }
 
+/* One part of a version: 1-2 digits into *v (<= 99); the text after it. */
+static const char *version_part(const char *s, int *v)
+{
+    int n = 0, digits = 0;
+    while (isdigit((unsigned char)*s) && digits < 3) {
+        n = n * 10 + (*s++ - '0');
+        digits++;
+    }
+    if (digits == 0 || digits > 2)
+        return NULL;
+    *v = n;
+    return s;
+}
+
+int zs_torch_version_parse(const char *text, int *major, int *minor)
+{
+    int a, b, c;
+    const char *s = text ? version_part(text, &a) : NULL;
+    if (!s || *s++ != '.' || !(s = version_part(s, &b)))
+        return -1;
+    if (*s == '.' && !(s = version_part(s + 1, &c)))
+        return -1;
+    if (*s || a < 1)
+        return -1;
+    *major = a;
+    *minor = b;
+    return 0;
+}
+
+bool zs_cfg_torch_at_least(const struct zs_cfg *cfg, int major, int minor)
+{
+    return cfg->torch_major > major ||
+           (cfg->torch_major == major && cfg->torch_minor >= minor);
+}
+
+#define TORCH_WANT                                                             \
+    "X.Y or X.Y.Z with X in [1, 99] and Y, Z in [0, 99], e.g. 1.11"
+
+/* A bad --torch-version (ZS_EUSAGE). */
+static int torch_flag_error(const char *flag, const char *value,
+                            struct zs_err *err)
+{
+    return zs_err_set(err, ZS_EUSAGE,
+                      "invalid value for '--%s': must be " TORCH_WANT
+                      " (got '%s')",
+                      flag, value);
+}
+
+/* A scenario's torch_version, checked where the file is read (exit 3). */
+static int torch_version_check(const struct zs_json_src *src,
+                               const cJSON *root, struct zs_err *err)
+{
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, "torch_version");
+    char where[300];
+    int a, b;
+    if (!node || (cJSON_IsString(node) &&
+                  !zs_torch_version_parse(node->valuestring, &a, &b)))
+        return 0;
+    zs_json_where(src, "", "torch_version", where, sizeof where);
+    return zs_err_set(err, ZS_EINPUT,
+                      "invalid 'torch_version' in %s: must be a string, "
+                      TORCH_WANT " (got %s%s%s)",
+                      where, cJSON_IsString(node) ? "'" : "",
+                      cJSON_IsString(node) ? node->valuestring
+                                           : zs_json_type_name(node),
+                      cJSON_IsString(node) ? "'" : "");
+}
+
 /* A scenario's "auto"-or-integer field (the bucket sizes), straight into
  * cfg. */
 static int scenario_custom(const struct zs_json_src *src, const cJSON *node,
@@ -488,6 +560,8 @@ int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg,
     if (rc)
         return rc;
     rc = scenario_ckpt(&src, root, cfg, &tmp, err);
+    if (!rc)
+        rc = torch_version_check(&src, root, err);
     /* Absent keys keep the caller's values: read into tmp, then copy back
      * only the keys present. */
     if (!rc)
@@ -536,6 +610,11 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
                               flag, value);
         if (rc == 0)
             return 0;
+    }
+    if (!strcmp(f->key, "torch_version")) {
+        int a, b;
+        if (zs_torch_version_parse(value, &a, &b))
+            return torch_flag_error(flag, value, err);
     }
     if (f->type == ZS_F_CUSTOM)
         rc = parse_auto_text(f, value, cfg);
@@ -1166,6 +1245,9 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
 {
     int rc = zs_ds_version_parse_flag(c->deepspeed_version,
                                       "deepspeed-version", &c->ds_version, err);
+    if (!rc && zs_torch_version_parse(c->torch_version, &c->torch_major,
+                                      &c->torch_minor))
+        rc = torch_flag_error("torch-version", c->torch_version, err);
     if (!rc)
         rc = resolve_topology(c, cl, err);
     if (!rc)

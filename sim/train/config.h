@@ -143,6 +143,7 @@ struct zs_cfg {
     int64_t gpu_reserved_gpus; /* on how many GPUs per node, counted from the
                                   last one (vLLM on GPUs 4-7); 0: on all */
     char deepspeed_version[16];
+    char torch_version[16]; /* PyTorch release "X.Y" (ZS_TORCH_VERSION_DEFAULT) */
     int optimizer;  /* enum zs_optim */
     int zero_init;  /* enum zs_tristate: model built under zero.Init */
     int pin_memory; /* enum zs_tristate: offload_*.pin_memory; AUTO = version
@@ -178,6 +179,7 @@ struct zs_cfg {
     int64_t tokens_per_step;       /* global tokens per optimizer step */
     bool pin_param, pin_optimizer; /* resolved pin_memory for each offload */
     struct zs_ds_version ds_version; /* parsed deepspeed_version */
+    int torch_major, torch_minor;    /* parsed torch_version */
     int cpu_opt_impl;          /* resolved enum zs_cpu_opt (never AUTO) */
     int launcher_resolved;     /* resolved enum zs_launcher (never AUTO) */
     int param_dtype_resolved;  /* resolved enum zs_dtype (never AUTO) */
@@ -265,6 +267,16 @@ struct zs_cfg_given {
 void zs_cfg_given_add(struct zs_cfg_given *g, const char *flag);
 /* g may be NULL: no flag given. */
 bool zs_cfg_given_has(const struct zs_cfg_given *g, const char *flag);
+
+/* The PyTorch release assumed when none is given: the one the CPU
+ * optimizer's rates were measured with (validation/host/host_rates.json,
+ * "torch 2.11.0+cu130"). */
+#define ZS_TORCH_VERSION_DEFAULT "2.11"
+/* Parses a PyTorch release, "X.Y" or "X.Y.Z" with X in [1, 99] and Y, Z in
+ * [0, 99]; 0 or -1.  The patch part is read and ignored. */
+int zs_torch_version_parse(const char *text, int *major, int *minor);
+/* Whether cfg's PyTorch (after zs_cfg_resolve) is major.minor or later. */
+bool zs_cfg_torch_at_least(const struct zs_cfg *cfg, int major, int minor);
 
 /* Cross-field checks and derived fields, given the model and cluster. */
 int zs_cfg_resolve(struct zs_cfg *cfg, const struct zs_model *m,
