@@ -40,13 +40,17 @@
  * with its Python (zs_gpu.hook_call_ns; sched/hooks.c counts the calls from
  * DeepSpeed's code).  Fitted, not measured: `zsim calibrate --published
  * validation/published --constants hook_call_ns` (split by source) gave
- * 6661 +- 608 ns on the fit part, whose host-bound rows are Qwen's README
- * (DeepSpeed 0.12.3 [assumption], A100 hosts); it took the fit part's step
- * time from median 23.0 % / p90 43.6 % to 8.0 % / 24.1 %, and on the check
- * part it took FlagPerf's ChatGLM3-6B H100 row (DeepSpeed 0.11.1, the one
- * check row the host reaches) from +13.9 % to -0.3 % without moving the
- * others by more than 0.1 point (docs/validation.md, "Calibrating on the
- * published corpus").  In range of what is measured per call elsewhere:
+ * 6661 +- 611 ns on the fit part, whose host-bound rows are Qwen's README
+ * (DeepSpeed 0.12.3 [assumption], A100 hosts); with the calls counted and
+ * this value the fit part's step time went from median 23.0 % / p90 43.6 %
+ * (at a 10 us start) to 8.0 % / 24.1 %, and on the check part FlagPerf's
+ * ChatGLM3-6B H100 row (DeepSpeed 0.11.1, the one check row the host
+ * reaches) from +13.9 % (the 40 us per module before) to -0.0 % without
+ * moving the others by more than 0.1 point.  Fitted on Qwen-7B alone it is
+ * 7052 +- 151 ns, on Qwen-72B LoRA alone 6180 +- 846, on FlagPerf alone
+ * 6722 +- 2663, split by hash 6918 +- 577 (docs/validation.md,
+ * "Calibrating on the published corpus").  In range of what is measured
+ * per call elsewhere:
  * PyTorch PR #133369 saves 0.09 ms by replacing 9 per-parameter .to(bf16)
  * dispatches with 3 (15 us per dispatch that allocates and launches a
  * kernel), pytorch #41383 measures 2-7 us for a plain op from Python. */

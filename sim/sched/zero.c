@@ -65,11 +65,17 @@ struct ds {
     bool *chosen;    /* scratch for prefetch de-duplication */
     int *group;      /* scratch: one prefetch group, at most nunits units */
     bool *pending;   /* gathered (in flight), not yet waited for */
+    struct zs_ds3_unit_calls *uc; /* per unit: what its hooks count */
     int cursor;      /* the trace position of the next fetch (the front of
                         the coordinator's parameter queue) */
     /* the last two fetch events, oldest first (fetch_event) */
     int32_t fev[2];
     int nfev;
+    /* host time of the hook calls not yet emitted (the releases since the
+     * last fetch, this fetch's waits): one host task before the fetch
+     * event's wait (host_pending) instead of one per release and wait keeps
+     * the planner's event count */
+    int64_t host_pending_ns;
     bool zero3, off_opt, off_param;
     /* reduce-scatter state */
     int64_t fill;
@@ -119,10 +125,13 @@ static int build_trace(struct ds *s)
     s->chosen = zs_calloc((size_t)b->nunits, sizeof *s->chosen);
     s->group = zs_calloc((size_t)b->nunits, sizeof *s->group);
     s->pending = zs_calloc((size_t)b->nunits, sizeof *s->pending);
+    s->uc = zs_calloc((size_t)b->nunits, sizeof *s->uc);
     s->layer_saved = zs_calloc((size_t)m->n_layers + 1, sizeof *s->layer_saved);
     if (!s->trace || !s->prefix || !s->next_pos || !s->chosen || !s->group ||
-        !s->pending || !s->layer_saved)
+        !s->pending || !s->uc || !s->layer_saved)
         return ZS_ENOMEM;
+    for (int u = 0; u < b->nunits; u++)
+        zs_ds3_unit_calls_of(b, u, &s->uc[u]);
 #define PUSH(u, p)                                                             \
     do {                                                                       \
         if (!b->units[(u)].persistent) {                                       \
@@ -173,6 +182,7 @@ static void ds_release_trace(struct ds *s)
     zs_free(s->chosen);
     zs_free(s->group);
     zs_free(s->pending);
+    zs_free(s->uc);
     zs_free(s->layer_saved);
     zs_free(s->pn);
     zs_free(s->pread);
@@ -349,11 +359,7 @@ static void gather(struct ds *s, const int *group, int ng)
         full += u->part_elems * w * bpe;
         part_bytes += u->part_elems * bpe;
         tensors += u->n_tensors;
-        {
-            struct zs_ds3_unit_calls uc;
-            zs_ds3_unit_calls_of(b, group[i], &uc);
-            fetched += uc.fetched;
-        }
+        fetched += s->uc[group[i]].fetched;
     }
     if (s->pnvme)
         pnvme_swap_in(s, group, ng);
@@ -429,6 +435,17 @@ static void gather(struct ds *s, const int *group, int ng)
  * parameters are ready and at most two outstanding, which holds the host
  * within about two units of the compute stream [engine limit: no host-time
  * frees; docs/kernels.md]. */
+/* The hook calls not yet emitted: DeepSpeed releases a module's params in
+ * its post-forward (post-backward) hook and waits for the next module's in
+ * its pre-forward hook, both before that hook's event synchronisation. */
+static void host_pending(struct ds *s)
+{
+    if (s->host_pending_ns > 0)
+        zs_t_delay(s->b, s->b->q_host, s->host_pending_ns, ZS_CLS_HOST,
+                   "release and wait for params", -1, s->b->last_host, -1);
+    s->host_pending_ns = 0;
+}
+
 static void fetch_event(struct ds *s, int u)
 {
     struct zs_bctx *b = s->b;
@@ -500,15 +517,11 @@ static void fetch(struct ds *s, int pos)
      * wait and a fetch event (hooks.c); a unit kept gathered since its
      * last use is not in the in-flight registry and is not waited for */
     if (s->pending[u]) {
-        struct zs_ds3_unit_calls uc;
-        zs_ds3_unit_calls_of(b, u, &uc);
-        zs_t_delay(b, b->q_host,
-                   zs_ds3_calls_ns(
-                       b, zs_ds3_wait_calls(&b->c->ds_version, uc.fetched)),
-                   ZS_CLS_HOST, "wait for gathered params", u, b->last_host,
-                   -1);
+        s->host_pending_ns += zs_ds3_calls_ns(
+            b, zs_ds3_wait_calls(&b->c->ds_version, s->uc[u].fetched));
         s->pending[u] = false;
     }
+    host_pending(s);
     fetch_event(s, u);
     prefetch(s, pos + 1, inflight);
 }
@@ -518,11 +531,9 @@ static void fetch(struct ds *s, int pos)
  * fetch_sub_module with no parameter to gather, and ends in a prefetch. */
 static void prefetch_more(struct ds *s, int u, bool fetched)
 {
-    struct zs_ds3_unit_calls uc;
     if (!s->zero3 || s->record)
         return;
-    zs_ds3_unit_calls_of(s->b, u, &uc);
-    for (int i = fetched ? 1 : 0; i < uc.modules; i++)
+    for (int i = fetched ? 1 : 0; i < s->uc[u].modules; i++)
         prefetch(s, s->cursor, 0);
 }
 
@@ -536,14 +547,8 @@ static void release(struct ds *s, int pos, int32_t after)
         return;
     if (!b->avail[u])
         return;
-    {
-        struct zs_ds3_unit_calls uc;
-        zs_ds3_unit_calls_of(b, u, &uc);
-        zs_t_delay(b, b->q_host,
-                   zs_ds3_calls_ns(
-                       b, zs_ds3_release_calls(&b->c->ds_version, uc.fetched)),
-                   ZS_CLS_HOST, "release params", u, b->last_host, -1);
-    }
+    s->host_pending_ns += zs_ds3_calls_ns(
+        b, zs_ds3_release_calls(&b->c->ds_version, s->uc[u].fetched));
     zs_t_free(b, b->q_comp, b->galloc[u], after);
     b->galloc[u] = -1;
     b->avail[u] = false;
@@ -840,11 +845,7 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
                      "copy grad into IPG bucket", unit, bwd, -1);
     s->last_rs = zs_t_free(b, b->q_rs, grad_alloc, t);
     s->fill += n;
-    {
-        struct zs_ds3_unit_calls uc;
-        zs_ds3_unit_calls_of(b, unit, &uc);
-        s->fill_tensors += uc.trained;
-    }
+    s->fill_tensors += s->uc[unit].trained;
     if (s->fill >= b->c->reduce_bucket_size)
         flush(s);
 }
@@ -854,14 +855,17 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
 
 /* The host runs the unit's hooks (hooks.c: ZeRO-3 module hooks in every
  * pass, ZeRO-2 grad hooks in backward only), then launches its kernels. */
-static int32_t launch(struct zs_bctx *b, int unit, int kernels, bool backward)
+static int32_t launch(struct ds *s, int unit, int kernels, bool backward)
 {
+    struct zs_bctx *b = s->b;
     return zs_t_delay(b, b->q_host,
                       zs_hook_ns(b, unit, backward) +
                           (int64_t)kernels * b->node->gpu.launch_overhead_ns,
                       ZS_CLS_HOST, "hooks + kernel launches", unit,
                       b->last_host, -1);
 }
+
+
 
 /* Full checkpointing: the layer's recompute rebuilds its saved set (held
  * from here to the end of its backward), then the backward runs in its own
@@ -917,7 +921,7 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
         fetch(s, pos);
     prefetch_more(s, u, pos >= 0);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
-    l = launch(b, u, un->kernels_fwd, false);
+    l = launch(s, u, un->kernels_fwd, false);
     if (un->layer >= 0 && un->first_of_layer) {
         /* activation offload (actoff.c): the checkpoint's input leaves in
          * the forward and comes back before the recompute */
@@ -993,7 +997,7 @@ static void run_backward_unit(struct ds *s, int u, int pos)
         fetch(s, pos);
     prefetch_more(s, u, pos >= 0);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
-    l = launch(b, u, un->kernels_bwd, true);
+    l = launch(s, u, un->kernels_bwd, true);
     if (un->layer >= 0 && un->last_of_layer && !zs_full_ckpt_at(b, un->layer)) {
         s->act_bwd =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao),
@@ -1112,6 +1116,7 @@ static void micro_step(struct ds *s)
 #undef BWD
 #undef REC
     }
+    host_pending(s);
     /* independent_gradient_partition_epilogue: flush, then the host waits
      * for the reduce-scatter stream */
     flush(s);
