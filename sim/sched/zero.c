@@ -421,6 +421,17 @@ static void gather(struct ds *s, const int *group, int ng)
     }
 }
 
+/* The hook calls not yet emitted: DeepSpeed releases a module's params in
+ * its post-forward (post-backward) hook and waits for the next module's in
+ * its pre-forward hook, both before that hook's event synchronisation. */
+static void host_pending(struct ds *s)
+{
+    if (s->host_pending_ns > 0)
+        zs_t_delay(s->b, s->b->q_host, s->host_pending_ns, ZS_CLS_HOST,
+                   "release and wait for params", -1, s->b->last_host, -1);
+    s->host_pending_ns = 0;
+}
+
 /* The fetch events' back-pressure.  DeepSpeed records one event per tensor
  * waited for, inside `with stream(allgather_stream)`, so on the all-gather
  * stream, and with more than __max_ongoing_fetch_events = 2 outstanding
@@ -435,17 +446,6 @@ static void gather(struct ds *s, const int *group, int ng)
  * parameters are ready and at most two outstanding, which holds the host
  * within about two units of the compute stream [engine limit: no host-time
  * frees; docs/kernels.md]. */
-/* The hook calls not yet emitted: DeepSpeed releases a module's params in
- * its post-forward (post-backward) hook and waits for the next module's in
- * its pre-forward hook, both before that hook's event synchronisation. */
-static void host_pending(struct ds *s)
-{
-    if (s->host_pending_ns > 0)
-        zs_t_delay(s->b, s->b->q_host, s->host_pending_ns, ZS_CLS_HOST,
-                   "release and wait for params", -1, s->b->last_host, -1);
-    s->host_pending_ns = 0;
-}
-
 static void fetch_event(struct ds *s, int u)
 {
     struct zs_bctx *b = s->b;
