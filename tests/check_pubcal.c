@@ -180,7 +180,7 @@ START_TEST(test_bad_input)
         ck_assert_str_eq(err.msg,
                          "invalid value for '--constants': 'launch' is not a "
                          "constant (one of compute_sustained, membound_eff, "
-                         "overlap_compute_factor)");
+                         "overlap_compute_factor, hook_call_ns)");
     }
     /* one source only: the check part is empty */
     ck_assert_ptr_nonnull(mkdtemp(dir));

@@ -6,6 +6,7 @@
 #include "formats/schedule_io.h"
 #include "present/sched_export.h"
 #include "present/simout.h"
+#include "sched/hooks.h"
 #include "sched/kernels.h"
 #include "sched/sched.h"
 #include "train/setup.h"
@@ -1868,6 +1869,97 @@ START_TEST(test_hook_host_time)
 }
 END_TEST
 
+/* DeepSpeed ZeRO-3's hooks counted in calls (sched/hooks.c, the table in
+ * its header): 21 per module in a forward pass (3 grad-mode switches, 3 for
+ * fetch_sub_module's no_grad, 5 for wait_stream, 2 + 2 for the two autograd
+ * Functions, 6 for the release's two no_grad), 19 backward, 24 per grad
+ * hook; 9 per tensor waited for, 7 released; a one-tensor all-gather 15,
+ * k tensors over w ranks 12 + w + k (2w + 4); a bucket flush 16 + k (12 +
+ * w), with optimizer offload + 1 per tensor and + 9 more at the boundary.
+ * Before 0.9.4 the debug strings (2 per module, 6 per tensor event) and the
+ * per-tensor inf/nan checks (6 per flushed tensor) come on top. */
+START_TEST(test_ds3_hook_calls)
+{
+    struct zs_ds_version v0123, v065;
+    struct zs_err err = {0, ""};
+    ck_assert_int_eq(zs_ds_version_parse("0.12.3", &v0123, &err), 0);
+    ck_assert_int_eq(zs_ds_version_parse("0.6.5", &v065, &err), 0);
+    ck_assert_int_eq(zs_ds3_module_calls(&v0123, 1, 0, false), 21);
+    ck_assert_int_eq(zs_ds3_module_calls(&v0123, 1, 0, true), 19);
+    /* a linear with weight and bias, trained: 19 + 2 x 24 */
+    ck_assert_int_eq(zs_ds3_module_calls(&v0123, 1, 2, true), 67);
+    /* a decoder layer's first unit: itself and 4 containers */
+    ck_assert_int_eq(zs_ds3_module_calls(&v0123, 5, 0, false), 105);
+    ck_assert_int_eq(zs_ds3_module_calls(&v065, 1, 0, false), 23);
+    ck_assert_int_eq(zs_ds3_wait_calls(&v0123, 2), 18);
+    ck_assert_int_eq(zs_ds3_wait_calls(&v065, 2), 2 * (9 + 12));
+    ck_assert_int_eq(zs_ds3_release_calls(&v0123, 1), 7);
+    ck_assert_int_eq(zs_ds3_release_calls(&v065, 1), 13);
+    ck_assert_int_eq(zs_ds3_gather_calls(&v0123, 1, 2), 15);
+    /* a LoRA linear's base weight and adapters over 4 ranks:
+     * 12 + 4 + 3 x (8 + 4) */
+    ck_assert_int_eq(zs_ds3_gather_calls(&v0123, 3, 4), 52);
+    /* 0.6.5 adds -allgather_coalesced and one -prefetch summary */
+    ck_assert_int_eq(zs_ds3_gather_calls(&v065, 1, 8), 15 + 1 + 6);
+    ck_assert_int_eq(zs_ds3_flush_calls(&v0123, 1, 2, false, false), 30);
+    ck_assert_int_eq(zs_ds3_flush_calls(&v0123, 1, 2, true, false), 31);
+    ck_assert_int_eq(zs_ds3_flush_calls(&v0123, 1, 2, true, true), 40);
+    ck_assert_int_eq(zs_ds3_flush_calls(&v065, 2, 8, false, false),
+                     16 + 2 * (20 + 6));
+    ck_assert_int_eq(zs_ds3_flush_calls(&v0123, 0, 8, false, false), 16);
+}
+END_TEST
+
+/* The hooks' host time follows DeepSpeed's version and the modules it
+ * hooks.  GPT-2 at seq 1024 on 8 H100 is host-bound under ZeRO-3 (12 layers
+ * of 2 linears in attention, 2 in the MLP, 2 LayerNorms, each with its
+ * bias): DeepSpeed 0.6.5 evaluates its debug strings per tensor (6 calls
+ * each, 3 per tensor and pass), so its step is longer than 0.12.3's; LoRA
+ * hooks 3 more modules per adapted linear (PEFT's dropout, lora_A,
+ * lora_B), so its step is longer than the full fine-tune's although it
+ * trains almost nothing. */
+START_TEST(test_ds3_hook_versions)
+{
+    struct zt_run old, cur, lora;
+    sim(&old, "model=gpt2;gpus=8xH100;seq-len=1024;framework=deepspeed;"
+              "zero=3;deepspeed-version=0.6.5");
+    sim(&cur, "model=gpt2;gpus=8xH100;seq-len=1024;framework=deepspeed;"
+              "zero=3;deepspeed-version=0.12.3");
+    sim(&lora, "model=gpt2;gpus=8xH100;seq-len=1024;framework=deepspeed;"
+               "zero=3;deepspeed-version=0.12.3;method=lora");
+    ck_assert_msg(old.res.steady.time_s > 1.05 * cur.res.steady.time_s,
+                  "0.6.5 %.4f s vs 0.12.3 %.4f s", old.res.steady.time_s,
+                  cur.res.steady.time_s);
+    ck_assert_msg(lora.res.steady.time_s > cur.res.steady.time_s,
+                  "LoRA %.4f s vs full %.4f s", lora.res.steady.time_s,
+                  cur.res.steady.time_s);
+}
+END_TEST
+
+/* Every hooked module's fetch ends in a prefetch (zero.c prefetch), so with
+ * a one-element prefetch bucket a layer's 7 linears, 2 norms and 4
+ * parameterless modules prefetch 13 units while 7 are used: the gathers run
+ * ahead until max_live_parameters elements are available.  Qwen2.5-7B on 8
+ * H100: with max_live_parameters 1e12 most of the model's 15.2 GB of bf16
+ * weights is gathered at the steady step's peak, with 1 nothing is
+ * prefetched; the difference is at least half the model (7.1 GiB). */
+START_TEST(test_ds3_prefetch_depth)
+{
+    struct zt_run deep, none;
+    sim(&deep, "model=qwen2.5-7b;gpus=8xH100;seq-len=512;framework=deepspeed;"
+               "zero=3;prefetch-bucket-size=1;max-live-parameters="
+               "1000000000000");
+    sim(&none, "model=qwen2.5-7b;gpus=8xH100;seq-len=512;framework=deepspeed;"
+               "zero=3;prefetch-bucket-size=1;max-live-parameters=1");
+    ck_assert_msg(deep.res.steady.peak_gpu_allocated -
+                          none.res.steady.peak_gpu_allocated >
+                      (int64_t)(7.1 * 1073741824.0),
+                  "deep %lld B vs none %lld B",
+                  (long long)deep.res.steady.peak_gpu_allocated,
+                  (long long)none.res.steady.peak_gpu_allocated);
+}
+END_TEST
+
 /* --loss half (model.c loss_half) under ZeRO-3: 16-bit logits, shifted
  * copy and log-softmax instead of the fp32 upcast and log-softmax; the
  * loss's peak drops from 14 tV (backward: the bf16 logits 2, the saved
@@ -1960,6 +2052,9 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_colocated_server);
     tcase_add_test(core, test_torchtitan_b1);
     tcase_add_test(core, test_hook_host_time);
+    tcase_add_test(core, test_ds3_hook_calls);
+    tcase_add_test(core, test_ds3_hook_versions);
+    tcase_add_test(core, test_ds3_prefetch_depth);
     tcase_add_test(core, test_loss_half);
     tcase_add_test(core, test_compute_slowed_by_collectives);
     tcase_add_test(core, test_kernel_bytes_qwen7b_layer);

@@ -349,6 +349,7 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
                         s, err);
     if (!rc && !(gf->g.membound_eff > 0))
         gf->g.membound_eff = ZS_MEMBOUND_EFF; /* hw.h: fitted */
+    gf->g.hook_call_ns = ZS_HOOK_CALL_NS;     /* hw.h */
     gf->g.overlap_compute_factor = 1.0;
     if (!rc && cJSON_GetObjectItemCaseSensitive(root, "overlap"))
         rc = read_group(src, root, "overlap", gpu_overlap, NF(gpu_overlap), gf,

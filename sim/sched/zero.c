@@ -8,20 +8,25 @@
  * partition_parameters.py and cpu_adam.py.  Section numbers below refer to it.
  *
  * Coordinator (§1 "Trace / prefetch machinery"): the trace is the order of
- * module fetches (forward, recompute, backward).  Step 1 records it and does
- * not prefetch; from step 2 on, after each fetch the coordinator prefetches
- * upcoming params up to min(max_live_parameters - available,
- * prefetch_bucket_size) elements in one coalesced all-gather.  After a
- * module runs its params are released unless the module appears again within
- * max_reuse_distance elements of trace.  Params of at most
- * param_persistence_threshold elements stay gathered ("persistent").
+ * module fetches (forward, recompute, backward).  The first micro-step
+ * records it and does not prefetch; from the second on, every hooked
+ * module's fetch (its parameterless containers and persistent modules too)
+ * ends by prefetching upcoming params up to min(max_live_parameters -
+ * available, prefetch_bucket_size) elements in one coalesced all-gather
+ * (`prefetch`).  After a module runs its params are released unless the
+ * module appears again within max_reuse_distance elements of trace.  Params
+ * of at most param_persistence_threshold elements stay gathered
+ * ("persistent").  The hooks' host work (waits, releases, launches, bucket
+ * flushes, module hooks) is counted in calls (hooks.c).
  *
  * Gathers (§1 step 2a): with offload_param the partition is copied to the GPU
  * with a *blocking* .to(device) on the all-gather stream (the host waits for
  * that stream, including earlier queued all-gathers), then NCCL all-gathers
  * into a flat buffer; with more than one tensor in the group each param is
  * copied out of the flat buffer into its own full tensor (transient 2x).
- * At most 2 fetches are outstanding (__max_ongoing_fetch_events = 2).
+ * The host waits for the oldest of two outstanding fetch events
+ * (`fetch_event`: __max_ongoing_fetch_events = 2, held against the compute
+ * stream).
  *
  * Gradients (§1 steps 6-10): each trained param's full gradient is copied
  * into the persistent IPG bucket (reduce_bucket_size elements) on the
@@ -59,9 +64,22 @@ struct ds {
     int *next_pos;   /* next position of the same unit, -1 */
     bool *chosen;    /* scratch for prefetch de-duplication */
     int *group;      /* scratch: one prefetch group, at most nunits units */
+    bool *pending;   /* gathered (in flight), not yet waited for */
+    struct zs_ds3_unit_calls *uc; /* per unit: what its hooks count */
+    int cursor;      /* the trace position of the next fetch (the front of
+                        the coordinator's parameter queue) */
+    /* the last two fetch events, oldest first (fetch_event) */
+    int32_t fev[2];
+    int nfev;
+    /* host time of the hook calls not yet emitted (the releases since the
+     * last fetch, this fetch's waits): one host task before the fetch
+     * event's wait (host_pending) instead of one per release and wait keeps
+     * the planner's event count */
+    int64_t host_pending_ns;
     bool zero3, off_opt, off_param;
     /* reduce-scatter state */
     int64_t fill;
+    int fill_tensors; /* gradient tensors in the bucket */
     int32_t flush_ring[2];
     int32_t last_rs;
     /* per-layer activation allocations */
@@ -107,10 +125,14 @@ static int build_trace(struct ds *s)
     s->next_pos = zs_calloc((size_t)cap, sizeof *s->next_pos);
     s->chosen = zs_calloc((size_t)b->nunits, sizeof *s->chosen);
     s->group = zs_calloc((size_t)b->nunits, sizeof *s->group);
+    s->pending = zs_calloc((size_t)b->nunits, sizeof *s->pending);
+    s->uc = zs_calloc((size_t)b->nunits, sizeof *s->uc);
     s->layer_saved = zs_calloc((size_t)m->n_layers + 1, sizeof *s->layer_saved);
     if (!s->trace || !s->prefix || !s->next_pos || !s->chosen || !s->group ||
-        !s->layer_saved)
+        !s->pending || !s->uc || !s->layer_saved)
         return ZS_ENOMEM;
+    for (int u = 0; u < b->nunits; u++)
+        zs_ds3_unit_calls_of(b, u, &s->uc[u]);
 #define PUSH(u, p)                                                             \
     do {                                                                       \
         if (!b->units[(u)].persistent) {                                       \
@@ -160,6 +182,8 @@ static void ds_release_trace(struct ds *s)
     zs_free(s->next_pos);
     zs_free(s->chosen);
     zs_free(s->group);
+    zs_free(s->pending);
+    zs_free(s->uc);
     zs_free(s->layer_saved);
     zs_free(s->pn);
     zs_free(s->pread);
@@ -323,6 +347,7 @@ static void gather(struct ds *s, const int *group, int ng)
 {
     struct zs_bctx *b = s->b;
     int64_t full = 0, part_bytes = 0, tensors = 0;
+    int fetched = 0;
     int32_t flat, t, launch;
     int64_t w = b->c->world;
     int unit0 = group[0];
@@ -335,11 +360,18 @@ static void gather(struct ds *s, const int *group, int ng)
         full += u->part_elems * w * bpe;
         part_bytes += u->part_elems * bpe;
         tensors += u->n_tensors;
+        fetched += s->uc[group[i]].fetched;
     }
     if (s->pnvme)
         pnvme_swap_in(s, group, ng);
-    launch = zs_t_delay(b, b->q_host, 5000, ZS_CLS_HOST, "launch all-gather",
-                        unit0, b->last_host, -1);
+    /* all_gather_coalesced on the host: the flat buffer, the copies into
+     * this rank's slice, the collective's launch and the handle's copy-out
+     * at the first wait, counted in calls (hooks.c) */
+    launch =
+        zs_t_delay(b, b->q_host,
+                   zs_ds3_calls_ns(b, zs_ds3_gather_calls(&b->c->ds_version,
+                                                          fetched, (int)w)),
+                   ZS_CLS_HOST, "launch all-gather", unit0, b->last_host, -1);
     flat = zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0, "all-gather flat buffer",
                       unit0, launch);
     t = flat;
@@ -386,48 +418,79 @@ static void gather(struct ds *s, const int *group, int ng)
         b->ready[group[i]] = t;
         b->avail[group[i]] = true;
         b->n_avail += b->units[group[i]].params;
+        s->pending[group[i]] = true;
     }
 }
 
-static void fetch(struct ds *s, int pos)
+/* The hook calls not yet emitted: DeepSpeed releases a module's params in
+ * its post-forward (post-backward) hook and waits for the next module's in
+ * its pre-forward hook, both before that hook's event synchronisation. */
+static void host_pending(struct ds *s)
+{
+    if (s->host_pending_ns > 0)
+        zs_t_delay(s->b, s->b->q_host, s->host_pending_ns, ZS_CLS_HOST,
+                   "release and wait for params", -1, s->b->last_host, -1);
+    s->host_pending_ns = 0;
+}
+
+/* The fetch events' back-pressure.  DeepSpeed records one event per tensor
+ * waited for, inside `with stream(allgather_stream)`, so on the all-gather
+ * stream, and with more than __max_ongoing_fetch_events = 2 outstanding
+ * synchronizes the oldest (partitioned_param_coordinator.py v0.6.5:265-277,
+ * v0.12.3:297-308, 0.19.6:400-411); nothing else in the forward holds the
+ * host back from the compute stream but the CUDA launch queue.  There the
+ * caching allocator counts a released parameter as freed when the host
+ * frees it (record_stream defers only the block's reuse), whereas zsim's
+ * pools free it when the compute stream passes the free, so a host running
+ * far ahead would show every released gather as allocated.  zsim therefore
+ * keeps its earlier rule, an event on the compute stream once the unit's
+ * parameters are ready and at most two outstanding, which holds the host
+ * within about two units of the compute stream [engine limit: no host-time
+ * frees; docs/kernels.md]. */
+static void fetch_event(struct ds *s, int u)
 {
     struct zs_bctx *b = s->b;
-    int u = s->trace[pos].unit;
+    int32_t ev = zs_t_mark(b, b->q_comp, "fetch event", b->ready[u], -1, -1);
+    if (s->nfev >= 2)
+        zs_t_mark(b, b->q_host, "host waits oldest fetch event", s->fev[0],
+                  b->last_host, -1);
+    s->fev[0] = s->fev[1];
+    s->fev[1] = ev;
+    s->nfev++;
+}
+
+/* The prefetch that ends every fetch_sub_module call once the trace is
+ * COMPLETE (partitioned_param_coordinator.py v0.12.3:317-383, the same in
+ * v0.6.5 and 0.19.6): the parameters next in the trace that are not
+ * available, from the front of the queue (trace position `from`), until
+ * their elements reach min(max_live_parameters - available,
+ * prefetch_bucket_size), in one coalesced all-gather.  Every hooked
+ * module's pre-forward and pre-backward hook calls fetch_sub_module, the
+ * parameterless and persistent ones too, so each of them advances the
+ * prefetch by up to a bucket: the gathers run ahead of the compute until
+ * max_live_parameters elements are available or in flight.  A parameter
+ * still on NVMe stops the prefetch ("break here to preserve fetch order",
+ * _is_currently_on_nvme).  inflight: the elements the caller's own fetch
+ * just gathered (the NVMe read-ahead's measure). */
+static void prefetch(struct ds *s, int from, int64_t inflight)
+{
+    struct zs_bctx *b = s->b;
     int *group = s->group;
     int ng = 0;
-    int64_t budget, sum = 0, inflight = 0;
+    int64_t budget, sum = 0;
 
-    if (!b->avail[u]) {
-        gather(s, &u, 1);
-        inflight += b->units[u].params;
-    }
-    /* fetch_sub_module records an event on the current (compute) stream once
-     * the module's params are ready; with more than
-     * __max_ongoing_fetch_events = 2 outstanding the host synchronizes the
-     * oldest (partitioned_param_coordinator.py; mechanics §0, §1 step 2b).
-     * This keeps the host — and the gathers it issues — within about two
-     * modules of the compute stream. */
-    {
-        int32_t ev =
-            zs_t_mark(b, b->q_comp, "fetch event", b->ready[u], -1, -1);
-        if (b->nfetch >= 2)
-            zs_t_mark(b, b->q_host, "host waits oldest fetch event",
-                      b->fetch_ring[0], b->last_host, -1);
-        b->fetch_ring[0] = b->fetch_ring[1];
-        b->fetch_ring[1] = ev;
-        b->nfetch++;
-    }
-    if (s->record)
+    if (s->record || !s->zero3)
         return;
-    /* prefetch (trace COMPLETE): min(max_live - available, bucket) */
     budget = b->c->max_live_parameters - b->n_avail;
     if (budget > b->c->prefetch_bucket_size)
         budget = b->c->prefetch_bucket_size;
     /* the group holds distinct units (chosen de-duplicates): ng <= nunits */
-    for (int q = pos + 1; q < s->ntrace && sum < budget; q++) {
+    for (int q = from; q < s->ntrace && sum < budget; q++) {
         int v = s->trace[q].unit;
         if (b->avail[v] || s->chosen[v])
             continue;
+        if (s->pnvme && s->pn[v] > 0 && s->pslot[v] == 0)
+            break;
         assert(ng < b->nunits);
         s->chosen[v] = true;
         group[ng++] = v;
@@ -438,7 +501,41 @@ static void fetch(struct ds *s, int pos)
     if (ng)
         gather(s, group, ng);
     if (s->pnvme)
-        pnvme_prefetch(s, pos, inflight + sum);
+        pnvme_prefetch(s, from - 1, inflight + sum);
+}
+
+static void fetch(struct ds *s, int pos)
+{
+    struct zs_bctx *b = s->b;
+    int u = s->trace[pos].unit;
+    int64_t inflight = 0;
+
+    if (!b->avail[u]) {
+        gather(s, &u, 1);
+        inflight += b->units[u].params;
+    }
+    /* the wait loop: per tensor in flight the stream context, the handle's
+     * wait and a fetch event (hooks.c); a unit kept gathered since its
+     * last use is not in the in-flight registry and is not waited for */
+    if (s->pending[u]) {
+        s->host_pending_ns += zs_ds3_calls_ns(
+            b, zs_ds3_wait_calls(&b->c->ds_version, s->uc[u].fetched));
+        s->pending[u] = false;
+    }
+    host_pending(s);
+    fetch_event(s, u);
+    prefetch(s, pos + 1, inflight);
+}
+
+/* The prefetch steps of unit u's other hooked modules (its containers, its
+ * LoRA modules; all of them when u itself is not fetched): each calls
+ * fetch_sub_module with no parameter to gather, and ends in a prefetch. */
+static void prefetch_more(struct ds *s, int u, bool fetched)
+{
+    if (!s->zero3 || s->record)
+        return;
+    for (int i = fetched ? 1 : 0; i < s->uc[u].modules; i++)
+        prefetch(s, s->cursor, 0);
 }
 
 static void release(struct ds *s, int pos, int32_t after)
@@ -451,6 +548,8 @@ static void release(struct ds *s, int pos, int32_t after)
         return;
     if (!b->avail[u])
         return;
+    s->host_pending_ns += zs_ds3_calls_ns(
+        b, zs_ds3_release_calls(&b->c->ds_version, s->uc[u].fetched));
     zs_t_free(b, b->q_comp, b->galloc[u], after);
     b->galloc[u] = -1;
     b->avail[u] = false;
@@ -466,12 +565,12 @@ static void release_all(struct ds *s)
             zs_t_free(b, b->q_comp, b->galloc[u], b->ready[u]);
             b->galloc[u] = -1;
             b->avail[u] = false;
+            s->pending[u] = false;
             pnvme_release(s, u);
         }
     }
     b->n_avail = 0;
-    b->nfetch = 0;
-    b->fetch_ring[0] = b->fetch_ring[1] = -1;
+    s->nfev = 0;
 }
 
 /* ---- NVMe optimizer offload (docs/nvme.md) ---------------------------------
@@ -666,6 +765,16 @@ static void flush(struct ds *s)
     if (s->flush_ring[0] >= 0)
         zs_t_mark(b, b->q_host, "host waits reduce event", s->flush_ring[0],
                   b->last_host, -1);
+    /* ZeRO-3's flush on the host: the interleaving, the collective's launch
+     * and the per-tensor partition bookkeeping, counted in calls (hooks.c);
+     * ZeRO-2's bucket work is in its grad hook's time */
+    if (s->zero3)
+        zs_t_delay(b, b->q_host,
+                   zs_ds3_calls_ns(b, zs_ds3_flush_calls(
+                                          &b->c->ds_version, s->fill_tensors,
+                                          (int)b->c->world, s->off_opt,
+                                          s->boundary)),
+                   ZS_CLS_HOST, "flush gradient bucket", -1, b->last_host, -1);
     inter = zs_t_alloc(b, b->q_rs, b->p_gpu, fill * 2, 0,
                        "reduce-scatter interleave buffer", -1, b->last_host);
     t = zs_t_gpu_mem(b, b->q_rs, (double)fill * 4, ZS_CLS_COPY,
@@ -719,6 +828,7 @@ static void flush(struct ds *s)
     s->flush_ring[1] = t;
     s->last_rs = t;
     s->fill = 0;
+    s->fill_tensors = 0;
 }
 
 static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
@@ -736,6 +846,7 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
                      "copy grad into IPG bucket", unit, bwd, -1);
     s->last_rs = zs_t_free(b, b->q_rs, grad_alloc, t);
     s->fill += n;
+    s->fill_tensors += s->uc[unit].trained;
     if (s->fill >= b->c->reduce_bucket_size)
         flush(s);
 }
@@ -745,8 +856,9 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
 
 /* The host runs the unit's hooks (hooks.c: ZeRO-3 module hooks in every
  * pass, ZeRO-2 grad hooks in backward only), then launches its kernels. */
-static int32_t launch(struct zs_bctx *b, int unit, int kernels, bool backward)
+static int32_t launch(struct ds *s, int unit, int kernels, bool backward)
 {
+    struct zs_bctx *b = s->b;
     return zs_t_delay(b, b->q_host,
                       zs_hook_ns(b, unit, backward) +
                           (int64_t)kernels * b->node->gpu.launch_overhead_ns,
@@ -764,8 +876,9 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
 
     if (pos >= 0)
         fetch(s, pos);
+    prefetch_more(s, u, pos >= 0);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
-    l = launch(b, u, un->kernels_fwd, false);
+    l = launch(s, u, un->kernels_fwd, false);
     if (un->layer >= 0 && un->first_of_layer) {
         /* activation offload (actoff.c): the checkpoint's input leaves in
          * the forward and comes back before the recompute */
@@ -841,8 +954,9 @@ static void run_backward_unit(struct ds *s, int u, int pos)
 
     if (pos >= 0)
         fetch(s, pos);
+    prefetch_more(s, u, pos >= 0);
     dep_ready = un->persistent || !s->zero3 ? -1 : b->ready[u];
-    l = launch(b, u, un->kernels_bwd, true);
+    l = launch(s, u, un->kernels_bwd, true);
     if (un->layer >= 0 && un->last_of_layer && !zs_full_ckpt_at(b, un->layer)) {
         s->act_bwd =
             zs_t_alloc(b, b->q_comp, b->p_gpu, zs_model_act_work_bwd(b->m, &ao),
@@ -918,6 +1032,7 @@ static void micro_step(struct ds *s)
     b->phase = ZS_PH_FORWARD;
     for (int u = 0; u < b->nunits; u++) {
         bool fetched = s->zero3 && !b->units[u].persistent;
+        s->cursor = fetched ? pos + 1 : pos;
         run_forward_unit(s, u, fetched ? pos : -1, false);
         if (fetched)
             pos++;
@@ -932,6 +1047,7 @@ static void micro_step(struct ds *s)
 #define BWD(u)                                                                 \
     do {                                                                       \
         bool f_ = s->zero3 && !b->units[(u)].persistent;                       \
+        s->cursor = f_ ? pos + 1 : pos;                                        \
         run_backward_unit(s, (u), f_ ? pos : -1);                              \
         if (f_)                                                                \
             pos++;                                                             \
@@ -939,6 +1055,7 @@ static void micro_step(struct ds *s)
 #define REC(u)                                                                 \
     do {                                                                       \
         bool f_ = s->zero3 && !b->units[(u)].persistent;                       \
+        s->cursor = f_ ? pos + 1 : pos;                                        \
         run_forward_unit(s, (u), f_ ? pos : -1, true);                         \
         if (f_)                                                                \
             pos++;                                                             \
@@ -958,6 +1075,7 @@ static void micro_step(struct ds *s)
 #undef BWD
 #undef REC
     }
+    host_pending(s);
     /* independent_gradient_partition_epilogue: flush, then the host waits
      * for the reduce-scatter stream */
     flush(s);
@@ -1351,7 +1469,13 @@ static void ds_micro(void *ctx, bool boundary)
 {
     struct ds *s = ctx;
     s->boundary = boundary;
-    s->record = s->b->step == 1;
+    /* the coordinator records its trace during the first forward and
+     * backward and completes it in reset_step, which runs after every
+     * backward (stage3.py backward: v0.6.5:2538, v0.12.3:2139; from
+     * 0.15.4, PR #6662, at the root module's pre-forward, parameter_offload.py
+     * 0.19.6:297-302):
+     * from the second micro-step on the trace is COMPLETE and prefetches */
+    s->record = s->b->step == 1 && s->b->micro == 0;
     micro_step(s);
 }
 

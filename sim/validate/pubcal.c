@@ -64,6 +64,15 @@ static void set_overlap(struct zs_cfg *cfg, struct zs_cluster *cl, double v)
     cl->node.gpu.overlap_compute_factor = v;
 }
 
+/* Host time of one counted call of DeepSpeed ZeRO-3's hooks into PyTorch
+ * (hw.h hook_call_ns; sched/hooks.c counts the calls from DeepSpeed's
+ * code).  Only ZeRO-3 runs use it. */
+static void set_hook_call(struct zs_cfg *cfg, struct zs_cluster *cl, double v)
+{
+    (void)cfg;
+    cl->node.gpu.hook_call_ns = v;
+}
+
 static const struct zs_pubcal_const g_consts[] = {
     {"compute_sustained", "fraction",
      "of the isolated tensor-core rates (MAMF, FA2 curve) sustained in a "
@@ -81,6 +90,10 @@ static const struct zs_pubcal_const g_consts[] = {
      "of its alone rate that compute keeps while a collective runs", 0.841,
      "arXiv 2507.03114 (1/1.189), in the A100, H100 and H200 profiles", 0.3,
      1.0, false, set_overlap},
+    {"hook_call_ns", "ns",
+     "host time of one call of DeepSpeed ZeRO-3's hooks into PyTorch",
+     ZS_HOOK_CALL_NS, "fitted: split by source (hw.h ZS_HOOK_CALL_NS)",
+     1000.0, 30000.0, false, set_hook_call},
 };
 #define NCONSTS ((int)(sizeof g_consts / sizeof g_consts[0]))
 
