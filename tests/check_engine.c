@@ -860,6 +860,115 @@ START_TEST(test_cuda_per_stream)
 }
 END_TEST
 
+/* ---- snapshots ---------------------------------------------------------- */
+
+static int32_t snap_mark(zs_sim *s, int q, int32_t from)
+{
+    return sub(s, (struct zs_task_desc){.kind = ZS_TASK_MARK,
+                                        .queue = q,
+                                        .snapshot = true,
+                                        .snapshot_from = from,
+                                        .name = "snap"});
+}
+
+static struct zs_snapshot snap_of(zs_sim *s, int32_t id)
+{
+    struct zs_snapshot x;
+    ck_assert_int_eq(zs_sim_snapshot(s, id, &x), 0);
+    return x;
+}
+
+/* Four periods on one queue, CUDA caching pool: each starts with a
+ * snapshot mark M_i, frees the buffer B_{i-1} of the period before, then
+ * allocates B_i (64 MiB) and waits 10 ms.  At M_0 nothing is allocated; at
+ * M_1 B_0 holds a 64 MiB segment; at M_2 and M_3 B_1 and B_2 hold that same
+ * segment (freed, then reused best-fit).  With `from` = M_1 (M_0 names
+ * itself), B_0 (task 2, before M_1) is named by its id, 2, and B_1, B_2
+ * (tasks 6 and 10) by their distance to M_2, M_3 (tasks 8 and 12): -2.  So
+ * the fingerprints of M_2 and M_3 agree, those of M_1 and M_2 do not (B_0
+ * named absolutely), nor M_0's (nothing allocated).  One queue: every mark
+ * is quiet.  A snapshot exists only for the marks: another task has none. */
+START_TEST(test_snapshot_periodic)
+{
+    zs_sim *s = mk();
+    int q = zs_sim_add_queue(s, "host");
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+    int32_t m[4], bprev = -1, d = -1;
+    struct zs_snapshot x[4], y;
+    for (int i = 0; i < 4; i++) {
+        /* `from` is M_1 (task 4) for every mark; M_0 and M_1 name it
+         * before it exists */
+        m[i] = snap_mark(s, q, i < 2 ? zs_sim_ntasks(s) : m[1]);
+        ck_assert_int_eq(m[i], 4 * i);
+        if (bprev >= 0)
+            release(s, q, bprev);
+        else
+            delay(s, q, 0, NULL, 0); /* keeps the period at 4 tasks */
+        bprev = alloc(s, q, p, 64 * MiB, 0);
+        d = delay(s, q, 10 * MS, NULL, 0);
+    }
+    run_ok(s);
+    for (int i = 0; i < 4; i++) {
+        x[i] = snap_of(s, m[i]);
+        ck_assert_int_eq(x[i].t_ns, 10 * MS * i);
+        ck_assert(x[i].quiet);
+        ck_assert_int_eq(x[i].cache_flushes, 0);
+    }
+    ck_assert(x[2].state == x[3].state);
+    ck_assert(x[1].state != x[2].state);
+    ck_assert(x[0].state != x[1].state);
+    ck_assert_int_eq(zs_sim_snapshot(s, d, &y), -1);
+    ck_assert_int_eq(zs_sim_snapshot(s, 1000, &y), -1);
+    zs_sim_free(s);
+}
+END_TEST
+
+/* Quiet or not.  (1) A 1 GB flow at 10 GB/s (0-100 ms) on the copy queue;
+ * on the host queue a 50 ms delay, then mark A: the flow is still running
+ * at A (50 ms): not quiet.  Mark B waits for the flow (100 ms): quiet,
+ * though a MARK submitted after it on an idle queue ran at 0 (a join point
+ * without cores holds nothing).  (2) A 10 ms delay, then mark C on the host
+ * queue; a 1 ms DELAY submitted after C on an idle queue runs at 0, before
+ * C: C is not quiet. */
+START_TEST(test_snapshot_quiet)
+{
+    zs_sim *s = mk();
+    int l = zs_sim_add_link(s, "pcie", 10e9);
+    int h = zs_sim_add_queue(s, "host"), c = zs_sim_add_queue(s, "copy");
+    int q2 = zs_sim_add_queue(s, "idle");
+    int32_t f = flow1(s, c, 1e9, l, 0, NULL, 0), a, b, im, cm, early;
+    delay(s, h, 50 * MS, NULL, 0);
+    a = snap_mark(s, h, 0);
+    b = sub(s, (struct zs_task_desc){.kind = ZS_TASK_MARK,
+                                     .queue = h,
+                                     .deps = &f,
+                                     .ndeps = 1,
+                                     .snapshot = true,
+                                     .name = "after the flow"});
+    im = sub(s, (struct zs_task_desc){
+                    .kind = ZS_TASK_MARK, .queue = q2, .name = "idle"});
+    run_ok(s);
+    ck_assert_int_eq(START(s, im), 0);
+    ck_assert_int_eq(snap_of(s, a).t_ns, 50 * MS);
+    ck_assert(!snap_of(s, a).quiet);
+    ck_assert_int_eq(snap_of(s, b).t_ns, 100 * MS);
+    ck_assert(snap_of(s, b).quiet);
+    zs_sim_free(s);
+
+    s = mk();
+    h = zs_sim_add_queue(s, "host");
+    q2 = zs_sim_add_queue(s, "idle");
+    delay(s, h, 10 * MS, NULL, 0);
+    cm = snap_mark(s, h, 0);
+    early = delay(s, q2, 1 * MS, NULL, 0);
+    run_ok(s);
+    ck_assert_int_eq(START(s, early), 0);
+    ck_assert_int_eq(snap_of(s, cm).t_ns, 10 * MS);
+    ck_assert(!snap_of(s, cm).quiet);
+    zs_sim_free(s);
+}
+END_TEST
+
 /* A flush that succeeds, capacity 40 MiB: 30 MiB (segment of 30), freed and
  * cached; 32 MiB does not fit the cached block, 30 + 32 > 40 -> flush
  * releases the free 30 MiB segment, then 32 fits: reserved 32 MiB. */
@@ -1365,6 +1474,15 @@ START_TEST(test_bad_submit)
          "invalid cls of task 'x' (id 2): must be in [0, 15] (got 16)"},
         {{.kind = 9, .queue = 0, .name = "x"},
          "invalid kind of task 'x' (id 2): must be 0..4 (got 9)"},
+        {{.kind = ZS_TASK_DELAY, .queue = 0, .snapshot = true, .name = "x"},
+         "invalid snapshot on task 'x' (id 2): only a MARK records one"},
+        {{.kind = ZS_TASK_MARK,
+          .queue = 0,
+          .snapshot = true,
+          .snapshot_from = 3,
+          .name = "m"},
+         "invalid snapshot_from of task 'm' (id 2): must be in [0, 2] (got "
+         "3)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         zs_sim *s = mk();
@@ -1652,6 +1770,8 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cuda_expandable_release);
     tcase_add_test(core, test_cuda_per_stream);
     tcase_add_test(core, test_cuda_flush);
+    tcase_add_test(core, test_snapshot_periodic);
+    tcase_add_test(core, test_snapshot_quiet);
     tcase_add_test(core, test_host_pinned);
     tcase_add_test(core, test_host_locked);
     tcase_add_test(core, test_plain_oom);

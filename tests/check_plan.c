@@ -398,13 +398,19 @@ START_TEST(test_emit_torch_adam)
 END_TEST
 
 /* What the plan says fits, `zsim simulate` (the first step and one steady
- * step, every micro-step up to its cap) finds fitting too, with the same
- * steady peak: the planner's shortened simulation must not hide an OOM that
- * only the second step meets (GPU optimizer states are allocated lazily at
- * the end of the first step, and the caching allocator enters the second
- * step with the first one's cached blocks: FSDP2 7B offload at micro 8 fits
- * one step and fails for fragmentation in the second).  The top 12
- * feasible 7B candidates (no offload first) and the top 3 of 72B (offload). */
+ * step) finds fitting too, with the same result: both simulate the first,
+ * the steady and the boundary micro-steps of each step, proved to stand
+ * for every micro-step (docs/engine.md "Accumulation"), so the planner's
+ * table and `zsim simulate` report the same steady step to the nanosecond
+ * (before, the planner extrapolated from the first micro-step: Qwen2.5-72B,
+ * ZeRO-3 offload opt+param, 8 procs, micro 1 x accum 8 was 44.13 s in the
+ * plan and 44.14 s in simulate).  The planner's shortened simulation must
+ * not hide an OOM that only the second step meets either (GPU optimizer
+ * states are allocated lazily at the end of the first step, and the
+ * caching allocator enters the second step with the first one's cached
+ * blocks: FSDP2 7B offload at micro 8 fits one step and fails for
+ * fragmentation in the second).  The top 12 feasible 7B candidates (no
+ * offload first) and the top 10 of 72B (offload, accumulation 2 to 16). */
 static void agrees(const char *model, int top)
 {
     struct pl x;
@@ -416,7 +422,7 @@ static void agrees(const char *model, int top)
         struct zs_cfg c = cd->cfg;
         struct zs_setup su = {0};
         struct zs_sim_result r;
-        char label[160];
+        char label[160], why[1024];
         zs_plan_cand_label(cd, label, sizeof label);
         c.steps = 1;
         su.model = &x.m;
@@ -427,14 +433,8 @@ static void agrees(const char *model, int top)
         ck_assert_msg(r.oom.where == ZS_OOM_NONE,
                       "%s: plan fits, simulate OOMs in %s of %s (step %d)",
                       label, r.oom.phase, r.oom.module, r.oom.step);
-        /* the same peak where the plan simulated every micro-step (accum
-         * <= 2; beyond, micro-step 1 stands for the middle ones) */
-        if (c.accum <= 2)
-            ck_assert_msg(r.steady.peak_gpu_reserved ==
-                              cd->res.steady.peak_gpu_reserved,
-                          "%s: reserved %lld vs plan %lld", label,
-                          (long long)r.steady.peak_gpu_reserved,
-                          (long long)cd->res.steady.peak_gpu_reserved);
+        ck_assert_msg(!zt_result_differs(&cd->res, &r, why, sizeof why),
+                      "%s: plan vs simulate: %s", label, why);
     }
     zs_plan_release(&x.p);
 }
@@ -442,7 +442,7 @@ static void agrees(const char *model, int top)
 START_TEST(test_plan_agrees_with_simulate)
 {
     agrees("7b", 12);
-    agrees("72b", 3);
+    agrees("72b", 10);
 }
 END_TEST
 

@@ -103,4 +103,111 @@ static inline void zt_expect_resolve_error(const char *flags, const char *msg)
     ck_assert_str_eq(err.msg, msg);
 }
 
+/* Comparing two results field by field (the accumulation shortcut against
+ * the full simulation, the planner against `zsim simulate`): each writes
+ * the first difference into why ("<field> <first> vs <second>") and
+ * returns whether there is one.  Two step results: */
+static inline bool zt_step_differs(const struct zs_step_result *a,
+                                   const struct zs_step_result *b, char *why,
+                                   size_t cap)
+{
+#define NUM(f)                                                                 \
+    if (a->f != b->f) {                                                        \
+        snprintf(why, cap, #f " %lld vs %lld", (long long)a->f,                \
+                 (long long)b->f);                                             \
+        return true;                                                           \
+    }
+#define DBL(f)                                                                 \
+    if (a->f != b->f) {                                                        \
+        snprintf(why, cap, #f " %.9f vs %.9f", a->f, b->f);                    \
+        return true;                                                           \
+    }
+#define STR(f)                                                                 \
+    if (strcmp(a->f, b->f)) {                                                  \
+        snprintf(why, cap, #f " '%.200s' vs '%.200s'", a->f, b->f);            \
+        return true;                                                           \
+    }
+    NUM(time_ns);
+    DBL(time_s);
+    DBL(br_compute);
+    DBL(br_coll);
+    DBL(br_pcie);
+    DBL(br_opt);
+    DBL(br_other);
+    DBL(br_nvme);
+    NUM(peak_gpu_allocated);
+    NUM(peak_gpu_reserved);
+    NUM(peak_host_per_node);
+    NUM(pinned_host_per_node);
+    NUM(peak_host_per_rank);
+    NUM(pinned_host_per_rank);
+    NUM(cache_flushes);
+    DBL(tokens_per_s_per_gpu);
+    DBL(mfu);
+    STR(bottleneck);
+    STR(gpu_peak_where);
+    STR(host_peak_where);
+    NUM(n_gpu_live);
+    NUM(n_host_live);
+    for (int i = 0; i < a->n_gpu_live; i++) {
+        STR(gpu_live[i].name);
+        NUM(gpu_live[i].bytes);
+    }
+    for (int i = 0; i < a->n_host_live; i++) {
+        STR(host_live[i].name);
+        NUM(host_live[i].bytes);
+    }
+#undef NUM
+#undef DBL
+#undef STR
+    return false;
+}
+
+/* Two OOM verdicts: */
+static inline bool zt_oom_differs(const struct zs_oom_info *a,
+                                  const struct zs_oom_info *b, char *why,
+                                  size_t cap)
+{
+#define NUM(f)                                                                 \
+    if (a->f != b->f) {                                                        \
+        snprintf(why, cap, "oom." #f " %lld vs %lld", (long long)a->f,         \
+                 (long long)b->f);                                             \
+        return true;                                                           \
+    }
+#define STR(f)                                                                 \
+    if (strcmp(a->f, b->f)) {                                                  \
+        snprintf(why, cap, "oom." #f " '%s' vs '%s'", a->f, b->f);             \
+        return true;                                                           \
+    }
+    NUM(where);
+    STR(phase);
+    NUM(step);
+    NUM(micro);
+    STR(module);
+    NUM(needed_bytes);
+    NUM(available_bytes);
+    NUM(request_bytes);
+    NUM(needed_reserved_bytes);
+    NUM(allocated_at_oom);
+    NUM(reserved_at_oom);
+#undef NUM
+#undef STR
+    return false;
+}
+
+/* Two results: the OOM verdict, both steps, and for a planner's
+ * verdict-only result whether it is partial. */
+static inline bool zt_result_differs(const struct zs_sim_result *a,
+                                     const struct zs_sim_result *b, char *why,
+                                     size_t cap)
+{
+    if (a->partial != b->partial) {
+        snprintf(why, cap, "partial %d vs %d", a->partial, b->partial);
+        return true;
+    }
+    return zt_oom_differs(&a->oom, &b->oom, why, cap) ||
+           zt_step_differs(&a->first, &b->first, why, cap) ||
+           zt_step_differs(&a->steady, &b->steady, why, cap);
+}
+
 #endif

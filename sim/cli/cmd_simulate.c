@@ -105,6 +105,12 @@ static const char usage[] =
     "  --max-reuse-distance N  --sub-group-size N  --overlap-comm yes|no\n"
     "  --contiguous-gradients yes|no  --gradient-clipping X  --steps N (steady "
     "steps, 1)\n"
+    "  --all-micro-steps         simulate every micro-step of every step "
+    "(default: the first,\n"
+    "                            one steady one and the boundary, the steady "
+    "one standing for\n"
+    "                            the rest: the same results, docs/engine.md "
+    "\"Accumulation\")\n"
     "  --name NAME\n"
     "Whole run (given --dataset-samples; docs/run.md): load, init, steps, "
     "evaluations,\n"
@@ -144,6 +150,7 @@ static const char usage[] =
 static const struct zs_opt own[] = {
     {"json", 0},        {"trace", 1}, {"timeline", 1},
     {"fail-on-oom", 0}, {"plot", 1},  {"db", 1},
+    {"all-micro-steps", 0},
 };
 
 #define NOWN (sizeof own / sizeof own[0])
@@ -257,6 +264,7 @@ static int run(int argc, char **argv, struct zs_err *err)
     su.model = &s.m;
     su.cluster = &s.cl;
     su.cfg = &s.cfg;
+    su.all_micro_steps = zs_cli_get(&s.l, "all-micro-steps") != NULL;
     sim = zs_sim_new();
     if (!sim)
         return zs_err_set(err, ZS_ENOMEM, "out of memory");

@@ -83,6 +83,8 @@ void zs_sim_free(zs_sim *s)
     zs_free(s->touched);
     zs_free(s->act);
     zs_free(s->affl);
+    zs_free(s->snaps);
+    zs_free(s->seg_scratch);
     zs_heap_release(&s->heap);
     zs_free(s);
 }
@@ -111,6 +113,12 @@ static void clear_run(zs_sim *s)
     }
     for (size_t i = 0; i < s->npools; i++)
         zs_pool_clear_run(&s->pools[i]);
+    s->started_max = -1;
+    s->unfinished = 0;
+    for (size_t i = 0; i < s->nsnaps; i++) {
+        memset(&s->snaps[i].at, 0, sizeof s->snaps[i].at);
+        s->snaps[i].at.t_ns = -1;
+    }
 }
 
 void zs_sim_reset(zs_sim *s)
@@ -122,6 +130,7 @@ void zs_sim_reset(zs_sim *s)
     s->ndeps = 0;
     s->nfdesc = 0;
     s->nevtasks = 0;
+    s->nsnaps = 0;
     s->max_task_cores = 0;
     s->csr_ok = 0;
     s->ran = 0;
@@ -375,6 +384,14 @@ static int check_common(zs_sim *s, const struct zs_task_desc *d, int32_t id)
         return bad_range(s, "cls", "task", d, id, 15, d->cls, 0);
     if (d->cores < 0 || d->cores > INT16_MAX)
         return bad_range(s, "cores", "task", d, id, INT16_MAX, d->cores, 0);
+    if (d->snapshot && d->kind != ZS_TASK_MARK)
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid snapshot on task '%s' (id %d): only a "
+                          "MARK records one",
+                          TNAME(d), id);
+    if (d->snapshot && (d->snapshot_from < 0 || d->snapshot_from > id))
+        return bad_range(s, "snapshot_from", "task", d, id, id,
+                         d->snapshot_from, 0);
     return 0;
 }
 
@@ -496,7 +513,10 @@ static inline int submit_reserve(zs_sim *s, const struct zs_task_desc *d,
                     sizeof *s->deps)) ||
            (d->kind == ZS_TASK_FLOW && s->nfdesc + 1 > s->fdesc_cap &&
             zs_grow((void **)&s->fdesc, &s->fdesc_cap, s->nfdesc + 1,
-                    sizeof *s->fdesc));
+                    sizeof *s->fdesc)) ||
+           (d->snapshot && s->nsnaps + 1 > s->snaps_cap &&
+            zs_grow((void **)&s->snaps, &s->snaps_cap, s->nsnaps + 1,
+                    sizeof *s->snaps));
 }
 
 /* The part of task t (id) that depends on its kind. */
@@ -532,7 +552,15 @@ static inline void submit_kind(zs_sim *s, struct task *t,
         t->pool = s->tasks[d->alloc_task].pool;
         s->tasks[d->alloc_task].freed = (int32_t)id;
         break;
-    default:
+    default: /* MARK */
+        if (d->snapshot) {
+            struct snap *sn = &s->snaps[s->nsnaps];
+            sn->task = (int32_t)id;
+            sn->from = d->snapshot_from;
+            memset(&sn->at, 0, sizeof sn->at);
+            sn->at.t_ns = -1;
+            t->aux = (int32_t)s->nsnaps++;
+        }
         break;
     }
 }
@@ -922,6 +950,32 @@ static int time_overflow(zs_sim *s, int32_t id, struct zs_err *err)
                       (long long)TIME_MAX_NS);
 }
 
+/* FNV-1a's offset basis (64-bit): the fingerprint's start. */
+#define FP_BASIS 0xcbf29ce484222325ULL
+
+/* Snapshot MARK id runs now (zs_sim_snapshot): quiet when every task
+ * before it has finished and none after it has started but MARKs without
+ * cores (a join point on an idle queue, e.g. a drain's mark on a stream
+ * with nothing to wait for, runs at once: zero time, nothing held, and
+ * its successors wait for their other predecessors as before). */
+static void take_snapshot(zs_sim *s, int32_t id)
+{
+    struct snap *sn = &s->snaps[s->tasks[id].aux];
+    uint64_t h = FP_BASIS;
+    sn->at.t_ns = s->now_ns;
+    /* the first unfinished task, from where the last snapshot left it
+     * (snapshot marks run in id order on their queue; O(tasks) a run) */
+    while (s->unfinished < id && s->recs[s->unfinished].end_ns >= 0)
+        s->unfinished++;
+    sn->at.quiet = s->unfinished == id && s->started_max == id;
+    sn->at.cache_flushes = 0;
+    for (size_t i = 0; i < s->npools; i++) {
+        h = zs_pool_fingerprint(&s->pools[i], h, sn->from, id, s->seg_scratch);
+        sn->at.cache_flushes += s->pools[i].st.cache_flushes;
+    }
+    sn->at.state = h;
+}
+
 /* Starts a ready task at now.  Returns 0, ZS_SIM_OOM, ZS_ENOMEM or
  * ZS_ELIMIT. */
 static int start(zs_sim *s, int32_t id, struct zs_err *err)
@@ -935,6 +989,8 @@ static int start(zs_sim *s, int32_t id, struct zs_err *err)
         s->cores_free -= t->cores;
     }
     s->pend[id] = -1;
+    if (id > s->started_max && (t->kind != ZS_TASK_MARK || t->cores > 0))
+        s->started_max = id;
     switch (t->kind) {
     case ZS_TASK_DELAY:
         s->recs[id].start_ns = s->now_ns;
@@ -985,6 +1041,11 @@ static int start(zs_sim *s, int32_t id, struct zs_err *err)
     default:
         s->recs[id].start_ns = s->now_ns;
         s->events++;
+        if (t->aux >= 0) { /* a snapshot MARK */
+            if (id > s->started_max)
+                s->started_max = id;
+            take_snapshot(s, id);
+        }
         break;
     }
     complete(s, id);
@@ -1073,6 +1134,12 @@ static int reserve_run(zs_sim *s, struct zs_err *err)
         int rc = zs_pool_prepare(&s->pools[i], err);
         if (rc)
             return rc;
+        /* a snapshot lists a pool's segment heads: at most its blocks */
+        if (s->nsnaps &&
+            zs_grow((void **)&s->seg_scratch, &s->seg_scratch_cap,
+                    s->pools[i].blk_cap + 1, sizeof *s->seg_scratch))
+            return zs_err_set(err, ZS_ENOMEM,
+                              "out of memory preparing a run of %zu tasks", n);
     }
     return 0;
 }
@@ -1187,6 +1254,18 @@ int zs_sim_run(zs_sim *s, struct zs_err *err)
 }
 
 /* ---- results ----------------------------------------------------------- */
+
+int zs_sim_snapshot(const zs_sim *s, int32_t task, struct zs_snapshot *out)
+{
+    const struct task *t;
+    if (!s || !zs_index_ok(task, s->ntasks))
+        return -1;
+    t = &s->tasks[task];
+    if (t->kind != ZS_TASK_MARK || t->aux < 0)
+        return -1;
+    *out = s->snaps[t->aux].at;
+    return 0;
+}
 
 int64_t zs_sim_now(const zs_sim *s)
 {

@@ -48,6 +48,7 @@
 
 #include "util/err.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,6 +97,11 @@ struct zs_task_desc {
     unsigned alloc_flags; /* ZS_ALLOC_PINNED */
     /* FREE */
     int32_t alloc_task;
+    /* MARK: record the run's state when it runs (zs_sim_snapshot);
+     * snapshot_from: allocations by tasks before it are named by their id
+     * in the fingerprint, later ones by their distance to this mark */
+    bool snapshot;
+    int32_t snapshot_from;
 };
 
 /* Result of one task (read-only). */
@@ -249,6 +255,30 @@ int zs_sim_set_link_coupling(zs_sim *s, int link, int other, double factor);
 /* The capacity a link offers now (its coupling applied): for tests and
  * traces, meaningful during and after a run. */
 double zs_sim_link_capacity_now(const zs_sim *s, int link);
+
+/* The state of a run at a MARK submitted with `snapshot` set, for a caller
+ * that proves two points of a run alike (sched's accumulation shortcut,
+ * docs/engine.md "Accumulation").  quiet: when the mark ran, every task
+ * submitted before it had finished and none submitted after it had started
+ * (nothing in flight: no flow, no delay, no core held).  state: a 64-bit
+ * fingerprint of every pool as the mark found it: allocated, reserved and
+ * pinned bytes; the host allocator's cached blocks by size class; the CUDA
+ * caching allocator's segments in address order, each with its stream, its
+ * pool (small or large) and its blocks in address order (size, free or
+ * used, and a used block's owner: the ALLOC's id when it was submitted
+ * before `snapshot_from`, else its id less the mark's), and the expandable
+ * segments' mapped ends relative to their bases.  Two quiet marks whose
+ * fingerprints agree, each followed by the same tasks (ids shifted alike),
+ * run the same from there on, up to the hash's 2^-64 chance of a
+ * collision.  cache_flushes: the pools' cache flushes so far. */
+struct zs_snapshot {
+    int64_t t_ns; /* when the mark ran; -1: it did not */
+    bool quiet;
+    uint64_t state;
+    int64_t cache_flushes;
+};
+/* 0, or -1 when `task` is not a snapshot MARK (out untouched). */
+int zs_sim_snapshot(const zs_sim *s, int32_t task, struct zs_snapshot *out);
 
 /* Builds a deterministic synthetic schedule of about ntasks tasks (streams
  * of DELAYs with cross-stream deps, 4-8 concurrent flows on 4 links, CUDA

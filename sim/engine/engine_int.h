@@ -125,6 +125,20 @@ struct pool {
     int64_t cached[ZS_HOST_CLASSES];
 };
 
+/* A segment's first block and its address (zs_pool_fingerprint's
+ * scratch). */
+struct seg_head {
+    int64_t addr;
+    int32_t blk;
+};
+
+/* A snapshot MARK (zs_sim_snapshot): its task, the first task whose
+ * allocations it names relatively, and what the run found. */
+struct snap {
+    int32_t task, from;
+    struct zs_snapshot at;
+};
+
 struct zs_sim {
     struct zs_err err; /* last submit/topology error (zs_sim_errmsg) */
     /* topology */
@@ -179,6 +193,15 @@ struct zs_sim {
     int64_t done;
     struct zs_oom oom;
     int oom_set;
+    /* snapshot MARKs, in submission order (a MARK's task.aux indexes it) */
+    struct snap *snaps;
+    size_t nsnaps, snaps_cap;
+    struct seg_head *seg_scratch; /* while fingerprinting a pool */
+    size_t seg_scratch_cap;
+    /* the highest id of a task started in this run, MARKs without cores
+     * left out; the lowest id of a task not finished yet as the last
+     * snapshot found it */
+    int32_t started_max, unfinished;
 };
 
 /* Whether i indexes an array of n entries (the accessors' range check). */
@@ -195,5 +218,10 @@ int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
                   struct zs_err *err);
 void zs_pool_free(zs_sim *s, int pool, int32_t id, int64_t t_ns);
 void zs_pool_release(struct pool *p);
+/* Folds pool p's state into the fingerprint h (zs_snapshot.state): the
+ * owner of a used block is named by its id when below `from`, else by its
+ * id less `mark`.  heads: scratch for p->nblk entries. */
+uint64_t zs_pool_fingerprint(const struct pool *p, uint64_t h, int32_t from,
+                             int32_t mark, struct seg_head *heads);
 
 #endif

@@ -75,6 +75,7 @@
 #include "util/err.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Constants of c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.x). */
@@ -222,6 +223,7 @@ static int32_t blk_new(struct pool *p)
 static void blk_recycle(struct pool *p, int32_t b)
 {
     p->blk[b].next = p->blk_free;
+    p->blk[b].size = 0; /* not a block now (zs_pool_fingerprint) */
     p->blk_free = b;
 }
 
@@ -828,4 +830,75 @@ int64_t zs_sim_pool_live_at(const zs_sim *s, int pool, int64_t seq,
             tasks[j] = id;
     }
     return total;
+}
+
+/* ---- fingerprint ------------------------------------------------------- */
+
+/* FNV-1a over the 8 bytes of w (Fowler, Noll, Vo; the 64-bit prime). */
+static uint64_t fp_word(uint64_t h, int64_t w)
+{
+    uint64_t u = (uint64_t)w;
+    for (int i = 0; i < 8; i++) {
+        h ^= (u >> (8 * i)) & 0xFF;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static int head_addr_cmp(const void *x, const void *y)
+{
+    int64_t a0 = ((const struct seg_head *)x)->addr,
+            a1 = ((const struct seg_head *)y)->addr;
+    return (a0 > a1) - (a0 < a1);
+}
+
+/* The segments of a CUDA caching pool in address order, their blocks in
+ * address order, each at its offset in the segment (an expandable
+ * segment's blocks may have unmapped ranges between them).  Segment
+ * addresses themselves only order them (a new segment always gets the
+ * highest yet), so they enter as that order. */
+static uint64_t fp_segments(const struct pool *p, uint64_t h, int32_t from,
+                            int32_t mark, struct seg_head *heads)
+{
+    size_t nh = 0;
+    for (size_t i = 0; i < p->nblk; i++)
+        if (p->blk[i].size > 0 && p->blk[i].prev < 0) {
+            heads[nh].addr = p->blk[i].addr;
+            heads[nh++].blk = (int32_t)i;
+        }
+    qsort(heads, nh, sizeof *heads, head_addr_cmp);
+    h = fp_word(h, (int64_t)nh);
+    for (size_t k = 0; k < nh; k++) {
+        const struct blk *b = &p->blk[heads[k].blk];
+        h = fp_word(h, b->stream | (int64_t)b->small << 8);
+        for (int32_t i = heads[k].blk; i >= 0; i = p->blk[i].next) {
+            b = &p->blk[i];
+            h = fp_word(h, b->addr - heads[k].addr);
+            h = fp_word(h, b->size);
+            if (!b->used)
+                h = fp_word(h, INT64_MIN); /* free */
+            else
+                h = fp_word(h, b->task < from ? (int64_t)b->task
+                                              : (int64_t)b->task - mark);
+        }
+    }
+    if (p->expandable)
+        for (int i = 0; i < ZS_ALLOC_STREAMS; i++)
+            h = fp_word(h, p->es_next[i] - (ES_BASE + i * ES_SPAN));
+    return h;
+}
+
+uint64_t zs_pool_fingerprint(const struct pool *p, uint64_t h, int32_t from,
+                             int32_t mark, struct seg_head *heads)
+{
+    h = fp_word(h, p->kind);
+    h = fp_word(h, p->allocated);
+    h = fp_word(h, p->reserved);
+    h = fp_word(h, p->pinned);
+    if (p->kind == ZS_POOL_HOST)
+        for (int i = 0; i < ZS_HOST_CLASSES; i++)
+            h = fp_word(h, p->cached[i]);
+    if (p->kind == ZS_POOL_CUDA_CACHING)
+        h = fp_segments(p, h, from, mark, heads);
+    return h;
 }

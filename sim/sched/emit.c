@@ -11,7 +11,7 @@
 
 int zs_tag_now(const struct zs_bctx *b, int unit)
 {
-    return ZS_TAG(unit < 0 ? ZS_NO_UNIT : unit, b->phase, b->micro, b->step);
+    return ZS_TAG(unit < 0 ? ZS_NO_UNIT : unit, b->phase, b->step);
 }
 
 /* The planner's prefix cut (sched_int.h; docs/engine.md "The prefix
@@ -301,6 +301,24 @@ int32_t zs_t_mark(struct zs_bctx *b, int q, const char *name, int32_t d0,
     d.name = name;
     d.tag = zs_tag_now(b, -1);
     return zs_t_emit(b, &d, d0, d1, d2);
+}
+
+int32_t zs_t_snapshot(struct zs_bctx *b, int32_t from, const char *name)
+{
+    struct zs_task_desc d;
+    if (counting(b))
+        return cut_quick(b, ZS_TASK_MARK, b->q_host, -1, 0, -1, b->last_host,
+                         -1, -1);
+    memset(&d, 0, sizeof d);
+    d.kind = ZS_TASK_MARK;
+    d.queue = b->q_host;
+    d.cls = ZS_CLS_SYNC;
+    d.name = name;
+    d.tag = zs_tag_now(b, -1);
+    /* the mark itself when it is the first steady micro-step's start */
+    d.snapshot = true;
+    d.snapshot_from = from >= 0 ? from : zs_sim_ntasks(b->sim);
+    return zs_t_emit(b, &d, b->last_host, -1, -1);
 }
 
 int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
@@ -725,23 +743,42 @@ bool zs_full_ckpt_at(const struct zs_bctx *b, int layer)
                             b->c->ckpt_every, layer) == ZS_CKPT_FULL;
 }
 
+int zs_micro_sim(const struct zs_bctx *b, int st)
+{
+    int64_t accum = b->c->accum; /* at most 16777216 (config.c) */
+    if (b->su->all_micro_steps || b->steady[st] + 2 >= accum)
+        return (int)accum;
+    return b->steady[st] + 2;
+}
+
 void zs_run_steps(struct zs_bctx *b, void *ctx,
                   void (*micro)(void *ctx, bool boundary),
                   void (*opt)(void *ctx, bool first))
 {
     for (int st = 0; st < b->nsteps; st++) {
-        int maxm = b->su->plan_mode ? 2 : ZS_MAX_MICRO_SIM;
-        int nm = b->c->accum < maxm ? (int)b->c->accum : maxm;
+        int nm = zs_micro_sim(b, st);
+        bool shortcut = nm < b->c->accum;
+        assert(nm <= b->micro_cap);
         b->step = st + 1;
         b->step_start[st] =
             zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
         b->nmicro_sim[st] = nm;
         for (int mi = 0; mi < nm; mi++) {
+            int32_t *start = &b->micro_start[zs_micro_at(b, st, mi)];
             b->micro = mi;
-            b->micro_start[st][mi] = zs_t_mark(b, b->q_host, "micro-step start",
-                                               b->last_host, -1, -1);
+            /* the shortcut's proof (result.c zs_shortcut_proved): the engine's
+             * state at the start of the last steady micro-step and at the
+             * boundary's, allocations from the first steady one on named
+             * relative to each mark */
+            if (shortcut && mi >= nm - 2)
+                *start = zs_t_snapshot(
+                    b, mi == 1 ? -1 : b->micro_start[zs_micro_at(b, st, 1)],
+                    "micro-step start");
+            else
+                *start = zs_t_mark(b, b->q_host, "micro-step start",
+                                   b->last_host, -1, -1);
             micro(ctx, mi == nm - 1);
-            b->micro_end[st][mi] =
+            b->micro_end[zs_micro_at(b, st, mi)] =
                 zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
         }
         opt(ctx, st == 0);

@@ -15,6 +15,7 @@
 #include "util/alloc.h"
 #include "util/units.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,8 +64,8 @@ static int cls_bucket(int cls)
  * then the CPU add that held the host, then the all-gather the host issued
  * late: each is charged its own time, issue 10 item 6), marks and
  * allocations pass through; what the chain does not cover is host time. */
-static void charge_gap(const struct zs_bctx *b, int32_t task,
-                       int64_t gap_start, int64_t gap_end, double br[BR_N])
+static void charge_gap(const struct zs_bctx *b, int32_t task, int64_t gap_start,
+                       int64_t gap_end, int64_t br[BR_N])
 {
     int32_t t = zs_sim_task(b->sim, task)->blocked_by;
     int64_t cur = gap_end;
@@ -74,8 +75,8 @@ static void charge_gap(const struct zs_bctx *b, int32_t task,
         int64_t e = r->end_ns < cur ? r->end_ns : cur;
         if (r->kind != ZS_TASK_MARK && r->kind != ZS_TASK_ALLOC &&
             r->kind != ZS_TASK_FREE && e > s) {
-            br[BR_OTHER] += (double)(cur - e) * 1e-9; /* host in between */
-            br[cls_bucket(r->cls)] += (double)(e - s) * 1e-9;
+            br[BR_OTHER] += cur - e; /* host in between */
+            br[cls_bucket(r->cls)] += e - s;
             cur = s;
         }
         if (r->start_ns <= gap_start && r->kind != ZS_TASK_MARK &&
@@ -84,17 +85,18 @@ static void charge_gap(const struct zs_bctx *b, int32_t task,
         t = r->blocked_by;
     }
     if (cur > gap_start)
-        br[BR_OTHER] += (double)(cur - gap_start) * 1e-9;
+        br[BR_OTHER] += cur - gap_start;
 }
 
-/* Breakdown of [t0, t1] into br[BR_N] seconds. */
+/* Breakdown of [t0, t1] into br[BR_N] nanoseconds (integers: a sum of
+ * windows is exact, result.c step_result). */
 static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1,
-                      int32_t end_task, double br[BR_N])
+                      int32_t end_task, int64_t br[BR_N])
 {
     int32_t n = zs_sim_ntasks(b->sim);
     const struct zs_task_rec *recs = zs_sim_tasks(b->sim);
     int64_t prev_end = t0;
-    memset(br, 0, sizeof(double) * BR_N);
+    memset(br, 0, sizeof(int64_t) * BR_N);
     for (int32_t i = 0; i < n; i++) {
         const struct zs_task_rec *r = &recs[i];
         int64_t s, e;
@@ -112,13 +114,13 @@ static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1,
         if (s > prev_end)
             charge_gap(b, i, prev_end, s, br);
         if (r->cls == ZS_CLS_OPT)
-            br[BR_OPT] += (double)(e - s) * 1e-9;
+            br[BR_OPT] += e - s;
         else if (r->cls == ZS_CLS_COLL)
-            br[BR_COLL] += (double)(e - s) * 1e-9;
+            br[BR_COLL] += e - s;
         else if (r->cls == ZS_CLS_PCIE)
-            br[BR_PCIE] += (double)(e - s) * 1e-9;
+            br[BR_PCIE] += e - s;
         else
-            br[BR_COMPUTE] += (double)(e - s) * 1e-9;
+            br[BR_COMPUTE] += e - s;
         if (e > prev_end)
             prev_end = e;
     }
@@ -153,6 +155,27 @@ static int64_t window_peak(const struct zs_bctx *b, int pool, int64_t t0,
     return best;
 }
 
+/* The micro-step (1-based, of its step) task `task` of step `step` (its
+ * tag's; 0: init) belongs to: the last simulated micro-step whose start
+ * mark precedes it in id order (tasks are built in program order; the
+ * optimizer step counts with the last micro-step, init with the first). */
+static int64_t micro_of_task(const struct zs_bctx *b, int step, int32_t task)
+{
+    int st = step - 1, lo = 0, hi;
+    if (st < 0 || st >= b->nsteps || b->nmicro_sim[st] < 1)
+        return 1;
+    hi = b->nmicro_sim[st] - 1;
+    while (lo < hi) { /* the largest mi with micro_start <= task */
+        int mid = (lo + hi + 1) / 2;
+        int32_t m = b->micro_start[zs_micro_at(b, st, mid)];
+        if (m >= 0 && m <= task)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return zs_micro_number(b, st, lo);
+}
+
 static void describe_task(const struct zs_bctx *b, int32_t task, char *buf,
                           size_t cap)
 {
@@ -160,15 +183,15 @@ static void describe_task(const struct zs_bctx *b, int32_t task, char *buf,
     char unit[96];
     int tag = r->tag;
     int u = ZS_TAG_UNIT(tag);
+    long long micro = (long long)micro_of_task(b, ZS_TAG_STEP(tag), task);
     if (u == ZS_NO_UNIT)
-        snprintf(buf, cap, "%s, step %d micro-step %d",
-                 zs_phase_name(ZS_TAG_PHASE(tag)), ZS_TAG_STEP(tag),
-                 ZS_TAG_MICRO(tag) + 1);
+        snprintf(buf, cap, "%s, step %d micro-step %lld",
+                 zs_phase_name(ZS_TAG_PHASE(tag)), ZS_TAG_STEP(tag), micro);
     else
-        snprintf(buf, cap, "%s of %s, step %d micro-step %d",
+        snprintf(buf, cap, "%s of %s, step %d micro-step %lld",
                  zs_phase_name(ZS_TAG_PHASE(tag)),
                  zs_unit_name(b, u, unit, sizeof unit), ZS_TAG_STEP(tag),
-                 ZS_TAG_MICRO(tag) + 1);
+                 micro);
 }
 
 /* What was live just after log index seq, grouped by buffer name.  0 or
@@ -251,7 +274,7 @@ static int peak_what(const struct zs_bctx *b, int pool, int64_t seq,
 }
 
 /* The largest of the step's time shares, in words: "<part>: N% of the step". */
-static void name_bottleneck(const double br[BR_N], struct zs_step_result *r)
+static void name_bottleneck(const int64_t br[BR_N], struct zs_step_result *r)
 {
     const char *names[BR_N] = {"GPU compute", "exposed collectives",
                                "host<->GPU copies (PCIe)", "the optimizer",
@@ -262,7 +285,60 @@ static void name_bottleneck(const double br[BR_N], struct zs_step_result *r)
         if (br[i] > br[best])
             best = i;
     snprintf(r->bottleneck, sizeof r->bottleneck, "%s: %.0f%% of the step",
-             names[best], r->time_s > 0 ? 100.0 * br[best] / r->time_s : 0);
+             names[best],
+             r->time_ns > 0 ? 100.0 * (double)br[best] / (double)r->time_ns
+                            : 0);
+}
+
+/* The snapshots at the starts of step st's last steady micro-step (s0) and
+ * of its boundary (s1), taken by the run (emit.c zs_run_steps).  False when
+ * the step simulated every micro-step or the boundary did not start. */
+static bool shortcut_marks(const struct zs_bctx *b, int st,
+                           struct zs_snapshot *s0, struct zs_snapshot *s1)
+{
+    int nm = b->nmicro_sim[st];
+    if (nm < 1 || nm >= b->c->accum)
+        return false;
+    return !zs_sim_snapshot(b->sim, b->micro_start[zs_micro_at(b, st, nm - 2)],
+                            s0) &&
+           !zs_sim_snapshot(b->sim, b->micro_start[zs_micro_at(b, st, nm - 1)],
+                            s1) &&
+           s1->t_ns >= 0;
+}
+
+bool zs_shortcut_proved(const struct zs_bctx *b, int st)
+{
+    struct zs_snapshot s0, s1;
+    int nm = b->nmicro_sim[st];
+    if (nm < 1 || nm >= b->c->accum)
+        return true;
+    if (!shortcut_marks(b, st, &s0, &s1)) {
+        /* the boundary's mark did not run (the run stopped before it), or
+         * it was never submitted (the prefix cut counted it) */
+        struct zs_snapshot x;
+        int32_t m = b->micro_start[zs_micro_at(b, st, nm - 1)];
+        return m < 0 || m >= zs_sim_ntasks(b->sim) ||
+               (!zs_sim_snapshot(b->sim, m, &x) && x.t_ns < 0);
+    }
+    return s0.t_ns >= 0 && s0.quiet && s1.quiet && s0.state == s1.state;
+}
+
+/* Cache flushes of the whole run with every micro-step simulated: the
+ * run's, and for each step under the shortcut its last steady
+ * micro-step's once for each micro-step not simulated (proved alike). */
+static int64_t run_cache_flushes(const struct zs_bctx *b)
+{
+    struct zs_pool_stats ps;
+    int64_t n;
+    zs_sim_pool_stats(b->sim, b->p_gpu, &ps);
+    n = ps.cache_flushes;
+    for (int st = 0; st < b->nsteps; st++) {
+        struct zs_snapshot s0, s1;
+        if (shortcut_marks(b, st, &s0, &s1))
+            n += (b->c->accum - b->nmicro_sim[st]) *
+                 (s1.cache_flushes - s0.cache_flushes);
+    }
+    return n;
 }
 
 /* 0 or ZS_ENOMEM */
@@ -271,37 +347,36 @@ static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
 {
     const struct zs_cfg *c = b->c;
     int64_t t0 = tend(b, b->step_start[st]), t1 = tend(b, b->step_end[st]);
-    double br[BR_N], brm[BR_N];
-    double dur, extra = 0;
+    int64_t br[BR_N], brm[BR_N];
     int64_t v, seq;
     memset(r, 0, sizeof *r);
     if (t0 < 0 || t1 < 0)
         return 0;
     r->t0_ns = t0;
     r->t1_ns = t1;
-    dur = (double)(t1 - t0) * 1e-9;
+    r->time_ns = t1 - t0;
     breakdown(b, t0, t1, b->step_end[st], br);
-    if (c->accum > b->nmicro_sim[st] && b->nmicro_sim[st] >= 2) {
-        /* micro-steps 1..accum-2 are identical: the simulated middle one (or,
-         * in planner mode, the first) stands for the ones not simulated
-         * (sched.h) */
+    if (c->accum > b->nmicro_sim[st]) {
+        /* the shortcut (sched.h): the simulated steady micro-step, the one
+         * before the boundary, stands for the ones not simulated */
         int nm = b->nmicro_sim[st];
-        int k = nm == 3 ? 1 : 0;
-        int64_t m0 = tend(b, b->micro_start[st][k]),
-                m1 = tend(b, b->micro_start[st][k + 1]);
-        double times = (double)(c->accum - nm);
-        extra = times * (double)(m1 - m0) * 1e-9;
-        breakdown(b, m0, m1, b->micro_start[st][k + 1], brm);
+        int k = nm - 2;
+        int64_t m0 = tend(b, b->micro_start[zs_micro_at(b, st, k)]),
+                m1 = tend(b, b->micro_start[zs_micro_at(b, st, k + 1)]);
+        int64_t times = c->accum - nm;
+        assert(nm >= 3);
+        r->time_ns += times * (m1 - m0);
+        breakdown(b, m0, m1, b->micro_start[zs_micro_at(b, st, k + 1)], brm);
         for (int i = 0; i < BR_N; i++)
             br[i] += brm[i] * times;
     }
-    r->time_s = dur + extra;
-    r->br_compute = br[BR_COMPUTE];
-    r->br_coll = br[BR_COLL];
-    r->br_pcie = br[BR_PCIE];
-    r->br_opt = br[BR_OPT];
-    r->br_other = br[BR_OTHER];
-    r->br_nvme = br[BR_NVME];
+    r->time_s = (double)r->time_ns * 1e-9;
+    r->br_compute = (double)br[BR_COMPUTE] * 1e-9;
+    r->br_coll = (double)br[BR_COLL] * 1e-9;
+    r->br_pcie = (double)br[BR_PCIE] * 1e-9;
+    r->br_opt = (double)br[BR_OPT] * 1e-9;
+    r->br_other = (double)br[BR_OTHER] * 1e-9;
+    r->br_nvme = (double)br[BR_NVME] * 1e-9;
     name_bottleneck(br, r);
     r->tokens_per_s_per_gpu = r->time_s > 0 ? (double)c->tokens_per_step /
                                                   (double)c->world / r->time_s
@@ -327,8 +402,7 @@ static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
         zs_sim_pool_stats(b->sim, b->p_host, &ps);
         r->pinned_host_per_rank = ps.peak_pinned;
         r->pinned_host_per_node = ps.peak_pinned * c->procs_per_node;
-        zs_sim_pool_stats(b->sim, b->p_gpu, &ps);
-        r->cache_flushes = ps.cache_flushes;
+        r->cache_flushes = run_cache_flushes(b);
     }
     return 0;
 }
@@ -358,7 +432,7 @@ static void oom_from_task(const struct zs_bctx *b, int32_t task,
     snprintf(o->phase, sizeof o->phase, "%s",
              zs_phase_name(ZS_TAG_PHASE(r->tag)));
     o->step = ZS_TAG_STEP(r->tag);
-    o->micro = ZS_TAG_MICRO(r->tag) + 1;
+    o->micro = (int)micro_of_task(b, o->step, task);
     if (u == ZS_NO_UNIT)
         snprintf(o->module, sizeof o->module, "%s", r->name ? r->name : "-");
     else {

@@ -11,9 +11,15 @@
  * memory is the rank's times the local ranks.  Work that is not symmetric
  * (rank 0 saving a checkpoint) belongs to the whole-run phases.
  *
- * Gradient accumulation: micro-steps 1..accum-2 are identical, so at most
- * three micro-steps are simulated per step (first, one middle, last) and the
- * middle one's duration is counted accum-2 times; memory peaks are exact.
+ * Gradient accumulation: every micro-step between the first and the
+ * boundary is built alike, so by default a step simulates its first
+ * micro-step, K steady ones and the boundary, and the last steady one
+ * stands for the accum - K - 2 not simulated (the shortcut).  It is used
+ * only where the run proves it exact (the engine's state at the start of
+ * the last steady micro-step and at the boundary's are the same); else K
+ * doubles and the step is simulated again, up to every micro-step
+ * (docs/engine.md "Accumulation: the shortcut and its proof").
+ * zs_setup.all_micro_steps simulates every one.
  */
 #ifndef ZS_SCHED_H
 #define ZS_SCHED_H
@@ -88,9 +94,12 @@ struct zs_setup {
     const struct zs_cluster *cluster;
     const struct zs_cfg *cfg;
     /* Planner mode: the first and one steady step (whatever cfg->steps
-     * says), each with at most two micro-steps (first and boundary), the
-     * first one's duration standing for the accum-2 in between. */
+     * says). */
     bool plan_mode;
+    /* Every micro-step of every simulated step is built and simulated, and
+     * the results come from them directly (`zsim simulate
+     * --all-micro-steps`); otherwise the shortcut (sched.h). */
+    bool all_micro_steps;
     /* Planner, verdict only: a GPU OOM is not run again without the limit
      * (zs_simulate), so the result says where and why it failed but not what
      * it would need: oom.needed_bytes is then a lower bound (allocated +
@@ -113,6 +122,7 @@ struct zs_live_buf {
 
 struct zs_step_result {
     double time_s;
+    int64_t time_ns; /* the same, exact: what time_s is made from */
     double tokens_per_s_per_gpu;
     double mfu;
     int64_t peak_gpu_allocated, peak_gpu_reserved;
@@ -150,7 +160,9 @@ struct zs_sim_result {
     struct zs_oom_info oom;
     /* events of the run the result comes from (the run without the GPU limit
      * for a GPU OOM; for a partial result, the 2 x tasks that run would
-     * have: engine.h zs_sim_max_task_cores) */
+     * have: engine.h zs_sim_max_task_cores).  A GPU OOM counts those of the
+     * schedule whose run gave the verdict, also when its run without the
+     * limit asked for more steady micro-steps (simulate.c zs_simulate). */
     int64_t events;
     bool partial; /* zs_setup.verdict_only stopped at a GPU OOM */
     int64_t events_run; /* events the engine ran: both runs of a GPU OOM */

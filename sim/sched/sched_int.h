@@ -21,28 +21,29 @@
 #include <stdbool.h>
 
 /* Task tag layout (the engine's int32 tag): unit index (16 bits, 0xFFFF =
- * none), phase (2), simulated micro-step index (2: at most 3 are simulated
- * per step, zs_run_steps), step (11: first + up to 1000 steady steps, the
- * config's limit).  zs_simulate refuses a model or step count that does not
- * fit (ZS_MAX_UNITS, ZS_MAX_SIM_STEPS) before building, so nothing is
- * clamped; the asserts state it. */
+ * none), phase (2), two unused bits, step (11: first + up to 1000 steady
+ * steps, the config's limit).  The micro-step a task belongs to is not in
+ * the tag: with every micro-step simulated (zs_setup.all_micro_steps) there
+ * are as many as the accumulation; it follows from the task's id and the
+ * micro-step start marks (result.c micro_of_task), tasks being built in
+ * program order.
+ * zs_simulate refuses a model or step count that does not fit
+ * (ZS_MAX_UNITS, ZS_MAX_SIM_STEPS) before building, so nothing is clamped;
+ * the asserts state it. */
 #define ZS_NO_UNIT 0xFFFF
 #define ZS_MAX_UNITS ZS_NO_UNIT /* units 0 .. 0xFFFE */
-#define ZS_MAX_MICRO_SIM 3
 #define ZS_MAX_SIM_STEPS 2047
-static inline int32_t zs_tag(int unit, int ph, int micro, int step)
+static inline int32_t zs_tag(int unit, int ph, int step)
 {
     assert(unit >= 0 && unit <= ZS_NO_UNIT);
     assert(ph >= 0 && ph <= 3);
-    assert(micro >= 0 && micro < ZS_MAX_MICRO_SIM);
     assert(step >= 0 && step <= ZS_MAX_SIM_STEPS);
-    return (int32_t)((unit & 0xFFFF) | ((ph & 3) << 16) | ((micro & 3) << 18) |
+    return (int32_t)((unit & 0xFFFF) | ((ph & 3) << 16) |
                      ((step & 0x7FF) << 20));
 }
-#define ZS_TAG(unit, ph, micro, step) zs_tag((unit), (ph), (micro), (step))
+#define ZS_TAG(unit, ph, step) zs_tag((unit), (ph), (step))
 #define ZS_TAG_UNIT(t) ((t)&0xFFFF)
 #define ZS_TAG_PHASE(t) (((t) >> 16) & 3)
-#define ZS_TAG_MICRO(t) (((t) >> 18) & 3)
 #define ZS_TAG_STEP(t) (((t) >> 20) & 0x7FF)
 
 /* One piece of a unit's GPU work, kept so `zsim schedule export` can hand
@@ -154,10 +155,18 @@ struct zs_bctx {
     int32_t last_host; /* last task on the host queue */
 
     /* step/micro windows (MARK task ids), nsteps of each (zs_simulate
-     * allocates them; owned, zs_free) */
+     * allocates them; owned, zs_free).  Step st's simulated micro-step mi
+     * starts at micro_start[zs_micro_at(b, st, mi)] and
+     * is the step's micro-step number zs_micro_number(b, st, mi). */
     int32_t *step_start, *step_end;
-    int32_t (*micro_start)[ZS_MAX_MICRO_SIM], (*micro_end)[ZS_MAX_MICRO_SIM];
+    int32_t *micro_start, *micro_end;
+    int micro_cap; /* micro-steps simulated per step at most */
     int *nmicro_sim;
+    /* per step, the shortcut's steady micro-steps (sched.h; zs_simulate
+     * owns it), and the same array to double where a run does not prove
+     * the shortcut (simulate.c) */
+    const int *steady;
+    int *steady_next;
     int nsteps; /* simulated steps: 1 first + cfg->steps steady */
 
     /* optimizer-state allocations, live to the end of the run (torch keeps
@@ -225,6 +234,10 @@ int32_t zs_t_delay(struct zs_bctx *b, int q, int64_t ns, int cls,
                    const char *name, int unit, int32_t d0, int32_t d1);
 int32_t zs_t_mark(struct zs_bctx *b, int q, const char *name, int32_t d0,
                   int32_t d1, int32_t d2);
+/* A mark on the host queue after b->last_host whose run records the
+ * engine's state (engine.h zs_sim_snapshot), allocations by tasks from
+ * `from` on named relative to it (-1: from the mark itself). */
+int32_t zs_t_snapshot(struct zs_bctx *b, int32_t from, const char *name);
 int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
                    unsigned flags, const char *name, int unit, int32_t d0);
 int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0);
@@ -323,10 +336,11 @@ int32_t zs_t_recompute_end(struct zs_bctx *b, int unit,
                            const struct zs_recompute *r, int32_t c);
 
 /* The step loop both frameworks share: for each simulated step a "step
- * start" mark, the simulated micro-steps (at most 3, or 2 in planner mode;
- * sched.h) between "micro-step start/end" marks, the optimizer step, a drain
- * of every GPU queue and the "step end" mark.  micro(ctx, boundary) runs one
- * micro-step; opt(ctx, first) the optimizer step. */
+ * start" mark, the simulated micro-steps (zs_micro_sim: every one, or the
+ * shortcut's first, steady and boundary; sched.h) between "micro-step
+ * start/end" marks, the optimizer step, a drain of every GPU queue and the
+ * "step end" mark.  micro(ctx, boundary) runs one micro-step; opt(ctx,
+ * first) the optimizer step. */
 void zs_run_steps(struct zs_bctx *b, void *ctx,
                   void (*micro)(void *ctx, bool boundary),
                   void (*opt)(void *ctx, bool first));
@@ -364,7 +378,34 @@ void zs_actoff_result(const struct zs_bctx *b, struct zs_sim_result *res);
 int zs_build_deepspeed(struct zs_bctx *b);
 int zs_build_fsdp2(struct zs_bctx *b);
 
+/* How many micro-steps of step st are simulated (sched.h): all of them
+ * with su->all_micro_steps or when the shortcut would simulate as many,
+ * else the first, b->steady[st] steady ones and the boundary. */
+int zs_micro_sim(const struct zs_bctx *b, int st);
+/* The index of step st's simulated micro-step mi in b->micro_start and
+ * b->micro_end. */
+static inline size_t zs_micro_at(const struct zs_bctx *b, int st, int mi)
+{
+    assert(st >= 0 && st < b->nsteps && mi >= 0 && mi < b->micro_cap);
+    return (size_t)st * (size_t)b->micro_cap + (size_t)mi;
+}
+/* Which micro-step of its step (1-based) step st's simulated micro-step mi
+ * is: all simulated, mi + 1; under the shortcut the last one simulated is
+ * the boundary, micro-step accum. */
+static inline int64_t zs_micro_number(const struct zs_bctx *b, int st, int mi)
+{
+    int nm = b->nmicro_sim[st];
+    return nm < b->c->accum && mi == nm - 1 ? b->c->accum : mi + 1;
+}
+
 /* result.c */
+/* Whether the last run proves step st's shortcut exact (docs/engine.md
+ * "Accumulation"): every micro-step was simulated, or the run stopped
+ * before the boundary started (what ran is the full simulation's own
+ * beginning), or at the starts of the last steady micro-step and of the
+ * boundary nothing was in flight and the engine's fingerprints agree
+ * (zs_sim_snapshot). */
+bool zs_shortcut_proved(const struct zs_bctx *b, int st);
 /* 0 or ZS_ENOMEM */
 int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res);
 

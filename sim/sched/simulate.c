@@ -26,6 +26,7 @@
 #include "sched/sched_int.h"
 #include "util/alloc.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Memory another process holds on the GPU of the representative rank.  A
@@ -388,6 +389,38 @@ static void bctx_release(struct zs_bctx *b)
     zs_free(b->cut_idx);
 }
 
+/* The steps simulated: the planner's first and one steady step, else the
+ * first and cfg->steps steady ones (checked by simulate_once). */
+static int steps_of(const struct zs_setup *su)
+{
+    return su->plan_mode ? 2 : 1 + (int)su->cfg->steps;
+}
+
+/* Whether the micro-steps to simulate cannot fit the engine's task ids
+ * (INT32_MAX - 1, engine.c): each emits at least its two marks and a
+ * forward and a backward task per decoder layer.  Only every micro-step of
+ * a long accumulation comes near it (--all-micro-steps, or a shortcut
+ * whose proof failed); it is refused with a message before anything is
+ * allocated for it rather than found out of memory. */
+static int check_micro_limit(const struct zs_bctx *b, struct zs_err *err)
+{
+    int64_t per = 2 + 2 * b->m->n_layers, micro = 0;
+    for (int st = 0; st < steps_of(b->su); st++)
+        micro += zs_micro_sim(b, st);
+    if (micro * per < INT32_MAX - 1)
+        return 0;
+    return zs_err_set(
+        err, ZS_ELIMIT,
+        "too many micro-steps to simulate: %lld in %d steps x at least %lld "
+        "tasks each exceed the engine's %d task ids; %s",
+        (long long)micro, steps_of(b->su), (long long)per, INT32_MAX - 1,
+        b->su->all_micro_steps
+            ? "simulate without '--all-micro-steps', or fewer '--steps'"
+            : "the accumulation shortcut could not be proved exact "
+              "(docs/engine.md \"Accumulation\"): give fewer '--steps' or a "
+              "smaller accumulation");
+}
+
 /* The per-step marks of the simulated steps.  False when out of memory. */
 static bool alloc_steps(struct zs_bctx *b)
 {
@@ -399,11 +432,17 @@ static bool alloc_steps(struct zs_bctx *b)
      * failed for fragmentation in the second), and the caching allocator
      * enters it with the first step's cached blocks (FSDP2 7B offload at
      * micro 8 fails the same way, with no optimizer state on the GPU). */
-    b->nsteps = su->plan_mode ? 2 : 1 + (int)su->cfg->steps;
+    size_t nmicro;
+    b->nsteps = steps_of(su);
+    b->micro_cap = 0;
+    for (int st = 0; st < b->nsteps; st++)
+        if (zs_micro_sim(b, st) > b->micro_cap)
+            b->micro_cap = zs_micro_sim(b, st);
+    nmicro = (size_t)b->nsteps * (size_t)b->micro_cap;
     b->step_start = zs_calloc((size_t)b->nsteps, sizeof *b->step_start);
     b->step_end = zs_calloc((size_t)b->nsteps, sizeof *b->step_end);
-    b->micro_start = zs_calloc((size_t)b->nsteps, sizeof *b->micro_start);
-    b->micro_end = zs_calloc((size_t)b->nsteps, sizeof *b->micro_end);
+    b->micro_start = zs_calloc(nmicro, sizeof *b->micro_start);
+    b->micro_end = zs_calloc(nmicro, sizeof *b->micro_end);
     b->nmicro_sim = zs_calloc((size_t)b->nsteps, sizeof *b->nmicro_sim);
     return b->step_start && b->step_end && b->micro_start && b->micro_end &&
            b->nmicro_sim;
@@ -598,6 +637,8 @@ static int cut_reduce(struct zs_bctx *b, zs_sim *sim,
 
 /* Runs the built schedule and reduces it into res; a GPU OOM also gets what
  * it would need (oom_partial or oom_rerun). */
+static bool shortcuts_proved(const struct zs_bctx *b, int *steady);
+
 static int run_and_reduce(struct zs_bctx *b, zs_sim *sim,
                           struct zs_sim_result *res, struct zs_err *err)
 {
@@ -619,6 +660,11 @@ static int run_and_reduce(struct zs_bctx *b, zs_sim *sim,
         oom_partial(b, sim, res);
         return 0;
     }
+    /* the verdict needs the shortcuts proved by the run to the OOM: the
+     * run without the limit may differ before it (a limit makes the
+     * allocator flush its cache where none does without) */
+    if (!shortcuts_proved(b, b->steady_next))
+        return 2;
     return oom_rerun(b, sim, res, err);
 }
 
@@ -631,24 +677,47 @@ static int run_and_reduce(struct zs_bctx *b, zs_sim *sim,
 /* the largest prefix tried after a first one could not decide */
 #define CUT_AT_MAX 65536
 
+/* Whether every step's shortcut is proved by the last run (result.c
+ * zs_shortcut_proved); else, for each step whose shortcut is not and
+ * steady given, steady[st] doubles (at accum - 2 or more every micro-step
+ * is simulated: zs_micro_sim). */
+static bool shortcuts_proved(const struct zs_bctx *b, int *steady)
+{
+    bool ok = true;
+    for (int st = 0; st < b->nsteps; st++) {
+        if (!zs_shortcut_proved(b, st)) {
+            if (steady)
+                steady[st] *= 2;
+            ok = false;
+        }
+    }
+    return ok;
+}
+
 /* zs_simulate once; *cut_at: the prefix a verdict-only planner candidate
- * runs first (0: none).  Returns 1 when the prefix cut could not decide:
- * *cut_at is then the prefix to try next (0: none). */
+ * runs first (0: none); steady: per step, the shortcut's steady
+ * micro-steps.  Returns 1 when the prefix cut could not decide: *cut_at is
+ * then the prefix to try next (0: none); 2 when a step's shortcut was not
+ * proved: steady says what to simulate next, and *oom_events, when still
+ * -1, becomes this result's events if it is a GPU OOM whose run to the OOM
+ * proved its shortcuts and only its run without the limit did not
+ * (zs_simulate). */
 static int simulate_once(const struct zs_setup *su, zs_sim *sim,
                          struct zs_sim_result *res, struct zs_err *err,
-                         int32_t *cut_at)
+                         int32_t *cut_at, int *steady, int64_t *oom_events)
 {
     struct zs_bctx b;
     int rc;
     bool own = sim == NULL;
     memset(res, 0, sizeof *res);
     bctx_init(&b, su);
-    /* the first step plus cfg->steps steady steps, all simulated */
-    if (!su->plan_mode && (su->cfg->steps < 1 ||
-                           su->cfg->steps > ZS_MAX_SIM_STEPS - 1))
-        return zs_err_set(err, ZS_ELIMIT,
-                          "invalid steps: must be in [1, %d] (got %lld)",
-                          ZS_MAX_SIM_STEPS - 1, (long long)su->cfg->steps);
+    b.steady = steady;
+    b.steady_next = steady;
+    rc = check_micro_limit(&b, err);
+    if (rc) {
+        own = false;
+        goto out;
+    }
     if (!alloc_steps(&b) || (own && !(sim = zs_sim_new()))) {
         rc = zs_err_set(err, ZS_ENOMEM, "out of memory creating the "
                                         "simulation");
@@ -687,6 +756,12 @@ static int simulate_once(const struct zs_setup *su, zs_sim *sim,
                       : 0;
     } else if (!rc && (rc = run_and_reduce(&b, sim, res, err)) == 1) {
         *cut_at = 0; /* the prefix's OOM is not the verdict */
+    } else if (!rc && !shortcuts_proved(&b, steady)) {
+        /* a GPU OOM's result whose run to the OOM was proved
+         * (run_and_reduce) and its run without the limit was not */
+        if (res->oom.where == ZS_OOM_GPU && !res->partial && *oom_events < 0)
+            *oom_events = res->events;
+        rc = 2;
     }
 out:
     bctx_release(&b);
@@ -695,16 +770,63 @@ out:
     return rc;
 }
 
+/* The steady micro-steps the shortcut simulates at first in each step
+ * (sched.h; docs/engine.md "Accumulation"): one, or two where the first
+ * micro-step allocates differently from the steady ones, so that the
+ * second starts from a caching allocator the first left in another state
+ * and the third is the first steady one after a steady one:
+ * - FSDP under HF's no_sync (zs_cfg_grads_held_unsharded): the first
+ *   micro-step keeps autograd's grads as the held unsharded grads, later
+ *   ones allocate theirs and add them in (fsdp2.c);
+ * - DeepSpeed ZeRO-3's first step: its first micro-step records the
+ *   prefetch trace (zero.c ds_micro) and the second is the first to
+ *   prefetch.
+ * This only saves runs: the proof decides (shortcuts_proved). */
+static void steady_start(const struct zs_setup *su, int nsteps, int *steady)
+{
+    const struct zs_cfg *c = su->cfg;
+    for (int st = 0; st < nsteps; st++)
+        steady[st] = zs_cfg_grads_held_unsharded(c) ? 2 : 1;
+    if (c->framework == ZS_FW_DEEPSPEED && c->zero == 3)
+        steady[0] = 2;
+}
+
+/* The result is that of the last simulate_once, whose shortcuts are all
+ * proved.  For a GPU OOM its events are those of the schedule whose run
+ * gave the verdict (its run without the limit finishes every task): when
+ * only that run without the limit asked for more steady micro-steps, the
+ * verdict and everything before it stay, and the events stay those of the
+ * first schedule, as the planner's verdict-only result of the same
+ * candidate counts them (oom_partial, cut_reduce), so that its fast path
+ * prints what its slow path prints. */
 int zs_simulate(const struct zs_setup *su, zs_sim *sim,
                 struct zs_sim_result *res, struct zs_err *err)
 {
     int32_t cut_at = CUT_AT;
-    int rc = simulate_once(su, sim, res, err, &cut_at);
-    if (rc == 1) /* a second prefix, then none */
-        rc = simulate_once(su, sim, res, err, &cut_at);
-    if (rc == 1) {
-        cut_at = 0;
-        rc = simulate_once(su, sim, res, err, &cut_at);
+    int64_t oom_events = -1;
+    int rc, cuts = 0, nsteps;
+    int *steady;
+    /* the first step plus cfg->steps steady steps, all simulated */
+    if (!su->plan_mode &&
+        (su->cfg->steps < 1 || su->cfg->steps > ZS_MAX_SIM_STEPS - 1))
+        return zs_err_set(err, ZS_ELIMIT,
+                          "invalid steps: must be in [1, %d] (got %lld)",
+                          ZS_MAX_SIM_STEPS - 1, (long long)su->cfg->steps);
+    nsteps = steps_of(su);
+    steady = zs_calloc((size_t)nsteps, sizeof *steady);
+    if (!steady)
+        return zs_err_set(err, ZS_ENOMEM,
+                          "out of memory creating the simulation");
+    steady_start(su, nsteps, steady);
+    for (;;) {
+        rc = simulate_once(su, sim, res, err, &cut_at, steady, &oom_events);
+        if (rc == 1 && ++cuts == 2) /* a second prefix, then none */
+            cut_at = 0;
+        if (rc != 1 && rc != 2)
+            break;
     }
+    zs_free(steady);
+    if (!rc && oom_events >= 0 && res->oom.where == ZS_OOM_GPU)
+        res->events = oom_events;
     return rc;
 }
