@@ -19,7 +19,7 @@ int zs_tag_now(const struct zs_bctx *b, int unit)
  * rest of the build into counting; anything else (it finished, an error)
  * leaves the build as it was: the whole schedule is submitted and run from
  * the start. */
-static void cut_run(struct zs_bctx *b)
+void zs_cut_run(struct zs_bctx *b)
 {
     struct zs_err e = {0, ""};
     int run = zs_sim_nqueues(b->sim) <= ZS_CUT_QUEUES
@@ -88,8 +88,8 @@ static inline bool is_mem(const struct zs_task_desc *d)
 /* Records task id (description d) in b->cut_mem when it allocates or frees
  * on the GPU pool; b->cut_idx[id] is an ALLOC's record, -1 none (only an
  * ALLOC's entry is ever read: by its FREE).  False when out of memory. */
-static bool cut_mem_add(struct zs_bctx *b, const struct zs_task_desc *d,
-                        int32_t id)
+bool zs_cut_mem_add(struct zs_bctx *b, const struct zs_task_desc *d,
+                    int32_t id)
 {
     struct zs_cut_mem *r;
     int32_t a = -1;
@@ -168,18 +168,42 @@ static inline int pack_deps(int32_t deps[3], int32_t d0, int32_t d1,
     return n;
 }
 
+/* zs_setup.count_log's report of counted task id (description d,
+ * deps[0..n)). */
+static void log_counted(const struct zs_bctx *b, int32_t id,
+                        const struct zs_task_desc *d, const int32_t *deps,
+                        int n)
+{
+    struct zs_counted e;
+    memset(&e, 0, sizeof e);
+    e.id = id;
+    e.kind = d->kind == ZS_TASK_FLOW ? ZS_TASK_DELAY : d->kind;
+    e.queue = d->queue;
+    e.cores = d->cores;
+    e.pool = d->kind == ZS_TASK_ALLOC ? d->pool : -1;
+    e.alloc_bytes = d->kind == ZS_TASK_ALLOC ? d->alloc_bytes : 0;
+    e.alloc_task = d->kind == ZS_TASK_FREE ? d->alloc_task : -1;
+    e.ndeps = n;
+    for (int i = 0; i < 3; i++)
+        e.deps[i] = i < n ? deps[i] : -1;
+    e.replayed = b->replaying;
+    b->su->count_log(b->su->count_log_arg, &e);
+}
+
 /* Counts task d (deps[0..n)) after the prefix: cut_count, and its GPU
  * ALLOC or FREE for the need's lower bound. */
-static int32_t cut_emit(struct zs_bctx *b, const struct zs_task_desc *d,
-                        const int32_t *deps, int n)
+int32_t zs_cut_emit(struct zs_bctx *b, const struct zs_task_desc *d,
+                    const int32_t *deps, int n)
 {
     int32_t id = cut_count(b, d, deps, n);
-    if (id >= 0 && is_mem(d) && !cut_mem_add(b, d, id)) {
+    if (id >= 0 && is_mem(d) && !zs_cut_mem_add(b, d, id)) {
         b->failed = ZS_ENOMEM;
         return -1;
     }
     if (id >= 0 && d->queue == b->q_host)
         b->last_host = id;
+    if (id >= 0 && b->su->count_log)
+        log_counted(b, id, d, deps, n);
     return id;
 }
 
@@ -196,6 +220,7 @@ static int32_t cut_quick(struct zs_bctx *b, enum zs_task_kind kind, int q,
 {
     struct zs_task_desc d;
     int32_t deps[3];
+    int32_t id;
     int n;
     assert(!b->ex); /* no cut while exporting (simulate.c) */
     if (b->failed)
@@ -207,7 +232,10 @@ static int32_t cut_quick(struct zs_bctx *b, enum zs_task_kind kind, int q,
     d.pool = pool;
     d.alloc_bytes = bytes;
     d.alloc_task = alloc;
-    return cut_emit(b, &d, deps, n);
+    id = zs_cut_emit(b, &d, deps, n);
+    if (id >= 0 && b->recording)
+        zs_replay_note(b, &d, deps, n);
+    return id;
 }
 
 static inline bool counting(const struct zs_bctx *b)
@@ -227,16 +255,22 @@ int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
     d->deps = deps;
     d->ndeps = n;
     if (b->cut_at && !b->cut && zs_sim_ntasks(b->sim) == b->cut_at)
-        cut_run(b);
-    if (counting(b))
-        return cut_emit(b, d, deps, n);
+        zs_cut_run(b);
+    if (counting(b)) {
+        id = zs_cut_emit(b, d, deps, n);
+        if (id >= 0 && b->recording)
+            zs_replay_note(b, d, deps, n);
+        return id;
+    }
     id = zs_sim_submit(b->sim, d);
-    if (id >= 0 && b->cut_at && is_mem(d) && !cut_mem_add(b, d, id))
+    if (id >= 0 && b->cut_at && is_mem(d) && !zs_cut_mem_add(b, d, id))
         id = ZS_ENOMEM;
     if (id < 0) {
         b->failed = id;
         return -1;
     }
+    if (b->recording)
+        zs_replay_note(b, d, deps, n);
     if (b->ex) {
         struct zs_export *x = b->ex;
         if (zs_grow((void **)&x->t, &x->cap, (size_t)id + 1, sizeof *x->t)) {
@@ -751,9 +785,28 @@ int zs_micro_sim(const struct zs_bctx *b, int st)
     return b->steady[st] + 2;
 }
 
+/* Whether a micro-step after step st's micro-step mi (of nm) has the same
+ * position: first of its step or not, boundary or not, and the first
+ * step's first is like no other (ZeRO-3 records its trace then).  Only
+ * such a one can be built in the same state (replay.c compares the
+ * states), so only then is mi recorded. */
+static bool position_recurs(const struct zs_bctx *b, int st, int mi, int nm)
+{
+    bool first = mi == 0, last = mi == nm - 1;
+    if (first && st == 0)
+        return false;
+    if (!first && !last && mi + 1 < nm - 1)
+        return true; /* another steady one in this step */
+    for (int s2 = st + 1; s2 < b->nsteps; s2++) {
+        int n2 = zs_micro_sim(b, s2);
+        if (first ? last == (n2 == 1) : last ? n2 >= 2 : n2 >= 3)
+            return true;
+    }
+    return false;
+}
+
 void zs_run_steps(struct zs_bctx *b, void *ctx,
-                  void (*micro)(void *ctx, bool boundary),
-                  void (*opt)(void *ctx, bool first))
+                  const struct zs_micro_ops *ops)
 {
     for (int st = 0; st < b->nsteps; st++) {
         int nm = zs_micro_sim(b, st);
@@ -777,11 +830,24 @@ void zs_run_steps(struct zs_bctx *b, void *ctx,
             else
                 *start = zs_t_mark(b, b->q_host, "micro-step start",
                                    b->last_host, -1, -1);
-            micro(ctx, mi == nm - 1);
+            ops->begin(ctx, mi == nm - 1);
+            /* replay.c: the same tasks as building it, when a micro-step
+             * recorded before was built in the same state */
+            b->replaying = zs_replay_micro(b, ctx, ops);
+            if (!b->replaying && position_recurs(b, st, mi, nm)) {
+                zs_replay_record_begin(b, ctx, ops);
+                ops->build(ctx);
+                zs_replay_record_end(b, ctx, ops);
+            } else if (!b->replaying) {
+                ops->build(ctx);
+            }
+            if (!b->replaying)
+                zs_replay_built(b->rp);
+            b->replaying = false;
             b->micro_end[zs_micro_at(b, st, mi)] =
                 zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
         }
-        opt(ctx, st == 0);
+        ops->opt(ctx, st == 0);
         zs_t_drain(b, "step drain");
         b->step_end[st] =
             zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);

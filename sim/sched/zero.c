@@ -47,6 +47,7 @@
 #include "sched/sched_int.h"
 #include "util/alloc.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* A trace entry: unit u in pass F (forward), R (recompute) or B (backward). */
@@ -92,8 +93,12 @@ struct ds {
     int32_t *layer_saved; /* per layer */
     /* loss buffers */
     int32_t logits_bf16, logprobs[ZS_LOSS_PIECES_MAX];
+    /* what the micro-step being built reads of its position (ds_begin):
+     * the accumulation boundary, whether it is its step's first, the
+     * first step's first (the trace RECORD, no prefetch) */
     bool boundary;
-    bool record; /* first step: trace RECORD, no prefetch */
+    bool first_micro;
+    bool record;
     /* NVMe optimizer offload (nvme_swap_in/out): the last gradient
      * swap-out of the step, the async swap-in of the next sub-group
      * (pipeline_read) and the async swap-out in flight (pipeline_write) */
@@ -552,6 +557,7 @@ static void release(struct ds *s, int pos, int32_t after)
         b, zs_ds3_release_calls(&b->c->ds_version, s->uc[u].fetched));
     zs_t_free(b, b->q_comp, b->galloc[u], after);
     b->galloc[u] = -1;
+    b->ready[u] = -1;
     b->avail[u] = false;
     b->n_avail -= b->units[u].params;
     pnvme_release(s, u);
@@ -564,6 +570,7 @@ static void release_all(struct ds *s)
         if (b->avail[u] && !b->units[u].persistent) {
             zs_t_free(b, b->q_comp, b->galloc[u], b->ready[u]);
             b->galloc[u] = -1;
+            b->ready[u] = -1;
             b->avail[u] = false;
             s->pending[u] = false;
             pnvme_release(s, u);
@@ -626,6 +633,8 @@ static void nvme_swap_in(struct ds *s, bool first, int64_t i, int64_t e,
     if (i == 0 && s->grad_swap >= 0)
         zs_t_mark(b, b->q_host, "host waits gradient swap-out", s->grad_swap,
                   b->last_host, -1);
+    if (i == 0) /* waited for: the next boundary swaps out anew */
+        s->grad_swap = -1;
     rd = s->next_in >= 0
              ? s->next_in
              : zs_t_nvme(b, false, nvme_read_bytes(first, e),
@@ -785,7 +794,7 @@ static void flush(struct ds *s)
         bool pin = b->c->pin_optimizer;
         int32_t g = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 2, 0,
                                "grad partition (GPU copy)", -1, t);
-        if (b->micro == 0) {
+        if (s->first_micro) {
             t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin,
                           "D2H grad partition", -1, g, -1);
             t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin,
@@ -1465,10 +1474,11 @@ static void init_buffers(struct ds *s)
     init_pinned_grad_buffer(s);
 }
 
-static void ds_micro(void *ctx, bool boundary)
+static void ds_begin(void *ctx, bool boundary)
 {
     struct ds *s = ctx;
     s->boundary = boundary;
+    s->first_micro = s->b->micro == 0;
     /* the coordinator records its trace during the first forward and
      * backward and completes it in reset_step, which runs after every
      * backward (stage3.py backward: v0.6.5:2538, v0.12.3:2139; from
@@ -1476,7 +1486,47 @@ static void ds_micro(void *ctx, bool boundary)
      * 0.19.6:297-302):
      * from the second micro-step on the trace is COMPLETE and prefetches */
     s->record = s->b->step == 1 && s->b->micro == 0;
-    micro_step(s);
+}
+
+static void ds_build(void *ctx)
+{
+    micro_step(ctx);
+}
+
+/* The micro-step's state (replay.c): struct ds whole, its task ids named;
+ * per layer the saved activations; per unit whether a gather is waited
+ * for; with NVMe parameter offload the reads in flight and the swap
+ * buffers held.  The trace, its prefix sums, the units' hook counts and
+ * the NVMe partition sizes are the build's constants; `chosen` and `group`
+ * are scratch, written before they are read. */
+static void ds_state(void *ctx, struct zs_rvisit *v)
+{
+    static const struct zs_rfield ids[] = {
+        {offsetof(struct ds, fev), 2},
+        {offsetof(struct ds, flush_ring), 2},
+        {offsetof(struct ds, last_rs), 1},
+        {offsetof(struct ds, act_saved), 1},
+        {offsetof(struct ds, act_work), 1},
+        {offsetof(struct ds, act_bwd), 1},
+        {offsetof(struct ds, rc.layer), 1},
+        {offsetof(struct ds, rc.fwd_ws), 1},
+        {offsetof(struct ds, act_bwd_ws), 1},
+        {offsetof(struct ds, logits_bf16), 1},
+        {offsetof(struct ds, logprobs), ZS_LOSS_PIECES_MAX},
+        {offsetof(struct ds, grad_swap), 1},
+        {offsetof(struct ds, next_in), 1},
+        {offsetof(struct ds, async_out), 1},
+        {offsetof(struct ds, last_pread), 1},
+    };
+    struct ds *s = ctx;
+    const struct zs_bctx *b = s->b;
+    zs_rv_struct(v, s, sizeof *s, ids, (int)(sizeof ids / sizeof ids[0]));
+    zs_rv_ids(v, s->layer_saved, (size_t)b->m->n_layers + 1);
+    zs_rv_val(v, s->pending, (size_t)b->nunits * sizeof *s->pending);
+    if (s->pnvme) {
+        zs_rv_ids(v, s->pread, (size_t)b->nunits);
+        zs_rv_val(v, s->pslot, (size_t)b->nunits * sizeof *s->pslot);
+    }
 }
 
 static void ds_opt(void *ctx, bool first)
@@ -1486,6 +1536,8 @@ static void ds_opt(void *ctx, bool first)
 
 int zs_build_deepspeed(struct zs_bctx *b)
 {
+    static const struct zs_micro_ops ops = {ds_begin, ds_build, ds_state,
+                                            ds_opt};
     struct ds s;
     int rc;
     memset(&s, 0, sizeof s);
@@ -1512,7 +1564,7 @@ int zs_build_deepspeed(struct zs_bctx *b)
     b->step = 0;
     b->micro = 0;
     init_buffers(&s);
-    zs_run_steps(b, &s, ds_micro, ds_opt);
+    zs_run_steps(b, &s, &ops);
     rc = b->failed;
 out:
     ds_release_trace(&s);
