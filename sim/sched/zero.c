@@ -67,6 +67,7 @@ struct ds {
     int *group;      /* scratch: one prefetch group, at most nunits units */
     bool *pending;   /* gathered (in flight), not yet waited for */
     struct zs_ds3_unit_calls *uc; /* per unit: what its hooks count */
+    int64_t *hook_ns; /* per unit, forward then backward: zs_hook_ns */
     int cursor;      /* the trace position of the next fetch (the front of
                         the coordinator's parameter queue) */
     /* the last two fetch events, oldest first (fetch_event) */
@@ -132,12 +133,17 @@ static int build_trace(struct ds *s)
     s->group = zs_calloc((size_t)b->nunits, sizeof *s->group);
     s->pending = zs_calloc((size_t)b->nunits, sizeof *s->pending);
     s->uc = zs_calloc((size_t)b->nunits, sizeof *s->uc);
+    s->hook_ns = zs_calloc((size_t)b->nunits * 2, sizeof *s->hook_ns);
     s->layer_saved = zs_calloc((size_t)m->n_layers + 1, sizeof *s->layer_saved);
     if (!s->trace || !s->prefix || !s->next_pos || !s->chosen || !s->group ||
-        !s->pending || !s->uc || !s->layer_saved)
+        !s->pending || !s->uc || !s->hook_ns || !s->layer_saved)
         return ZS_ENOMEM;
-    for (int u = 0; u < b->nunits; u++)
+    for (int u = 0; u < b->nunits; u++) {
         zs_ds3_unit_calls_of(b, u, &s->uc[u]);
+        /* the same every pass of every micro-step: computed once */
+        s->hook_ns[2 * u] = zs_hook_ns(b, u, false);
+        s->hook_ns[2 * u + 1] = zs_hook_ns(b, u, true);
+    }
 #define PUSH(u, p)                                                             \
     do {                                                                       \
         if (!b->units[(u)].persistent) {                                       \
@@ -189,6 +195,7 @@ static void ds_release_trace(struct ds *s)
     zs_free(s->group);
     zs_free(s->pending);
     zs_free(s->uc);
+    zs_free(s->hook_ns);
     zs_free(s->layer_saved);
     zs_free(s->pn);
     zs_free(s->pread);
@@ -869,7 +876,7 @@ static int32_t launch(struct ds *s, int unit, int kernels, bool backward)
 {
     struct zs_bctx *b = s->b;
     return zs_t_delay(b, b->q_host,
-                      zs_hook_ns(b, unit, backward) +
+                      s->hook_ns[2 * unit + backward] +
                           (int64_t)kernels * b->node->gpu.launch_overhead_ns,
                       ZS_CLS_HOST, "hooks + kernel launches", unit,
                       b->last_host, -1);
@@ -879,9 +886,12 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
 {
     struct zs_bctx *b = s->b;
     const struct zs_unit *un = &b->units[u];
-    struct zs_act_opts ao;
+    struct zs_act_opts ao = {0};
     int32_t l, c, dep_ready;
-    zs_act_opts_at(b, un->layer, &ao);
+    /* read only by a layer's first unit and the LM head */
+    if ((un->layer >= 0 && un->first_of_layer) ||
+        (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD))
+        zs_act_opts_at(b, un->layer, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
@@ -957,9 +967,12 @@ static void run_backward_unit(struct ds *s, int u, int pos)
 {
     struct zs_bctx *b = s->b;
     const struct zs_unit *un = &b->units[u];
-    struct zs_act_opts ao;
+    struct zs_act_opts ao = {0};
     int32_t l, c, g = -1, dep_ready;
-    zs_act_opts_at(b, un->layer, &ao);
+    /* read only by a layer's last unit and the LM head */
+    if ((un->layer >= 0 && un->last_of_layer) ||
+        (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD))
+        zs_act_opts_at(b, un->layer, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
