@@ -1,8 +1,8 @@
 /*
  * check_replay.c — micro-step replay (sched/replay.c, docs/engine.md
- * "Replaying a micro-step"): a build that gives a micro-step the tasks of
- * one built before in the same state submits exactly the tasks of a build
- * that builds every micro-step, compared field by field from the engine
+ * "Replaying a micro-step"): a build that gives a micro-step (or its
+ * forward, or its backward) the tasks of one built before in the same state
+ * submits exactly the tasks of a build that builds every micro-step, compared field by field from the engine
  * (zs_sim_task_desc: kind, queue, dependencies, name, class, tag, cores,
  * duration, a flow's bytes, cap, links and weights, an ALLOC's pool, bytes
  * and flags, a FREE's ALLOC, snapshots), counts the same tasks after the
@@ -12,8 +12,8 @@
  * the optimizer in backward; in `zsim simulate`'s setup (three steps, and
  * with every micro-step simulated), the planner's, and the planner's
  * verdict-only one with the prefix cut on GPUs squeezed until it counts.
- * The replays must have happened: the counts of micro-steps replayed,
- * submitted and counted, are checked to be positive.
+ * The replays must have happened: the segments replayed and the tasks
+ * counted by a replay are checked to be positive.
  */
 #include "sched/sched.h"
 #include "train/setup.h"

@@ -52,15 +52,15 @@ static bool cut_waits(const struct zs_bctx *b, int32_t x)
  * it waits past the OOM through a dependency or its queue predecessor.  One
  * that may not sets ZS_CUT_FAILED and stops the build (zs_simulate then
  * simulates the candidate whole). */
-static int32_t cut_count(struct zs_bctx *b, const struct zs_task_desc *d,
-                         const int32_t *deps, int n)
+static inline int32_t cut_count(struct zs_bctx *b, int kind, int queue,
+                                int cores, const int32_t *deps, int n)
 {
     int32_t id = b->cut_at + b->ncounted;
-    bool waits = cut_waits(b, b->qlast[d->queue]);
+    bool waits = cut_waits(b, b->qlast[queue]);
     /* a MARK without cores that may run before the OOM changes nothing there
      * but the engine's event count: its successors are checked for waiting
      * without it */
-    bool mark = d->kind == ZS_TASK_MARK && d->cores == 0;
+    bool mark = kind == ZS_TASK_MARK && cores == 0;
     for (int i = 0; i < n && !waits; i++)
         waits = cut_waits(b, deps[i]);
     if ((!waits && !mark) ||
@@ -72,9 +72,9 @@ static int32_t cut_count(struct zs_bctx *b, const struct zs_task_desc *d,
         return -1;
     }
     b->cut_wait[b->ncounted++] = waits;
-    if (d->cores > b->cut_cores)
-        b->cut_cores = d->cores;
-    b->qlast[d->queue] = id;
+    if (cores > b->cut_cores)
+        b->cut_cores = cores;
+    b->qlast[queue] = id;
     return id;
 }
 
@@ -195,7 +195,7 @@ static void log_counted(const struct zs_bctx *b, int32_t id,
 int32_t zs_cut_emit(struct zs_bctx *b, const struct zs_task_desc *d,
                     const int32_t *deps, int n)
 {
-    int32_t id = cut_count(b, d, deps, n);
+    int32_t id = cut_count(b, d->kind, d->queue, d->cores, deps, n);
     if (id >= 0 && is_mem(d) && !zs_cut_mem_add(b, d, id)) {
         b->failed = ZS_ENOMEM;
         return -1;
@@ -205,6 +205,42 @@ int32_t zs_cut_emit(struct zs_bctx *b, const struct zs_task_desc *d,
     if (id >= 0 && b->su->count_log)
         log_counted(b, id, d, deps, n);
     return id;
+}
+
+void zs_cut_emit_n(struct zs_bctx *b, const struct zs_ctask *ct,
+                   const int32_t *dep, const int32_t *alloc, size_t n)
+{
+    for (size_t k = 0; k < n && !b->failed; k++) {
+        const struct zs_ctask *c = &ct[k];
+        const int32_t *deps = dep + 3 * k;
+        int32_t id = cut_count(b, c->kind, c->queue, c->cores, deps, c->ndeps);
+        if (id < 0)
+            return;
+        if (c->kind == ZS_TASK_ALLOC || c->kind == ZS_TASK_FREE) {
+            struct zs_task_desc d;
+            d.kind = (enum zs_task_kind)c->kind;
+            d.queue = c->queue;
+            d.pool = c->pool;
+            d.alloc_bytes = c->bytes;
+            d.alloc_task = alloc[k];
+            if (!zs_cut_mem_add(b, &d, id)) {
+                b->failed = ZS_ENOMEM;
+                return;
+            }
+        }
+        if (c->queue == b->q_host)
+            b->last_host = id;
+        if (b->su->count_log) {
+            struct zs_task_desc d;
+            d.kind = (enum zs_task_kind)c->kind;
+            d.queue = c->queue;
+            d.cores = c->cores;
+            d.pool = c->pool;
+            d.alloc_bytes = c->bytes;
+            d.alloc_task = alloc[k];
+            log_counted(b, id, &d, deps, c->ndeps);
+        }
+    }
 }
 
 /* While the prefix cut counts (sched_int.h), a task is only counted: it
@@ -785,29 +821,36 @@ int zs_micro_sim(const struct zs_bctx *b, int st)
     return b->steady[st] + 2;
 }
 
-/* Whether a micro-step after step st's micro-step mi (of nm) has the same
- * position: first of its step or not, boundary or not, and the first
- * step's first is like no other (ZeRO-3 records its trace then).  Only
- * such a one can be built in the same state (replay.c compares the
- * states), so only then is mi recorded. */
-static bool position_recurs(const struct zs_bctx *b, int st, int mi, int nm)
+/* The position of step st's micro-step mi (of nm) as segment seg reads it
+ * (zs_micro_ops.pos_reads), with the segment: its class.  Only segments of
+ * one class can be built in the same state (replay.c compares the states),
+ * so a segment is recorded only when a later one has its class. */
+static unsigned position_class(const struct zs_micro_ops *ops, int seg,
+                               int st, int mi, int nm)
 {
-    bool first = mi == 0, last = mi == nm - 1;
-    if (first && st == 0)
-        return false;
-    if (!first && !last && mi + 1 < nm - 1)
-        return true; /* another steady one in this step */
-    for (int s2 = st + 1; s2 < b->nsteps; s2++) {
-        int n2 = zs_micro_sim(b, s2);
-        if (first ? last == (n2 == 1) : last ? n2 >= 2 : n2 >= 3)
-            return true;
-    }
-    return false;
+    unsigned p = (mi == 0 ? ZS_POS_FIRST : 0) |
+                 (mi == nm - 1 ? ZS_POS_LAST : 0) |
+                 (st == 0 && mi == 0 ? ZS_POS_FIRST_STEP : 0);
+    return (unsigned)seg << 3 | (p & ops->pos_reads[seg]);
 }
+
+#define POS_CLASSES (ZS_MAX_SEG << 3)
 
 void zs_run_steps(struct zs_bctx *b, void *ctx,
                   const struct zs_micro_ops *ops)
 {
+    /* the last micro-step (counted over the build) of each position class */
+    int64_t last[POS_CLASSES], k = 0;
+    assert(ops->nseg >= 1 && ops->nseg <= ZS_MAX_SEG);
+    for (int c = 0; c < POS_CLASSES; c++)
+        last[c] = -1;
+    for (int st = 0; st < b->nsteps; st++) {
+        int nm = zs_micro_sim(b, st);
+        for (int mi = 0; mi < nm; mi++, k++)
+            for (int seg = 0; seg < ops->nseg; seg++)
+                last[position_class(ops, seg, st, mi, nm)] = k;
+    }
+    k = 0;
     for (int st = 0; st < b->nsteps; st++) {
         int nm = zs_micro_sim(b, st);
         bool shortcut = nm < b->c->accum;
@@ -816,7 +859,7 @@ void zs_run_steps(struct zs_bctx *b, void *ctx,
         b->step_start[st] =
             zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
         b->nmicro_sim[st] = nm;
-        for (int mi = 0; mi < nm; mi++) {
+        for (int mi = 0; mi < nm; mi++, k++) {
             int32_t *start = &b->micro_start[zs_micro_at(b, st, mi)];
             b->micro = mi;
             /* the shortcut's proof (result.c zs_shortcut_proved): the engine's
@@ -830,20 +873,23 @@ void zs_run_steps(struct zs_bctx *b, void *ctx,
             else
                 *start = zs_t_mark(b, b->q_host, "micro-step start",
                                    b->last_host, -1, -1);
-            ops->begin(ctx, mi == nm - 1);
-            /* replay.c: the same tasks as building it, when a micro-step
-             * recorded before was built in the same state */
-            b->replaying = zs_replay_micro(b, ctx, ops);
-            if (!b->replaying && position_recurs(b, st, mi, nm)) {
-                zs_replay_record_begin(b, ctx, ops);
-                ops->build(ctx);
-                zs_replay_record_end(b, ctx, ops);
-            } else if (!b->replaying) {
-                ops->build(ctx);
+            for (int seg = 0; seg < ops->nseg; seg++) {
+                ops->begin(ctx, seg, mi == nm - 1);
+                /* replay.c: the same tasks as building it, when a segment
+                 * recorded before was built in the same state */
+                b->replaying = zs_replay_micro(b, ctx, ops, seg);
+                if (!b->replaying &&
+                    k < last[position_class(ops, seg, st, mi, nm)]) {
+                    zs_replay_record_begin(b, ctx, ops, seg);
+                    ops->build(ctx, seg);
+                    zs_replay_record_end(b, ctx, ops);
+                } else if (!b->replaying) {
+                    ops->build(ctx, seg);
+                }
+                if (!b->replaying)
+                    zs_replay_built(b->rp);
+                b->replaying = false;
             }
-            if (!b->replaying)
-                zs_replay_built(b->rp);
-            b->replaying = false;
             b->micro_end[zs_micro_at(b, st, mi)] =
                 zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
         }

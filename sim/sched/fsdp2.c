@@ -1208,9 +1208,10 @@ static void optimizer_step(struct fs *s, bool first)
     drop_output(s);
 }
 
-static void fs_begin(void *ctx, bool boundary)
+static void fs_begin(void *ctx, int seg, bool boundary)
 {
     struct fs *s = ctx;
+    (void)seg; /* one segment */
     s->boundary = boundary;
     s->first_micro = s->b->micro == 0;
     /* read only by --optimizer-in-bwd (steps_in_bwd): otherwise the
@@ -1218,8 +1219,9 @@ static void fs_begin(void *ctx, bool boundary)
     s->first_step = s->inbwd && s->b->step == 1;
 }
 
-static void fs_build(void *ctx)
+static void fs_build(void *ctx, int seg)
 {
+    (void)seg;
     micro_step(ctx);
 }
 
@@ -1398,8 +1400,13 @@ static void flat_param_host(struct fs *s)
 
 int zs_build_fsdp2(struct zs_bctx *b)
 {
-    static const struct zs_micro_ops ops = {fs_begin, fs_build, fs_state,
-                                            fs_opt};
+    static const struct zs_micro_ops ops = {
+        1,
+        {ZS_POS_FIRST | ZS_POS_LAST | ZS_POS_FIRST_STEP},
+        fs_begin,
+        fs_build,
+        fs_state,
+        fs_opt};
     struct fs s;
     int n = b->nunits, rc = 0;
     fs_modes(&s, b);

@@ -32,7 +32,7 @@
  * the GPU pool is added to the need's bound (cut_mem_add), each queue's last
  * task is kept.  Counted after the prefix (emit.c cut_emit), each goes
  * through the same count as a built one, from a compact record of S's tasks
- * (struct ctask: what counting reads) kept whenever the build has a prefix
+ * (struct zs_ctask: what counting reads) kept whenever the build has a prefix
  * cut.  A micro-step S that was counted in part cannot be submitted again;
  * a T that may be counted needs S's compact records.
  *
@@ -54,27 +54,16 @@ struct rstate {
     size_t nval, val_cap;
 };
 
-/* What counting a task reads (emit.c cut_count, cut_mem_add): its kind
- * (MARK, ALLOC, FREE or any other: a FLOW as what it was given), queue,
- * cores, an ALLOC's pool and bytes (else what it was given), a FREE's ALLOC
- * (else -1), its dependencies (-1 past ndeps). */
-struct ctask {
-    int64_t bytes;
-    int32_t deps[3];
-    int32_t alloc;
-    int16_t queue, cores, pool;
-    int8_t kind, ndeps;
-};
-
 struct recording {
     bool valid;
     bool compact;   /* ct[] holds every task (the build has a prefix cut) */
     bool submitted; /* every task was submitted (none counted) */
     int32_t first;  /* id of its first task */
     int32_t n;      /* its tasks */
+    int seg;        /* the micro-step's segment it is (zs_micro_ops) */
     int step;       /* b->step when built */
     uint64_t used;  /* last recorded or replayed (least used is replaced) */
-    struct ctask *ct;
+    struct zs_ctask *ct;
     size_t nct, ct_cap;
     struct rstate before, after;
     /* b->adam_alloc's entries it appended, from adam0 on */
@@ -108,7 +97,7 @@ struct zs_replay {
     size_t ids_to_cap;
     int32_t *scratch; /* zs_sim_deps_before's output */
     size_t scratch_cap;
-    int64_t replayed, built; /* micro-steps, for zs_build_cache_stats */
+    int64_t replayed, built; /* segments, for zs_build_cache_stats */
 };
 
 enum { RV_CAPTURE, RV_RESTORE };
@@ -273,7 +262,7 @@ void zs_replay_stats(const struct zs_replay *rp, int64_t *built,
 }
 
 void zs_replay_record_begin(struct zs_bctx *b, void *ctx,
-                            const struct zs_micro_ops *ops)
+                            const struct zs_micro_ops *ops, int seg)
 {
     struct zs_replay *rp = b->rp;
     struct recording *r = NULL;
@@ -294,6 +283,7 @@ void zs_replay_record_begin(struct zs_bctx *b, void *ctx,
         return;
     }
     r->first = next_id(b);
+    r->seg = seg;
     r->step = b->step;
     r->nct = 0;
     r->compact = b->cut_at != 0;
@@ -306,7 +296,7 @@ void zs_replay_note(struct zs_bctx *b, const struct zs_task_desc *d,
                     const int32_t *deps, int n)
 {
     struct recording *r = b->rp->cur;
-    struct ctask *t;
+    struct zs_ctask *t;
     if (r->nct >= r->ct_cap &&
         zs_grow((void **)&r->ct, &r->ct_cap, r->nct + 1, sizeof *r->ct)) {
         r->compact = false; /* record_close refuses it */
@@ -398,7 +388,7 @@ static bool record_close(struct zs_bctx *b, void *ctx,
                 return false;
     }
     for (size_t i = 0; i < r->nct; i++) {
-        const struct ctask *t = &r->ct[i];
+        const struct zs_ctask *t = &r->ct[i];
         for (int j = 0; j < t->ndeps; j++)
             if (!ext_add(r, t->deps[j]))
                 return false;
@@ -539,23 +529,30 @@ static inline int32_t decode_id(const struct zs_replay *rp,
     return y;
 }
 
-/* Counts recording r's task i as the micro-step's task t0 + i (emit.c
- * cut_emit, as zs_t_emit would). */
-static void count_one(struct zs_bctx *b, const struct recording *r, size_t i,
-                      int32_t t0)
+/* Counts recording r's tasks i .. n - 1 as the micro-step's tasks t0 + i
+ * on (emit.c zs_cut_emit_n, as zs_t_emit would count each): their ids
+ * mapped into scratch first. */
+static void count_rest(struct zs_bctx *b, struct recording *r, int32_t i,
+                       int32_t t0)
 {
-    const struct ctask *c = &r->ct[i];
-    struct zs_task_desc d;
-    int32_t deps[3];
-    d.kind = (enum zs_task_kind)c->kind;
-    d.queue = c->queue;
-    d.cores = c->cores;
-    d.pool = c->pool;
-    d.alloc_bytes = c->bytes;
-    d.alloc_task = decode_id(b->rp, r, c->alloc, t0);
-    for (int j = 0; j < c->ndeps; j++)
-        deps[j] = decode_id(b->rp, r, c->deps[j], t0);
-    zs_cut_emit(b, &d, deps, c->ndeps);
+    struct zs_replay *rp = b->rp;
+    size_t n = (size_t)(r->n - i);
+    int32_t *dep, *alloc;
+    if (4 * n > rp->scratch_cap &&
+        zs_grow((void **)&rp->scratch, &rp->scratch_cap, 4 * n,
+                sizeof *rp->scratch)) {
+        b->failed = ZS_ENOMEM;
+        return;
+    }
+    dep = rp->scratch;
+    alloc = rp->scratch + 3 * n;
+    for (size_t k = 0; k < n; k++) {
+        const struct zs_ctask *c = &r->ct[(size_t)i + k];
+        for (int j = 0; j < c->ndeps; j++)
+            dep[3 * k + (size_t)j] = decode_id(rp, r, c->deps[j], t0);
+        alloc[k] = decode_id(rp, r, c->alloc, t0);
+    }
+    zs_cut_emit_n(b, r->ct + i, dep, alloc, n);
 }
 
 /* What zs_t_emit does after submitting each of tasks t0 + i .. t0 + end - 1
@@ -574,7 +571,7 @@ static void submitted(struct zs_bctx *b, const struct recording *r, int32_t t0,
             b->last_host = k;
         if (b->cut_at &&
             (rec[k].kind == ZS_TASK_ALLOC || rec[k].kind == ZS_TASK_FREE)) {
-            const struct ctask *c = &r->ct[k - t0];
+            const struct zs_ctask *c = &r->ct[k - t0];
             struct zs_task_desc d;
             d.kind = rec[k].kind;
             d.queue = q;
@@ -600,9 +597,9 @@ static void replay(struct zs_bctx *b, void *ctx, const struct zs_micro_ops *ops,
     b->replaying = true; /* zs_run_steps clears it */
     while (i < r->n && !b->failed) {
         int32_t end = r->n, id;
-        if (counting(b)) {
-            count_one(b, r, (size_t)i++, t0);
-            continue;
+        if (counting(b)) { /* to the end: counting never stops */
+            count_rest(b, r, i, t0);
+            break;
         }
         if (b->cut_at && !b->cut) { /* the copy stops at the prefix */
             int32_t room = b->cut_at - zs_sim_ntasks(b->sim);
@@ -638,7 +635,7 @@ static void replay(struct zs_bctx *b, void *ctx, const struct zs_micro_ops *ops,
 }
 
 bool zs_replay_micro(struct zs_bctx *b, void *ctx,
-                     const struct zs_micro_ops *ops)
+                     const struct zs_micro_ops *ops, int seg)
 {
     struct zs_replay *rp = b->rp;
     bool tried[SLOTS] = {false}, any = false;
@@ -646,7 +643,7 @@ bool zs_replay_micro(struct zs_bctx *b, void *ctx,
         return false;
     rp->now_ok = false;
     for (int i = 0; i < SLOTS; i++)
-        any |= rp->rec[i].valid;
+        any |= rp->rec[i].valid && rp->rec[i].seg == seg;
     if (!any || !capture(b, ctx, ops, &rp->now))
         return false;
     rp->now_ok = true;
@@ -654,7 +651,7 @@ bool zs_replay_micro(struct zs_bctx *b, void *ctx,
     for (;;) {
         struct recording *r = NULL;
         for (int i = 0; i < SLOTS; i++)
-            if (rp->rec[i].valid && !tried[i] &&
+            if (rp->rec[i].valid && rp->rec[i].seg == seg && !tried[i] &&
                 (!r || rp->rec[i].used > r->used))
                 r = &rp->rec[i];
         if (!r)

@@ -70,6 +70,8 @@ struct ds {
     int64_t *hook_ns; /* per unit, forward then backward: zs_hook_ns */
     int cursor;      /* the trace position of the next fetch (the front of
                         the coordinator's parameter queue) */
+    int pos; /* the trace position where the forward ended (micro_forward),
+                0 outside a micro-step */
     /* the last two fetch events, oldest first (fetch_event) */
     int32_t fev[2];
     int nfev;
@@ -1043,7 +1045,8 @@ static void run_backward_unit(struct ds *s, int u, int pos)
 /* ---- the micro-step and the optimizer ---------------------------------------
  */
 
-static void micro_step(struct ds *s)
+/* A micro-step's forward (its first segment, ds_build) ... */
+static void micro_forward(struct ds *s)
 {
     struct zs_bctx *b = s->b;
     int pos = 0;
@@ -1059,6 +1062,14 @@ static void micro_step(struct ds *s)
         if (fetched)
             pos++;
     }
+    s->pos = pos;
+}
+
+/* ... and its backward (the second), from trace position s->pos. */
+static void micro_backward(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int pos = s->pos;
     b->phase = ZS_PH_BACKWARD;
     /* backward: walk the trace from where forward ended; units that are not
      * fetched (persistent or ZeRO-2) still run in the same order */
@@ -1104,6 +1115,7 @@ static void micro_step(struct ds *s)
     zs_t_mark(b, b->q_host, "host waits reduce-scatter stream", s->last_rs,
               b->last_host, -1);
     release_all(s);
+    s->pos = 0;
 }
 
 /* The updated sub-group's fp32 params back to bf16, where the params
@@ -1487,23 +1499,45 @@ static void init_buffers(struct ds *s)
     init_pinned_grad_buffer(s);
 }
 
-static void ds_begin(void *ctx, bool boundary)
+/* A micro-step is built in two segments, its forward and its backward
+ * (replay.c replays each on its own): the forward reads only whether it is
+ * the first step's first (the trace RECORD, no prefetch), the backward also
+ * the boundary and, with the optimizer offloaded, whether it is its step's
+ * first (flush).  What a segment does not read is cleared, so that it does
+ * not tell alike segments apart. */
+static void ds_begin(void *ctx, int seg, bool boundary)
 {
     struct ds *s = ctx;
+    struct zs_bctx *b = s->b;
+    if (seg == 0) {
+        bool released = false;
+        /* the coordinator records its trace during the first forward and
+         * backward and completes it in reset_step, which runs after every
+         * backward (stage3.py backward: v0.6.5:2538, v0.12.3:2139; from
+         * 0.15.4, PR #6662, at the root module's pre-forward,
+         * parameter_offload.py 0.19.6:297-302): from the second micro-step
+         * on the trace is COMPLETE and prefetches */
+        s->record = b->step == 1 && b->micro == 0;
+        s->boundary = s->first_micro = false;
+        /* the phase the micro-step finds is read only by the frees of its
+         * opening release_all (tags): when it frees nothing the forward
+         * starts in its own phase */
+        for (int u = 0; u < b->nunits && !released; u++)
+            released = b->avail[u] && !b->units[u].persistent;
+        if (!released)
+            b->phase = ZS_PH_FORWARD;
+        return;
+    }
     s->boundary = boundary;
-    s->first_micro = s->b->micro == 0;
-    /* the coordinator records its trace during the first forward and
-     * backward and completes it in reset_step, which runs after every
-     * backward (stage3.py backward: v0.6.5:2538, v0.12.3:2139; from
-     * 0.15.4, PR #6662, at the root module's pre-forward, parameter_offload.py
-     * 0.19.6:297-302):
-     * from the second micro-step on the trace is COMPLETE and prefetches */
-    s->record = s->b->step == 1 && s->b->micro == 0;
+    s->first_micro = s->off_opt && b->micro == 0;
 }
 
-static void ds_build(void *ctx)
+static void ds_build(void *ctx, int seg)
 {
-    micro_step(ctx);
+    if (seg == 0)
+        micro_forward(ctx);
+    else
+        micro_backward(ctx);
 }
 
 /* The micro-step's state (replay.c): struct ds whole, its task ids named;
@@ -1549,8 +1583,8 @@ static void ds_opt(void *ctx, bool first)
 
 int zs_build_deepspeed(struct zs_bctx *b)
 {
-    static const struct zs_micro_ops ops = {ds_begin, ds_build, ds_state,
-                                            ds_opt};
+    struct zs_micro_ops ops = {2, {0, 0}, ds_begin, ds_build, ds_state,
+                               ds_opt};
     struct ds s;
     int rc;
     memset(&s, 0, sizeof s);
@@ -1576,6 +1610,10 @@ int zs_build_deepspeed(struct zs_bctx *b)
     }
     b->step = 0;
     b->micro = 0;
+    /* what ds_begin sets for each segment */
+    ops.pos_reads[0] = ZS_POS_FIRST_STEP;
+    ops.pos_reads[1] = ZS_POS_FIRST_STEP | ZS_POS_LAST |
+                       (s.off_opt ? ZS_POS_FIRST : 0);
     init_buffers(&s);
     zs_run_steps(b, &s, &ops);
     rc = b->failed;
