@@ -695,73 +695,98 @@ int32_t zs_sim_resubmit(zs_sim *s, int32_t src, int32_t n, int32_t keep_from,
         return zs_err_set(&s->err, ZS_ENOMEM, "out of memory resubmitting "
                                               "tasks");
     off = (int32_t)first - src;
-    for (int32_t i = 0; i < n; i++) {
-        const struct task *o = &s->tasks[src + i];
-        const struct zs_task_rec *orec = &s->recs[src + i];
-        int32_t id = (int32_t)first + i;
-        struct task *t = &s->tasks[id];
-        struct zs_task_rec *r = &s->recs[id];
-        struct queue *q = &s->queues[orec->queue];
-        *t = *o;
-        t->dep_off = (int32_t)s->ndeps;
-        for (int32_t j = 0; j < o->ndeps; j++) {
-            int32_t y = remap(s->deps[o->dep_off + j], keep_from, off, from,
-                              to, nmap);
-            if (y < 0 || y >= id)
-                return zs_err_set(&s->err, ZS_ERUNTIME,
-                                  "resubmitted task %d: dependency %d has "
-                                  "no image",
-                                  id, s->deps[o->dep_off + j]);
-            s->deps[s->ndeps + (size_t)j] = y;
+    {
+        /* locals: the arrays do not move from here on, and the counters
+         * stay in registers */
+        struct task *tasks = s->tasks;
+        struct zs_task_rec *recs = s->recs;
+        int32_t *deps = s->deps;
+        size_t ndeps = s->ndeps, nfdesc = s->nfdesc;
+        int64_t nevtasks = s->nevtasks;
+        int rc = 0;
+        int32_t i;
+        for (i = 0; i < n; i++) {
+            const struct task *o = &tasks[src + i];
+            const struct zs_task_rec *orec = &recs[src + i];
+            int32_t id = (int32_t)first + i;
+            struct task *t = &tasks[id];
+            struct zs_task_rec *r = &recs[id];
+            struct queue *q = &s->queues[orec->queue];
+            *t = *o;
+            t->dep_off = (int32_t)ndeps;
+            for (int32_t j = 0; j < o->ndeps; j++) {
+                int32_t y = remap(deps[o->dep_off + j], keep_from, off, from,
+                                  to, nmap);
+                if (y < 0 || y >= id) {
+                    rc = zs_err_set(&s->err, ZS_ERUNTIME,
+                                    "resubmitted task %d: dependency %d has "
+                                    "no image",
+                                    id, deps[o->dep_off + j]);
+                    break;
+                }
+                deps[ndeps + (size_t)j] = y;
+            }
+            if (rc)
+                break;
+            ndeps += (size_t)o->ndeps;
+            t->qnext = -1;
+            t->qprev = q->last >= 0;
+            t->freed = -1;
+            t->fslot = -1;
+            t->held = 0;
+            t->blk = -1;
+            t->log_alloc = t->log_free = -1;
+            switch (o->kind) {
+            case ZS_TASK_DELAY:
+                nevtasks++;
+                break;
+            case ZS_TASK_FLOW:
+                s->fdesc[nfdesc] = s->fdesc[o->aux];
+                t->aux = (int32_t)nfdesc++;
+                nevtasks++;
+                break;
+            case ZS_TASK_ALLOC:
+                s->pools[o->pool].nallocs++;
+                break;
+            case ZS_TASK_FREE: {
+                /* its ALLOC is its last dependency, mapped above */
+                int32_t a = deps[t->dep_off + t->ndeps - 1];
+                if (tasks[a].kind != ZS_TASK_ALLOC || tasks[a].freed >= 0) {
+                    rc = zs_err_set(&s->err, ZS_ERUNTIME,
+                                    "resubmitted free %d: task %d is no "
+                                    "live alloc",
+                                    id, a);
+                    break;
+                }
+                t->aux = a;
+                tasks[a].freed = id;
+                break;
+            }
+            default:
+                break;
+            }
+            if (rc)
+                break;
+            if (q->last >= 0)
+                tasks[q->last].qnext = id;
+            q->last = id;
+            r->start_ns = r->end_ns = -1;
+            r->blocked_by = -1;
+            r->queue = orec->queue;
+            r->cls = orec->cls;
+            r->tag = (orec->tag & tag_keep) | tag_set;
+            r->kind = orec->kind;
+            r->name = orec->name;
         }
-        s->ndeps += (size_t)o->ndeps;
-        t->qnext = -1;
-        t->qprev = q->last >= 0;
-        t->freed = -1;
-        t->fslot = -1;
-        t->held = 0;
-        t->blk = -1;
-        t->log_alloc = t->log_free = -1;
-        switch (o->kind) {
-        case ZS_TASK_DELAY:
-            s->nevtasks++;
-            break;
-        case ZS_TASK_FLOW:
-            s->fdesc[s->nfdesc] = s->fdesc[o->aux];
-            t->aux = (int32_t)s->nfdesc++;
-            s->nevtasks++;
-            break;
-        case ZS_TASK_ALLOC:
-            s->pools[o->pool].nallocs++;
-            break;
-        case ZS_TASK_FREE: {
-            /* its ALLOC is its last dependency, mapped above */
-            int32_t a = s->deps[t->dep_off + t->ndeps - 1];
-            if (s->tasks[a].kind != ZS_TASK_ALLOC || s->tasks[a].freed >= 0)
-                return zs_err_set(&s->err, ZS_ERUNTIME,
-                                  "resubmitted free %d: task %d is no "
-                                  "live alloc",
-                                  id, a);
-            t->aux = a;
-            s->tasks[a].freed = id;
-            break;
-        }
-        default:
-            break;
-        }
-        if (q->last >= 0)
-            s->tasks[q->last].qnext = id;
-        q->last = id;
-        r->start_ns = r->end_ns = -1;
-        r->blocked_by = -1;
-        r->queue = orec->queue;
-        r->cls = orec->cls;
-        r->tag = (orec->tag & tag_keep) | tag_set;
-        r->kind = orec->kind;
-        r->name = orec->name;
-        s->ntasks++;
+        /* the tasks before a failure are submitted (engine.h) */
+        s->ntasks = first + (size_t)i;
+        s->ndeps = ndeps;
+        s->nfdesc = nfdesc;
+        s->nevtasks = nevtasks;
+        s->csr_ok = 0;
+        if (rc)
+            return rc;
     }
-    s->csr_ok = 0;
     return (int32_t)first;
 }
 
