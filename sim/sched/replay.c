@@ -1,45 +1,48 @@
 /*
- * replay.c — micro-step replay: a micro-step about to be built in the state
- * in which an earlier micro-step of the same build was built gets that
- * one's tasks again, without running the builder
- * (docs/engine.md "Replaying a micro-step").
+ * replay.c — micro-step replay: a segment of a micro-step (the whole
+ * micro-step, or DeepSpeed's forward or backward, struct zs_micro_ops) about
+ * to be built in the state in which the same segment of an earlier
+ * micro-step of the same build was built gets that one's tasks again,
+ * without running the builder (docs/engine.md "Replaying a micro-step").
  *
- * Why the tasks are the ones the builder would emit.  A builder's micro-step
- * (struct zs_micro_ops.build) is a deterministic function of its state: its
+ * Why the tasks are the ones the builder would emit.  A builder's segment
+ * (zs_micro_ops.build) is a deterministic function of its state: its
  * context struct and arrays (visited by ops.state), b's fields visited here
  * (visit_bctx) and constants of the build (config, units, the trace).  Task
  * ids enter that state only as values the emits returned, and the builders
  * only pass them on (as dependencies, a FREE's ALLOC, into the state) and
  * compare them with -1; emit.c compares them with each other only for
- * equality (pack_deps).  So if the state before micro-step T equals the
- * state before a recorded micro-step S in every byte that is not a task id,
- * and the task ids of the two states correspond one to one (phi: the id in
- * a field of S's state to the id in the same field of T's, a function and
+ * equality (pack_deps).  So if the state before segment T equals the state
+ * before a recorded segment S in every byte that is not a task id, and the
+ * task ids of the two states correspond one to one (phi: the id in a field
+ * of S's state to the id in the same field of T's, a function and
  * injective, -1 exactly where -1), then building T emits S's tasks with
  * every id mapped: S's own tasks to T's at one offset (emits return
  * consecutive ids), earlier ones through phi.  Their tags carry the step
  * (zs_tag_now): the step bits become T's; nothing else of a builder reads
  * the step or the micro-step number but through ops.begin, which writes
- * what it reads into the state before it is compared.  The state after T is
- * S's after, mapped the same way.  A recording that names an id outside S's
- * own tasks and outside phi's domain (found somewhere not visited) is not
- * replayed.
+ * what the segment reads into the state before it is compared.  The state
+ * after T is S's after, mapped the same way.  A recording that names an id
+ * outside S's own tasks and outside phi's domain (found somewhere not
+ * visited) is not replayed.  A field the visitor misses is compared as bytes
+ * when it is in a visited struct (zs_rv_struct), so that a task id there
+ * only stops replays; tests/check_replay.c builds both ways.
  *
  * What the replayed tasks go through.  Submitted, they are copied by the
  * engine from S's (zs_sim_resubmit: the same fields, ids mapped); the
  * prefix cut sees them as zs_t_emit would show them: the prefix runs when
  * cut_at tasks are submitted (the copy stops there), an ALLOC or FREE on
- * the GPU pool is added to the need's bound (cut_mem_add), each queue's last
- * task is kept.  Counted after the prefix (emit.c cut_emit), each goes
- * through the same count as a built one, from a compact record of S's tasks
- * (struct zs_ctask: what counting reads) kept whenever the build has a prefix
- * cut.  A micro-step S that was counted in part cannot be submitted again;
- * a T that may be counted needs S's compact records.
+ * the GPU pool is added to the need's bound (zs_cut_mem_add), each queue's
+ * last task is kept.  Counted after the prefix, each goes through the same
+ * count as a built one (zs_cut_emit_n), from a compact record of S's tasks
+ * (struct zs_ctask: what counting reads) kept whenever the build has a
+ * prefix cut.  A segment S that was counted in part cannot be submitted
+ * again; a T that may be counted needs S's compact records.
  *
  * Cost: recording keeps the states (O(units)) and, with a prefix cut, 32 B
  * per task; a replay compares the states, maps phi through a hash table
- * (O(ids in the state)) and copies the tasks (zs_sim_resubmit), or counts
- * them, without the builder's work.
+ * (O(ids in the state)) and copies the tasks (zs_sim_resubmit, about 130
+ * instructions a task) or counts them, without the builder's work.
  */
 #include "sched/sched_int.h"
 #include "util/alloc.h"
