@@ -23,17 +23,25 @@
 #define ZS_CURVE_MAX 24
 
 /* The fraction of HBM bandwidth that the memory-bound kernels of a training
- * step (HF eager element-wise ops, norms, the loss; sched/kernels.c counts
- * their bytes) reach on every GPU whose profile gives no hbm.membound_eff.
+ * step without a measured rate reach (FSDP and ZeRO copies, the optimizer,
+ * eager attention's kernels over the scores, LoRA's sums, the embedding) on
+ * every GPU whose profile gives no hbm.membound_eff.  The element-wise,
+ * norm, RoPE and loss kernels run at their measured fractions instead
+ * (sched/kernels.c "Achieved bandwidth", from Liger-Kernel's benchmarks).
  * Fitted, not measured: `zsim calibrate --published validation/published
  * --out validation/calibration/published.json` (GSL least squares on the
  * step times and tokens/s of llm-foundry, the fit part) gave 0.390 +- 0.070
- * against the 0.85 [assumption] used before, and cut the check part's
- * (torchtitan, torchtune, DeepSpeed) tokens/s error from median 17.0 % / p90
- * 43.0 % to 3.4 % / 22.9 % (docs/validation.md, "Calibrating on the
- * published corpus").  It stands for what the byte counts miss (launch gaps
- * between small kernels, strided and broadcast reads, L2 misses), not for a
- * bandwidth; [assumption] carried to GPUs outside the corpus (H200, L40S). */
+ * against the 0.85 [assumption] used before, when it covered the
+ * element-wise kernels too, and cut the check part's (torchtitan,
+ * torchtune, DeepSpeed) tokens/s error from median 17.0 % / p90 43.0 % to
+ * 3.4 % / 22.9 % (docs/validation.md, "Calibrating on the published
+ * corpus").  Re-fitted on the kernels that still use it it gives 0.234 +-
+ * 0.033, not adopted: this project's harness, replaying a step on an H100
+ * with one contiguous memory pass per such piece, measured them at 2.0-2.85
+ * TB/s, 0.60-0.85 of the bandwidth (validation/h100-*.measured.json), so
+ * the fit would be absorbing time missing elsewhere (docs/kernels.md).  It stands for what the byte counts
+ * miss, not for a bandwidth; [assumption] carried to GPUs outside the
+ * corpus (H200, L40S). */
 #define ZS_MEMBOUND_EFF 0.39
 
 /* Host time of one counted call of DeepSpeed ZeRO-3's hooks into PyTorch,
@@ -124,8 +132,10 @@ struct zs_gpu {
      * bandwidth.  1: no interference modelled.  docs/engine.md. */
     double overlap_compute_factor;
     /* Fraction of hbm_bytes_per_s that the memory-bound kernels of a step
-     * reach (element-wise, norms, the loss: zs_gpu_membound_s); the GEMM
-     * roofline keeps hbm_eff.  Profile key hbm.membound_eff, absent:
+     * without a measured rate reach (copies, the optimizer:
+     * zs_gpu_membound_s; the element-wise, norm and loss kernels have
+     * measured fractions, sched/kernels.c); the GEMM roofline keeps
+     * hbm_eff.  Profile key hbm.membound_eff, absent:
      * ZS_MEMBOUND_EFF; 0 in a hand-built struct: hbm_eff. */
     double membound_eff;
     /* FP8 tensor cores (profile group "fp8", optional; 0: none, --fp8 is

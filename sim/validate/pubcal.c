@@ -81,8 +81,8 @@ static const struct zs_pubcal_const g_consts[] = {
      "none: isolated-kernel benchmarks taken as sustained (docs/kernels.md)",
      0.3, 1.0, false, set_compute_sustained},
     {"membound_eff", "fraction",
-     "of HBM bandwidth reached by memory-bound kernels (element-wise, norms, "
-     "loss)",
+     "of HBM bandwidth reached by memory-bound kernels without a measured "
+     "rate (copies, optimizer)",
      ZS_MEMBOUND_EFF,
      "fitted: validation/calibration/published.json (hw.h ZS_MEMBOUND_EFF)",
      0.1, 1.0, true, set_membound_eff},
