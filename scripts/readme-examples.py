@@ -4,6 +4,9 @@ README.md (and docs/*.md given as arguments) and replace its printed output with
 current binary prints, so the README shows real output.
 
   scripts/readme-examples.py [FILE.md ...]      (default: README.md)
+  ZSIM_README_ONLY=REGEX scripts/readme-examples.py   re-run only the blocks
+      with a command matching REGEX (Python re.search), e.g. 'validate|calibrate'
+      after a merge that moves the accuracy figures but not the bench ones
 
 A command's output is the lines after it up to the next `$ ` line or the end
 of the fenced block.  Where the README trims an output with a line `...`, the
@@ -14,6 +17,7 @@ reports) do not land in the tree; `./zsim` is the repository's wrapper.
 Review `git diff` before committing.
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -91,7 +95,9 @@ def process(path, cwd):
             end += 1
         body = lines[i + 1:end]
         starts = [k for k, l in enumerate(body) if l.startswith("$ ")]
-        if not any("zsim" in body[k] for k in starts):
+        only = os.environ.get("ZSIM_README_ONLY")
+        if not any("zsim" in body[k] for k in starts) or (
+                only and not any(re.search(only, body[k]) for k in starts)):
             out.extend(lines[i:end + 1])
             i = end + 1
             continue

@@ -58,11 +58,15 @@ START_TEST(test_shipped_profiles_load)
                                                                   : 8);
         /* Every group carries a source. */
         ck_assert_int_ge(n.sources.n, 10);
-        /* six groups, attn_eff_by_seq where measured (not L40S),
-         * overlap where given (A100, H100 measured; H200 as H100), and fp8
-         * where given (H100 SXM, H200) */
+        /* six groups, attn_eff_by_seq where measured (not L40S), and
+         * attn_triton_eff_by_seq with it (A100, H100 measured; H200 as
+         * H100), overlap where given (A100, H100 measured; H200 as H100),
+         * and fp8 where given (H100 SXM, H200) */
+        ck_assert_int_eq(n.gpu.attn_triton_eff_by_seq.n > 0,
+                         n.gpu.attn_eff_by_seq.n > 0);
         ck_assert_int_eq(n.gpu.sources.n,
                          6 + (n.gpu.attn_eff_by_seq.n > 0) +
+                             (n.gpu.attn_triton_eff_by_seq.n > 0) +
                              (n.gpu.overlap_compute_factor < 1) +
                              (n.gpu.peak_fp8_flops > 0));
         ck_assert(n.gpu.peak_fp8_flops == 0 ||
@@ -377,7 +381,12 @@ START_TEST(test_gemm_fp8)
 END_TEST
 
 /* Flash-attention efficiency by sequence length: H100 SXM's curve from
- * the FA2 fwd+bwd causal head-dim-128 benchmark (163..328 TFLOPS / 989). */
+ * the FA2 fwd+bwd causal head-dim-128 benchmark (163..328 TFLOPS / 989),
+ * and beyond 16k the 16k point times SDPA flash's measured growth on an
+ * H200 (cudnn-frontend b740542 and de355c7: 324.813 / 310.532 and 324.62
+ * / 311.17 at 32k, mean 1.04461; 328.503 / 310.532 and 328.09 / 311.17 at
+ * 64k, mean 1.05612): 328 x 1.04461 / 989 = 0.3464, 328 x 1.05612 / 989 =
+ * 0.3503. */
 START_TEST(test_attn_eff)
 {
     const struct zs_gpu *g = &resolve_ok("8xH100", 0, 0)->node.gpu;
@@ -386,12 +395,16 @@ START_TEST(test_attn_eff)
     /* 3000 between 2k (0.2679) and 4k (0.2973): log2(3000/2048) =
      * 0.5507468; 0.2679 + 0.0294 x 0.5507468 = 0.2840920 */
     ck_assert(NEAR(zs_gpu_attn_eff(g, 3000), 0.2840920, 1e-6));
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 32768), 0.3464, 1e-9));
+    /* halfway (in log2) between 16k and 32k: (0.3316 + 0.3464) / 2 */
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 16384 * sqrt(2.0)), 0.3390, 1e-9));
     /* clamped at both ends */
     ck_assert(NEAR(zs_gpu_attn_eff(g, 128), 0.1648, 1e-9));
-    ck_assert(NEAR(zs_gpu_attn_eff(g, 131072), 0.3316, 1e-9));
-    /* A100: 182 / 312 at 8k */
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 131072), 0.3503, 1e-9));
+    /* A100: 182 / 312 at 8k; 189 x 1.05612 / 312 = 0.6398 at 64k */
     g = &resolve_ok("8xA100", 0, 0)->node.gpu;
     ck_assert(NEAR(zs_gpu_attn_eff(g, 8192), 0.5833, 1e-9));
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 65536), 0.6398, 1e-9));
     /* without the curve: attn_eff at every length */
     g = &resolve_ok("tests/data/good/hw-node.json", 0, 0)->node.gpu;
     ck_assert(g->attn_eff_by_seq.n == 0);
@@ -766,18 +779,62 @@ START_TEST(test_env_dir)
 }
 END_TEST
 
-/* flash-attn 1.x's Triton kernel against FA2, read off the FA2 paper's A100
- * figure (figures.c): 68/155 at 2k, 50/99 at 512 and below, 80/189 at 16k and
- * beyond, and halfway in log2(seq) between 2k and 4k the mean of the two. */
+/* flash-attn 1.x CUDA against FA2, read off the FA2 release's A100 figure
+ * (figures.c, the fallback of --attention triton): 69/155 at 2k, 55/99 at
+ * 512 and below, 83/189 at 16k and beyond, and halfway in log2(seq)
+ * between 2k and 4k the mean of the two. */
 START_TEST(test_attn_triton_ratio)
 {
-    ck_assert_double_eq_tol(zs_attn_triton_ratio(2048), 68.0 / 155, 1e-12);
-    ck_assert_double_eq_tol(zs_attn_triton_ratio(128), 50.0 / 99, 1e-12);
-    ck_assert_double_eq_tol(zs_attn_triton_ratio(512), 50.0 / 99, 1e-12);
-    ck_assert_double_eq_tol(zs_attn_triton_ratio(16384), 80.0 / 189, 1e-12);
-    ck_assert_double_eq_tol(zs_attn_triton_ratio(65536), 80.0 / 189, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(2048), 69.0 / 155, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(128), 55.0 / 99, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(512), 55.0 / 99, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(16384), 83.0 / 189, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_triton_ratio(65536), 83.0 / 189, 1e-12);
     ck_assert_double_eq_tol(zs_attn_triton_ratio(sqrt(2048.0 * 4096.0)),
-                            (68.0 / 155 + 74.0 / 173) / 2, 1e-12);
+                            (69.0 / 155 + 76.0 / 173) / 2, 1e-12);
+}
+END_TEST
+
+/* --attention triton: flash-attn 1.x CUDA's measured fractions where the
+ * profile has them (H100 SXM: 135 / 989 = 0.1365 at 8k, 137 / 989 =
+ * 0.1385 at 16k, the non-causal 16k 139 / 989 = 0.1405 from 32k on; A100:
+ * 55 / 312 = 0.1763 at 512, 83 / 312 = 0.2660 at 16k and 32k), else the
+ * FA2 rate times the A100 ratio above (L40S: flat 45 % x 83 / 189 =
+ * 0.197619 at 16k). */
+START_TEST(test_attn_triton_eff)
+{
+    const struct zs_gpu *g = &resolve_ok("8xH100", 0, 0)->node.gpu;
+    ck_assert(NEAR(zs_gpu_attn_triton_eff(g, 8192), 0.1365, 1e-9));
+    ck_assert(NEAR(zs_gpu_attn_triton_eff(g, 16384), 0.1385, 1e-9));
+    ck_assert(NEAR(zs_gpu_attn_triton_eff(g, 65536), 0.1405, 1e-9));
+    /* halfway (in log2) between 1k (0.1102) and 2k (0.1092): 0.1097 */
+    ck_assert(NEAR(zs_gpu_attn_triton_eff(g, 1024 * sqrt(2.0)), 0.1097, 1e-9));
+    g = &resolve_ok("8xA100", 0, 0)->node.gpu;
+    ck_assert(NEAR(zs_gpu_attn_triton_eff(g, 256), 0.1763, 1e-9));
+    ck_assert(NEAR(zs_gpu_attn_triton_eff(g, 32768), 0.2660, 1e-9));
+    g = &resolve_ok("8xL40S", 0, 0)->node.gpu;
+    ck_assert(g->attn_triton_eff_by_seq.n == 0);
+    ck_assert(NEAR(zs_gpu_attn_triton_eff(g, 16384), 0.45 * 83.0 / 189, 1e-12));
+}
+END_TEST
+
+/* SDPA's flash backend against the flash-attn 2 package, both on one B200
+ * (figures.c): forward + backward 82.523 against 88.589 ms at 16k, 0.989
+ * against 1.001 ms at 1k and below, 1276.083 against 1358.071 ms at 64k and
+ * beyond, halfway (in log2) between 4k and 8k the mean of 6.303 / 6.837 and
+ * 21.845 / 23.629; --attention sdpa is the profile's FA2 rate times it
+ * (H100 SXM at 8k: 0.3114 x 21.845 / 23.629 = 0.287889). */
+START_TEST(test_attn_sdpa)
+{
+    const struct zs_gpu *g = &resolve_ok("8xH100", 0, 0)->node.gpu;
+    ck_assert_double_eq_tol(zs_attn_sdpa_ratio(16384), 82.523 / 88.589, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_sdpa_ratio(512), 0.989 / 1.001, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_sdpa_ratio(1024), 0.989 / 1.001, 1e-12);
+    ck_assert_double_eq_tol(zs_attn_sdpa_ratio(131072), 1276.083 / 1358.071,
+                            1e-12);
+    ck_assert_double_eq_tol(zs_attn_sdpa_ratio(4096 * sqrt(2.0)),
+                            (6.303 / 6.837 + 21.845 / 23.629) / 2, 1e-12);
+    ck_assert(NEAR(zs_gpu_attn_sdpa_eff(g, 8192), 0.287889, 1e-6));
 }
 END_TEST
 
@@ -789,6 +846,8 @@ Suite *suite_hw(void)
     TCase *bad = tcase_create("bad input");
     tcase_add_test(core, test_shipped_profiles_load);
     tcase_add_test(core, test_attn_triton_ratio);
+    tcase_add_test(core, test_attn_triton_eff);
+    tcase_add_test(core, test_attn_sdpa);
     tcase_add_test(core, test_resolve);
     tcase_add_test(core, test_curve_eval);
     tcase_add_test(core, test_kernel_times);

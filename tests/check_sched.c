@@ -252,6 +252,59 @@ START_TEST(test_recompute_workspaces)
 }
 END_TEST
 
+/* --attention auto (the default) resolves to SDPA's flash backend under
+ * --trainer torchtitan, whose Llama calls F.scaled_dot_product_attention
+ * (train/config.c), and to flash-attn 2 otherwise; a given value stays.
+ * An ALiBi model refuses sdpa as it refuses flash.  The step differs by
+ * the attention core alone: the tiny model (4 heads of 16) at 32k tokens,
+ * micro-batch 2, with full checkpointing runs per layer and step 4.5 x 4 x
+ * 16 x 4 x 32768^2 / 2 x 2 FLOPs (forward, recompute, backward 2.5x), 2
+ * layers: 2.47390116e12 FLOPs, on the H100 (989e12) at FA2's 0.3464 of
+ * peak (hw profile, 32k) 7.221180 ms, under sdpa at 0.3464 x 322.011 /
+ * 343.757 (figures.c) 7.708840 ms, under flash-attn 1's Triton kernel at
+ * 0.1405 17.803678 ms: steps longer by 0.487660 and 10.582498 ms, within
+ * the nanosecond rounding of the 12 tasks.  Micro-batch 2, not 1: with the
+ * element-wise kernels at their measured rates the micro-batch-1 step
+ * waits on the host's launches in places (GPU compute 84 % of it), where
+ * part of a longer attention kernel hides. */
+START_TEST(test_attention_auto)
+{
+    static const char *const run =
+        "model=tests/data/good/model-tiny.json;gpus=1xH100;framework=fsdp2;"
+        "trainer=torchtitan;seq-len=32768;micro-batch=2;grad-accum=1;"
+        "steps=2;checkpointing=full";
+    struct zt_run sdpa, flash, triton, hf;
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_err err = {0, ""};
+    zt_simulate(&sdpa, run, NULL, NULL, false);
+    zt_simulate(&flash, run, "attention=flash", NULL, false);
+    zt_simulate(&triton, run, "attention=triton", NULL, false);
+    zt_resolve(&hf, NULL, "model=7b");
+    ck_assert_int_eq(sdpa.cfg.attention, ZS_ATTN_SDPA);
+    ck_assert_int_eq(flash.cfg.attention, ZS_ATTN_FLASH);
+    ck_assert_int_eq(triton.cfg.attention, ZS_ATTN_TRITON);
+    ck_assert_int_eq(hf.cfg.attention, ZS_ATTN_FLASH);
+    ck_assert_double_eq_tol(sdpa.res.steady.time_s - flash.res.steady.time_s,
+                            0.487660e-3, 1e-8);
+    ck_assert_double_eq_tol(triton.res.steady.time_s - flash.res.steady.time_s,
+                            10.582498e-3, 1e-8);
+    zs_cfg_defaults(&c);
+    zt_apply_flags(&c, "model=bloom;gpus=8xH100;framework=fsdp2;"
+                       "trainer=torchtitan");
+    ck_assert_int_eq(zs_setup_resolve(&c, NULL, &m, &cl, &err), ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'position_embedding' in models/bloom-7b1.json:"
+                     "17:3: transformers' bloom attention adds the ALiBi bias "
+                     "to eager scores and has no flash-attention path; use "
+                     "--attention eager (got --attention sdpa)");
+    zt_expect_bad_flag("attention", "fa3",
+                       "invalid value for '--attention': must be one of "
+                       "flash, eager, triton, sdpa, auto (got 'fa3')");
+}
+END_TEST
+
 /* --loss: auto resolves to torchtune's chunked loss under --trainer
  * torchtune (its recipe YAMLs), whole otherwise; chunked lowers the GPU
  * peak where the loss sets it and leaves the step time alone (the same
@@ -2112,6 +2165,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_kernel_bytes_qwen7b_layer);
     tcase_add_test(core, test_kernel_measured_fractions);
     tcase_add_test(core, test_eager_attn_bytes);
+    tcase_add_test(core, test_attention_auto);
     tcase_add_test(core, test_eager_attn_scheduled);
     tcase_add_test(core, test_kernel_bytes_lora);
     tcase_add_test(core, test_kernel_bytes_rope_complex);

@@ -665,6 +665,114 @@ START_TEST(test_published_predict)
 }
 END_TEST
 
+/* A run that died of an OOM: "oom" instead of figures.  The tiny model
+ * (220480 parameters) on 2 ranks without zero.Init, loaded in fp32: each
+ * rank holds the runtime (4 GiB), the fp32 model (4 x 220480 B) and one
+ * bf16 checkpoint shard (2 x 220480 B) at the load (run/run.c phase_load),
+ * 2 x (4 GiB + 1322880) = 8592580352 B on the node, above the 8 GiB that
+ * 72 GiB less the DGX H100 node's 64 GiB reserve leaves. */
+START_TEST(test_published_oom)
+{
+#define OOM_ARGS(extra)                                                        \
+    PUB_HEAD "  \"args\": [\"--model\", "                                      \
+             "\"tests/data/good/model-tiny.json\", \"--gpus\", \"2xH100\", "   \
+             "\"--zero\", \"3\", \"--offload-optimizer\", \"cpu\", "           \
+             "\"--offload-param\", \"cpu\", \"--zero-init\", \"no\", "         \
+             "\"--load-dtype\", \"fp32\", \"--seq-len\", \"128\"" extra "],\n"
+    static const char load[] = OOM_ARGS(
+        ", \"--host-ram\", \"72GiB\", \"--dataset-samples\", \"8\", "
+        "\"--max-steps\", \"1\"") "  \"oom\": {\"where\": \"host\", "
+                                  "\"phase\": \"load\", \"what\": \"w\"}\n}\n";
+    static const char fits[] = OOM_ARGS("") "  \"oom\": {\"where\": "
+                                            "\"host\", \"what\": \"w\"}\n}\n";
+    struct zs_published p;
+    struct zs_pub_pred q;
+    struct zs_err err = {0, ""};
+
+    ck_assert_msg(pub_text(load, &p, &err) == 0, "%s", err.msg);
+    ck_assert(p.oom.set);
+    ck_assert_int_eq(p.nmeas, 0);
+    ck_assert_int_eq(p.oom.where, ZS_POW_HOST);
+    ck_assert_int_eq(p.oom.phase, ZS_POP_LOAD);
+    ck_assert_str_eq(p.oom.what, "w");
+    ck_assert_msg(zs_published_predict(&p, &q, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(q.oom_where, ZS_POW_HOST);
+    ck_assert_int_eq(q.oom_phase, ZS_POP_LOAD);
+    ck_assert(q.oom_needed_bytes ==
+              2 * ((4LL << 30) + 4 * 220480 + 2 * 220480));
+    ck_assert(q.oom_available_bytes == 8LL << 30);
+    ck_assert(zs_pub_oom_agrees(&p, &q));
+    /* the same OOM observed at another moment does not agree */
+    p.oom.phase = ZS_POP_SAVE;
+    ck_assert(!zs_pub_oom_agrees(&p, &q));
+    p.oom.phase = ZS_POP_ANY; /* "any" agrees with every moment */
+    ck_assert(zs_pub_oom_agrees(&p, &q));
+    p.oom.where = ZS_POW_GPU;
+    ck_assert(!zs_pub_oom_agrees(&p, &q));
+
+    /* 2 TiB on the node: the step simulation fits, so the OOM is missed */
+    ck_assert_msg(pub_text(fits, &p, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(p.oom.phase, ZS_POP_ANY); /* the default */
+    ck_assert_msg(zs_published_predict(&p, &q, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(q.oom_where, -1);
+    ck_assert(!zs_pub_oom_agrees(&p, &q));
+#undef OOM_ARGS
+}
+END_TEST
+
+/* The gate on observed OOMs: a run committed as predicted ("oom" error 0)
+ * that zsim no longer predicts regresses; one committed as not predicted
+ * (null) is not gated. */
+START_TEST(test_published_oom_gate)
+{
+    static const char run_text[] =
+        PUB_HEAD "  \"args\": [\"--model\", "
+                 "\"tests/data/good/model-tiny.json\", \"--gpus\", "
+                 "\"2xH100\"],\n  \"oom\": {\"where\": \"host\", "
+                 "\"phase\": \"load\", \"what\": \"w\"}\n}\n";
+    char dir[] = "/tmp/zsim-puboom-XXXXXX", run[160], acc[160];
+    struct zs_err err = {0, ""};
+    FILE *f;
+    int rc;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(run, sizeof run, "%s/t.json", dir);
+    snprintf(acc, sizeof acc, "%s/accuracy.json", dir);
+    f = fopen(run, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(run_text, f);
+    fclose(f);
+    f = fopen(acc, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"schema\": \"zsim.accuracy/1\", \"errors\": [{\"run\": \"t\", "
+          "\"quantity\": \"oom\", \"error_pct\": 0}]}\n",
+          f);
+    fclose(f);
+    {
+        char *av[] = {"validate", "--published", dir, "--accuracy", acc, NULL};
+        rc = run_quiet(&zs_cmd_validate, 5, av, &err);
+    }
+    ck_assert_int_eq(rc, ZS_EGATE);
+    ck_assert_str_eq(err.msg, "accuracy of 't' oom regressed: zsim no longer "
+                              "predicts the host OOM at load the source "
+                              "observed");
+    f = fopen(acc, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"schema\": \"zsim.accuracy/1\", \"errors\": [{\"run\": \"t\", "
+          "\"quantity\": \"oom\", \"error_pct\": null}]}\n",
+          f);
+    fclose(f);
+    {
+        char *av[] = {"validate", "--published", dir, "--accuracy", acc, NULL};
+        rc = run_quiet(&zs_cmd_validate, 5, av, &err);
+    }
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    unlink(run);
+    unlink(acc);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_published_bad)
 {
     static const struct {
@@ -715,6 +823,30 @@ START_TEST(test_published_bad)
          "is required"},
         {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"mesured\": []\n}\n",
          "unknown key 'mesured' in t.json:7:3: did you mean 'measured'?"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"]\n}\n",
+         "missing 'measured' in t.json: required (or 'oom' for a run that "
+         "died of an OOM)"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"oom\": "
+                  "{\"where\": \"disk\", \"what\": \"w\"}\n}\n",
+         "invalid 'oom.where' in t.json:7:11: must be one of host, gpu (got "
+         "'disk')"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"oom\": "
+                  "{\"where\": \"host\", \"phase\": \"boot\", \"what\": "
+                  "\"w\"}\n}\n",
+         "invalid 'oom.phase' in t.json:7:28: must be one of any, load, "
+         "init, step, eval, save, epoch (got 'boot')"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"oom\": "
+                  "{\"where\": \"host\"}\n}\n",
+         "missing 'oom.what' in t.json: required, a string of 1 to 255 "
+         "characters"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"oom\": \"host\"\n}\n",
+         "invalid 'oom' in t.json:7:3: must be an object (got string)"},
+        {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"oom\": "
+                  "{\"where\": \"host\", \"what\": \"w\"},\n  \"measured\": "
+                  "[{\"quantity\": \"step_time\", \"value\": 1, \"unit\": "
+                  "\"s\", \"what\": \"w\"}]\n}\n",
+         "invalid 'measured' in t.json:8:3: a run with 'oom' died, so it has "
+         "no figures to compare"},
         {PUB_HEAD "  \"args\": [\"--model\", \"x\"],\n  \"measured\": "
                   "[{\"quantity\": \"step_time\", \"value\": 1, \"unit\": "
                   "\"s\", \"what\": \"w\", \"when\": \"mean\"}]\n}\n",
@@ -834,6 +966,8 @@ Suite *suite_validate(void)
     tcase_add_test(core, test_published_stats);
     tcase_add_test(core, test_published_predict);
     tcase_add_test(core, test_published_gate);
+    tcase_add_test(core, test_published_oom);
+    tcase_add_test(core, test_published_oom_gate);
     tcase_add_test(bad, test_published_bad);
     tcase_add_test(core, test_published_when_steady);
     /* test_committed_measurements reads every validation/ file and

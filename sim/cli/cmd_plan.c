@@ -185,7 +185,8 @@ static int plan_resolve(struct plan_line *pl, struct zs_err *err)
 {
     int rc = zs_model_resolve(pl->base.model, &pl->m, err);
     if (!rc) /* ALiBi models without a flash-attention path (model.h) */
-        rc = zs_model_check_attention(&pl->m, pl->base.attention, err);
+        rc = zs_model_check_attention(
+            &pl->m, (enum zs_attn_impl)zs_cfg_attention(&pl->base), err);
     if (!rc)
         rc = zs_hw_resolve(pl->base.gpus, 0, (int)pl->base.nodes, &pl->cl,
                            err);

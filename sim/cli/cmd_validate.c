@@ -215,8 +215,9 @@ static const struct acc_ent *acc_find(const struct acc_ent *a, int n,
 }
 
 /* Gate: exit 4 naming the first run and quantity whose |error| grew beyond
- * the committed |error| + margin, or that now predicts OOM where it did not.
- * Rows missing from the committed file are new runs: reported, not gated. */
+ * the committed |error| + margin, or that now predicts OOM where it did not,
+ * or whose observed OOM (quantity "oom") zsim no longer predicts.  Rows
+ * missing from the committed file are new runs: reported, not gated. */
 static int pub_gate(const struct zs_pub_set *s, const char *accpath, double margin,
                     struct zs_err *err)
 {
@@ -254,6 +255,32 @@ static int pub_gate(const struct zs_pub_set *s, const char *accpath, double marg
         if (!bad++)
             zs_strlcpy(first, line, sizeof first);
     }
+    /* Runs that died of an OOM: committed as quantity "oom" with error 0
+     * while zsim predicts it (null while it does not); losing it regresses. */
+    for (int k = 0; k < s->n; k++) {
+        const struct zs_published *p = &s->runs[k];
+        const struct acc_ent *e;
+        char line[ZS_ERR_MSG_MAX];
+        if (!p->oom.set || p->nneeds)
+            continue;
+        e = acc_find(a, na, p->name, "oom");
+        if (!e) {
+            printf("new (not in %s): %s oom %s\n", accpath, p->name,
+                   zs_pub_oom_agrees(p, &s->pred[k]) ? "predicted"
+                                                     : "not predicted");
+            continue;
+        }
+        if (!isfinite(e->err_pct) || zs_pub_oom_agrees(p, &s->pred[k]))
+            continue;
+        snprintf(line, sizeof line,
+                 "accuracy of '%s' oom regressed: zsim no longer predicts "
+                 "the %s OOM at %s the source observed",
+                 p->name, zs_pub_oom_where_name(p->oom.where),
+                 zs_pub_oom_phase_name(p->oom.phase));
+        printf("REGRESSED: %s\n", line);
+        if (!bad++)
+            zs_strlcpy(first, line, sizeof first);
+    }
     zs_free(a);
     if (bad)
         return zs_err_set(err, ZS_EGATE, "%s%s", first,
@@ -273,8 +300,10 @@ static int pub_write_accuracy(const struct zs_pub_set *s, const char *path,
     struct zs_err e2 = {0, ""};
     struct zs_afile af;
     FILE *f;
-    int rc;
+    int rc, nooms = 0;
 
+    for (int k = 0; k < s->n; k++)
+        nooms += s->runs[k].oom.set && !s->runs[k].nneeds;
     if (access(path, F_OK) == 0 && acc_read(path, &old, &nold, &e2) != 0)
         fprintf(stderr, "zsim: ignoring the previous '%s': %s\n", path, e2.msg);
     rc = zs_afile_open(&af, NULL, path, err);
@@ -298,7 +327,7 @@ static int pub_write_accuracy(const struct zs_pub_set *s, const char *path,
             fprintf(f, "%.2f", zs_validateout_round2(r->err_pct));
         else
             fputs("null", f);
-        fputs(i + 1 < s->nrows ? "},\n" : "}\n", f);
+        fputs(i + 1 < s->nrows || nooms ? "},\n" : "}\n", f);
         if (!o)
             printf("added  %-48s %-22s %+8.2f %%\n", r->run, qn, r->err_pct);
         else if (!(fabs(zs_validateout_round2(r->err_pct) - o->err_pct) < 0.005) &&
@@ -308,12 +337,36 @@ static int pub_write_accuracy(const struct zs_pub_set *s, const char *path,
             moved++;
         }
     }
+    /* observed OOMs: error 0 while zsim predicts them, null while not */
+    for (int k = 0, left = nooms; k < s->n; k++) {
+        const struct zs_published *p = &s->runs[k];
+        const struct acc_ent *o;
+        bool ok;
+        if (!p->oom.set || p->nneeds)
+            continue;
+        ok = zs_pub_oom_agrees(p, &s->pred[k]);
+        o = acc_find(old, nold, p->name, "oom");
+        fprintf(f, "    {\"run\": ");
+        zs_json_put_str(f, p->name);
+        fprintf(f, ", \"quantity\": \"oom\", \"error_pct\": %s",
+                ok ? "0" : "null");
+        fputs(--left ? "},\n" : "}\n", f);
+        if (!o)
+            printf("added  %-48s %-22s %s\n", p->name, "oom",
+                   ok ? "predicted" : "not predicted");
+        else if (isfinite(o->err_pct) != ok) {
+            printf("moved  %-48s %-22s %s -> %s\n", p->name, "oom",
+                   isfinite(o->err_pct) ? "predicted" : "not predicted",
+                   ok ? "predicted" : "not predicted");
+            moved++;
+        }
+    }
     fputs("  ]\n}\n", f);
     zs_free(old);
     rc = zs_afile_commit(&af, err);
     if (rc)
         return rc;
-    printf("wrote %s: %d errors, %d moved\n", path, s->nrows, moved);
+    printf("wrote %s: %d errors, %d moved\n", path, s->nrows + nooms, moved);
     return 0;
 }
 

@@ -253,29 +253,90 @@ double zs_gpu_attn_eff(const struct zs_gpu *g, double seq)
     return g->attn_eff;
 }
 
-/* The FA2 paper's A100 figure measures flash-attn 1.x's Triton kernel
- * beside FA2 (flash-attention commit 0251105,
- * assets/flash2_a100_fwd_bwd_benchmark.png, panel (d) "With causal mask, head
- * dimension 128", forward + backward, no bias): "FlashAttention Triton" 50 /
- * 61 / 68 / 74 / 78 / 80 TFLOP/s at 512 / 1k / 2k / 4k / 8k / 16k, FA2 99 /
- * 133 / 155 / 173 / 182 / 189 (docs/validation.md, "Where the over-prediction
- * comes from").  The ratio is applied to the profile's FA2 curve, linear in
- * log2(seq), flat outside 512..16k.  [assumption] carried to GPUs other than
- * the A100 (the H100 figure has no Triton series) and to ALiBi's bias, which
- * the figure does not include (a bias load per tile can only slow it). */
+/*
+ * flash-attn 1.x's Triton kernel (flash_attn/flash_attn_triton.py, which
+ * llm-foundry vendors as llmfoundry/models/layers/flash_attn_triton.py on
+ * triton-pre-mlir and runs for attn_impl: triton).  No benchmark of that
+ * kernel by sequence length was found; its own header (flash-attention
+ * v1.0.9) says "Overall Triton forward + backward is slightly slower than
+ * CUDA forward + backward" (flash-attn 1.x's CUDA kernel), and llm-foundry's
+ * TUTORIAL.md at b2a43a1 says "In our experiance, `triton` is slightly faster
+ * than `flash`" (flash-attn 1.x CUDA then).  So it is charged flash-attn
+ * 1.x CUDA's measured rate: the "FlashAttention" bars of the FA2 release's
+ * figures (flash-attention 4f285b35, assets/flash2_{a100,h100}_fwd_bwd_
+ * benchmark.png, panel (d), causal, head dim 128, hidden 2048, batch 16k /
+ * seqlen), profile curve attn_triton_eff_by_seq.  The figure's
+ * "FlashAttention Triton" bars are a different kernel: OpenAI Triton's
+ * triton.ops.flash_attention (the generating script at that commit,
+ * benchmarks/benchmark_causal.py, times it as "Triton", commented out there
+ * for the H100 run; benchmark_flash_attention.py of 60499ab the same).
+ *
+ * Without the curve (GPUs where flash-attn 1.x was not measured) the
+ * profile's FA2 rate is scaled by flash-attn 1.x CUDA / FA2 on the A100
+ * (panel (d): 55 / 62 / 69 / 76 / 80 / 83 against 99 / 133 / 155 / 173 /
+ * 182 / 189 TFLOP/s at 512 .. 16k), linear in log2(seq), flat outside
+ * 512..16k [assumption: carried to that GPU].
+ */
 double zs_attn_triton_ratio(double seq)
 {
-    static const double tri[] = {50, 61, 68, 74, 78, 80};
+    static const double fa1[] = {55, 62, 69, 76, 80, 83};
     static const double fa2[] = {99, 133, 155, 173, 182, 189};
     double x = seq > 0 ? log2(seq) - 9 : 0; /* 512 -> 0, 16k -> 5 */
     int i;
     if (x <= 0)
-        return tri[0] / fa2[0];
+        return fa1[0] / fa2[0];
     if (x >= 5)
-        return tri[5] / fa2[5];
+        return fa1[5] / fa2[5];
     i = (int)x;
-    return tri[i] / fa2[i] +
-           (x - i) * (tri[i + 1] / fa2[i + 1] - tri[i] / fa2[i]);
+    return fa1[i] / fa2[i] +
+           (x - i) * (fa1[i + 1] / fa2[i + 1] - fa1[i] / fa2[i]);
+}
+
+double zs_gpu_attn_triton_eff(const struct zs_gpu *g, double seq)
+{
+    if (g->attn_triton_eff_by_seq.n > 0)
+        return zs_curve_eval(&g->attn_triton_eff_by_seq, seq);
+    return zs_gpu_attn_eff(g, seq) * zs_attn_triton_ratio(seq);
+}
+
+/*
+ * SDPA's flash backend (PyTorch's build of FlashAttention-2's kernels) against
+ * the flash-attn 2 package on the same GPU: cudnn-frontend f937055,
+ * benchmark/sdpa_benchmark_bf16_training/artifacts/
+ * sdpa_benchmark_results_NVIDIA_B200.csv (PyTorch 2.8.0a0 nv25.05 against
+ * flash-attn 2.7.3, bf16, causal, 128 query / 8 key-value heads, head dim
+ * 128, batch 1): forward+backward time of flash_attention over
+ * pyt_flash_attention, 0.989 / 1.001, 2.165 / 2.313, 6.303 / 6.837, 21.845
+ * / 23.629, 82.523 / 88.589, 322.011 / 343.757, 1276.083 / 1358.071 ms at
+ * 1k .. 64k (0.943 at 128k).  Linear in log2(seq), flat outside 1k..64k
+ * (at 512 the package's call is the slower, 0.776 against 0.656 ms: host
+ * overhead of a 0.15 ms kernel, not carried below 1k [assumption]).
+ * Carried to every GPU [assumption]; on Hopper the same backend measured
+ * on an H200 (cudnn-frontend b740542, de355c7: 258-264 / 287-290 / 311
+ * TFLOP/s at 4k / 8k / 16k, causal hd128, 16 heads) sits 0.89 / 0.94 /
+ * 0.95 of the flash-attn 2 figure on the H100 (hw profiles), the same
+ * order.
+ */
+double zs_attn_sdpa_ratio(double seq)
+{
+    static const double fa2_ms[] = {0.989,  2.165,   6.303,   21.845,
+                                    82.523, 322.011, 1276.083};
+    static const double sdpa_ms[] = {1.001,  2.313,   6.837,   23.629,
+                                     88.589, 343.757, 1358.071};
+    double x = seq > 0 ? log2(seq) - 10 : 0; /* 1k -> 0, 64k -> 6 */
+    int i;
+    if (x <= 0)
+        return fa2_ms[0] / sdpa_ms[0];
+    if (x >= 6)
+        return fa2_ms[6] / sdpa_ms[6];
+    i = (int)x;
+    return fa2_ms[i] / sdpa_ms[i] +
+           (x - i) * (fa2_ms[i + 1] / sdpa_ms[i + 1] - fa2_ms[i] / sdpa_ms[i]);
+}
+
+double zs_gpu_attn_sdpa_eff(const struct zs_gpu *g, double seq)
+{
+    return zs_gpu_attn_eff(g, seq) * zs_attn_sdpa_ratio(seq);
 }
 
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes)

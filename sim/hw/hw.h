@@ -124,7 +124,7 @@ struct zs_gpu {
     int64_t sms;
     /* Flash-attention (FA2, SDPA's flash backend) forward+backward fraction
      * of peak vs sequence length, causal; n == 0: attn_eff at every
-     * length. */
+     * length; flat beyond its last point. */
     struct zs_curve attn_eff_by_seq;
     /* Fraction of its alone rate that compute on the compute stream keeps
      * while an NCCL collective (all-gather, reduce-scatter, all-reduce) runs
@@ -151,6 +151,11 @@ struct zs_gpu {
      * such calls (sched/hooks.c).  Not a profile key: ZS_HOOK_CALL_NS; 0 in a
      * hand-built struct: the same. */
     double hook_call_ns;
+    /* flash-attn 1.x's Triton kernel (llm-foundry's attn_impl: triton),
+     * forward+backward fraction of peak vs sequence length, causal: profile
+     * curve attn_triton_eff_by_seq (optional; flash-attn 1.x CUDA's measured
+     * rate, figures.c); n == 0: zs_gpu_attn_triton_eff's fallback. */
+    struct zs_curve attn_triton_eff_by_seq;
     struct zs_hw_sources sources; /* read-only */
 };
 
@@ -286,9 +291,20 @@ double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
 /* Flash-attention fraction of peak at sequence length seq: the
  * attn_eff_by_seq curve when the profile has one, else attn_eff. */
 double zs_gpu_attn_eff(const struct zs_gpu *g, double seq);
-/* flash-attn 1.x's Triton kernel's rate as a fraction of FlashAttention-2's
- * at sequence length seq (forward + backward, causal, head dim 128). */
+/* flash-attn 1.x's CUDA kernel's rate as a fraction of FlashAttention-2's
+ * on the A100 at sequence length seq (forward + backward, causal, head dim
+ * 128): the fallback of zs_gpu_attn_triton_eff (figures.c). */
 double zs_attn_triton_ratio(double seq);
+/* flash-attn 1.x's Triton kernel (--attention triton) as a fraction of peak
+ * at sequence length seq: the attn_triton_eff_by_seq curve when the profile
+ * has one, else zs_gpu_attn_eff x zs_attn_triton_ratio. */
+double zs_gpu_attn_triton_eff(const struct zs_gpu *g, double seq);
+/* SDPA's flash backend against the flash-attn 2 package at sequence length
+ * seq (forward + backward, causal, head dim 128; figures.c). */
+double zs_attn_sdpa_ratio(double seq);
+/* SDPA's flash backend (--attention sdpa) as a fraction of peak:
+ * zs_gpu_attn_eff x zs_attn_sdpa_ratio. */
+double zs_gpu_attn_sdpa_eff(const struct zs_gpu *g, double seq);
 /* Time of a memory-bound kernel moving `bytes` through HBM. */
 double zs_gpu_membound_s(const struct zs_gpu *g, double bytes);
 

@@ -252,6 +252,7 @@ static const struct zs_field gpu_top[] = {
     ZS_FIELD_CUSTOM("compute"),
     ZS_FIELD_CUSTOM("gemm_eff"),
     ZS_FIELD_CUSTOM("attn_eff_by_seq"),
+    ZS_FIELD_CUSTOM("attn_triton_eff_by_seq"),
     ZS_FIELD_CUSTOM("hbm"),
     ZS_FIELD_CUSTOM("nvlink"),
     ZS_FIELD_CUSTOM("pcie"),
@@ -319,6 +320,8 @@ static const struct zs_field gpu_fp8[] = {
 static const struct curve_spec gemm_curve = {"gemm_eff", 1, 1e18, 0, 0.001, 1};
 static const struct curve_spec attn_seq_curve = {
     "attn_eff_by_seq", 1, 1e8, 0, 0.001, 1};
+static const struct curve_spec attn_triton_curve = {
+    "attn_triton_eff_by_seq", 1, 1e8, 0, 0.001, 1};
 
 static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
                          struct gpu_file *gf, struct zs_err *err)
@@ -338,6 +341,9 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
     if (!rc)
         rc = read_curve(src, root, "", &attn_seq_curve, 0,
                         &gf->g.attn_eff_by_seq, s, err);
+    if (!rc)
+        rc = read_curve(src, root, "", &attn_triton_curve, 0,
+                        &gf->g.attn_triton_eff_by_seq, s, err);
     if (!rc)
         rc = read_group(src, root, "hbm", gpu_hbm, NF(gpu_hbm), gf, gf->src, s,
                         err);

@@ -70,12 +70,16 @@ const char *zs_block_name(enum zs_block_kind b)
 int zs_model_check_attention(const struct zs_model *m, enum zs_attn_impl a,
                              struct zs_err *err)
 {
-    if (a != ZS_ATTN_FLASH || !m->flash_forbidden_at[0])
+    /* SDPA's flash backend takes no attention bias either; AUTO resolves
+     * to FLASH or SDPA */
+    if (a == ZS_ATTN_EAGER || a == ZS_ATTN_TRITON ||
+        !m->flash_forbidden_at[0])
         return 0;
     return zs_err_set(err, ZS_EINPUT,
                       "%s: %s; use --attention eager (got "
-                      "--attention flash)",
-                      m->flash_forbidden_at, m->flash_forbidden_why);
+                      "--attention %s)",
+                      m->flash_forbidden_at, m->flash_forbidden_why,
+                      zs_attn_name(a));
 }
 
 const char *zs_family_name(enum zs_family f)
@@ -133,6 +137,8 @@ const char *zs_attn_name(enum zs_attn_impl a)
 {
     return a == ZS_ATTN_EAGER    ? "eager"
            : a == ZS_ATTN_TRITON ? "triton"
+           : a == ZS_ATTN_SDPA   ? "sdpa"
+           : a == ZS_ATTN_AUTO   ? "auto"
                                  : "flash";
 }
 

@@ -293,11 +293,21 @@ enum zs_ckpt {
     ZS_CKPT_OP,
     ZS_CKPT_LAYER
 };
-/* FLASH: flash-attn 2 (or SDPA's FA2 backend); EAGER: the unfused
+/* FLASH: the flash-attn 2 package (flash_attn_func); EAGER: the unfused
  * matmul-softmax-matmul; TRITON: flash-attn 1.x's Triton kernel
  * (flash_attn/flash_attn_triton.py), which llm-foundry's attn_impl: triton
- * runs.  FLASH and TRITON keep the same tensors (q, k, v, out, logsumexp). */
-enum zs_attn_impl { ZS_ATTN_FLASH, ZS_ATTN_EAGER, ZS_ATTN_TRITON };
+ * runs; SDPA: torch.nn.functional.scaled_dot_product_attention's flash
+ * backend (PyTorch's own build of FlashAttention-2's kernels).  FLASH,
+ * TRITON and SDPA keep the same tensors (q, k, v, out, logsumexp).  AUTO is
+ * a configuration value only, resolved by the trainer (train/config.c
+ * zs_cfg_resolve): SDPA under torchtitan, FLASH otherwise. */
+enum zs_attn_impl {
+    ZS_ATTN_FLASH,
+    ZS_ATTN_EAGER,
+    ZS_ATTN_TRITON,
+    ZS_ATTN_SDPA,
+    ZS_ATTN_AUTO
+};
 
 struct zs_act_opts {
     int64_t seq;         /* tokens per sequence */
@@ -424,7 +434,8 @@ int64_t zs_model_hidden_bytes_per_token(const struct zs_model *m);
  * otherwise ZS_EINPUT naming the model file's key that rules it out, e.g.
  * "invalid 'alibi' in f.json:5:3: transformers' Falcon ALiBi attention has
  * no flash-attention path (FalconFlashAttention2 raises); use --attention
- * eager (got flash)". */
+ * eager (got flash)".  flash and sdpa (whose flash backend takes no bias)
+ * are ruled out alike; eager and triton (which adds a bias) are not. */
 int zs_model_check_attention(const struct zs_model *m, enum zs_attn_impl a,
                              struct zs_err *err);
 

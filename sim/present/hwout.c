@@ -232,6 +232,14 @@ static int gpu_compute_rows(struct zs_table *t, const struct zs_gpu *g)
                   ac->x[ac->n - 1]);
     } else
         rc |= row(t, "flash-attention efficiency", "%.0f%%", 100 * g->attn_eff);
+    if (g->attn_triton_eff_by_seq.n > 0) { /* --attention triton (hw.h) */
+        const struct zs_curve *tc = &g->attn_triton_eff_by_seq;
+        rc |= row(t, "flash-attn 1 Triton",
+                  "%.0f%% at seq %.0f ... %.0f%% at seq %.0f (fwd+bwd, "
+                  "causal; --attention triton)",
+                  100 * tc->y[0], tc->x[0], 100 * tc->y[tc->n - 1],
+                  tc->x[tc->n - 1]);
+    }
     return rc;
 }
 
@@ -476,6 +484,9 @@ static void json_curves(const struct zs_node *n)
     jcurve("gemm_eff", "flops", "eff", &g->gemm_eff, 0);
     if (g->attn_eff_by_seq.n > 0)
         jcurve("attn_eff_by_seq", "seq", "eff", &g->attn_eff_by_seq, 0);
+    if (g->attn_triton_eff_by_seq.n > 0)
+        jcurve("attn_triton_eff_by_seq", "seq", "eff",
+               &g->attn_triton_eff_by_seq, 0);
     jcurve("allgather_busbw", "bytes", "bytes_per_s", &n->allgather_busbw, 0);
     jcurve("reducescatter_busbw", "bytes", "bytes_per_s",
            &n->reducescatter_busbw, 0);

@@ -322,6 +322,49 @@ static int pub_stats(const struct zs_pub_set *s, struct pub_stat *out, int cap)
     return nout;
 }
 
+/* zsim's verdict on a run whose source observed an OOM: "host OOM at load:
+ * needs 1.07 TiB of 774 GiB", or "fits". */
+static void pub_oom_verdict(char *buf, size_t cap, const struct zs_pub_pred *q)
+{
+    char a[32], b[32];
+    if (q->oom_where < 0) {
+        snprintf(buf, cap, "fits");
+        return;
+    }
+    zs_fmt_bytes(a, sizeof a, q->oom_needed_bytes);
+    zs_fmt_bytes(b, sizeof b, q->oom_available_bytes);
+    snprintf(buf, cap, "%s OOM at %s: needs %s of %s",
+             zs_pub_oom_where_name(q->oom_where),
+             zs_pub_oom_phase_name(q->oom_phase), a, b);
+}
+
+/* The runs that died of an OOM, observed against predicted. */
+static void pub_observed_oom_text(const struct zs_pub_set *s)
+{
+    int nobs = 0, nok = 0;
+    char v[160];
+    for (int i = 0; i < s->n; i++)
+        if (s->runs[i].oom.set && !s->runs[i].nneeds) {
+            nobs++;
+            nok += zs_pub_oom_agrees(&s->runs[i], &s->pred[i]);
+        }
+    if (!nobs)
+        return;
+    printf("\nobserved OOM: %d runs, zsim predicts %d of them\n", nobs, nok);
+    for (int i = 0; i < s->n; i++) {
+        const struct zs_published *p = &s->runs[i];
+        if (!p->oom.set || p->nneeds)
+            continue;
+        pub_oom_verdict(v, sizeof v, &s->pred[i]);
+        printf("  %s: %s OOM %s%s; zsim: %s (%s)\n", p->name,
+               zs_pub_oom_where_name(p->oom.where),
+               p->oom.phase == ZS_POP_ANY ? "(moment not stated)" : "at ",
+               p->oom.phase == ZS_POP_ANY ? ""
+                                          : zs_pub_oom_phase_name(p->oom.phase),
+               v, zs_pub_oom_agrees(p, &s->pred[i]) ? "agrees" : "MISSED");
+    }
+}
+
 int zs_validateout_pub_text(const char *dir, const struct zs_pub_set *s)
 {
     struct zs_table *t = zs_table_new(6, "llrrrr");
@@ -363,14 +406,15 @@ int zs_validateout_pub_text(const char *dir, const struct zs_pub_set *s)
 
     for (int i = 0; i < s->n; i++) {
         nnot += s->runs[i].nneeds > 0;
-        noom += s->pred[i].oom;
+        noom += s->pred[i].oom && !s->runs[i].oom.set;
     }
     if (noom) {
         printf("\npredicted OOM although the run fitted: %d\n", noom);
         for (int i = 0; i < s->n; i++)
-            if (s->pred[i].oom)
+            if (s->pred[i].oom && !s->runs[i].oom.set)
                 printf("  %s: %s\n", s->runs[i].name, s->pred[i].oom_text);
     }
+    pub_observed_oom_text(s);
     printf("\nnot modelled: %d\n", nnot);
     for (int i = 0; i < s->n; i++) {
         const struct zs_published *p = &s->runs[i];
@@ -429,7 +473,7 @@ void *zs_validateout_pub_json(const struct zs_pub_set *s)
     }
     arr = cJSON_AddArrayToObject(doc, "predicted_oom");
     for (int i = 0; arr && i < s->n; i++)
-        if (s->pred[i].oom) {
+        if (s->pred[i].oom && !s->runs[i].oom.set) {
             o = cJSON_CreateObject();
             if (!o)
                 break;
@@ -437,6 +481,38 @@ void *zs_validateout_pub_json(const struct zs_pub_set *s)
             cJSON_AddStringToObject(o, "why", s->pred[i].oom_text);
             cJSON_AddItemToArray(arr, o);
         }
+    arr = cJSON_AddArrayToObject(doc, "observed_oom");
+    for (int i = 0; arr && i < s->n; i++) {
+        const struct zs_published *p = &s->runs[i];
+        const struct zs_pub_pred *q = &s->pred[i];
+        if (!p->oom.set || p->nneeds)
+            continue;
+        o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddStringToObject(o, "run", p->name);
+        cJSON_AddStringToObject(o, "where",
+                                zs_pub_oom_where_name(p->oom.where));
+        cJSON_AddStringToObject(o, "phase",
+                                zs_pub_oom_phase_name(p->oom.phase));
+        if (q->oom_where >= 0) {
+            cJSON_AddStringToObject(o, "predicted_where",
+                                    zs_pub_oom_where_name(q->oom_where));
+            cJSON_AddStringToObject(o, "predicted_phase",
+                                    zs_pub_oom_phase_name(q->oom_phase));
+            cJSON_AddNumberToObject(o, "needed_bytes",
+                                    (double)q->oom_needed_bytes);
+            cJSON_AddNumberToObject(o, "available_bytes",
+                                    (double)q->oom_available_bytes);
+        } else {
+            cJSON_AddNullToObject(o, "predicted_where");
+            cJSON_AddNullToObject(o, "predicted_phase");
+            cJSON_AddNullToObject(o, "needed_bytes");
+            cJSON_AddNullToObject(o, "available_bytes");
+        }
+        cJSON_AddBoolToObject(o, "agrees", zs_pub_oom_agrees(p, q));
+        cJSON_AddItemToArray(arr, o);
+    }
     arr = cJSON_AddArrayToObject(doc, "not_modelled");
     for (int i = 0; arr && i < s->n; i++)
         if (s->runs[i].nneeds) {

@@ -31,23 +31,25 @@ static double mem_ns(const struct zs_bctx *b, double bytes)
 }
 
 /* Attention core of one layer for this rank's micro-batch, forward, for
- * flash-attn 2 (or SDPA's flash backend) and flash-attn 1's Triton
- * kernel. */
+ * flash-attn 2, SDPA's flash backend and flash-attn 1's Triton kernel. */
 static double attn_fwd_ns(const struct zs_bctx *b)
 {
     const struct zs_model *m = b->m;
     const struct zs_gpu *g = &b->node->gpu;
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
     double sp = (double)b->c->sp;
-    /* flash-attn 2 or SDPA's flash backend, which runs FlashAttention-2
+    /* flash-attn 2: the fraction of peak measured for this sequence
+     * length (the profile's attn_eff_by_seq, forward+backward, causal;
+     * hw.h); SDPA's flash backend, which runs FlashAttention-2's kernels
      * since PyTorch 2.2 (PyTorch 2.2 release blog: "scaled_dot_product_
-     * attention (SDPA) now supports FlashAttention-2"): the fraction of
-     * peak measured for this sequence length (the profile's
-     * attn_eff_by_seq, forward+backward, causal; hw.h) */
+     * attention (SDPA) now supports FlashAttention-2"), at its measured
+     * ratio to the package; flash-attn 1's Triton kernel:
+     * attn_triton_eff_by_seq (figures.c) */
     double fl = zs_model_attn_core_flops(m, b->c->seq_len) * mb / sp;
-    double eff = zs_gpu_attn_eff(g, s);
-    if (b->c->attention == ZS_ATTN_TRITON)
-        eff *= zs_attn_triton_ratio(s); /* figures.c */
+    double eff = b->c->attention == ZS_ATTN_TRITON
+                     ? zs_gpu_attn_triton_eff(g, s)
+                 : b->c->attention == ZS_ATTN_SDPA ? zs_gpu_attn_sdpa_eff(g, s)
+                                                   : zs_gpu_attn_eff(g, s);
     return fl / (g->peak_bf16_flops * eff) * 1e9;
 }
 

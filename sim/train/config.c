@@ -23,7 +23,9 @@ static const char *const k_methods[] = {"full", "lora", "qlora", NULL};
 static const char *const k_frameworks[] = {"deepspeed", "fsdp2", NULL};
 static const char *const k_offloads[] = {"none", "cpu", "nvme", NULL};
 static const char *const k_ckpts[] = {"none", "selective", "full", "op", NULL};
-static const char *const k_attns[] = {"flash", "eager", "triton", NULL};
+/* in enum zs_attn_impl's order (model.h) */
+static const char *const k_attns[] = {"flash", "eager", "triton", "sdpa",
+                                      "auto", NULL};
 static const char *const k_losses[] = {
     "auto", "full", "chunked", "fp32-output", "flash-xentropy", "half",
     "fp32-logits", NULL};
@@ -94,7 +96,9 @@ static const struct zs_field k_fields[] = {
      k_offloads, 0, NULL},
     {"checkpointing", ZS_F_ENUM, OFF(checkpointing), 0, 0, ZS_CKPT_FULL, 0,
      k_ckpts, 0, NULL},
-    {"attention", ZS_F_ENUM, OFF(attention), 0, 0, ZS_ATTN_FLASH, 0, k_attns, 0,
+    /* auto: sdpa under --trainer torchtitan, flash otherwise
+     * (zs_cfg_resolve) */
+    {"attention", ZS_F_ENUM, OFF(attention), 0, 0, ZS_ATTN_AUTO, 0, k_attns, 0,
      NULL},
     /* auto: chunked under --trainer torchtune (78 of the recipe YAMLs at
      * torchtune 0031bfb080bd35ec533c412df883cf2bf7bf7fe4 set loss
@@ -1179,6 +1183,16 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
                           "(the loss is compiled along with the model)");
     if (c->compile_loss == ZS_AUTO)
         c->compile_loss = c->kernels == ZS_KERNELS_COMPILED ? ZS_YES : ZS_NO;
+    /* Attention: torchtitan's Llama calls F.scaled_dot_product_attention(
+     * xq, xk, xv, is_causal=True) (torchtitan 9dec370 models/llama/
+     * model.py:209; from bcdeaa3 through models/attention.py
+     * ScaledDotProductAttention with FLASH_ATTENTION first, cuDNN first on
+     * sm100 only), which runs SDPA's flash backend on A100 and H100: cuDNN
+     * ranks last by default from PyTorch 2.5.1 until 2.9 (pytorch PR
+     * #162073 re-enabled it first for sm90 and sm100).  The HF Trainer and
+     * torchtune keep flash-attn 2's rate [assumption: their attention
+     * implementation was not read per run]. */
+    c->attention = zs_cfg_attention(c);
     if (c->loss == ZS_LOSS_AUTO)
         c->loss = c->trainer == ZS_TRAINER_TORCHTUNE &&
                           c->kernels != ZS_KERNELS_FUSED
@@ -1284,6 +1298,14 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
 /* The name a choice field's value is spelled with in flags and scenario
  * files (the table's choices, indexed by the enum value), or "?" for a key
  * that is not a choice field or a value out of its range. */
+int zs_cfg_attention(const struct zs_cfg *c)
+{
+    if (c->attention != ZS_ATTN_AUTO)
+        return c->attention;
+    /* resolve_trainer_defaults: torchtitan calls SDPA */
+    return c->trainer == ZS_TRAINER_TORCHTITAN ? ZS_ATTN_SDPA : ZS_ATTN_FLASH;
+}
+
 const char *zs_cfg_choice_name(const char *key, int value)
 {
     for (size_t i = 0; i < NFIELDS; i++) {

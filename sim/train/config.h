@@ -127,7 +127,8 @@ struct zs_cfg {
     int checkpointing;     /* enum zs_ckpt */
     int loss;              /* enum zs_loss (AUTO resolved by zs_cfg_resolve) */
     int64_t ckpt_every;    /* ZS_CKPT_LAYER: every Nth block ("layer:N") */
-    int attention;         /* enum zs_attn_impl */
+    int attention;         /* enum zs_attn_impl (AUTO resolved by
+                              zs_cfg_resolve) */
     int kernels;           /* enum zs_kernels */
     int compile_loss;      /* enum zs_tristate: torch.compile covers the loss
                               (--compile-loss; AUTO resolved by
@@ -291,6 +292,9 @@ void zs_cfg_summary(const struct zs_cfg *cfg, char *buf, size_t cap);
 
 /* A choice field's value as its flag spells it ("?" when out of range). */
 const char *zs_cfg_choice_name(const char *key, int value);
+/* The attention implementation cfg runs (enum zs_attn_impl): its
+ * `attention`, or for auto the trainer's (zs_cfg_resolve stores it). */
+int zs_cfg_attention(const struct zs_cfg *cfg);
 const char *zs_offload_name(int off);
 const char *zs_framework_name(int fw);
 /* "deepspeed", "fsdp1" or "fsdp2": the framework with FSDP's API version. */

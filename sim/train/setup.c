@@ -104,7 +104,8 @@ int zs_setup_resolve(struct zs_cfg *cfg, const struct zs_cfg_given *given,
         return rc;
     rc = zs_cfg_resolve(cfg, m, cl, err);
     if (!rc) /* ALiBi models without a flash-attention path (model.h) */
-        rc = zs_model_check_attention(m, cfg->attention, err);
+        rc =
+            zs_model_check_attention(m, (enum zs_attn_impl)cfg->attention, err);
     if (rc || !cfg->ds_config[0])
         return rc;
     rc = apply_ds(cfg, given, m, err);

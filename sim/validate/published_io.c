@@ -8,6 +8,7 @@
 #include "validate/published_io.h"
 #include "formats/schedule_io.h"
 #include "formats/schedule_io_int.h"
+#include "run/run.h"
 #include "sched/sched.h"
 #include "train/cfg_args.h"
 #include "util/alloc.h"
@@ -35,6 +36,20 @@ static const char *const g_unit_names[] = {"s",  "ms",  "tokens/s", "GiB",
 /* Multiplier from each unit to the base unit (s, tokens/s, bytes). */
 static const double g_unit_scale[] = {1.0, 1e-3,      1.0, 1073741824.0,
                                       1e9, 1048576.0, 1e6};
+
+static const char *const g_oom_where_names[] = {"host", "gpu", NULL};
+static const char *const g_oom_phase_names[] = {"any",  "load", "init",  "step",
+                                                "eval", "save", "epoch", NULL};
+
+const char *zs_pub_oom_where_name(int where)
+{
+    return where >= 0 && where < ZS_POW_COUNT ? g_oom_where_names[where] : "?";
+}
+
+const char *zs_pub_oom_phase_name(int phase)
+{
+    return phase >= 0 && phase < ZS_POP_COUNT ? g_oom_phase_names[phase] : "?";
+}
 
 const char *zs_pub_qty_name(int qty)
 {
@@ -85,6 +100,7 @@ static const struct zs_field f_top[] = {
     {"args", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"needs", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"measured", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"oom", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 #define PB(f) offsetof(struct zs_published, f)
@@ -98,6 +114,18 @@ static const struct zs_field f_strings[] = {
     {"args", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"needs", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
     {"measured", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"oom", ZS_F_CUSTOM, 0, 0, 0, 0, 0, NULL, 0, NULL},
+};
+
+/* "oom": {"where": "host"|"gpu", "phase": (default "any"), "what": the
+ * evidence, as the source states it}. */
+static const struct zs_field f_oom[] = {
+    {"where", ZS_F_ENUM, PB(oom.where), 0, 0, 0, ZS_F_REQUIRED,
+     g_oom_where_names, 0, NULL},
+    {"phase", ZS_F_ENUM, PB(oom.phase), 0, 0, ZS_POP_ANY, 0, g_oom_phase_names,
+     0, NULL},
+    {"what", ZS_F_STRING, PB(oom.what), 0, 0, 0, ZS_F_REQUIRED, NULL,
+     ZS_PUB_TEXT_CAP, NULL},
 };
 
 static const struct zs_field f_source[] = {
@@ -183,10 +211,19 @@ static int read_measured(struct rd *r, const cJSON *root)
     long i = 0;
     int rc;
 
+    if (!arr && r->p->oom.set)
+        return 0; /* the run died: its "oom" is what was observed */
     if (!arr)
         return zs_err_set(r->err, ZS_EINPUT,
-                          "missing 'measured' in %s: required", r->src.path);
+                          "missing 'measured' in %s: required (or 'oom' for "
+                          "a run that died of an OOM)",
+                          r->src.path);
     zs_json_where(&r->src, "", "measured", where, sizeof where);
+    if (r->p->oom.set)
+        return zs_err_set(r->err, ZS_EINPUT,
+                          "invalid 'measured' in %s: a run with 'oom' died, "
+                          "so it has no figures to compare",
+                          where);
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
         return zs_err_set(r->err, ZS_EINPUT,
                           "invalid 'measured' in %s: must be a non-empty "
@@ -229,6 +266,20 @@ static int read_measured(struct rd *r, const cJSON *root)
     }
     r->p->nmeas = (int)i;
     return 0;
+}
+
+static int read_oom(struct rd *r, const cJSON *root)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "oom");
+    int rc;
+    if (!o)
+        return 0;
+    rc = zs_json_expect_object(&r->src, o, "oom", r->err);
+    if (!rc)
+        rc = zs_json_read(&r->src, o, "oom", f_oom, NF(f_oom), r->p, 0, r->err);
+    if (!rc)
+        r->p->oom.set = true;
+    return rc;
 }
 
 static int read_root(struct rd *r, const cJSON *root)
@@ -275,6 +326,8 @@ static int read_root(struct rd *r, const cJSON *root)
     if (!rc)
         rc = read_strings(r, root, "needs", false, ZS_PUB_MAX_NEEDS,
                           ZS_PUB_NAME_CAP, &r->p->needs[0][0], &r->p->nneeds);
+    if (!rc)
+        rc = read_oom(r, root);
     if (!rc)
         rc = read_measured(r, root);
     return rc;
@@ -325,6 +378,42 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
+/* The whole run's OOM (run/run.h zs_run_compose on the step simulation of
+ * sim), its moment mapped to the phases a source can name. */
+static int run_oom(const struct zs_setup *su, const struct zs_sim_result *res,
+                   zs_sim *sim, struct zs_pub_pred *out, struct zs_err *err)
+{
+    static const int phase_of[ZS_RP_COUNT] = {
+        [ZS_RP_LOAD] = ZS_POP_LOAD,  [ZS_RP_INIT] = ZS_POP_INIT,
+        [ZS_RP_FIRST] = ZS_POP_STEP, [ZS_RP_STEADY] = ZS_POP_STEP,
+        [ZS_RP_EVAL] = ZS_POP_EVAL,  [ZS_RP_SAVE] = ZS_POP_SAVE,
+        [ZS_RP_EPOCH] = ZS_POP_EPOCH};
+    struct zs_run_levels lv;
+    struct zs_run *run = zs_calloc(1, sizeof *run);
+    int rc;
+    if (!run)
+        return zs_err_set(err, ZS_ENOMEM, "out of memory");
+    zs_run_levels_from_sim(sim, res, &lv);
+    rc = zs_run_compose(su, res, &lv, run, err);
+    if (!rc && run->oom.where != ZS_OOM_NONE && run->oom.phase >= 0 &&
+        run->oom.phase < ZS_RP_COUNT) {
+        out->oom_where =
+            run->oom.where == ZS_OOM_GPU ? ZS_POW_GPU : ZS_POW_HOST;
+        out->oom_phase = phase_of[run->oom.phase];
+        out->oom_needed_bytes = run->oom.needed_bytes;
+        out->oom_available_bytes = run->oom.available_bytes;
+    }
+    zs_free(run);
+    return rc;
+}
+
+bool zs_pub_oom_agrees(const struct zs_published *p,
+                       const struct zs_pub_pred *q)
+{
+    return p->oom.set && q->oom_where == p->oom.where &&
+           (p->oom.phase == ZS_POP_ANY || q->oom_phase == p->oom.phase);
+}
+
 int zs_published_predict(const struct zs_published *p, struct zs_pub_pred *out,
                          struct zs_err *err)
 {
@@ -350,6 +439,7 @@ int zs_published_predict_tuned(const struct zs_published *p,
     memset(out, 0, sizeof *out);
     for (int q = 0; q < ZS_PQ_COUNT; q++)
         out->v[q] = out->steady[q] = -1;
+    out->oom_where = -1;
     argv[0] = (char *)"published";
     for (int i = 0; i < p->nargs; i++)
         argv[i + 1] = (char *)p->args[i];
@@ -371,7 +461,26 @@ int zs_published_predict_tuned(const struct zs_published *p,
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &cfg;
-    rc = zs_simulate(&su, NULL, &res, err);
+    if (zs_run_wanted(&cfg)) {
+        /* the whole run (model load, init, steps, saves): the OOM an "oom"
+         * run compares with may strike outside the steps */
+        zs_sim *sim = zs_sim_new();
+        if (!sim)
+            return zs_err_set(err, ZS_ENOMEM, "out of memory");
+        rc = zs_simulate(&su, sim, &res, err);
+        if (!rc)
+            rc = run_oom(&su, &res, sim, out, err);
+        zs_sim_free(sim);
+    } else {
+        rc = zs_simulate(&su, NULL, &res, err);
+        if (!rc && res.oom.where != ZS_OOM_NONE) {
+            out->oom_where =
+                res.oom.where == ZS_OOM_GPU ? ZS_POW_GPU : ZS_POW_HOST;
+            out->oom_phase = res.oom.step == 0 ? ZS_POP_INIT : ZS_POP_STEP;
+            out->oom_needed_bytes = res.oom.needed_bytes;
+            out->oom_available_bytes = res.oom.available_bytes;
+        }
+    }
     if (rc)
         return rc;
     if (res.oom.where != ZS_OOM_NONE) {

@@ -8,6 +8,13 @@
  * arguments that describe the same setup, what was measured (with unit and
  * what exactly it is), and `needs`: setup features zsim does not model yet.
  * A run with needs is reported as not modelled and is not compared.
+ *
+ * A run that died of an out-of-memory error the source reports (the node's
+ * RAM or the GPU named, with the setup) gives "oom" instead of figures:
+ * zsim must predict the same OOM (host or GPU, and the phase where the
+ * source names it).  With --dataset-samples in its args the whole run is
+ * composed (run/run.h: model load, init, steps, saves), else the step
+ * simulation alone.
  */
 #ifndef ZS_PUBLISHED_IO_H
 #define ZS_PUBLISHED_IO_H
@@ -67,6 +74,29 @@ struct zs_pub_meas {
     char what[ZS_PUB_TEXT_CAP];
 };
 
+/* Where an observed OOM struck ("oom.where"), and when ("oom.phase"): the
+ * moments of run/run.h, "step" for the first and steady steps alike, "any"
+ * when the source does not say. */
+enum zs_pub_oom_where { ZS_POW_HOST, ZS_POW_GPU, ZS_POW_COUNT };
+enum zs_pub_oom_phase {
+    ZS_POP_ANY,
+    ZS_POP_LOAD,
+    ZS_POP_INIT,
+    ZS_POP_STEP,
+    ZS_POP_EVAL,
+    ZS_POP_SAVE,
+    ZS_POP_EPOCH,
+    ZS_POP_COUNT
+};
+
+/* An OOM the source observed (optional "oom"). */
+struct zs_pub_oom {
+    bool set;
+    int where; /* enum zs_pub_oom_where */
+    int phase; /* enum zs_pub_oom_phase */
+    char what[ZS_PUB_TEXT_CAP];
+};
+
 struct zs_published {
     char path[ZS_PUB_TEXT_CAP];
     char name[ZS_PUB_NAME_CAP];
@@ -80,13 +110,17 @@ struct zs_published {
     char needs[ZS_PUB_MAX_NEEDS][ZS_PUB_NAME_CAP];
     int nneeds;
     struct zs_pub_meas meas[ZS_PUB_MAX_MEAS];
-    int nmeas;
+    int nmeas; /* 0 exactly when oom.set */
+    struct zs_pub_oom oom;
 };
 
 /* Quantity key as written in files ("step_time", "peak_gpu_reserved", ...),
  * and its unit family in words for tables. */
 const char *zs_pub_qty_name(int qty);
 const char *zs_pub_unit_name(int unit);
+/* "host" / "gpu"; "any", "load", "init", "step", "eval", "save", "epoch". */
+const char *zs_pub_oom_where_name(int where);
+const char *zs_pub_oom_phase_name(int phase);
 
 /* Reads one file.  Bad input: ZS_EINPUT with one line naming file:line:col,
  * the field and what it accepts. */
@@ -102,7 +136,19 @@ struct zs_pub_pred {
     char framework[16]; /* deepspeed | fsdp2, from the resolved config */
     double v[ZS_PQ_COUNT];
     double steady[ZS_PQ_COUNT]; /* the steady step's alone (ZS_PW_STEADY) */
+    /* The OOM zsim predicts, for comparison with an observed one: of the
+     * whole run when the args ask for one (--dataset-samples), else of the
+     * step simulation (oom above).  where -1: none. */
+    int oom_where; /* enum zs_pub_oom_where, or -1 */
+    int oom_phase; /* enum zs_pub_oom_phase (never ZS_POP_ANY) */
+    int64_t oom_needed_bytes, oom_available_bytes;
 };
+
+/* Whether the OOM zsim predicts is the one the source observed: the same
+ * kind, at the same phase unless the source names none.  False for a run
+ * without "oom". */
+bool zs_pub_oom_agrees(const struct zs_published *p,
+                       const struct zs_pub_pred *q);
 
 /* Runs the simulation the run's args describe (the same flags as `zsim
  * simulate`, resolved from the current directory).  A bad argument is
