@@ -393,8 +393,7 @@ START_TEST(test_gemm_sustained)
     g.peak_fp8_flops = 200e12;
     g.fp8_mamf = 0.8;
     g.fp8_sustained = 0.3;
-    ck_assert(NEAR(zs_gpu_gemm_fp8_s(&g, 4096, 4096, 4096), 2.863311e-3,
-                   1e-5));
+    ck_assert(NEAR(zs_gpu_gemm_fp8_s(&g, 4096, 4096, 4096), 2.863311e-3, 1e-5));
     g.sms = 0;
     ck_assert(NEAR(zs_gpu_gemm_s(&g, 4096, 4096, 4096), 3.435974e-3, 1e-6));
 }

@@ -223,7 +223,7 @@ START_TEST(test_bad_input)
     }
     {
         char *av[] = {"calibrate", "--published", "validation/published",
-                      "--exclude", "seq(16384", NULL};
+                      "--exclude", "seq(16384",   NULL};
         ck_assert_int_eq(run_quiet(5, av, &err), ZS_EUSAGE);
         ck_assert_str_eq(err.msg, "invalid value for '--exclude': 'seq(16384' "
                                   "is not a POSIX extended regular expression "
@@ -278,8 +278,7 @@ START_TEST(test_current_values)
         ck_assert_msg(zs_hw_load_gpu(path, &g, &err) == 0, "%s", err.msg);
         ck_assert_msg(g.membound_eff == find_const("membound_eff")->current,
                       "%s", e[i].name);
-        ck_assert_msg(g.sustained_node ==
-                          find_const("sustained_node")->current,
+        ck_assert_msg(g.sustained_node == find_const("sustained_node")->current,
                       "%s", e[i].name);
     }
     ck_assert(find_const("compute_sustained")->current == 1.0);

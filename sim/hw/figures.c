@@ -146,8 +146,6 @@ struct gemm_rate {
     double peak, mamf, sustained, in_bytes;
 };
 
-
-
 /* `batch` independent GEMMs of one shape in one kernel (cuBLAS strided
  * batched GEMM, what torch.matmul runs on [b, h, s, d] tensors): the tiles,
  * bytes and FLOPs of all of them share the waves and one kernel's
