@@ -61,14 +61,20 @@ START_TEST(test_shipped_profiles_load)
         /* six groups, attn_eff_by_seq where measured (not L40S), and
          * attn_triton_eff_by_seq with it (A100, H100 measured; H200 as
          * H100), overlap where given (A100, H100 measured; H200 as H100),
-         * and fp8 where given (H100 SXM, H200) */
+         * fp8 where given (H100 SXM, H200) and sustained where measured
+         * (A100 SXM, H100 SXM, H200), never above the burst MAMF */
         ck_assert_int_eq(n.gpu.attn_triton_eff_by_seq.n > 0,
                          n.gpu.attn_eff_by_seq.n > 0);
         ck_assert_int_eq(n.gpu.sources.n,
                          6 + (n.gpu.attn_eff_by_seq.n > 0) +
                              (n.gpu.attn_triton_eff_by_seq.n > 0) +
                              (n.gpu.overlap_compute_factor < 1) +
-                             (n.gpu.peak_fp8_flops > 0));
+                             (n.gpu.peak_fp8_flops > 0) +
+                             (n.gpu.gemm_sustained > 0));
+        ck_assert(n.gpu.gemm_sustained <=
+                  n.gpu.gemm_eff.y[n.gpu.gemm_eff.n - 1]);
+        ck_assert(n.gpu.fp8_sustained <= n.gpu.fp8_mamf);
+        ck_assert(n.gpu.sustained_node == ZS_SUSTAINED_NODE);
         ck_assert(n.gpu.peak_fp8_flops == 0 ||
                   (n.gpu.peak_fp8_flops == 1979e12 && n.gpu.fp8_mamf > 0.7 &&
                    n.gpu.fp8_mamf < 0.8));
@@ -289,20 +295,27 @@ START_TEST(test_gemm_shape)
     ck_assert_int_eq(sh.tile_n, 128);
     ck_assert(sh.tiles == 266 && sh.waves == 3 && sh.split_k == 1);
     ck_assert(NEAR(zs_gpu_gemm_s(g, 896, 4864, 8192), t, 1e-12));
+    /* The profile's sustained rate (group "sustained", 0.7533 of peak, x
+     * ZS_SUSTAINED_NODE 0.95 in a step: 989e12 x 0.715635 = 707.763e12
+     * FLOP/s) is under both: 2*896*4864*8192 / 707.763e12 = 100.88 us. */
+    ck_assert(NEAR(g->gemm_sustained * g->sustained_node, 0.715635, 1e-9));
     /* 256 columns fewer (5.3 % fewer FLOPs): 7 x 18 = 126 tiles of
      * 128x256, one wave, 2*128*256*8256 / 6.593391e12 = 82.06 us, under
-     * the ceiling 2*896*4608*8192 / (989e12 * 0.803) = 85.18 us: t =
-     * 89.178 us, 1.43x faster for 5 % less work. */
+     * the ceiling 2*896*4608*8192 / (989e12 * 0.803) = 85.18 us: 89.178
+     * us in a burst, but 2*896*4608*8192 / 707.763e12 = 95.5767 us held
+     * at the power limit: t = 95.5767 us, still 1.33x faster for 5 % less
+     * work. */
     t = zs_gpu_gemm_shape(g, 896, 4608, 8192, &sh);
-    ck_assert(NEAR(t, 89.1782e-6, 1e-5));
+    ck_assert(NEAR(t, 95.5767e-6, 1e-5));
     ck_assert(sh.waves == 1);
 
     /* Large and square: 8192^3, 4096 tiles of 128x128 (32 waves) or 2048
      * of 128x256 (15.5 -> 16 waves): 16 x 2*32768*8256 / 6.593391e12 =
      * 1.312988 ms, under the MAMF ceiling 1.0995116e12 / (989e12 * 0.803) =
-     * 1.384484 ms: t = 1.388484 ms, 79.1 % of peak. */
+     * 1.384484 ms: 1.388484 ms in a burst, 79.1 % of peak; held at the
+     * power limit 1.0995116e12 / 707.763e12 = 1.553502 ms, 71.6 %. */
     t = zs_gpu_gemm_s(g, 8192, 8192, 8192);
-    ck_assert(NEAR(t, 1.388484e-3, 1e-5));
+    ck_assert(NEAR(t, 1.553502e-3, 1e-5));
 
     /* Split-K.  256 x 256 x 8192: 128x128 gives 4 tiles, K split
      * min(floor(132/4) = 33, floor(8192/1024) = 8) = 8 ways, 32 CTAs in one
@@ -340,6 +353,49 @@ START_TEST(test_gemm_shape)
      * under the 5 us floor. */
     ck_assert(NEAR(zs_gpu_gemm_s(g, 16, 16, 16), 5e-6, 1e-12));
     ck_assert(zs_gpu_gemm_shape(g, 0, 16, 16, &sh) == 0);
+}
+END_TEST
+
+/* The sustained term (hw.h gemm_sustained, fp8_sustained, sustained_node)
+ * on a GPU built here: 100 SMs, bf16 peak 100e12 at MAMF 0.8 (main loop
+ * per SM 100e12 / 100 x 0.8 x 1.0959 = 0.87672e12 FLOP/s), fp8 peak
+ * 200e12 at MAMF 0.8, HBM 1e12 B/s at eff 1.
+ *  - 4096^3 (1.37439e11 FLOP): 128x128 tiles 32 x 32 = 1024, 11 waves x
+ *    2*128*128*4160 / 0.87672e12 = 1.710309 ms (128x256: 6 waves, 1.86579
+ *    ms), under the MAMF ceiling 1.37439e11 / 80e12 = 1.717987 ms; in a
+ *    burst t = 1.721987 ms.  Held at 0.5 of peak: 1.37439e11 / 50e12 =
+ *    2.748779 ms binds; x sustained_node 0.8: 1.37439e11 / 40e12 = 3.436
+ *    ms.
+ *  - 256 x 256 x 256 is a burst too short to feel it: 128x128 tiles, 4,
+ *    one wave, 2*128*128*320 / 0.87672e12 = 11.96 us + 4 us = 15.96 us,
+ *    over 3.355e7 / 40e12 = 0.84 us held.
+ *  - without sms the curve's 0.8 is capped at the held 0.4: 3.436 ms.
+ *  - fp8 at 0.3 held (x 0.8 = 0.24 of 200e12): 1.37439e11 / 48e12 =
+ *    2.863 ms, over its burst (the fp8 ceiling 1.37439e11 / 160e12 =
+ *    0.859 ms + 4 us). */
+START_TEST(test_gemm_sustained)
+{
+    struct zs_gpu g;
+    memset(&g, 0, sizeof g);
+    g.sms = 100;
+    g.peak_bf16_flops = 100e12;
+    g.hbm_bytes_per_s = 1e12;
+    g.hbm_eff = 1;
+    g.gemm_eff.n = 1;
+    g.gemm_eff.x[0] = 1e12;
+    g.gemm_eff.y[0] = 0.8;
+    ck_assert(NEAR(zs_gpu_gemm_s(&g, 4096, 4096, 4096), 1.721987e-3, 1e-5));
+    g.gemm_sustained = 0.5; /* sustained_node 0 in a hand-built struct: 1 */
+    ck_assert(NEAR(zs_gpu_gemm_s(&g, 4096, 4096, 4096), 2.748779e-3, 1e-5));
+    g.sustained_node = 0.8;
+    ck_assert(NEAR(zs_gpu_gemm_s(&g, 4096, 4096, 4096), 3.435974e-3, 1e-5));
+    ck_assert(NEAR(zs_gpu_gemm_s(&g, 256, 256, 256), 15.96e-6, 1e-3));
+    g.peak_fp8_flops = 200e12;
+    g.fp8_mamf = 0.8;
+    g.fp8_sustained = 0.3;
+    ck_assert(NEAR(zs_gpu_gemm_fp8_s(&g, 4096, 4096, 4096), 2.863311e-3, 1e-5));
+    g.sms = 0;
+    ck_assert(NEAR(zs_gpu_gemm_s(&g, 4096, 4096, 4096), 3.435974e-3, 1e-6));
 }
 END_TEST
 
@@ -686,6 +742,13 @@ START_TEST(test_bad_profiles)
         {"tests/data/bad/hw-overlap-source.json", 0,
          "missing 'overlap.source' in tests/data/bad/hw-overlap-source.json: "
          "required, a string of 1 to 239 characters"},
+        {"tests/data/bad/hw-sustained-above.json", 0,
+         "invalid 'sustained.bf16' in "
+         "tests/data/bad/hw-sustained-above.json:39:5: must not exceed "
+         "gemm_eff's top point (0.8, the burst MAMF)"},
+        {"tests/data/bad/hw-sustained-fp8.json", 0,
+         "invalid 'sustained.fp8' in tests/data/bad/hw-sustained-fp8.json:40:5: "
+         "needs the group 'fp8' (an fp8 peak and MAMF)"},
         {"tests/data/bad/hw-context-too-big.json", 0,
          "invalid 'memory.hbm_bytes' in "
          "tests/data/bad/hw-context-too-big.json:5:5: must exceed "
@@ -853,6 +916,7 @@ Suite *suite_hw(void)
     tcase_add_test(core, test_kernel_times);
     tcase_add_test(core, test_gemm_shape);
     tcase_add_test(core, test_gemm_fp8);
+    tcase_add_test(core, test_gemm_sustained);
     tcase_add_test(core, test_ga102_profiles);
     tcase_add_test(core, test_attn_eff);
     tcase_add_test(core, test_collectives);

@@ -124,6 +124,44 @@ START_TEST(test_fit_finds_known_constant)
 }
 END_TEST
 
+/* --exclude leaves the matching runs out of both parts: a pattern that
+ * matches nothing fits as before (0.5, nothing excluded); with a2 left out
+ * the fit part (a/x) keeps one timed figure, too few for one constant. */
+START_TEST(test_exclude)
+{
+    char dir[] = "/tmp/zsim-pubcal-XXXXXX", cmd[128], want[512];
+    struct zs_pubcal pc;
+    struct zs_err err = {0, ""};
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (int i = 0; i < 3; i++)
+        write_run(dir, &g_runs[i], 0);
+    zs_pubcal_init(&pc);
+    pc.exclude = "^zz";
+    ck_assert_msg(zs_pubcal_run(&pc, dir, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(pc.nexcluded, 0);
+    ck_assert_int_eq(pc.set.n, 3);
+    ck_assert_msg(fabs(pc.fitted[0] - 0.5) < 1e-3, "fitted %g", pc.fitted[0]);
+    zs_pubcal_release(&pc);
+    zs_pubcal_init(&pc);
+    pc.exclude = "^a2$";
+    ck_assert_int_eq(zs_pubcal_run(&pc, dir, &err), ZS_EINPUT);
+    ck_assert_int_eq(pc.nexcluded, 1);
+    ck_assert_int_eq(pc.set.n, 2);
+    ck_assert_str_eq(pc.set.runs[0].name, "a1");
+    ck_assert_str_eq(pc.set.runs[1].name, "b1");
+    snprintf(want, sizeof want,
+             "invalid corpus '%s' for '--split source': the fit part "
+             "has 1 modelled step_time or tokens_per_s_per_gpu "
+             "figure(s), at least 2 needed",
+             dir);
+    ck_assert_str_eq(err.msg, want);
+    zs_pubcal_release(&pc);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_split_rules)
 {
     char key[96];
@@ -179,8 +217,23 @@ START_TEST(test_bad_input)
         ck_assert_int_eq(run_quiet(5, av, &err), ZS_EINPUT);
         ck_assert_str_eq(err.msg,
                          "invalid value for '--constants': 'launch' is not a "
-                         "constant (one of compute_sustained, membound_eff, "
-                         "overlap_compute_factor, hook_call_ns)");
+                         "constant (one of compute_sustained, sustained_node, "
+                         "membound_eff, overlap_compute_factor, "
+                         "hook_call_ns)");
+    }
+    {
+        char *av[] = {"calibrate", "--published", "validation/published",
+                      "--exclude", "seq(16384",   NULL};
+        ck_assert_int_eq(run_quiet(5, av, &err), ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, "invalid value for '--exclude': 'seq(16384' "
+                                  "is not a POSIX extended regular expression "
+                                  "(Unmatched ( or \\()");
+    }
+    {
+        char *av[] = {"calibrate", "--exclude", "x", NULL};
+        ck_assert_int_eq(run_quiet(3, av, &err), ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, "'--split', '--constants' and '--exclude' "
+                                  "need '--published DIR'");
     }
     /* one source only: the check part is empty */
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -225,8 +278,11 @@ START_TEST(test_current_values)
         ck_assert_msg(zs_hw_load_gpu(path, &g, &err) == 0, "%s", err.msg);
         ck_assert_msg(g.membound_eff == find_const("membound_eff")->current,
                       "%s", e[i].name);
+        ck_assert_msg(g.sustained_node == find_const("sustained_node")->current,
+                      "%s", e[i].name);
     }
     ck_assert(find_const("compute_sustained")->current == 1.0);
+    ck_assert(find_const("sustained_node")->current == ZS_SUSTAINED_NODE);
 }
 END_TEST
 
@@ -237,6 +293,7 @@ Suite *suite_pubcal(void)
     tcase_set_timeout(core, 120);
     tcase_add_test(core, test_fit_finds_known_constant);
     tcase_add_test(core, test_split_rules);
+    tcase_add_test(core, test_exclude);
     tcase_add_test(core, test_current_values);
     tcase_add_test(bad, test_bad_input);
     suite_add_tcase(s, core);

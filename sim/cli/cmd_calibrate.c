@@ -29,7 +29,8 @@ static const char g_usage[] =
     "NAME.json\n"
     "                      [--base GPU_PROFILE.json]\n"
     "       zsim calibrate --published DIR [--split source|hash]\n"
-    "                      [--constants NAME,...] [--out FILE.json]\n"
+    "                      [--constants NAME,...] [--exclude REGEX]\n"
+    "                      [--out FILE.json]\n"
     "\n"
     "Fits hardware-profile coefficients from harness measurements by least\n"
     "squares: the GEMM efficiency curve (one point per FLOPs decade), PCIe\n"
@@ -59,6 +60,9 @@ static const char g_usage[] =
     "  --constants A,B   with --published: the constants to fit (default\n"
     "                    membound_eff; also compute_sustained,\n"
     "                    overlap_compute_factor)\n"
+    "  --exclude REGEX   with --published: leave the runs whose name matches\n"
+    "                    this POSIX extended regex out of both parts (a\n"
+    "                    known gap that must not bend the fit; say so)\n"
     "  --out FILE        with --published: write the fit (zsim.calibration/1)\n"
     "\n"
     "examples:\n"
@@ -70,7 +74,7 @@ static const char g_usage[] =
 
 static const struct zs_opt g_opts[] = {
     {"measured", 1},  {"out", 1},   {"base", 1},
-    {"published", 1}, {"split", 1}, {"constants", 1},
+    {"published", 1}, {"split", 1}, {"constants", 1}, {"exclude", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
@@ -104,7 +108,8 @@ static int measured_paths(int argc, char **argv, const char **paths, int *n,
 
 /* The command line, checked. */
 struct cal_args {
-    const char *paths[MAX_FILES], *out, *base, *published, *split, *constants;
+    const char *paths[MAX_FILES], *out, *base, *published, *split, *constants,
+        *exclude;
     int npaths;
     char fit_path[4096];
 };
@@ -122,14 +127,15 @@ static int parse(int argc, char **argv, struct cal_args *ca, struct zs_err *err)
     ca->published = zs_args_get(&a, g_opts, NOPTS, "published");
     ca->split = zs_args_get(&a, g_opts, NOPTS, "split");
     ca->constants = zs_args_get(&a, g_opts, NOPTS, "constants");
+    ca->exclude = zs_args_get(&a, g_opts, NOPTS, "exclude");
     if (ca->published && (ca->npaths || ca->base))
         return zs_err_set(err, ZS_EUSAGE,
                           "'--published' fits the corpus: it takes no "
                           "--measured or --base");
-    if ((ca->split || ca->constants) && !ca->published)
+    if ((ca->split || ca->constants || ca->exclude) && !ca->published)
         return zs_err_set(err, ZS_EUSAGE,
-                          "'--split' and '--constants' need '--published "
-                          "DIR'");
+                          "'--split', '--constants' and '--exclude' need "
+                          "'--published DIR'");
     if (ca->published && !a.npos)
         return 0;
     if (a.npos)
@@ -303,6 +309,9 @@ static int print_pubcal(const struct zs_pubcal *pc, const char *dir,
         return zs_err_set(err, ZS_ENOMEM, "out of memory");
     printf("calibrate %d constant(s) on %s: %d runs, split by %s\n", pc->nconst,
            dir, pc->set.n, zs_pubcal_split_name(pc->split));
+    if (pc->exclude)
+        printf("  excluded: %d run(s) matching '%s', in neither part\n",
+               pc->nexcluded, pc->exclude);
     print_parts(pc);
     printf("  fit: GSL trust region on ln(predicted / measured), %d "
            "iterations, %d evaluations; rms %.3f -> %.3f\n\n",
@@ -358,6 +367,7 @@ static int run_published(int argc, char **argv, const struct cal_args *ca,
             err, ZS_EUSAGE,
             "invalid value for '--out': must end in .json (got '%s')", ca->out);
     zs_pubcal_init(&pc);
+    pc.exclude = ca->exclude;
     rc = ca->split ? zs_pubcal_parse_split(ca->split, &pc.split, err) : 0;
     if (!rc && ca->constants)
         rc = zs_pubcal_choose(&pc, ca->constants, err);

@@ -395,6 +395,10 @@ static int put_gemm(const struct zs_cal *c, const struct zs_cal_run *r,
     cmp = cJSON_GetObjectItemCaseSensitive(prof, "compute");
     if (cJSON_IsObject(cmp))
         cJSON_DeleteItemFromObjectCaseSensitive(cmp, "sms");
+    /* ... and the base's sustained ceilings (hw.h gemm_sustained): they are
+     * another GPU's matmul-only figures, and the fitted curve is what this
+     * one ran; a sustained rate above the new curve's top would not load */
+    cJSON_DeleteItemFromObjectCaseSensitive(prof, "sustained");
     return 0;
 }
 

@@ -86,7 +86,21 @@ int64_t zs_gpu_usable_bytes(const struct zs_gpu *g)
  *             / (peak / sms x MAIN_LOOP_EFF)          (+ the split-K reduce)
  *   memory  = 2 B x (mk + kn + mn) / (HBM bw x hbm_eff)   (each operand once)
  *   ceiling = 2mnk / (peak x MAMF)   MAMF = the gemm_eff curve's top point
- *   time    = max(FLOOR, OVERHEAD + max(compute, memory, ceiling))
+ *   time    = max(FLOOR, OVERHEAD + max(compute, memory, ceiling),
+ *                 2mnk / (peak x sustained))
+ *
+ * MAMF is a burst at the boost clock.  `sustained` (profile group
+ * "sustained", hw.h gemm_sustained; absent: no such term) is the rate
+ * GEMMs hold back to back at the board's power limit, over the whole
+ * kernel: a GEMM whose burst time, tail and overhead included, already
+ * averages under it (short K, one wave) keeps its burst time, as measured:
+ * on an H200 (stas00/ml-engineering mamf-finder v4, benchmarks/README.md)
+ * 2816x1536 held 749 TF at K=6144 and 722 at K=4096 (the clock at its
+ * 1980 MHz ceiling, under the power limit), where the model gives 749 and
+ * 729, and 741 at K=10240, 728-739 at K=20480, 722.5 for 3072x2816x8192,
+ * where the burst model gives 767, 780 and 777 and the sustained term 745.
+ * Inside a training step the term is that rate times sustained_node (hw.h
+ * ZS_SUSTAINED_NODE, fitted on the published corpus).
  *
  * The tile is the fastest of 128x256, 256x128 and 128x128, the largest
  * cuBLAS tiles ("Typical Tile Dimensions In cuBLAS", same guide, 2.3)
@@ -117,11 +131,19 @@ int64_t zs_gpu_usable_bytes(const struct zs_gpu *g)
 #define GEMM_SPLITK_MIN_K 1024  /* fitted: smallest K slice under split-K */
 #define GEMM_MAIN_LOOP_X_MAMF 1.0959 /* fitted: 0.88 of peak / H100's 0.803 */
 
+/* A profile's sustained fraction as a GEMM of a training step holds it
+ * (hw.h sustained_node); 0: none. */
+static double held_frac(const struct zs_gpu *g, double sustained)
+{
+    return sustained * (g->sustained_node > 0 ? g->sustained_node : 1);
+}
+
 /* The tensor-core rate a shape-model GEMM runs at: its peak, the measured
- * fraction of it the largest GEMMs reach (MAMF) and the bytes per element
- * of its two operands (the result is bf16, 2 B, in both cases). */
+ * fraction of it the largest GEMMs reach in a burst (MAMF), the fraction
+ * they hold at the power limit (sustained; 0: MAMF) and the bytes per
+ * element of its two operands (the result is bf16, 2 B, in both cases). */
 struct gemm_rate {
-    double peak, mamf, in_bytes;
+    double peak, mamf, sustained, in_bytes;
 };
 
 /* `batch` independent GEMMs of one shape in one kernel (cuBLAS strided
@@ -135,7 +157,7 @@ static double gemm_shape_rate(const struct zs_gpu *g, const struct gemm_rate *r,
     static const int tiles_mn[3][2] = {{128, 256}, {256, 128}, {128, 128}};
     struct zs_gemm_shape best, c;
     double sms = (double)g->sms, peak = r->peak, flops;
-    double mamf = r->mamf, per_sm, bw, ceiling;
+    double mamf = r->mamf, per_sm, bw, ceiling, held;
 
     memset(&best, 0, sizeof best);
     if (out)
@@ -147,6 +169,7 @@ static double gemm_shape_rate(const struct zs_gpu *g, const struct gemm_rate *r,
     per_sm = peak / sms * (mamf * GEMM_MAIN_LOOP_X_MAMF);
     bw = g->hbm_bytes_per_s * (g->hbm_eff > 0 ? g->hbm_eff : 1);
     ceiling = flops / (peak * mamf);
+    held = r->sustained > 0 ? flops / (peak * r->sustained) : 0;
     best.time_s = -1;
     for (int i = 0; i < 3; i++) {
         double tm = tiles_mn[i][0], tn = tiles_mn[i][1], s = 1;
@@ -178,6 +201,8 @@ static double gemm_shape_rate(const struct zs_gpu *g, const struct gemm_rate *r,
         c.time_s += GEMM_OVERHEAD_S;
         if (c.time_s < GEMM_FLOOR_S)
             c.time_s = GEMM_FLOOR_S;
+        if (held > c.time_s) /* the power limit's sustained rate */
+            c.time_s = held;
         if (best.time_s < 0 || c.time_s < best.time_s)
             best = c;
     }
@@ -192,7 +217,7 @@ static double gemm_shape_batched(const struct zs_gpu *g, double batch, double m,
     struct gemm_rate r = {g->peak_bf16_flops,
                           g->gemm_eff.n > 0 ? g->gemm_eff.y[g->gemm_eff.n - 1]
                                             : 1,
-                          2.0};
+                          held_frac(g, g->gemm_sustained), 2.0};
     return gemm_shape_rate(g, &r, batch, m, n, k, out);
 }
 
@@ -210,7 +235,8 @@ double zs_gpu_gemm_shape(const struct zs_gpu *g, double m, double n, double k,
  * from bf16 [assumption]. */
 double zs_gpu_gemm_fp8_s(const struct zs_gpu *g, double m, double n, double k)
 {
-    struct gemm_rate r = {g->peak_fp8_flops, g->fp8_mamf, 1.0};
+    struct gemm_rate r = {g->peak_fp8_flops, g->fp8_mamf,
+                          held_frac(g, g->fp8_sustained), 1.0};
     double flops = 2.0 * m * n * k, mamf, eff;
     if (!(flops > 0) || !(r.peak > 0) || !(r.mamf > 0))
         return 0;
@@ -220,6 +246,8 @@ double zs_gpu_gemm_fp8_s(const struct zs_gpu *g, double m, double n, double k)
     eff = zs_curve_eval(&g->gemm_eff, flops) / (mamf > 0 ? mamf : 1) * r.mamf;
     if (!(eff > 0))
         eff = r.mamf;
+    if (r.sustained > 0 && eff > r.sustained)
+        eff = r.sustained; /* the power limit's sustained rate (hw.h) */
     return flops / (r.peak * eff);
 }
 
@@ -243,6 +271,8 @@ double zs_gpu_gemm_s(const struct zs_gpu *g, double m, double n, double k)
     eff = zs_curve_eval(&g->gemm_eff, flops);
     if (!(eff > 0))
         eff = 1;
+    if (g->gemm_sustained > 0 && eff > held_frac(g, g->gemm_sustained))
+        eff = held_frac(g, g->gemm_sustained); /* the power limit (hw.h) */
     return flops / (g->peak_bf16_flops * eff);
 }
 

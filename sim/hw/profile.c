@@ -258,6 +258,7 @@ static const struct zs_field gpu_top[] = {
     ZS_FIELD_CUSTOM("pcie"),
     ZS_FIELD_CUSTOM("overlap"),
     ZS_FIELD_CUSTOM("fp8"),
+    ZS_FIELD_CUSTOM("sustained"),
 };
 
 static const struct zs_field gpu_memory[] = {
@@ -315,6 +316,16 @@ static const struct zs_field gpu_fp8[] = {
     SRC_FIELD(struct gpu_file),
 };
 
+/* Optional: the fractions of the bf16 (and fp8) peak that large GEMMs hold
+ * at the board's power limit (hw.h gemm_sustained, fp8_sustained); absent,
+ * the burst ceilings (the gemm_eff curve's top point, fp8.mamf) stand.
+ * Each must not exceed its burst ceiling (checked in gpu_from_tree). */
+static const struct zs_field gpu_sustained[] = {
+    FIGURE("bf16", ZS_F_DOUBLE, GF(gemm_sustained), 0.01, 1),
+    ZS_FIELD("fp8", ZS_F_DOUBLE, GF(fp8_sustained), 0.01, 1, 0, 0),
+    SRC_FIELD(struct gpu_file),
+};
+
 #define NF(t) (sizeof(t) / sizeof((t)[0]))
 
 static const struct curve_spec gemm_curve = {"gemm_eff", 1, 1e18, 0, 0.001, 1};
@@ -356,6 +367,7 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
     if (!rc && !(gf->g.membound_eff > 0))
         gf->g.membound_eff = ZS_MEMBOUND_EFF; /* hw.h: fitted */
     gf->g.hook_call_ns = ZS_HOOK_CALL_NS;     /* hw.h */
+    gf->g.sustained_node = ZS_SUSTAINED_NODE; /* hw.h: fitted */
     gf->g.overlap_compute_factor = 1.0;
     if (!rc && cJSON_GetObjectItemCaseSensitive(root, "overlap"))
         rc = read_group(src, root, "overlap", gpu_overlap, NF(gpu_overlap), gf,
@@ -363,8 +375,25 @@ static int gpu_from_tree(const struct zs_json_src *src, const cJSON *root,
     if (!rc && cJSON_GetObjectItemCaseSensitive(root, "fp8"))
         rc = read_group(src, root, "fp8", gpu_fp8, NF(gpu_fp8), gf, gf->src, s,
                         err);
+    if (!rc && cJSON_GetObjectItemCaseSensitive(root, "sustained"))
+        rc = read_group(src, root, "sustained", gpu_sustained,
+                        NF(gpu_sustained), gf, gf->src, s, err);
     if (rc)
         return rc;
+    /* a rate held at the power limit cannot exceed the burst it comes
+     * down from */
+    if (gf->g.gemm_sustained > gf->g.gemm_eff.y[gf->g.gemm_eff.n - 1])
+        return zs_json_bad_at(src, "sustained", "bf16", err,
+                              "must not exceed gemm_eff's top point (%g, the "
+                              "burst MAMF)",
+                              gf->g.gemm_eff.y[gf->g.gemm_eff.n - 1]);
+    if (gf->g.fp8_sustained > 0 && !(gf->g.peak_fp8_flops > 0))
+        return zs_json_bad_at(src, "sustained", "fp8", err,
+                              "needs the group 'fp8' (an fp8 peak and MAMF)");
+    if (gf->g.fp8_sustained > gf->g.fp8_mamf && gf->g.peak_fp8_flops > 0)
+        return zs_json_bad_at(src, "sustained", "fp8", err,
+                              "must not exceed fp8.mamf (%g, the burst MAMF)",
+                              gf->g.fp8_mamf);
     if (gf->g.cuda_context_bytes + gf->g.nccl_bytes >= gf->g.hbm_bytes)
         return zs_json_bad_at(src, "memory", "hbm_bytes", err,
                               "must exceed cuda_context_bytes + nccl_bytes");

@@ -223,6 +223,16 @@ static int gpu_compute_rows(struct zs_table *t, const struct zs_gpu *g)
         rc |= row(t, "peak fp8 (dense)",
                   "%.0f TFLOP/s, GEMMs at most %.1f%% (fp8 MAMF)",
                   g->peak_fp8_flops / 1e12, 100 * g->fp8_mamf);
+    if (g->gemm_sustained > 0) { /* profile group "sustained" (hw.h) */
+        char f8[64] = "";
+        if (g->fp8_sustained > 0)
+            snprintf(f8, sizeof f8, ", fp8 %.1f%%", 100 * g->fp8_sustained);
+        rc |= row(t, "GEMMs at the power limit",
+                  "bf16 %.1f%%%s of peak sustained (measured), x %.3f in a "
+                  "training step (fitted)",
+                  100 * g->gemm_sustained, f8,
+                  g->sustained_node > 0 ? g->sustained_node : 1);
+    }
     if (g->attn_eff_by_seq.n > 0) {
         const struct zs_curve *ac = &g->attn_eff_by_seq;
         rc |= row(t, "flash-attention efficiency",
@@ -468,6 +478,9 @@ static void json_numbers(const struct zs_cluster *c)
         {"nvme_write_bytes_per_s_per_node", n->nvme_write_bytes_per_s},
         {"peak_fp8_flops", g->peak_fp8_flops}, /* 0: no fp8 figures */
         {"fp8_mamf", g->fp8_mamf},
+        {"gemm_sustained", g->gemm_sustained}, /* 0: the burst MAMF */
+        {"fp8_sustained", g->fp8_sustained},
+        {"sustained_node", g->sustained_node},
     };
 
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {

@@ -188,6 +188,23 @@ static void add_mem(const struct zs_bctx *b, struct plist *l, double bytes)
     put_mem(l, bytes, mem_ns(b, bytes));
 }
 
+/* The forward (bwd false) or backward kernels of an element-wise cost
+ * (kernels.c): measured classes at their fractions of the HBM bandwidth. */
+static double ew_ns(const struct zs_bctx *b, const struct zs_ew_cost *c,
+                    bool bwd)
+{
+    return zs_ew_time_s(&b->node->gpu, c, bwd) * 1e9;
+}
+
+static void add_ew(const struct zs_bctx *b, struct plist *l,
+                   const struct zs_ew_cost *c, bool bwd)
+{
+    double bytes = bwd ? c->bwd_bytes : c->fwd_bytes;
+    if (bytes <= 0)
+        return;
+    put_mem(l, bytes, ew_ns(b, c, bwd));
+}
+
 /*
  * Float8 linears (--fp8 tensorwise): torchao's Float8Linear with dynamic
  * tensorwise scaling, as torchtitan's float8 converter installs it
@@ -295,12 +312,13 @@ static void fp8_linear_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
     *kb = 2 + 2; /* two GEMMs, grad_output cast and its second max stage */
 }
 
-/* The kernel mode of the model's norms: HF's RMSNorm is unfused eager code
- * under --kernels hf; nn.LayerNorm is one native kernel whatever the mode,
- * costed as the fused case. */
-static int norm_mode(const struct zs_bctx *b)
+/* The model's norms (kernels.c zs_kernels_norm): HF's RMSNorm is unfused
+ * eager code under --kernels hf; nn.LayerNorm is one native kernel in eager
+ * code and a generated one under compiled. */
+static void norm_cost(const struct zs_bctx *b, double elems,
+                      struct zs_ew_cost *c)
 {
-    return b->m->norm == ZS_NORM_RMS ? b->c->kernels : ZS_KERNELS_FUSED;
+    zs_kernels_norm(b->c->kernels, b->m->norm == ZS_NORM_LAYER, elems, c);
 }
 
 /* A LoRA adapter's work beyond the dgrad of its two GEMMs (which the
@@ -389,9 +407,9 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
          * of its width (out_features): a LayerNorm's bias adds parameters,
          * not activation traffic */
         struct zs_ew_cost c;
-        zs_kernels_norm(norm_mode(b), t * (double)l->out_features, &c);
-        add_mem(b, f, c.fwd_bytes);
-        add_mem(b, bw, c.bwd_bytes);
+        norm_cost(b, t * (double)l->out_features, &c);
+        add_ew(b, f, &c, false);
+        add_ew(b, bw, &c, true);
         *kf = c.fwd_launches;
         *kb = c.bwd_launches;
         return;
@@ -410,8 +428,8 @@ static void leaf_pieces(const struct zs_bctx *b, const struct zs_leaf *l,
                             : zs_cfg_loss_kernels(b->c),
                         t * (double)m->vocab, &c);
         add_gemm(b, f, t, (double)m->vocab, (double)m->hidden, 1);
-        add_mem(b, f, c.fwd_bytes);
-        add_mem(b, bw, c.bwd_bytes);
+        add_ew(b, f, &c, false);
+        add_ew(b, bw, &c, true);
         add_gemm(b, bw, t, (double)m->vocab, (double)m->hidden, frozen ? 1 : 2);
         *kf = 1 + c.fwd_launches;
         *kb = (frozen ? 1 : 2) + c.bwd_launches;
@@ -487,8 +505,8 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     add_mem(b, af, ea.fwd_bytes);
     add_mem(b, ab, ea.bwd_bytes);
     zs_kernels_layer(b->c->kernels, &kd, &ew);
-    add_mem(b, ef, ew.fwd_bytes);
-    add_mem(b, eb, ew.bwd_bytes);
+    add_ew(b, ef, &ew, false);
+    add_ew(b, eb, &ew, true);
 }
 
 /* Launches of layer_extras' element-wise kernels, per pass. */
@@ -602,8 +620,8 @@ static double op_recompute_ns(const struct zs_bctx *b, const struct plist *ef)
             ns += linear_recompute_ns(b, l);
         else if (l->kind == ZS_LEAF_NORM) {
             struct zs_ew_cost c;
-            zs_kernels_norm(norm_mode(b), t * (double)l->out_features, &c);
-            ns += mem_ns(b, c.fwd_bytes);
+            norm_cost(b, t * (double)l->out_features, &c);
+            ns += ew_ns(b, &c, false);
         }
     }
     return ns;

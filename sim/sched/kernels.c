@@ -1,7 +1,9 @@
 /*
  * kernels.c — the element-wise and norm kernels of one decoder layer and of
  * the loss, per kernel mode (--kernels hf|fused|compiled): HBM bytes moved
- * per element and kernel launches, forward and backward.
+ * per element, kernel launches, forward and backward, and the measured
+ * fraction of the HBM bandwidth each kernel class reaches ("Achieved
+ * bandwidth" below).
  *
  * HF eager counts are read from transformers at commit
  * 63bb723747035466e5339aea864b133f709b067d,
@@ -50,7 +52,12 @@
  *   generated kernel with the same once-in once-out traffic as the fused
  *   kernels [assumption: inductor fuses each norm, the RoPE of q and k and
  *   the SiLU*mul into one pointwise/reduction kernel each; it does not fuse
- *   across the GEMMs, which stay cuBLAS calls].
+ *   across the GEMMs, which stay cuBLAS calls].  What the count misses (the
+ *   norm backward's second kernel for the weight gradient) is in the
+ *   measured fraction below.  In a whole compiled block inductor may also
+ *   fuse a residual add into the next norm, saving about 2 B forward and
+ *   6 B backward per hidden element; not modelled (8 ms of a 2.2 s
+ *   Llama-3-8B step on 8 H100, docs/kernels.md).
  * Loss, per logit (tokens x vocab):
  *   HF: ForCausalLMLoss upcast 2+4 and log_softmax 4+4 = 14 B fwd (model.c
  *   zs_model_loss_bytes lists the buffers); bwd nll grad fill 4,
@@ -116,6 +123,113 @@
 #include <stdbool.h>
 #include <string.h>
 
+/*
+ * Achieved bandwidth, measured.  Each kernel class runs at a fraction of the
+ * profile's datasheet HBM bandwidth, per --kernels mode and pass, on the
+ * bytes counted above; the fraction so also carries what the count misses
+ * (a second pass over a row, the weight gradient's reduction over the
+ * rows, strided or broadcast reads).  Measured by Liger-Kernel's benchmarks
+ * (linkedin/Liger-Kernel benchmark/data/: h100_all_benchmark_data.csv at
+ * 3534d4461ca8, "NVIDIA H100 NVL", and a100_all_benchmark_data.csv at
+ * bdbfeadf9987, "NVIDIA A100 80GB PCIe", both Liger 0.5.2, January 2025;
+ * all_benchmark_data.csv at 2120862ba532, the "NVIDIA A100-SXM4-80GB" rows
+ * of 0.2.1 and "NVIDIA H100 80GB HBM3" rows; benchmark/scripts/ at those
+ * commits): provider huggingface (transformers' eager module) is hf,
+ * liger is fused, torchcompile (the module alone under torch.compile) is
+ * compiled; the median of triton.testing.do_bench (L2 flushed before each
+ * call) at a step's per-GPU sizes (33.5M elements for the norms, RoPE over
+ * 8192 tokens of hidden 8192, 16384 x 131072 logits), divided by the GPU's
+ * datasheet bandwidth (H100 NVL 3.9 TB/s, A100 80GB PCIe 1.935 TB/s, A100
+ * SXM 2.039, H100 SXM 3.35); the mean over the GPUs measured
+ * (scripts/liger-fractions.py; each GPU's in docs/kernels.md, where the
+ * H100 NVL's eager classes sit 10-20 % below the A100s').  Where the
+ * benchmark's code moves other bytes than a bf16 model's (its RMSNorm
+ * weight is fp32, so the output is fp32 and autograd casts dy; the compiled
+ * module's tangents are made contiguous at the graph boundary; fp32 logits
+ * and LayerNorm inputs), the measured time is scaled by the ratio of the
+ * bytes the two move, counted op by op (docs/kernels.md).
+ *   contiguous element-wise: relu(x)**2 eager, bf16, 4096 x 16384, H100
+ *     SXM: 0.86 forward (8 B), 0.89 backward (20 B); Liger's 0.85.  Used
+ *     for residual adds, casts, a plain activation and HF's SwiGLU (gate
+ *     and up are two contiguous GEMM outputs) in every mode, and for the
+ *     compiled SwiGLU [assumption: no isolated measurement of it].
+ *   SwiGLU fused: Liger's kernel (its Megatron wrapper, 8192 tokens x
+ *     32768, H100 SXM) 0.91 / 0.69; eager on Megatron's chunked halves, a
+ *     strided layout, runs at 0.54.
+ *   RMSNorm: hf 0.61 / 0.53 (its backward moves 92 B against the 70
+ *     counted: pow's backward is three kernels, x.pow(1) being a copy, and
+ *     mean's backward expands and divides); fused 0.65 / 0.44 (one program
+ *     per SM walking its rows); compiled 0.71 / 0.40 (inductor's backward
+ *     is a row reduction for dx and a split column reduction for the
+ *     weight gradient that reads dy and x again: 10 B against the 6
+ *     counted).
+ *   LayerNorm (nn.LayerNorm: native under hf and fused, generated under
+ *     compiled): 0.52 / 0.35, compiled 0.78 / 0.42 (the backward includes
+ *     the gamma and beta reduction's second pass).
+ *   RoPE: hf 0.40 / 0.50 (q and k are transposed views, cos and sin are
+ *     broadcast over the heads), fused 0.82 / 0.82 (in place, in the
+ *     physical layout), compiled 0.40 / 0.35.
+ *   loss: hf 0.54 / 0.71 (log_softmax over rows of 128k reads them three
+ *     times; the casts at the contiguous rate), fused 0.58 (two passes and
+ *     the gradient written in place: 6 B against the 4 counted), compiled
+ *     0.81 / 0.46.
+ * torchtitan's complex RoPE: its casts at the contiguous rate, the complex
+ * multiply by the broadcast freqs_cis at the eager RoPE's [assumption].
+ * The rest of the memory-bound work (FSDP and ZeRO copies, the optimizer,
+ * eager attention's kernels over the scores, LoRA's sums, the embedding)
+ * keeps the fitted membound_eff (hw.h ZS_MEMBOUND_EFF).
+ *
+ * Rows are the classes, columns hf, fused, compiled; forward then backward.
+ */
+static const double k_frac[ZS_EW_NCLASS][3][2] = {
+    [ZS_EW_CONTIG] = {{0.86, 0.89}, {0.86, 0.89}, {0.86, 0.89}},
+    [ZS_EW_SWIGLU] = {{0.86, 0.89}, {0.91, 0.69}, {0.86, 0.89}},
+    [ZS_EW_RMSNORM] = {{0.61, 0.53}, {0.65, 0.44}, {0.71, 0.40}},
+    [ZS_EW_LAYERNORM] = {{0.52, 0.35}, {0.52, 0.35}, {0.78, 0.42}},
+    [ZS_EW_ROPE] = {{0.40, 0.50}, {0.82, 0.82}, {0.40, 0.35}},
+    [ZS_EW_LOSS] = {{0.54, 0.71}, {0.58, 0.58}, {0.81, 0.46}},
+};
+
+double zs_kernels_hbm_frac(enum zs_ew_class k, int mode, bool bwd)
+{
+    if ((int)k < 0 || k >= ZS_EW_NCLASS || mode < 0 || mode > 2)
+        return 0;
+    return k_frac[k][mode][bwd ? 1 : 0];
+}
+
+/* Adds `bytes` of class k under `mode` to the forward or backward. */
+static void add_part(struct zs_ew_cost *c, enum zs_ew_class k, int mode,
+                     bool bwd, double bytes)
+{
+    double f = zs_kernels_hbm_frac(k, mode, bwd);
+    if (!(bytes > 0))
+        return;
+    if (bwd) {
+        c->bwd_bytes += bytes;
+        c->bwd_bw_bytes += f > 0 ? bytes / f : 0;
+    } else {
+        c->fwd_bytes += bytes;
+        c->fwd_bw_bytes += f > 0 ? bytes / f : 0;
+    }
+}
+
+static void add_both(struct zs_ew_cost *c, enum zs_ew_class k, int mode,
+                     double fwd, double bwd)
+{
+    add_part(c, k, mode, false, fwd);
+    add_part(c, k, mode, true, bwd);
+}
+
+double zs_ew_time_s(const struct zs_gpu *g, const struct zs_ew_cost *c,
+                    bool bwd)
+{
+    double bw_bytes = bwd ? c->bwd_bw_bytes : c->fwd_bw_bytes;
+    double bytes = bwd ? c->bwd_bytes : c->fwd_bytes;
+    if (!(bw_bytes > 0))
+        return zs_gpu_membound_s(g, bytes);
+    return g->hbm_bytes_per_s > 0 ? bw_bytes / g->hbm_bytes_per_s : 0;
+}
+
 void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
                       struct zs_ew_cost *out)
 {
@@ -123,23 +237,22 @@ void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
     double mlp = d->tokens * d->inter;
     double res = d->tokens * d->hidden;
     memset(out, 0, sizeof *out);
-    out->fwd_bytes = 12 * res;
-    out->bwd_bytes = 12 * res;
+    add_both(out, ZS_EW_CONTIG, mode, 12 * res, 12 * res);
     out->fwd_launches = 2;
     out->bwd_launches = 2;
     if (d->rope_complex) {
-        out->fwd_bytes += 20 * rope;
-        out->bwd_bytes += 20 * rope;
+        /* the casts (2+4, 4+2) contiguous, the complex multiply by the
+         * broadcast freqs_cis (4+4) at the eager RoPE's rate */
+        add_both(out, ZS_EW_CONTIG, mode, 12 * rope, 12 * rope);
+        add_both(out, ZS_EW_ROPE, ZS_KERNELS_HF, 8 * rope, 8 * rope);
         out->fwd_launches += d->rope ? 6 : 0;
         out->bwd_launches += d->rope ? 6 : 0;
     } else if (mode == ZS_KERNELS_HF) {
-        out->fwd_bytes += 20 * rope;
-        out->bwd_bytes += 30 * rope;
+        add_both(out, ZS_EW_ROPE, mode, 20 * rope, 30 * rope);
         out->fwd_launches += d->rope ? 10 : 0;
         out->bwd_launches += d->rope ? 16 : 0;
     } else {
-        out->fwd_bytes += 4 * rope;
-        out->bwd_bytes += 4 * rope;
+        add_both(out, ZS_EW_ROPE, mode, 4 * rope, 4 * rope);
         out->fwd_launches += d->rope ? 1 : 0;
         out->bwd_launches += d->rope ? 1 : 0;
     }
@@ -148,34 +261,36 @@ void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
          * fwd read 2 + write 2, bwd dy, x, dx 2+2+2 [assumption: HF's
          * tanh-approximation GELU classes (NewGELUActivation), several eager
          * ops, are counted as one kernel] */
-        out->fwd_bytes += 4 * mlp;
-        out->bwd_bytes += 6 * mlp;
+        add_both(out, ZS_EW_CONTIG, mode, 4 * mlp, 6 * mlp);
         out->fwd_launches += 1;
         out->bwd_launches += 1;
     } else if (mode == ZS_KERNELS_HF) {
-        out->fwd_bytes += 10 * mlp;
-        out->bwd_bytes += 18 * mlp;
+        add_both(out, ZS_EW_SWIGLU, mode, 10 * mlp, 18 * mlp);
         out->fwd_launches += 2;
         out->bwd_launches += 3;
     } else {
-        out->fwd_bytes += 6 * mlp;
-        out->bwd_bytes += 10 * mlp;
+        add_both(out, ZS_EW_SWIGLU, mode, 6 * mlp, 10 * mlp);
         out->fwd_launches += 1;
         out->bwd_launches += 1;
     }
 }
 
-void zs_kernels_norm(int mode, double elems, struct zs_ew_cost *out)
+void zs_kernels_norm(int mode, bool layernorm, double elems,
+                     struct zs_ew_cost *out)
 {
     memset(out, 0, sizeof *out);
-    if (mode == ZS_KERNELS_HF) {
-        out->fwd_bytes = 36 * elems;
-        out->bwd_bytes = 70 * elems;
+    if (layernorm) {
+        /* nn.LayerNorm: one native kernel each way in eager code (hf and
+         * fused), a generated one under compiled */
+        add_both(out, ZS_EW_LAYERNORM, mode, 4 * elems, 6 * elems);
+        out->fwd_launches = 1;
+        out->bwd_launches = 1;
+    } else if (mode == ZS_KERNELS_HF) {
+        add_both(out, ZS_EW_RMSNORM, mode, 36 * elems, 70 * elems);
         out->fwd_launches = 8;
         out->bwd_launches = 12;
     } else {
-        out->fwd_bytes = 4 * elems;
-        out->bwd_bytes = 6 * elems;
+        add_both(out, ZS_EW_RMSNORM, mode, 4 * elems, 6 * elems);
         out->fwd_launches = 1;
         out->bwd_launches = 1;
     }
@@ -186,20 +301,17 @@ void zs_kernels_loss(int mode, double logits, struct zs_ew_cost *out)
     memset(out, 0, sizeof *out);
     switch (mode) {
     case ZS_KERNELS_HF:
-        out->fwd_bytes = 14 * logits;
-        out->bwd_bytes = 22 * logits;
+        add_both(out, ZS_EW_LOSS, mode, 14 * logits, 22 * logits);
         out->fwd_launches = 4;
         out->bwd_launches = 4;
         break;
     case ZS_KERNELS_FUSED:
-        out->fwd_bytes = 4 * logits;
-        out->bwd_bytes = 0;
+        add_both(out, ZS_EW_LOSS, mode, 4 * logits, 0);
         out->fwd_launches = 1;
         out->bwd_launches = 0;
         break;
     default:
-        out->fwd_bytes = 4 * logits;
-        out->bwd_bytes = 4 * logits;
+        add_both(out, ZS_EW_LOSS, mode, 4 * logits, 4 * logits);
         out->fwd_launches = 1;
         out->bwd_launches = 1;
         break;

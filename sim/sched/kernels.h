@@ -6,6 +6,7 @@
 #ifndef ZS_SCHED_KERNELS_H
 #define ZS_SCHED_KERNELS_H
 
+#include "hw/hw.h"
 #include "model/model.h"
 #include "train/config.h"
 
@@ -14,7 +15,35 @@
 struct zs_ew_cost {
     double fwd_bytes, bwd_bytes; /* HBM traffic, forward and backward */
     int fwd_launches, bwd_launches;
+    /* The time of kernels whose achieved fraction of the HBM bandwidth is
+     * measured (kernels.c, "Achieved bandwidth"), as the bytes that would
+     * take as long at the profile's full bandwidth: the sum of each
+     * kernel's bytes over its fraction.  0: no measured kernel, the bytes
+     * run at the fitted membound_eff (zs_gpu_membound_s). */
+    double fwd_bw_bytes, bwd_bw_bytes;
 };
+
+/* Kernel classes whose achieved fraction of HBM bandwidth is measured, per
+ * --kernels mode (kernels.c, "Achieved bandwidth"). */
+enum zs_ew_class {
+    ZS_EW_CONTIG,    /* contiguous element-wise (residual adds, casts, a
+                        plain activation) */
+    ZS_EW_SWIGLU,    /* SiLU(gate) * up */
+    ZS_EW_RMSNORM,   /* RMSNorm */
+    ZS_EW_LAYERNORM, /* nn.LayerNorm */
+    ZS_EW_ROPE,      /* rotary embedding of q and k */
+    ZS_EW_LOSS,      /* cross-entropy over the logits */
+    ZS_EW_NCLASS
+};
+
+/* The measured fraction of the HBM bandwidth that class k reaches under
+ * --kernels mode, forward or backward, on the bytes kernels.c counts. */
+double zs_kernels_hbm_frac(enum zs_ew_class k, int mode, bool bwd);
+
+/* GPU time of a cost's forward (bwd false) or backward on GPU g: measured
+ * kernels at their fractions, the rest at membound_eff. */
+double zs_ew_time_s(const struct zs_gpu *g, const struct zs_ew_cost *c,
+                    bool bwd);
 
 struct zs_kernel_dims {
     double tokens;       /* tokens of this rank's micro-batch */
@@ -31,8 +60,10 @@ struct zs_kernel_dims {
  * decoder layer (norms excluded). */
 void zs_kernels_layer(int mode, const struct zs_kernel_dims *d,
                       struct zs_ew_cost *out);
-/* One RMSNorm over `elems` elements (tokens x hidden). */
-void zs_kernels_norm(int mode, double elems, struct zs_ew_cost *out);
+/* One norm over `elems` elements (tokens x hidden): RMSNorm, or with
+ * `layernorm` nn.LayerNorm. */
+void zs_kernels_norm(int mode, bool layernorm, double elems,
+                     struct zs_ew_cost *out);
 /* Cross-entropy over `logits` elements (tokens x vocab). */
 void zs_kernels_loss(int mode, double logits, struct zs_ew_cost *out);
 /* What consumes an adapted linear's output (kernels.c, "LoRA adapter"):
@@ -57,7 +88,6 @@ void zs_kernels_lora(int mode, double tokens, double in_dim, double out_dim,
  * dtype (GPT-2 on a model cast to 16 bits); dropout, attention dropout
  * p > 0 in training.  The batched GEMMs are not included. */
 void zs_kernels_eager_attn(enum zs_eager_code code, bool half_softmax,
-                           bool dropout, double scores,
-                           struct zs_ew_cost *out);
+                           bool dropout, double scores, struct zs_ew_cost *out);
 
 #endif

@@ -27,6 +27,7 @@
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,17 @@ static void set_compute_sustained(struct zs_cfg *cfg, struct zs_cluster *cl,
 {
     (void)cfg;
     cl->node.gpu.peak_bf16_flops *= v;
+}
+
+/* The fraction of the profile's sustained GEMM rates (hw.h
+ * gemm_sustained, fp8_sustained: matmul-only measurements on one GPU) that
+ * a training step on a node holds: GEMMs only, attention's measured curves
+ * are untouched; a profile without a sustained group is not affected. */
+static void set_sustained_node(struct zs_cfg *cfg, struct zs_cluster *cl,
+                               double v)
+{
+    (void)cfg;
+    cl->node.gpu.sustained_node = v;
 }
 
 /* Memory-bound kernels only: the GEMM shape model's HBM roofline keeps the
@@ -80,9 +92,16 @@ static const struct zs_pubcal_const g_consts[] = {
      1.0,
      "none: isolated-kernel benchmarks taken as sustained (docs/kernels.md)",
      0.3, 1.0, false, set_compute_sustained},
+    {"sustained_node", "fraction",
+     "of the profiles' sustained GEMM rates (one GPU, matmul only) held in "
+     "a training step on a node",
+     ZS_SUSTAINED_NODE,
+     "fitted: split by source, long-sequence rows excluded (hw.h "
+     "ZS_SUSTAINED_NODE)",
+     0.5, 1.0, false, set_sustained_node},
     {"membound_eff", "fraction",
-     "of HBM bandwidth reached by memory-bound kernels (element-wise, norms, "
-     "loss)",
+     "of HBM bandwidth reached by memory-bound kernels without a measured "
+     "rate (copies, optimizer)",
      ZS_MEMBOUND_EFF,
      "fitted: validation/calibration/published.json (hw.h ZS_MEMBOUND_EFF)",
      0.1, 1.0, true, set_membound_eff},
@@ -507,6 +526,41 @@ static int check_parts(const struct zs_pubcal *pc, const char *dir,
     return 0;
 }
 
+/* Leaves the runs whose name matches pc->exclude out of the set (both
+ * parts), keeping the others in order. */
+static int exclude_runs(struct zs_pubcal *pc, struct zs_err *err)
+{
+    regex_t re;
+    int k = 0, rc;
+    char why[128];
+    pc->nexcluded = 0;
+    if (!pc->exclude)
+        return 0;
+    rc = regcomp(&re, pc->exclude, REG_EXTENDED | REG_NOSUB);
+    if (rc) {
+        regerror(rc, &re, why, sizeof why);
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--exclude': '%s' is not a "
+                          "POSIX extended regular expression (%s)",
+                          pc->exclude, why);
+    }
+    for (int i = 0; i < pc->set.n; i++) {
+        if (regexec(&re, pc->set.runs[i].name, 0, NULL, 0) == 0) {
+            pc->nexcluded++;
+            continue;
+        }
+        if (k != i) {
+            pc->set.runs[k] = pc->set.runs[i];
+            if (pc->set.pred)
+                pc->set.pred[k] = pc->set.pred[i];
+        }
+        k++;
+    }
+    pc->set.n = k;
+    regfree(&re);
+    return 0;
+}
+
 int zs_pubcal_run(struct zs_pubcal *pc, const char *dir, struct zs_err *err)
 {
     struct fit_ctx f;
@@ -520,6 +574,8 @@ int zs_pubcal_run(struct zs_pubcal *pc, const char *dir, struct zs_err *err)
         rc = zs_pub_set_read(dir, &pc->set, err);
     if (rc == ZS_EUSAGE)
         err->code = rc = ZS_EINPUT; /* no *.json: bad input here */
+    if (!rc)
+        rc = exclude_runs(pc, err);
     if (!rc)
         rc = split(pc, err);
     if (!rc)
@@ -610,6 +666,12 @@ int zs_pubcal_write(const struct zs_pubcal *pc, const char *dir,
     zs_json_put_str(f, dir);
     fputs(",\n  \"command\": ", f);
     zs_json_put_str(f, command);
+    fputs(",\n  \"exclude\": ", f);
+    if (pc->exclude)
+        zs_json_put_str(f, pc->exclude);
+    else
+        fputs("null", f);
+    fprintf(f, ", \"excluded_runs\": %d", pc->nexcluded);
     fprintf(f,
             ",\n  \"split\": \"%s\",\n  \"residual\": \"ln(predicted / "
             "measured) of step_time and tokens_per_s_per_gpu\",\n"

@@ -72,10 +72,14 @@ struct zs_pubcal_err {
 struct zs_pubcal {
     /* inputs (set before zs_pubcal_run) */
     enum zs_pubcal_split split;
+    /* POSIX extended regex on run names: matching runs are left out of both
+     * parts (--exclude; NULL: none), borrowed */
+    const char *exclude;
     int nconst; /* constants fitted: the first */
     const struct zs_pubcal_const *c[ZS_PUBCAL_MAX_CONSTS]; /* borrowed */
     /* read-only after zs_pubcal_run */
     struct zs_pub_set set; /* the corpus (rows: after the fit) */
+    int nexcluded;         /* runs of DIR left out by `exclude` */
     int *part;             /* per run: enum zs_pubcal_part */
     char sources[ZS_PUBCAL_MAX_SOURCES][ZS_PUB_NAME_CAP];
     int source_part[ZS_PUBCAL_MAX_SOURCES], nsources;
@@ -91,10 +95,12 @@ struct zs_pubcal {
 void zs_pubcal_init(struct zs_pubcal *pc);
 void zs_pubcal_release(struct zs_pubcal *pc);
 
-/* Reads DIR, splits it, fits pc->c[0..nconst) on the fit part and fills the
- * errors.  A missing or unreadable DIR, or a part without enough timed rows
- * (the fit part needs one more than the constants, the check part one), is
- * ZS_EINPUT with one line naming --published or --split. */
+/* Reads DIR, leaves out the runs pc->exclude matches, splits the rest, fits
+ * pc->c[0..nconst) on the fit part and fills the errors.  A missing or
+ * unreadable DIR, or a part without enough timed rows (the fit part needs
+ * one more than the constants, the check part one), is ZS_EINPUT with one
+ * line naming --published or --split; a bad regex is ZS_EUSAGE naming
+ * --exclude. */
 int zs_pubcal_run(struct zs_pubcal *pc, const char *dir, struct zs_err *err);
 
 /* Writes the result as JSON (schema zsim.calibration/1), temp file + rename.
