@@ -636,6 +636,237 @@ int32_t zs_sim_submit(zs_sim *s, const struct zs_task_desc *d)
     return (int32_t)id;
 }
 
+/* x as zs_sim_resubmit maps it (engine.h), -1 when it has no image. */
+static inline int32_t remap(int32_t x, int32_t keep_from, int32_t off,
+                            const int32_t *from, const int32_t *to,
+                            size_t nmap)
+{
+    size_t lo = 0, hi = nmap;
+    if (x >= keep_from)
+        return x + off;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (from[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nmap && from[lo] == x ? to[lo] : -1;
+}
+
+int32_t zs_sim_resubmit(zs_sim *s, int32_t src, int32_t n, int32_t keep_from,
+                        const int32_t *from, const int32_t *to, size_t nmap,
+                        int32_t tag_keep, int32_t tag_set)
+{
+    size_t first, nd = 0, nf = 0;
+    int32_t off;
+    if (!s)
+        return ZS_ERUNTIME;
+    first = s->ntasks;
+    if (n < 0 || src < 0 || keep_from < 0 || keep_from > src ||
+        (size_t)src + (size_t)n > first)
+        return zs_err_set(&s->err, ZS_ERUNTIME,
+                          "invalid resubmission of tasks %d..%d (from %d) "
+                          "of %zu",
+                          src, src + n - 1, keep_from, first);
+    if (first + (size_t)n >= (size_t)INT32_MAX - 1)
+        return zs_err_set(&s->err, ZS_ELIMIT, "too many tasks (limit %d)",
+                          INT32_MAX - 1);
+    for (int32_t i = src; i < src + n; i++) {
+        const struct task *o = &s->tasks[i];
+        nd += (size_t)o->ndeps;
+        nf += o->kind == ZS_TASK_FLOW;
+        if (o->kind == ZS_TASK_MARK && o->aux >= 0)
+            return zs_err_set(&s->err, ZS_ERUNTIME,
+                              "cannot resubmit snapshot mark %d", i);
+    }
+    if ((first + (size_t)n > s->tasks_cap &&
+         zs_grow((void **)&s->tasks, &s->tasks_cap, first + (size_t)n,
+                 sizeof *s->tasks)) ||
+        (first + (size_t)n > s->recs_cap &&
+         zs_grow((void **)&s->recs, &s->recs_cap, first + (size_t)n,
+                 sizeof *s->recs)) ||
+        (s->ndeps + nd > s->deps_cap &&
+         zs_grow((void **)&s->deps, &s->deps_cap, s->ndeps + nd,
+                 sizeof *s->deps)) ||
+        (s->nfdesc + nf > s->fdesc_cap &&
+         zs_grow((void **)&s->fdesc, &s->fdesc_cap, s->nfdesc + nf,
+                 sizeof *s->fdesc)))
+        return zs_err_set(&s->err, ZS_ENOMEM, "out of memory resubmitting "
+                                              "tasks");
+    off = (int32_t)first - src;
+    {
+        /* locals: the arrays do not move from here on, and the counters
+         * stay in registers */
+        struct task *tasks = s->tasks;
+        struct zs_task_rec *recs = s->recs;
+        int32_t *deps = s->deps;
+        size_t ndeps = s->ndeps, nfdesc = s->nfdesc;
+        int64_t nevtasks = s->nevtasks;
+        int rc = 0;
+        int32_t i;
+        for (i = 0; i < n; i++) {
+            const struct task *o = &tasks[src + i];
+            const struct zs_task_rec *orec = &recs[src + i];
+            int32_t id = (int32_t)first + i;
+            struct task *t = &tasks[id];
+            struct zs_task_rec *r = &recs[id];
+            struct queue *q = &s->queues[orec->queue];
+            *t = *o;
+            t->dep_off = (int32_t)ndeps;
+            for (int32_t j = 0; j < o->ndeps; j++) {
+                int32_t y = remap(deps[o->dep_off + j], keep_from, off, from,
+                                  to, nmap);
+                if (y < 0 || y >= id) {
+                    rc = zs_err_set(&s->err, ZS_ERUNTIME,
+                                    "resubmitted task %d: dependency %d has "
+                                    "no image",
+                                    id, deps[o->dep_off + j]);
+                    break;
+                }
+                deps[ndeps + (size_t)j] = y;
+            }
+            if (rc)
+                break;
+            ndeps += (size_t)o->ndeps;
+            t->qnext = -1;
+            t->qprev = q->last >= 0;
+            t->freed = -1;
+            t->fslot = -1;
+            t->held = 0;
+            t->blk = -1;
+            t->log_alloc = t->log_free = -1;
+            switch (o->kind) {
+            case ZS_TASK_DELAY:
+                nevtasks++;
+                break;
+            case ZS_TASK_FLOW:
+                s->fdesc[nfdesc] = s->fdesc[o->aux];
+                t->aux = (int32_t)nfdesc++;
+                nevtasks++;
+                break;
+            case ZS_TASK_ALLOC:
+                s->pools[o->pool].nallocs++;
+                break;
+            case ZS_TASK_FREE: {
+                /* its ALLOC is its last dependency, mapped above */
+                int32_t a = deps[t->dep_off + t->ndeps - 1];
+                if (tasks[a].kind != ZS_TASK_ALLOC || tasks[a].freed >= 0) {
+                    rc = zs_err_set(&s->err, ZS_ERUNTIME,
+                                    "resubmitted free %d: task %d is no "
+                                    "live alloc",
+                                    id, a);
+                    break;
+                }
+                t->aux = a;
+                tasks[a].freed = id;
+                break;
+            }
+            default:
+                break;
+            }
+            if (rc)
+                break;
+            if (q->last >= 0)
+                tasks[q->last].qnext = id;
+            q->last = id;
+            r->start_ns = r->end_ns = -1;
+            r->blocked_by = -1;
+            r->queue = orec->queue;
+            r->cls = orec->cls;
+            r->tag = (orec->tag & tag_keep) | tag_set;
+            r->kind = orec->kind;
+            r->name = orec->name;
+        }
+        /* the tasks before a failure are submitted (engine.h) */
+        s->ntasks = first + (size_t)i;
+        s->ndeps = ndeps;
+        s->nfdesc = nfdesc;
+        s->nevtasks = nevtasks;
+        s->csr_ok = 0;
+        if (rc)
+            return rc;
+    }
+    return (int32_t)first;
+}
+
+size_t zs_sim_deps_before(const zs_sim *s, int32_t first, int32_t n,
+                          int32_t *out, size_t cap)
+{
+    size_t k = 0;
+    if (!s || first < 0 || n < 0 || (size_t)first + (size_t)n > s->ntasks)
+        return 0;
+    for (int32_t i = first; i < first + n; i++) {
+        const struct task *t = &s->tasks[i];
+        for (int32_t j = 0; j < t->ndeps; j++) {
+            int32_t x = s->deps[t->dep_off + j];
+            if (x < first) {
+                if (k < cap)
+                    out[k] = x;
+                k++;
+            }
+        }
+    }
+    return k;
+}
+
+int zs_sim_task_desc(const zs_sim *s, int32_t id, struct zs_task_desc *out,
+                     int32_t *deps, int cap)
+{
+    const struct task *t;
+    const struct zs_task_rec *r;
+    int n;
+    if (!s || !zs_index_ok(id, s->ntasks))
+        return -1;
+    t = &s->tasks[id];
+    r = &s->recs[id];
+    n = t->ndeps - (t->kind == ZS_TASK_FREE); /* less the implicit ALLOC */
+    if (n > cap)
+        return -1;
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++)
+        deps[i] = s->deps[t->dep_off + i];
+    out->kind = (enum zs_task_kind)t->kind;
+    out->queue = r->queue;
+    out->deps = deps;
+    out->ndeps = n;
+    out->name = r->name;
+    out->cls = r->cls;
+    out->tag = r->tag;
+    out->cores = t->cores;
+    switch (t->kind) {
+    case ZS_TASK_DELAY:
+        out->dur_ns = t->dur_ns;
+        break;
+    case ZS_TASK_FLOW: {
+        const struct flowdesc *f = &s->fdesc[t->aux];
+        out->bytes = f->bytes;
+        out->rate_cap = f->rate_cap;
+        out->nlinks = f->nlinks;
+        for (int i = 0; i < f->nlinks; i++) {
+            out->links[i] = f->links[i];
+            out->weight[i] = f->weight[i];
+        }
+        break;
+    }
+    case ZS_TASK_ALLOC:
+        out->pool = t->pool;
+        out->alloc_bytes = t->alloc_bytes;
+        out->alloc_flags = t->flags;
+        break;
+    case ZS_TASK_FREE:
+        out->alloc_task = t->aux;
+        break;
+    default:
+        if (t->aux >= 0) {
+            out->snapshot = true;
+            out->snapshot_from = s->snaps[t->aux].from;
+        }
+        break;
+    }
+    return 0;
+}
+
 /* ---- flows ------------------------------------------------------------- */
 
 /* ns needed to move rem bytes at rate, rounded up to the next ns.  The small

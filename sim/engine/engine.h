@@ -280,6 +280,32 @@ struct zs_snapshot {
 /* 0, or -1 when `task` is not a snapshot MARK (out untouched). */
 int zs_sim_snapshot(const zs_sim *s, int32_t task, struct zs_snapshot *out);
 
+/* Submits n tasks, copies of the submitted tasks src .. src + n - 1 (no
+ * snapshot MARK among them), as zs_sim_submit would submit their
+ * descriptions with every task id they name changed: an id x >= keep_from
+ * (keep_from <= src) becomes x + (first new id - src), so that copies
+ * depend on copies; an earlier one becomes to[k] where from[k] == x (from
+ * ascending, nmap entries); and each tag becomes (tag & tag_keep) |
+ * tag_set.  A dependency without an image, or a FREE whose image is not an
+ * unfreed ALLOC, is an error (after the tasks before it were submitted).
+ * For a caller that builds the same tasks again (sched's micro-step
+ * replay): O(n + deps log nmap), no description is checked again.  Returns
+ * the first new id or a negative code (message in zs_sim_errmsg). */
+int32_t zs_sim_resubmit(zs_sim *s, int32_t src, int32_t n, int32_t keep_from,
+                        const int32_t *from, const int32_t *to, size_t nmap,
+                        int32_t tag_keep, int32_t tag_set);
+/* The dependencies of tasks first .. first + n - 1 that name tasks before
+ * `first` (a FREE's ALLOC among them), with repeats: writes the first cap
+ * into out, returns how many there are (0 for a bad range). */
+size_t zs_sim_deps_before(const zs_sim *s, int32_t first, int32_t n,
+                          int32_t *out, size_t cap);
+/* The description task id was submitted with: into *out, its dependencies
+ * into deps[0 .. cap) (out->deps = deps, without a FREE's implicit one),
+ * flow weights as used (0 given reads 1), fields of other kinds 0.  0, or -1
+ * for a bad id or a deps array too small. */
+int zs_sim_task_desc(const zs_sim *s, int32_t id, struct zs_task_desc *out,
+                     int32_t *deps, int cap);
+
 /* Builds a deterministic synthetic schedule of about ntasks tasks (streams
  * of DELAYs with cross-stream deps, 4-8 concurrent flows on 4 links, CUDA
  * caching and pinned host allocations, CPU tasks on a core pool), runs it

@@ -217,6 +217,8 @@ struct worker {
     /* complete partial results: simulate resolved candidates again whole */
     bool complete;
     bool alloc_default; /* the search runs the default allocator */
+    /* this thread's build context (work): the arrays a build grows */
+    struct zs_build_cache *cache;
     int rc;
     struct zs_err err;
 };
@@ -328,6 +330,7 @@ static void simulate_cand(struct worker *w, zs_sim *sim,
     su.cluster = w->cl;
     su.cfg = &c->cfg;
     su.plan_mode = true;
+    su.cache = w->cache;
     su.verdict_only = w->verdict_only;
     su.prefix_cut = !w->po->no_prefix_cut;
     if (zs_simulate(&su, sim, &c->res, &err)) {
@@ -369,6 +372,7 @@ static void *work(void *arg)
         w->rc = ZS_ENOMEM;
         return NULL;
     }
+    w->cache = zs_build_cache_new(); /* NULL: each build allocates */
     for (;;) {
         int i;
         pthread_mutex_lock(w->mu);
@@ -382,6 +386,8 @@ static void *work(void *arg)
         pthread_mutex_unlock(w->mu);
     }
     zs_sim_free(sim);
+    zs_build_cache_free(w->cache);
+    w->cache = NULL;
     return NULL;
 }
 
@@ -423,9 +429,14 @@ static int run_all(struct zs_plan *p, const struct worker *proto)
         if (i >= n)
             break;
         {
+            /* kept for the next search on this thread, like the cache */
             static __thread zs_sim *sim0;
+            static __thread struct zs_build_cache *cache0;
             if (!sim0)
                 sim0 = zs_sim_new();
+            if (!cache0)
+                cache0 = zs_build_cache_new(); /* NULL: none */
+            w[0].cache = cache0;
             if (!sim0) {
                 /* stop handing out candidates, then join the workers below
                  * before reporting: none may outlive p */

@@ -19,7 +19,7 @@ int zs_tag_now(const struct zs_bctx *b, int unit)
  * rest of the build into counting; anything else (it finished, an error)
  * leaves the build as it was: the whole schedule is submitted and run from
  * the start. */
-static void cut_run(struct zs_bctx *b)
+void zs_cut_run(struct zs_bctx *b)
 {
     struct zs_err e = {0, ""};
     int run = zs_sim_nqueues(b->sim) <= ZS_CUT_QUEUES
@@ -52,15 +52,15 @@ static bool cut_waits(const struct zs_bctx *b, int32_t x)
  * it waits past the OOM through a dependency or its queue predecessor.  One
  * that may not sets ZS_CUT_FAILED and stops the build (zs_simulate then
  * simulates the candidate whole). */
-static int32_t cut_count(struct zs_bctx *b, const struct zs_task_desc *d,
-                         const int32_t *deps, int n)
+static inline int32_t cut_count(struct zs_bctx *b, int kind, int queue,
+                                int cores, const int32_t *deps, int n)
 {
     int32_t id = b->cut_at + b->ncounted;
-    bool waits = cut_waits(b, b->qlast[d->queue]);
+    bool waits = cut_waits(b, b->qlast[queue]);
     /* a MARK without cores that may run before the OOM changes nothing there
      * but the engine's event count: its successors are checked for waiting
      * without it */
-    bool mark = d->kind == ZS_TASK_MARK && d->cores == 0;
+    bool mark = kind == ZS_TASK_MARK && cores == 0;
     for (int i = 0; i < n && !waits; i++)
         waits = cut_waits(b, deps[i]);
     if ((!waits && !mark) ||
@@ -72,9 +72,9 @@ static int32_t cut_count(struct zs_bctx *b, const struct zs_task_desc *d,
         return -1;
     }
     b->cut_wait[b->ncounted++] = waits;
-    if (d->cores > b->cut_cores)
-        b->cut_cores = d->cores;
-    b->qlast[d->queue] = id;
+    if (cores > b->cut_cores)
+        b->cut_cores = cores;
+    b->qlast[queue] = id;
     return id;
 }
 
@@ -88,8 +88,8 @@ static inline bool is_mem(const struct zs_task_desc *d)
 /* Records task id (description d) in b->cut_mem when it allocates or frees
  * on the GPU pool; b->cut_idx[id] is an ALLOC's record, -1 none (only an
  * ALLOC's entry is ever read: by its FREE).  False when out of memory. */
-static bool cut_mem_add(struct zs_bctx *b, const struct zs_task_desc *d,
-                        int32_t id)
+bool zs_cut_mem_add(struct zs_bctx *b, const struct zs_task_desc *d,
+                    int32_t id)
 {
     struct zs_cut_mem *r;
     int32_t a = -1;
@@ -168,19 +168,79 @@ static inline int pack_deps(int32_t deps[3], int32_t d0, int32_t d1,
     return n;
 }
 
+/* zs_setup.count_log's report of counted task id (description d,
+ * deps[0..n)). */
+static void log_counted(const struct zs_bctx *b, int32_t id,
+                        const struct zs_task_desc *d, const int32_t *deps,
+                        int n)
+{
+    struct zs_counted e;
+    memset(&e, 0, sizeof e);
+    e.id = id;
+    e.kind = d->kind == ZS_TASK_FLOW ? ZS_TASK_DELAY : d->kind;
+    e.queue = d->queue;
+    e.cores = d->cores;
+    e.pool = d->kind == ZS_TASK_ALLOC ? d->pool : -1;
+    e.alloc_bytes = d->kind == ZS_TASK_ALLOC ? d->alloc_bytes : 0;
+    e.alloc_task = d->kind == ZS_TASK_FREE ? d->alloc_task : -1;
+    e.ndeps = n;
+    for (int i = 0; i < 3; i++)
+        e.deps[i] = i < n ? deps[i] : -1;
+    e.replayed = b->replaying;
+    b->su->count_log(b->su->count_log_arg, &e);
+}
+
 /* Counts task d (deps[0..n)) after the prefix: cut_count, and its GPU
  * ALLOC or FREE for the need's lower bound. */
-static int32_t cut_emit(struct zs_bctx *b, const struct zs_task_desc *d,
-                        const int32_t *deps, int n)
+int32_t zs_cut_emit(struct zs_bctx *b, const struct zs_task_desc *d,
+                    const int32_t *deps, int n)
 {
-    int32_t id = cut_count(b, d, deps, n);
-    if (id >= 0 && is_mem(d) && !cut_mem_add(b, d, id)) {
+    int32_t id = cut_count(b, d->kind, d->queue, d->cores, deps, n);
+    if (id >= 0 && is_mem(d) && !zs_cut_mem_add(b, d, id)) {
         b->failed = ZS_ENOMEM;
         return -1;
     }
     if (id >= 0 && d->queue == b->q_host)
         b->last_host = id;
+    if (id >= 0 && b->su->count_log)
+        log_counted(b, id, d, deps, n);
     return id;
+}
+
+void zs_cut_emit_n(struct zs_bctx *b, const struct zs_ctask *ct,
+                   const int32_t *dep, const int32_t *alloc, size_t n)
+{
+    for (size_t k = 0; k < n && !b->failed; k++) {
+        const struct zs_ctask *c = &ct[k];
+        const int32_t *deps = dep + 3 * k;
+        int32_t id = cut_count(b, c->kind, c->queue, c->cores, deps, c->ndeps);
+        if (id < 0)
+            return;
+        if (c->kind == ZS_TASK_ALLOC || c->kind == ZS_TASK_FREE) {
+            struct zs_task_desc d;
+            d.kind = (enum zs_task_kind)c->kind;
+            d.queue = c->queue;
+            d.pool = c->pool;
+            d.alloc_bytes = c->bytes;
+            d.alloc_task = alloc[k];
+            if (!zs_cut_mem_add(b, &d, id)) {
+                b->failed = ZS_ENOMEM;
+                return;
+            }
+        }
+        if (c->queue == b->q_host)
+            b->last_host = id;
+        if (b->su->count_log) {
+            struct zs_task_desc d;
+            d.kind = (enum zs_task_kind)c->kind;
+            d.queue = c->queue;
+            d.cores = c->cores;
+            d.pool = c->pool;
+            d.alloc_bytes = c->bytes;
+            d.alloc_task = alloc[k];
+            log_counted(b, id, &d, deps, c->ndeps);
+        }
+    }
 }
 
 /* While the prefix cut counts (sched_int.h), a task is only counted: it
@@ -196,6 +256,7 @@ static int32_t cut_quick(struct zs_bctx *b, enum zs_task_kind kind, int q,
 {
     struct zs_task_desc d;
     int32_t deps[3];
+    int32_t id;
     int n;
     assert(!b->ex); /* no cut while exporting (simulate.c) */
     if (b->failed)
@@ -207,7 +268,10 @@ static int32_t cut_quick(struct zs_bctx *b, enum zs_task_kind kind, int q,
     d.pool = pool;
     d.alloc_bytes = bytes;
     d.alloc_task = alloc;
-    return cut_emit(b, &d, deps, n);
+    id = zs_cut_emit(b, &d, deps, n);
+    if (id >= 0 && b->recording)
+        zs_replay_note(b, &d, deps, n);
+    return id;
 }
 
 static inline bool counting(const struct zs_bctx *b)
@@ -227,16 +291,22 @@ int32_t zs_t_emit(struct zs_bctx *b, struct zs_task_desc *d, int32_t d0,
     d->deps = deps;
     d->ndeps = n;
     if (b->cut_at && !b->cut && zs_sim_ntasks(b->sim) == b->cut_at)
-        cut_run(b);
-    if (counting(b))
-        return cut_emit(b, d, deps, n);
+        zs_cut_run(b);
+    if (counting(b)) {
+        id = zs_cut_emit(b, d, deps, n);
+        if (id >= 0 && b->recording)
+            zs_replay_note(b, d, deps, n);
+        return id;
+    }
     id = zs_sim_submit(b->sim, d);
-    if (id >= 0 && b->cut_at && is_mem(d) && !cut_mem_add(b, d, id))
+    if (id >= 0 && b->cut_at && is_mem(d) && !zs_cut_mem_add(b, d, id))
         id = ZS_ENOMEM;
     if (id < 0) {
         b->failed = id;
         return -1;
     }
+    if (b->recording)
+        zs_replay_note(b, d, deps, n);
     if (b->ex) {
         struct zs_export *x = b->ex;
         if (zs_grow((void **)&x->t, &x->cap, (size_t)id + 1, sizeof *x->t)) {
@@ -751,10 +821,36 @@ int zs_micro_sim(const struct zs_bctx *b, int st)
     return b->steady[st] + 2;
 }
 
-void zs_run_steps(struct zs_bctx *b, void *ctx,
-                  void (*micro)(void *ctx, bool boundary),
-                  void (*opt)(void *ctx, bool first))
+/* The position of step st's micro-step mi (of nm) as segment seg reads it
+ * (zs_micro_ops.pos_reads), with the segment: its class.  Only segments of
+ * one class can be built in the same state (replay.c compares the states),
+ * so a segment is recorded only when a later one has its class. */
+static unsigned position_class(const struct zs_micro_ops *ops, int seg,
+                               int st, int mi, int nm)
 {
+    unsigned p = (mi == 0 ? ZS_POS_FIRST : 0) |
+                 (mi == nm - 1 ? ZS_POS_LAST : 0) |
+                 (st == 0 && mi == 0 ? ZS_POS_FIRST_STEP : 0);
+    return (unsigned)seg << 3 | (p & ops->pos_reads[seg]);
+}
+
+#define POS_CLASSES (ZS_MAX_SEG << 3)
+
+void zs_run_steps(struct zs_bctx *b, void *ctx,
+                  const struct zs_micro_ops *ops)
+{
+    /* the last micro-step (counted over the build) of each position class */
+    int64_t last[POS_CLASSES], k = 0;
+    assert(ops->nseg >= 1 && ops->nseg <= ZS_MAX_SEG);
+    for (int c = 0; c < POS_CLASSES; c++)
+        last[c] = -1;
+    for (int st = 0; st < b->nsteps; st++) {
+        int nm = zs_micro_sim(b, st);
+        for (int mi = 0; mi < nm; mi++, k++)
+            for (int seg = 0; seg < ops->nseg; seg++)
+                last[position_class(ops, seg, st, mi, nm)] = k;
+    }
+    k = 0;
     for (int st = 0; st < b->nsteps; st++) {
         int nm = zs_micro_sim(b, st);
         bool shortcut = nm < b->c->accum;
@@ -763,7 +859,7 @@ void zs_run_steps(struct zs_bctx *b, void *ctx,
         b->step_start[st] =
             zs_t_mark(b, b->q_host, "step start", b->last_host, -1, -1);
         b->nmicro_sim[st] = nm;
-        for (int mi = 0; mi < nm; mi++) {
+        for (int mi = 0; mi < nm; mi++, k++) {
             int32_t *start = &b->micro_start[zs_micro_at(b, st, mi)];
             b->micro = mi;
             /* the shortcut's proof (result.c zs_shortcut_proved): the engine's
@@ -777,11 +873,27 @@ void zs_run_steps(struct zs_bctx *b, void *ctx,
             else
                 *start = zs_t_mark(b, b->q_host, "micro-step start",
                                    b->last_host, -1, -1);
-            micro(ctx, mi == nm - 1);
+            for (int seg = 0; seg < ops->nseg; seg++) {
+                ops->begin(ctx, seg, mi == nm - 1);
+                /* replay.c: the same tasks as building it, when a segment
+                 * recorded before was built in the same state */
+                b->replaying = zs_replay_micro(b, ctx, ops, seg);
+                if (!b->replaying &&
+                    k < last[position_class(ops, seg, st, mi, nm)]) {
+                    zs_replay_record_begin(b, ctx, ops, seg);
+                    ops->build(ctx, seg);
+                    zs_replay_record_end(b, ctx, ops);
+                } else if (!b->replaying) {
+                    ops->build(ctx, seg);
+                }
+                if (!b->replaying)
+                    zs_replay_built(b->rp);
+                b->replaying = false;
+            }
             b->micro_end[zs_micro_at(b, st, mi)] =
                 zs_t_mark(b, b->q_host, "micro-step end", b->last_host, -1, -1);
         }
-        opt(ctx, st == 0);
+        ops->opt(ctx, st == 0);
         zs_t_drain(b, "step drain");
         b->step_end[st] =
             zs_t_mark(b, b->q_host, "step end", b->last_host, -1, -1);

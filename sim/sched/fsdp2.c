@@ -58,6 +58,7 @@
 #include "util/alloc.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <string.h>
 
 struct fs {
@@ -96,6 +97,10 @@ struct fs {
     int32_t *pageable;  /* per unit (v1off): the constructor's pageable shard */
     int32_t logits, logprobs[ZS_LOSS_PIECES_MAX], act_bwd;
     int32_t out_fp32; /* --loss fp32-output: the held fp32 logits, -1 */
+    /* what the micro-step being built reads of its position (fs_begin):
+     * the accumulation boundary, whether it is its step's first, whether
+     * the step is the first (--optimizer-in-bwd's lazy states) */
+    bool boundary, first_micro, first_step;
 };
 
 /* Padded shard elements of each parameter tensor of one leaf on `w` ranks:
@@ -635,9 +640,9 @@ static int32_t steps_in_bwd(struct fs *s, int q, int g, int k0, int k1,
                            b->node->gpu.launch_overhead_ns,
                        ZS_CLS_HOST, "optimizer step launch (in backward)", g,
                        b->last_host, -1);
-        if (b->step == 1 && zs_gpu_opt_paged(c, n))
+        if (s->first_step && zs_gpu_opt_paged(c, n))
             b->paged_bytes += zs_gpu_opt_state_bytes(c, n, s->pb);
-        else if (b->step == 1)
+        else if (s->first_step)
             dep = zs_keep_alloc(
                 b, zs_t_alloc(b, q, b->p_gpu,
                               zs_gpu_opt_state_bytes(c, n, s->pb), 0,
@@ -690,7 +695,7 @@ static void reduce_grads(struct fs *s, int g, int32_t bwd)
     int32_t in, out, cast = -1, t;
     /* the first reduce of a step finds no sharded grad (zero_grad set them
      * to None): under no_sync that is the last micro-step's */
-    bool first = s->nosync || b->micro == 0;
+    bool first = s->nosync || s->first_micro;
     if (n <= 0)
         return;
     t = rs_input(s, g, bwd, &in);
@@ -1107,8 +1112,9 @@ static int32_t group_backward(struct fs *s, int g, bool boundary)
     return c;
 }
 
-static void micro_step(struct fs *s, bool boundary)
+static void micro_step(struct fs *s)
 {
+    bool boundary = s->boundary;
     struct zs_bctx *b = s->b;
     struct zs_act_opts ao;
     struct zs_loss_bytes lb;
@@ -1202,9 +1208,49 @@ static void optimizer_step(struct fs *s, bool first)
     drop_output(s);
 }
 
-static void fs_micro(void *ctx, bool boundary)
+static void fs_begin(void *ctx, int seg, bool boundary)
 {
-    micro_step(ctx, boundary);
+    struct fs *s = ctx;
+    (void)seg; /* one segment */
+    s->boundary = boundary;
+    s->first_micro = s->b->micro == 0;
+    /* read only by --optimizer-in-bwd (steps_in_bwd): otherwise the
+     * micro-steps of every step are built alike */
+    s->first_step = s->inbwd && s->b->step == 1;
+}
+
+static void fs_build(void *ctx, int seg)
+{
+    (void)seg;
+    micro_step(ctx);
+}
+
+/* The micro-step's state (replay.c): struct fs whole, its task ids named,
+ * and its per-unit and per-tensor arrays of task ids.  The shards' sizes
+ * and offsets are the build's constants. */
+static void fs_state(void *ctx, struct zs_rvisit *v)
+{
+    static const struct zs_rfield ids[] = {
+        {offsetof(struct fs, prev_copyout), 1},
+        {offsetof(struct fs, prev_agbuf), 1},
+        {offsetof(struct fs, prev_rs), 1},
+        {offsetof(struct fs, tied_grad), 1},
+        {offsetof(struct fs, logits), 1},
+        {offsetof(struct fs, logprobs), ZS_LOSS_PIECES_MAX},
+        {offsetof(struct fs, act_bwd), 1},
+        {offsetof(struct fs, out_fp32), 1},
+    };
+    struct fs *s = ctx;
+    size_t n = (size_t)s->b->nunits;
+    zs_rv_struct(v, s, sizeof *s, ids, (int)(sizeof ids / sizeof ids[0]));
+    zs_rv_ids(v, s->saved, n);
+    zs_rv_ids(v, s->ungathered, n);
+    zs_rv_ids(v, s->grad_host, n);
+    zs_rv_ids(v, s->grad_gpu, n);
+    zs_rv_ids(v, s->held, n);
+    zs_rv_ids(v, s->free_ev, n + 1);
+    zs_rv_ids(v, s->pageable, n);
+    zs_rv_ids(v, s->grad_ids, (size_t)s->shard_off[n]);
 }
 
 static void fs_opt(void *ctx, bool first)
@@ -1354,6 +1400,13 @@ static void flat_param_host(struct fs *s)
 
 int zs_build_fsdp2(struct zs_bctx *b)
 {
+    static const struct zs_micro_ops ops = {
+        1,
+        {ZS_POS_FIRST | ZS_POS_LAST | ZS_POS_FIRST_STEP},
+        fs_begin,
+        fs_build,
+        fs_state,
+        fs_opt};
     struct fs s;
     int n = b->nunits, rc = 0;
     fs_modes(&s, b);
@@ -1421,7 +1474,7 @@ int zs_build_fsdp2(struct zs_bctx *b)
                        g, -1);
     }
 
-    zs_run_steps(b, &s, fs_micro, fs_opt);
+    zs_run_steps(b, &s, &ops);
     rc = b->failed;
 out:
     zs_free(s.saved);

@@ -89,23 +89,35 @@ static void charge_gap(const struct zs_bctx *b, int32_t task, int64_t gap_start,
 }
 
 /* Breakdown of [t0, t1] into br[BR_N] nanoseconds (integers: a sum of
- * windows is exact, result.c step_result). */
+ * windows is exact, result.c step_result): the compute stream's DELAY and
+ * FLOW tasks that ran in it, in id order.  The stream runs its tasks in
+ * submission order (engine.h: a task starts after its queue predecessor
+ * finished), so their start and end times grow with their ids and those
+ * that overlap [t0, t1] are consecutive among the stream's: the scan starts
+ * at the last stream task before `from` (the window's opening mark) that
+ * ended by t0, and stops at the first that starts at t1 or later or never
+ * started; the tasks it passes by would all be skipped. */
 static void breakdown(const struct zs_bctx *b, int64_t t0, int64_t t1,
-                      int32_t end_task, int64_t br[BR_N])
+                      int32_t from, int32_t end_task, int64_t br[BR_N])
 {
-    int32_t n = zs_sim_ntasks(b->sim);
+    int32_t n = zs_sim_ntasks(b->sim), i;
     const struct zs_task_rec *recs = zs_sim_tasks(b->sim);
     int64_t prev_end = t0;
     memset(br, 0, sizeof(int64_t) * BR_N);
-    for (int32_t i = 0; i < n; i++) {
+    for (i = from < n ? from : n; i > 0; i--)
+        if (recs[i - 1].queue == b->q_comp && recs[i - 1].end_ns >= 0 &&
+            recs[i - 1].end_ns <= t0)
+            break;
+    for (; i < n; i++) {
         const struct zs_task_rec *r = &recs[i];
         int64_t s, e;
-        if (r->queue != b->q_comp ||
-            (r->kind != ZS_TASK_DELAY && r->kind != ZS_TASK_FLOW))
+        if (r->queue != b->q_comp)
             continue;
         s = r->start_ns;
         e = r->end_ns;
-        if (s < 0 || e <= t0 || s >= t1)
+        if (s < 0 || s >= t1)
+            break;
+        if ((r->kind != ZS_TASK_DELAY && r->kind != ZS_TASK_FLOW) || e <= t0)
             continue;
         if (s < t0)
             s = t0;
@@ -355,7 +367,7 @@ static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
     r->t0_ns = t0;
     r->t1_ns = t1;
     r->time_ns = t1 - t0;
-    breakdown(b, t0, t1, b->step_end[st], br);
+    breakdown(b, t0, t1, b->step_start[st], b->step_end[st], br);
     if (c->accum > b->nmicro_sim[st]) {
         /* the shortcut (sched.h): the simulated steady micro-step, the one
          * before the boundary, stands for the ones not simulated */
@@ -366,7 +378,8 @@ static int step_result(struct zs_bctx *b, int st, struct zs_sim_result *res,
         int64_t times = c->accum - nm;
         assert(nm >= 3);
         r->time_ns += times * (m1 - m0);
-        breakdown(b, m0, m1, b->micro_start[zs_micro_at(b, st, k + 1)], brm);
+        breakdown(b, m0, m1, b->micro_start[zs_micro_at(b, st, k)],
+                  b->micro_start[zs_micro_at(b, st, k + 1)], brm);
         for (int i = 0; i < BR_N; i++)
             br[i] += brm[i] * times;
     }

@@ -89,6 +89,33 @@ struct zs_export {
     struct zs_xtask cur;
 };
 
+/* A build context kept across zs_simulate calls on one thread (a planner
+ * worker's): the arrays a build grows (units, pieces, the prefix cut's, the
+ * micro-step recordings) keep their room, so that a build of the same size
+ * allocates nothing.  Not shared between threads.  zs_build_cache_new:
+ * NULL when out of memory. */
+struct zs_build_cache;
+struct zs_build_cache *zs_build_cache_new(void);
+void zs_build_cache_free(struct zs_build_cache *bc);
+/* Micro-steps built and replayed (docs/engine.md "Replaying a
+ * micro-step") by the builds that used the cache. */
+void zs_build_cache_stats(const struct zs_build_cache *bc, int64_t *built,
+                          int64_t *replayed);
+
+/* A task the build counted after the prefix cut instead of submitting it
+ * (zs_setup.count_log): what the count reads of it.  kind: ZS_TASK_DELAY
+ * stands for a DELAY or a FLOW; pool, alloc_bytes: an ALLOC's (else -1, 0);
+ * alloc_task: a FREE's (else -1). */
+struct zs_counted {
+    int32_t id;
+    int kind, queue, cores, pool;
+    int64_t alloc_bytes;
+    int32_t alloc_task;
+    int32_t deps[3];
+    int ndeps;
+    bool replayed; /* by a micro-step replay */
+};
+
 struct zs_setup {
     const struct zs_model *model;
     const struct zs_cluster *cluster;
@@ -111,6 +138,19 @@ struct zs_setup {
      * result is the one without it. */
     bool prefix_cut;
     struct zs_export *ex; /* NULL, or filled for `schedule export` */
+    /* NULL, or this thread's build context (zs_build_cache_new; borrowed
+     * for the call): results do not depend on it */
+    struct zs_build_cache *cache;
+    /* Build every micro-step: none is replayed from an earlier one in the
+     * same state (docs/engine.md "Replaying a micro-step"), which gives the
+     * same tasks; for comparison.  The environment variable ZSIM_NO_REPLAY
+     * does the same. */
+    bool no_replay;
+    /* Tests: called for every task a build counts after the prefix cut,
+     * in id order (the submitted ones are in the sim: zs_sim_task_desc).
+     * NULL: none. */
+    void (*count_log)(void *arg, const struct zs_counted *c);
+    void *count_log_arg;
 };
 
 #define ZS_LIVE_MAX 8

@@ -104,6 +104,31 @@ struct zs_actoff {
 /* queues the prefix cut tracks (more: no cut) */
 #define ZS_CUT_QUEUES 16
 
+/* Micro-step replay (replay.c, docs/engine.md "Replaying a micro-step"). */
+struct zs_replay;
+struct zs_rvisit;
+/* An int32 task id field of a builder's context struct (offsetof), or n of
+ * them in a row. */
+struct zs_rfield {
+    size_t off;
+    int n;
+};
+/* A builder's micro-step state visitor (struct zs_micro_ops.state) reports
+ * everything its micro-step reads and writes besides b's fields that
+ * replay.c visits itself and the constants of the build:
+ * - zs_rv_struct: the builder's context struct, whole (every byte is
+ *   compared: a field added later is covered without a change here), its
+ *   int32 task ids listed in ids[0..nids);
+ * - zs_rv_ids: n task ids (an array; -1 for none);
+ * - zs_rv_val: nbytes of anything else (an array of flags, counters).
+ * Visits must be the same sequence, of the same sizes, whenever the same
+ * build calls it; arrays that only the build's setup writes (sizes, the
+ * trace) are constants and need no visit. */
+void zs_rv_struct(struct zs_rvisit *v, void *p, size_t nbytes,
+                  const struct zs_rfield *ids, int nids);
+void zs_rv_ids(struct zs_rvisit *v, int32_t *p, size_t n);
+void zs_rv_val(struct zs_rvisit *v, void *p, size_t nbytes);
+
 struct zs_bctx {
     zs_sim *sim;
     const struct zs_setup *su;
@@ -179,7 +204,10 @@ struct zs_bctx {
     size_t scratch_cap;
 
     /* DeepSpeed coordinator state, by unit */
-    int32_t *ready; /* task after which the unit's gathered params are usable */
+    /* task after which the unit's gathered params are usable; -1 while
+     * they are not available (read only while they are: replay.c compares
+     * it) */
+    int32_t *ready;
     int32_t *galloc;  /* ALLOC task of the unit's gathered params (-1 none) */
     int32_t *galloc2; /* a second buffer to free with it (flat buffer view) */
     bool *avail;
@@ -188,6 +216,13 @@ struct zs_bctx {
     int nfetch;
 
     struct zs_actoff ao; /* activation offload (actoff.c) */
+
+    /* micro-step replay (replay.c); NULL: every micro-step is built.
+     * recording: the micro-step being built is recorded (zs_replay_note) */
+    struct zs_replay *rp;
+    struct zs_build_cache *cache; /* NULL, or where b's arrays go back */
+    bool recording;
+    bool replaying; /* the micro-step's tasks come from a replay */
 
     /* The planner's verdict-only prefix (emit.c zs_t_emit, docs/engine.md
      * "The prefix cut"): when cut_at tasks are submitted, they are run alone;
@@ -335,15 +370,94 @@ void zs_t_recompute_begin(struct zs_bctx *b, int unit,
 int32_t zs_t_recompute_end(struct zs_bctx *b, int unit,
                            const struct zs_recompute *r, int32_t c);
 
+/* A framework's micro-step and optimizer step, for zs_run_steps.  A
+ * micro-step is built in nseg segments (DeepSpeed: its forward, its
+ * backward), each replayed or built on its own (replay.c):
+ * - begin(ctx, seg, boundary): before segment seg, sets what it reads of
+ *   the micro-step's position (the boundary, whether it is its step's
+ *   first micro-step, the first step's) in the context, before state()
+ *   visits it; emits nothing;
+ * - build(ctx, seg): builds segment seg, reading only its context, b's
+ *   fields that replay.c visits and the build's constants (b->micro and
+ *   b->step only through begin: b->step is also in every task's tag);
+ * - pos_reads[seg]: which of ZS_POS_* begin sets for segment seg (only
+ *   segments alike in those can start in the same state: replay.c records
+ *   a segment only when a later one is alike);
+ * - state(ctx, v): visits the context's micro-step state (zs_rv_*);
+ * - opt(ctx, first): the optimizer step. */
+#define ZS_MAX_SEG 2
+#define ZS_POS_FIRST 1u      /* the step's first micro-step */
+#define ZS_POS_LAST 2u       /* the accumulation boundary */
+#define ZS_POS_FIRST_STEP 4u /* the first step's first micro-step */
+struct zs_micro_ops {
+    int nseg;
+    unsigned pos_reads[ZS_MAX_SEG];
+    void (*begin)(void *ctx, int seg, bool boundary);
+    void (*build)(void *ctx, int seg);
+    void (*state)(void *ctx, struct zs_rvisit *v);
+    void (*opt)(void *ctx, bool first);
+};
+
 /* The step loop both frameworks share: for each simulated step a "step
  * start" mark, the simulated micro-steps (zs_micro_sim: every one, or the
  * shortcut's first, steady and boundary; sched.h) between "micro-step
  * start/end" marks, the optimizer step, a drain of every GPU queue and the
- * "step end" mark.  micro(ctx, boundary) runs one micro-step; opt(ctx,
- * first) the optimizer step. */
+ * "step end" mark.  Each segment of a micro-step is built (ops->build), or
+ * replayed from one built before in the same state (replay.c). */
 void zs_run_steps(struct zs_bctx *b, void *ctx,
-                  void (*micro)(void *ctx, bool boundary),
-                  void (*opt)(void *ctx, bool first));
+                  const struct zs_micro_ops *ops);
+
+/* replay.c — micro-step replay (docs/engine.md "Replaying a micro-step").
+ * zs_replay_new: NULL when out of memory (the build then replays nothing).
+ * zs_replay_reset forgets every recording (a new build).
+ * zs_replay_micro: after ops->begin, gives segment seg of the micro-step
+ * about to be built the tasks of a recording of that segment whose state
+ * before matches (replayed), and returns true; else false, and the caller
+ * builds it, between zs_replay_record_begin and zs_replay_record_end when a
+ * later segment may be built in the same state.  zs_replay_note: emit.c's
+ * report of each task emitted while b->recording (submitted or counted), in
+ * id order, deps[0..n) its dependencies.  zs_replay_built counts a segment
+ * built; zs_replay_stats gives the counts (zs_build_cache_stats). */
+struct zs_replay *zs_replay_new(void);
+void zs_replay_free(struct zs_replay *rp);
+void zs_replay_reset(struct zs_replay *rp);
+bool zs_replay_micro(struct zs_bctx *b, void *ctx,
+                     const struct zs_micro_ops *ops, int seg);
+void zs_replay_record_begin(struct zs_bctx *b, void *ctx,
+                            const struct zs_micro_ops *ops, int seg);
+void zs_replay_record_end(struct zs_bctx *b, void *ctx,
+                          const struct zs_micro_ops *ops);
+void zs_replay_note(struct zs_bctx *b, const struct zs_task_desc *d,
+                    const int32_t *deps, int n);
+void zs_replay_built(struct zs_replay *rp);
+void zs_replay_stats(const struct zs_replay *rp, int64_t *built,
+                     int64_t *replayed);
+
+/* A task as counting after the prefix cut reads it (emit.c cut_count,
+ * zs_cut_mem_add): its kind (MARK, ALLOC, FREE or any other), queue,
+ * cores, an ALLOC's pool and bytes, a FREE's ALLOC (else -1), its
+ * dependencies (-1 past ndeps).  replay.c keeps micro-steps' tasks so. */
+struct zs_ctask {
+    int64_t bytes;
+    int32_t deps[3];
+    int32_t alloc;
+    int16_t queue, cores, pool;
+    int8_t kind, ndeps;
+};
+
+/* emit.c, for replay.c: the prefix cut's run (when cut_at tasks are
+ * submitted), its count of task d (deps[0..n)) after the prefix, its record
+ * of a submitted GPU ALLOC or FREE (false when out of memory), as zs_t_emit
+ * does them; zs_cut_emit_n counts n tasks in turn as zs_cut_emit would,
+ * task k being ct[k] with its dependencies dep[3k .. 3k + ct[k].ndeps) and
+ * its FREE's ALLOC alloc[k] (ids of this build). */
+void zs_cut_run(struct zs_bctx *b);
+int32_t zs_cut_emit(struct zs_bctx *b, const struct zs_task_desc *d,
+                    const int32_t *deps, int n);
+void zs_cut_emit_n(struct zs_bctx *b, const struct zs_ctask *ct,
+                   const int32_t *dep, const int32_t *alloc, size_t n);
+bool zs_cut_mem_add(struct zs_bctx *b, const struct zs_task_desc *d,
+                    int32_t id);
 
 /* actoff.c — activation offload hooks, called by both builders at the same
  * points of a decoder layer j (unit: for tags):

@@ -27,6 +27,7 @@
 #include "util/alloc.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Memory another process holds on the GPU of the representative rank.  A
@@ -354,6 +355,86 @@ static int build(struct zs_bctx *b)
                                           : zs_build_deepspeed(b);
 }
 
+/* What a build grows, kept across builds on one thread (sched.h). */
+struct zs_build_cache {
+    struct zs_replay *rp;
+    struct zs_unit *units;
+    int cap_units;
+    struct zs_piece *pieces;
+    size_t cap_pieces;
+    uint8_t *cut_wait;
+    size_t cut_wait_cap;
+    struct zs_cut_mem *cut_mem;
+    size_t cut_mem_cap;
+    int32_t *cut_idx;
+    size_t cut_idx_cap;
+};
+
+struct zs_build_cache *zs_build_cache_new(void)
+{
+    return zs_calloc(1, sizeof(struct zs_build_cache));
+}
+
+void zs_build_cache_stats(const struct zs_build_cache *bc, int64_t *built,
+                          int64_t *replayed)
+{
+    zs_replay_stats(bc ? bc->rp : NULL, built, replayed);
+}
+
+void zs_build_cache_free(struct zs_build_cache *bc)
+{
+    if (!bc)
+        return;
+    zs_replay_free(bc->rp);
+    zs_free(bc->units);
+    zs_free(bc->pieces);
+    zs_free(bc->cut_wait);
+    zs_free(bc->cut_mem);
+    zs_free(bc->cut_idx);
+    zs_free(bc);
+}
+
+/* The arrays a build grows move to b before the build (their room: no
+ * content is read) and back to the cache after it, so that each has one
+ * owner at a time. */
+static void cache_lend(struct zs_bctx *b, struct zs_build_cache *bc)
+{
+    b->units = bc->units;
+    b->cap_units = bc->cap_units;
+    b->pieces = bc->pieces;
+    b->cap_pieces = bc->cap_pieces;
+    b->cut_wait = bc->cut_wait;
+    b->cut_wait_cap = bc->cut_wait_cap;
+    b->cut_mem = bc->cut_mem;
+    b->cut_mem_cap = bc->cut_mem_cap;
+    b->cut_idx = bc->cut_idx;
+    b->cut_idx_cap = bc->cut_idx_cap;
+    b->rp = bc->rp;
+    memset(bc, 0, sizeof *bc);
+    zs_replay_reset(b->rp);
+}
+
+static void cache_return(struct zs_bctx *b, struct zs_build_cache *bc)
+{
+    bc->units = b->units;
+    bc->cap_units = b->cap_units;
+    bc->pieces = b->pieces;
+    bc->cap_pieces = b->cap_pieces;
+    bc->cut_wait = b->cut_wait;
+    bc->cut_wait_cap = b->cut_wait_cap;
+    bc->cut_mem = b->cut_mem;
+    bc->cut_mem_cap = b->cut_mem_cap;
+    bc->cut_idx = b->cut_idx;
+    bc->cut_idx_cap = b->cut_idx_cap;
+    bc->rp = b->rp;
+    b->units = NULL;
+    b->pieces = NULL;
+    b->cut_wait = NULL;
+    b->cut_mem = NULL;
+    b->cut_idx = NULL;
+    b->rp = NULL;
+}
+
 /* The build context of setup su, before any allocation. */
 static void bctx_init(struct zs_bctx *b, const struct zs_setup *su)
 {
@@ -370,6 +451,9 @@ static void bctx_init(struct zs_bctx *b, const struct zs_setup *su)
 
 static void bctx_release(struct zs_bctx *b)
 {
+    if (b->cache)
+        cache_return(b, b->cache);
+    zs_replay_free(b->rp);
     zs_actoff_release(b);
     zs_free(b->units);
     zs_free(b->ready);
@@ -726,6 +810,20 @@ static int simulate_once(const struct zs_setup *su, zs_sim *sim,
     }
     b.sim = sim;
     b.ex = su->ex;
+    if (su->cache) {
+        b.cache = su->cache;
+        cache_lend(&b, su->cache);
+    }
+    /* micro-step replay (replay.c): not while exporting (the export's
+     * descriptions are the builders'), nor when asked to build every one */
+    if (b.ex || su->no_replay || getenv("ZSIM_NO_REPLAY")) {
+        zs_replay_free(b.rp);
+        b.rp = NULL;
+    } else if (!b.rp && !(b.rp = zs_replay_new())) {
+        rc = zs_err_set(err, ZS_ENOMEM, "out of memory creating the "
+                                        "simulation");
+        goto out;
+    }
     if (b.ex) {
         b.ex->n = 0;
         memset(&b.ex->cur, 0, sizeof b.ex->cur);

@@ -47,6 +47,7 @@
 #include "sched/sched_int.h"
 #include "util/alloc.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* A trace entry: unit u in pass F (forward), R (recompute) or B (backward). */
@@ -66,8 +67,11 @@ struct ds {
     int *group;      /* scratch: one prefetch group, at most nunits units */
     bool *pending;   /* gathered (in flight), not yet waited for */
     struct zs_ds3_unit_calls *uc; /* per unit: what its hooks count */
+    int64_t *hook_ns; /* per unit, forward then backward: zs_hook_ns */
     int cursor;      /* the trace position of the next fetch (the front of
                         the coordinator's parameter queue) */
+    int pos; /* the trace position where the forward ended (micro_forward),
+                0 outside a micro-step */
     /* the last two fetch events, oldest first (fetch_event) */
     int32_t fev[2];
     int nfev;
@@ -92,8 +96,12 @@ struct ds {
     int32_t *layer_saved; /* per layer */
     /* loss buffers */
     int32_t logits_bf16, logprobs[ZS_LOSS_PIECES_MAX];
+    /* what the micro-step being built reads of its position (ds_begin):
+     * the accumulation boundary, whether it is its step's first, the
+     * first step's first (the trace RECORD, no prefetch) */
     bool boundary;
-    bool record; /* first step: trace RECORD, no prefetch */
+    bool first_micro;
+    bool record;
     /* NVMe optimizer offload (nvme_swap_in/out): the last gradient
      * swap-out of the step, the async swap-in of the next sub-group
      * (pipeline_read) and the async swap-out in flight (pipeline_write) */
@@ -127,12 +135,17 @@ static int build_trace(struct ds *s)
     s->group = zs_calloc((size_t)b->nunits, sizeof *s->group);
     s->pending = zs_calloc((size_t)b->nunits, sizeof *s->pending);
     s->uc = zs_calloc((size_t)b->nunits, sizeof *s->uc);
+    s->hook_ns = zs_calloc((size_t)b->nunits * 2, sizeof *s->hook_ns);
     s->layer_saved = zs_calloc((size_t)m->n_layers + 1, sizeof *s->layer_saved);
     if (!s->trace || !s->prefix || !s->next_pos || !s->chosen || !s->group ||
-        !s->pending || !s->uc || !s->layer_saved)
+        !s->pending || !s->uc || !s->hook_ns || !s->layer_saved)
         return ZS_ENOMEM;
-    for (int u = 0; u < b->nunits; u++)
+    for (int u = 0; u < b->nunits; u++) {
         zs_ds3_unit_calls_of(b, u, &s->uc[u]);
+        /* the same every pass of every micro-step: computed once */
+        s->hook_ns[2 * u] = zs_hook_ns(b, u, false);
+        s->hook_ns[2 * u + 1] = zs_hook_ns(b, u, true);
+    }
 #define PUSH(u, p)                                                             \
     do {                                                                       \
         if (!b->units[(u)].persistent) {                                       \
@@ -184,6 +197,7 @@ static void ds_release_trace(struct ds *s)
     zs_free(s->group);
     zs_free(s->pending);
     zs_free(s->uc);
+    zs_free(s->hook_ns);
     zs_free(s->layer_saved);
     zs_free(s->pn);
     zs_free(s->pread);
@@ -552,6 +566,7 @@ static void release(struct ds *s, int pos, int32_t after)
         b, zs_ds3_release_calls(&b->c->ds_version, s->uc[u].fetched));
     zs_t_free(b, b->q_comp, b->galloc[u], after);
     b->galloc[u] = -1;
+    b->ready[u] = -1;
     b->avail[u] = false;
     b->n_avail -= b->units[u].params;
     pnvme_release(s, u);
@@ -564,6 +579,7 @@ static void release_all(struct ds *s)
         if (b->avail[u] && !b->units[u].persistent) {
             zs_t_free(b, b->q_comp, b->galloc[u], b->ready[u]);
             b->galloc[u] = -1;
+            b->ready[u] = -1;
             b->avail[u] = false;
             s->pending[u] = false;
             pnvme_release(s, u);
@@ -626,6 +642,8 @@ static void nvme_swap_in(struct ds *s, bool first, int64_t i, int64_t e,
     if (i == 0 && s->grad_swap >= 0)
         zs_t_mark(b, b->q_host, "host waits gradient swap-out", s->grad_swap,
                   b->last_host, -1);
+    if (i == 0) /* waited for: the next boundary swaps out anew */
+        s->grad_swap = -1;
     rd = s->next_in >= 0
              ? s->next_in
              : zs_t_nvme(b, false, nvme_read_bytes(first, e),
@@ -785,7 +803,7 @@ static void flush(struct ds *s)
         bool pin = b->c->pin_optimizer;
         int32_t g = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 2, 0,
                                "grad partition (GPU copy)", -1, t);
-        if (b->micro == 0) {
+        if (s->first_micro) {
             t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin,
                           "D2H grad partition", -1, g, -1);
             t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin,
@@ -860,7 +878,7 @@ static int32_t launch(struct ds *s, int unit, int kernels, bool backward)
 {
     struct zs_bctx *b = s->b;
     return zs_t_delay(b, b->q_host,
-                      zs_hook_ns(b, unit, backward) +
+                      s->hook_ns[2 * unit + backward] +
                           (int64_t)kernels * b->node->gpu.launch_overhead_ns,
                       ZS_CLS_HOST, "hooks + kernel launches", unit,
                       b->last_host, -1);
@@ -870,9 +888,12 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
 {
     struct zs_bctx *b = s->b;
     const struct zs_unit *un = &b->units[u];
-    struct zs_act_opts ao;
+    struct zs_act_opts ao = {0};
     int32_t l, c, dep_ready;
-    zs_act_opts_at(b, un->layer, &ao);
+    /* read only by a layer's first unit and the LM head */
+    if ((un->layer >= 0 && un->first_of_layer) ||
+        (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD))
+        zs_act_opts_at(b, un->layer, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
@@ -948,9 +969,12 @@ static void run_backward_unit(struct ds *s, int u, int pos)
 {
     struct zs_bctx *b = s->b;
     const struct zs_unit *un = &b->units[u];
-    struct zs_act_opts ao;
+    struct zs_act_opts ao = {0};
     int32_t l, c, g = -1, dep_ready;
-    zs_act_opts_at(b, un->layer, &ao);
+    /* read only by a layer's last unit and the LM head */
+    if ((un->layer >= 0 && un->last_of_layer) ||
+        (un->leaf && un->leaf->kind == ZS_LEAF_LM_HEAD))
+        zs_act_opts_at(b, un->layer, &ao);
 
     if (pos >= 0)
         fetch(s, pos);
@@ -1021,7 +1045,8 @@ static void run_backward_unit(struct ds *s, int u, int pos)
 /* ---- the micro-step and the optimizer ---------------------------------------
  */
 
-static void micro_step(struct ds *s)
+/* A micro-step's forward (its first segment, ds_build) ... */
+static void micro_forward(struct ds *s)
 {
     struct zs_bctx *b = s->b;
     int pos = 0;
@@ -1037,6 +1062,14 @@ static void micro_step(struct ds *s)
         if (fetched)
             pos++;
     }
+    s->pos = pos;
+}
+
+/* ... and its backward (the second), from trace position s->pos. */
+static void micro_backward(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int pos = s->pos;
     b->phase = ZS_PH_BACKWARD;
     /* backward: walk the trace from where forward ended; units that are not
      * fetched (persistent or ZeRO-2) still run in the same order */
@@ -1082,6 +1115,7 @@ static void micro_step(struct ds *s)
     zs_t_mark(b, b->q_host, "host waits reduce-scatter stream", s->last_rs,
               b->last_host, -1);
     release_all(s);
+    s->pos = 0;
 }
 
 /* The updated sub-group's fp32 params back to bf16, where the params
@@ -1465,18 +1499,81 @@ static void init_buffers(struct ds *s)
     init_pinned_grad_buffer(s);
 }
 
-static void ds_micro(void *ctx, bool boundary)
+/* A micro-step is built in two segments, its forward and its backward
+ * (replay.c replays each on its own): the forward reads only whether it is
+ * the first step's first (the trace RECORD, no prefetch), the backward also
+ * the boundary and, with the optimizer offloaded, whether it is its step's
+ * first (flush).  What a segment does not read is cleared, so that it does
+ * not tell alike segments apart. */
+static void ds_begin(void *ctx, int seg, bool boundary)
 {
     struct ds *s = ctx;
+    struct zs_bctx *b = s->b;
+    if (seg == 0) {
+        bool released = false;
+        /* the coordinator records its trace during the first forward and
+         * backward and completes it in reset_step, which runs after every
+         * backward (stage3.py backward: v0.6.5:2538, v0.12.3:2139; from
+         * 0.15.4, PR #6662, at the root module's pre-forward,
+         * parameter_offload.py 0.19.6:297-302): from the second micro-step
+         * on the trace is COMPLETE and prefetches */
+        s->record = b->step == 1 && b->micro == 0;
+        s->boundary = s->first_micro = false;
+        /* the phase the micro-step finds is read only by the frees of its
+         * opening release_all (tags): when it frees nothing the forward
+         * starts in its own phase */
+        for (int u = 0; u < b->nunits && !released; u++)
+            released = b->avail[u] && !b->units[u].persistent;
+        if (!released)
+            b->phase = ZS_PH_FORWARD;
+        return;
+    }
     s->boundary = boundary;
-    /* the coordinator records its trace during the first forward and
-     * backward and completes it in reset_step, which runs after every
-     * backward (stage3.py backward: v0.6.5:2538, v0.12.3:2139; from
-     * 0.15.4, PR #6662, at the root module's pre-forward, parameter_offload.py
-     * 0.19.6:297-302):
-     * from the second micro-step on the trace is COMPLETE and prefetches */
-    s->record = s->b->step == 1 && s->b->micro == 0;
-    micro_step(s);
+    s->first_micro = s->off_opt && b->micro == 0;
+}
+
+static void ds_build(void *ctx, int seg)
+{
+    if (seg == 0)
+        micro_forward(ctx);
+    else
+        micro_backward(ctx);
+}
+
+/* The micro-step's state (replay.c): struct ds whole, its task ids named;
+ * per layer the saved activations; per unit whether a gather is waited
+ * for; with NVMe parameter offload the reads in flight and the swap
+ * buffers held.  The trace, its prefix sums, the units' hook counts and
+ * the NVMe partition sizes are the build's constants; `chosen` and `group`
+ * are scratch, written before they are read. */
+static void ds_state(void *ctx, struct zs_rvisit *v)
+{
+    static const struct zs_rfield ids[] = {
+        {offsetof(struct ds, fev), 2},
+        {offsetof(struct ds, flush_ring), 2},
+        {offsetof(struct ds, last_rs), 1},
+        {offsetof(struct ds, act_saved), 1},
+        {offsetof(struct ds, act_work), 1},
+        {offsetof(struct ds, act_bwd), 1},
+        {offsetof(struct ds, rc.layer), 1},
+        {offsetof(struct ds, rc.fwd_ws), 1},
+        {offsetof(struct ds, act_bwd_ws), 1},
+        {offsetof(struct ds, logits_bf16), 1},
+        {offsetof(struct ds, logprobs), ZS_LOSS_PIECES_MAX},
+        {offsetof(struct ds, grad_swap), 1},
+        {offsetof(struct ds, next_in), 1},
+        {offsetof(struct ds, async_out), 1},
+        {offsetof(struct ds, last_pread), 1},
+    };
+    struct ds *s = ctx;
+    const struct zs_bctx *b = s->b;
+    zs_rv_struct(v, s, sizeof *s, ids, (int)(sizeof ids / sizeof ids[0]));
+    zs_rv_ids(v, s->layer_saved, (size_t)b->m->n_layers + 1);
+    zs_rv_val(v, s->pending, (size_t)b->nunits * sizeof *s->pending);
+    if (s->pnvme) {
+        zs_rv_ids(v, s->pread, (size_t)b->nunits);
+        zs_rv_val(v, s->pslot, (size_t)b->nunits * sizeof *s->pslot);
+    }
 }
 
 static void ds_opt(void *ctx, bool first)
@@ -1486,6 +1583,8 @@ static void ds_opt(void *ctx, bool first)
 
 int zs_build_deepspeed(struct zs_bctx *b)
 {
+    struct zs_micro_ops ops = {2, {0, 0}, ds_begin, ds_build, ds_state,
+                               ds_opt};
     struct ds s;
     int rc;
     memset(&s, 0, sizeof s);
@@ -1511,8 +1610,12 @@ int zs_build_deepspeed(struct zs_bctx *b)
     }
     b->step = 0;
     b->micro = 0;
+    /* what ds_begin sets for each segment */
+    ops.pos_reads[0] = ZS_POS_FIRST_STEP;
+    ops.pos_reads[1] = ZS_POS_FIRST_STEP | ZS_POS_LAST |
+                       (s.off_opt ? ZS_POS_FIRST : 0);
     init_buffers(&s);
-    zs_run_steps(b, &s, ds_micro, ds_opt);
+    zs_run_steps(b, &s, &ops);
     rc = b->failed;
 out:
     ds_release_trace(&s);
