@@ -73,30 +73,8 @@ static int compare_accum(const char *name, const char *flags, int amax,
     return bad;
 }
 
-/* The configurations: DeepSpeed ZeRO-3 (offload none, optimizer,
- * optimizer + params), ZeRO-2 (offload none, optimizer), FSDP2 under each
- * trainer (HF's no_sync, torchtitan, torchtune) with offload none and cpu,
- * FSDP1 with offload none and cpu; each with full checkpointing and none. */
-static const char *const configs[][2] = {
-    {"ds z3", "framework=deepspeed;zero=3"},
-    {"ds z3 off-opt", "framework=deepspeed;zero=3;offload-optimizer=cpu"},
-    {"ds z3 off-both", "framework=deepspeed;zero=3;offload-optimizer=cpu;"
-                       "offload-param=cpu"},
-    {"ds z2", "framework=deepspeed;zero=2"},
-    {"ds z2 off-opt", "framework=deepspeed;zero=2;offload-optimizer=cpu"},
-    {"fsdp2 hf", "framework=fsdp2;trainer=hf"},
-    {"fsdp2 hf off", "framework=fsdp2;trainer=hf;offload-optimizer=cpu;"
-                     "offload-param=cpu"},
-    {"fsdp2 torchtitan", "framework=fsdp2;trainer=torchtitan"},
-    {"fsdp2 torchtitan off", "framework=fsdp2;trainer=torchtitan;"
-                             "offload-optimizer=cpu;offload-param=cpu"},
-    {"fsdp2 torchtune", "framework=fsdp2;trainer=torchtune"},
-    {"fsdp2 torchtune off", "framework=fsdp2;trainer=torchtune;"
-                            "offload-optimizer=cpu;offload-param=cpu"},
-    {"fsdp1", "framework=fsdp2;fsdp-version=1"},
-    {"fsdp1 off", "framework=fsdp2;fsdp-version=1;offload-optimizer=cpu;"
-                  "offload-param=cpu"},
-};
+/* The configurations (testutil.h), each with full checkpointing and none. */
+static const char *const configs[][2] = {ZT_FRAMEWORK_CONFIGS};
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
 /* Configuration i of `configs` on `base` (flags), with checkpointing full

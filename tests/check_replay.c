@@ -182,28 +182,11 @@ static bool differs(struct zt_run *r, zs_sim *a, zs_sim *b,
     return bad;
 }
 
-/* The accum suite's configurations (check_accum.c), and more state for the
- * replay to carry: activation offload, NVMe offload, LoRA and QLoRA,
- * sequence parallel. */
+/* The accum suite's configurations (testutil.h ZT_FRAMEWORK_CONFIGS), and
+ * more state for the replay to carry: activation offload, NVMe offload,
+ * LoRA and QLoRA, sequence parallel. */
 static const char *const configs[][2] = {
-    {"ds z3", "framework=deepspeed;zero=3"},
-    {"ds z3 off-opt", "framework=deepspeed;zero=3;offload-optimizer=cpu"},
-    {"ds z3 off-both", "framework=deepspeed;zero=3;offload-optimizer=cpu;"
-                       "offload-param=cpu"},
-    {"ds z2", "framework=deepspeed;zero=2"},
-    {"ds z2 off-opt", "framework=deepspeed;zero=2;offload-optimizer=cpu"},
-    {"fsdp2 hf", "framework=fsdp2;trainer=hf"},
-    {"fsdp2 hf off", "framework=fsdp2;trainer=hf;offload-optimizer=cpu;"
-                     "offload-param=cpu"},
-    {"fsdp2 torchtitan", "framework=fsdp2;trainer=torchtitan"},
-    {"fsdp2 torchtitan off", "framework=fsdp2;trainer=torchtitan;"
-                             "offload-optimizer=cpu;offload-param=cpu"},
-    {"fsdp2 torchtune", "framework=fsdp2;trainer=torchtune"},
-    {"fsdp2 torchtune off", "framework=fsdp2;trainer=torchtune;"
-                            "offload-optimizer=cpu;offload-param=cpu"},
-    {"fsdp1", "framework=fsdp2;fsdp-version=1"},
-    {"fsdp1 off", "framework=fsdp2;fsdp-version=1;offload-optimizer=cpu;"
-                  "offload-param=cpu"},
+    ZT_FRAMEWORK_CONFIGS,
     {"ds z3 nvme", "framework=deepspeed;zero=3;offload-optimizer=nvme;"
                    "offload-param=nvme"},
     {"ds z3 cpu-ckpt", "framework=deepspeed;zero=3;cpu-checkpointing=yes"},

@@ -16,6 +16,38 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The framework configurations the accum and replay suites sweep, as
+ * {name, "k=v;..."} initialisers: DeepSpeed ZeRO-3 (offload none,
+ * optimizer, optimizer + params), ZeRO-2 (offload none, optimizer), FSDP2
+ * under each trainer (HF's no_sync, torchtitan, torchtune) with offload
+ * none and cpu, FSDP1 with offload none and cpu. */
+/* clang-format off */
+#define ZT_FRAMEWORK_CONFIGS \
+    {"ds z3", "framework=deepspeed;zero=3"}, \
+    {"ds z3 off-opt", "framework=deepspeed;zero=3;offload-optimizer=cpu"}, \
+    {"ds z3 off-both", \
+     "framework=deepspeed;zero=3;offload-optimizer=cpu;" \
+     "offload-param=cpu"}, \
+    {"ds z2", "framework=deepspeed;zero=2"}, \
+    {"ds z2 off-opt", "framework=deepspeed;zero=2;offload-optimizer=cpu"}, \
+    {"fsdp2 hf", "framework=fsdp2;trainer=hf"}, \
+    {"fsdp2 hf off", \
+     "framework=fsdp2;trainer=hf;offload-optimizer=cpu;" \
+     "offload-param=cpu"}, \
+    {"fsdp2 torchtitan", "framework=fsdp2;trainer=torchtitan"}, \
+    {"fsdp2 torchtitan off", \
+     "framework=fsdp2;trainer=torchtitan;offload-optimizer=cpu;" \
+     "offload-param=cpu"}, \
+    {"fsdp2 torchtune", "framework=fsdp2;trainer=torchtune"}, \
+    {"fsdp2 torchtune off", \
+     "framework=fsdp2;trainer=torchtune;offload-optimizer=cpu;" \
+     "offload-param=cpu"}, \
+    {"fsdp1", "framework=fsdp2;fsdp-version=1"}, \
+    {"fsdp1 off", \
+     "framework=fsdp2;fsdp-version=1;offload-optimizer=cpu;" \
+     "offload-param=cpu"}
+/* clang-format on */
+
 /* Applies "k=v;k=v" (flag names without the dashes) to c; each must be
  * accepted. */
 static inline void zt_apply_flags(struct zs_cfg *c, const char *flags)
