@@ -1198,7 +1198,7 @@ static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
 static void step_gpu(struct ds *s, bool first, int64_t e)
 {
     struct zs_bctx *b = s->b;
-    int32_t f32, a, flat = -1, t = b->last_host, ready;
+    int32_t f32, a, flat, t = b->last_host;
     /* bitsandbytes 8-bit Adam: one byte per state plus an fp32 absmax
      * per 256-element block and state (gpuopt.c, bitsandbytes 0.44.1
      * Optimizer2State.init_state) ≈ 2 B/element instead of 8 (fp32) */
@@ -1212,33 +1212,31 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
                                  q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
                                     : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
                                  -1, b->last_host));
-    /* ZeRO-1/2 without offload builds the fp32 gradient from the bf16
-     * partition's grads (stage_1_and_2.py step(), DeepSpeed edaa722
-     * (0.19.6) :2340-2369, the same at v0.6.5, v0.12.3 and v0.14.0):
-     * flatten(averaged_gradients), a torch.cat into a new bf16 partition
-     * (2 B read + 2 B written per element), .to(fp32) (2 + 4 B), `del` of
-     * the bf16 one; then unscale_and_clip_grads (:2434-2449) multiplies the
-     * fp32 partition in place by 1 / combined_scale, at loss scale 1 too
-     * (4 + 4 B) */
-    if (!s->zero3) {
-        flat = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 2, 0,
-                          "flattened grad partition (bf16)", -1, t);
-        t = zs_t_gpu_mem(b, b->q_comp, (double)e * 4, ZS_CLS_COPY,
-                         "flatten grad partition", -1, flat, -1);
-    }
+    /* Without offload the fp32 gradient is built from the bf16
+     * partition's grads: flatten(averaged_gradients), a torch.cat into a
+     * new bf16 partition (2 B read + 2 B written per element), .to(fp32)
+     * (2 + 4 B), the bf16 one dropped; then unscale_and_clip_grads
+     * multiplies the fp32 partition in place by 1 / combined_scale, at
+     * loss scale 1 too (4 + 4 B).  ZeRO-1/2: stage_1_and_2.py step() at
+     * edaa722 (0.19.6) :2340-2369 and :2434-2449; ZeRO-3, per sub-group:
+     * stage3.py at edaa722 _prepare_fp32_grad_for_sub_group :2398-2419 and
+     * unscale_and_clip_grads :2696-2705; the same at v0.6.5, v0.12.3 and
+     * v0.14.0. */
+    flat = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 2, 0,
+                      "flattened grad partition (bf16)", -1, t);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 4, ZS_CLS_COPY,
+                     "flatten grad partition", -1, flat, -1);
     /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
      * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
-    ready = f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
-                             "fp32 grads (sub-group)", -1, t);
-    if (!s->zero3) {
-        t = zs_t_gpu_mem(b, b->q_comp, (double)e * 6, ZS_CLS_COPY,
-                         "grads to fp32", -1, f32, -1);
-        zs_t_free(b, b->q_comp, flat, t);
-        ready = zs_t_gpu_mem(b, b->q_comp, (double)e * 8, ZS_CLS_COPY,
-                             "unscale and clip fp32 grads", -1, t, -1);
-    }
+    f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0, "fp32 grads (sub-group)",
+                     -1, t);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 6, ZS_CLS_COPY, "grads to fp32",
+                     -1, f32, -1);
+    zs_t_free(b, b->q_comp, flat, t);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 8, ZS_CLS_COPY,
+                     "unscale and clip fp32 grads", -1, t, -1);
     a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT, "GPU Adam", -1,
-                     ready, -1);
+                     t, -1);
     zs_t_free(b, b->q_comp, f32, a);
 }
 
@@ -1272,24 +1270,28 @@ static void gather_updated(struct ds *s)
     }
 }
 
-/* ZeRO-1/2's gradient norm without offload: scaled_global_norm ->
- * get_grad_norm_direct (stage_1_and_2.py, DeepSpeed edaa722 (0.19.6)
- * :2054-2117) runs, per gradient tensor of this rank's partition,
- * `g.data.double()` (2 B read, 8 B written into a new fp64 tensor) and its
- * norm (8 B read): 18 B per partition element, one tensor's fp64 copy
- * live at a time (the largest is charged: a unit's trainable elements,
- * weight and bias together, so at most a bias above the largest tensor).
- * The same double() and norm at v0.6.5, v0.12.3 and v0.14.0; up to 0.12
- * each tensor's norm is also read back with .item() (a host sync per
- * tensor, not charged: a few launches' latency per tensor). */
-static int32_t z2_grad_norm(struct ds *s, int32_t t)
+/* The gradient norm of DeepSpeed's step without optimizer offload:
+ * get_grad_norm_direct runs, per gradient tensor of this rank's partition,
+ * `g.double()` (2 B read, 8 B written into a new fp64 tensor) and its norm
+ * (8 B read): 18 B per partition element, one tensor's fp64 copy live at
+ * a time.  ZeRO-1/2: stage_1_and_2.py at edaa722 (0.19.6) :2054-2117, the
+ * tensors whole (the largest is charged: a unit's trainable elements,
+ * weight and bias together, so at most a bias above the largest tensor);
+ * ZeRO-3: stage3.py at edaa722 :2249-2300 via _get_norm_groups :2388, each
+ * parameter's partition.  The same double() and norm at v0.6.5, v0.9.5,
+ * v0.12.3 and v0.14.0; ZeRO-1/2 up to 0.12 also reads each tensor's norm
+ * back with .item() (a host sync per tensor, not charged: a few launches'
+ * latency each). */
+static int32_t grad_norm_gpu(struct ds *s, int32_t t)
 {
     struct zs_bctx *b = s->b;
-    int64_t big = 0;
+    int64_t big = 0, W = b->c->world > 0 ? b->c->world : 1;
     int32_t tmp;
     for (int u = 0; u < b->nunits; u++)
         if (b->units[u].trainable > big)
             big = b->units[u].trainable;
+    if (s->zero3)
+        big = (big + W - 1) / W;
     if (big > b->T)
         big = b->T;
     tmp = zs_t_alloc(b, b->q_comp, b->p_gpu, big * 8, 0,
@@ -1309,8 +1311,8 @@ static void optimizer_step(struct ds *s, bool first)
     zs_cpu_opt_bytes(b->c, &opt_fused, &opt_op);
     opt_op -= 8 + 6; /* the unscale and the copy are emitted on their own */
     b->phase = ZS_PH_OPTIMIZER;
-    if (!s->zero3 && !s->off_opt && T > 0)
-        t = z2_grad_norm(s, t);
+    if (!s->off_opt && T > 0)
+        t = grad_norm_gpu(s, t);
     /* global grad norm: one small all-reduce (§1 step 13) */
     t = zs_t_coll(b, b->q_comp, ZS_COLL_ALLREDUCE, 8, "grad-norm all-reduce",
                   -1, t, -1);
