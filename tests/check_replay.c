@@ -291,12 +291,8 @@ START_TEST(test_counting)
         snprintf(f, sizeof f, "%s;%s", base, configs[i][1]);
         zt_simulate(&r, NULL, f, NULL, false);
         ck_assert_int_eq(r.res.oom.where, ZS_OOM_NONE);
-        peak = r.res.first.peak_gpu_reserved > r.res.steady.peak_gpu_reserved
-                   ? r.res.first.peak_gpu_reserved
-                   : r.res.steady.peak_gpu_reserved;
-        low = r.res.first.peak_gpu_allocated > r.res.steady.peak_gpu_allocated
-                  ? r.res.first.peak_gpu_allocated
-                  : r.res.steady.peak_gpu_allocated;
+        peak = zt_peak_reserved(&r.res);
+        low = zt_peak_allocated(&r.res);
         low = low / 3 * 2;
         cap = r.res.gpu_capacity_bytes;
         for (int k = 1; k <= 6; k++) {

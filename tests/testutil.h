@@ -135,6 +135,22 @@ static inline void zt_expect_resolve_error(const char *flags, const char *msg)
     ck_assert_str_eq(err.msg, msg);
 }
 
+/* The larger of the first and steady steps' peak GPU reserved and
+ * allocated bytes of a result. */
+static inline int64_t zt_peak_reserved(const struct zs_sim_result *r)
+{
+    return r->first.peak_gpu_reserved > r->steady.peak_gpu_reserved
+               ? r->first.peak_gpu_reserved
+               : r->steady.peak_gpu_reserved;
+}
+
+static inline int64_t zt_peak_allocated(const struct zs_sim_result *r)
+{
+    return r->first.peak_gpu_allocated > r->steady.peak_gpu_allocated
+               ? r->first.peak_gpu_allocated
+               : r->steady.peak_gpu_allocated;
+}
+
 /* Comparing two results field by field (the accumulation shortcut against
  * the full simulation, the planner against `zsim simulate`): each writes
  * the first difference into why ("<field> <first> vs <second>") and
