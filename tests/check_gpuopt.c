@@ -228,8 +228,11 @@ END_TEST
  * unscale, 8 B = 881920 B; and the fused Adam, 34 B = 3748160 B, in that
  * order on the compute stream.  The norm's fp64 copy is of the largest
  * tensor: ZeRO-2 the whole embedding, 64000 x 8 = 512000 B; ZeRO-3 its
- * partition, 32000 x 8 = 256000 B. */
-static void zero_step_by_hand(const char *zero, int64_t temp_bytes)
+ * partition, 32000 x 8 = 256000 B.  ZeRO-2 does all of it on the whole
+ * partition whatever sub_group_size says (stage_1_and_2.py has no
+ * sub-groups). */
+static void zero_step_by_hand(const char *zero, const char *extra,
+                              int64_t temp_bytes)
 {
     static const char *const names[] = {
         "grad norm (per tensor, fp64)", "flatten grad partition",
@@ -244,8 +247,8 @@ static void zero_step_by_hand(const char *zero, int64_t temp_bytes)
     snprintf(flags, sizeof flags,
              "model=tests/data/good/model-tiny.json;gpus=2xH100;"
              "framework=deepspeed;zero=%s;micro-batch=1;seq-len=128;"
-             "grad-accum=1",
-             zero);
+             "grad-accum=1%s",
+             zero, extra);
     zt_simulate(&r, NULL, flags, s, true);
     for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
         const struct zs_task_rec *t = zs_sim_task(s, i);
@@ -277,8 +280,10 @@ static void zero_step_by_hand(const char *zero, int64_t temp_bytes)
 
 START_TEST(test_zero_step_by_hand)
 {
-    zero_step_by_hand("2", 512000);
-    zero_step_by_hand("3", 256000);
+    zero_step_by_hand("2", "", 512000);
+    /* sub_group_size is ZeRO-3's: ZeRO-2 steps its partition whole */
+    zero_step_by_hand("2", ";sub-group-size=50000", 512000);
+    zero_step_by_hand("3", "", 256000);
 }
 END_TEST
 

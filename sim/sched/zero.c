@@ -1304,7 +1304,11 @@ static int32_t grad_norm_gpu(struct ds *s, int32_t t)
 static void optimizer_step(struct ds *s, bool first)
 {
     struct zs_bctx *b = s->b;
-    int64_t T = b->T, sub = b->c->sub_group_size;
+    /* sub_group_size is ZeRO-3's: ZeRO-1/2 steps each param group whole
+     * on the GPU (stage_1_and_2.py step() at edaa722 :2316-2375 loops over
+     * bit16_groups; zsim has one group) */
+    int64_t T = b->T,
+            sub = !s->zero3 && !s->off_opt && T > 0 ? T : b->c->sub_group_size;
     int64_t nsub = T > 0 ? (T + sub - 1) / sub : 0;
     int32_t t = zs_t_mark(b, b->q_host, "optimizer step", b->last_host, -1, -1);
     double opt_fused, opt_op;
