@@ -242,10 +242,10 @@ START_TEST(test_tiny)
 }
 END_TEST
 
-/* The optimizer stepped in backward (torchtune, accumulation 1 only): the
- * lazily made states are appended to in the first step's micro-step; later
- * steps' first micro-steps replay each other. */
-START_TEST(test_optimizer_in_bwd)
+/* One configuration (flags) built both ways in every mode; every build
+ * must agree.  Returns the tally. */
+static struct tally every_mode(const char *flags, const char *name,
+                               const char *what)
 {
     struct tally t = {0};
     zs_sim *a = zs_sim_new(), *b = zs_sim_new();
@@ -254,17 +254,26 @@ START_TEST(test_optimizer_in_bwd)
     ck_assert(a && b && bc);
     for (int m = 0; m < M_COUNT; m++) {
         struct zt_run r;
-        zt_resolve(&r, NULL,
-                   "model=tests/data/good/model-hf-Llama-2-7b-2l.json;"
-                   "gpus=8xH100;framework=fsdp2;trainer=torchtune;"
-                   "optimizer-in-bwd=yes;grad-accum=1;steps=3");
-        bad +=
-            differs(&r, a, b, bc, (enum mode)m, "fsdp2 in-bwd", "accum 1", &t);
+        zt_resolve(&r, NULL, flags);
+        bad += differs(&r, a, b, bc, (enum mode)m, name, what, &t);
     }
     zs_sim_free(a);
     zs_sim_free(b);
     zs_build_cache_free(bc);
     ck_assert_int_eq(bad, 0);
+    return t;
+}
+
+/* The optimizer stepped in backward (torchtune, accumulation 1 only): the
+ * lazily made states are appended to in the first step's micro-step; later
+ * steps' first micro-steps replay each other. */
+START_TEST(test_optimizer_in_bwd)
+{
+    struct tally t = every_mode(
+        "model=tests/data/good/model-hf-Llama-2-7b-2l.json;gpus=8xH100;"
+        "framework=fsdp2;trainer=torchtune;optimizer-in-bwd=yes;grad-accum=1;"
+        "steps=3",
+        "fsdp2 in-bwd", "accum 1");
     ck_assert_int_gt(t.micro_replayed, 0);
 }
 END_TEST
@@ -317,24 +326,11 @@ END_TEST
  * mode: the states of hundreds of units, and the prefix cut. */
 START_TEST(test_72b)
 {
-    struct tally t = {0};
-    zs_sim *a = zs_sim_new(), *b = zs_sim_new();
-    struct zs_build_cache *bc = zs_build_cache_new();
-    int bad = 0;
-    ck_assert(a && b && bc);
-    for (int m = 0; m < M_COUNT; m++) {
-        struct zt_run r;
-        zt_resolve(&r, NULL,
-                   "model=72b;gpus=8xH100;framework=deepspeed;zero=3;"
+    struct tally t =
+        every_mode("model=72b;gpus=8xH100;framework=deepspeed;zero=3;"
                    "offload-optimizer=cpu;offload-param=cpu;procs=8;"
-                   "micro-batch=1;grad-accum=8;checkpointing=full");
-        bad += differs(&r, a, b, bc, (enum mode)m, "72b z3 off-both", "accum 8",
-                       &t);
-    }
-    zs_sim_free(a);
-    zs_sim_free(b);
-    zs_build_cache_free(bc);
-    ck_assert_int_eq(bad, 0);
+                   "micro-batch=1;grad-accum=8;checkpointing=full",
+                   "72b z3 off-both", "accum 8");
     ck_assert_int_gt(t.micro_replayed, 0);
 }
 END_TEST
