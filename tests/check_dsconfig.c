@@ -513,7 +513,7 @@ START_TEST(test_keys_both_ways)
     a.max_live_parameters = 300000000;
     a.max_reuse_distance = 400000000;
     a.sub_group_size = 500000000;
-    a.overlap_comm = false;
+    a.overlap_comm_on = false; /* what is written: the resolved value */
     a.contiguous_gradients = false;
     a.micro_batch = 3;
     a.accum = 5;

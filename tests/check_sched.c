@@ -1116,6 +1116,127 @@ START_TEST(test_nvme_param_buffer_size)
 }
 END_TEST
 
+/* DeepSpeed's gradient reduction on the tiny model, 2 GPUs, one micro-step
+ * per step (sched/zero.c flush_z12, flush_z3).  Every trained element goes
+ * through a bucket once per backward: 220480 elements, 440960 B in bf16;
+ * each rank's partition is T = 110240 elements.  What varies, from
+ * stage_1_and_2.py and stage3.py:
+ * - ZeRO-1/2 at 0.19.6: one all-reduce of each flat bucket copy, on the
+ *   compute stream without overlap_comm (DeepSpeed's default below stage 3),
+ *   on the reduction stream with it, where the compute stream also waits for
+ *   the reduction stream at each flush (PR #5606, 0.14.3) and a second
+ *   bucket of reduce_bucket_size x 2 B is allocated;
+ * - ZeRO-1/2 at 0.12.3 with overlap_comm: per destination rank a
+ *   synchronize and a reduce of that rank's slices: the one bucket spans
+ *   both partitions, so two reduces of 110240 elements (220480 B);
+ * - ZeRO-1/2 at 0.7.0 with overlap_comm: average_tensor synchronizes first;
+ * - ZeRO-3: a reduce-scatter of the bucket, on the reduce stream by default
+ *   (overlap_comm True for stage 3), on the compute stream without it. */
+struct red_count {
+    int steps, allreduce, reduce, rs, on_comp, on_rs, waits, sync_avg,
+        sync_dst, second_bucket;
+    int64_t allreduce_bytes, reduce_bytes, rs_bytes, second_bytes;
+};
+
+static void reduction_of(const char *extra, struct red_count *c)
+{
+    static struct zt_run r;
+    char flags[320];
+    zs_sim *s = zs_sim_new();
+    ck_assert_ptr_nonnull(s);
+    snprintf(flags, sizeof flags,
+             "model=tests/data/good/model-tiny.json;gpus=2xH100;"
+             "framework=deepspeed;micro-batch=1;seq-len=128;grad-accum=1;%s",
+             extra);
+    zt_simulate(&r, NULL, flags, s, true);
+    memset(c, 0, sizeof *c);
+    for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
+        const struct zs_task_rec *t = zs_sim_task(s, i);
+        const char *q = zs_sim_queue_name(s, t->queue);
+        int64_t bytes = r.ex.t[i].bytes;
+        bool red = false;
+        if (!t->name)
+            continue;
+        if (!strcmp(t->name, "step end"))
+            c->steps++;
+        if (!strcmp(t->name, "all-reduce grads")) {
+            ck_assert_int_eq(r.ex.t[i].coll, ZS_COLL_ALLREDUCE);
+            c->allreduce++;
+            c->allreduce_bytes += bytes;
+            red = true;
+        } else if (!strcmp(t->name, "reduce grads to their rank")) {
+            ck_assert_int_eq(r.ex.t[i].coll, ZS_COLL_REDUCE);
+            ck_assert_int_eq(bytes, 220480);
+            c->reduce++;
+            c->reduce_bytes += bytes;
+            red = true;
+        } else if (!strcmp(t->name, "reduce-scatter grads")) {
+            ck_assert_int_eq(r.ex.t[i].coll, ZS_COLL_REDUCESCATTER);
+            c->rs++;
+            c->rs_bytes += bytes;
+            red = true;
+        }
+        if (red) {
+            c->on_comp += !strcmp(q, "compute stream");
+            c->on_rs += !strcmp(q, "reduce-scatter stream");
+        }
+        c->waits += !strcmp(t->name, "current stream waits reduction stream");
+        c->sync_avg +=
+            !strcmp(t->name, "torch.cuda.synchronize (average_tensor)") &&
+            !strcmp(q, "host thread");
+        c->sync_dst +=
+            !strcmp(t->name, "torch.cuda.synchronize (allreduce_and_copy)") &&
+            !strcmp(q, "host thread");
+        if (!strcmp(t->name, "second IPG gradient bucket (overlap_comm)") &&
+            t->kind == ZS_TASK_ALLOC) {
+            c->second_bucket++;
+            c->second_bytes = bytes;
+        }
+    }
+    ck_assert_int_gt(c->steps, 0);
+    zs_free(r.ex.t);
+    zs_sim_free(s);
+}
+
+START_TEST(test_ds_reduction_by_hand)
+{
+    struct red_count c;
+    reduction_of("zero=2", &c);
+    ck_assert_int_eq(c.allreduce, c.steps);
+    ck_assert_int_eq(c.allreduce_bytes, 440960LL * c.steps);
+    ck_assert_int_eq(c.on_comp, c.steps);
+    ck_assert_int_eq(c.reduce + c.rs + c.waits + c.second_bucket, 0);
+
+    reduction_of("zero=2;overlap-comm=yes", &c);
+    ck_assert_int_eq(c.allreduce, c.steps);
+    ck_assert_int_eq(c.on_rs, c.steps);
+    ck_assert_int_eq(c.waits, c.steps);
+    ck_assert_int_eq(c.second_bucket, 1);
+    ck_assert_int_eq(c.second_bytes, 1000000000); /* 5e8 x 2 B */
+
+    reduction_of("zero=2;overlap-comm=yes;deepspeed-version=0.12.3", &c);
+    ck_assert_int_eq(c.allreduce + c.rs + c.waits, 0);
+    ck_assert_int_eq(c.reduce, 2 * c.steps);
+    ck_assert_int_eq(c.on_rs, 2 * c.steps);
+    ck_assert_int_eq(c.sync_dst, 2 * c.steps);
+    ck_assert_int_eq(c.sync_avg, 0);
+
+    reduction_of("zero=2;overlap-comm=yes;deepspeed-version=0.7.0", &c);
+    ck_assert_int_eq(c.sync_avg, c.steps);
+    ck_assert_int_eq(c.reduce, 2 * c.steps);
+
+    reduction_of("zero=3", &c);
+    ck_assert_int_eq(c.rs, c.steps);
+    ck_assert_int_eq(c.rs_bytes, 440960LL * c.steps);
+    ck_assert_int_eq(c.on_rs, c.steps);
+    ck_assert_int_eq(c.allreduce + c.reduce + c.second_bucket, 0);
+
+    reduction_of("zero=3;overlap-comm=no", &c);
+    ck_assert_int_eq(c.rs, c.steps);
+    ck_assert_int_eq(c.on_comp, c.steps);
+}
+END_TEST
+
 START_TEST(test_bad_configs)
 {
     static const struct {
@@ -1128,7 +1249,8 @@ START_TEST(test_bad_configs)
          "invalid value for '--offload-optimizer': must be one of none, cpu, "
          "nvme (got 'gpu')"},
         {"overlap-comm", "maybe",
-         "invalid value for '--overlap-comm': must be yes or no (got 'maybe')"},
+         "invalid value for '--overlap-comm': must be one of no, yes, auto "
+         "(got 'maybe')"},
         {"reduce-bucket-size", "-5",
          "invalid value for '--reduce-bucket-size': must be \"auto\" or an "
          "integer in [1, 1000000000000] (got '-5')"},
@@ -2184,6 +2306,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_ds_old_grad_copy_on_cpu);
     tcase_add_test(core, test_ds_pinned_grad_buffer_window);
     tcase_add_test(core, test_nvme_param_swap_bytes);
+    tcase_add_test(core, test_ds_reduction_by_hand);
     tcase_add_test(bad, test_nvme_param_buffer_size);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);

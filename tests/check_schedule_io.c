@@ -243,8 +243,8 @@ START_TEST(test_bad_files)
         {"tests/data/bad/sched-collective-op.json",
          "invalid 'tasks[1].op' in "
          "tests/data/bad/sched-collective-op.json:7:78: must be one of "
-         "allgather, reducescatter, allreduce, alltoall, broadcast (got "
-         "'allgathr')"},
+         "allgather, reducescatter, allreduce, alltoall, broadcast, reduce "
+         "(got 'allgathr')"},
         {"tests/data/bad/sched-copy-pinned.json",
          "invalid 'tasks[2].pinned' in "
          "tests/data/bad/sched-copy-pinned.json:8:5: must match host buffer "

@@ -31,7 +31,8 @@ static const char *const g_kind_names[] = {
     "collective", "cpu_adam", "host_wait", "mark", NULL};
 static const char *const g_pool_names[] = {"device", "host", NULL};
 static const char *const g_coll_names[] = {
-    "allgather", "reducescatter", "allreduce", "alltoall", "broadcast", NULL};
+    "allgather", "reducescatter", "allreduce", "alltoall", "broadcast",
+    "reduce",    NULL};
 static const char *const g_local_names[] = {"copy", "skip", NULL};
 static const char *const g_adam_names[] = {"deepspeed", "torch", NULL};
 
@@ -42,7 +43,7 @@ const char *zs_sched_kind_name(enum zs_sched_kind k)
 
 const char *zs_sched_coll_name(int coll)
 {
-    return coll >= 0 && coll <= ZS_SC_BROADCAST ? g_coll_names[coll] : "?";
+    return coll >= 0 && coll <= ZS_SC_REDUCE ? g_coll_names[coll] : "?";
 }
 
 bool zs_sched_kind_on_gpu(enum zs_sched_kind k)

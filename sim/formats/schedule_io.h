@@ -62,7 +62,8 @@ enum zs_sched_coll {
     ZS_SC_REDUCESCATTER,
     ZS_SC_ALLREDUCE,
     ZS_SC_ALLTOALL,
-    ZS_SC_BROADCAST
+    ZS_SC_BROADCAST,
+    ZS_SC_REDUCE
 };
 
 /* How a collective runs on one GPU: a device-to-device copy of `bytes`, or

@@ -412,6 +412,7 @@ double zs_cluster_busbw(const struct zs_cluster *c, enum zs_coll kind,
         cv = &n->allgather_busbw;
         break;
     case ZS_COLL_REDUCESCATTER:
+    case ZS_COLL_REDUCE:
         cv = &n->reducescatter_busbw;
         break;
     case ZS_COLL_ALLREDUCE:
@@ -439,6 +440,16 @@ double zs_cluster_busbw(const struct zs_cluster *c, enum zs_coll kind,
     return inter < intra ? inter : intra;
 }
 
+double zs_coll_bus_bytes(enum zs_coll kind, double bytes, int ranks)
+{
+    if (ranks <= 1)
+        return 0;
+    if (kind == ZS_COLL_REDUCE)
+        return bytes;
+    return bytes * (double)(ranks - 1) / (double)ranks *
+           (kind == ZS_COLL_ALLREDUCE ? 2 : 1);
+}
+
 double zs_cluster_collective_s(const struct zs_cluster *c, enum zs_coll kind,
                                double bytes, int ranks, int nodes)
 {
@@ -448,8 +459,6 @@ double zs_cluster_collective_s(const struct zs_cluster *c, enum zs_coll kind,
     bw = zs_cluster_busbw(c, kind, bytes, ranks, nodes);
     if (!(bw > 0))
         return 0;
-    t = bytes * (double)(ranks - 1) / (double)ranks / bw;
-    if (kind == ZS_COLL_ALLREDUCE)
-        t *= 2;
+    t = zs_coll_bus_bytes(kind, bytes, ranks) / bw;
     return (double)c->node.collective_latency_ns / 1e9 + t;
 }

@@ -350,16 +350,26 @@ enum zs_coll {
     ZS_COLL_ALLGATHER,
     ZS_COLL_REDUCESCATTER,
     ZS_COLL_ALLREDUCE,
-    ZS_COLL_ALLTOALL
+    ZS_COLL_ALLTOALL,
+    /* to one root rank (DeepSpeed ZeRO-1/2 before 0.12.4: one per
+     * destination rank, stage_1_and_2.py allreduce_bucket); nccl-tests'
+     * busbw of Reduce is its algbw, time = bytes / busbw */
+    ZS_COLL_REDUCE
 };
 
 /* Bus bandwidth (bytes/s) of a collective over `ranks` GPUs spanning `nodes`
  * nodes with total message `bytes` (the full gathered/reduced tensor), per
  * nccl-tests' definition: time = bytes * (ranks-1)/ranks / busbw for
- * all-gather and reduce-scatter, 2x that for all-reduce. */
+ * all-gather and reduce-scatter, 2x that for all-reduce, bytes / busbw for
+ * reduce (the reduce-scatter curve: NCCL runs both as rings whose every link
+ * carries the message once [assumption: no measured Reduce busbw in the
+ * profiles]). */
 double zs_cluster_busbw(const struct zs_cluster *c, enum zs_coll kind,
                         double bytes, int ranks, int nodes);
 /* Time of that collective, latency included. */
+/* The bytes a collective of message `bytes` over `ranks` moves at busbw
+ * (zs_cluster_busbw's definition, without the per-call latency). */
+double zs_coll_bus_bytes(enum zs_coll kind, double bytes, int ranks);
 double zs_cluster_collective_s(const struct zs_cluster *c, enum zs_coll kind,
                                double bytes, int ranks, int nodes);
 

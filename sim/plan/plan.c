@@ -158,6 +158,15 @@ static int add_mode(struct zs_plan *p, const struct search_mode *md,
                 if (c.framework != ZS_FW_FSDP2)
                     c.fsdp_version = 2;
                 c.zero = md->zero;
+                /* ZeRO-1/2 candidates reduce on DeepSpeed's reduction
+                 * stream, overlapped with the backward, unless
+                 * --overlap-comm is given: DeepSpeed's default (off below
+                 * stage 3) runs every bucket's reduction on the compute
+                 * stream (zero.c flush_z12); `--emit-ds-config` writes the
+                 * choice */
+                if (c.framework == ZS_FW_DEEPSPEED && c.zero < 3 &&
+                    base->overlap_comm == ZS_AUTO)
+                    c.overlap_comm = ZS_YES;
                 c.offload_optimizer = md->oo;
                 c.offload_param = md->op;
                 c.procs = procs[pi];

@@ -25,6 +25,8 @@ static int map_coll(int c)
         return ZS_SC_REDUCESCATTER;
     case ZS_COLL_ALLREDUCE:
         return ZS_SC_ALLREDUCE;
+    case ZS_COLL_REDUCE:
+        return ZS_SC_REDUCE;
     default:
         return ZS_SC_ALLTOALL;
     }

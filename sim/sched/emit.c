@@ -541,12 +541,10 @@ int32_t zs_t_coll_group(struct zs_bctx *b, int q, enum zs_coll kind,
     if (nodes > cl->nodes)
         nodes = cl->nodes;
     busbw = zs_cluster_busbw(cl, kind, bytes, ranks, nodes);
-    /* nccl-tests: time = bytes*(n-1)/n / busbw (all-gather, reduce-scatter),
-     * twice that for all-reduce.  The per-call latency is folded into the
-     * bytes so one flow carries it (latency * cap bytes more). */
-    moved = bytes * (double)(ranks - 1) / (double)ranks;
-    if (kind == ZS_COLL_ALLREDUCE)
-        moved *= 2;
+    /* nccl-tests' time at busbw (zs_coll_bus_bytes).  The per-call latency
+     * is folded into the bytes so one flow carries it (latency * cap bytes
+     * more). */
+    moved = zs_coll_bus_bytes(kind, bytes, ranks);
     moved += (double)cl->node.collective_latency_ns * 1e-9 * busbw;
     if (b->ex) {
         b->ex->cur.kind = ZS_X_COLL;

@@ -86,6 +86,15 @@ struct ds {
     int fill_tensors; /* gradient tensors in the bucket */
     int32_t flush_ring[2];
     int32_t last_rs;
+    /* the queue DeepSpeed reduces gradients on: its reduction stream with
+     * overlap_comm, else the current (compute) stream (ZeRO-3: stage3.py
+     * reduce_and_partition_stream is default_stream() without it, :336 at
+     * edaa722; ZeRO-1/2: stage_1_and_2.py average_tensor and
+     * reduce_ipg_grads) */
+    int q_red;
+    /* ZeRO-1/2: trainable elements reduced so far in this backward, where
+     * the next bucket ends in the flat (forward-ordered) gradient space */
+    int64_t red_off;
     /* per-layer activation allocations */
     int32_t act_saved, act_work, act_bwd;
     /* full checkpointing: the recomputed layer's allocations (emit.c
@@ -701,7 +710,7 @@ static int32_t fp32_grads_cpu_cast(struct ds *s, int64_t part, int32_t t)
     int32_t tmp = zs_t_alloc(b, b->q_host, b->p_host, part * 2, 0,
                              "16-bit grad temporary (CPU copy_)", -1,
                              b->last_host);
-    t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, false,
+    t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, false,
                   "D2H grads into CPU temporary", -1, t, tmp);
     zs_t_mark(b, b->q_host, "host waits grad D2H", t, b->last_host, -1);
     /* the driver's staged pageable D2H writes the fresh temporary from the
@@ -733,13 +742,13 @@ static int32_t fp32_grads_cpu_cast(struct ds *s, int64_t part, int32_t t)
 static int32_t fp32_grads_pinned_buffer(struct ds *s, int64_t part, int32_t t)
 {
     struct zs_bctx *b = s->b;
-    int32_t f32 = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 4, 0,
+    int32_t f32 = zs_t_alloc(b, s->q_red, b->p_gpu, part * 4, 0,
                              "fp32 grad upcast", -1, t);
-    t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
+    t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
                      "upcast grads", -1, f32, -1);
-    t = zs_t_pcie(b, b->q_rs, 1, (double)part * 4, true,
+    t = zs_t_pcie(b, s->q_red, 1, (double)part * 4, true,
                   "D2H fp32 grads into pinned buffer", -1, t, -1);
-    t = zs_t_free(b, b->q_rs, f32, t);
+    t = zs_t_free(b, s->q_red, f32, t);
     zs_t_drain(b, "torch.cuda.synchronize (pinned grad buffer)");
     zs_t_cpu(b, (double)part * 8, b->node->torch_op_bytes_per_s_per_thread,
              ZS_CLS_HOST, "pinned buffer -> fp32 grads (CPU copy)",
@@ -755,11 +764,11 @@ static int32_t fp32_grads_gpu_cast(struct ds *s, int64_t part, int32_t t,
                                    bool pin)
 {
     struct zs_bctx *b = s->b;
-    int32_t f32 = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 4, 0,
+    int32_t f32 = zs_t_alloc(b, s->q_red, b->p_gpu, part * 4, 0,
                              "fp32 grad upcast", -1, t);
-    t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
+    t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
                      "upcast grads", -1, f32, -1);
-    t = zs_t_pcie(b, b->q_rs, 1, (double)part * 4, pin || s->nvme,
+    t = zs_t_pcie(b, s->q_red, 1, (double)part * 4, pin || s->nvme,
                   "D2H fp32 grads", -1, t, -1);
     if (s->nvme)
         nvme_swap_grads(s, part, t);
@@ -768,63 +777,42 @@ static int32_t fp32_grads_gpu_cast(struct ds *s, int64_t part, int32_t t,
     if (!zs_ds_at_least(&b->c->ds_version, 0, 19, 5))
         zs_t_mark(b, b->q_host, "host waits fp32 grad D2H", t, b->last_host,
                   -1);
-    return zs_t_free(b, b->q_rs, f32, t);
+    return zs_t_free(b, s->q_red, f32, t);
 }
 
-static void flush(struct ds *s)
+/* The rank's reduced partition of a flushed bucket (part elements, after
+ * task t): with the optimizer offloaded the CPU accumulation round trip and,
+ * at the boundary, the norm and the fp32 copy; else the accumulation into
+ * the GPU partition.  Returns the last task. */
+static int32_t partition_grads(struct ds *s, int64_t part, int32_t t)
 {
     struct zs_bctx *b = s->b;
-    int64_t fill = s->fill, part = (s->fill + b->c->world - 1) / b->c->world;
-    int32_t inter, t;
-    if (!fill)
-        return;
-    /* back-pressure: more than 2 reduce events -> sync the oldest
-     * (max_param_reduce_events = 2, mechanics §0) */
-    if (s->flush_ring[0] >= 0)
-        zs_t_mark(b, b->q_host, "host waits reduce event", s->flush_ring[0],
-                  b->last_host, -1);
-    /* ZeRO-3's flush on the host: the interleaving, the collective's launch
-     * and the per-tensor partition bookkeeping, counted in calls (hooks.c);
-     * ZeRO-2's bucket work is in its grad hook's time */
-    if (s->zero3)
-        zs_t_delay(b, b->q_host,
-                   zs_ds3_calls_ns(b, zs_ds3_flush_calls(
-                                          &b->c->ds_version, s->fill_tensors,
-                                          (int)b->c->world, s->off_opt,
-                                          s->boundary)),
-                   ZS_CLS_HOST, "flush gradient bucket", -1, b->last_host, -1);
-    inter = zs_t_alloc(b, b->q_rs, b->p_gpu, fill * 2, 0,
-                       "reduce-scatter interleave buffer", -1, b->last_host);
-    t = zs_t_gpu_mem(b, b->q_rs, (double)fill * 4, ZS_CLS_COPY,
-                     "interleave + pre-divide", -1, inter, -1);
-    t = zs_t_coll(b, b->q_rs, ZS_COLL_REDUCESCATTER, (double)fill * 2,
-                  "reduce-scatter grads", -1, t, -1);
     if (s->off_opt) {
         bool pin = b->c->pin_optimizer;
-        int32_t g = zs_t_alloc(b, b->q_rs, b->p_gpu, part * 2, 0,
+        int32_t g = zs_t_alloc(b, s->q_red, b->p_gpu, part * 2, 0,
                                "grad partition (GPU copy)", -1, t);
         if (s->first_micro) {
-            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin,
+            t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin,
                           "D2H grad partition", -1, g, -1);
-            t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin,
+            t = zs_t_pcie(b, s->q_red, 0, (double)part * 2, pin,
                           "H2D grad partition back", -1, t, -1);
         } else {
-            t = zs_t_pcie(b, b->q_rs, 0, (double)part * 2, pin,
+            t = zs_t_pcie(b, s->q_red, 0, (double)part * 2, pin,
                           "H2D accumulated grads", -1, g, -1);
-            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
+            t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
                              "accumulate grads", -1, t, -1);
-            t = zs_t_pcie(b, b->q_rs, 1, (double)part * 2, pin,
+            t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin,
                           "D2H accumulated grads", -1, t, -1);
         }
         if (s->boundary) {
             /* _constant_buffered_norm2: double copy of <= 250M-element chunks
              */
             int64_t chunk = part < 250000000 ? part : 250000000;
-            int32_t nt = zs_t_alloc(b, b->q_rs, b->p_gpu, chunk * 8, 0,
+            int32_t nt = zs_t_alloc(b, s->q_red, b->p_gpu, chunk * 8, 0,
                                     "grad norm (fp64 chunk)", -1, t);
-            t = zs_t_gpu_mem(b, b->q_rs, (double)part * 10, ZS_CLS_COPY,
+            t = zs_t_gpu_mem(b, s->q_red, (double)part * 10, ZS_CLS_COPY,
                              "grad norm", -1, nt, -1);
-            t = zs_t_free(b, b->q_rs, nt, t);
+            t = zs_t_free(b, s->q_red, nt, t);
             /* ZeRO-2 (stage_1_and_2.py async_inplace_copy_grad_to_fp32_
              * buffer_from_gpu) upcasts on the GPU in every version */
             if (s->zero3 && !s->nvme &&
@@ -836,15 +824,148 @@ static void flush(struct ds *s)
             else
                 t = fp32_grads_gpu_cast(s, part, t, pin);
         }
-        t = zs_t_free(b, b->q_rs, g, t);
-    } else {
-        t = zs_t_gpu_mem(b, b->q_rs, (double)part * 6, ZS_CLS_COPY,
-                         "accumulate grad partition", -1, t, -1);
+        return zs_t_free(b, s->q_red, g, t);
     }
-    t = zs_t_free(b, b->q_rs, inter, t);
+    return zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
+                        "accumulate grad partition", -1, t, -1);
+}
+
+/* ZeRO-3's bucket flush (stage3.py __reduce_and_partition_ipg_grads): the
+ * interleaving copy and pre-divide into a transient buffer, one
+ * reduce-scatter, the partition. */
+static void flush_z3(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t fill = s->fill, part = (s->fill + b->c->world - 1) / b->c->world;
+    int32_t inter, t;
+    /* back-pressure: more than 2 reduce events -> sync the oldest
+     * (max_param_reduce_events = 2, mechanics §0) */
+    if (s->flush_ring[0] >= 0)
+        zs_t_mark(b, b->q_host, "host waits reduce event", s->flush_ring[0],
+                  b->last_host, -1);
+    /* the flush on the host: the interleaving, the collective's launch and
+     * the per-tensor partition bookkeeping, counted in calls (hooks.c) */
+    zs_t_delay(b, b->q_host,
+               zs_ds3_calls_ns(b, zs_ds3_flush_calls(
+                                      &b->c->ds_version, s->fill_tensors,
+                                      (int)b->c->world, s->off_opt,
+                                      s->boundary)),
+               ZS_CLS_HOST, "flush gradient bucket", -1, b->last_host, -1);
+    inter = zs_t_alloc(b, s->q_red, b->p_gpu, fill * 2, 0,
+                       "reduce-scatter interleave buffer", -1, b->last_host);
+    t = zs_t_gpu_mem(b, s->q_red, (double)fill * 4, ZS_CLS_COPY,
+                     "interleave + pre-divide", -1, inter, -1);
+    t = zs_t_coll(b, s->q_red, ZS_COLL_REDUCESCATTER, (double)fill * 2,
+                  "reduce-scatter grads", -1, t, -1);
+    t = partition_grads(s, part, t);
+    t = zs_t_free(b, s->q_red, inter, t);
     s->flush_ring[0] = s->flush_ring[1];
     s->flush_ring[1] = t;
     s->last_rs = t;
+}
+
+/* ZeRO-1/2's bucket flush: stage_1_and_2.py reduce_ipg_grads ->
+ * average_tensor with reduce_scatter True (the default), read at edaa722
+ * (0.19.6) and at the releases named:
+ * - the stream (q_red): reduction_stream with overlap_comm, else the
+ *   current stream, in every release;
+ * - with overlap_comm, average_tensor began with torch.cuda.synchronize()
+ *   until PR #2500 (97deaae, v0.8.0) made the reduction stream wait for
+ *   the current one; from PR #5606 (a41729f, v0.14.3) the current stream
+ *   also waits for the reduction stream, so the backward's next kernels
+ *   wait for the bucket reduced before;
+ * - tensor.div_ by the world size, in place on the bucket;
+ * - from PR #4695 (2afa1c7, v0.12.4; use_multi_rank_bucket_allreduce True
+ *   by default) every rank's slices go to one all-reduce of a flat copy
+ *   (allreduce_and_scatter -> allreduce_bucket: self.flatten, then
+ *   dist.all_reduce) and this rank's slices are copied back
+ *   (allreduce_and_copy_with_multiple_ranks, buf.copy_(synced)).  Before
+ *   it allreduce_no_retain runs, for each rank whose partition the bucket
+ *   spans, a flat copy of that rank's slices and a dist.reduce to it
+ *   (allreduce_bucket with rank=dst), after get_accelerator().synchronize()
+ *   when overlap_comm (allreduce_and_copy: v0.9.0 :1354, v0.12.3 :1432);
+ *   the destination copies back.  The bucket's elements are split evenly
+ *   among the ranks it spans [approximation: the slices' exact sizes
+ *   follow the partition boundaries];
+ * then reduce_ipg_grads puts this rank's slices into its partition on the
+ * same stream (partition_grads).  The host work is in the grad hooks'
+ * time (hooks.c). */
+static void flush_z12(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_ds_version *v = &b->c->ds_version;
+    int64_t fill = s->fill, W = b->c->world, part = (fill + W - 1) / W;
+    bool ov = b->c->overlap_comm_on;
+    int q = s->q_red;
+    int32_t t = -1;
+    if (ov && !zs_ds_at_least(v, 0, 8, 0)) {
+        zs_t_drain(b, "torch.cuda.synchronize (average_tensor)");
+        t = b->last_host;
+    } else if (ov) {
+        /* reduction_stream.wait_stream(current_stream()) */
+        t = zs_t_mark(b, b->q_comp, "reduction stream waits current stream",
+                      -1, -1, -1);
+        /* current_stream().wait_stream(reduction_stream) */
+        if (zs_ds_at_least(v, 0, 14, 3))
+            zs_t_mark(b, b->q_comp, "current stream waits reduction stream",
+                      zs_t_mark(b, q, "reduction stream so far", -1, -1, -1),
+                      -1, -1);
+    }
+    t = zs_t_gpu_mem(b, q, (double)fill * 4, ZS_CLS_COPY,
+                     "divide bucket by world size", -1, t, b->last_host);
+    if (zs_ds_at_least(v, 0, 12, 4)) {
+        int32_t flat = zs_t_alloc(b, q, b->p_gpu, fill * 2, 0,
+                                  "flattened bucket (allreduce_bucket)", -1,
+                                  t);
+        t = zs_t_gpu_mem(b, q, (double)fill * 4, ZS_CLS_COPY,
+                         "flatten bucket", -1, flat, -1);
+        t = zs_t_coll(b, q, ZS_COLL_ALLREDUCE, (double)fill * 2,
+                      "all-reduce grads", -1, t, -1);
+        t = zs_t_gpu_mem(b, q, (double)part * 4, ZS_CLS_COPY,
+                         "copy this rank's slices back", -1, t, -1);
+        t = zs_t_free(b, q, flat, t);
+    } else {
+        /* the ranks whose partitions (T elements each, in forward order)
+         * the bucket spans; backward fills buckets from the end */
+        int64_t pp = b->T > 0 ? b->T : 1, hi = pp * W - s->red_off,
+                lo = hi - fill;
+        int64_t k, first, last;
+        if (lo < 0)
+            lo = 0;
+        first = lo / pp;
+        last = (hi - 1) / pp;
+        k = last >= first ? last - first + 1 : 1;
+        for (int64_t d = 0; d < k; d++) {
+            int64_t m = fill / k + (d < fill % k);
+            int32_t fl;
+            if (ov) {
+                zs_t_drain(b, "torch.cuda.synchronize (allreduce_and_copy)");
+                t = zs_t_mark(b, q, "after synchronize", t, b->last_host,
+                              -1);
+            }
+            fl = zs_t_alloc(b, q, b->p_gpu, m * 2, 0,
+                            "flattened slices (allreduce_bucket)", -1, t);
+            t = zs_t_gpu_mem(b, q, (double)m * 4, ZS_CLS_COPY,
+                             "flatten slices", -1, fl, -1);
+            t = zs_t_coll(b, q, ZS_COLL_REDUCE, (double)m * 2,
+                          "reduce grads to their rank", -1, t, -1);
+            t = zs_t_free(b, q, fl, t);
+        }
+        t = zs_t_gpu_mem(b, q, (double)part * 4, ZS_CLS_COPY,
+                         "copy this rank's slices back", -1, t, -1);
+    }
+    s->last_rs = partition_grads(s, part, t);
+    s->red_off += fill;
+}
+
+static void flush(struct ds *s)
+{
+    if (!s->fill)
+        return;
+    if (s->zero3)
+        flush_z3(s);
+    else
+        flush_z12(s);
     s->fill = 0;
     s->fill_tensors = 0;
 }
@@ -854,15 +975,21 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
     struct zs_bctx *b = s->b;
     int64_t n = b->units[unit].trainable;
     int32_t t;
+    int q;
     if (n <= 0)
         return;
     if (s->fill > 0 && s->fill + n > b->c->reduce_bucket_size)
         flush(s);
-    /* __add_grad_to_ipg_bucket: RS stream waits for the default stream, copies
-     * the grad into the bucket; the original grad is freed */
-    t = zs_t_gpu_mem(b, b->q_rs, (double)n * 4, ZS_CLS_COPY,
+    /* ZeRO-3 __add_grad_to_ipg_bucket: the reduce stream waits for the
+     * default stream and copies the grad into the bucket; ZeRO-1/2
+     * (reduce_independent_p_g_buckets_and_remove_grads) copies on the
+     * current stream; the original grad is freed */
+    q = s->zero3 ? s->q_red : b->q_comp;
+    t = zs_t_gpu_mem(b, q, (double)n * 4, ZS_CLS_COPY,
                      "copy grad into IPG bucket", unit, bwd, -1);
-    s->last_rs = zs_t_free(b, b->q_rs, grad_alloc, t);
+    t = zs_t_free(b, q, grad_alloc, t);
+    if (s->zero3)
+        s->last_rs = t;
     s->fill += n;
     s->fill_tensors += s->uc[unit].trained;
     if (s->fill >= b->c->reduce_bucket_size)
@@ -1110,10 +1237,17 @@ static void micro_backward(struct ds *s)
     }
     host_pending(s);
     /* independent_gradient_partition_epilogue: flush, then the host waits
-     * for the reduce-scatter stream */
+     * for the reduce stream (ZeRO-3); ZeRO-1/2 synchronizes the device with
+     * overlap_comm (stage_1_and_2.py :929-931 at edaa722), and without it
+     * the host waits for the grads where the step reads them [assumption:
+     * the step's norm .item() or the CPU optimizer's wait] */
     flush(s);
-    zs_t_mark(b, b->q_host, "host waits reduce-scatter stream", s->last_rs,
-              b->last_host, -1);
+    s->red_off = 0;
+    if (!s->zero3 && b->c->overlap_comm_on)
+        zs_t_drain(b, "torch.cuda.synchronize (ipg epilogue)");
+    else
+        zs_t_mark(b, b->q_host, "host waits reduce stream", s->last_rs,
+                  b->last_host, -1);
     release_all(s);
     s->pos = 0;
 }
@@ -1359,6 +1493,12 @@ static void init_gpu(struct ds *s)
     if (T > 0 && b->c->contiguous_gradients)
         zs_t_alloc(b, b->q_comp, b->p_gpu, b->c->reduce_bucket_size * 2, 0,
                    "IPG gradient bucket (reduce_bucket_size)", -1, -1);
+    /* ZeRO-1/2 double-buffers the bucket with overlap_comm (stage_1_and_2.py
+     * setup_buckets buf_1 at edaa722, backward() at v0.12.3) */
+    if (T > 0 && b->c->contiguous_gradients && !s->zero3 &&
+        b->c->overlap_comm_on)
+        zs_t_alloc(b, b->q_comp, b->p_gpu, b->c->reduce_bucket_size * 2, 0,
+                   "second IPG gradient bucket (overlap_comm)", -1, -1);
     if (!s->off_opt && T > 0) {
         zs_t_alloc(b, b->q_comp, b->p_gpu, T * 4, 0, "fp32 master params", -1,
                    -1);
@@ -1653,6 +1793,7 @@ int zs_build_deepspeed(struct zs_bctx *b)
     s.grad_swap = s.next_in = s.async_out = -1;
     s.flush_ring[0] = s.flush_ring[1] = -1;
     s.last_rs = -1;
+    s.q_red = b->c->overlap_comm_on ? b->q_rs : b->q_comp;
     s.act_saved = s.act_work = s.act_bwd = s.act_bwd_ws = -1;
     rc = build_trace(&s);
     if (!rc && s.pnvme)

@@ -152,7 +152,8 @@ static const struct zs_field k_fields[] = {
      NULL, 0, NULL},
     {"sub_group_size", ZS_F_INT, OFF(sub_group_size), 1, BIG, 1e9, 0, NULL, 0,
      NULL},
-    {"overlap_comm", ZS_F_BOOL, OFF(overlap_comm), 0, 0, 1, 0, NULL, 0, NULL},
+    {"overlap_comm", ZS_F_ENUM, OFF(overlap_comm), 0, 0, ZS_AUTO, 0, k_tri, 0,
+     NULL},
     {"contiguous_gradients", ZS_F_BOOL, OFF(contiguous_gradients), 0, 0, 1, 0,
      NULL, 0, NULL},
     /* default -1: by trainer (zs_cfg_resolve) */
@@ -1228,6 +1229,13 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+/* overlap_comm's None: True for stage 3 only (config.h) */
+static void resolve_overlap_comm(struct zs_cfg *c)
+{
+    c->overlap_comm_on = c->overlap_comm == ZS_AUTO ? c->zero == 3
+                                                    : c->overlap_comm == ZS_YES;
+}
+
 static void resolve_pin(struct zs_cfg *c)
 {
     /* offload_*.pin_memory default by DeepSpeed release (ds_keys.c's row,
@@ -1290,6 +1298,7 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     if (rc)
         return rc;
     resolve_pin(c);
+    resolve_overlap_comm(c);
     if (!c->name[0])
         zs_strlcpy(c->name, "cli", sizeof c->name);
     return 0;

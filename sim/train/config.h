@@ -159,7 +159,12 @@ struct zs_cfg {
     int64_t max_live_parameters;
     int64_t max_reuse_distance;
     int64_t sub_group_size;
-    bool overlap_comm;
+    /* enum zs_tristate: zero_optimization.overlap_comm; AUTO is DeepSpeed's
+     * None, True for stage 3 only (zero/config.py overlap_comm_valid at
+     * edaa722; v0.6.5 constants.py ZERO_OPTIMIZATION_OVERLAP_COMM_DEFAULT
+     * False, ZERO3_..._DEFAULT True), resolved into overlap_comm_on */
+    int overlap_comm;
+    bool overlap_comm_on;
     bool contiguous_gradients;
     double gradient_clipping;
 
