@@ -30,8 +30,10 @@
  *
  * Gradients (§1 steps 6-10): each trained param's full gradient is copied
  * into the persistent IPG bucket (reduce_bucket_size elements) on the
- * reduce-scatter stream; a full bucket is reduce-scattered through a
- * transient interleave buffer; the rank's partition then travels to the CPU
+ * reduce stream (q_red: the compute stream without overlap_comm); ZeRO-3
+ * reduce-scatters a full bucket through a transient interleave buffer,
+ * ZeRO-1/2 all-reduces a flat copy of it (flush_z12, with the releases'
+ * differences); the rank's partition then travels to the CPU
  * accumulation buffer (offload_optimizer) — D2H 2 B, H2D back 2 B on the first
  * micro-step, H2D+add+D2H afterwards, and at the accumulation boundary an fp32
  * upcast on the GPU and a 4 B D2H, blocking the host before DeepSpeed 0.19.5
