@@ -2137,6 +2137,33 @@ START_TEST(test_ds3_hook_calls)
 }
 END_TEST
 
+/* DeepSpeed ZeRO-1/2's hooks counted in calls (sched/hooks.c): 13 per
+ * trained tensor's grad hook; a bucket flush of n tensors over k rank
+ * slices and w ranks 11 + 2 n + 9 n / w + 3 k, plus the stream: 1 without
+ * overlap_comm, 5 + 2 with it and 5 more from 0.14.3; plus the reduction:
+ * 7 from 0.12.4 (flatten, all-reduce, copy back), before it 11 per slice
+ * (12 with overlap_comm's synchronize).  Four tensors, two ranks:
+ * 11 + 8 + 18 + 3 k. */
+START_TEST(test_ds2_hook_calls)
+{
+    struct zs_ds_version v0196, v0140, v0123;
+    struct zs_err err = {0, ""};
+    ck_assert_int_eq(zs_ds_version_parse("0.19.6", &v0196, &err), 0);
+    ck_assert_int_eq(zs_ds_version_parse("0.14.0", &v0140, &err), 0);
+    ck_assert_int_eq(zs_ds_version_parse("0.12.3", &v0123, &err), 0);
+    ck_assert_int_eq(zs_ds2_grad_hook_calls(), 13);
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0196, 4, 1, 2, false),
+                     40 + 1 + 7);
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0196, 4, 1, 2, true),
+                     40 + 12 + 7);
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0140, 4, 1, 2, true), 40 + 7 + 7);
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0123, 4, 2, 2, true),
+                     43 + 7 + 2 * 12);
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0123, 4, 2, 2, false),
+                     43 + 1 + 2 * 11);
+}
+END_TEST
+
 /* The hooks' host time follows DeepSpeed's version and the modules it
  * hooks.  GPT-2 at seq 1024 on 8 H100 is host-bound under ZeRO-3 (12 layers
  * of 2 linears in attention, 2 in the MLP, 2 LayerNorms, each with its
@@ -2280,6 +2307,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_torchtitan_b1);
     tcase_add_test(core, test_hook_host_time);
     tcase_add_test(core, test_ds3_hook_calls);
+    tcase_add_test(core, test_ds2_hook_calls);
     tcase_add_test(core, test_ds3_hook_versions);
     tcase_add_test(core, test_ds3_prefetch_depth);
     tcase_add_test(core, test_loss_half);

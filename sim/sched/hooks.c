@@ -205,6 +205,71 @@ int64_t zs_ds3_flush_calls(const struct zs_ds_version *v, int tensors,
     return DS3_FLUSH_BASE + k * per;
 }
 
+/* ---- DeepSpeed ZeRO-1/2: the grad hooks counted in calls ------------------
+ *
+ * The same unit as ZeRO-3's above (one call into PyTorch at hook_call_ns),
+ * read in stage_1_and_2.py at edaa722 (0.19.6) and checked at v0.12.3.
+ *
+ * Per trained tensor, 13: the post-accumulate-grad hook entered from the
+ * engine (1; the hook-state bookkeeping around it, base_optimizer.py
+ * :157-240, is Python, and its one graph-task callback per backward is not
+ * counted); reduce_independent_p_g_buckets_and_remove_grads (:1193-1257):
+ * param.numel five times (the empty check, the bucket check, the
+ * extra-large check, the narrow, the count: 5; v0.12.3 has no empty check
+ * [approximation: counted alike]), the grad getter (1), the bucket narrow,
+ * view(-1), copy_, .data, view_as and the .data setter (6).
+ *
+ * Per bucket flush, reduce_ipg_grads (:1691-1756) and average_tensor
+ * (:1350-1460): the bucket narrow (1); the stream: without overlap_comm
+ * current_stream (1), with it reduction_stream.wait_stream(current_stream())
+ * (5, as ZeRO-3's wait_stream) and from 0.14.3 current_stream().wait_stream(
+ * reduction_stream) (5) and the flat tensor's and the copied slice's
+ * record_stream (2); the stream context (4); div_ and get_world_size (2);
+ * per tensor its numel in the offsets loop (1); per rank slice its narrow,
+ * its numel in allreduce_and_scatter and its view out of the flat result
+ * (3).  From 0.12.4 (use_multi_rank_bucket_allreduce) one flatten (1), one
+ * all_reduce (5, as ZeRO-3's collective) and this rank's slice copied back
+ * (1); before it, per rank slice (allreduce_and_copy), the synchronize with
+ * overlap_comm (1), the stream context (4), the flatten (1), the reduce (5)
+ * and the copy back (1).  Then, under the stream context again (4), per
+ * tensor either grad = None (1, another rank's) or copy_grads_in_partition
+ * (10: the grad getter, view, narrow, view(-1), copy_, .data, view_as, the
+ * .data setter, two numel), this rank's one tensor in `world` on average:
+ * 1 + 9 / world [approximation: zsim does not place tensors in
+ * partitions]. */
+#define DS2_GRAD_HOOK 13
+#define DS2_FLUSH_BASE 11
+#define DS2_FLUSH_TENSOR 2
+#define DS2_FLUSH_IN_PARTITION 9
+#define DS2_FLUSH_SLICE 3
+#define DS2_WAIT_STREAM 5
+#define DS2_ALLREDUCE 7
+#define DS2_REDUCE_PER_SLICE 11
+
+int64_t zs_ds2_grad_hook_calls(void)
+{
+    return DS2_GRAD_HOOK;
+}
+
+int64_t zs_ds2_flush_calls(const struct zs_ds_version *v, int tensors,
+                           int slices, int world, bool overlap)
+{
+    int64_t n = tensors > 0 ? tensors : 0, k = slices > 0 ? slices : 1;
+    int64_t w = world > 0 ? world : 1;
+    int64_t c = DS2_FLUSH_BASE + n * DS2_FLUSH_TENSOR +
+                (n * DS2_FLUSH_IN_PARTITION) / w + k * DS2_FLUSH_SLICE;
+    if (!overlap)
+        c += 1;
+    else
+        c += DS2_WAIT_STREAM + 2 +
+             (zs_ds_at_least(v, 0, 14, 3) ? DS2_WAIT_STREAM : 0);
+    if (zs_ds_at_least(v, 0, 12, 4))
+        c += DS2_ALLREDUCE;
+    else
+        c += k * (DS2_REDUCE_PER_SLICE + (overlap ? 1 : 0));
+    return c;
+}
+
 /* Host time of `calls` hook calls on this rank's GPU's launching thread. */
 int64_t zs_ds3_calls_ns(const struct zs_bctx *b, int64_t calls)
 {
@@ -213,12 +278,6 @@ int64_t zs_ds3_calls_ns(const struct zs_bctx *b, int64_t calls)
     return (int64_t)((double)calls * t + 0.5);
 }
 
-/* DeepSpeed ZeRO-2: one grad-accumulation hook per trained tensor, backward
- * only.  [assumption] 40 us, ZeRO-3's former per-module figure kept (the
- * hook does the bucket copy and its bookkeeping; no source times it alone;
- * PR #7886's 0.0505 s per iteration for a 147-tensor, 267M-parameter model on
- * 8 x H100 bounds it from above at 344 us). */
-#define DS2_GRAD_HOOK_NS 40000
 /* FSDP2, per group and pass, besides the unshard: [assumption] 60 us
  * (input casting, the post-backward autograd function over the inputs,
  * reshard, post_backward's foreach_reduce on the host). */
@@ -344,8 +403,11 @@ int64_t zs_hook_ns(const struct zs_bctx *b, int unit, bool backward)
                                                       uc.modules, uc.trained,
                                                       backward));
     }
-    return backward ? (int64_t)trained_tensors(b, &b->units[unit]) *
-                          DS2_GRAD_HOOK_NS
+    /* ZeRO-1/2: the trained tensors' grad hooks, backward only; the flushes
+     * where zero.c issues them */
+    return backward ? zs_ds3_calls_ns(b, (int64_t)trained_tensors(
+                                             b, &b->units[unit]) *
+                                             zs_ds2_grad_hook_calls())
                     : 0;
 }
 

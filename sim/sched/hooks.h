@@ -1,5 +1,5 @@
 /*
- * hooks.h — DeepSpeed ZeRO-3's host work counted in calls into PyTorch
+ * hooks.h — DeepSpeed ZeRO-3's and ZeRO-1/2's host work counted in calls into PyTorch
  * (hooks.c has the derivation, the code read and the sources).  The
  * schedules turn the counts into host time with the GPU profile's
  * hook_call_ns (zs_gpu_hook_call_ns); the counts alone are pure functions so
@@ -40,5 +40,13 @@ int64_t zs_ds3_gather_calls(const struct zs_ds_version *v, int tensors,
  * accumulation boundary (norms and the fp32 copy with offload_optimizer). */
 int64_t zs_ds3_flush_calls(const struct zs_ds_version *v, int tensors,
                            int world, bool off_opt, bool boundary);
+
+/* DeepSpeed ZeRO-1/2: calls of one trained tensor's grad hook (its copy
+ * into the bucket), and of one bucket flush of `tensors` gradients whose
+ * elements belong to `slices` ranks' partitions, over `world` ranks, with
+ * or without overlap_comm. */
+int64_t zs_ds2_grad_hook_calls(void);
+int64_t zs_ds2_flush_calls(const struct zs_ds_version *v, int tensors,
+                           int slices, int world, bool overlap);
 
 #endif

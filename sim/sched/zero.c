@@ -890,8 +890,8 @@ static void flush_z3(struct ds *s)
  *   among the ranks it spans [approximation: the slices' exact sizes
  *   follow the partition boundaries];
  * then reduce_ipg_grads puts this rank's slices into its partition on the
- * same stream (partition_grads).  The host work is in the grad hooks'
- * time (hooks.c). */
+ * same stream (partition_grads).  The host work, counted in calls
+ * (hooks.c zs_ds2_flush_calls), comes first. */
 static void flush_z12(struct ds *s)
 {
     struct zs_bctx *b = s->b;
@@ -900,6 +900,16 @@ static void flush_z12(struct ds *s)
     bool ov = b->c->overlap_comm_on;
     int q = s->q_red;
     int32_t t = -1;
+    /* the ranks whose partitions (T elements each, in forward order) the
+     * bucket spans; backward fills buckets from the end */
+    int64_t pp = b->T > 0 ? b->T : 1, hi = pp * W - s->red_off,
+            lo = hi - fill > 0 ? hi - fill : 0;
+    int64_t k = (hi - 1) / pp >= lo / pp ? (hi - 1) / pp - lo / pp + 1 : 1;
+    /* the flush's host work, counted in calls (hooks.c) */
+    zs_t_delay(b, b->q_host,
+               zs_ds3_calls_ns(b, zs_ds2_flush_calls(v, s->fill_tensors,
+                                                     (int)k, (int)W, ov)),
+               ZS_CLS_HOST, "flush gradient bucket", -1, b->last_host, -1);
     if (ov && !zs_ds_at_least(v, 0, 8, 0)) {
         zs_t_drain(b, "torch.cuda.synchronize (average_tensor)");
         t = b->last_host;
@@ -927,16 +937,6 @@ static void flush_z12(struct ds *s)
                          "copy this rank's slices back", -1, t, -1);
         t = zs_t_free(b, q, flat, t);
     } else {
-        /* the ranks whose partitions (T elements each, in forward order)
-         * the bucket spans; backward fills buckets from the end */
-        int64_t pp = b->T > 0 ? b->T : 1, hi = pp * W - s->red_off,
-                lo = hi - fill;
-        int64_t k, first, last;
-        if (lo < 0)
-            lo = 0;
-        first = lo / pp;
-        last = (hi - 1) / pp;
-        k = last >= first ? last - first + 1 : 1;
         for (int64_t d = 0; d < k; d++) {
             int64_t m = fill / k + (d < fill % k);
             int32_t fl;
