@@ -271,7 +271,7 @@ int64_t zs_ds2_flush_calls(const struct zs_ds_version *v, int tensors,
 }
 
 /* Host time of `calls` hook calls on this rank's GPU's launching thread. */
-int64_t zs_ds3_calls_ns(const struct zs_bctx *b, int64_t calls)
+int64_t zs_ds_calls_ns(const struct zs_bctx *b, int64_t calls)
 {
     double t = b->node->gpu.hook_call_ns > 0 ? b->node->gpu.hook_call_ns
                                              : ZS_HOOK_CALL_NS;
@@ -399,13 +399,13 @@ int64_t zs_hook_ns(const struct zs_bctx *b, int unit, bool backward)
          * and flushes where zero.c issues them */
         struct zs_ds3_unit_calls uc;
         zs_ds3_unit_calls_of(b, unit, &uc);
-        return zs_ds3_calls_ns(b, zs_ds3_module_calls(&b->c->ds_version,
+        return zs_ds_calls_ns(b, zs_ds3_module_calls(&b->c->ds_version,
                                                       uc.modules, uc.trained,
                                                       backward));
     }
     /* ZeRO-1/2: the trained tensors' grad hooks, backward only; the flushes
      * where zero.c issues them */
-    return backward ? zs_ds3_calls_ns(b, (int64_t)trained_tensors(
+    return backward ? zs_ds_calls_ns(b, (int64_t)trained_tensors(
                                              b, &b->units[unit]) *
                                              zs_ds2_grad_hook_calls())
                     : 0;

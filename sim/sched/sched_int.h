@@ -315,12 +315,12 @@ int32_t zs_t_drain(struct zs_bctx *b, const char *name);
  * (forward and recompute: backward false), and of an FSDP2 unshard. */
 int64_t zs_hook_ns(const struct zs_bctx *b, int unit, bool backward);
 int64_t zs_fsdp2_unshard_host_ns(bool offload);
-/* DeepSpeed ZeRO-3 (hooks.h): what unit `unit` stands for in the counted
- * calls, and the host time of `calls` calls (the GPU profile's
- * hook_call_ns each). */
+/* DeepSpeed (hooks.h): what unit `unit` stands for in ZeRO-3's counted
+ * calls, and the host time of `calls` calls of ZeRO-1/2/3's hooks (the GPU
+ * profile's hook_call_ns each). */
 void zs_ds3_unit_calls_of(const struct zs_bctx *b, int unit,
                           struct zs_ds3_unit_calls *out);
-int64_t zs_ds3_calls_ns(const struct zs_bctx *b, int64_t calls);
+int64_t zs_ds_calls_ns(const struct zs_bctx *b, int64_t calls);
 
 /* fetch_units.c */
 int zs_units_build_leaves(struct zs_bctx *b);

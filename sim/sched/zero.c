@@ -394,7 +394,7 @@ static void gather(struct ds *s, const int *group, int ng)
      * at the first wait, counted in calls (hooks.c) */
     launch =
         zs_t_delay(b, b->q_host,
-                   zs_ds3_calls_ns(b, zs_ds3_gather_calls(&b->c->ds_version,
+                   zs_ds_calls_ns(b, zs_ds3_gather_calls(&b->c->ds_version,
                                                           fetched, (int)w)),
                    ZS_CLS_HOST, "launch all-gather", unit0, b->last_host, -1);
     flat = zs_t_alloc(b, b->q_ag, b->p_gpu, full, 0, "all-gather flat buffer",
@@ -543,7 +543,7 @@ static void fetch(struct ds *s, int pos)
      * wait and a fetch event (hooks.c); a unit kept gathered since its
      * last use is not in the in-flight registry and is not waited for */
     if (s->pending[u]) {
-        s->host_pending_ns += zs_ds3_calls_ns(
+        s->host_pending_ns += zs_ds_calls_ns(
             b, zs_ds3_wait_calls(&b->c->ds_version, s->uc[u].fetched));
         s->pending[u] = false;
     }
@@ -573,7 +573,7 @@ static void release(struct ds *s, int pos, int32_t after)
         return;
     if (!b->avail[u])
         return;
-    s->host_pending_ns += zs_ds3_calls_ns(
+    s->host_pending_ns += zs_ds_calls_ns(
         b, zs_ds3_release_calls(&b->c->ds_version, s->uc[u].fetched));
     zs_t_free(b, b->q_comp, b->galloc[u], after);
     b->galloc[u] = -1;
@@ -848,7 +848,7 @@ static void flush_z3(struct ds *s)
     /* the flush on the host: the interleaving, the collective's launch and
      * the per-tensor partition bookkeeping, counted in calls (hooks.c) */
     zs_t_delay(b, b->q_host,
-               zs_ds3_calls_ns(b, zs_ds3_flush_calls(
+               zs_ds_calls_ns(b, zs_ds3_flush_calls(
                                       &b->c->ds_version, s->fill_tensors,
                                       (int)b->c->world, s->off_opt,
                                       s->boundary)),
@@ -907,7 +907,7 @@ static void flush_z12(struct ds *s)
     int64_t k = (hi - 1) / pp >= lo / pp ? (hi - 1) / pp - lo / pp + 1 : 1;
     /* the flush's host work, counted in calls (hooks.c) */
     zs_t_delay(b, b->q_host,
-               zs_ds3_calls_ns(b, zs_ds2_flush_calls(v, s->fill_tensors,
+               zs_ds_calls_ns(b, zs_ds2_flush_calls(v, s->fill_tensors,
                                                      (int)k, (int)W, ov)),
                ZS_CLS_HOST, "flush gradient bucket", -1, b->last_host, -1);
     if (ov && !zs_ds_at_least(v, 0, 8, 0)) {
