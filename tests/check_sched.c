@@ -1237,6 +1237,79 @@ START_TEST(test_ds_reduction_by_hand)
 }
 END_TEST
 
+/* ZeRO-1/2 with the optimizer offloaded, the tiny model on 2 GPUs (this
+ * rank's partition T = 110240 elements; sched/zero.c
+ * partition_grads_z12_offload, params_back; stage_1_and_2.py at the
+ * releases named): per step at the boundary the fp32 grads go D2H (4 B:
+ * 440960 B) and the updated params come back, from 0.17.0 as 16-bit from
+ * the CPU buffer (2 B: 220480 B), from 0.14.1 as the fp32 partition
+ * .to(device) (4 B: 440960 B), before it converted on the CPU into a
+ * pageable temporary (2 B).  The CPU accumulation round trip runs only
+ * with more than one micro-step: the first micro-step's grads go D2H
+ * (2 B: 220480 B), the second's come back H2D and, from 0.15.2, go D2H
+ * again at the boundary. */
+static void z2_offload_of(const char *extra, int64_t *h2d_acc, int64_t *d2h_acc,
+                          int64_t *d2h_f32, int64_t *back, int *steps)
+{
+    static struct zt_run r;
+    char flags[320];
+    zs_sim *s = zs_sim_new();
+    ck_assert_ptr_nonnull(s);
+    snprintf(flags, sizeof flags,
+             "model=tests/data/good/model-tiny.json;gpus=2xH100;"
+             "framework=deepspeed;zero=2;offload-optimizer=cpu;"
+             "pin-memory=yes;micro-batch=1;seq-len=128;%s",
+             extra);
+    zt_simulate(&r, NULL, flags, s, true);
+    *h2d_acc = *d2h_acc = *d2h_f32 = *back = 0;
+    *steps = 0;
+    for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
+        const struct zs_task_rec *t = zs_sim_task(s, i);
+        int64_t bytes = r.ex.t[i].bytes;
+        if (!t->name)
+            continue;
+        *steps += !strcmp(t->name, "step end");
+        /* ZeRO-3's round trip names count too: ZeRO-1/2 must not run it */
+        if (!strcmp(t->name, "H2D accumulated grads") ||
+            !strcmp(t->name, "H2D grad partition back"))
+            *h2d_acc += bytes;
+        else if (!strcmp(t->name, "D2H accumulated grads") ||
+                 !strcmp(t->name, "D2H grad partition"))
+            *d2h_acc += bytes;
+        else if (!strcmp(t->name, "D2H fp32 grads"))
+            *d2h_f32 += bytes;
+        else if (!strcmp(t->name, "H2D updated bf16 params") ||
+                 !strcmp(t->name, "H2D updated fp32 params") ||
+                 !strcmp(t->name, "H2D updated bf16 params (pageable)"))
+            *back += bytes;
+    }
+    ck_assert_int_gt(*steps, 0);
+    zs_free(r.ex.t);
+    zs_sim_free(s);
+}
+
+START_TEST(test_z2_offload_by_hand)
+{
+    int64_t h2d, d2h, f32, back;
+    int n;
+    z2_offload_of("grad-accum=1", &h2d, &d2h, &f32, &back, &n);
+    ck_assert_int_eq(h2d + d2h, 0);
+    ck_assert_int_eq(f32, 440960LL * n);
+    ck_assert_int_eq(back, 220480LL * n);
+    z2_offload_of("grad-accum=2", &h2d, &d2h, &f32, &back, &n);
+    ck_assert_int_eq(h2d, 220480LL * n);
+    ck_assert_int_eq(d2h, 2 * 220480LL * n);
+    ck_assert_int_eq(f32, 440960LL * n);
+    z2_offload_of("grad-accum=2;deepspeed-version=0.15.0", &h2d, &d2h, &f32,
+                  &back, &n);
+    ck_assert_int_eq(d2h, 220480LL * n); /* not at the boundary */
+    ck_assert_int_eq(back, 440960LL * n); /* the fp32 partition */
+    z2_offload_of("grad-accum=1;deepspeed-version=0.12.3", &h2d, &d2h, &f32,
+                  &back, &n);
+    ck_assert_int_eq(back, 220480LL * n); /* the pageable 16-bit copy */
+}
+END_TEST
+
 START_TEST(test_bad_configs)
 {
     static const struct {
@@ -2335,6 +2408,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_ds_pinned_grad_buffer_window);
     tcase_add_test(core, test_nvme_param_swap_bytes);
     tcase_add_test(core, test_ds_reduction_by_hand);
+    tcase_add_test(core, test_z2_offload_by_hand);
     tcase_add_test(bad, test_nvme_param_buffer_size);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);

@@ -759,9 +759,10 @@ static int32_t fp32_grads_pinned_buffer(struct ds *s, int64_t part, int32_t t)
 }
 
 /* The fp32 gradient copy at the accumulation boundary of ZeRO-3 from
- * DeepSpeed 0.16.3 (PR #6962, explicit upcast), of ZeRO-3 with NVMe
- * swap (grad_buffer.float()) and of ZeRO-2: an fp32 upcast on the GPU and a
- * 4 B D2H (to NVMe through the swapper with optimizer NVMe offload). */
+ * DeepSpeed 0.16.3 (PR #6962, explicit upcast) and of ZeRO-3 with NVMe
+ * swap (grad_buffer.float()): an fp32 upcast on the GPU and a 4 B D2H (to
+ * NVMe through the swapper with optimizer NVMe offload); ZeRO-1/2's is in
+ * partition_grads_z12_offload. */
 static int32_t fp32_grads_gpu_cast(struct ds *s, int64_t part, int32_t t,
                                    bool pin)
 {
@@ -782,13 +783,105 @@ static int32_t fp32_grads_gpu_cast(struct ds *s, int64_t part, int32_t t,
     return zs_t_free(b, s->q_red, f32, t);
 }
 
+/* The largest trained tensor's elements, as a unit's trainable elements
+ * (weight and bias together, so at most a bias above the largest tensor). */
+static int64_t largest_trained_whole(const struct zs_bctx *b)
+{
+    int64_t big = 0;
+    for (int u = 0; u < b->nunits; u++)
+        if (b->units[u].trainable > big)
+            big = b->units[u].trainable;
+    return big;
+}
+
+/* The same, ZeRO-3's partition of it, at most the rank's trainable
+ * partition: the largest gradient slice a rank holds. */
+static int64_t largest_trained(const struct ds *s)
+{
+    const struct zs_bctx *b = s->b;
+    int64_t big = largest_trained_whole(b),
+            W = b->c->world > 0 ? b->c->world : 1;
+    if (s->zero3)
+        big = (big + W - 1) / W;
+    return big < b->T ? big : b->T;
+}
+
+/* ZeRO-1/2 with the optimizer offloaded: copy_grads_in_partition's
+ * cpu_offload branch (stage_1_and_2.py :1650-1667 at edaa722), per
+ * parameter of this rank's partition [approximation: the partition's
+ * elements as one; the per-parameter temporaries at the largest trained
+ * tensor]:
+ * - async_accumulate_grad_in_cpu_via_gpu (:1516-1559) unless the step has
+ *   one micro-step (edaa722: micro_step_id > 0 or not the boundary, PR
+ *   #8225, v0.19.5; before: gradient_accumulation_steps > 1): after the
+ *   first micro-step the CPU accumulation comes back, H2D into
+ *   temp_grad_buffer_for_gpu_offload (2 B), and is added in (6 B); then the
+ *   grads go D2H (2 B) into accumulated_grads_in_cpu, at every micro-step
+ *   from v0.15.2 (PR #6550, c85c870), before it at all but the boundary
+ *   (v0.12.3 :1213-1232);
+ * - at the boundary set_norm_for_param_grad_in_gpu (:1575-1588: .double()
+ *   and its norm, 18 B, one tensor's fp64 copy live),
+ *   update_offload_overflow_tracker_for_param_grad (:1498-1504: in bf16
+ *   too, _has_inf_or_nan :2486-2491: .float(), isnan, isinf, logical_or,
+ *   .float(), max, 28 B, an fp32 copy live, and `if` on the result: the
+ *   host waits for the device, once per parameter [approximation: once
+ *   per bucket]) and async_inplace_copy_grad_to_fp32_buffer_from_gpu
+ *   (:1590-1604: .to(fp32) into a new tensor, 6 B, and a non-blocking 4 B
+ *   D2H into the fp32 gradient), the same in v0.12.3 (:1234-1246). */
+static int32_t partition_grads_z12_offload(struct ds *s, int64_t part,
+                                           int32_t t)
+{
+    struct zs_bctx *b = s->b;
+    const struct zs_ds_version *v = &b->c->ds_version;
+    bool pin = b->c->pin_optimizer, lone = s->first_micro && s->boundary;
+    int64_t big = largest_trained(s);
+    if (big > part)
+        big = part;
+    if (!lone) {
+        if (!s->first_micro) {
+            t = zs_t_pcie(b, s->q_red, 0, (double)part * 2, pin,
+                          "H2D accumulated grads", -1, t, -1);
+            t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
+                             "accumulate grads", -1, t, -1);
+        }
+        if (!s->boundary || zs_ds_at_least(v, 0, 15, 2))
+            t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin,
+                          "D2H accumulated grads", -1, t, -1);
+    }
+    if (s->boundary) {
+        int32_t tmp = zs_t_alloc(b, s->q_red, b->p_gpu, big * 8, 0,
+                                 "grad norm (fp64 copy of a tensor)", -1, t);
+        t = zs_t_gpu_mem(b, s->q_red, (double)part * 18, ZS_CLS_COPY,
+                         "grad norm (per tensor, fp64)", -1, tmp, -1);
+        t = zs_t_free(b, s->q_red, tmp, t);
+        tmp = zs_t_alloc(b, s->q_red, b->p_gpu, big * 4, 0,
+                         "inf/nan check (fp32 copy of a tensor)", -1, t);
+        t = zs_t_gpu_mem(b, s->q_red, (double)part * 28, ZS_CLS_COPY,
+                         "inf/nan check (_has_inf_or_nan)", -1, tmp, -1);
+        t = zs_t_free(b, s->q_red, tmp, t);
+        zs_t_mark(b, b->q_host, "host waits inf/nan check", t, b->last_host,
+                  -1);
+        tmp = zs_t_alloc(b, s->q_red, b->p_gpu, big * 4, 0,
+                         "fp32 grad upcast (a tensor)", -1, b->last_host);
+        t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
+                         "upcast grads", -1, tmp, -1);
+        t = zs_t_pcie(b, s->q_red, 1, (double)part * 4, pin, "D2H fp32 grads",
+                      -1, t, -1);
+        t = zs_t_free(b, s->q_red, tmp, t);
+    }
+    return t;
+}
+
 /* The rank's reduced partition of a flushed bucket (part elements, after
  * task t): with the optimizer offloaded the CPU accumulation round trip and,
- * at the boundary, the norm and the fp32 copy; else the accumulation into
- * the GPU partition.  Returns the last task. */
+ * at the boundary, the norm and the fp32 copy (ZeRO-3 here, ZeRO-1/2 in
+ * partition_grads_z12_offload); else the accumulation into the GPU
+ * partition.  Returns the last task. */
 static int32_t partition_grads(struct ds *s, int64_t part, int32_t t)
 {
     struct zs_bctx *b = s->b;
+    if (s->off_opt && !s->zero3)
+        return partition_grads_z12_offload(s, part, t);
     if (s->off_opt) {
         bool pin = b->c->pin_optimizer;
         int32_t g = zs_t_alloc(b, s->q_red, b->p_gpu, part * 2, 0,
@@ -815,12 +908,9 @@ static int32_t partition_grads(struct ds *s, int64_t part, int32_t t)
             t = zs_t_gpu_mem(b, s->q_red, (double)part * 10, ZS_CLS_COPY,
                              "grad norm", -1, nt, -1);
             t = zs_t_free(b, s->q_red, nt, t);
-            /* ZeRO-2 (stage_1_and_2.py async_inplace_copy_grad_to_fp32_
-             * buffer_from_gpu) upcasts on the GPU in every version */
-            if (s->zero3 && !s->nvme &&
-                !zs_ds_at_least(&b->c->ds_version, 0, 15, 4))
+            if (!s->nvme && !zs_ds_at_least(&b->c->ds_version, 0, 15, 4))
                 t = fp32_grads_cpu_cast(s, part, t);
-            else if (s->zero3 && !s->nvme &&
+            else if (!s->nvme &&
                      !zs_ds_at_least(&b->c->ds_version, 0, 16, 3))
                 t = fp32_grads_pinned_buffer(s, part, t);
             else
@@ -1274,6 +1364,37 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
     } else if (s->zero3 && s->off_param) {
         zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
                  ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer", b->last_host);
+    } else if (!s->zero3 && zs_ds_at_least(&b->c->ds_version, 0, 17, 0)) {
+        /* ZeRO-1/2 from PR #7309 (17c8be0, v0.17.0; stage_1_and_2.py step()
+         * :2336-2340 at edaa722): converted on the CPU into the persistent
+         * 16-bit buffer (param_buffer_of_bit16_for_cpu_offload_groups,
+         * pinned with pin_memory), then copy_(non_blocking=True) to the GPU
+         * partition; from pageable memory the host waits for the copy */
+        bool pin = b->c->pin_optimizer;
+        int32_t h;
+        zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
+                 ZS_CLS_OPT, "fp32 -> bf16 into the 16-bit CPU buffer",
+                 b->last_host);
+        h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, pin,
+                      "H2D updated bf16 params", -1, b->last_host, -1);
+        if (!pin)
+            zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
+    } else if (!s->zero3 && zs_ds_at_least(&b->c->ds_version, 0, 14, 1)) {
+        /* ZeRO-1/2 from PR #5301 (7b5b066, v0.14.1) to 0.16 (v0.16.0
+         * :1872-1873): bit16 partition.copy_(fp32_partition.to(device)): a
+         * blocking 4 B H2D of the fp32 partition (pinned with pin_memory)
+         * into a new GPU tensor, then the cast on the GPU (6 B); before it
+         * the direct copy_ below, as ZeRO-3's */
+        int32_t f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
+                                 "fp32 partition on the GPU (.to(device))",
+                                 -1, b->last_host);
+        int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)e * 4,
+                              b->c->pin_optimizer,
+                              "H2D updated fp32 params", -1, f32, -1);
+        zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
+        h = zs_t_gpu_mem(b, b->q_comp, (double)e * 6, ZS_CLS_COPY,
+                         "fp32 -> bf16 params (GPU)", -1, h, -1);
+        zs_t_free(b, b->q_comp, f32, h);
     } else {
         /* CPU conversion into a pageable temporary, then a pageable
          * blocking H2D (mechanics §1 step 14, [inference]) */
@@ -1384,13 +1505,11 @@ static void gather_updated(struct ds *s)
 
     if (!s->zero3) {
         /* ZeRO-2: all-gather the updated bf16 params (allgather_bucket_size
-         * chunks, 5e8 elements) */
+         * chunks, 5e8 elements); with the optimizer offloaded the updated
+         * partition came back to the GPU in params_back */
         double total = (double)b->m->params_lm * 2;
         double chunk = 5e8 * 2;
-        int32_t h = s->off_opt ? zs_t_pcie(b, b->q_comp, 0, (double)b->P * 2,
-                                           true, "H2D updated bf16 partition",
-                                           -1, b->last_host, -1)
-                               : b->last_host;
+        int32_t h = b->last_host;
         for (double done = 0; done < total; done += chunk)
             h = zs_t_coll(b, b->q_comp, ZS_COLL_ALLGATHER,
                           total - done < chunk ? total - done : chunk,
@@ -1421,15 +1540,8 @@ static void gather_updated(struct ds *s)
 static int32_t grad_norm_gpu(struct ds *s, int32_t t)
 {
     struct zs_bctx *b = s->b;
-    int64_t big = 0, W = b->c->world > 0 ? b->c->world : 1;
+    int64_t big = largest_trained(s);
     int32_t tmp;
-    for (int u = 0; u < b->nunits; u++)
-        if (b->units[u].trainable > big)
-            big = b->units[u].trainable;
-    if (s->zero3)
-        big = (big + W - 1) / W;
-    if (big > b->T)
-        big = b->T;
     tmp = zs_t_alloc(b, b->q_comp, b->p_gpu, big * 8, 0,
                      "grad norm (fp64 copy of a tensor)", -1, t);
     t = zs_t_gpu_mem(b, b->q_comp, (double)b->T * 18, ZS_CLS_COPY,
@@ -1440,11 +1552,10 @@ static int32_t grad_norm_gpu(struct ds *s, int32_t t)
 static void optimizer_step(struct ds *s, bool first)
 {
     struct zs_bctx *b = s->b;
-    /* sub_group_size is ZeRO-3's: ZeRO-1/2 steps each param group whole
-     * on the GPU (stage_1_and_2.py step() at edaa722 :2316-2375 loops over
-     * bit16_groups; zsim has one group) */
-    int64_t T = b->T,
-            sub = !s->zero3 && !s->off_opt && T > 0 ? T : b->c->sub_group_size;
+    /* sub_group_size is ZeRO-3's: ZeRO-1/2 steps each param group whole,
+     * on the GPU or the CPU (stage_1_and_2.py step() at edaa722 :2316-2375
+     * loops over bit16_groups; zsim has one group) */
+    int64_t T = b->T, sub = !s->zero3 && T > 0 ? T : b->c->sub_group_size;
     int64_t nsub = T > 0 ? (T + sub - 1) / sub : 0;
     int32_t t = zs_t_mark(b, b->q_host, "optimizer step", b->last_host, -1, -1);
     double opt_fused, opt_op;
@@ -1501,6 +1612,11 @@ static void init_gpu(struct ds *s)
         b->c->overlap_comm_on)
         zs_t_alloc(b, b->q_comp, b->p_gpu, b->c->reduce_bucket_size * 2, 0,
                    "second IPG gradient bucket (overlap_comm)", -1, -1);
+    /* ZeRO-1/2 with the optimizer offloaded: temp_grad_buffer_for_gpu_offload,
+     * the largest trained tensor in 16 bits (init_host_optimizer) */
+    if (s->off_opt && !s->zero3 && T > 0)
+        zs_t_alloc(b, b->q_comp, b->p_gpu, largest_trained_whole(b) * 2, 0,
+                   "temp_grad_buffer_for_gpu_offload", -1, -1);
     if (!s->off_opt && T > 0) {
         zs_t_alloc(b, b->q_comp, b->p_gpu, T * 4, 0, "fp32 master params", -1,
                    -1);
@@ -1605,7 +1721,9 @@ static void init_host_optimizer(struct ds *s)
 {
     struct zs_bctx *b = s->b;
     int64_t T = b->T;
-    int64_t sub = b->c->sub_group_size, nsub = T > 0 ? (T + sub - 1) / sub : 0;
+    /* ZeRO-1/2 has no sub-groups (optimizer_step) */
+    int64_t sub = !s->zero3 && T > 0 ? T : b->c->sub_group_size,
+            nsub = T > 0 ? (T + sub - 1) / sub : 0;
     int64_t largest = T < sub ? T : sub;
     bool pin_o = b->c->pin_optimizer;
     int q = b->q_host;
@@ -1643,13 +1761,35 @@ static void init_host_optimizer(struct ds *s)
                            -1, -1);
             }
         }
-        if (s->zero3)
+        if (s->zero3) {
             zs_t_alloc(b, q, b->p_host, T * 2, pin_o ? ZS_ALLOC_PINNED : 0,
                        "bf16 grad accumulation buffer", -1, -1);
-        /* initialize_optimizer_states: 4 B x largest sub-group, transient */
-        tmp = zs_t_alloc(b, q, b->p_host, largest * 4, 0,
-                         "optimizer init gradient buffer", -1, -1);
-        zs_t_free(b, q, tmp, -1);
+            /* initialize_optimizer_states: 4 B x largest sub-group,
+             * transient (ZeRO-1/2's is the fp32 grads above) */
+            tmp = zs_t_alloc(b, q, b->p_host, largest * 4, 0,
+                             "optimizer init gradient buffer", -1, -1);
+            zs_t_free(b, q, tmp, -1);
+        } else {
+            /* ZeRO-1/2 (stage_1_and_2.py __init__ :585-593 at edaa722,
+             * v0.12.3 :442-450): temp_grad_buffer_for_cpu_offload, the
+             * largest trained tensor in 16 bits, pinned with pin_memory;
+             * accumulated_grads_in_cpu, one 16-bit buffer per parameter of
+             * the partition, when accumulating (partition_grads_z12_offload;
+             * created at the first accumulation, charged here) */
+            zs_t_alloc(b, q, b->p_host, largest_trained_whole(b) * 2,
+                       pin_o ? ZS_ALLOC_PINNED : 0,
+                       "temp_grad_buffer_for_cpu_offload", -1, -1);
+            /* from 0.17.0 the 16-bit copy of the partition the updated
+             * params go through (params_back) */
+            if (zs_ds_at_least(&b->c->ds_version, 0, 17, 0))
+                zs_t_alloc(b, q, b->p_host, T * 2, pin_o ? ZS_ALLOC_PINNED : 0,
+                           "16-bit param buffer (cpu offload)", -1, -1);
+            if (b->c->accum > 1)
+                zs_t_alloc(b, q, b->p_host, T * 2,
+                           pin_o ? ZS_ALLOC_PINNED : 0,
+                           "accumulated grads (accumulated_grads_in_cpu)",
+                           -1, -1);
+        }
     }
 }
 
