@@ -900,12 +900,14 @@ static int32_t partition_grads(struct ds *s, int64_t part, int32_t t)
                           "D2H accumulated grads", -1, t, -1);
         }
         if (s->boundary) {
-            /* _constant_buffered_norm2: double copy of <= 250M-element chunks
-             */
+            /* _constant_buffered_norm2 (stage3.py :1842-1849 at edaa722):
+             * per chunk of <= 250M elements part.double() (2 B read, 8 B
+             * written) and its norm (8 B read): 18 B per element, one
+             * chunk's fp64 copy live */
             int64_t chunk = part < 250000000 ? part : 250000000;
             int32_t nt = zs_t_alloc(b, s->q_red, b->p_gpu, chunk * 8, 0,
                                     "grad norm (fp64 chunk)", -1, t);
-            t = zs_t_gpu_mem(b, s->q_red, (double)part * 10, ZS_CLS_COPY,
+            t = zs_t_gpu_mem(b, s->q_red, (double)part * 18, ZS_CLS_COPY,
                              "grad norm", -1, nt, -1);
             t = zs_t_free(b, s->q_red, nt, t);
             if (!s->nvme && !zs_ds_at_least(&b->c->ds_version, 0, 15, 4))
