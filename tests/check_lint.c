@@ -565,6 +565,47 @@ START_TEST(test_offload_consistency)
 }
 END_TEST
 
+/* ZeRO-1/2 without overlap_comm reduces on the compute stream; the second
+ * bucket overlap_comm costs is reduce_bucket_size x 2 B: 2e8 x 2 B =
+ * 400000000 B = 381 MiB.  Stage 3 defaults it on, so no finding. */
+START_TEST(test_overlap_comm)
+{
+    struct fixture fx;
+    const struct zs_lint_finding *f;
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 2, "
+            "\"reduce_bucket_size\": 2e8}}",
+            NULL, NULL, 0, 0);
+    f = run(&fx, "overlap-comm-off");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, ZS_LINT_INFO);
+    ck_assert_str_eq(f->explanation,
+                     "overlap_comm is unset (DeepSpeed's default: false below "
+                     "stage 3) with stage 2: every gradient bucket's divide, "
+                     "flat copy, collective and copy back run on the current "
+                     "stream, so the backward waits for each; with "
+                     "overlap_comm true they run on DeepSpeed's reduction "
+                     "stream and a second bucket of 381 MiB is allocated "
+                     "(reduce_bucket_size x 2 B)");
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 1, \"overlap_comm\": "
+            "false}}",
+            NULL, NULL, 0, 0);
+    f = run(&fx, "overlap-comm-off");
+    ck_assert_ptr_nonnull(f);
+    ck_assert(strncmp(f->explanation, "overlap_comm is false with stage 1",
+                      34) == 0);
+    load_ds(&fx,
+            "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": "
+            "true}}",
+            NULL, NULL, 0, 0);
+    ck_assert_ptr_null(run(&fx, "overlap-comm-off"));
+    load_ds(&fx, "{\"zero_optimization\": {\"stage\": 3}}", NULL, NULL, 0,
+            0);
+    ck_assert_ptr_null(run(&fx, "overlap-comm-off"));
+}
+END_TEST
+
 START_TEST(test_buckets)
 {
     struct fixture fx;
@@ -916,6 +957,7 @@ Suite *suite_lint(void)
     tcase_add_test(core, test_pinned_rounding);
     tcase_add_test(core, test_max_steps);
     tcase_add_test(core, test_offload_consistency);
+    tcase_add_test(core, test_overlap_comm);
     tcase_add_test(core, test_buckets);
     tcase_add_test(core, test_unknown_and_batch);
     tcase_add_test(core, test_written_config_is_clean);

@@ -800,6 +800,44 @@ static void rule_offload_consistency(const struct zs_lint_input *in,
     pin_memory_ignored(ds, r, op, "offload_param");
 }
 
+/* ZeRO-1/2 without overlap_comm, DeepSpeed's default below stage 3
+ * (zero/config.py overlap_comm_valid at edaa722): each gradient bucket's
+ * divide, flat copy, collective and copy back run on the current stream
+ * between the backward's kernels (stage_1_and_2.py average_tensor,
+ * reduce_ipg_grads); with overlap_comm they run on DeepSpeed's reduction
+ * stream and the bucket is double-buffered (setup_buckets buf_1).  zsim
+ * simulates both (sched/zero.c flush_z12). */
+static void rule_overlap_comm(const struct zs_lint_input *in,
+                              struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_ds_bool *oc = &ds->overlap_comm;
+    long long st = (long long)ds->zero_stage.v;
+    struct zs_lint_finding *f;
+    char b[32];
+    if ((st != 1 && st != 2) || oc->v)
+        return;
+    f = emit(r, "overlap-comm-off", ZS_LINT_INFO,
+             "ZeRO-1/2 reduces gradients on the compute stream", ds,
+             oc->from == ZS_DS_SET ? oc->line : ds->zero_stage.line,
+             oc->from == ZS_DS_SET ? oc->col : ds->zero_stage.col,
+             "DeepSpeed zero/config.py overlap_comm_valid, stage_1_and_2.py "
+             "average_tensor and setup_buckets (edaa722)",
+             "set zero_optimization.overlap_comm true, at the cost of a "
+             "second gradient bucket on each GPU");
+    num(f, "second_bucket_bytes", (double)ds->reduce_bucket_size.v * 2);
+    EXPLAIN(f,
+            "overlap_comm is %s with stage %lld: every gradient bucket's "
+            "divide, flat copy, collective and copy back run on the current "
+            "stream, so the backward waits for each; with overlap_comm true "
+            "they run on DeepSpeed's reduction stream and a second bucket of "
+            "%s is allocated (reduce_bucket_size x 2 B)",
+            oc->from == ZS_DS_SET ? "false"
+                                  : "unset (DeepSpeed's default: false "
+                                    "below stage 3)",
+            st, gib(b, ds->reduce_bucket_size.v * 2));
+}
+
 /* activation_checkpointing.cpu_checkpointing (issue 14 §3): the section
  * configures deepspeed.checkpointing only.  The engine never calls
  * deepspeed.checkpointing.configure (DeepSpeed edaa7221: its only callers are
@@ -1410,6 +1448,7 @@ int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
     rule_unscale_clip(in, out);
     rule_bnb(in, out);
     rule_offload_consistency(in, out);
+    rule_overlap_comm(in, out);
     rule_cpu_checkpointing(in, out);
     rule_outside_zero_init(in, out);
     rule_host_ram(in, out);
