@@ -1138,17 +1138,26 @@ struct red_count {
     int64_t allreduce_bytes, reduce_bytes, rs_bytes, second_bytes;
 };
 
+/* The tiny model under DeepSpeed on 2 H100, micro-batch 1 x 128 tokens, with
+ * the flags `set` and then `extra`, simulated into s with its schedule
+ * exported into r->ex (the caller frees r->ex.t). */
+static void tiny_ds_exported(struct zt_run *r, zs_sim *s, const char *set,
+                             const char *extra)
+{
+    char flags[320];
+    snprintf(flags, sizeof flags,
+             "model=tests/data/good/model-tiny.json;gpus=2xH100;"
+             "framework=deepspeed;micro-batch=1;seq-len=128;%s;%s",
+             set, extra);
+    zt_simulate(r, NULL, flags, s, true);
+}
+
 static void reduction_of(const char *extra, struct red_count *c)
 {
     static struct zt_run r;
-    char flags[320];
     zs_sim *s = zs_sim_new();
     ck_assert_ptr_nonnull(s);
-    snprintf(flags, sizeof flags,
-             "model=tests/data/good/model-tiny.json;gpus=2xH100;"
-             "framework=deepspeed;micro-batch=1;seq-len=128;grad-accum=1;%s",
-             extra);
-    zt_simulate(&r, NULL, flags, s, true);
+    tiny_ds_exported(&r, s, "grad-accum=1", extra);
     memset(c, 0, sizeof *c);
     for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
         const struct zs_task_rec *t = zs_sim_task(s, i);
@@ -1252,15 +1261,10 @@ static void z2_offload_of(const char *extra, int64_t *h2d_acc, int64_t *d2h_acc,
                           int64_t *d2h_f32, int64_t *back, int *steps)
 {
     static struct zt_run r;
-    char flags[320];
     zs_sim *s = zs_sim_new();
     ck_assert_ptr_nonnull(s);
-    snprintf(flags, sizeof flags,
-             "model=tests/data/good/model-tiny.json;gpus=2xH100;"
-             "framework=deepspeed;zero=2;offload-optimizer=cpu;"
-             "pin-memory=yes;micro-batch=1;seq-len=128;%s",
-             extra);
-    zt_simulate(&r, NULL, flags, s, true);
+    tiny_ds_exported(&r, s, "zero=2;offload-optimizer=cpu;pin-memory=yes",
+                     extra);
     *h2d_acc = *d2h_acc = *d2h_f32 = *back = 0;
     *steps = 0;
     for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
