@@ -1443,6 +1443,10 @@ START_TEST(test_scenario_files)
          "tests/data/bad/scenario-torch-version.json:3:3: must be a string, "
          "X.Y or X.Y.Z with X in [1, 99] and Y, Z in [0, 99], e.g. 1.11 (got "
          "'1.x')"},
+        {"tests/data/bad/scenario-overlap-number.json",
+         "invalid 'overlap_comm' in "
+         "tests/data/bad/scenario-overlap-number.json:3:3: must be one of no, "
+         "yes, auto (got 1)"},
         {"tests/data/bad/scenario-torch-version-number.json",
          "invalid 'torch_version' in "
          "tests/data/bad/scenario-torch-version-number.json:3:3: must be a "
@@ -1456,6 +1460,23 @@ START_TEST(test_scenario_files)
         ck_assert_int_eq(zs_cfg_load_scenario(bad[i][0], &c, &err), ZS_EINPUT);
         ck_assert_str_eq(err.msg, bad[i][1]);
     }
+}
+END_TEST
+
+/* A yes/no/auto field takes a JSON boolean as well, as overlap_comm was a
+ * boolean before it took "auto" (false: no, true: yes). */
+START_TEST(test_scenario_tristate_bools)
+{
+    struct zs_cfg c;
+    struct zs_err err = {0, ""};
+    zs_cfg_defaults(&c);
+    ck_assert_int_eq(c.overlap_comm, ZS_AUTO);
+    ck_assert_int_eq(zs_cfg_load_scenario(
+                         "tests/data/good/scenario-tristate-bools.json", &c,
+                         &err),
+                     0);
+    ck_assert_int_eq(c.overlap_comm, ZS_YES);
+    ck_assert_int_eq(c.pin_memory, ZS_NO);
 }
 END_TEST
 
@@ -2417,6 +2438,7 @@ Suite *suite_sched(void)
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);
     tcase_add_test(bad, test_scenario_files);
+    tcase_add_test(core, test_scenario_tristate_bools);
     tcase_add_test(bad, test_scenario_alloc_failures);
     suite_add_tcase(s, core);
     suite_add_tcase(s, bad);

@@ -552,6 +552,14 @@ static int read_one(const struct zs_json_src *src, const char *objpath,
         return 0;
     }
     case ZS_F_ENUM:
+        /* a yes/no/auto field takes a JSON boolean too (false: no, true:
+         * yes), as the boolean it may have been before (overlap_comm) */
+        if (cJSON_IsBool(node) && f->choices && f->choices[0] &&
+            !strcmp(f->choices[0], "no") && f->choices[1] &&
+            !strcmp(f->choices[1], "yes")) {
+            *(int *)(base + f->offset) = cJSON_IsTrue(node) ? 1 : 0;
+            return 0;
+        }
         if (cJSON_IsString(node) && f->choices) {
             for (int i = 0; f->choices[i]; i++) {
                 if (strcmp(f->choices[i], node->valuestring) == 0) {
