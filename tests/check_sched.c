@@ -1314,6 +1314,57 @@ START_TEST(test_z2_offload_by_hand)
 }
 END_TEST
 
+/* DeepSpeed's initialize_optimizer_states on the tiny model, 2 GPUs, no
+ * offload (T = 110240 elements per rank): zero fp32 gradients on the GPU
+ * at init, 4 B x T = 440960 B for ZeRO-2 (the partition) and ZeRO-3 (one
+ * sub-group), freed at init; before 0.13.2 (PR #5104) a step on them makes
+ * Adam's states there, 8 B x T = 881920 B, at init instead of at the first
+ * step (sched/zero.c eager_states). */
+static void init_states_of(const char *extra, int64_t *zeros, int *at_init,
+                           int *lazy)
+{
+    static struct zt_run r;
+    zs_sim *s = zs_sim_new();
+    ck_assert_ptr_nonnull(s);
+    tiny_ds_exported(&r, s, "grad-accum=1", extra);
+    *zeros = 0;
+    *at_init = *lazy = 0;
+    for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
+        const struct zs_task_rec *t = zs_sim_task(s, i);
+        if (!t->name || t->kind != ZS_TASK_ALLOC)
+            continue;
+        if (!strcmp(t->name, "optimizer init gradients (fp32 zeros)"))
+            *zeros += r.ex.t[i].bytes;
+        if (!strcmp(t->name, "Adam exp_avg + exp_avg_sq (fp32, at init)")) {
+            ck_assert_int_eq(r.ex.t[i].bytes, 881920);
+            (*at_init)++;
+        }
+        *lazy += !strcmp(t->name, "Adam exp_avg + exp_avg_sq (fp32, lazy)");
+    }
+    zs_free(r.ex.t);
+    zs_sim_free(s);
+}
+
+START_TEST(test_ds_init_states_by_hand)
+{
+    int64_t zeros;
+    int at_init, lazy;
+    init_states_of("zero=2", &zeros, &at_init, &lazy);
+    ck_assert_int_eq(zeros, 440960);
+    ck_assert_int_eq(at_init, 0);
+    ck_assert_int_eq(lazy, 1);
+    init_states_of("zero=2;deepspeed-version=0.13.1", &zeros, &at_init,
+                   &lazy);
+    ck_assert_int_eq(zeros, 440960);
+    ck_assert_int_eq(at_init, 1);
+    ck_assert_int_eq(lazy, 0);
+    init_states_of("zero=3;deepspeed-version=0.7.0", &zeros, &at_init, &lazy);
+    ck_assert_int_eq(zeros, 440960);
+    ck_assert_int_eq(at_init, 1);
+    ck_assert_int_eq(lazy, 0);
+}
+END_TEST
+
 START_TEST(test_bad_configs)
 {
     static const struct {
@@ -2434,6 +2485,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_nvme_param_swap_bytes);
     tcase_add_test(core, test_ds_reduction_by_hand);
     tcase_add_test(core, test_z2_offload_by_hand);
+    tcase_add_test(core, test_ds_init_states_by_hand);
     tcase_add_test(bad, test_nvme_param_buffer_size);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);

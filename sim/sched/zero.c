@@ -1412,6 +1412,46 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
     }
 }
 
+/* Whether the optimizer's states are made at init rather than by the
+ * first step: before PR #5104 (1817980, v0.13.2, "Remove optimizer step
+ * on initialization") every ZeRO stage's initialize_optimizer_states ran
+ * the optimizer's step() on zero gradients at init (stage3.py v0.7.0
+ * :876-935, stage_1_and_2.py v0.13.0), so Adam's states exist from init.
+ * Not with NVMe swapping (the swapper's own init path, kept lazy
+ * [approximation]) nor with paged 8-bit states (outside the allocator). */
+static bool eager_states(const struct ds *s)
+{
+    return !zs_ds_at_least(&s->b->c->ds_version, 0, 13, 2) && !s->nvme;
+}
+
+/* The optimizer states of one sub-group of e elements: on the host (CPU
+ * optimizer) or the GPU, kept for the run.  label: "lazy" or "at init". */
+static void alloc_states(struct ds *s, int64_t e, bool host, int32_t after)
+{
+    struct zs_bctx *b = s->b;
+    bool q8 = b->c->optimizer != ZS_OPT_ADAMW, eager = eager_states(s);
+    if (host) {
+        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
+                                    eager ? "Adam exp_avg + exp_avg_sq "
+                                            "(fp32, at init)"
+                                          : "Adam exp_avg + exp_avg_sq "
+                                            "(fp32, lazy)",
+                                    -1, after));
+        return;
+    }
+    zs_keep_alloc(b, zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                zs_gpu_opt_state_bytes(b->c, e, 4), 0,
+                                q8 ? (eager ? "Adam 8-bit states "
+                                              "(bitsandbytes, at init)"
+                                            : "Adam 8-bit states "
+                                              "(bitsandbytes, lazy)")
+                                   : (eager ? "Adam exp_avg + exp_avg_sq "
+                                              "(fp32, at init)"
+                                            : "Adam exp_avg + exp_avg_sq "
+                                              "(fp32, lazy)"),
+                                -1, after));
+}
+
 /* One sub-group's step on the CPU (optimizer offload), with its NVMe swaps;
  * e_next: the next sub-group's elements (0: none). */
 static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
@@ -1429,10 +1469,8 @@ static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
                                "Adam exp_avg + exp_avg_sq (new, "
                                "until swap-out)",
                                -1, b->last_host);
-    } else if (first)
-        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
-                                    "Adam exp_avg + exp_avg_sq (fp32, lazy)",
-                                    -1, b->last_host));
+    } else if (first && !eager_states(s))
+        alloc_states(s, e, true, b->last_host);
     /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B),
      * a torch op at torch's rate (fidelity review item 11) */
     zs_t_cpu(b, (double)e * 8, nd->torch_op_bytes_per_s_per_thread, ZS_CLS_OPT,
@@ -1461,16 +1499,10 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
     /* bitsandbytes 8-bit Adam: one byte per state plus an fp32 absmax
      * per 256-element block and state (gpuopt.c, bitsandbytes 0.44.1
      * Optimizer2State.init_state) ≈ 2 B/element instead of 8 (fp32) */
-    bool q8 = b->c->optimizer != ZS_OPT_ADAMW;
     if (first && zs_gpu_opt_paged(b->c, e))
         b->paged_bytes += zs_gpu_opt_state_bytes(b->c, e, 4);
-    else if (first)
-        zs_keep_alloc(b,
-                      zs_t_alloc(b, b->q_comp, b->p_gpu,
-                                 zs_gpu_opt_state_bytes(b->c, e, 4), 0,
-                                 q8 ? "Adam 8-bit states (bitsandbytes, lazy)"
-                                    : "Adam exp_avg + exp_avg_sq (fp32, lazy)",
-                                 -1, b->last_host));
+    else if (first && !eager_states(s))
+        alloc_states(s, e, false, b->last_host);
     /* Without offload the fp32 gradient is built from the bf16
      * partition's grads: flatten(averaged_gradients), a torch.cat into a
      * new bf16 partition (2 B read + 2 B written per element), .to(fp32)
@@ -1551,13 +1583,20 @@ static int32_t grad_norm_gpu(struct ds *s, int32_t t)
     return zs_t_free(b, b->q_comp, tmp, t);
 }
 
+/* The elements of the optimizer's sub-groups: sub_group_size is ZeRO-3's;
+ * ZeRO-1/2 steps each param group whole, on the GPU or the CPU
+ * (stage_1_and_2.py step() at edaa722 :2316-2375 loops over bit16_groups;
+ * zsim has one group). */
+static int64_t step_sub(const struct ds *s)
+{
+    int64_t T = s->b->T;
+    return !s->zero3 && T > 0 ? T : s->b->c->sub_group_size;
+}
+
 static void optimizer_step(struct ds *s, bool first)
 {
     struct zs_bctx *b = s->b;
-    /* sub_group_size is ZeRO-3's: ZeRO-1/2 steps each param group whole,
-     * on the GPU or the CPU (stage_1_and_2.py step() at edaa722 :2316-2375
-     * loops over bit16_groups; zsim has one group) */
-    int64_t T = b->T, sub = !s->zero3 && T > 0 ? T : b->c->sub_group_size;
+    int64_t T = b->T, sub = step_sub(s);
     int64_t nsub = T > 0 ? (T + sub - 1) / sub : 0;
     int32_t t = zs_t_mark(b, b->q_host, "optimizer step", b->last_host, -1, -1);
     double opt_fused, opt_op;
@@ -1723,9 +1762,8 @@ static void init_host_optimizer(struct ds *s)
 {
     struct zs_bctx *b = s->b;
     int64_t T = b->T;
-    /* ZeRO-1/2 has no sub-groups (optimizer_step) */
-    int64_t sub = !s->zero3 && T > 0 ? T : b->c->sub_group_size,
-            nsub = T > 0 ? (T + sub - 1) / sub : 0;
+    /* ZeRO-1/2 has no sub-groups (step_sub) */
+    int64_t sub = step_sub(s), nsub = T > 0 ? (T + sub - 1) / sub : 0;
     int64_t largest = T < sub ? T : sub;
     bool pin_o = b->c->pin_optimizer;
     int q = b->q_host;
@@ -1837,6 +1875,27 @@ static void init_buffers(struct ds *s)
         return;
     init_host_optimizer(s);
     init_pinned_grad_buffer(s);
+    /* initialize_optimizer_states (stage3.py :1251-1320, stage_1_and_2.py
+     * :837-855 at edaa722): zero fp32 gradients on the optimizer's device,
+     * without offload a GPU transient (ZeRO-3: gradient_buffer, the largest
+     * sub-group; ZeRO-1/2: the partition), with the CPU optimizer the kept
+     * fp32 grads (init_host_optimizer); before 0.13.2 a step on them made
+     * the optimizer's states (eager_states), per sub-group as the steps
+     * allocate them */
+    if (b->T > 0) {
+        int64_t T = b->T, sub = step_sub(s), nsub = (T + sub - 1) / sub;
+        int32_t z = -1;
+        if (!s->off_opt)
+            z = zs_t_alloc(b, b->q_comp, b->p_gpu, (T < sub ? T : sub) * 4, 0,
+                           "optimizer init gradients (fp32 zeros)", -1, -1);
+        for (int64_t i = 0; eager_states(s) && i < nsub; i++) {
+            int64_t e = (i == nsub - 1) ? T - i * sub : sub;
+            if (s->off_opt || !zs_gpu_opt_paged(b->c, e))
+                alloc_states(s, e, s->off_opt, -1);
+        }
+        if (z >= 0)
+            zs_t_free(b, b->q_comp, z, -1);
+    }
 }
 
 /* A micro-step is built in two segments, its forward and its backward
