@@ -818,7 +818,7 @@ static int64_t largest_trained(const struct ds *s)
  *   temp_grad_buffer_for_gpu_offload (2 B), and is added in (6 B); then the
  *   grads go D2H (2 B) into accumulated_grads_in_cpu, at every micro-step
  *   from v0.15.2 (PR #6550, c85c870), before it at all but the boundary
- *   (v0.12.3 :1213-1232);
+ *   (v0.12.3 :1096-1143);
  * - at the boundary set_norm_for_param_grad_in_gpu (:1575-1588: .double()
  *   and its norm, 18 B, one tensor's fp64 copy live),
  *   update_offload_overflow_tracker_for_param_grad (:1498-1504: in bf16
@@ -1368,7 +1368,7 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
                  ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer", b->last_host);
     } else if (!s->zero3 && zs_ds_at_least(&b->c->ds_version, 0, 17, 0)) {
         /* ZeRO-1/2 from PR #7309 (17c8be0, v0.17.0; stage_1_and_2.py step()
-         * :2336-2340 at edaa722): converted on the CPU into the persistent
+         * :2337-2341 at edaa722): converted on the CPU into the persistent
          * 16-bit buffer (param_buffer_of_bit16_for_cpu_offload_groups,
          * pinned with pin_memory), then copy_(non_blocking=True) to the GPU
          * partition; from pageable memory the host waits for the copy */
