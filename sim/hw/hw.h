@@ -353,7 +353,9 @@ enum zs_coll {
     ZS_COLL_ALLTOALL,
     /* to one root rank (DeepSpeed ZeRO-1/2 before 0.12.4: one per
      * destination rank, stage_1_and_2.py allreduce_bucket); nccl-tests'
-     * busbw of Reduce is its algbw, time = bytes / busbw */
+     * busbw of Reduce is its algbw, time = bytes / busbw
+     * (NVIDIA/nccl-tests doc/PERFORMANCE.md at 03a204a, "Reduce": "all
+     * data need to be sent to the root, hence t = S/B") */
     ZS_COLL_REDUCE
 };
 
