@@ -2288,7 +2288,8 @@ END_TEST
 
 /* DeepSpeed ZeRO-1/2's hooks counted in calls (sched/hooks.c): 13 per
  * trained tensor's grad hook; a bucket flush of n tensors over k rank
- * slices and w ranks 11 + 2 n + 9 n / w + 3 k, plus the stream: 1 without
+ * slices and w ranks 11 + 2 n + 9 n / w + 3 k (the 9 n / w not with the
+ * optimizer offloaded), plus the stream: 1 without
  * overlap_comm, 5 + 2 with it and 5 more from 0.14.3; plus the reduction:
  * 7 from 0.12.4 (flatten, all-reduce, copy back), before it 11 per slice
  * (12 with overlap_comm's synchronize).  Four tensors, two ranks:
@@ -2301,15 +2302,24 @@ START_TEST(test_ds2_hook_calls)
     ck_assert_int_eq(zs_ds_version_parse("0.14.0", &v0140, &err), 0);
     ck_assert_int_eq(zs_ds_version_parse("0.12.3", &v0123, &err), 0);
     ck_assert_int_eq(zs_ds2_grad_hook_calls(), 13);
-    ck_assert_int_eq(zs_ds2_flush_calls(&v0196, 4, 1, 2, false),
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0196, 4, 1, 2, false, false),
                      40 + 1 + 7);
-    ck_assert_int_eq(zs_ds2_flush_calls(&v0196, 4, 1, 2, true),
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0196, 4, 1, 2, true, false),
                      40 + 12 + 7);
-    ck_assert_int_eq(zs_ds2_flush_calls(&v0140, 4, 1, 2, true), 40 + 7 + 7);
-    ck_assert_int_eq(zs_ds2_flush_calls(&v0123, 4, 2, 2, true),
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0140, 4, 1, 2, true, false),
+                     40 + 7 + 7);
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0123, 4, 2, 2, true, false),
                      43 + 7 + 2 * 12);
-    ck_assert_int_eq(zs_ds2_flush_calls(&v0123, 4, 2, 2, false),
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0123, 4, 2, 2, false, false),
                      43 + 1 + 2 * 11);
+    /* optimizer offloaded: this rank's 9 / world per tensor leave the
+     * flush for copy_grads_in_partition's offload branch, 12 per tensor
+     * accumulating and 24 at the boundary */
+    ck_assert_int_eq(zs_ds2_flush_calls(&v0196, 4, 1, 2, false, true),
+                     40 - 18 + 1 + 7);
+    ck_assert_int_eq(zs_ds2_offload_tensor_calls(true, false), 12);
+    ck_assert_int_eq(zs_ds2_offload_tensor_calls(false, true), 24);
+    ck_assert_int_eq(zs_ds2_offload_tensor_calls(true, true), 36);
 }
 END_TEST
 

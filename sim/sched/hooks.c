@@ -236,7 +236,18 @@ int64_t zs_ds3_flush_calls(const struct zs_ds_version *v, int tensors,
  * (10: the grad getter, view, narrow, view(-1), copy_, .data, view_as, the
  * .data setter, two numel), this rank's one tensor in `world` on average:
  * 1 + 9 / world [approximation: zsim does not place tensors in
- * partitions]. */
+ * partitions].  With the optimizer offloaded (copy_grads_in_partition's
+ * cpu_offload branch, :1650-1667) this rank's tensors instead make, when
+ * the CPU accumulation runs, 12 (async_accumulate_grad_in_cpu_via_gpu
+ * :1516-1559: the temporary buffer's view and narrow, the H2D copy_, the
+ * grad getter, .data, view, add_; the D2H copy_ with its getter, .data and
+ * view; the id and position lookups are Python), and at the boundary 24:
+ * set_norm_for_param_grad_in_gpu (the grad getter, view, narrow, .data,
+ * double, norm: 6), update_offload_overflow_tracker_for_param_grad (the
+ * getter, .data, float, isnan, isinf, logical_or, float, max and the `if`
+ * that reads the result back: 9) and async_inplace_copy_grad_to_fp32_
+ * buffer_from_gpu (the fp32 grad's getter, view and narrow, the 16-bit
+ * grad's getter, view and narrow, .to, copy_, the grad cleared: 9). */
 #define DS2_GRAD_HOOK 13
 #define DS2_FLUSH_BASE 11
 #define DS2_FLUSH_TENSOR 2
@@ -245,19 +256,28 @@ int64_t zs_ds3_flush_calls(const struct zs_ds_version *v, int tensors,
 #define DS2_WAIT_STREAM 5
 #define DS2_ALLREDUCE 7
 #define DS2_REDUCE_PER_SLICE 11
+#define DS2_OFFLOAD_ACCUMULATE 12
+#define DS2_OFFLOAD_BOUNDARY 24
 
 int64_t zs_ds2_grad_hook_calls(void)
 {
     return DS2_GRAD_HOOK;
 }
 
+int64_t zs_ds2_offload_tensor_calls(bool accumulate, bool boundary)
+{
+    return (accumulate ? DS2_OFFLOAD_ACCUMULATE : 0) +
+           (boundary ? DS2_OFFLOAD_BOUNDARY : 0);
+}
+
 int64_t zs_ds2_flush_calls(const struct zs_ds_version *v, int tensors,
-                           int slices, int world, bool overlap)
+                           int slices, int world, bool overlap, bool off_opt)
 {
     int64_t n = tensors > 0 ? tensors : 0, k = slices > 0 ? slices : 1;
     int64_t w = world > 0 ? world : 1;
     int64_t c = DS2_FLUSH_BASE + n * DS2_FLUSH_TENSOR +
-                (n * DS2_FLUSH_IN_PARTITION) / w + k * DS2_FLUSH_SLICE;
+                (off_opt ? 0 : (n * DS2_FLUSH_IN_PARTITION) / w) +
+                k * DS2_FLUSH_SLICE;
     if (!overlap)
         c += 1;
     else

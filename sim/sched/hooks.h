@@ -44,9 +44,14 @@ int64_t zs_ds3_flush_calls(const struct zs_ds_version *v, int tensors,
 /* DeepSpeed ZeRO-1/2: calls of one trained tensor's grad hook (its copy
  * into the bucket), and of one bucket flush of `tensors` gradients whose
  * elements belong to `slices` ranks' partitions, over `world` ranks, with
- * or without overlap_comm. */
+ * or without overlap_comm; off_opt: the optimizer is offloaded, and this
+ * rank's tensors' calls are zs_ds2_offload_tensor_calls' instead. */
 int64_t zs_ds2_grad_hook_calls(void);
 int64_t zs_ds2_flush_calls(const struct zs_ds_version *v, int tensors,
-                           int slices, int world, bool overlap);
+                           int slices, int world, bool overlap, bool off_opt);
+/* With the optimizer offloaded, one tensor of this rank's partition in
+ * copy_grads_in_partition: the CPU accumulation round trip when it runs
+ * (accumulate), the norm, inf/nan check and fp32 copy at the boundary. */
+int64_t zs_ds2_offload_tensor_calls(bool accumulate, bool boundary);
 
 #endif

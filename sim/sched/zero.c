@@ -834,19 +834,27 @@ static int32_t partition_grads_z12_offload(struct ds *s, int64_t part,
     struct zs_bctx *b = s->b;
     const struct zs_ds_version *v = &b->c->ds_version;
     bool pin = b->c->pin_optimizer, lone = s->first_micro && s->boundary;
-    int64_t big = largest_trained(s);
+    int64_t big = largest_trained(s), W = b->c->world > 0 ? b->c->world : 1;
+    /* this rank's tensors of the bucket [approximation: one in world] and
+     * their calls (hooks.c zs_ds2_offload_tensor_calls) */
+    int64_t own = (s->fill_tensors + W - 1) / W;
     if (big > part)
         big = part;
     if (!lone) {
+        zs_t_delay(b, b->q_host,
+                   zs_ds_calls_ns(b, own * zs_ds2_offload_tensor_calls(
+                                               true, false)),
+                   ZS_CLS_HOST, "CPU accumulation calls", -1, b->last_host,
+                   -1);
         if (!s->first_micro) {
             t = zs_t_pcie(b, s->q_red, 0, (double)part * 2, pin,
-                          "H2D accumulated grads", -1, t, -1);
+                          "H2D accumulated grads", -1, t, b->last_host);
             t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
                              "accumulate grads", -1, t, -1);
         }
         if (!s->boundary || zs_ds_at_least(v, 0, 15, 2))
             t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin,
-                          "D2H accumulated grads", -1, t, -1);
+                          "D2H accumulated grads", -1, t, b->last_host);
     }
     if (s->boundary) {
         int32_t tmp = zs_t_alloc(b, s->q_red, b->p_gpu, big * 8, 0,
@@ -861,6 +869,13 @@ static int32_t partition_grads_z12_offload(struct ds *s, int64_t part,
         t = zs_t_free(b, s->q_red, tmp, t);
         zs_t_mark(b, b->q_host, "host waits inf/nan check", t, b->last_host,
                   -1);
+        /* the boundary's calls, each tensor's after its check's read-back:
+         * the device idles through them [approximation: the syncs as one] */
+        zs_t_delay(b, b->q_host,
+                   zs_ds_calls_ns(b, own * zs_ds2_offload_tensor_calls(
+                                               false, true)),
+                   ZS_CLS_HOST, "norm, check and fp32 copy calls", -1,
+                   b->last_host, -1);
         tmp = zs_t_alloc(b, s->q_red, b->p_gpu, big * 4, 0,
                          "fp32 grad upcast (a tensor)", -1, b->last_host);
         t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
@@ -1000,7 +1015,8 @@ static void flush_z12(struct ds *s)
     /* the flush's host work, counted in calls (hooks.c) */
     zs_t_delay(b, b->q_host,
                zs_ds_calls_ns(b, zs_ds2_flush_calls(v, s->fill_tensors,
-                                                     (int)k, (int)W, ov)),
+                                                     (int)k, (int)W, ov,
+                                                     s->off_opt)),
                ZS_CLS_HOST, "flush gradient bucket", -1, b->last_host, -1);
     if (ov && !zs_ds_at_least(v, 0, 8, 0)) {
         zs_t_drain(b, "torch.cuda.synchronize (average_tensor)");
