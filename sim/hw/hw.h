@@ -368,10 +368,10 @@ enum zs_coll {
  * profiles]). */
 double zs_cluster_busbw(const struct zs_cluster *c, enum zs_coll kind,
                         double bytes, int ranks, int nodes);
-/* Time of that collective, latency included. */
 /* The bytes a collective of message `bytes` over `ranks` moves at busbw
  * (zs_cluster_busbw's definition, without the per-call latency). */
 double zs_coll_bus_bytes(enum zs_coll kind, double bytes, int ranks);
+/* Time of that collective, latency included. */
 double zs_cluster_collective_s(const struct zs_cluster *c, enum zs_coll kind,
                                double bytes, int ranks, int nodes);
 

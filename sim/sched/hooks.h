@@ -1,6 +1,6 @@
 /*
- * hooks.h — DeepSpeed ZeRO-3's and ZeRO-1/2's host work counted in calls into PyTorch
- * (hooks.c has the derivation, the code read and the sources).  The
+ * hooks.h — DeepSpeed ZeRO-3's and ZeRO-1/2's host work counted in calls
+ * into PyTorch (hooks.c has the derivation, the code read and the sources).  The
  * schedules turn the counts into host time with the GPU profile's
  * hook_call_ns (zs_gpu_hook_call_ns); the counts alone are pure functions so
  * that they can be checked by hand.
