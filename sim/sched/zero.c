@@ -806,6 +806,28 @@ static int64_t largest_trained(const struct ds *s)
     return big < b->T ? big : b->T;
 }
 
+/* A memory-bound GPU pass of `bytes` on queue q after task t through a
+ * transient of `live` bytes, freed when the pass ends; returns the free. */
+static int32_t pass_through(struct zs_bctx *b, int q, int64_t live,
+                            const char *live_name, double bytes,
+                            const char *name, int32_t t)
+{
+    int32_t tmp = zs_t_alloc(b, q, b->p_gpu, live, 0, live_name, -1, t);
+    t = zs_t_gpu_mem(b, q, bytes, ZS_CLS_COPY, name, -1, tmp, -1);
+    return zs_t_free(b, q, tmp, t);
+}
+
+/* DeepSpeed's fp64 gradient norms (grad_norm_gpu, _constant_buffered_norm2,
+ * set_norm_for_param_grad_in_gpu): x.double() (2 B read, 8 B written into
+ * a new fp64 tensor) and its norm (8 B read), 18 B per element over
+ * `elems`, `live` elements' fp64 copy live at a time. */
+static int32_t fp64_norm(struct zs_bctx *b, int q, int64_t elems, int64_t live,
+                         const char *live_name, const char *name, int32_t t)
+{
+    return pass_through(b, q, live * 8, live_name, (double)elems * 18, name,
+                        t);
+}
+
 /* ZeRO-1/2 with the optimizer offloaded: copy_grads_in_partition's
  * cpu_offload branch (stage_1_and_2.py :1650-1667 at edaa722), per
  * parameter of this rank's partition [approximation: the partition's
@@ -857,16 +879,14 @@ static int32_t partition_grads_z12_offload(struct ds *s, int64_t part,
                           "D2H accumulated grads", -1, t, b->last_host);
     }
     if (s->boundary) {
-        int32_t tmp = zs_t_alloc(b, s->q_red, b->p_gpu, big * 8, 0,
-                                 "grad norm (fp64 copy of a tensor)", -1, t);
-        t = zs_t_gpu_mem(b, s->q_red, (double)part * 18, ZS_CLS_COPY,
-                         "grad norm (per tensor, fp64)", -1, tmp, -1);
-        t = zs_t_free(b, s->q_red, tmp, t);
-        tmp = zs_t_alloc(b, s->q_red, b->p_gpu, big * 4, 0,
-                         "inf/nan check (fp32 copy of a tensor)", -1, t);
-        t = zs_t_gpu_mem(b, s->q_red, (double)part * 28, ZS_CLS_COPY,
-                         "inf/nan check (_has_inf_or_nan)", -1, tmp, -1);
-        t = zs_t_free(b, s->q_red, tmp, t);
+        int32_t tmp;
+        t = fp64_norm(b, s->q_red, part, big,
+                      "grad norm (fp64 copy of a tensor)",
+                      "grad norm (per tensor, fp64)", t);
+        t = pass_through(b, s->q_red, big * 4,
+                         "inf/nan check (fp32 copy of a tensor)",
+                         (double)part * 28, "inf/nan check (_has_inf_or_nan)",
+                         t);
         zs_t_mark(b, b->q_host, "host waits inf/nan check", t, b->last_host,
                   -1);
         /* the boundary's calls, each tensor's after its check's read-back:
@@ -916,15 +936,10 @@ static int32_t partition_grads(struct ds *s, int64_t part, int32_t t)
         }
         if (s->boundary) {
             /* _constant_buffered_norm2 (stage3.py :1842-1849 at edaa722):
-             * per chunk of <= 250M elements part.double() (2 B read, 8 B
-             * written) and its norm (8 B read): 18 B per element, one
-             * chunk's fp64 copy live */
+             * per chunk of <= 250M elements, one chunk's fp64 copy live */
             int64_t chunk = part < 250000000 ? part : 250000000;
-            int32_t nt = zs_t_alloc(b, s->q_red, b->p_gpu, chunk * 8, 0,
-                                    "grad norm (fp64 chunk)", -1, t);
-            t = zs_t_gpu_mem(b, s->q_red, (double)part * 18, ZS_CLS_COPY,
-                             "grad norm", -1, nt, -1);
-            t = zs_t_free(b, s->q_red, nt, t);
+            t = fp64_norm(b, s->q_red, part, chunk, "grad norm (fp64 chunk)",
+                          "grad norm", t);
             if (!s->nvme && !zs_ds_at_least(&b->c->ds_version, 0, 15, 4))
                 t = fp32_grads_cpu_cast(s, part, t);
             else if (!s->nvme &&
@@ -1444,28 +1459,22 @@ static bool eager_states(const struct ds *s)
  * optimizer) or the GPU, kept for the run.  label: "lazy" or "at init". */
 static void alloc_states(struct ds *s, int64_t e, bool host, int32_t after)
 {
+    /* [8-bit][at init] */
+    static const char *const names[2][2] = {
+        {"Adam exp_avg + exp_avg_sq (fp32, lazy)",
+         "Adam exp_avg + exp_avg_sq (fp32, at init)"},
+        {"Adam 8-bit states (bitsandbytes, lazy)",
+         "Adam 8-bit states (bitsandbytes, at init)"}};
     struct zs_bctx *b = s->b;
-    bool q8 = b->c->optimizer != ZS_OPT_ADAMW, eager = eager_states(s);
-    if (host) {
-        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
-                                    eager ? "Adam exp_avg + exp_avg_sq "
-                                            "(fp32, at init)"
-                                          : "Adam exp_avg + exp_avg_sq "
-                                            "(fp32, lazy)",
+    bool q8 = !host && b->c->optimizer != ZS_OPT_ADAMW;
+    const char *name = names[q8][eager_states(s)];
+    if (host)
+        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0, name,
                                     -1, after));
-        return;
-    }
-    zs_keep_alloc(b, zs_t_alloc(b, b->q_comp, b->p_gpu,
-                                zs_gpu_opt_state_bytes(b->c, e, 4), 0,
-                                q8 ? (eager ? "Adam 8-bit states "
-                                              "(bitsandbytes, at init)"
-                                            : "Adam 8-bit states "
-                                              "(bitsandbytes, lazy)")
-                                   : (eager ? "Adam exp_avg + exp_avg_sq "
-                                              "(fp32, at init)"
-                                            : "Adam exp_avg + exp_avg_sq "
-                                              "(fp32, lazy)"),
-                                -1, after));
+    else
+        zs_keep_alloc(b, zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                    zs_gpu_opt_state_bytes(b->c, e, 4), 0,
+                                    name, -1, after));
 }
 
 /* One sub-group's step on the CPU (optimizer offload), with its NVMe swaps;
@@ -1590,13 +1599,9 @@ static void gather_updated(struct ds *s)
 static int32_t grad_norm_gpu(struct ds *s, int32_t t)
 {
     struct zs_bctx *b = s->b;
-    int64_t big = largest_trained(s);
-    int32_t tmp;
-    tmp = zs_t_alloc(b, b->q_comp, b->p_gpu, big * 8, 0,
-                     "grad norm (fp64 copy of a tensor)", -1, t);
-    t = zs_t_gpu_mem(b, b->q_comp, (double)b->T * 18, ZS_CLS_COPY,
-                     "grad norm (per tensor, fp64)", -1, tmp, -1);
-    return zs_t_free(b, b->q_comp, tmp, t);
+    return fp64_norm(b, b->q_comp, b->T, largest_trained(s),
+                     "grad norm (fp64 copy of a tensor)",
+                     "grad norm (per tensor, fp64)", t);
 }
 
 /* The elements of the optimizer's sub-groups: sub_group_size is ZeRO-3's;
