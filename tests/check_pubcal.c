@@ -219,7 +219,7 @@ START_TEST(test_bad_input)
                          "invalid value for '--constants': 'launch' is not a "
                          "constant (one of compute_sustained, sustained_node, "
                          "membound_eff, overlap_compute_factor, "
-                         "hook_call_ns)");
+                         "hook_call_ns, host_stream_eff)");
     }
     {
         char *av[] = {"calibrate", "--published", "validation/published",

@@ -64,6 +64,33 @@
  * kernel), pytorch #41383 measures 2-7 us for a plain op from Python. */
 #define ZS_HOOK_CALL_NS 6660.0
 
+/* The fraction of the node profile's host memory bandwidth (cpu
+ * mem_bytes_per_s, STREAM-like) that the CPU passes of an optimizer step
+ * stream at, every local rank stepping at once: DeepSpeedCPUAdam or torch's
+ * AdamW on the CPU and the torch ops around them (sched/emit.c zs_t_cpu:
+ * each byte such a pass moves holds 1/eff bytes of the rank's share of the
+ * host memory bus, so a copy beside it contends the same way).  Fitted, not
+ * measured: `zsim calibrate --published validation/published --constants
+ * host_stream_eff --out validation/calibration/host-stream-eff.json`
+ * (split by source; the fit part's host-bound rows are DeepSpeed's
+ * ZenFlow/core-binding blog, ZeRO-Offload with DeepSpeedCPUAdam on 2x EPYC
+ * 7742) gives 0.298 +- 0.032; the check part's OPT-Benchmark rows (DeepSpeed
+ * 0.6.5, torch 1.11's for-loop AdamW on the CPU, another host) go from
+ * median 18.8 % / p90 20.1 % to 8.3 % / 23.3 %.  Fitted on OPT-Benchmark
+ * alone it is 0.350 +- 0.036, split by hash 0.401 +- 0.055.  Before it the
+ * CPU passes ran at the whole STREAM-like figure (1.0), and the ZeRO-Offload
+ * rows were 32-41 % short.  What takes the difference is not known (not
+ * measured here): seven concurrent streams per element with three of them
+ * written back, pages placed by first touch with no NUMA binding (DeepSpeed's
+ * core binding does not pass numactl -m, its blog says), the fp32 grads in
+ * pinned pages allocated by one thread.  In range of DeepSpeed issue #6834
+ * (Qwen-72B ZeRO-3 offload on 4 nodes of 8 A100: "~10s" in the engine's
+ * step() with CPU Adam, 2.3e9 elements per rank at 42 B each is 76 GB/s
+ * per node, 0.19 of a DGX A100's peak [assumption: DGX A100 hosts, not
+ * stated]).  [assumption] carried to the
+ * Xeon nodes (DGX H100, HGX H200), where no run of the corpus is host-bound. */
+#define ZS_HOST_STREAM_EFF 0.30
+
 /* The fraction of a profile's sustained GEMM rates (group "sustained":
  * matmul-only measurements, one GPU) that its GEMMs hold inside a training
  * step on a node: what runs beside the GEMMs under the same board power
@@ -206,6 +233,10 @@ struct zs_node {
     int cpu_cores;               /* physical cores, all sockets */
     double host_mem_bytes_per_s; /* achievable memory bandwidth (STREAM-like),
                                     all sockets */
+    /* The fraction of that bandwidth the CPU passes of an optimizer step
+     * (zs_t_cpu: CPU Adam, the torch ops around it) stream at; hw.h
+     * ZS_HOST_STREAM_EFF, set at load; 0 in a hand-built struct: 1. */
+    double host_stream_eff;
     /* CPU optimizer rates per thread (docs/cpu-optimizer.md): a single-pass
      * vectorised Adam (DeepSpeedCPUAdam Step_AVX, torch AdamW(fused=True)),
      * counted at 28 B per fp32 element, and one eager torch element-wise op

@@ -627,6 +627,7 @@ static void node_copy(const char *path, const struct node_file *nf,
     n->host_reserved_bytes = nf->reserved_bytes;
     n->cpu_cores = (int)nf->cores;
     n->host_mem_bytes_per_s = nf->mem_bytes_per_s;
+    n->host_stream_eff = ZS_HOST_STREAM_EFF; /* hw.h: fitted */
     n->cpu_adam_fused_bytes_per_s_per_thread = nf->fused_adam;
     n->torch_op_bytes_per_s_per_thread = nf->torch_op;
     n->cpu_oversubscription = nf->oversub;

@@ -588,7 +588,11 @@ int32_t zs_t_cpu(struct zs_bctx *b, double bytes,
     d.rate_cap = bytes_per_s_per_thread * b->cpu_threads_eff;
     d.nlinks = 1;
     d.links[0] = b->l_bus;
-    d.weight[0] = 1;
+    /* each byte the pass moves holds 1/eff bytes of the bus: the CPU
+     * optimizer streams at that fraction of the node's bandwidth share
+     * (hw.h ZS_HOST_STREAM_EFF) */
+    d.weight[0] = b->node->host_stream_eff > 0 ? 1.0 / b->node->host_stream_eff
+                                               : 1.0;
     d.cls = cls;
     d.name = name;
     d.tag = zs_tag_now(b, -1);

@@ -85,6 +85,16 @@ static void set_hook_call(struct zs_cfg *cfg, struct zs_cluster *cl, double v)
     cl->node.gpu.hook_call_ns = v;
 }
 
+/* The fraction of the node's host memory bandwidth share that the CPU
+ * passes of the optimizer step stream at (hw.h host_stream_eff,
+ * ZS_HOST_STREAM_EFF; sched/emit.c zs_t_cpu). */
+static void set_host_stream(struct zs_cfg *cfg, struct zs_cluster *cl,
+                            double v)
+{
+    (void)cfg;
+    cl->node.host_stream_eff = v;
+}
+
 static const struct zs_pubcal_const g_consts[] = {
     {"compute_sustained", "fraction",
      "of the isolated tensor-core rates (MAMF, FA2 curve) sustained in a "
@@ -113,6 +123,11 @@ static const struct zs_pubcal_const g_consts[] = {
      "host time of one call of DeepSpeed ZeRO-3's hooks into PyTorch",
      ZS_HOOK_CALL_NS, "fitted: split by source (hw.h ZS_HOOK_CALL_NS)",
      1000.0, 30000.0, false, set_hook_call},
+    {"host_stream_eff", "fraction",
+     "of the node's host memory bandwidth share that the optimizer step's "
+     "CPU passes stream at",
+     ZS_HOST_STREAM_EFF,
+     "fitted: split by source (hw.h ZS_HOST_STREAM_EFF)", 0.05, 1.0, false, set_host_stream},
 };
 #define NCONSTS ((int)(sizeof g_consts / sizeof g_consts[0]))
 
