@@ -313,6 +313,11 @@ static int node_block(const struct zs_node *n)
     rc |= row(t, "CPU cores", "%d", n->cpu_cores);
     rc |= row(t, "host memory bandwidth", "%s",
               fmt_rate(a, sizeof a, n->host_mem_bytes_per_s));
+    /* hw.h ZS_HOST_STREAM_EFF: what the optimizer's CPU passes reach */
+    rc |= row(t, "CPU optimizer streams at", "%.2f of it, %s (fitted)",
+              n->host_stream_eff,
+              fmt_rate(b, sizeof b,
+                       n->host_mem_bytes_per_s * n->host_stream_eff));
     rc |= row(t, "fused CPU Adam per thread", "%.2f GB/s (28 B per element)",
               n->cpu_adam_fused_bytes_per_s_per_thread / 1e9);
     rc |= row(t, "torch CPU op per thread", "%.2f GB/s",
@@ -463,6 +468,7 @@ static void json_numbers(const struct zs_cluster *c)
         {"host_reserved_bytes_per_node", (double)n->host_reserved_bytes},
         {"cpu_cores_per_node", n->cpu_cores},
         {"host_mem_bw_bytes_per_s", n->host_mem_bytes_per_s},
+        {"host_stream_eff", n->host_stream_eff},
         {"cpu_adam_fused_bytes_per_s_per_thread",
          n->cpu_adam_fused_bytes_per_s_per_thread},
         {"torch_op_bytes_per_s_per_thread", n->torch_op_bytes_per_s_per_thread},
