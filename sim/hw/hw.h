@@ -87,8 +87,8 @@
  * (Qwen-72B ZeRO-3 offload on 4 nodes of 8 A100: "~10s" in the engine's
  * step() with CPU Adam, 2.3e9 elements per rank at 42 B each is 76 GB/s
  * per node, 0.19 of a DGX A100's peak [assumption: DGX A100 hosts, not
- * stated]).  [assumption] carried to the
- * Xeon nodes (DGX H100, HGX H200), where no run of the corpus is host-bound. */
+ * stated]).  [assumption] carried to the Xeon nodes (DGX H100, HGX H200),
+ * where no run of the corpus is host-bound. */
 #define ZS_HOST_STREAM_EFF 0.30
 
 /* The fraction of a profile's sustained GEMM rates (group "sustained":

@@ -126,8 +126,8 @@ static const struct zs_pubcal_const g_consts[] = {
     {"host_stream_eff", "fraction",
      "of the node's host memory bandwidth share that the optimizer step's "
      "CPU passes stream at",
-     ZS_HOST_STREAM_EFF,
-     "fitted: split by source (hw.h ZS_HOST_STREAM_EFF)", 0.05, 1.0, false, set_host_stream},
+     ZS_HOST_STREAM_EFF, "fitted: split by source (hw.h ZS_HOST_STREAM_EFF)",
+     0.05, 1.0, false, set_host_stream},
 };
 #define NCONSTS ((int)(sizeof g_consts / sizeof g_consts[0]))
 
