@@ -79,11 +79,15 @@
  * median 18.8 % / p90 20.1 % to 8.3 % / 23.3 %.  Fitted on OPT-Benchmark
  * alone it is 0.350 +- 0.036, split by hash 0.401 +- 0.055.  Before it the
  * CPU passes ran at the whole STREAM-like figure (1.0), and the ZeRO-Offload
- * rows were 32-41 % short.  What takes the difference is not known (not
- * measured here): seven concurrent streams per element with three of them
- * written back, pages placed by first touch with no NUMA binding (DeepSpeed's
- * core binding does not pass numactl -m, its blog says), the fp32 grads in
- * pinned pages allocated by one thread.  In range of DeepSpeed issue #6834
+ * rows were 32-41 % short.  What takes the difference is not known.  Not
+ * Adam's access pattern alone: on this project's harness host (a 16-vCPU
+ * Xeon guest, validation/host/README.md) fused AdamW at 16 threads streamed
+ * at 0.91 of what g.mul_ did (135 against 149 GB/s) and the for-loop at
+ * 0.68.  The candidates, none measured on the corpus's hosts: their real
+ * bandwidth below the profiles' 0.75 of peak, pages placed by first touch
+ * with no NUMA binding (DeepSpeed's core binding does not pass numactl -m,
+ * its blog says), the fp32 grads in pinned pages allocated by one thread.
+ * In range of DeepSpeed issue #6834
  * (Qwen-72B ZeRO-3 offload on 4 nodes of 8 A100: "~10s" in the engine's
  * step() with CPU Adam, 2.3e9 elements per rank at 42 B each is 76 GB/s
  * per node, 0.19 of a DGX A100's peak [assumption: DGX A100 hosts, not
