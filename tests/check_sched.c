@@ -1246,6 +1246,65 @@ START_TEST(test_ds_reduction_by_hand)
 }
 END_TEST
 
+/* Grads that are not copied into the IPG bucket (sched/zero.c grad_ready;
+ * stage3.py __add_grad_to_ipg_bucket :1548 and stage_1_and_2.py
+ * extra_large_param_to_reduce at edaa722).  The tiny model's trained units:
+ * embed_tokens and lm_head 64000 elements each, per layer q 4096, k and v
+ * 2048, o 4096, gate, up and down 11264, two norms 64, and the final norm
+ * 64: 220480 in all.  With reduce_bucket_size 20000 the two 64000-element
+ * units are reduced where autograd left them and the other 92480 elements
+ * are copied (4 B each: 369920 B per backward); without
+ * contiguous_gradients no unit is copied (21 trained units). */
+static void grad_copies_of(const char *extra, int64_t *copied, int *in_place,
+                           int *backwards)
+{
+    static struct zt_run r;
+    zs_sim *s = zs_sim_new();
+    ck_assert_ptr_nonnull(s);
+    tiny_ds_exported(&r, s, "grad-accum=1", extra);
+    *copied = 0;
+    *in_place = *backwards = 0;
+    for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
+        const struct zs_task_rec *t = zs_sim_task(s, i);
+        if (!t->name)
+            continue;
+        *backwards += !strcmp(t->name, "step end");
+        if (!strcmp(t->name, "copy grad into IPG bucket"))
+            *copied += r.ex.t[i].bytes;
+        *in_place += !strcmp(t->name, "grad reduced in place (not copied)");
+    }
+    ck_assert_int_gt(*backwards, 0);
+    zs_free(r.ex.t);
+    zs_sim_free(s);
+}
+
+START_TEST(test_ds_grads_not_copied_by_hand)
+{
+    static const char *const stage[] = {"zero=3", "zero=2"};
+    for (int k = 0; k < 2; k++) {
+        char extra[160];
+        int64_t copied;
+        int in_place, n;
+        snprintf(extra, sizeof extra, "%s;reduce-bucket-size=20000",
+                 stage[k]);
+        grad_copies_of(extra, &copied, &in_place, &n);
+        ck_assert_int_eq(copied, 369920LL * n);
+        ck_assert_int_eq(in_place, 2 * n);
+        snprintf(extra, sizeof extra,
+                 "%s;reduce-bucket-size=20000;contiguous-gradients=no",
+                 stage[k]);
+        grad_copies_of(extra, &copied, &in_place, &n);
+        ck_assert_int_eq(copied, 0);
+        ck_assert_int_eq(in_place, 21 * n);
+        /* the default bucket (5e8) takes every grad */
+        snprintf(extra, sizeof extra, "%s", stage[k]);
+        grad_copies_of(extra, &copied, &in_place, &n);
+        ck_assert_int_eq(copied, 220480LL * 4 * n);
+        ck_assert_int_eq(in_place, 0);
+    }
+}
+END_TEST
+
 /* ZeRO-1/2 with the optimizer offloaded, the tiny model on 2 GPUs (this
  * rank's partition T = 110240 elements; sched/zero.c
  * partition_grads_z12_offload, params_back; stage_1_and_2.py at the
@@ -2494,6 +2553,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_ds_pinned_grad_buffer_window);
     tcase_add_test(core, test_nvme_param_swap_bytes);
     tcase_add_test(core, test_ds_reduction_by_hand);
+    tcase_add_test(core, test_ds_grads_not_copied_by_hand);
     tcase_add_test(core, test_z2_offload_by_hand);
     tcase_add_test(core, test_ds_init_states_by_hand);
     tcase_add_test(bad, test_nvme_param_buffer_size);

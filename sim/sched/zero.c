@@ -88,6 +88,11 @@ struct ds {
     int fill_tensors; /* gradient tensors in the bucket */
     int32_t flush_ring[2];
     int32_t last_rs;
+    /* grads reduced where autograd left them (not copied into the bucket,
+     * grad_ready): freed once the flush that takes them is done; at most
+     * one per unit (nunits entries, -1 when free) */
+    int32_t *held_grads;
+    int n_held;
     /* the queue DeepSpeed reduces gradients on: its reduction stream with
      * overlap_comm, else the current (compute) stream (ZeRO-3: stage3.py
      * reduce_and_partition_stream is default_stream() without it, :336 at
@@ -1091,6 +1096,12 @@ static void flush(struct ds *s)
         flush_z3(s);
     else
         flush_z12(s);
+    /* the grads the flush reduced in place live until it is done */
+    for (int i = 0; i < s->n_held; i++) {
+        s->last_rs = zs_t_free(s->b, s->q_red, s->held_grads[i], s->last_rs);
+        s->held_grads[i] = -1;
+    }
+    s->n_held = 0;
     s->fill = 0;
     s->fill_tensors = 0;
 }
@@ -1105,14 +1116,32 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
         return;
     if (s->fill > 0 && s->fill + n > b->c->reduce_bucket_size)
         flush(s);
-    /* ZeRO-3 __add_grad_to_ipg_bucket: the reduce stream waits for the
-     * default stream and copies the grad into the bucket; ZeRO-1/2
-     * (reduce_independent_p_g_buckets_and_remove_grads) copies on the
-     * current stream; the original grad is freed */
     q = s->zero3 ? s->q_red : b->q_comp;
-    t = zs_t_gpu_mem(b, q, (double)n * 4, ZS_CLS_COPY,
-                     "copy grad into IPG bucket", unit, bwd, -1);
-    t = zs_t_free(b, q, grad_alloc, t);
+    if (b->c->contiguous_gradients && n <= b->c->reduce_bucket_size) {
+        /* ZeRO-3 __add_grad_to_ipg_bucket: the reduce stream waits for
+         * the default stream and copies the grad into the bucket; ZeRO-1/2
+         * (reduce_independent_p_g_buckets_and_remove_grads) copies on the
+         * current stream; the original grad is freed */
+        t = zs_t_gpu_mem(b, q, (double)n * 4, ZS_CLS_COPY,
+                         "copy grad into IPG bucket", unit, bwd, -1);
+        t = zs_t_free(b, q, grad_alloc, t);
+    } else {
+        /* Without contiguous_gradients, or a grad larger than the bucket,
+         * nothing is copied: the flush reduces the grad where autograd
+         * left it.  ZeRO-3 copies only when "bucket.elements +
+         * param.grad.numel() <= self.reduce_bucket_size" (stage3.py
+         * __add_grad_to_ipg_bucket :1548 at edaa722; the bucket was
+         * flushed first when it would overflow, :1533) and reduces the
+         * list of grads (__avg_scatter_grads, :1599-1600, the path with
+         * reduce_scatter on); ZeRO-1/2 keeps a grad above
+         * reduce_bucket_size as extra_large_param_to_reduce and
+         * average_tensor()s it in place (stage_1_and_2.py :1227, :1699-1713
+         * at edaa722).  zsim's unit stands for its tensors (weight and
+         * bias) [approximation].  The grad is freed after the flush. */
+        t = zs_t_mark(b, q, "grad reduced in place (not copied)", bwd, -1,
+                      -1);
+        s->held_grads[s->n_held++] = grad_alloc;
+    }
     if (s->zero3)
         s->last_rs = t;
     s->fill += n;
@@ -1990,6 +2019,7 @@ static void ds_state(void *ctx, struct zs_rvisit *v)
     zs_rv_struct(v, s, sizeof *s, ids, (int)(sizeof ids / sizeof ids[0]));
     zs_rv_ids(v, s->layer_saved, (size_t)b->m->n_layers + 1);
     zs_rv_val(v, s->pending, (size_t)b->nunits * sizeof *s->pending);
+    zs_rv_ids(v, s->held_grads, (size_t)b->nunits);
     if (s->pnvme) {
         zs_rv_ids(v, s->pread, (size_t)b->nunits);
         zs_rv_val(v, s->pslot, (size_t)b->nunits * sizeof *s->pslot);
@@ -2022,6 +2052,15 @@ int zs_build_deepspeed(struct zs_bctx *b)
     rc = build_trace(&s);
     if (!rc && s.pnvme)
         rc = pnvme_init(&s);
+    if (!rc) {
+        s.held_grads = zs_malloc((size_t)(b->nunits > 0 ? b->nunits : 1) *
+                                 sizeof *s.held_grads);
+        if (!s.held_grads)
+            rc = ZS_ENOMEM;
+        else
+            for (int u = 0; u < b->nunits; u++)
+                s.held_grads[u] = -1;
+    }
     if (rc)
         goto out;
     for (int u = 0; u < b->nunits; u++) {
@@ -2039,6 +2078,7 @@ int zs_build_deepspeed(struct zs_bctx *b)
     zs_run_steps(b, &s, &ops);
     rc = b->failed;
 out:
+    zs_free(s.held_grads);
     ds_release_trace(&s);
     return rc;
 }
