@@ -1152,12 +1152,20 @@ static void tiny_ds_exported(struct zt_run *r, zs_sim *s, const char *set,
     zt_simulate(r, NULL, flags, s, true);
 }
 
+/* A new simulation of the tiny model, one micro-step per step, with the
+ * flags in extra, exported into *r. */
+static zs_sim *tiny_ds_one_micro(struct zt_run *r, const char *extra)
+{
+    zs_sim *s = zs_sim_new();
+    ck_assert_ptr_nonnull(s);
+    tiny_ds_exported(r, s, "grad-accum=1", extra);
+    return s;
+}
+
 static void reduction_of(const char *extra, struct red_count *c)
 {
     static struct zt_run r;
-    zs_sim *s = zs_sim_new();
-    ck_assert_ptr_nonnull(s);
-    tiny_ds_exported(&r, s, "grad-accum=1", extra);
+    zs_sim *s = tiny_ds_one_micro(&r, extra);
     memset(c, 0, sizeof *c);
     for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
         const struct zs_task_rec *t = zs_sim_task(s, i);
@@ -1259,9 +1267,7 @@ static void grad_copies_of(const char *extra, int64_t *copied, int *in_place,
                            int *backwards)
 {
     static struct zt_run r;
-    zs_sim *s = zs_sim_new();
-    ck_assert_ptr_nonnull(s);
-    tiny_ds_exported(&r, s, "grad-accum=1", extra);
+    zs_sim *s = tiny_ds_one_micro(&r, extra);
     *copied = 0;
     *in_place = *backwards = 0;
     for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
@@ -1383,9 +1389,7 @@ static void init_states_of(const char *extra, int64_t *zeros, int *at_init,
                            int *lazy)
 {
     static struct zt_run r;
-    zs_sim *s = zs_sim_new();
-    ck_assert_ptr_nonnull(s);
-    tiny_ds_exported(&r, s, "grad-accum=1", extra);
+    zs_sim *s = tiny_ds_one_micro(&r, extra);
     *zeros = 0;
     *at_init = *lazy = 0;
     for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
