@@ -1146,8 +1146,10 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
         s->last_rs = t;
     s->fill += n;
     s->fill_tensors += s->uc[unit].trained;
-    if (s->fill >= b->c->reduce_bucket_size)
-        flush(s);
+    /* no flush here: the next grad flushes a bucket it would overflow, the
+     * epilogue the last one (stage3.py :1533, stage_1_and_2.py
+     * reduce_independent_p_g_buckets_and_remove_grads at edaa722), so a
+     * full bucket or a held grad waits for the next grad's hook */
 }
 
 /* ---- one unit -------------------------------------------------------------
