@@ -1140,6 +1140,7 @@ static void grad_ready(struct ds *s, int unit, int32_t grad_alloc, int32_t bwd)
          * bias) [approximation].  The grad is freed after the flush. */
         t = zs_t_mark(b, q, "grad reduced in place (not copied)", bwd, -1,
                       -1);
+        assert(s->n_held < b->nunits); /* one grad per unit per backward */
         s->held_grads[s->n_held++] = grad_alloc;
     }
     if (s->zero3)
