@@ -695,42 +695,60 @@ static void nvme_swap_out(struct ds *s, int64_t e, bool last)
 /* ---- gradients ------------------------------------------------------------
  */
 
-/* ZeRO-3's fp32 gradient copy at the accumulation boundary before DeepSpeed
- * 0.15.4: stage3.py __partition_grads (v0.6.5 ... v0.14.0)
- * "fp32_grad_tensor.copy_(grad_buffer)", a blocking copy of the 16-bit GPU
- * partition into the fp32 CPU gradient.  PyTorch's copy_kernel_cuda
- * (aten/src/ATen/native/cuda/Copy.cu, copy_requires_temporaries branch:
- * "For blocking transfers conversions are performed on CPU") allocates a
- * CPU temporary of the source dtype (at::empty_like, pageable: never the
- * pinned buffer), copies D2H into it and converts on the CPU into the
- * destination, all on the host thread inside the backward hook.  PR #6670
- * (v0.15.4) replaced it with a GPU upcast into a pinned buffer, PR #6962
- * measured the old path at 25603 ms of backward for a 3B model against
- * 309 ms (mechanism only: that setup's rates are not stated).  Host cost per
- * element: the 2 B temporary's first-touch faults (ZS_FRESH_BYTE_EQ per
- * byte) and the 16 -> 32-bit conversion (ZS_CAST_BYTES_EQ), at torch's
- * per-thread op rate. */
-static int32_t fp32_grads_cpu_cast(struct ds *s, int64_t part, int32_t t)
+/* A blocking copy_ from a GPU tensor into a CPU tensor of another dtype:
+ * PyTorch's copy_kernel_cuda (aten/src/ATen/native/cuda/Copy.cu,
+ * copy_requires_temporaries branch: "For blocking transfers conversions are
+ * performed on CPU") allocates a CPU temporary of the source dtype
+ * (at::empty_like, pageable: never a pinned buffer), copies D2H into it and
+ * converts on the CPU into the destination, all on the calling host thread.
+ * Host cost per element: the temporary's first-touch faults
+ * (ZS_FRESH_BYTE_EQ per byte) and the 16 <-> 32-bit conversion
+ * (ZS_CAST_BYTES_EQ), at torch's per-thread op rate.  src_b: the source's
+ * bytes per element; names: the temporary, the D2H, the host's wait, the
+ * first touch, the conversion.  Returns the D2H. */
+struct cpu_cast_names {
+    const char *tmp, *d2h, *wait, *touch, *cast;
+};
+
+static int32_t d2h_converted_on_cpu(struct ds *s, int q, int64_t elems,
+                                    int src_b,
+                                    const struct cpu_cast_names *nm,
+                                    int32_t t)
 {
     struct zs_bctx *b = s->b;
     double rate = b->node->torch_op_bytes_per_s_per_thread;
-    int32_t tmp = zs_t_alloc(b, b->q_host, b->p_host, part * 2, 0,
-                             "16-bit grad temporary (CPU copy_)", -1,
-                             b->last_host);
-    t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, false,
-                  "D2H grads into CPU temporary", -1, t, tmp);
-    zs_t_mark(b, b->q_host, "host waits grad D2H", t, b->last_host, -1);
+    int32_t tmp = zs_t_alloc(b, b->q_host, b->p_host, elems * src_b, 0,
+                             nm->tmp, -1, b->last_host);
+    t = zs_t_pcie(b, q, 1, (double)elems * src_b, false, nm->d2h, -1, t, tmp);
+    zs_t_mark(b, b->q_host, nm->wait, t, b->last_host, -1);
     /* the driver's staged pageable D2H writes the fresh temporary from the
      * calling thread: its first-touch faults run on one thread whatever
      * OMP_NUM_THREADS is [assumption: the staging copy is not threaded] */
-    zs_t_cpu(b, (double)part * 2 * ZS_FRESH_BYTE_EQ,
+    zs_t_cpu(b, (double)elems * src_b * ZS_FRESH_BYTE_EQ,
              rate / (b->cpu_threads_eff > 0 ? b->cpu_threads_eff : 1),
-             ZS_CLS_HOST, "first touch of the grad temporary", b->last_host);
+             ZS_CLS_HOST, nm->touch, b->last_host);
     /* the conversion is a TensorIterator copy on the intra-op threads */
-    zs_t_cpu(b, (double)part * ZS_CAST_BYTES_EQ, rate, ZS_CLS_HOST,
-             "16 -> 32-bit grads (CPU)", b->last_host);
+    zs_t_cpu(b, (double)elems * ZS_CAST_BYTES_EQ, rate, ZS_CLS_HOST, nm->cast,
+             b->last_host);
     zs_t_free(b, b->q_host, tmp, b->last_host);
     return t;
+}
+
+/* ZeRO-3's fp32 gradient copy at the accumulation boundary before DeepSpeed
+ * 0.15.4: stage3.py __partition_grads (v0.6.5 ... v0.14.0)
+ * "fp32_grad_tensor.copy_(grad_buffer)", a blocking copy of the 16-bit GPU
+ * partition into the fp32 CPU gradient, converted on the CPU
+ * (d2h_converted_on_cpu) inside the backward hook.  PR #6670 (v0.15.4)
+ * replaced it with a GPU upcast into a pinned buffer, PR #6962 measured the
+ * old path at 25603 ms of backward for a 3B model against 309 ms (mechanism
+ * only: that setup's rates are not stated). */
+static int32_t fp32_grads_cpu_cast(struct ds *s, int64_t part, int32_t t)
+{
+    static const struct cpu_cast_names nm = {
+        "16-bit grad temporary (CPU copy_)", "D2H grads into CPU temporary",
+        "host waits grad D2H", "first touch of the grad temporary",
+        "16 -> 32-bit grads (CPU)"};
+    return d2h_converted_on_cpu(s, s->q_red, part, 2, &nm, t);
 }
 
 /* ZeRO-3's fp32 gradient copy at the accumulation boundary from DeepSpeed
