@@ -498,6 +498,97 @@ START_TEST(test_nvme_param_conservation)
 }
 END_TEST
 
+/* Twin-Flow (offload_optimizer.ratio, config.c zs_twin_*), Qwen2.5-7B on 8
+ * ranks, sub-group 1e8, so n_sub = ceil(T / 1e8) = 10 (T = 952,...: nine of
+ * 1e8 and the rest).  k CPU sub-groups by DeepSpeed's rule, by hand:
+ *   0.19.6, ratio 0.5: 10 - int((1 - 0.5) x 10) = 10 - 5 = 5, the last five,
+ *     CPU elements T - 5e8, GPU 5e8;
+ *   0.19.6, ratio 0.8: 1 - 0.8 = 0.19999999999999996, x 10 truncates to 1,
+ *     so 9 on the CPU (the last nine), GPU 1e8;
+ *   0.17.0, ratio 0.3: int(0.3 x 10) = int(3.0) = 3, the
+ *     first three, CPU 3e8, GPU T - 3e8.
+ * Host: fp32 master 4 B x CPU in one allocation, Adam states 8 B x CPU in k,
+ * fp32 grads 4 B x CPU in k, the bf16 accumulation buffer 2 B x T (every
+ * sub-group's gradient passes through it).  GPU: fp32 master 4 B x GPU and
+ * fp32 grads 4 B x GPU in n - k each, Adam states 8 B x GPU in n - k. */
+START_TEST(test_twin_flow_conservation)
+{
+    static const struct {
+        const char *ratio, *version;
+        int off_param;
+        int64_t k, gpu_lo, gpu_hi; /* GPU elements [lo, hi) in sub-groups */
+    } cases[] = {
+        {"0.5", "0.19.6", 0, 5, 0, 5},
+        {"0.5", "0.19.6", 1, 5, 0, 5},
+        {"0.8", "0.19.6", 0, 9, 0, 1},
+        {"0.3", "0.17.0", 1, 3, 3, 10},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_cfg c;
+        struct zs_model m;
+        struct zs_cluster cl;
+        struct zs_setup su = {0};
+        struct zs_sim_result res;
+        struct zs_err err = {0, ""};
+        zs_sim *sim = zs_sim_new();
+        int64_t P, T, n, gpu, cpu, sub = 100000000, k = cases[i].k;
+        char name[96];
+        ck_assert_ptr_nonnull(sim);
+        zs_cfg_defaults(&c);
+        snprintf(c.model, sizeof c.model, "qwen2.5-7b");
+        snprintf(c.gpus, sizeof c.gpus, "8xH100");
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, "framework", "deepspeed", &err),
+                         0);
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, "zero", "3", &err), 0);
+        ck_assert_int_eq(
+            zs_cfg_apply_flag(&c, "offload_optimizer", "cpu", &err), 0);
+        if (cases[i].off_param)
+            ck_assert_int_eq(
+                zs_cfg_apply_flag(&c, "offload_param", "cpu", &err), 0);
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, "sub_group_size", "1e8", &err),
+                         0);
+        ck_assert_int_eq(
+            zs_cfg_apply_flag(&c, "offload_ratio", cases[i].ratio, &err), 0);
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, "deepspeed_version",
+                                           cases[i].version, &err),
+                         0);
+        c.steps = 1;
+        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                      err.msg);
+        su.model = &m;
+        su.cluster = &cl;
+        su.cfg = &c;
+        ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s", err.msg);
+        partitions(&m, &c, &P, &T);
+        n = ceil_div(T, sub);
+        ck_assert_int_eq(n, 10);
+        ck_assert_int_eq(zs_twin_cpu_groups(n, c.offload_ratio, &c.ds_version),
+                         k);
+        gpu = (cases[i].gpu_hi * sub < T ? cases[i].gpu_hi * sub : T) -
+              cases[i].gpu_lo * sub;
+        cpu = T - gpu;
+        snprintf(name, sizeof name, "twin ratio %s %s%s", cases[i].ratio,
+                 cases[i].version, cases[i].off_param ? " param" : "");
+        expect(sum_allocs(sim, "host", "fp32 master params", 0), 4 * cpu, 1,
+               "host fp32 master", name);
+        expect(sum_allocs(sim, "GPU", "fp32 master params", 0), 4 * gpu,
+               n - k, "GPU fp32 master", name);
+        expect(sum_allocs(sim, "host", "exp_avg", 1), 8 * cpu, k,
+               "host Adam states", name);
+        expect(sum_allocs(sim, "GPU", "exp_avg", 1), 8 * gpu, n - k,
+               "GPU Adam states", name);
+        expect(sum_allocs(sim, "host", "fp32 grads (sub-group)", 0), 4 * cpu,
+               k, "host fp32 grads", name);
+        expect(sum_allocs(sim, "GPU", "fp32 grads (sub-group, Twin-Flow GPU)",
+                          0),
+               4 * gpu, n - k, "GPU fp32 grads", name);
+        expect(sum_allocs(sim, "host", "bf16 grad accumulation", 0), 2 * T, 1,
+               "bf16 grad accumulation", name);
+        zs_sim_free(sim);
+    }
+}
+END_TEST
+
 START_TEST(test_adam_states_7b_sub_1e7)
 {
     struct conf k = {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0};
@@ -557,6 +648,7 @@ Suite *suite_conserve(void)
     tcase_add_test(core, test_conservation);
     tcase_add_test(core, test_nvme_conservation);
     tcase_add_test(core, test_nvme_param_conservation);
+    tcase_add_test(core, test_twin_flow_conservation);
     tcase_add_test(limits, test_adam_states_7b_sub_1e7);
     tcase_add_test(limits, test_many_steps);
     suite_add_tcase(s, core);

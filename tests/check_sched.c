@@ -1311,6 +1311,105 @@ START_TEST(test_ds_grads_not_copied_by_hand)
 }
 END_TEST
 
+/* Twin-Flow (offload_optimizer.ratio, config.c zs_twin_*; zero.c
+ * step_twin_gpu, fp32_grads_twin_gpu), the tiny model on 2 GPUs, ZeRO-3,
+ * one micro-step per step: T = 110240 elements per rank, sub-group 27560,
+ * so four sub-groups, and ratio 0.5 puts two on the CPU (0.19.6:
+ * 4 - int(0.5 x 4) = 2, the last two; 0.17.0: int(0.5 x 4) = 2, the first
+ * two).  Per step, by hand:
+ *   GPU AdamW: two tasks, 28 B x 55120 = 1543360 B (fp32 p, g, m, v read,
+ *     p, m, v written);
+ *   CPU unscale: two tasks, 8 B x 55120 = 440960 B;
+ *   at the boundary the CPU half's fp32 grads go D2H, 4 B x 55120 =
+ *     220480 B, the GPU half's are copied on the device, 8 B x 55120 =
+ *     440960 B (one bucket flush: every grad fits the 5e8 bucket);
+ *   order: from 0.18.0 the GPU sub-groups come first, so their kernels are
+ *     launched before the CPU steps and start before the first CPU task
+ *     ends; before it the host steps the CPU half first and launches the
+ *     GPU half after its last CPU task. */
+static void twin_by_hand(const char *version)
+{
+    static struct zt_run r;
+    char extra[200];
+    zs_sim *s;
+    int step = 0;
+    int n_gpu[3] = {0}, n_unscale[3] = {0};
+    int64_t b_gpu[3] = {0}, b_unscale[3] = {0}, b_d2h[3] = {0},
+            b_dev[3] = {0};
+    int64_t first_cpu_end[3], last_cpu_end[3], first_gpu_start[3];
+    bool cpu_last = strcmp(version, "0.18.0") >= 0;
+    for (int i = 0; i < 3; i++)
+        first_cpu_end[i] = last_cpu_end[i] = first_gpu_start[i] = -1;
+    snprintf(extra, sizeof extra,
+             "zero=3;offload-optimizer=cpu;sub-group-size=27560;"
+             "offload-ratio=0.5;deepspeed-version=%s",
+             version);
+    s = tiny_ds_one_micro(&r, extra);
+    ck_assert_int_eq(r.res.opt_groups, 4);
+    ck_assert_int_eq(r.res.opt_groups_gpu, 2);
+    ck_assert_int_eq(r.res.opt_gpu_elems, 55120);
+    for (int32_t i = 0; i < zs_sim_ntasks(s) && step < 3; i++) {
+        const struct zs_task_rec *t = zs_sim_task(s, i);
+        struct zs_task_desc d;
+        int64_t bytes;
+        int32_t deps[8];
+        /* the exported bytes of GPU kernels and copies; a CPU pass
+         * exports elements, its flow carries the bytes */
+        ck_assert_int_eq(zs_sim_task_desc(s, i, &d, deps, 8), 0);
+        bytes = r.ex.t[i].bytes > 0 ? r.ex.t[i].bytes : (int64_t)d.bytes;
+        if (!t->name)
+            continue;
+        if (!strcmp(t->name, "step end")) {
+            step++;
+            continue;
+        }
+        if (step >= 2)
+            continue;
+        if (!strcmp(t->name, "GPU AdamW (Twin-Flow)")) {
+            n_gpu[step]++;
+            b_gpu[step] += bytes;
+            if (first_gpu_start[step] < 0)
+                first_gpu_start[step] = t->start_ns;
+        } else if (!strcmp(t->name, "unscale and clip grads")) {
+            n_unscale[step]++;
+            b_unscale[step] += bytes;
+            if (first_cpu_end[step] < 0)
+                first_cpu_end[step] = t->end_ns;
+        } else if (!strcmp(t->name, "ds-cpu-adam")) {
+            last_cpu_end[step] = t->end_ns;
+        } else if (!strcmp(t->name, "D2H fp32 grads")) {
+            b_d2h[step] += bytes;
+        } else if (!strcmp(t->name,
+                           "fp32 grads into the GPU sub-groups (Twin-Flow)")) {
+            b_dev[step] += bytes;
+        }
+    }
+    ck_assert_int_ge(step, 2);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(n_gpu[k], 2);
+        ck_assert_int_eq(b_gpu[k], 1543360);
+        ck_assert_int_eq(n_unscale[k], 2);
+        ck_assert_int_eq(b_unscale[k], 440960);
+        ck_assert_int_eq(b_d2h[k], 220480);
+        ck_assert_int_eq(b_dev[k], 440960);
+        ck_assert(first_gpu_start[k] >= 0 && first_cpu_end[k] >= 0 &&
+                  last_cpu_end[k] >= 0);
+        if (cpu_last)
+            ck_assert_int_lt(first_gpu_start[k], first_cpu_end[k]);
+        else
+            ck_assert_int_ge(first_gpu_start[k], last_cpu_end[k]);
+    }
+    zs_sim_free(s);
+    zs_free(r.ex.t);
+}
+
+START_TEST(test_twin_flow_by_hand)
+{
+    twin_by_hand("0.19.6");
+    twin_by_hand("0.17.0");
+}
+END_TEST
+
 /* ZeRO-1/2 with the optimizer offloaded, the tiny model on 2 GPUs (this
  * rank's partition T = 110240 elements; sched/zero.c
  * partition_grads_z12_offload, params_back; stage_1_and_2.py at the
@@ -2558,6 +2657,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_nvme_param_swap_bytes);
     tcase_add_test(core, test_ds_reduction_by_hand);
     tcase_add_test(core, test_ds_grads_not_copied_by_hand);
+    tcase_add_test(core, test_twin_flow_by_hand);
     tcase_add_test(core, test_z2_offload_by_hand);
     tcase_add_test(core, test_ds_init_states_by_hand);
     tcase_add_test(bad, test_nvme_param_buffer_size);

@@ -169,6 +169,12 @@ static int add_mode(struct zs_plan *p, const struct search_mode *md,
                     c.overlap_comm = ZS_YES;
                 c.offload_optimizer = md->oo;
                 c.offload_param = md->op;
+                /* --offload-ratio (Twin-Flow) is DeepSpeed ZeRO-3's with
+                 * the optimizer on the CPU: the other candidates run
+                 * without it, as DeepSpeed ignores the key there */
+                if (c.framework != ZS_FW_DEEPSPEED || c.zero != 3 ||
+                    c.offload_optimizer != ZS_OFF_CPU)
+                    c.offload_ratio = 1.0;
                 c.procs = procs[pi];
                 c.micro_batch = po->fix_micro ? base->micro_batch : micros[mi];
                 c.checkpointing = po->fix_ckpt ? base->checkpointing : ck;
@@ -866,6 +872,104 @@ out:
     return rc;
 }
 
+/* Twin-Flow (offload_optimizer.ratio, docs/cpu-optimizer.md): the ratio
+ * that puts m of n sub-groups on the GPU in cfg's DeepSpeed release, as the
+ * shortest decimal that does (config.c zs_twin_cpu_groups truncates, so
+ * aim half a sub-group inside); 0 when none does. */
+static double twin_ratio(const struct zs_cfg *c, int64_t n, int64_t m)
+{
+    char buf[32];
+    double r = zs_twin_cpu_last(&c->ds_version)
+                   ? 1.0 - ((double)m + 0.5) / (double)n
+                   : ((double)(n - m) + 0.5) / (double)n;
+    snprintf(buf, sizeof buf, "%.3g", r);
+    r = strtod(buf, NULL);
+    return r > 0 && r < 1 &&
+                   zs_twin_cpu_groups(n, r, &c->ds_version) == n - m
+               ? r
+               : 0;
+}
+
+/* Twin-Flow for the plan (objective throughput or cost): the three best
+ * fitting DeepSpeed ZeRO-3 candidates with the optimizer (not the params) on
+ * the CPU under DeepSpeedCPUAdam, no ratio and room for a sub-group are
+ * simulated again with the ratio that
+ * moves as many whole sub-groups to the GPU as their GPU headroom holds
+ * (16 B per element: fp32 master and gradient, the backup AdamW's two
+ * states; zero.c init_twin_gpu) and with one fewer; the faster fits go into
+ * p->twin_note.  They are not ranked with the rest: the search does not
+ * sweep the ratio. */
+static int twin_note(struct zs_plan *p, const struct worker *proto)
+{
+    struct zs_candidate alt[6];
+    int from[6], n = 0, rc, done = 0, nnote = 0;
+    size_t len = 0;
+    p->twin_note[0] = '\0';
+    if (proto->po->objective == ZS_OBJ_MEMORY)
+        return 0;
+    for (int i = 0; i < p->nfeasible && done < 3; i++) {
+        const struct zs_candidate *c = &p->cand[p->order[i]];
+        const struct zs_cfg *f = &c->cfg;
+        int64_t ng = c->res.opt_groups, sub = f->sub_group_size, room, m;
+        int64_t peak = c->res.first.peak_gpu_reserved >
+                               c->res.steady.peak_gpu_reserved
+                           ? c->res.first.peak_gpu_reserved
+                           : c->res.steady.peak_gpu_reserved;
+        /* with offload_param the GPU sub-groups' update goes back to the
+         * pinned bf16 partition through a blocking copy converted on the
+         * CPU (zero.c step_twin_gpu), about what DeepSpeedCPUAdam takes for
+         * the same elements: not tried */
+        if (f->framework != ZS_FW_DEEPSPEED || f->zero != 3 ||
+            f->offload_optimizer != ZS_OFF_CPU ||
+            f->offload_param != ZS_OFF_NONE || f->offload_ratio < 1.0 ||
+            f->cpu_opt_impl != ZS_CPUOPT_DS_CPU_ADAM ||
+            !zs_ds_at_least(&f->ds_version, 0, 12, 3) || ng < 2)
+            continue;
+        room = c->res.gpu_capacity_bytes - peak;
+        m = room > 0 ? room / (16 * sub) : 0;
+        if (m > ng - 1)
+            m = ng - 1;
+        if (m < 1)
+            continue;
+        done++;
+        for (int64_t k = m; k >= 1 && k > m - 2; k--) {
+            double r = twin_ratio(f, ng, k);
+            if (!(r > 0))
+                continue;
+            alt[n] = *c;
+            alt[n].reason[0] = '\0';
+            alt[n].score = 0;
+            alt[n].cfg.offload_ratio = r;
+            from[n++] = p->order[i];
+        }
+    }
+    rc = eval_alts(proto, alt, n);
+    for (int k = 0; !rc && k < n; k++) {
+        const struct zs_candidate *c = &p->cand[from[k]];
+        double base = c->res.steady.tokens_per_s_per_gpu,
+               got = alt[k].res.steady.tokens_per_s_per_gpu;
+        char lab[200], q[320];
+        if (alt[k].status != ZS_CAND_FITS || !(got > base) ||
+            (k > 0 && from[k - 1] == from[k] &&
+             alt[k - 1].status == ZS_CAND_FITS &&
+             alt[k - 1].res.steady.tokens_per_s_per_gpu >= got) ||
+            (k + 1 < n && from[k + 1] == from[k] &&
+             alt[k + 1].status == ZS_CAND_FITS &&
+             alt[k + 1].res.steady.tokens_per_s_per_gpu > got))
+            continue;
+        zs_plan_cand_label(c, lab, sizeof lab);
+        snprintf(q, sizeof q,
+                 "'%s' with --offload-ratio %g (%lld of %lld sub-groups on "
+                 "the GPU): %.0f tok/s per GPU (+%.1f %%)",
+                 lab, alt[k].cfg.offload_ratio,
+                 (long long)alt[k].res.opt_groups_gpu,
+                 (long long)alt[k].res.opt_groups, got,
+                 (got / base - 1) * 100);
+        note_add(p->twin_note, sizeof p->twin_note, &len, nnote++, q);
+    }
+    return rc;
+}
+
 /* The ratio cmd_plan ranks a rejected candidate's miss by (its "closest
  * misses": need over capacity); for a partial result a lower bound. */
 static double miss_ratio(const struct zs_candidate *c)
@@ -1039,6 +1143,11 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
     }
     if (po->suggest && po->act_offload) {
         rc = act_offload_search(p, &w);
+        if (rc)
+            goto fail;
+    }
+    if (po->suggest) {
+        rc = twin_note(p, &w);
         if (rc)
             goto fail;
     }

@@ -56,6 +56,9 @@ struct zs_plan {
     /* GPU-OOM candidates that fit with activation offload (issue 14 §3;
      * plan.c act_offload_search), "" none */
     char act_note[512];
+    /* fitting DeepSpeed ZeRO-3 CPU-offload candidates that run faster with
+     * Twin-Flow (plan.c twin_note), "" none */
+    char twin_note[512];
 };
 
 /* Which GPU-OOM candidates are simulated whole (their need without the

@@ -65,15 +65,22 @@ static void offload_lines(const struct zs_plan *p, const struct zs_model *m,
         f.zero = 3;
         f.grad_accum = 0;
         f.global_batch = p->global_batch;
+        if (fw != ZS_FW_DEEPSPEED) /* plan.c: DeepSpeed ZeRO-3's only */
+            f.offload_ratio = 1.0;
         if (zs_cfg_resolve(&f, m, cl, &e))
             continue;
         zs_cpu_threads(&f, &cl->node, &thr, &eff, &why);
         fprintf(out,
                 "          %s offload: %s, %d CPU thread%s per rank (%s), "
-                "trainer %s\n",
+                "trainer %s",
                 zs_cfg_framework_label(&f),
                 zs_cpu_opt_label(f.cpu_opt_impl), thr, thr == 1 ? "" : "s", why,
                 zs_trainer_name(f.trainer));
+        if (f.offload_ratio < 1.0)
+            fprintf(out, ", Twin-Flow offload_optimizer.ratio %g (ZeRO-3, "
+                         "optimizer on the CPU)",
+                    f.offload_ratio);
+        fputc('\n', out);
     }
 }
 
@@ -238,6 +245,11 @@ static void notes_block(const struct zs_plan *p, FILE *out)
                 "\nwith activation offload (docs/activation-offload.md) these "
                 "rejected for GPU memory fit: %s\n",
                 p->act_note);
+    if (p->twin_note[0])
+        fprintf(out,
+                "\nwith part of the optimizer on the GPU (Twin-Flow, "
+                "docs/cpu-optimizer.md) these run faster: %s\n",
+                p->twin_note);
     if (p->best < 0 && p->nsuggest) {
         fprintf(out, "\nwhat would fit:\n");
         for (int i = 0; i < p->nsuggest; i++)
@@ -334,6 +346,8 @@ char *zs_planout_json(const struct zs_plan *p, const struct zs_model *m,
     }
     if (p->act_note[0])
         cJSON_AddStringToObject(d, "activation_offload_fits", p->act_note);
+    if (p->twin_note[0])
+        cJSON_AddStringToObject(d, "twin_flow_faster", p->twin_note);
     arr = cJSON_AddArrayToObject(d, "what_would_fit");
     for (int i = 0; arr && i < p->nsuggest; i++)
         cJSON_AddItemToArray(arr, cJSON_CreateString(p->suggestion[i]));

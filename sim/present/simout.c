@@ -306,6 +306,31 @@ static int step_table(const struct zs_sim_result *r, FILE *out)
 /* bitsandbytes paged optimizer states (sched/gpuopt.c): outside PyTorch's
  * allocator, so in no peak above; the GPU holds what is free beside the
  * allocator's steady peak reserved, the driver evicts the rest to host. */
+/* Twin-Flow (offload_optimizer.ratio < 1): which sub-groups DeepSpeed
+ * steps where; it maps whole sub-groups, so a ratio can move none. */
+static void twin_line(const struct zs_cfg *c, const struct zs_sim_result *r,
+                      FILE *out)
+{
+    if (!(c->offload_ratio < 1.0) || r->opt_groups <= 0)
+        return;
+    if (r->opt_groups_gpu <= 0) {
+        fprintf(out,
+                "  Twin-Flow: offload_optimizer.ratio %g moves none of the "
+                "%lld optimizer sub-group%s to the GPU (DeepSpeed maps whole "
+                "sub-groups); a smaller --sub-group-size splits them\n",
+                c->offload_ratio, (long long)r->opt_groups,
+                r->opt_groups == 1 ? "" : "s");
+        return;
+    }
+    fprintf(out,
+            "  Twin-Flow: offload_optimizer.ratio %g: %lld of %lld optimizer "
+            "sub-groups (%.3g G elements per rank) stepped on the GPU by "
+            "torch.optim.AdamW, %lld by DeepSpeedCPUAdam\n",
+            c->offload_ratio, (long long)r->opt_groups_gpu,
+            (long long)r->opt_groups, (double)r->opt_gpu_elems / 1e9,
+            (long long)(r->opt_groups - r->opt_groups_gpu));
+}
+
 static void paged_line(const struct zs_sim_result *r, FILE *out)
 {
     char a[32], b[32];
@@ -366,6 +391,7 @@ static void capacity_lines(const struct zs_simout *o, FILE *out)
                 zs_fmt_bytes(h, sizeof h, r->ao_host_bytes));
     }
     paged_line(r, out);
+    twin_line(o->su->cfg, r, out);
     fprintf(out, "  bottleneck (steady): %s\n\n", r->steady.bottleneck);
 }
 
@@ -687,6 +713,16 @@ static void json_estimators(cJSON *d, const struct zs_simout *o)
         };
         zs_emit_fields(cJSON_AddObjectToObject(d, "activation_offload"), ao,
                        ZS_EMIT_COUNT(ao));
+    }
+    if (o->su->cfg->offload_ratio < 1.0 && r->opt_groups > 0) {
+        const struct zs_emit_field tw[] = {
+            ZS_JNUM("ratio", o->su->cfg->offload_ratio),
+            ZS_JNUM("subgroups", r->opt_groups),
+            ZS_JNUM("gpu_subgroups", r->opt_groups_gpu),
+            ZS_JNUM("gpu_elements_per_rank", r->opt_gpu_elems),
+        };
+        zs_emit_fields(cJSON_AddObjectToObject(d, "twin_flow"), tw,
+                       ZS_EMIT_COUNT(tw));
     }
 }
 

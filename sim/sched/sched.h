@@ -224,6 +224,11 @@ struct zs_sim_result {
     /* bitsandbytes paged optimizer states (cudaMallocManaged, outside
      * PyTorch's allocator and its peaks; gpuopt.c), bytes on this rank */
     int64_t paged_state_bytes;
+    /* DeepSpeed ZeRO-3 with the optimizer on the CPU: the optimizer's
+     * sub-groups on this rank and, under Twin-Flow (offload_optimizer.ratio
+     * < 1), how many DeepSpeed steps on the GPU with torch.optim.AdamW and
+     * their elements (zero.c twin_init); 0 otherwise */
+    int64_t opt_groups, opt_groups_gpu, opt_gpu_elems;
 };
 
 /* Runs init + first step + cfg->steps steady steps.  `sim` may be NULL (a

@@ -174,6 +174,9 @@ struct zs_bctx {
     /* bitsandbytes paged optimizer states, bytes: cudaMallocManaged, outside
      * PyTorch's caching allocator (gpuopt.c zs_gpu_opt_paged) */
     int64_t paged_bytes;
+    /* Twin-Flow (zero.c twin_init): the optimizer's sub-groups, those
+     * stepped on the GPU and their elements */
+    int64_t opt_groups, opt_groups_gpu, opt_gpu_elems;
 
     /* current position, for tags */
     int step, micro, phase;

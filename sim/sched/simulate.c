@@ -727,6 +727,9 @@ static int run_and_reduce(struct zs_bctx *b, zs_sim *sim,
                           struct zs_sim_result *res, struct zs_err *err)
 {
     int rc, run;
+    res->opt_groups = b->opt_groups;
+    res->opt_groups_gpu = b->opt_groups_gpu;
+    res->opt_gpu_elems = b->opt_gpu_elems;
     if (b->cut == ZS_CUT_COUNTING)
         return cut_reduce(b, sim, res, err);
     run = zs_sim_run(sim, err);

@@ -135,6 +135,12 @@ struct ds {
     int64_t *sg_nv; /* per sub-group: swapped trainable elements */
     int64_t nsub, slots_used;
     int32_t last_pread;
+    /* Twin-Flow (offload_optimizer.ratio < 1, config.c zs_twin_*): the
+     * sub-groups stepped on the GPU as the partition's element range
+     * [tw_lo, tw_hi) in forward order; red_part: ZeRO-3 partition elements
+     * reduced so far in this backward, which fills them from the end */
+    bool twin;
+    int64_t tw_lo, tw_hi, red_part;
 };
 
 static int build_trace(struct ds *s)
@@ -930,6 +936,49 @@ static int32_t partition_grads_z12_offload(struct ds *s, int64_t part,
     return t;
 }
 
+/* Twin-Flow: how many of the next `part` partition elements reduced in
+ * this backward (the partition filled from its end, backward order) belong
+ * to the sub-groups stepped on the GPU [simplification: zsim's sub-groups
+ * are sub_group_size-element slices of the partition; DeepSpeed's gather
+ * whole parameters up to that size, _create_fp16_sub_groups]. */
+static int64_t twin_gpu_elems(const struct ds *s, int64_t part)
+{
+    int64_t hi = s->b->T - s->red_part, lo = hi - part;
+    if (!s->twin)
+        return 0;
+    if (lo < s->tw_lo)
+        lo = s->tw_lo;
+    if (hi > s->tw_hi)
+        hi = s->tw_hi;
+    return hi > lo ? hi - lo : 0;
+}
+
+/* Twin-Flow's GPU sub-groups at the accumulation boundary: their fp32
+ * gradient is a GPU tensor (initialize_optimizer_states, stage3.py
+ * :1287-1292 at edaa722), so _offload_grad_partition_at_boundary's
+ * `fp32_grad_tensor.copy_(grad_buffer.to(dtype=float32), non_blocking=True)`
+ * (:1406-1407) is an upcast into a new fp32 tensor (2 B read, 4 B written)
+ * and a device copy (4 + 4 B).  Before 0.16.3 the copy_ took the 16-bit
+ * buffer directly, one cast (6 B) (v0.12.3 __partition_grads :1393-1395)
+ * [simplification: 0.15.4 to 0.16.2 staged through the pinned buffer]. */
+static int32_t fp32_grads_twin_gpu(struct ds *s, int64_t part, int32_t t)
+{
+    struct zs_bctx *b = s->b;
+    int32_t f32;
+    if (!zs_ds_at_least(&b->c->ds_version, 0, 16, 3))
+        return zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
+                            "grads to fp32 (Twin-Flow GPU sub-groups)", -1, t,
+                            -1);
+    f32 = zs_t_alloc(b, s->q_red, b->p_gpu, part * 4, 0, "fp32 grad upcast",
+                     -1, t);
+    t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
+                     "upcast grads", -1, f32, -1);
+    t = zs_t_gpu_mem(b, s->q_red, (double)part * 8, ZS_CLS_COPY,
+                     "fp32 grads into the GPU sub-groups (Twin-Flow)", -1, t,
+                     -1);
+    return zs_t_free(b, s->q_red, f32, t);
+}
+
 /* The rank's reduced partition of a flushed bucket (part elements, after
  * task t): with the optimizer offloaded the CPU accumulation round trip and,
  * at the boundary, the norm and the fp32 copy (ZeRO-3 here, ZeRO-1/2 in
@@ -963,13 +1012,18 @@ static int32_t partition_grads(struct ds *s, int64_t part, int32_t t)
             int64_t chunk = part < 250000000 ? part : 250000000;
             t = fp64_norm(b, s->q_red, part, chunk, "grad norm (fp64 chunk)",
                           "grad norm", t);
-            if (!s->nvme && !zs_ds_at_least(&b->c->ds_version, 0, 15, 4))
-                t = fp32_grads_cpu_cast(s, part, t);
-            else if (!s->nvme &&
+            /* Twin-Flow: the GPU sub-groups' part stays on the device */
+            int64_t gpu = twin_gpu_elems(s, part), cpu = part - gpu;
+            if (gpu > 0)
+                t = fp32_grads_twin_gpu(s, gpu, t);
+            if (cpu > 0 && !s->nvme &&
+                !zs_ds_at_least(&b->c->ds_version, 0, 15, 4))
+                t = fp32_grads_cpu_cast(s, cpu, t);
+            else if (cpu > 0 && !s->nvme &&
                      !zs_ds_at_least(&b->c->ds_version, 0, 16, 3))
-                t = fp32_grads_pinned_buffer(s, part, t);
-            else
-                t = fp32_grads_gpu_cast(s, part, t, pin);
+                t = fp32_grads_pinned_buffer(s, cpu, t);
+            else if (cpu > 0)
+                t = fp32_grads_gpu_cast(s, cpu, t, pin);
         }
         return zs_t_free(b, s->q_red, g, t);
     }
@@ -1005,6 +1059,7 @@ static void flush_z3(struct ds *s)
     t = zs_t_coll(b, s->q_red, ZS_COLL_REDUCESCATTER, (double)fill * 2,
                   "reduce-scatter grads", -1, t, -1);
     t = partition_grads(s, part, t);
+    s->red_part += part;
     t = zs_t_free(b, s->q_red, inter, t);
     s->flush_ring[0] = s->flush_ring[1];
     s->flush_ring[1] = t;
@@ -1417,7 +1472,7 @@ static void micro_backward(struct ds *s)
      * the host waits for the grads where the step reads them [assumption:
      * the step's norm .item() or the CPU optimizer's wait] */
     flush(s);
-    s->red_off = 0;
+    s->red_off = s->red_part = 0;
     if (!s->zero3 && b->c->overlap_comm_on)
         zs_t_drain(b, "torch.cuda.synchronize (ipg epilogue)");
     else
@@ -1525,6 +1580,45 @@ static void alloc_states(struct ds *s, int64_t e, bool host, int32_t after)
         zs_keep_alloc(b, zs_t_alloc(b, b->q_comp, b->p_gpu,
                                     zs_gpu_opt_state_bytes(b->c, e, 4), 0,
                                     name, -1, after));
+}
+
+/* Twin-Flow: whether the optimizer sub-group starting at element i * sub
+ * steps on the GPU. */
+static bool sg_on_gpu(const struct ds *s, int64_t i, int64_t sub)
+{
+    return s->twin && i * sub >= s->tw_lo && i * sub < s->tw_hi;
+}
+
+/* A Twin-Flow GPU sub-group's step (stage3.py step() at edaa722
+ * :2604-2650): unscale_and_clip_grads multiplies its fp32 GPU gradient in
+ * place (4 + 4 B per element); _optimizer_step steps it with the backup
+ * torch.optim.AdamW (:1204-1208, built at :308-321; foreach on CUDA, its
+ * states at its first step, gpuopt.c); _reassign_or_swap_out_partitioned_
+ * parameters copies the fp32 params into the bf16 partition (:2585-2590): on
+ * the GPU a cast (4 + 2 B); with offload_param the partition is the pinned
+ * CPU flat buffer, so a blocking GPU -> CPU copy_ converted on the CPU
+ * (d2h_converted_on_cpu, a 4 B D2H).  The kernels are launched, not waited
+ * for: the host goes on to the next sub-group. */
+static void step_twin_gpu(struct ds *s, bool first, int64_t e)
+{
+    static const struct cpu_cast_names nm = {
+        "fp32 param temporary (CPU copy_)", "D2H updated fp32 params",
+        "host waits updated params", "first touch of the param temporary",
+        "fp32 -> bf16 into pinned buffer (CPU)"};
+    struct zs_bctx *b = s->b;
+    int32_t t = b->last_host;
+    if (first && !eager_states(s))
+        alloc_states(s, e, false, t);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 8, ZS_CLS_COPY,
+                     "unscale and clip fp32 grads", -1, t, -1);
+    t = zs_t_gpu_mem(b, b->q_comp,
+                     (double)e * zs_gpu_opt_elem_bytes(b->c, e, 4), ZS_CLS_OPT,
+                     "GPU AdamW (Twin-Flow)", -1, t, -1);
+    if (s->off_param)
+        d2h_converted_on_cpu(s, b->q_comp, e, 4, &nm, t);
+    else
+        zs_t_gpu_mem(b, b->q_comp, (double)e * 6, ZS_CLS_COPY,
+                     "fp32 -> bf16 params (GPU)", -1, t, -1);
 }
 
 /* One sub-group's step on the CPU (optimizer offload), with its NVMe swaps;
@@ -1684,7 +1778,9 @@ static void optimizer_step(struct ds *s, bool first)
         int64_t e = (i == nsub - 1) ? T - i * sub : sub;
         int64_t e_next =
             i + 1 < nsub ? (i + 1 == nsub - 1 ? T - (i + 1) * sub : sub) : 0;
-        if (s->off_opt)
+        if (s->off_opt && sg_on_gpu(s, i, sub))
+            step_twin_gpu(s, first, e);
+        else if (s->off_opt)
             step_cpu(s, first, i, nsub, e, e_next, opt_fused, opt_op);
         else
             step_gpu(s, first, e);
@@ -1857,10 +1953,27 @@ static void init_host_optimizer(struct ds *s)
                        "bf16 grad accumulation buffer", -1, -1);
     } else if (s->off_opt && T > 0) {
         int32_t tmp;
-        zs_t_alloc(b, q, b->p_host, T * 4, 0, "fp32 master params", -1, -1);
+        /* Twin-Flow: the CPU sub-groups' only (init_twin_gpu) */
+        int64_t cpu = T - (s->twin ? s->tw_hi - s->tw_lo : 0);
+        if (cpu > 0)
+            zs_t_alloc(b, q, b->p_host, cpu * 4, 0, "fp32 master params", -1,
+                       -1);
         for (int64_t i = 0; i < nsub; i++) {
             int64_t e = (i == nsub - 1) ? T - i * sub : sub;
-            if (pin_o) {
+            if (sg_on_gpu(s, i, sub)) {
+                /* the GPU gradient's CPU zeros and their pinned copy, both
+                 * dropped once moved (init_twin_gpu) */
+                int32_t z = zs_t_alloc(b, q, b->p_host, e * 4, 0,
+                                       "fp32 grad zeros (transient)", -1, -1);
+                if (pin_o)
+                    zs_t_free(b, q,
+                              zs_t_alloc(b, q, b->p_host, e * 4,
+                                         ZS_ALLOC_PINNED,
+                                         "fp32 grad zeros, pinned (transient)",
+                                         -1, -1),
+                              -1);
+                zs_t_free(b, q, z, -1);
+            } else if (pin_o) {
                 /* torch.zeros then a pinned copy: transient 2x */
                 int32_t z = zs_t_alloc(b, q, b->p_host, e * 4, 0,
                                        "fp32 grad zeros (transient)", -1, -1);
@@ -1928,6 +2041,35 @@ static void init_pinned_grad_buffer(struct ds *s)
                    "fp32 grad staging buffer (pinned_grad_buffer)", -1, -1);
 }
 
+/* Twin-Flow's GPU sub-groups at init (stage3.py at edaa722): the fp32
+ * master, `.to(device, dtype=float32)` then `.clone().detach()`
+ * (:1107-1110: the converted tensor dropped after the clone), and the fp32
+ * gradient, initialize_optimizer_states' CPU zeros moved with
+ * `.to(subgroup_to_device[i])` (:1287-1292; the host side in
+ * init_host_optimizer). */
+static void init_twin_gpu(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t T = b->T, sub = step_sub(s), nsub = T > 0 ? (T + sub - 1) / sub : 0;
+    for (int64_t i = 0; s->twin && i < nsub; i++) {
+        int64_t e = (i == nsub - 1) ? T - i * sub : sub;
+        int32_t cv;
+        if (!sg_on_gpu(s, i, sub))
+            continue;
+        cv = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
+                        "fp32 master conversion (transient)", -1, -1);
+        zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
+                   "fp32 master params (Twin-Flow GPU sub-group)", -1, -1);
+        zs_t_free(b, b->q_comp, cv, -1);
+    }
+    for (int64_t i = 0; s->twin && i < nsub; i++) {
+        int64_t e = (i == nsub - 1) ? T - i * sub : sub;
+        if (sg_on_gpu(s, i, sub))
+            zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
+                       "fp32 grads (sub-group, Twin-Flow GPU)", -1, -1);
+    }
+}
+
 static void init_buffers(struct ds *s)
 {
     struct zs_bctx *b = s->b;
@@ -1945,6 +2087,7 @@ static void init_buffers(struct ds *s)
     if (s->zero3 && s->off_param && init_host_params(s))
         return;
     init_host_optimizer(s);
+    init_twin_gpu(s);
     init_pinned_grad_buffer(s);
     /* initialize_optimizer_states (stage3.py :1251-1320, stage_1_and_2.py
      * :837-855 at edaa722): zero fp32 gradients on the optimizer's device,
@@ -1962,7 +2105,7 @@ static void init_buffers(struct ds *s)
         for (int64_t i = 0; eager_states(s) && i < nsub; i++) {
             int64_t e = (i == nsub - 1) ? T - i * sub : sub;
             if (s->off_opt || !zs_gpu_opt_paged(b->c, e))
-                alloc_states(s, e, s->off_opt, -1);
+                alloc_states(s, e, s->off_opt && !sg_on_gpu(s, i, sub), -1);
         }
         if (z >= 0)
             zs_t_free(b, b->q_comp, z, -1);
@@ -2052,6 +2195,36 @@ static void ds_opt(void *ctx, bool first)
     optimizer_step(ctx, first);
 }
 
+/* Twin-Flow: the GPU sub-groups' element range (config.c zs_twin_*: the
+ * first n - k sub-groups from 0.18.0, the last n - k before); none when
+ * every sub-group is on the CPU. */
+static void twin_init(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int64_t T = b->T, sub = b->c->sub_group_size;
+    int64_t n = T > 0 ? (T + sub - 1) / sub : 0, k;
+    b->opt_groups = b->opt_groups_gpu = b->opt_gpu_elems = 0;
+    if (!s->zero3 || b->c->offload_optimizer != ZS_OFF_CPU || n == 0)
+        return;
+    /* the sub-groups are reported whatever the ratio (plan.c twin_note) */
+    b->opt_groups = n;
+    if (!(b->c->offload_ratio < 1.0))
+        return;
+    k = zs_twin_cpu_groups(n, b->c->offload_ratio, &b->c->ds_version);
+    b->opt_groups_gpu = n - k;
+    if (k >= n)
+        return;
+    s->twin = true;
+    if (zs_twin_cpu_last(&b->c->ds_version)) {
+        s->tw_lo = 0;
+        s->tw_hi = (n - k) * sub < T ? (n - k) * sub : T;
+    } else {
+        s->tw_lo = k * sub;
+        s->tw_hi = T;
+    }
+    b->opt_gpu_elems = s->tw_hi - s->tw_lo;
+}
+
 int zs_build_deepspeed(struct zs_bctx *b)
 {
     struct zs_micro_ops ops = {2, {0, 0}, ds_begin, ds_build, ds_state,
@@ -2069,6 +2242,7 @@ int zs_build_deepspeed(struct zs_bctx *b)
     s.flush_ring[0] = s.flush_ring[1] = -1;
     s.last_rs = -1;
     s.q_red = b->c->overlap_comm_on ? b->q_rs : b->q_comp;
+    twin_init(&s);
     s.act_saved = s.act_work = s.act_bwd = s.act_bwd_ws = -1;
     rc = build_trace(&s);
     if (!rc && s.pnvme)

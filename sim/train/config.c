@@ -152,6 +152,10 @@ static const struct zs_field k_fields[] = {
      NULL, 0, NULL},
     {"sub_group_size", ZS_F_INT, OFF(sub_group_size), 1, BIG, 1e9, 0, NULL, 0,
      NULL},
+    /* DeepSpeedZeroOffloadOptimizerConfig ratio: Field(1.0, ge=0.0,
+     * le=1.0) (offload_config.py, v0.12.3 and edaa722) */
+    {"offload_ratio", ZS_F_DOUBLE, OFF(offload_ratio), 0, 1, 1.0, 0, NULL, 0,
+     NULL},
     {"overlap_comm", ZS_F_ENUM, OFF(overlap_comm), 0, 0, ZS_AUTO, 0, k_tri, 0,
      NULL},
     {"contiguous_gradients", ZS_F_BOOL, OFF(contiguous_gradients), 0, 0, 1, 0,
@@ -672,6 +676,67 @@ int zs_cfg_check_trainer(const struct zs_cfg *c, struct zs_err *err)
             "'--trainer %s' trains with FSDP2 (fully_shard) only: use "
             "'--framework fsdp2', or '--trainer hf' with DeepSpeed",
             zs_trainer_name(c->trainer));
+    return 0;
+}
+
+/* Twin-Flow (offload_optimizer.ratio, PR #4636 b1cb0dfc4, first in
+ * v0.12.3): DeepSpeedZeroOptimizer_Stage3.__init__ maps each of the n
+ * sub-groups to a device.  v0.12.3 to 0.17.x: `if i < int(ratio * n)` on
+ * the CPU, so the first sub-groups; from 0.18.0 (PR #7559 af56ed4d3,
+ * SuperOffload): `if i >= int((1 - ratio) * n)` on the CPU, so the last
+ * ones (stage3.py:1051-1058 at edaa722).  Python's int() truncates, as the
+ * C cast does; the products are the same IEEE doubles. */
+bool zs_twin_cpu_last(const struct zs_ds_version *v)
+{
+    return zs_ds_at_least(v, 0, 18, 0);
+}
+
+int64_t zs_twin_cpu_groups(int64_t nsub, double ratio,
+                           const struct zs_ds_version *v)
+{
+    if (ratio >= 1.0)
+        return nsub;
+    if (zs_twin_cpu_last(v))
+        return nsub - (int64_t)((1.0 - ratio) * (double)nsub);
+    return (int64_t)(ratio * (double)nsub);
+}
+
+bool zs_twin_on_gpu(int64_t i, int64_t nsub, double ratio,
+                    const struct zs_ds_version *v)
+{
+    int64_t k = zs_twin_cpu_groups(nsub, ratio, v);
+    return zs_twin_cpu_last(v) ? i < nsub - k : i >= k;
+}
+
+/* offload_optimizer.ratio below 1 is read by ZeRO-3 only ("Only valid with
+ * ZeRO Stage 3", offload_config.py), with the optimizer on the CPU: with
+ * NVMe every sub-group is swappable and the GPU ones would step CPU
+ * tensors (not modelled); the backup optimizer needs DeepSpeedCPUAdam
+ * (stage3.py:311 at edaa722: assert type(init_optimizer) ==
+ * DeepSpeedCPUAdam, 'Hybrid Optimizer Only Supports DeepSpeedCPUAdam'). */
+static int check_offload_ratio(const struct zs_cfg *c, struct zs_err *err)
+{
+    const struct zs_ds_version *v = &c->ds_version;
+    if (!(c->offload_ratio < 1.0))
+        return 0;
+    if (c->framework != ZS_FW_DEEPSPEED || c->zero != 3 ||
+        c->offload_optimizer != ZS_OFF_CPU)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--offload-ratio' (offload_optimizer.ratio, "
+                          "Twin-Flow) needs '--framework deepspeed --zero 3 "
+                          "--offload-optimizer cpu'");
+    if (!zs_ds_at_least(v, 0, 12, 3))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--offload-ratio' with DeepSpeed %d.%d.%d: "
+                          "offload_optimizer.ratio exists from 0.12.3 "
+                          "(PR #4636)",
+                          v->major, v->minor, v->patch);
+    if (c->cpu_opt_impl != ZS_CPUOPT_DS_CPU_ADAM)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--offload-ratio' needs DeepSpeedCPUAdam: "
+                          "DeepSpeed asserts 'Hybrid Optimizer Only Supports "
+                          "DeepSpeedCPUAdam' (got '--cpu-optimizer %s')",
+                          zs_cfg_choice_name("cpu_optimizer", c->cpu_opt_impl));
     return 0;
 }
 
@@ -1293,6 +1358,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
         rc = resolve_trainer_defaults(c, err);
     if (!rc && c->framework == ZS_FW_DEEPSPEED)
         rc = check_deepspeed_policy(c, err);
+    if (!rc)
+        rc = check_offload_ratio(c, err);
     if (!rc)
         rc = check_optim_in_bwd(c, err);
     if (rc)

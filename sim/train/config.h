@@ -159,6 +159,10 @@ struct zs_cfg {
     int64_t max_live_parameters;
     int64_t max_reuse_distance;
     int64_t sub_group_size;
+    /* offload_optimizer.ratio (Twin-Flow, ZeRO-3 with the optimizer on the
+     * CPU): the share of sub-groups stepped by DeepSpeedCPUAdam, the rest
+     * by torch.optim.AdamW on the GPU (zs_twin_cpu_groups); 1: all */
+    double offload_ratio;
     /* enum zs_tristate: zero_optimization.overlap_comm; AUTO is DeepSpeed's
      * None, True for stage 3 only (zero/config.py overlap_comm_valid at
      * edaa722; v0.6.5 constants.py ZERO_OPTIMIZATION_OVERLAP_COMM_DEFAULT
@@ -283,6 +287,16 @@ bool zs_cfg_given_has(const struct zs_cfg_given *g, const char *flag);
 int zs_torch_version_parse(const char *text, int *major, int *minor);
 /* Whether cfg's PyTorch (after zs_cfg_resolve) is major.minor or later. */
 bool zs_cfg_torch_at_least(const struct zs_cfg *cfg, int major, int minor);
+
+/* Twin-Flow (offload_optimizer.ratio, config.c): how many of nsub
+ * sub-groups DeepSpeed steps on the CPU at this ratio and release, whether
+ * they are the last ones (0.18.0 on) or the first, and whether sub-group i
+ * steps on the GPU. */
+int64_t zs_twin_cpu_groups(int64_t nsub, double ratio,
+                           const struct zs_ds_version *v);
+bool zs_twin_cpu_last(const struct zs_ds_version *v);
+bool zs_twin_on_gpu(int64_t i, int64_t nsub, double ratio,
+                    const struct zs_ds_version *v);
 
 /* Cross-field checks and derived fields, given the model and cluster. */
 int zs_cfg_resolve(struct zs_cfg *cfg, const struct zs_model *m,

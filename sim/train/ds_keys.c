@@ -56,8 +56,10 @@ static const struct zs_dkey k_offload_opt[] = {
     {.key = "pin_memory", .kind = ZS_DK_BOOL,
      .off = O(offload_optimizer.pin_memory), .def = 0, .def2_from = {0, 19, 5},
      .def2 = 1, .out = C(pin_optimizer, BOOL)},
+    /* Twin-Flow, PR #4636 (b1cb0dfc4), first in v0.12.3 */
     {.key = "ratio", .kind = ZS_DK_NUM, .off = O(offload_optimizer.ratio),
-     .max = 1, .def = 1.0},
+     .max = 1, .def = 1.0, .since = {0, 12, 3}, .flag = "offload-ratio",
+     .in = C(offload_ratio, DOUBLE), .out = C(offload_ratio, DOUBLE)},
     {.key = "buffer_count", .kind = ZS_DK_INT,
      .off = O(offload_optimizer.buffer_count), .max = 1e6,
      .flags = ZS_DK_IN_BLOCK, .def = 4, .flag = "nvme-buffer-count",

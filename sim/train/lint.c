@@ -8,6 +8,7 @@
  * report is deterministic.  No allocation anywhere in this file.
  */
 #include "train/lint.h"
+#include "train/config.h"
 #include "util/strutil.h"
 #include "util/units.h"
 
@@ -151,7 +152,7 @@ int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
                                struct zs_lint_host_terms *out,
                                struct zs_err *err)
 {
-    int64_t P, cpu, sub, nsub, last;
+    int64_t P, cpu, sub, nsub;
     bool opt, prm, pin_opt;
     int pb;
 
@@ -187,24 +188,38 @@ int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
         out->flat16_alloc = zs_lint_pow2_ceil(out->flat16);
     }
     if (opt) {
-        /* Twin-Flow ratio: only that fraction of sub-groups runs CPU Adam
-         * (reference §1 variants) [assumption: host buffers scale with it]. */
-        cpu = (int64_t)llround((double)P * ds->offload_optimizer.ratio.v);
+        /* Twin-Flow: only the sub-groups DeepSpeed maps to the CPU keep
+         * their fp32 master, gradient and Adam states on the host (config.c
+         * zs_twin_cpu_groups: the last k from 0.18.0, the first k before);
+         * ratio < 1 outside ZeRO-3 is not read (offload-ratio-ignored).
+         * [simplification] the GPU sub-groups' pinned gradient zeros,
+         * dropped once moved, are left to the host cache (or reused by the
+         * next sub-group's) and not counted.  Sub-groups are
+         * sub_group_size-element slices of P, the last one shorter. */
+        int64_t k, i0, i1;
+        bool twin = ds->zero_stage.v == 3 && ds->offload_optimizer.ratio.v < 1.0;
+        sub = ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
+                  ? ds->sub_group_size.v
+                  : P;
+        nsub = (P + sub - 1) / sub;
+        k = twin ? zs_twin_cpu_groups(nsub, ds->offload_optimizer.ratio.v,
+                                      &ds->version)
+                 : nsub;
+        i0 = twin && !zs_twin_cpu_last(&ds->version) ? 0 : nsub - k;
+        i1 = i0 + k; /* CPU sub-groups [i0, i1) */
+        cpu = 0;
+        out->grad32_alloc = 0;
+        for (int64_t i = i0; i < i1; i++) {
+            int64_t e = i == nsub - 1 ? P - i * sub : sub;
+            cpu += e;
+            out->grad32_alloc += pin_opt ? zs_lint_pow2_ceil(e * 4) : e * 4;
+        }
         out->cpu_elems = cpu;
         /* fp32 master: never pinned in ZeRO-3 (reference §2). */
         out->master32 = cpu * 4;
         /* fp32 grad per sub-group: pinned iff pin_memory; one allocation per
-         * sub-group of sub_group_size elements, so rounding applies per
-         * sub-group. */
+         * sub-group, so the rounding applies per sub-group. */
         out->grad32 = cpu * 4;
-        sub = ds->sub_group_size.v > 0 ? ds->sub_group_size.v : cpu;
-        nsub = cpu > 0 ? (cpu + sub - 1) / sub : 0;
-        last = cpu - (nsub > 0 ? (nsub - 1) * sub : 0);
-        out->grad32_alloc =
-            !pin_opt
-                ? out->grad32
-                : (nsub > 1 ? (nsub - 1) * zs_lint_pow2_ceil(sub * 4) : 0) +
-                      zs_lint_pow2_ceil(last * 4);
         /* grad_partitions_flat_buffer: grad_accum_dtype = model dtype under
          * ZeRO, pinned iff pin_memory, allocated whatever the accumulation. */
         out->accum16 = P * pb;

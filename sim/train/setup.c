@@ -52,6 +52,13 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             cfg->ds_config);
     /* every knob with a zsim flag, through ds_keys.c's rows */
     zs_ds_keys_to_cfg(&ds, cfg, given);
+    /* offload_optimizer.ratio outside ZeRO-3 with the optimizer on the CPU
+     * is not read by DeepSpeed ("Only valid with ZeRO Stage 3",
+     * offload_config.py): the run is the whole offload (zsim lint warns,
+     * offload-ratio-ignored) */
+    if (!zs_cfg_given_has(given, "offload-ratio") &&
+        (cfg->zero != 3 || cfg->offload_optimizer != ZS_OFF_CPU))
+        cfg->offload_ratio = 1.0;
     /* "optimizer": {"params": {"torch_adam": true}}: DeepSpeed steps
      * torch.optim.AdamW on the CPU (engine.py:2096-2106, 0.19.6), the
      * for-loop unless "fused": true is passed through to it */
