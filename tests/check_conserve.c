@@ -42,6 +42,7 @@
 #include "sched/sched.h"
 #include "train/setup.h"
 #include "util/alloc.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <math.h>
@@ -524,46 +525,23 @@ START_TEST(test_twin_flow_conservation)
         {"0.3", "0.17.0", 1, 3, 3, 10},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct zs_cfg c;
-        struct zs_model m;
-        struct zs_cluster cl;
-        struct zs_setup su = {0};
-        struct zs_sim_result res;
-        struct zs_err err = {0, ""};
+        static struct zt_run r;
         zs_sim *sim = zs_sim_new();
         int64_t P, T, n, gpu, cpu, sub = 100000000, k = cases[i].k;
-        char name[96];
+        char name[96], flags[320];
         ck_assert_ptr_nonnull(sim);
-        zs_cfg_defaults(&c);
-        snprintf(c.model, sizeof c.model, "qwen2.5-7b");
-        snprintf(c.gpus, sizeof c.gpus, "8xH100");
-        ck_assert_int_eq(zs_cfg_apply_flag(&c, "framework", "deepspeed", &err),
-                         0);
-        ck_assert_int_eq(zs_cfg_apply_flag(&c, "zero", "3", &err), 0);
-        ck_assert_int_eq(
-            zs_cfg_apply_flag(&c, "offload_optimizer", "cpu", &err), 0);
-        if (cases[i].off_param)
-            ck_assert_int_eq(
-                zs_cfg_apply_flag(&c, "offload_param", "cpu", &err), 0);
-        ck_assert_int_eq(zs_cfg_apply_flag(&c, "sub_group_size", "1e8", &err),
-                         0);
-        ck_assert_int_eq(
-            zs_cfg_apply_flag(&c, "offload_ratio", cases[i].ratio, &err), 0);
-        ck_assert_int_eq(zs_cfg_apply_flag(&c, "deepspeed_version",
-                                           cases[i].version, &err),
-                         0);
-        c.steps = 1;
-        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
-                      err.msg);
-        su.model = &m;
-        su.cluster = &cl;
-        su.cfg = &c;
-        ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s", err.msg);
-        partitions(&m, &c, &P, &T);
+        snprintf(flags, sizeof flags,
+                 "model=qwen2.5-7b;gpus=8xH100;framework=deepspeed;zero=3;"
+                 "offload-optimizer=cpu;offload-param=%s;sub-group-size=1e8;"
+                 "offload-ratio=%s;deepspeed-version=%s;steps=1",
+                 cases[i].off_param ? "cpu" : "none", cases[i].ratio,
+                 cases[i].version);
+        zt_simulate(&r, NULL, flags, sim, false);
+        partitions(&r.m, &r.cfg, &P, &T);
         n = ceil_div(T, sub);
         ck_assert_int_eq(n, 10);
-        ck_assert_int_eq(zs_twin_cpu_groups(n, c.offload_ratio, &c.ds_version),
-                         k);
+        ck_assert_int_eq(
+            zs_twin_cpu_groups(n, r.cfg.offload_ratio, &r.cfg.ds_version), k);
         gpu = (cases[i].gpu_hi * sub < T ? cases[i].gpu_hi * sub : T) -
               cases[i].gpu_lo * sub;
         cpu = T - gpu;

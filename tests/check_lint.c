@@ -141,6 +141,27 @@ START_TEST(test_host_bytes_7b)
 }
 END_TEST
 
+/* lint's host terms for a ZeRO-3 config with the optimizer on the CPU
+ * (offload_optimizer keys `opt`, zero_optimization keys `zero` before it),
+ * DeepSpeed `version`, params on 8 ranks of one node. */
+static struct zs_lint_host_terms twin_host(const char *opt, const char *zero,
+                                           const char *version, int64_t params)
+{
+    static struct fixture fx;
+    struct zs_lint_host_terms h;
+    struct zs_err err = {0, ""};
+    char text[400];
+    snprintf(text, sizeof text,
+             "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
+             "{\"stage\": 3, %s\"offload_optimizer\": {\"device\": \"cpu\", "
+             "%s}}}",
+             zero, opt);
+    load_ds(&fx, text, version, NULL, 0, 0);
+    ck_assert_int_eq(zs_lint_host_offload_bytes(params, 8, 8, &fx.ds, &h, &err),
+                     0);
+    return h;
+}
+
 /* 72B, 9e9 elements per rank: nine sub-groups of 1e9 elements, each fp32
  * grad rounded 4e9 -> 2^32. */
 START_TEST(test_host_bytes_subgroups)
@@ -170,49 +191,25 @@ START_TEST(test_host_bytes_subgroups)
     /* Twin-Flow ratio 0.5 on 1e9 elements per rank: one sub-group of 1e9,
      * and DeepSpeed maps whole sub-groups: from 0.18.0 the CPU takes
      * 1 - int((1 - 0.5) x 1) = 1 of 1, so the ratio changes nothing. */
-    load_ds(
-        &fx,
-        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-        "\"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.5, "
-        "\"pin_memory\": false}}}",
-        "0.19.6", NULL, 0, 0);
-    ck_assert_int_eq(
-        zs_lint_host_offload_bytes(8000000000LL, 8, 8, &fx.ds, &h, &err), 0);
+    h = twin_host("\"ratio\": 0.5, \"pin_memory\": false", "", "0.19.6",
+                  8000000000LL);
     ck_assert_int_eq(h.cpu_elems, 1000000000LL);
     /* sub-groups of 1e8: ten, the last five on the CPU: 5e8 elements at
      * 4 + 4 + 8 B, the bf16 accumulation buffer 2 B x 1e9 whole */
-    load_ds(
-        &fx,
-        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-        "\"sub_group_size\": 1e8, \"offload_optimizer\": {\"device\": "
-        "\"cpu\", \"ratio\": 0.5, \"pin_memory\": false}}}",
-        "0.19.6", NULL, 0, 0);
-    ck_assert_int_eq(
-        zs_lint_host_offload_bytes(8000000000LL, 8, 8, &fx.ds, &h, &err), 0);
+    h = twin_host("\"ratio\": 0.5, \"pin_memory\": false",
+                  "\"sub_group_size\": 1e8, ", "0.19.6", 8000000000LL);
     ck_assert_int_eq(h.cpu_elems, 500000000LL);
     ck_assert_int_eq(h.rank_nominal, 500000000LL * 16 + 1000000000LL * 2);
     /* ratio 0.3 on 9.5e8 elements (nine of 1e8 and one of 5e7): 0.17.0
      * takes the first int(0.3 x 10) = 3 (3e8), 0.19.6 the last
      * 10 - int(0.7 x 10) = 10 - 7 = 3, the short one among them
      * (2e8 + 5e7) */
-    load_ds(
-        &fx,
-        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-        "\"sub_group_size\": 1e8, \"offload_optimizer\": {\"device\": "
-        "\"cpu\", \"ratio\": 0.3, \"pin_memory\": true}}}",
-        "0.17.0", NULL, 0, 0);
-    ck_assert_int_eq(
-        zs_lint_host_offload_bytes(7600000000LL, 8, 8, &fx.ds, &h, &err), 0);
+    h = twin_host("\"ratio\": 0.3, \"pin_memory\": true",
+                  "\"sub_group_size\": 1e8, ", "0.17.0", 7600000000LL);
     ck_assert_int_eq(h.cpu_elems, 300000000LL);
     ck_assert_int_eq(h.grad32_alloc, 3 * 536870912LL); /* 4e8 B -> 2^29 */
-    load_ds(
-        &fx,
-        "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
-        "\"sub_group_size\": 1e8, \"offload_optimizer\": {\"device\": "
-        "\"cpu\", \"ratio\": 0.3, \"pin_memory\": true}}}",
-        "0.19.6", NULL, 0, 0);
-    ck_assert_int_eq(
-        zs_lint_host_offload_bytes(7600000000LL, 8, 8, &fx.ds, &h, &err), 0);
+    h = twin_host("\"ratio\": 0.3, \"pin_memory\": true",
+                  "\"sub_group_size\": 1e8, ", "0.19.6", 7600000000LL);
     ck_assert_int_eq(h.cpu_elems, 250000000LL);
     ck_assert_int_eq(h.grad32_alloc, 2 * 536870912LL + 268435456LL);
 }
