@@ -464,6 +464,64 @@ START_TEST(test_host_ram_offload)
 }
 END_TEST
 
+/* Twin-Flow's ratio applied to whole sub-groups (config.c
+ * zs_twin_cpu_groups): 72e9 params on 8 ranks, 9e9 elements each, nine
+ * sub-groups of 1e9.  At ratio 0.9 DeepSpeed 0.19.6 puts
+ * 9 - int(0.09999999999999998 x 9) = 9 - 0 = 9 on the CPU: nothing moves.
+ * At 0.5, 9 - int(4.5) = 5: an effective 0.556, more than 0.05 off.  With
+ * sub_group_size 1e8 (90 sub-groups), 90 - 45 = 45: exact, no finding. */
+START_TEST(test_offload_ratio_rounded)
+{
+    static const char *const tpl =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": "
+        "true}, \"zero_optimization\": {\"stage\": 3, %s\"offload_optimizer\": "
+        "{\"device\": \"cpu\", \"ratio\": %s}}}";
+    struct fixture fx;
+    struct zs_model m;
+    struct zs_cluster c;
+    const struct zs_lint_finding *f;
+    char text[400];
+
+    mk_model(&m, "qwen2.5-72b", 72000000000LL, 8192, 80);
+    mk_cluster(&c, 2 * ZS_TiB, 0);
+    snprintf(text, sizeof text, tpl, "", "0.9");
+    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    f = run(&fx, "offload-ratio-rounded");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, ZS_LINT_WARNING);
+    ck_assert_str_eq(f->title, "offload_optimizer.ratio moves no optimizer "
+                               "state to the GPU");
+    ck_assert_str_eq(f->explanation,
+                     "each rank's partition of 9000000000 elements "
+                     "(72000000000 params / 8 ranks) makes 9 optimizer "
+                     "sub-groups of sub_group_size 1000000000; DeepSpeed "
+                     "0.19.6 puts 9 of them on the CPU at ratio 0.9 (the last "
+                     "n - int((1 - ratio) n)), an effective ratio of 1");
+    ck_assert(number(f, "cpu_subgroups") == 9);
+    snprintf(text, sizeof text, tpl, "", "0.5");
+    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    f = run(&fx, "offload-ratio-rounded");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->title, "offload_optimizer.ratio is rounded to whole "
+                               "sub-groups");
+    ck_assert(number(f, "cpu_subgroups") == 5);
+    ck_assert_double_eq_tol(number(f, "effective_ratio"), 5.0 / 9.0, 1e-12);
+    snprintf(text, sizeof text, tpl, "\"sub_group_size\": 1e8, ", "0.5");
+    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    ck_assert_ptr_null(run(&fx, "offload-ratio-rounded"));
+    /* without the model the partition is unknown: no finding */
+    snprintf(text, sizeof text, tpl, "", "0.9");
+    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
+    ck_assert_ptr_null(run(&fx, "offload-ratio-rounded"));
+}
+END_TEST
+
 START_TEST(test_pinned_rounding)
 {
     struct fixture fx;
@@ -986,6 +1044,7 @@ Suite *suite_lint(void)
     tcase_add_test(core, test_outside_zero_init);
     tcase_add_test(core, test_no_zero_init);
     tcase_add_test(core, test_host_ram_offload);
+    tcase_add_test(core, test_offload_ratio_rounded);
     tcase_add_test(core, test_nvme);
     tcase_add_test(core, test_nvme_param_buffer_size);
     tcase_add_test(core, test_pinned_rounding);

@@ -661,6 +661,70 @@ static void rule_host_ram(const struct zs_lint_input *in,
         host_numbers(host_pinned_over(&x, r), &x);
 }
 
+/* Twin-Flow's ratio as DeepSpeed applies it: whole optimizer sub-groups
+ * (config.c zs_twin_cpu_groups), so with few sub-groups per rank the share on
+ * the CPU is not the ratio, and can be all of them.  Reported when the
+ * effective share k / n differs from the ratio by more than 0.05 or nothing
+ * moves.  Needs the model and the cluster (the partition per rank). */
+static void rule_offload_ratio_rounded(const struct zs_lint_input *in,
+                                       struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_ds_offload *oo = &ds->offload_optimizer;
+    struct zs_lint_finding *f;
+    int64_t P, sub, n, k, want;
+    int world;
+    double eff;
+    if (!in->model || !in->cluster || in->model->params_total <= 0 ||
+        oo->ratio.from != ZS_DS_SET || !(oo->ratio.v < 1.0) ||
+        oo->device.v != ZS_DS_DEV_CPU || ds->zero_stage.v != 3)
+        return;
+    world = world_size(in);
+    if (world < 1)
+        return;
+    P = (in->model->params_total + world - 1) / world;
+    sub = ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
+              ? ds->sub_group_size.v
+              : P;
+    n = (P + sub - 1) / sub;
+    k = zs_twin_cpu_groups(n, oo->ratio.v, &ds->version);
+    eff = (double)k / (double)n;
+    if (k < n && fabs(eff - oo->ratio.v) <= 0.05)
+        return;
+    /* the sub_group_size that gives at least 20 sub-groups, for a share
+     * within 0.05 of the ratio */
+    want = (P + 19) / 20;
+    f = emit(r, "offload-ratio-rounded", ZS_LINT_WARNING,
+             k == n ? "offload_optimizer.ratio moves no optimizer state to "
+                      "the GPU"
+                    : "offload_optimizer.ratio is rounded to whole sub-groups",
+             ds, oo->ratio.line, oo->ratio.col,
+             "DeepSpeed stage3.py:1051-1058 at edaa722 (sub-groups mapped "
+             "whole; v0.12.3-0.17: i < int(ratio * n) on the CPU); "
+             "docs/cpu-optimizer.md",
+             NULL);
+    EXPLAIN(f,
+            "each rank's partition of %lld elements (%lld params / %d ranks) "
+            "makes %lld optimizer sub-group%s of sub_group_size %lld; DeepSpeed "
+            "%d.%d.%d puts %lld of them on the CPU at ratio %g (%s), an "
+            "effective ratio of %.3g",
+            (long long)P, (long long)in->model->params_total, world,
+            (long long)n, n == 1 ? "" : "s", (long long)sub,
+            ds->version.major, ds->version.minor, ds->version.patch,
+            (long long)k, oo->ratio.v,
+            zs_twin_cpu_last(&ds->version) ? "the last n - int((1 - ratio) n)"
+                                           : "the first int(ratio n)",
+            eff);
+    FIX(f,
+        "set sub_group_size to %lld or less (20 sub-groups per rank) so the "
+        "ratio is applied within 0.05, or pick the ratio from the %lld "
+        "sub-groups",
+        (long long)want, (long long)n);
+    num(f, "subgroups", (double)n);
+    num(f, "cpu_subgroups", (double)k);
+    num(f, "effective_ratio", eff);
+}
+
 /* max_steps / max_iters shorter than one epoch. */
 static void rule_max_steps(const struct zs_lint_input *in,
                            struct zs_lint_report *r)
@@ -1467,6 +1531,7 @@ int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
     rule_cpu_checkpointing(in, out);
     rule_outside_zero_init(in, out);
     rule_host_ram(in, out);
+    rule_offload_ratio_rounded(in, out);
     rule_nvme(in, out);
     rule_buckets(in, out);
     rule_max_steps(in, out);
