@@ -1326,7 +1326,10 @@ END_TEST
  *   order: from 0.18.0 the GPU sub-groups come first, so their kernels are
  *     launched before the CPU steps and start before the first CPU task
  *     ends; before it the host steps the CPU half first and launches the
- *     GPU half after its last CPU task. */
+ *     GPU half after its last CPU task;
+ *   0.16.0 (0.15.4 to 0.16.2) stages every fp32 grad through the pinned
+ *     buffer: 4 B x 110240 = 440960 B D2H, and the GPU half comes back,
+ *     4 B x 55120 = 220480 B H2D. */
 static void twin_by_hand(const char *version)
 {
     static struct zt_run r;
@@ -1335,7 +1338,9 @@ static void twin_by_hand(const char *version)
     int step = 0;
     int n_gpu[3] = {0}, n_unscale[3] = {0};
     int64_t b_gpu[3] = {0}, b_unscale[3] = {0}, b_d2h[3] = {0},
-            b_dev[3] = {0};
+            b_dev[3] = {0}, b_pin[3] = {0}, b_h2d[3] = {0};
+    /* 0.15.4 to 0.16.2 stage every fp32 grad through the pinned buffer */
+    bool staged = strcmp(version, "0.15.4") >= 0 && strcmp(version, "0.16.3") < 0;
     int64_t first_cpu_end[3], last_cpu_end[3], first_gpu_start[3];
     bool cpu_last = strcmp(version, "0.18.0") >= 0;
     for (int i = 0; i < 3; i++)
@@ -1382,6 +1387,11 @@ static void twin_by_hand(const char *version)
         } else if (!strcmp(t->name,
                            "fp32 grads into the GPU sub-groups (Twin-Flow)")) {
             b_dev[step] += bytes;
+        } else if (!strcmp(t->name, "D2H fp32 grads into pinned buffer")) {
+            b_pin[step] += bytes;
+        } else if (!strcmp(t->name, "H2D fp32 grads into the GPU sub-groups "
+                                    "(Twin-Flow)")) {
+            b_h2d[step] += bytes;
         }
     }
     ck_assert_int_ge(step, 2);
@@ -1390,8 +1400,10 @@ static void twin_by_hand(const char *version)
         ck_assert_int_eq(b_gpu[k], 1543360);
         ck_assert_int_eq(n_unscale[k], 2);
         ck_assert_int_eq(b_unscale[k], 440960);
-        ck_assert_int_eq(b_d2h[k], 220480);
-        ck_assert_int_eq(b_dev[k], 440960);
+        ck_assert_int_eq(b_d2h[k], staged ? 0 : 220480);
+        ck_assert_int_eq(b_dev[k], staged ? 0 : 440960);
+        ck_assert_int_eq(b_pin[k], staged ? 440960 : 0);
+        ck_assert_int_eq(b_h2d[k], staged ? 220480 : 0);
         ck_assert(first_gpu_start[k] >= 0 && first_cpu_end[k] >= 0 &&
                   last_cpu_end[k] >= 0);
         if (cpu_last)
@@ -1407,6 +1419,7 @@ START_TEST(test_twin_flow_by_hand)
 {
     twin_by_hand("0.19.6");
     twin_by_hand("0.17.0");
+    twin_by_hand("0.16.0");
 }
 END_TEST
 

@@ -958,14 +958,18 @@ static int64_t twin_gpu_elems(const struct ds *s, int64_t part)
  * :1287-1292 at edaa722), so _offload_grad_partition_at_boundary's
  * `fp32_grad_tensor.copy_(grad_buffer.to(dtype=float32), non_blocking=True)`
  * (:1406-1407) is an upcast into a new fp32 tensor (2 B read, 4 B written)
- * and a device copy (4 + 4 B).  Before 0.16.3 the copy_ took the 16-bit
- * buffer directly, one cast (6 B) (v0.12.3 __partition_grads :1393-1395)
- * [simplification: 0.15.4 to 0.16.2 staged through the pinned buffer]. */
+ * and a device copy (4 + 4 B).  Before 0.15.4 the copy_ took the 16-bit
+ * buffer directly, one cast (6 B) (v0.12.3 __partition_grads :1393-1395);
+ * from 0.15.4 to 0.16.2 every gradient went through the pinned staging
+ * buffer (v0.15.4 :1507-1512: the upcast, a 4 B D2H into it,
+ * get_accelerator().synchronize(), then `fp32_grad_tensor.copy_(pinned,
+ * non_blocking=True)`, for a GPU sub-group a 4 B H2D). */
 static int32_t fp32_grads_twin_gpu(struct ds *s, int64_t part, int32_t t)
 {
     struct zs_bctx *b = s->b;
+    const struct zs_ds_version *v = &b->c->ds_version;
     int32_t f32;
-    if (!zs_ds_at_least(&b->c->ds_version, 0, 16, 3))
+    if (!zs_ds_at_least(v, 0, 15, 4))
         return zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
                             "grads to fp32 (Twin-Flow GPU sub-groups)", -1, t,
                             -1);
@@ -973,9 +977,18 @@ static int32_t fp32_grads_twin_gpu(struct ds *s, int64_t part, int32_t t)
                      -1, t);
     t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
                      "upcast grads", -1, f32, -1);
-    t = zs_t_gpu_mem(b, s->q_red, (double)part * 8, ZS_CLS_COPY,
-                     "fp32 grads into the GPU sub-groups (Twin-Flow)", -1, t,
-                     -1);
+    if (zs_ds_at_least(v, 0, 16, 3)) {
+        t = zs_t_gpu_mem(b, s->q_red, (double)part * 8, ZS_CLS_COPY,
+                         "fp32 grads into the GPU sub-groups (Twin-Flow)", -1,
+                         t, -1);
+    } else {
+        t = zs_t_pcie(b, s->q_red, 1, (double)part * 4, true,
+                      "D2H fp32 grads into pinned buffer", -1, t, -1);
+        zs_t_drain(b, "torch.cuda.synchronize (pinned grad buffer)");
+        t = zs_t_pcie(b, s->q_red, 0, (double)part * 4, true,
+                      "H2D fp32 grads into the GPU sub-groups (Twin-Flow)", -1,
+                      t, b->last_host);
+    }
     return zs_t_free(b, s->q_red, f32, t);
 }
 
