@@ -6,6 +6,7 @@
 #include "train/ds_keys.h"
 #include "train/dsconfig.h"
 #include "util/alloc.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -318,6 +319,21 @@ START_TEST(test_write_roundtrip)
 END_TEST
 
 /* Every bad input paired with its exact message (STYLE 24). */
+/* A config that gives only train_batch_size (and the accumulation): DeepSpeed
+ * derives the micro-batch, train_batch_size / (world x accumulation) =
+ * 8 / (2 x 1) = 4 (runtime/config.py _set_batch_related_parameters), and the
+ * run uses it (the DeepSpeed blog's zo_config.json on 2 GPUs; it was 1). */
+START_TEST(test_derived_micro_batch)
+{
+    static struct zt_run r;
+    zt_resolve(&r, "model=7b;gpus=2xA100-40GB;framework=deepspeed",
+               "ds-config=tests/data/good/ds-train-batch-only.json");
+    ck_assert_int_eq(r.cfg.micro_batch, 4);
+    ck_assert_int_eq(r.cfg.accum, 1);
+    ck_assert_int_eq(r.cfg.micro_batch * r.cfg.accum * r.cfg.dp, 8);
+}
+END_TEST
+
 START_TEST(test_bad_input)
 {
     static const struct {
@@ -597,6 +613,7 @@ Suite *suite_dsconfig(void)
     tcase_add_test(core, test_key_versions);
     tcase_add_test(limits, test_alloc_failures);
     tcase_add_test(limits, test_many_unknown);
+    tcase_add_test(core, test_derived_micro_batch);
     tcase_add_test(bad, test_bad_input);
     tcase_add_test(bad, test_bad_files);
     suite_add_tcase(s, core);

@@ -52,6 +52,18 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             cfg->ds_config);
     /* every knob with a zsim flag, through ds_keys.c's rows */
     zs_ds_keys_to_cfg(&ds, cfg, given);
+    /* a micro-batch or accumulation DeepSpeed derives from train_batch_size
+     * (dsconfig.c resolve_batch, runtime/config.py
+     * _set_batch_related_parameters) is the run's, though the key is absent
+     * (its origin stays "default", which the rows do not copy) */
+    if (ds.train_batch_size.from == ZS_DS_SET) {
+        if (ds.train_micro_batch_size_per_gpu.from == ZS_DS_DEFAULT &&
+            !zs_cfg_given_has(given, "micro-batch"))
+            cfg->micro_batch = ds.train_micro_batch_size_per_gpu.v;
+        if (ds.gradient_accumulation_steps.from == ZS_DS_DEFAULT &&
+            !zs_cfg_given_has(given, "grad-accum"))
+            cfg->grad_accum = ds.gradient_accumulation_steps.v;
+    }
     /* offload_optimizer.ratio outside ZeRO-3 with the optimizer on the CPU
      * is not read by DeepSpeed ("Only valid with ZeRO Stage 3",
      * offload_config.py): the run is the whole offload (zsim lint warns,
