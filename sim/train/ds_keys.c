@@ -75,7 +75,8 @@ static const struct zs_dkey k_offload_opt[] = {
      .flag = "pipeline-write", .in = C(pipeline_write, BOOL),
      .out = C(pipeline_write, BOOL)},
     SKIP("fast_init"),
-    SKIP("super_offload"),
+    {.key = "super_offload", .kind = ZS_DK_BOOL,
+     .off = O(offload_optimizer.super_offload), .since = {0, 18, 0}},
     SKIP("cpuadam_cores_perc"),
 };
 static const struct zs_dtab t_offload_opt = TAB(k_offload_opt);
@@ -135,6 +136,18 @@ static int64_t auto_10h(int64_t h)
  * order `plan --emit-ds-config` prints them.  overlap_comm's default None
  * becomes True for stage 3 (overlap_comm_valid), which dsconfig.c's resolve()
  * applies; its row holds False. */
+/* zero_optimization.zenflow (ZenFlowConfig, runtime/zenflow/zenflow_config.py
+ * at edaa722; extra="forbid" as every DeepSpeedConfigModel): known, not
+ * modelled (setup.c refuses the block). */
+static const struct zs_dkey k_zenflow[] = {
+    SKIP("topk_ratio"),         SKIP("select_strategy"),
+    SKIP("select_interval"),    SKIP("update_interval"),
+    SKIP("overlap_step"),       SKIP("offload"),
+    SKIP("auto_ratio"),         SKIP("full_warm_up_rounds"),
+    SKIP("pt_reserved_cores_perc"), SKIP("steps_per_epoch"),
+};
+static const struct zs_dtab t_zenflow = TAB(k_zenflow);
+
 static const struct zs_dkey k_zero[] = {
     {.key = "stage", .kind = ZS_DK_INT, .off = O(zero_stage), .max = 3,
      .flags = ZS_DK_AUTO, .out = C(zero, I64)},
@@ -144,6 +157,9 @@ static const struct zs_dkey k_zero[] = {
     {.key = "offload_optimizer", .kind = ZS_DK_OBJ,
      .off = O(offload_optimizer.present), .flags = ZS_DK_FORBID | ZS_DK_PRESENT,
      .sub = &t_offload_opt, .loc_off = O(offload_optimizer.line)},
+    {.key = "zenflow", .kind = ZS_DK_OBJ, .off = O(zenflow.present),
+     .flags = ZS_DK_FORBID | ZS_DK_PRESENT, .sub = &t_zenflow,
+     .loc_off = O(zenflow.line), .since = {0, 17, 5}},
     {.key = "overlap_comm", .kind = ZS_DK_BOOL, .off = O(overlap_comm),
      .flags = ZS_DK_WRITE, .flag = "overlap-comm", .in = C(overlap_comm, INT),
      .out = C(overlap_comm_on, BOOL)},

@@ -106,6 +106,9 @@ struct zs_ds_offload {
     char nvme_path[ZS_DS_PATH_MAX]; /* NVMe: "" when unset (None) */
     /* offload_optimizer, NVMe: PipelinedOptimizerSwapper (default false) */
     struct zs_ds_bool pipeline_read, pipeline_write;
+    /* offload_optimizer: SuperOffload (PR #7559, from 0.18.0; default
+     * false), not modelled: setup.c refuses it */
+    struct zs_ds_bool super_offload;
 };
 
 /* "aio" (deepspeed/runtime/swap_tensor/constants.py, aio_config.py,
@@ -174,6 +177,13 @@ struct zs_dsconfig {
         bool present;
         char type[ZS_DS_NAME_MAX];
     } scheduler;
+    /* zero_optimization.zenflow (PR #7391, from 0.17.5;
+     * runtime/zenflow/zenflow_config.py), not modelled: setup.c refuses
+     * it */
+    struct {
+        bool present;
+        int line, col;
+    } zenflow;
     struct {
         bool present;
         int line, col;
