@@ -151,6 +151,11 @@ struct zs_dsconfig {
     struct zs_ds_bool reduce_scatter;         /* default true */
     struct zs_ds_bool stage3_gather_16bit_weights_on_model_save; /* false */
     struct zs_ds_bool stage3_use_all_reduce_for_fetch_params;    /* false */
+    /* ZeRO++ qwZ / qgZ and MiCS (zero/config.py at edaa722 :313-343), not
+     * modelled: setup.c refuses them when on */
+    struct zs_ds_bool zero_quantized_weights, zero_quantized_nontrainable_weights,
+        zero_quantized_gradients;
+    struct zs_ds_int mics_shard_size; /* default -1: off */
 
     struct zs_ds_int
         train_micro_batch_size_per_gpu;           /* default 1 when unknown */

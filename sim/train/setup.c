@@ -53,6 +53,31 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             "on the CPU overlapped with the next steps); remove the block to "
             "simulate plain ZeRO-Offload",
             cfg->ds_config, ds.zenflow.line);
+    /* ZeRO++ (hpZ's secondary partition, qwZ's and qgZ's quantised
+     * collectives), MiCS's shard groups and the all-reduce parameter fetch
+     * change what each rank holds and sends: none is simulated */
+    {
+        const char *k = NULL;
+        if (ds.zero_hpz_partition_size.v > 1)
+            k = "zero_hpz_partition_size";
+        else if (ds.zero_quantized_weights.v)
+            k = "zero_quantized_weights";
+        else if (ds.zero_quantized_nontrainable_weights.v)
+            k = "zero_quantized_nontrainable_weights";
+        else if (ds.zero_quantized_gradients.v)
+            k = "zero_quantized_gradients";
+        else if (ds.mics_shard_size.v > 0)
+            k = "mics_shard_size";
+        else if (ds.stage3_use_all_reduce_for_fetch_params.v)
+            k = "stage3_use_all_reduce_for_fetch_params";
+        if (k)
+            return zs_err_set(
+                err, ZS_EINPUT,
+                "unsupported 'zero_optimization.%s' in %s: zsim does not "
+                "model ZeRO++, MiCS or the all-reduce parameter fetch; remove "
+                "it to simulate plain ZeRO",
+                k, cfg->ds_config);
+    }
     if (ds.offload_optimizer.super_offload.v)
         return zs_err_set(
             err, ZS_EINPUT,
