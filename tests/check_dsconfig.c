@@ -319,6 +319,43 @@ START_TEST(test_write_roundtrip)
 END_TEST
 
 /* Every bad input paired with its exact message (STYLE 24). */
+/* The deprecated cpu_offload / cpu_offload_param (zero/config.py at edaa722
+ * :181-212): true builds the offload block with device cpu; false builds
+ * none; beside the new block DeepSpeed's assert refuses it. */
+START_TEST(test_legacy_cpu_offload)
+{
+    struct zs_dsconfig_ctx ctx = {0};
+    struct zs_dsconfig c;
+    struct zs_err err = {0, ""};
+    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 3, "
+                          "\"cpu_offload\": true, \"cpu_offload_param\": "
+                          "true}}",
+                          &ctx, &c, &err),
+                     0);
+    ck_assert(c.offload_optimizer.present && c.offload_param.present);
+    ck_assert_int_eq(c.offload_optimizer.device.v, ZS_DS_DEV_CPU);
+    ck_assert_int_eq(c.offload_param.device.v, ZS_DS_DEV_CPU);
+    ck_assert_int_eq(c.offload_optimizer.line, 1);
+    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 2, "
+                          "\"cpu_offload\": false}}",
+                          &ctx, &c, &err),
+                     0);
+    ck_assert(!c.offload_optimizer.present);
+    ck_assert_int_eq(c.offload_optimizer.device.v, ZS_DS_DEV_NONE);
+    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 2, "
+                          "\"cpu_offload\": true, \"offload_optimizer\": "
+                          "{\"device\": \"cpu\"}}}",
+                          &ctx, &c, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "invalid 'zero_optimization.cpu_offload' in ds.json:1: "
+                     "DeepSpeed refuses the deprecated key beside "
+                     "'zero_optimization.offload_optimizer' (\"Cannot provide "
+                     "deprecated parameter 'cpu_offload' and replacing "
+                     "parameter 'offload_optimizer' together\")");
+}
+END_TEST
+
 /* A config that gives only train_batch_size (and the accumulation): DeepSpeed
  * derives the micro-batch, train_batch_size / (world x accumulation) =
  * 8 / (2 x 1) = 4 (runtime/config.py _set_batch_related_parameters), and the
@@ -614,6 +651,7 @@ Suite *suite_dsconfig(void)
     tcase_add_test(limits, test_alloc_failures);
     tcase_add_test(limits, test_many_unknown);
     tcase_add_test(core, test_derived_micro_batch);
+    tcase_add_test(core, test_legacy_cpu_offload);
     tcase_add_test(bad, test_bad_input);
     tcase_add_test(bad, test_bad_files);
     suite_add_tcase(s, core);

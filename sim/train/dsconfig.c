@@ -642,6 +642,46 @@ static void resolve(const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *c)
                                                            : ZS_DS_DT_FP32;
 }
 
+/* The deprecated zero_optimization.cpu_offload and cpu_offload_param: set
+ * true, DeepSpeed builds offload_optimizer / offload_param {"device": "cpu"}
+ * from them (zero/config.py at edaa722 :181-212, new_param_fn) unless the
+ * new block is given too, which fails its assert "Cannot provide deprecated
+ * parameter ... and replacing parameter ... together"
+ * (config_utils.py _process_deprecated_field). */
+static int legacy_offload(struct rd *r)
+{
+    struct zs_dsconfig *c = r->cfg;
+    struct {
+        const struct zs_ds_bool *flag;
+        struct zs_ds_offload *blk;
+        const char *key, *block;
+    } map[] = {
+        {&c->cpu_offload, &c->offload_optimizer, "cpu_offload",
+         "offload_optimizer"},
+        {&c->cpu_offload_param, &c->offload_param, "cpu_offload_param",
+         "offload_param"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        if (map[i].flag->from != ZS_DS_SET || !map[i].flag->v)
+            continue;
+        if (map[i].blk->present)
+            return zs_err_set(
+                r->err, ZS_EINPUT,
+                "invalid 'zero_optimization.%s' in %s:%d: DeepSpeed refuses "
+                "the deprecated key beside 'zero_optimization.%s' (\"Cannot "
+                "provide deprecated parameter '%s' and replacing parameter "
+                "'%s' together\")",
+                map[i].key, r->src->path, map[i].flag->line, map[i].block,
+                map[i].key, map[i].block);
+        map[i].blk->present = true;
+        map[i].blk->line = map[i].flag->line;
+        map[i].blk->col = map[i].flag->col;
+        map[i].blk->device.v = ZS_DS_DEV_CPU;
+        map[i].blk->device.from = ZS_DS_SET;
+    }
+    return 0;
+}
+
 static int load_tree(const struct zs_json_src *src, const cJSON *root,
                      const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *out,
                      struct zs_err *err)
@@ -656,6 +696,8 @@ static int load_tree(const struct zs_json_src *src, const cJSON *root,
                           "invalid top level in %s: must be an object (got %s)",
                           src->path, zs_json_type_name(root));
     rc = read_obj(&r, root, "", zs_ds_keys_top(), 0);
+    if (!rc)
+        rc = legacy_offload(&r);
     if (rc)
         return rc;
     resolve(ctx, out);

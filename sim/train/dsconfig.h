@@ -156,6 +156,10 @@ struct zs_dsconfig {
     struct zs_ds_bool zero_quantized_weights, zero_quantized_nontrainable_weights,
         zero_quantized_gradients;
     struct zs_ds_int mics_shard_size; /* default -1: off */
+    /* deprecated zero_optimization.cpu_offload / cpu_offload_param: true
+     * means offload_optimizer / offload_param {"device": "cpu"}
+     * (dsconfig.c legacy_offload) */
+    struct zs_ds_bool cpu_offload, cpu_offload_param;
 
     struct zs_ds_int
         train_micro_batch_size_per_gpu;           /* default 1 when unknown */
