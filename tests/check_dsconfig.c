@@ -321,7 +321,8 @@ END_TEST
 /* Every bad input paired with its exact message (STYLE 24). */
 /* The deprecated cpu_offload / cpu_offload_param (zero/config.py at edaa722
  * :181-212): true builds the offload block with device cpu; false builds
- * none; beside the new block DeepSpeed's assert refuses it. */
+ * none; beside the new block DeepSpeed's assert refuses it (from 0.7.0;
+ * before it the old key won). */
 START_TEST(test_legacy_cpu_offload)
 {
     struct zs_dsconfig_ctx ctx = {0};
@@ -353,6 +354,21 @@ START_TEST(test_legacy_cpu_offload)
                      "'zero_optimization.offload_optimizer' (\"Cannot provide "
                      "deprecated parameter 'cpu_offload' and replacing "
                      "parameter 'offload_optimizer' together\")");
+    /* 0.6.5: the old key wins over the block, either way */
+    ck_assert_int_eq(zs_ds_version_parse("0.6.5", &ctx.version, &err), 0);
+    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 2, "
+                          "\"cpu_offload\": false, \"offload_optimizer\": "
+                          "{\"device\": \"cpu\"}}}",
+                          &ctx, &c, &err),
+                     0);
+    ck_assert(!c.offload_optimizer.present);
+    ck_assert_int_eq(c.offload_optimizer.device.v, ZS_DS_DEV_NONE);
+    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 2, "
+                          "\"cpu_offload\": true, \"offload_optimizer\": "
+                          "{\"device\": \"none\"}}}",
+                          &ctx, &c, &err),
+                     0);
+    ck_assert_int_eq(c.offload_optimizer.device.v, ZS_DS_DEV_CPU);
 }
 END_TEST
 

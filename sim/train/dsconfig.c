@@ -647,7 +647,7 @@ static void resolve(const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *c)
  * from them (zero/config.py at edaa722 :181-212, new_param_fn) unless the
  * new block is given too, which fails its assert "Cannot provide deprecated
  * parameter ... and replacing parameter ... together"
- * (config_utils.py _process_deprecated_field). */
+ * (config_utils.py _process_deprecated_field; from 0.7.0). */
 static int legacy_offload(struct rd *r)
 {
     struct zs_dsconfig *c = r->cfg;
@@ -661,10 +661,21 @@ static int legacy_offload(struct rd *r)
         {&c->cpu_offload_param, &c->offload_param, "cpu_offload_param",
          "offload_param"},
     };
+    /* before the pydantic configs (0.7.0) the old key won: true gave the
+     * block at its defaults, false none, whatever the block said (v0.6.5
+     * zero/config.py:130-148) */
+    bool old = !zs_ds_at_least(&c->version, 0, 7, 0);
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-        if (map[i].flag->from != ZS_DS_SET || !map[i].flag->v)
+        if (map[i].flag->from != ZS_DS_SET)
             continue;
-        if (map[i].blk->present)
+        if (old && !map[i].flag->v) {
+            map[i].blk->present = false;
+            map[i].blk->device.v = ZS_DS_DEV_NONE;
+            continue;
+        }
+        if (!map[i].flag->v)
+            continue;
+        if (map[i].blk->present && !old)
             return zs_err_set(
                 r->err, ZS_EINPUT,
                 "invalid 'zero_optimization.%s' in %s:%d: DeepSpeed refuses "
