@@ -893,12 +893,12 @@ static double twin_ratio(const struct zs_cfg *c, int64_t n, int64_t m)
 /* Twin-Flow for the plan (objective throughput or cost): the three best
  * fitting DeepSpeed ZeRO-3 candidates with the optimizer (not the params) on
  * the CPU under DeepSpeedCPUAdam, no ratio and room for a sub-group are
- * simulated again with the ratio that
- * moves as many whole sub-groups to the GPU as their GPU headroom holds
- * (16 B per element: fp32 master and gradient, the backup AdamW's two
- * states; zero.c init_twin_gpu) and with one fewer; the faster fits go into
- * p->twin_note.  They are not ranked with the rest: the search does not
- * sweep the ratio. */
+ * simulated again with the ratio that moves as many whole sub-groups to the
+ * GPU as their GPU headroom holds (16 B per element: fp32 master and
+ * gradient, the backup AdamW's two states; zero.c init_twin_gpu) and with one
+ * fewer; the faster of the two, where it beats its candidate, goes into
+ * p->twin_note (one entry per candidate, three at most).  They are not
+ * ranked with the rest: the search does not sweep the ratio. */
 static int twin_note(struct zs_plan *p, const struct worker *proto)
 {
     struct zs_candidate alt[6];

@@ -58,7 +58,7 @@ struct zs_plan {
     char act_note[512];
     /* fitting DeepSpeed ZeRO-3 CPU-offload candidates that run faster with
      * Twin-Flow (plan.c twin_note), "" none */
-    char twin_note[512];
+    char twin_note[1024]; /* three entries of ~170 characters */
 };
 
 /* Which GPU-OOM candidates are simulated whole (their need without the
