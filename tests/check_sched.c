@@ -1415,6 +1415,51 @@ static void twin_by_hand(const char *version)
     zs_free(r.ex.t);
 }
 
+/* stage3_model_persistence_threshold (parameter_offload.py
+ * mark_persistent_parameters at edaa722 :311-323): the tiny model's leaves
+ * all fall under the 1e5-element persistence threshold, 220480 elements in
+ * module order (embedding 64000, per layer 64 + 4096 + 2048 + 2048 + 4096 +
+ * 64 + 3 x 11264, final norm 64, lm_head 64000).  The cap skips a leaf that
+ * would pass it and keeps going: at 64000 only the embedding persists (the
+ * 64-element norm after it would make 64064); at 64100 the first layer's
+ * input norm joins it (64064; the next norm would make 64128); at 0 none.
+ * zero.c allocates the persistent params gathered plus this rank's
+ * partition: 2 B x p + 2 B x (p / 2 + 1) on 2 GPUs. */
+static int64_t persistent_alloc_bytes(const char *extra)
+{
+    static struct zt_run r;
+    zs_sim *s = tiny_ds_one_micro(&r, extra);
+    int64_t bytes = 0;
+    for (int32_t i = 0; i < zs_sim_ntasks(s); i++) {
+        const struct zs_task_rec *t = zs_sim_task(s, i);
+        struct zs_task_desc d;
+        int32_t deps[8];
+        if (!t->name || t->kind != ZS_TASK_ALLOC ||
+            strcmp(t->name, "persistent params (gathered + partition)"))
+            continue;
+        ck_assert_int_eq(zs_sim_task_desc(s, i, &d, deps, 8), 0);
+        bytes += d.alloc_bytes;
+    }
+    zs_sim_free(s);
+    zs_free(r.ex.t);
+    return bytes;
+}
+
+START_TEST(test_model_persistence_threshold_by_hand)
+{
+    ck_assert_int_eq(persistent_alloc_bytes("zero=3"),
+                     220480 * 2 + (110240 + 1) * 2);
+    ck_assert_int_eq(
+        persistent_alloc_bytes("zero=3;model-persistence-threshold=64000"),
+        64000 * 2 + (32000 + 1) * 2);
+    ck_assert_int_eq(
+        persistent_alloc_bytes("zero=3;model-persistence-threshold=64100"),
+        64064 * 2 + (32032 + 1) * 2);
+    ck_assert_int_eq(
+        persistent_alloc_bytes("zero=3;model-persistence-threshold=0"), 0);
+}
+END_TEST
+
 START_TEST(test_twin_flow_by_hand)
 {
     twin_by_hand("0.19.6");
@@ -2671,6 +2716,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_ds_reduction_by_hand);
     tcase_add_test(core, test_ds_grads_not_copied_by_hand);
     tcase_add_test(core, test_twin_flow_by_hand);
+    tcase_add_test(core, test_model_persistence_threshold_by_hand);
     tcase_add_test(core, test_z2_offload_by_hand);
     tcase_add_test(core, test_ds_init_states_by_hand);
     tcase_add_test(bad, test_nvme_param_buffer_size);

@@ -108,6 +108,8 @@ static const char usage[] =
     "more pass)\n"
     "  --reduce-bucket-size N|auto  --prefetch-bucket-size N|auto\n"
     "  --param-persistence-threshold N|auto  --max-live-parameters N\n"
+    "  --model-persistence-threshold N (no cap)  the most persistent "
+    "elements in all\n"
     "  --max-reuse-distance N  --sub-group-size N\n"
     "  --overlap-comm yes|no|auto (auto: DeepSpeed's default, yes for ZeRO-3 "
     "only)\n"

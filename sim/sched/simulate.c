@@ -325,10 +325,20 @@ static int build(struct zs_bctx *b)
         return ZS_ELIMIT; /* zs_simulate names the limit */
     b->P = b->T = b->persistent_params = 0;
     for (int u = 0; u < b->nunits; u++) {
-        b->P += b->units[u].part_elems;
-        b->T += (b->units[u].trainable + W - 1) / W;
-        if (b->units[u].persistent)
-            b->persistent_params += b->units[u].params;
+        struct zs_unit *un = &b->units[u];
+        b->P += un->part_elems;
+        b->T += (un->trainable + W - 1) / W;
+        /* stage3_model_persistence_threshold caps the persistent elements
+         * in all, in module order: a parameter that would pass it is
+         * skipped, a smaller later one may still persist
+         * (parameter_offload.py mark_persistent_parameters at edaa722
+         * :311-323) */
+        if (un->persistent &&
+            b->persistent_params + un->params >
+                b->c->model_persistence_threshold)
+            un->persistent = false;
+        if (un->persistent)
+            b->persistent_params += un->params;
     }
     for (int i = 0; i < m->n_extra; i++) {
         const struct zs_extra *x = &m->extra[i];

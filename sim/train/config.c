@@ -148,6 +148,10 @@ static const struct zs_field k_fields[] = {
      OFF(param_persistence_threshold), 0, BIG, 1e5, 0, NULL, 0, NULL},
     {"max_live_parameters", ZS_F_INT, OFF(max_live_parameters), 0, BIG, 1e9, 0,
      NULL, 0, NULL},
+    /* DeepSpeed's default is sys.maxsize (zero/config.py at edaa722:26 and
+     * :245, pp_int(sys.maxsize)); 1e18 stands for it */
+    {"model_persistence_threshold", ZS_F_INT,
+     OFF(model_persistence_threshold), 0, 1e18, 1e18, 0, NULL, 0, NULL},
     {"max_reuse_distance", ZS_F_INT, OFF(max_reuse_distance), 0, BIG, 1e9, 0,
      NULL, 0, NULL},
     {"sub_group_size", ZS_F_INT, OFF(sub_group_size), 1, BIG, 1e9, 0, NULL, 0,

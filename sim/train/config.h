@@ -157,6 +157,10 @@ struct zs_cfg {
     int64_t prefetch_bucket_size;
     int64_t param_persistence_threshold;
     int64_t max_live_parameters;
+    /* stage3_model_persistence_threshold: the most persistent elements in
+     * all (parameter_offload.py mark_persistent_parameters); DeepSpeed's
+     * default sys.maxsize is held as 1e18, no cap for any model */
+    int64_t model_persistence_threshold;
     int64_t max_reuse_distance;
     int64_t sub_group_size;
     /* offload_optimizer.ratio (Twin-Flow, ZeRO-3 with the optimizer on the

@@ -141,6 +141,7 @@ struct zs_dsconfig {
     struct zs_ds_int reduce_bucket_size;                 /* default 5e8 */
     struct zs_ds_int stage3_prefetch_bucket_size;        /* default 5e7 */
     struct zs_ds_int stage3_param_persistence_threshold; /* default 1e5 */
+    struct zs_ds_int stage3_model_persistence_threshold; /* sys.maxsize: 1e18 */
     struct zs_ds_int stage3_max_live_parameters;         /* default 1e9 */
     struct zs_ds_int stage3_max_reuse_distance;          /* default 1e9 */
     struct zs_ds_int sub_group_size;                     /* default 1e9 */
