@@ -464,6 +464,27 @@ START_TEST(test_host_ram_offload)
 }
 END_TEST
 
+/* The offload-ratio-rounded finding for a ZeRO-3 CPU-offload config with
+ * zero_optimization keys `zero` and offload_optimizer.ratio `ratio`,
+ * DeepSpeed 0.19.6, on model m (NULL: none) and cluster c; NULL when none. */
+static const struct zs_lint_finding *ratio_rounded(const struct zs_model *m,
+                                                   const struct zs_cluster *c,
+                                                   const char *zero,
+                                                   const char *ratio)
+{
+    static struct fixture fx;
+    char text[400];
+    snprintf(text, sizeof text,
+             "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": "
+             "true}, \"zero_optimization\": {\"stage\": 3, %s"
+             "\"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": %s}}}",
+             zero, ratio);
+    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
+    fx.in.model = m;
+    fx.in.cluster = c;
+    return run(&fx, "offload-ratio-rounded");
+}
+
 /* Twin-Flow's ratio applied to whole sub-groups (config.c
  * zs_twin_cpu_groups): 72e9 params on 8 ranks, 9e9 elements each, nine
  * sub-groups of 1e9.  At ratio 0.9 DeepSpeed 0.19.6 puts
@@ -472,23 +493,13 @@ END_TEST
  * sub_group_size 1e8 (90 sub-groups), 90 - 45 = 45: exact, no finding. */
 START_TEST(test_offload_ratio_rounded)
 {
-    static const char *const tpl =
-        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": "
-        "true}, \"zero_optimization\": {\"stage\": 3, %s\"offload_optimizer\": "
-        "{\"device\": \"cpu\", \"ratio\": %s}}}";
-    struct fixture fx;
     struct zs_model m;
     struct zs_cluster c;
     const struct zs_lint_finding *f;
-    char text[400];
 
     mk_model(&m, "qwen2.5-72b", 72000000000LL, 8192, 80);
     mk_cluster(&c, 2 * ZS_TiB, 0);
-    snprintf(text, sizeof text, tpl, "", "0.9");
-    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
-    fx.in.model = &m;
-    fx.in.cluster = &c;
-    f = run(&fx, "offload-ratio-rounded");
+    f = ratio_rounded(&m, &c, "", "0.9");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(f->severity, ZS_LINT_WARNING);
     ck_assert_str_eq(f->title, "offload_optimizer.ratio moves no optimizer "
@@ -500,25 +511,16 @@ START_TEST(test_offload_ratio_rounded)
                      "0.19.6 puts 9 of them on the CPU at ratio 0.9 (the last "
                      "n - int((1 - ratio) n)), an effective ratio of 1");
     ck_assert(number(f, "cpu_subgroups") == 9);
-    snprintf(text, sizeof text, tpl, "", "0.5");
-    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
-    fx.in.model = &m;
-    fx.in.cluster = &c;
-    f = run(&fx, "offload-ratio-rounded");
+    f = ratio_rounded(&m, &c, "", "0.5");
     ck_assert_ptr_nonnull(f);
     ck_assert_str_eq(f->title, "offload_optimizer.ratio is rounded to whole "
                                "sub-groups");
     ck_assert(number(f, "cpu_subgroups") == 5);
     ck_assert_double_eq_tol(number(f, "effective_ratio"), 5.0 / 9.0, 1e-12);
-    snprintf(text, sizeof text, tpl, "\"sub_group_size\": 1e8, ", "0.5");
-    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
-    fx.in.model = &m;
-    fx.in.cluster = &c;
-    ck_assert_ptr_null(run(&fx, "offload-ratio-rounded"));
+    ck_assert_ptr_null(
+        ratio_rounded(&m, &c, "\"sub_group_size\": 1e8, ", "0.5"));
     /* without the model the partition is unknown: no finding */
-    snprintf(text, sizeof text, tpl, "", "0.9");
-    load_ds(&fx, text, "0.19.6", NULL, 8192, 8);
-    ck_assert_ptr_null(run(&fx, "offload-ratio-rounded"));
+    ck_assert_ptr_null(ratio_rounded(NULL, &c, "", "0.9"));
 }
 END_TEST
 
