@@ -2208,33 +2208,26 @@ static void ds_opt(void *ctx, bool first)
     optimizer_step(ctx, first);
 }
 
-/* Twin-Flow: the GPU sub-groups' element range (config.c zs_twin_*: the
- * first n - k sub-groups from 0.18.0, the last n - k before); none when
- * every sub-group is on the CPU. */
+/* Twin-Flow: the GPU sub-groups' element range (config.c
+ * zs_twin_gpu_groups: the first n - k sub-groups from 0.18.0, the last n - k
+ * before); none when every sub-group is on the CPU. */
 static void twin_init(struct ds *s)
 {
     struct zs_bctx *b = s->b;
     int64_t T = b->T, sub = b->c->sub_group_size;
-    int64_t n = T > 0 ? (T + sub - 1) / sub : 0, k;
+    int64_t n = T > 0 ? (T + sub - 1) / sub : 0, g0, g1;
     b->opt_groups = b->opt_groups_gpu = b->opt_gpu_elems = 0;
     if (!s->zero3 || b->c->offload_optimizer != ZS_OFF_CPU || n == 0)
         return;
     /* the sub-groups are reported whatever the ratio (plan.c twin_note) */
     b->opt_groups = n;
-    if (!(b->c->offload_ratio < 1.0))
-        return;
-    k = zs_twin_cpu_groups(n, b->c->offload_ratio, &b->c->ds_version);
-    b->opt_groups_gpu = n - k;
-    if (k >= n)
+    zs_twin_gpu_groups(n, b->c->offload_ratio, &b->c->ds_version, &g0, &g1);
+    b->opt_groups_gpu = g1 - g0;
+    if (g1 <= g0)
         return;
     s->twin = true;
-    if (zs_twin_cpu_last(&b->c->ds_version)) {
-        s->tw_lo = 0;
-        s->tw_hi = (n - k) * sub < T ? (n - k) * sub : T;
-    } else {
-        s->tw_lo = k * sub;
-        s->tw_hi = T;
-    }
+    s->tw_lo = g0 * sub;
+    s->tw_hi = g1 * sub < T ? g1 * sub : T;
     b->opt_gpu_elems = s->tw_hi - s->tw_lo;
 }
 

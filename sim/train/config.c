@@ -705,11 +705,13 @@ int64_t zs_twin_cpu_groups(int64_t nsub, double ratio,
     return (int64_t)(ratio * (double)nsub);
 }
 
-bool zs_twin_on_gpu(int64_t i, int64_t nsub, double ratio,
-                    const struct zs_ds_version *v)
+void zs_twin_gpu_groups(int64_t nsub, double ratio,
+                        const struct zs_ds_version *v, int64_t *g0,
+                        int64_t *g1)
 {
     int64_t k = zs_twin_cpu_groups(nsub, ratio, v);
-    return zs_twin_cpu_last(v) ? i < nsub - k : i >= k;
+    *g0 = zs_twin_cpu_last(v) ? 0 : k;
+    *g1 = zs_twin_cpu_last(v) ? nsub - k : nsub;
 }
 
 /* offload_optimizer.ratio below 1 is read by ZeRO-3 only ("Only valid with

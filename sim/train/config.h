@@ -294,13 +294,14 @@ bool zs_cfg_torch_at_least(const struct zs_cfg *cfg, int major, int minor);
 
 /* Twin-Flow (offload_optimizer.ratio, config.c): how many of nsub
  * sub-groups DeepSpeed steps on the CPU at this ratio and release, whether
- * they are the last ones (0.18.0 on) or the first, and whether sub-group i
- * steps on the GPU. */
+ * they are the last ones (0.18.0 on) or the first, and the sub-groups it
+ * steps on the GPU, [*g0, *g1) (empty at ratio 1). */
 int64_t zs_twin_cpu_groups(int64_t nsub, double ratio,
                            const struct zs_ds_version *v);
 bool zs_twin_cpu_last(const struct zs_ds_version *v);
-bool zs_twin_on_gpu(int64_t i, int64_t nsub, double ratio,
-                    const struct zs_ds_version *v);
+void zs_twin_gpu_groups(int64_t nsub, double ratio,
+                        const struct zs_ds_version *v, int64_t *g0,
+                        int64_t *g1);
 
 /* Cross-field checks and derived fields, given the model and cluster. */
 int zs_cfg_resolve(struct zs_cfg *cfg, const struct zs_model *m,

@@ -147,6 +147,16 @@ int64_t zs_lint_pow2_ceil(int64_t bytes)
     return p;
 }
 
+/* The elements of a ZeRO-3 optimizer sub-group for a partition of P:
+ * sub_group_size, or the whole partition when it is larger (one
+ * sub-group); the last sub-group holds what is left. */
+static int64_t subgroup_elems(const struct zs_dsconfig *ds, int64_t P)
+{
+    return ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
+               ? ds->sub_group_size.v
+               : P;
+}
+
 int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
                                const struct zs_dsconfig *ds,
                                struct zs_lint_host_terms *out,
@@ -190,27 +200,25 @@ int zs_lint_host_offload_bytes(int64_t params, int world, int local_ranks,
     if (opt) {
         /* Twin-Flow: only the sub-groups DeepSpeed maps to the CPU keep
          * their fp32 master, gradient and Adam states on the host (config.c
-         * zs_twin_cpu_groups: the last k from 0.18.0, the first k before);
+         * zs_twin_gpu_groups: the first n - k on the GPU from 0.18.0, the
+         * last n - k before);
          * ratio < 1 outside ZeRO-3 is not read (offload-ratio-ignored).
          * [simplification] the GPU sub-groups' pinned gradient zeros,
          * dropped once moved, are left to the host cache (or reused by the
          * next sub-group's) and not counted.  Sub-groups are
          * sub_group_size-element slices of P, the last one shorter. */
-        int64_t k, i0, i1;
-        bool twin = ds->zero_stage.v == 3 && ds->offload_optimizer.ratio.v < 1.0;
-        sub = ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
-                  ? ds->sub_group_size.v
-                  : P;
+        int64_t g0 = 0, g1 = 0; /* the GPU sub-groups [g0, g1) */
+        sub = subgroup_elems(ds, P);
         nsub = (P + sub - 1) / sub;
-        k = twin ? zs_twin_cpu_groups(nsub, ds->offload_optimizer.ratio.v,
-                                      &ds->version)
-                 : nsub;
-        i0 = twin && !zs_twin_cpu_last(&ds->version) ? 0 : nsub - k;
-        i1 = i0 + k; /* CPU sub-groups [i0, i1) */
+        if (ds->zero_stage.v == 3)
+            zs_twin_gpu_groups(nsub, ds->offload_optimizer.ratio.v,
+                               &ds->version, &g0, &g1);
         cpu = 0;
         out->grad32_alloc = 0;
-        for (int64_t i = i0; i < i1; i++) {
+        for (int64_t i = 0; i < nsub; i++) {
             int64_t e = i == nsub - 1 ? P - i * sub : sub;
+            if (i >= g0 && i < g1)
+                continue;
             cpu += e;
             out->grad32_alloc += pin_opt ? zs_lint_pow2_ceil(e * 4) : e * 4;
         }
@@ -683,9 +691,7 @@ static void rule_offload_ratio_rounded(const struct zs_lint_input *in,
     if (world < 1)
         return;
     P = (in->model->params_total + world - 1) / world;
-    sub = ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
-              ? ds->sub_group_size.v
-              : P;
+    sub = subgroup_elems(ds, P);
     n = (P + sub - 1) / sub;
     k = zs_twin_cpu_groups(n, oo->ratio.v, &ds->version);
     eff = (double)k / (double)n;
@@ -1418,9 +1424,7 @@ static void nvme_swap_host(const struct zs_lint_input *in,
     if (world < 1 || local < 1 || local > world)
         return;
     P = (in->model->params_total + world - 1) / world;
-    sub = ds->sub_group_size.v > 0 && ds->sub_group_size.v < P
-              ? ds->sub_group_size.v
-              : P;
+    sub = subgroup_elems(ds, P);
     aligned = (sub + 255) / 256 * 256;
     rank = oo->buffer_count.v * aligned * 4;
     node = rank * local;
