@@ -325,6 +325,11 @@ END_TEST
  * before it the old key won). */
 START_TEST(test_legacy_cpu_offload)
 {
+    /* the old key beside the new block */
+    static const char *const both =
+        "{\"zero_optimization\": {\"stage\": 2, \"cpu_offload\": %s, "
+        "\"offload_optimizer\": {\"device\": \"%s\"}}}";
+    char text[200];
     struct zs_dsconfig_ctx ctx = {0};
     struct zs_dsconfig c;
     struct zs_err err = {0, ""};
@@ -343,11 +348,8 @@ START_TEST(test_legacy_cpu_offload)
                      0);
     ck_assert(!c.offload_optimizer.present);
     ck_assert_int_eq(c.offload_optimizer.device.v, ZS_DS_DEV_NONE);
-    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 2, "
-                          "\"cpu_offload\": true, \"offload_optimizer\": "
-                          "{\"device\": \"cpu\"}}}",
-                          &ctx, &c, &err),
-                     ZS_EINPUT);
+    snprintf(text, sizeof text, both, "true", "cpu");
+    ck_assert_int_eq(load(text, &ctx, &c, &err), ZS_EINPUT);
     ck_assert_str_eq(err.msg,
                      "invalid 'zero_optimization.cpu_offload' in ds.json:1: "
                      "DeepSpeed refuses the deprecated key beside "
@@ -356,18 +358,12 @@ START_TEST(test_legacy_cpu_offload)
                      "parameter 'offload_optimizer' together\")");
     /* 0.6.5: the old key wins over the block, either way */
     ck_assert_int_eq(zs_ds_version_parse("0.6.5", &ctx.version, &err), 0);
-    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 2, "
-                          "\"cpu_offload\": false, \"offload_optimizer\": "
-                          "{\"device\": \"cpu\"}}}",
-                          &ctx, &c, &err),
-                     0);
+    snprintf(text, sizeof text, both, "false", "cpu");
+    ck_assert_int_eq(load(text, &ctx, &c, &err), 0);
     ck_assert(!c.offload_optimizer.present);
     ck_assert_int_eq(c.offload_optimizer.device.v, ZS_DS_DEV_NONE);
-    ck_assert_int_eq(load("{\"zero_optimization\": {\"stage\": 2, "
-                          "\"cpu_offload\": true, \"offload_optimizer\": "
-                          "{\"device\": \"none\"}}}",
-                          &ctx, &c, &err),
-                     0);
+    snprintf(text, sizeof text, both, "true", "none");
+    ck_assert_int_eq(load(text, &ctx, &c, &err), 0);
     ck_assert_int_eq(c.offload_optimizer.device.v, ZS_DS_DEV_CPU);
 }
 END_TEST

@@ -556,6 +556,18 @@ START_TEST(test_plan_partial_matches_full)
         ck_assert_int_eq(fast.p.order[i], full.p.order[i]);
     ck_assert_str_eq(fast.p.alloc_note, full.p.alloc_note);
     ck_assert_str_eq(fast.p.act_note, full.p.act_note);
+    /* the Twin-Flow note (plan.c twin_note): 4 procs, micro 1 x accum 16,
+     * one of two sub-groups on the GPU, in text and JSON alike */
+    ck_assert_str_eq(fast.p.twin_note, full.p.twin_note);
+    ck_assert_ptr_nonnull(strstr(fast.p.twin_note, "--offload-ratio 0.25 "
+                                                   "(1 of 2 sub-groups on "
+                                                   "the GPU)"));
+    {
+        char *js = zs_planout_json(&fast.p, &fast.m, &fast.cl);
+        ck_assert_ptr_nonnull(js);
+        ck_assert_ptr_nonnull(strstr(js, "\"twin_flow_faster\""));
+        zs_free(js);
+    }
     ck_assert_int_eq(fast.p.nsuggest, full.p.nsuggest);
     for (int i = 0; i < full.p.n; i++) {
         const struct zs_candidate *a = &full.p.cand[i], *b = &fast.p.cand[i];
