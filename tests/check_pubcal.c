@@ -251,6 +251,22 @@ START_TEST(test_bad_input)
     }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
+    /* a constant the fit part does not depend on: GPT-2 with nothing
+     * offloaded never runs a CPU pass, so host_stream_eff moves none of its
+     * figures */
+    ck_assert_ptr_nonnull(mkdtemp(strcpy(dir, "/tmp/zsim-pubcal-XXXXXX")));
+    for (int i = 0; i < 3; i++)
+        write_run(dir, &g_runs[i], 1000);
+    {
+        char *av[] = {"calibrate", "--published", dir, "--constants",
+                      "host_stream_eff", NULL};
+        ck_assert_int_eq(run_quiet(5, av, &err), ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, "invalid value for '--constants': no timed "
+                                  "figure of the fit part (2) depends on "
+                                  "'host_stream_eff'; try '--split hash'");
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
     /* an empty directory */
     ck_assert_ptr_nonnull(mkdtemp(strcpy(dir, "/tmp/zsim-pubcal-XXXXXX")));
     {

@@ -409,6 +409,23 @@ static int fit(struct fit_ctx *f, struct zs_err *err)
     if (!st)
         pc->rms_log_before =
             sqrt(sum_sq(gsl_multifit_nlinear_residual(w)) / (double)n);
+    /* A constant that no fit-part figure depends on has a zero Jacobian
+     * column (init evaluates it): the trust region would only run out of
+     * iterations, so say which constant and why. */
+    for (size_t j = 0; !st && j < p; j++) {
+        const gsl_matrix *jac = gsl_multifit_nlinear_jac(w);
+        size_t i = 0;
+        while (i < n && gsl_matrix_get(jac, i, j) == 0.0)
+            i++;
+        if (i == n) {
+            rc = zs_err_set(err, ZS_EUSAGE,
+                            "invalid value for '--constants': no timed "
+                            "figure of the fit part (%d) depends on '%s'; "
+                            "try '--split hash'",
+                            f->n, pc->c[j]->name);
+            goto out;
+        }
+    }
     if (!st)
         st = gsl_multifit_nlinear_driver(100, 1e-6, 1e-8, 1e-8, NULL, NULL,
                                          &info, w);
