@@ -383,6 +383,72 @@ START_TEST(test_derived_micro_batch)
 }
 END_TEST
 
+/* Ulysses: DeepSpeed's batch is per data-parallel rank, the processes over
+ * the sequence-parallel degree (runtime/config.py:711-722 at edaa722).
+ * train_batch_size 16, accumulation 2 on 8 processes: the JSON's degree 4
+ * leaves 2 data-parallel ranks, micro-batch 16 / (2 x 2) = 4; a --sp 2
+ * (ctx.sp) leaves 4, micro-batch 2; without either, 8 ranks and 1. */
+START_TEST(test_ulysses_batch)
+{
+    static const char *const text =
+        "{\"train_batch_size\": 16, \"gradient_accumulation_steps\": 2, "
+        "\"sequence_parallel_size\": 4, \"zero_optimization\": "
+        "{\"stage\": 3}}";
+    struct zs_dsconfig_ctx ctx = {0};
+    struct zs_dsconfig c;
+    struct zs_err err = {0, ""};
+    static struct zt_run r;
+    ctx.world_size = 8;
+    ck_assert_msg(load(text, &ctx, &c, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(c.sequence_parallel_size.v, 4);
+    ck_assert_int_eq(c.train_micro_batch_size_per_gpu.v, 4);
+    ctx.sp = 2;
+    ck_assert_msg(load(text, &ctx, &c, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(c.train_micro_batch_size_per_gpu.v, 2);
+    ctx.sp = 0;
+    ck_assert_msg(load("{\"train_batch_size\": 16, "
+                       "\"gradient_accumulation_steps\": 2}",
+                       &ctx, &c, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(c.sequence_parallel_size.v, 1);
+    ck_assert_int_eq(c.train_micro_batch_size_per_gpu.v, 1);
+    /* the run takes the JSON's degree */
+    zt_resolve(&r, "model=7b;gpus=8xH100;framework=deepspeed;seq-len=16384",
+               "ds-config=tests/data/good/ds-ulysses.json");
+    ck_assert_int_eq(r.cfg.sp, 4);
+    ck_assert_int_eq(r.cfg.dp, 2);
+    ck_assert_int_eq(r.cfg.micro_batch, 4);
+    ck_assert_int_eq(r.cfg.accum, 2);
+}
+END_TEST
+
+/* DeepCompile is read from 0.16.6 (227a60c0c); before, the top-level
+ * "compile" is not DeepSpeed's (0.14.4-0.16.5 read none), so the run is
+ * plain ZeRO-3 */
+START_TEST(test_deepcompile_by_version)
+{
+    static struct zt_run r;
+    struct zs_err err = {0, ""};
+    zt_resolve(&r,
+               "model=7b;gpus=8xH100;framework=deepspeed;"
+               "deepspeed-version=0.16.5",
+               "ds-config=tests/data/good/ds-deepcompile.json");
+    ck_assert_int_eq(r.cfg.zero, 3);
+    zs_cfg_defaults(&r.cfg);
+    zt_apply_flags(&r.cfg, "model=7b;gpus=8xH100;framework=deepspeed;"
+                           "deepspeed-version=0.16.6;"
+                           "ds-config=tests/data/good/ds-deepcompile.json");
+    ck_assert_int_eq(zs_setup_resolve(&r.cfg, NULL, &r.m, &r.cl, &err),
+                     ZS_EINPUT);
+    ck_assert_str_eq(err.msg,
+                     "unsupported 'compile.deepcompile' in "
+                     "tests/data/good/ds-deepcompile.json:5: zsim does not "
+                     "model DeepCompile (ZeRO-3's fetches and releases "
+                     "scheduled by the compiled graph); remove it to "
+                     "simulate plain ZeRO");
+}
+END_TEST
+
 START_TEST(test_bad_input)
 {
     static const struct {
@@ -663,6 +729,8 @@ Suite *suite_dsconfig(void)
     tcase_add_test(limits, test_alloc_failures);
     tcase_add_test(limits, test_many_unknown);
     tcase_add_test(core, test_derived_micro_batch);
+    tcase_add_test(core, test_ulysses_batch);
+    tcase_add_test(core, test_deepcompile_by_version);
     tcase_add_test(core, test_legacy_cpu_offload);
     tcase_add_test(bad, test_bad_input);
     tcase_add_test(bad, test_bad_files);

@@ -322,6 +322,60 @@ static const struct zs_dkey k_actckpt[] = {
 };
 static const struct zs_dtab t_actckpt = TAB(k_actckpt);
 
+/* compile (compile/config.py CompileConfig at edaa722, extra="forbid"):
+ * DeepCompile, from 0.16.6 (227a60c0c), is refused (setup.c); the other
+ * fields only tune it.  0.14.0-0.14.3 read enabled / backend / kwargs
+ * (runtime/compiler.py), torch.compile of the module: not modelled, read as
+ * nothing, as 0.14.4-0.16.5 read no "compile" at all. */
+static const struct zs_dkey k_compile[] = {
+    {.key = "deepcompile", .kind = ZS_DK_BOOL,
+     .off = O(compile.deepcompile), .since = {0, 16, 6}},
+    {.key = "enabled", .kind = ZS_DK_SKIP, .since = {0, 14, 0},
+     .until = {0, 14, 4}},
+    {.key = "backend", .kind = ZS_DK_SKIP, .since = {0, 14, 0},
+     .until = {0, 14, 4}},
+    {.key = "kwargs", .kind = ZS_DK_SKIP, .since = {0, 14, 0},
+     .until = {0, 14, 4}},
+    SKIP("free_activation"),       SKIP("free_activation_threshold"),
+    SKIP("offload_activation"),    SKIP("offload_activation_pin_memory"),
+    SKIP("offload_opt_states"),    SKIP("double_buffer"),
+    SKIP("symmetric_memory"),      SKIP("debug_log"),
+    SKIP("offload_parameters"),    SKIP("sync_before_reduce"),
+    SKIP("sync_after_reduce"),     SKIP("sync_before_allgather"),
+    SKIP("sync_after_allgather"),  SKIP("keep_int_input_tensors"),
+    SKIP("keep_all_input_tensors"), SKIP("passes"),
+};
+static const struct zs_dtab t_compile = TAB(k_compile);
+
+/* tensor_parallel (runtime/tensor_parallel/config.py TPTrainingConfig at
+ * edaa722, extra="forbid"): AutoTP training, from 0.16.4 (f04649d27), above
+ * 1 is refused (setup.c). */
+static const struct zs_dkey k_tp[] = {
+    {.key = "autotp_size", .kind = ZS_DK_INT,
+     .off = O(tensor_parallel.autotp_size), .max = 1e6, .since = {0, 16, 4}},
+    SKIP("dtype"),
+    SKIP("tp_overlap_comm"),
+    SKIP("tensor_parallel"),
+    SKIP("tp"),
+    SKIP("injection_policy_tuple"),
+    SKIP("partition_config"),
+    SKIP("preset_model"),
+    SKIP("keep_module_on_host"),
+    SKIP("replace_with_kernel_inject"),
+    SKIP("kernel_inject"),
+};
+static const struct zs_dtab t_tp = TAB(k_tp);
+
+/* torch_autocast (runtime/constants.py:244-249, config.py:168-190 at
+ * edaa722; from 0.17.2, ed5f73755): enabled is refused (setup.c). */
+static const struct zs_dkey k_autocast[] = {
+    {.key = "enabled", .kind = ZS_DK_BOOL, .off = O(torch_autocast.enabled),
+     .since = {0, 17, 2}},
+    SKIP("dtype"),
+    SKIP("lower_precision_safe_modules"),
+};
+static const struct zs_dtab t_autocast = TAB(k_autocast);
+
 /* Top level (runtime/config.py reads it with dict.get, so DeepSpeed ignores
  * unknown top-level keys).  Batch defaults: micro-batch 1 and accumulation 1
  * when nothing else derives them (_set_batch_related_parameters); clipping
@@ -385,11 +439,21 @@ static const struct zs_dkey k_top[] = {
     SKIP("sparse_attention"),
     SKIP("pipeline"),
     SKIP("seq_parallel_communication_data_type"),
-    SKIP("sequence_parallel_size"),
+    /* Ulysses: the group itself comes from the user's mpu; the key divides
+     * the data-parallel world from 0.17.0 (4d00b38ad), and zsim takes it as
+     * the run's degree in every release */
+    {.key = "sequence_parallel_size", .kind = ZS_DK_INT,
+     .off = O(sequence_parallel_size), .min = 1, .max = 1e6, .def = 1},
     SKIP("disable_allgather"),
-    SKIP("compile"),
-    SKIP("torch_autocast"),
-    SKIP("tensor_parallel"),
+    {.key = "compile", .kind = ZS_DK_OBJ, .off = O(compile.present),
+     .flags = ZS_DK_FORBID | ZS_DK_PRESENT, .sub = &t_compile,
+     .loc_off = O(compile.line)},
+    {.key = "torch_autocast", .kind = ZS_DK_OBJ,
+     .off = O(torch_autocast.present), .flags = ZS_DK_PRESENT,
+     .sub = &t_autocast, .loc_off = O(torch_autocast.line)},
+    {.key = "tensor_parallel", .kind = ZS_DK_OBJ,
+     .off = O(tensor_parallel.present), .flags = ZS_DK_FORBID | ZS_DK_PRESENT,
+     .sub = &t_tp, .loc_off = O(tensor_parallel.line)},
     SKIP("nebula"),
     SKIP("eigenvalue"),
     SKIP("progressive_layer_drop"),

@@ -626,6 +626,15 @@ static void resolve(const struct zs_dsconfig_ctx *ctx, struct zs_dsconfig *c)
     AUTO_SET(&c->optimizer.beta1, t != NULL, t ? t->adam_beta1 : 0);
     AUTO_SET(&c->optimizer.beta2, t != NULL, t ? t->adam_beta2 : 0);
 
+    /* the batch is per data-parallel rank: the processes over the Ulysses
+     * degree (runtime/config.py:711-722 at edaa722: the mpu's, or the
+     * JSON's "sequence_parallel_size" without one); one that does not
+     * divide them is setup.c's error */
+    {
+        int64_t sp = ctx && ctx->sp > 0 ? ctx->sp : c->sequence_parallel_size.v;
+        if (sp > 1 && world > 0 && world % sp == 0)
+            world /= sp;
+    }
     resolve_batch(c, t, world);
     if (c->gradient_clipping.from == ZS_DS_DEFAULT && t)
         c->gradient_clipping.v = t->max_grad_norm;

@@ -194,6 +194,31 @@ struct zs_dsconfig {
         bool present;
         int line, col;
     } zenflow;
+    /* Top-level features zsim does not simulate, read so that setup.c can
+     * refuse them when on (DeepSpeed at edaa722): compile.deepcompile
+     * (compile/config.py CompileConfig), tensor_parallel.autotp_size
+     * (runtime/tensor_parallel/config.py TPTrainingConfig, default 0),
+     * torch_autocast.enabled (runtime/config.py get_torch_autocast_enabled,
+     * default false) */
+    struct {
+        bool present;
+        int line, col;
+        struct zs_ds_bool deepcompile;
+    } compile;
+    struct {
+        bool present;
+        int line, col;
+        struct zs_ds_int autotp_size;
+    } tensor_parallel;
+    struct {
+        bool present;
+        int line, col;
+        struct zs_ds_bool enabled;
+    } torch_autocast;
+    /* Ulysses degree (top-level "sequence_parallel_size", default 1):
+     * DeepSpeed's data-parallel world is the processes over it
+     * (runtime/config.py:721-722 at edaa722); --sp unless the flag spoke */
+    struct zs_ds_int sequence_parallel_size;
     struct {
         bool present;
         int line, col;
@@ -224,7 +249,9 @@ struct zs_ds_notes {
 
 struct zs_dsconfig_ctx {
     int64_t hidden_size; /* 0: unknown ("auto" buckets stay unresolved) */
-    int world_size;      /* data-parallel ranks; 0: unknown */
+    int world_size;      /* processes; 0: unknown */
+    int sp; /* the --sp flag's degree when given; 0: the JSON's
+               sequence_parallel_size (data-parallel ranks: world_size / sp) */
     struct zs_ds_version version; /* 0.0.0: ZS_DS_VERSION_ASSUMED */
     const struct zs_trainer_args
         *trainer;              /* NULL or !present: no TrainingArguments */

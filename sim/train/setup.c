@@ -17,6 +17,7 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
     memset(&ctx, 0, sizeof ctx);
     ctx.hidden_size = m->hidden;
     ctx.world_size = (int)cfg->world;
+    ctx.sp = zs_cfg_given_has(given, "sp") ? (int)cfg->sp : 0;
     ctx.version = cfg->ds_version; /* parsed by zs_cfg_resolve */
     rc = zs_dsconfig_load(cfg->ds_config, &ctx, &ds, err);
     if (rc)
@@ -85,6 +86,54 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             "in %s: zsim does not model SuperOffload (its CPU step overlapped "
             "with the backward, for Superchips); set it false",
             cfg->ds_config);
+    /* features that change what each rank holds, sends and computes, none
+     * simulated: DeepCompile (ZeRO-3's fetches and releases scheduled by
+     * the compiled graph, compile/), AutoTP training (tensor parallel),
+     * torch autocast (parameters kept in their own dtype, the matmuls cast).
+     * Top-level keys are read with dict.get: a release before the key's
+     * ignores it, and so does zsim (ds_keys.c has the releases) */
+    {
+        const char *k = NULL, *what = NULL;
+        int line = 0;
+        if (ds.compile.deepcompile.v &&
+            zs_ds_key_read_by("compile.deepcompile", &ds.version)) {
+            k = "compile.deepcompile";
+            line = ds.compile.line;
+            what = "DeepCompile (ZeRO-3's fetches and releases scheduled by "
+                   "the compiled graph)";
+        } else if (ds.tensor_parallel.autotp_size.v > 1 &&
+                   zs_ds_key_read_by("tensor_parallel.autotp_size",
+                                     &ds.version)) {
+            k = "tensor_parallel.autotp_size";
+            line = ds.tensor_parallel.line;
+            what = "tensor parallelism (AutoTP training)";
+        } else if (ds.torch_autocast.enabled.v &&
+                   zs_ds_key_read_by("torch_autocast.enabled",
+                                     &ds.version)) {
+            k = "torch_autocast.enabled";
+            line = ds.torch_autocast.line;
+            what = "DeepSpeed's torch autocast (parameters kept in their own "
+                   "dtype, the matmuls cast)";
+        }
+        if (k)
+            return zs_err_set(err, ZS_EINPUT,
+                              "unsupported '%s' in %s:%d: zsim does not model "
+                              "%s; remove it to simulate plain ZeRO",
+                              k, cfg->ds_config, line, what);
+    }
+    /* the Ulysses degree: DeepSpeed's data-parallel world is the processes
+     * over it (runtime/config.py:721-722 at edaa722); the flag wins */
+    if (ds.sequence_parallel_size.from == ZS_DS_SET &&
+        !zs_cfg_given_has(given, "sp")) {
+        int64_t sp = ds.sequence_parallel_size.v;
+        if (cfg->world % sp)
+            return zs_err_set(err, ZS_EINPUT,
+                              "invalid 'sequence_parallel_size' in %s: must "
+                              "divide the %lld processes (got %lld)",
+                              cfg->ds_config, (long long)cfg->world,
+                              (long long)sp);
+        cfg->sp = sp;
+    }
     if (ds.communication_data_type.from == ZS_DS_SET &&
         ds.communication_data_type.v == ZS_DS_DT_FP32)
         return zs_err_set(
