@@ -162,6 +162,44 @@ START_TEST(test_exclude)
 }
 END_TEST
 
+/* --fit-sources names the fit part: with a third source c/z, the balanced
+ * split fits a/x (2 figures) and checks b/y and c/z; naming b/y and c/z
+ * swaps them, and the fit still finds 0.5.  A name no run comes from is
+ * refused. */
+START_TEST(test_fit_sources)
+{
+    static const struct synth c1 = {"c1", "c/z", "1024", "2"};
+    char dir[] = "/tmp/zsim-pubcal-XXXXXX", cmd[128];
+    struct zs_pubcal pc;
+    struct zs_err err = {0, ""};
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (int i = 0; i < 3; i++)
+        write_run(dir, &g_runs[i], 0);
+    write_run(dir, &c1, 0);
+    zs_pubcal_init(&pc);
+    pc.fit_sources = "b/y,c/z";
+    ck_assert_msg(zs_pubcal_run(&pc, dir, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(pc.nsources, 3);
+    for (int i = 0; i < pc.nsources; i++)
+        ck_assert_int_eq(pc.source_part[i],
+                         strcmp(pc.sources[i], "a/x") == 0 ? ZS_PUBCAL_CHECK
+                                                           : ZS_PUBCAL_FIT);
+    ck_assert_int_eq(pc.timed_rows[ZS_PUBCAL_FIT], 2);
+    ck_assert_int_eq(pc.timed_rows[ZS_PUBCAL_CHECK], 2);
+    ck_assert_msg(fabs(pc.fitted[0] - 0.5) < 1e-3, "fitted %g", pc.fitted[0]);
+    zs_pubcal_release(&pc);
+    zs_pubcal_init(&pc);
+    pc.fit_sources = "b/y,d/w";
+    ck_assert_int_eq(zs_pubcal_run(&pc, dir, &err), ZS_EINPUT);
+    ck_assert_str_eq(err.msg, "invalid value for '--fit-sources': no run of "
+                              "the corpus comes from 'd/w'");
+    zs_pubcal_release(&pc);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_split_rules)
 {
     char key[96];
@@ -232,8 +270,22 @@ START_TEST(test_bad_input)
     {
         char *av[] = {"calibrate", "--exclude", "x", NULL};
         ck_assert_int_eq(run_quiet(3, av, &err), ZS_EUSAGE);
-        ck_assert_str_eq(err.msg, "'--split', '--constants' and '--exclude' "
-                                  "need '--published DIR'");
+        ck_assert_str_eq(err.msg, "'--split', '--fit-sources', '--constants' "
+                                  "and '--exclude' need '--published DIR'");
+    }
+    {
+        char *av[] = {"calibrate", "--published", "validation/published",
+                      "--split",   "hash",        "--fit-sources",
+                      "a/b",       NULL};
+        ck_assert_int_eq(run_quiet(7, av, &err), ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, "'--fit-sources' names the fit part of "
+                                  "'--split source' (got '--split hash')");
+    }
+    {
+        char *av[] = {"calibrate", "--published", "validation/published",
+                      "--fit-sources", "", NULL};
+        ck_assert_int_eq(run_quiet(5, av, &err), ZS_EUSAGE);
+        ck_assert_str_eq(err.msg, "invalid value for '--fit-sources': empty");
     }
     /* one source only: the check part is empty */
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -309,6 +361,7 @@ Suite *suite_pubcal(void)
     tcase_set_timeout(core, 120);
     tcase_add_test(core, test_fit_finds_known_constant);
     tcase_add_test(core, test_split_rules);
+    tcase_add_test(core, test_fit_sources);
     tcase_add_test(core, test_exclude);
     tcase_add_test(core, test_current_values);
     tcase_add_test(bad, test_bad_input);

@@ -29,6 +29,7 @@ static const char g_usage[] =
     "NAME.json\n"
     "                      [--base GPU_PROFILE.json]\n"
     "       zsim calibrate --published DIR [--split source|hash]\n"
+    "                      [--fit-sources OWNER/REPO,...]\n"
     "                      [--constants NAME,...] [--exclude REGEX]\n"
     "                      [--out FILE.json]\n"
     "\n"
@@ -57,6 +58,9 @@ static const char g_usage[] =
     "                    part: whole source repositories, balanced by\n"
     "                    their timed figures (default), or a hash of the\n"
     "                    run name\n"
+    "  --fit-sources A,B with --published: the source repositories of the\n"
+    "                    fit part (as the split prints them), the rest\n"
+    "                    checking; a recorded fit re-run on its sources\n"
     "  --constants A,B   with --published: the constants to fit (default\n"
     "                    membound_eff; also compute_sustained,\n"
     "                    sustained_node, overlap_compute_factor,\n"
@@ -76,6 +80,7 @@ static const char g_usage[] =
 static const struct zs_opt g_opts[] = {
     {"measured", 1},  {"out", 1},   {"base", 1},
     {"published", 1}, {"split", 1}, {"constants", 1}, {"exclude", 1},
+    {"fit-sources", 1},
 };
 #define NOPTS (sizeof g_opts / sizeof g_opts[0])
 
@@ -110,7 +115,7 @@ static int measured_paths(int argc, char **argv, const char **paths, int *n,
 /* The command line, checked. */
 struct cal_args {
     const char *paths[MAX_FILES], *out, *base, *published, *split, *constants,
-        *exclude;
+        *exclude, *fit_sources;
     int npaths;
     char fit_path[4096];
 };
@@ -129,14 +134,24 @@ static int parse(int argc, char **argv, struct cal_args *ca, struct zs_err *err)
     ca->split = zs_args_get(&a, g_opts, NOPTS, "split");
     ca->constants = zs_args_get(&a, g_opts, NOPTS, "constants");
     ca->exclude = zs_args_get(&a, g_opts, NOPTS, "exclude");
+    ca->fit_sources = zs_args_get(&a, g_opts, NOPTS, "fit-sources");
     if (ca->published && (ca->npaths || ca->base))
         return zs_err_set(err, ZS_EUSAGE,
                           "'--published' fits the corpus: it takes no "
                           "--measured or --base");
-    if ((ca->split || ca->constants || ca->exclude) && !ca->published)
+    if ((ca->split || ca->constants || ca->exclude || ca->fit_sources) &&
+        !ca->published)
         return zs_err_set(err, ZS_EUSAGE,
-                          "'--split', '--constants' and '--exclude' need "
-                          "'--published DIR'");
+                          "'--split', '--fit-sources', '--constants' and "
+                          "'--exclude' need '--published DIR'");
+    if (ca->fit_sources && ca->split && strcmp(ca->split, "source") != 0)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--fit-sources' names the fit part of '--split "
+                          "source' (got '--split %s')",
+                          ca->split);
+    if (ca->fit_sources && !ca->fit_sources[0])
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--fit-sources': empty");
     if (ca->published && !a.npos)
         return 0;
     if (a.npos)
@@ -369,6 +384,7 @@ static int run_published(int argc, char **argv, const struct cal_args *ca,
             "invalid value for '--out': must end in .json (got '%s')", ca->out);
     zs_pubcal_init(&pc);
     pc.exclude = ca->exclude;
+    pc.fit_sources = ca->fit_sources;
     rc = ca->split ? zs_pubcal_parse_split(ca->split, &pc.split, err) : 0;
     if (!rc && ca->constants)
         rc = zs_pubcal_choose(&pc, ca->constants, err);

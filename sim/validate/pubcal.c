@@ -246,7 +246,41 @@ static int source_index(struct zs_pubcal *pc, const char *key)
     return pc->nsources++;
 }
 
-/* By source: the sources in falling order of their timed figures (ties by
+/* Whether `key` is one of the comma-separated names of `list`. */
+static bool listed(const char *list, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, key, n) == 0)
+            return true;
+        p += len + (e != NULL);
+    }
+    return false;
+}
+
+/* --fit-sources: every name must be a source of the corpus. */
+static int check_fit_sources(const struct zs_pubcal *pc, struct zs_err *err)
+{
+    for (const char *p = pc->fit_sources; *p;) {
+        const char *e = strchr(p, ',');
+        int len = e ? (int)(e - p) : (int)strlen(p), i = 0;
+        while (i < pc->nsources && !((int)strlen(pc->sources[i]) == len &&
+                                     strncmp(pc->sources[i], p, len) == 0))
+            i++;
+        if (i == pc->nsources)
+            return zs_err_set(err, ZS_EINPUT,
+                              "invalid value for '--fit-sources': no run of "
+                              "the corpus comes from '%.*s'",
+                              len, p);
+        p += len + (e != NULL);
+    }
+    return 0;
+}
+
+/* By source: the sources named by --fit-sources fit and the rest check;
+ * without it, the sources in falling order of their timed figures (ties by
  * name), each to the part that holds fewer so far, the fit part first. */
 static int split_by_source(struct zs_pubcal *pc, struct zs_err *err)
 {
@@ -277,8 +311,18 @@ static int split_by_source(struct zs_pubcal *pc, struct zs_err *err)
     }
     for (int i = 0; i < pc->nsources; i++) {
         int s = order[i], part = tot[ZS_PUBCAL_CHECK] < tot[ZS_PUBCAL_FIT];
+        if (pc->fit_sources)
+            part = listed(pc->fit_sources, pc->sources[s]) ? ZS_PUBCAL_FIT
+                                                           : ZS_PUBCAL_CHECK;
         pc->source_part[s] = part;
         tot[part] += rows[s];
+    }
+    if (pc->fit_sources) {
+        int rc = check_fit_sources(pc, err);
+        if (rc) {
+            zs_free(src);
+            return rc;
+        }
     }
     for (int k = 0; k < pc->set.n; k++)
         pc->part[k] = pc->source_part[src[k]];

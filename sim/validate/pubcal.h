@@ -75,6 +75,11 @@ struct zs_pubcal {
     /* POSIX extended regex on run names: matching runs are left out of both
      * parts (--exclude; NULL: none), borrowed */
     const char *exclude;
+    /* comma-separated source keys ("owner/repo") that make the fit part of
+     * the split by source, the rest checking (--fit-sources; NULL: the
+     * balanced split), borrowed.  A fit recorded with it is re-run on the
+     * same sources however the corpus grows. */
+    const char *fit_sources;
     int nconst; /* constants fitted: the first */
     const struct zs_pubcal_const *c[ZS_PUBCAL_MAX_CONSTS]; /* borrowed */
     /* read-only after zs_pubcal_run */
@@ -95,7 +100,8 @@ struct zs_pubcal {
 void zs_pubcal_init(struct zs_pubcal *pc);
 void zs_pubcal_release(struct zs_pubcal *pc);
 
-/* Reads DIR, leaves out the runs pc->exclude matches, splits the rest, fits
+/* Reads DIR, leaves out the runs pc->exclude matches, splits the rest (a
+ * --fit-sources name that no run comes from is ZS_EINPUT naming it), fits
  * pc->c[0..nconst) on the fit part and fills the errors.  A missing or
  * unreadable DIR, or a part without enough timed rows (the fit part needs
  * one more than the constants, the check part one), is ZS_EINPUT with one
