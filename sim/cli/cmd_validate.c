@@ -290,6 +290,16 @@ static int pub_gate(const struct zs_pub_set *s, const char *accpath, double marg
     return 0;
 }
 
+/* An error of the accuracy file: signed percent, or the predicted OOM that
+ * null stands for. */
+static void print_err_pct(double v, const char *end)
+{
+    if (isfinite(v))
+        printf("%+8.2f %%%s", v, end);
+    else
+        printf("predicted OOM%s", end);
+}
+
 /* Writes the current errors to path (temp file + rename) and prints which
  * moved against the previous contents, if any. */
 static int pub_write_accuracy(const struct zs_pub_set *s, const char *path,
@@ -328,12 +338,15 @@ static int pub_write_accuracy(const struct zs_pub_set *s, const char *path,
         else
             fputs("null", f);
         fputs(i + 1 < s->nrows || nooms ? "},\n" : "}\n", f);
-        if (!o)
-            printf("added  %-48s %-22s %+8.2f %%\n", r->run, qn, r->err_pct);
-        else if (!(fabs(zs_validateout_round2(r->err_pct) - o->err_pct) < 0.005) &&
-                 (isfinite(r->err_pct) || isfinite(o->err_pct))) {
-            printf("moved  %-48s %-22s %+8.2f %% -> %+8.2f %%\n", r->run, qn,
-                   o->err_pct, r->err_pct);
+        if (!o) {
+            printf("added  %-48s %-22s ", r->run, qn);
+            print_err_pct(r->err_pct, "\n");
+        } else if (!(fabs(zs_validateout_round2(r->err_pct) - o->err_pct) <
+                     0.005) &&
+                   (isfinite(r->err_pct) || isfinite(o->err_pct))) {
+            printf("moved  %-48s %-22s ", r->run, qn);
+            print_err_pct(o->err_pct, " -> ");
+            print_err_pct(r->err_pct, "\n");
             moved++;
         }
     }
