@@ -198,8 +198,8 @@ static int new_segment(struct halloc *a, size_t seg_size, int small)
     return bi;
 }
 
-/* Releases every segment that is one free block. */
-static void flush(struct halloc *a)
+/* Releases every segment that is one free block (release_cached_blocks). */
+static void release_free_segments(struct halloc *a)
 {
     for (int si = 0; si < a->ns; si++) {
         int f = a->s[si].first;
@@ -211,7 +211,19 @@ static void flush(struct halloc *a)
         a->st.reserved -= (int64_t)a->s[si].size;
         a->st.segments--;
     }
+}
+
+/* An allocation retry's flush: counted (num_alloc_retries). */
+static void flush(struct halloc *a)
+{
+    release_free_segments(a);
     a->st.cache_flushes++;
+}
+
+void halloc_empty_cache(struct halloc *a)
+{
+    process_pending(a, 1);
+    release_free_segments(a);
 }
 
 int halloc_malloc(struct halloc *a, size_t bytes, void **ptr)

@@ -51,6 +51,9 @@ int halloc_malloc(struct halloc *a, size_t bytes, void **ptr);
 /* Frees ptr once `token` is ready (token < 0: at once). */
 void halloc_release(struct halloc *a, void *ptr, int32_t token);
 void halloc_get_stats(const struct halloc *a, struct halloc_stats *out);
+/* torch.cuda.empty_cache(): waits for every pending free, then releases
+ * every segment that is wholly free (not counted as a flush). */
+void halloc_empty_cache(struct halloc *a);
 
 /* The rounding rules on their own (for tests and the dry run). */
 size_t halloc_round(size_t bytes);

@@ -448,6 +448,8 @@ static void host_task(struct run *r, int32_t i)
         if (b->pool == ZS_SP_DEVICE) {
             if (r->caching) {
                 halloc_release(r->dev, p, i);
+                if (t->empty_cache)
+                    halloc_empty_cache(r->dev);
             } else {
                 cu_wait(r, i);
                 CK(cudaFree(p));

@@ -993,6 +993,66 @@ START_TEST(test_cuda_flush)
 }
 END_TEST
 
+/* torch.cuda.empty_cache() after a free (ZS_FREE_EMPTY_CACHE): only
+ * wholly free segments go.
+ *   A 30 MiB -> its own 30 MiB segment              (reserved 30)
+ *   B 5 MiB  -> a 20 MiB segment (under 10 MiB)      (reserved 50)
+ *   C 4 MiB  -> B's segment's 15 MiB remainder       (reserved 50)
+ *   free C, free A + empty_cache -> A's segment goes; B's stays, in use
+ *                                                    (reserved 20)
+ *   D 40 MiB -> a new segment                        (reserved 60)
+ * (without the release: 90) peak reserved 60 MiB, no cache flush counted.  The flag is refused on
+ * another pool kind and with other bits. */
+START_TEST(test_cuda_empty_cache)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+    int h = zs_sim_add_pool(s, "host", ZS_POOL_HOST, 0);
+    int q = zs_sim_add_queue(s, "a");
+    struct zs_pool_stats st;
+    struct zs_task_desc bad;
+    struct cstate c;
+    int32_t a = alloc(s, q, p, 30 * MiB, 0), x, hb;
+    alloc(s, q, p, 5 * MiB, 0);
+    x = alloc(s, q, p, 4 * MiB, 0);
+    release(s, q, x);
+    sub(s, (struct zs_task_desc){.kind = ZS_TASK_FREE,
+                                 .queue = q,
+                                 .alloc_task = a,
+                                 .alloc_flags = ZS_FREE_EMPTY_CACHE,
+                                 .name = "free + empty_cache"});
+    alloc(s, q, p, 40 * MiB, 0);
+    hb = alloc(s, q, h, 1000, 0);
+    bad = (struct zs_task_desc){.kind = ZS_TASK_FREE,
+                                .queue = q,
+                                .alloc_task = hb,
+                                .alloc_flags = ZS_FREE_EMPTY_CACHE,
+                                .name = "bad"};
+    ck_assert_int_lt(zs_sim_submit(s, &bad), 0);
+    ck_assert_str_eq(zs_sim_errmsg(s),
+                     "invalid alloc_flags of free 'bad' (id 7): "
+                     "ZS_FREE_EMPTY_CACHE, on a CUDA caching pool (got 0x4)");
+    run_ok(s);
+    c = cuda_after(s, p);
+    ck_assert_int_eq(c.reserved, 60 * MiB);
+    ck_assert_int_eq(c.allocated, 45 * MiB);
+    zs_sim_pool_stats(s, p, &st);
+    ck_assert_int_eq(st.peak_reserved, 60 * MiB);
+    ck_assert_int_eq(st.cache_flushes, 0);
+    {
+        const struct zs_mem_event *log;
+        int64_t n;
+        log = zs_sim_pool_log(s, p, &n);
+        ck_assert_int_eq(n, 6);
+        /* the free of A logs 50 (the release logs nothing); D's event
+         * 20 + 40 */
+        ck_assert_int_eq(log[4].reserved, 50 * MiB);
+        ck_assert_int_eq(log[5].reserved, 60 * MiB);
+    }
+    zs_sim_free(s);
+}
+END_TEST
+
 /* Pinned host memory rounds to a power of two (reference
  * zero3-offload-mechanics.md §2: a 1.63 GiB buffer occupies 2 GiB).
  *   pinned 1.63 GiB -> 2 GiB reserved and allocated
@@ -1770,6 +1830,7 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cuda_expandable_release);
     tcase_add_test(core, test_cuda_per_stream);
     tcase_add_test(core, test_cuda_flush);
+    tcase_add_test(core, test_cuda_empty_cache);
     tcase_add_test(core, test_snapshot_periodic);
     tcase_add_test(core, test_snapshot_quiet);
     tcase_add_test(core, test_host_pinned);

@@ -69,6 +69,8 @@ START_TEST(test_read_good)
     ck_assert_int_eq(t->adam_bufs[3], 9);
 
     ck_assert_int_eq(s.tasks[8].buffer, 1);
+    ck_assert(!s.tasks[8].empty_cache);
+    ck_assert(s.tasks[12].empty_cache); /* torch.cuda.empty_cache() after */
     ck_assert_int_eq(s.tasks[5].buffer, -1);
     ck_assert_int_eq(s.tasks[5].host_buf, -1);
     ck_assert_str_eq(s.tasks[5].owner, "");
@@ -263,6 +265,10 @@ START_TEST(test_bad_files)
          "invalid 'tasks[2].buffer' in "
          "tests/data/bad/sched-free-nonalloc.json:8:71: must name an alloc "
          "task (task 1 is a host_wait)"},
+        {"tests/data/bad/sched-free-empty-cache-host.json",
+         "invalid 'tasks[1].empty_cache' in "
+         "tests/data/bad/sched-free-empty-cache-host.json:7:85: only after "
+         "the free of a device buffer (task 0 is a host alloc)"},
         {"tests/data/bad/sched-free-twice.json",
          "invalid 'tasks[2].buffer' in "
          "tests/data/bad/sched-free-twice.json:8:72: buffer of task 0 is "

@@ -465,6 +465,14 @@ static int check_free(zs_sim *s, const struct zs_task_desc *d, int32_t id)
                           "task %d is already freed by task %d",
                           TNAME(d), id, d->alloc_task,
                           s->tasks[d->alloc_task].freed);
+    if ((d->alloc_flags & ~ZS_FREE_EMPTY_CACHE) ||
+        (d->alloc_flags &&
+         s->pools[s->tasks[d->alloc_task].pool].kind != ZS_POOL_CUDA_CACHING))
+        return zs_err_set(e, ZS_ERUNTIME,
+                          "invalid alloc_flags of free '%s' (id %d): "
+                          "ZS_FREE_EMPTY_CACHE, on a CUDA caching pool "
+                          "(got %#x)",
+                          TNAME(d), id, d->alloc_flags);
     return 0;
 }
 
@@ -550,6 +558,7 @@ static inline void submit_kind(zs_sim *s, struct task *t,
     case ZS_TASK_FREE:
         t->aux = d->alloc_task;
         t->pool = s->tasks[d->alloc_task].pool;
+        t->flags = (uint16_t)d->alloc_flags;
         s->tasks[d->alloc_task].freed = (int32_t)id;
         break;
     default: /* MARK */
@@ -856,6 +865,7 @@ int zs_sim_task_desc(const zs_sim *s, int32_t id, struct zs_task_desc *out,
         break;
     case ZS_TASK_FREE:
         out->alloc_task = t->aux;
+        out->alloc_flags = t->flags;
         break;
     default:
         if (t->aux >= 0) {
@@ -1268,6 +1278,11 @@ static int start(zs_sim *s, int32_t id, struct zs_err *err)
         s->recs[id].start_ns = s->now_ns;
         s->events++;
         zs_pool_free(s, t->pool, t->aux, s->now_ns);
+        if (t->flags & ZS_FREE_EMPTY_CACHE) {
+            int rc = zs_pool_empty_cache(s, t->pool, err);
+            if (rc)
+                return rc;
+        }
         break;
     default:
         s->recs[id].start_ns = s->now_ns;

@@ -71,6 +71,12 @@ enum zs_pool_kind { ZS_POOL_PLAIN, ZS_POOL_CUDA_CACHING, ZS_POOL_HOST };
  * allocator (posix_memalign + mlock, e.g. DeepSpeed's aio
  * new_cpu_locked_tensor); counted as pinned while live. */
 #define ZS_ALLOC_LOCKED 2u
+/* FREE of a CUDA_CACHING pool's block: torch.cuda.empty_cache() right after
+ * it (c10/cuda/CUDACachingAllocator.cpp emptyCache -> release_cached_blocks:
+ * every cached segment that is wholly free goes back to the device, the
+ * expandable segment's free pages are unmapped; not an allocation retry, so
+ * no cache flush is counted). */
+#define ZS_FREE_EMPTY_CACHE 4u
 
 /* A task as submitted (copied by zs_sim_submit; strings must outlive the sim).
  */
@@ -94,7 +100,8 @@ struct zs_task_desc {
     /* ALLOC */
     int pool;
     int64_t alloc_bytes;
-    unsigned alloc_flags; /* ZS_ALLOC_PINNED */
+    unsigned alloc_flags; /* ALLOC: ZS_ALLOC_PINNED or ZS_ALLOC_LOCKED;
+                             FREE: ZS_FREE_EMPTY_CACHE */
     /* FREE */
     int32_t alloc_task;
     /* MARK: record the run's state when it runs (zs_sim_snapshot);

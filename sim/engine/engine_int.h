@@ -217,6 +217,10 @@ int zs_pool_prepare(struct pool *p, struct zs_err *err);
 int zs_pool_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
                   struct zs_err *err);
 void zs_pool_free(zs_sim *s, int pool, int32_t id, int64_t t_ns);
+/* torch.cuda.empty_cache() on a CUDA caching pool (ZS_FREE_EMPTY_CACHE):
+ * 0, or ZS_ENOMEM growing the expandable segment's block table.  It logs no
+ * event: reserved only falls, and the next event records it. */
+int zs_pool_empty_cache(zs_sim *s, int pool, struct zs_err *err);
 void zs_pool_release(struct pool *p);
 /* Folds pool p's state into the fingerprint h (zs_snapshot.state): the
  * owner of a used block is named by its id when below `from`, else by its

@@ -670,6 +670,17 @@ void zs_pool_free(zs_sim *s, int pool, int32_t id, int64_t t_ns)
     t->log_free = log_event(p, t_ns, id, -t->alloc_bytes);
 }
 
+int zs_pool_empty_cache(zs_sim *s, int pool, struct zs_err *err)
+{
+    struct pool *p = &s->pools[pool];
+    if (p->kind != ZS_POOL_CUDA_CACHING)
+        return 0;
+    if (p->expandable && es_release(p, err))
+        return ZS_ENOMEM;
+    release_cached(p);
+    return 0;
+}
+
 /* ---- results ----------------------------------------------------------- */
 
 void zs_sim_pool_stats(const zs_sim *s, int pool, struct zs_pool_stats *out)

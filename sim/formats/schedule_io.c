@@ -212,6 +212,7 @@ static const struct zs_field f_free[] = {
     COMMON_FIELDS,
     {"buffer", ZS_F_INT, RT(buffer), 0, ID_MAX, 0, ZS_F_REQUIRED, NULL, 0,
      NULL},
+    {"empty_cache", ZS_F_BOOL, TT(empty_cache), 0, 0, 0, 0, NULL, 0, NULL},
 };
 static const struct zs_field f_copy[] = {
     COMMON_FIELDS,
@@ -815,6 +816,13 @@ static int chk_free(const struct zs_schedule *s, struct chk *c, int32_t i,
                  zs_sched_kind_name(s->tasks[b].kind));
         return 1;
     }
+    if (t->empty_cache && s->tasks[b].pool != ZS_SP_DEVICE) {
+        *key = "empty_cache";
+        snprintf(why, cap, "only after the free of a device buffer (task %d "
+                           "is a host alloc)",
+                 (int)b);
+        return 1;
+    }
     if (c->freed_by[b] >= 0) {
         *key = "buffer";
         snprintf(why, cap, "buffer of task %d is already freed by task %d",
@@ -1338,6 +1346,8 @@ static void put_task(FILE *f, const struct zs_schedule *s,
         break;
     case ZS_SK_FREE:
         zs_sched_io_put_kv_int(f, "buffer", t->buffer, &first);
+        if (t->empty_cache)
+            fputs(", \"empty_cache\": true", f);
         break;
     case ZS_SK_H2D:
     case ZS_SK_D2H:

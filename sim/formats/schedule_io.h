@@ -85,6 +85,7 @@ struct zs_sched_task {
     int pool;       /* alloc: enum zs_sched_pool */
     bool pinned;    /* alloc (host pool), h2d, d2h: page-locked host side */
     int32_t buffer; /* free: the alloc task's id */
+    bool empty_cache; /* free: torch.cuda.empty_cache() after it (device) */
     int32_t host_buf,
         dev_buf;            /* h2d, d2h: alloc ids of the two sides, -1 none */
     int64_t m, n, k, count; /* gemm: shape and repeat count (count >= 1) */

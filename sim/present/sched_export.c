@@ -135,6 +135,7 @@ static void task_fields(struct zs_sched_task *t, int kind,
         break;
     case ZS_SK_FREE:
         t->buffer = x->buffer;
+        t->empty_cache = x->empty_cache;
         break;
     case ZS_SK_H2D:
     case ZS_SK_D2H:

@@ -418,7 +418,8 @@ int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
     return zs_t_emit(b, &d, d0, -1, -1);
 }
 
-int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0)
+static int32_t free_flags(struct zs_bctx *b, int q, int32_t alloc, int32_t d0,
+                          unsigned flags)
 {
     struct zs_task_desc d;
     if (alloc < 0)
@@ -428,15 +429,29 @@ int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0)
     if (b->ex) {
         b->ex->cur.kind = ZS_X_FREE;
         b->ex->cur.buffer = alloc;
+        b->ex->cur.empty_cache = (flags & ZS_FREE_EMPTY_CACHE) != 0;
     }
     memset(&d, 0, sizeof d);
     d.kind = ZS_TASK_FREE;
     d.queue = q;
     d.alloc_task = alloc;
+    d.alloc_flags = flags;
     d.cls = ZS_CLS_MEM;
-    d.name = "free";
+    d.name = flags & ZS_FREE_EMPTY_CACHE ? "free + torch.cuda.empty_cache()"
+                                         : "free";
     d.tag = zs_tag_now(b, -1);
     return zs_t_emit(b, &d, d0, -1, -1);
+}
+
+int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0)
+{
+    return free_flags(b, q, alloc, d0, 0);
+}
+
+int32_t zs_t_free_empty_cache(struct zs_bctx *b, int q, int32_t alloc,
+                              int32_t d0)
+{
+    return free_flags(b, q, alloc, d0, ZS_FREE_EMPTY_CACHE);
 }
 
 int32_t zs_keep_alloc(struct zs_bctx *b, int32_t alloc)

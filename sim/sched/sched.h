@@ -78,6 +78,7 @@ struct zs_xtask {
     int64_t m, n, k, count, bytes, elements;
     int coll, pool;
     bool pinned;
+    bool empty_cache; /* FREE: torch.cuda.empty_cache() after it */
     int32_t buffer;
     int32_t deps[3];
     int ndeps;

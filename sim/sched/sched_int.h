@@ -279,6 +279,10 @@ int32_t zs_t_snapshot(struct zs_bctx *b, int32_t from, const char *name);
 int32_t zs_t_alloc(struct zs_bctx *b, int q, int pool, int64_t bytes,
                    unsigned flags, const char *name, int unit, int32_t d0);
 int32_t zs_t_free(struct zs_bctx *b, int q, int32_t alloc, int32_t d0);
+/* The same, then torch.cuda.empty_cache() (engine.h ZS_FREE_EMPTY_CACHE;
+ * alloc in the GPU pool). */
+int32_t zs_t_free_empty_cache(struct zs_bctx *b, int q, int32_t alloc,
+                              int32_t d0);
 /* Records an optimizer-state allocation (task id from zs_t_alloc) in
  * b->adam_alloc, growing it; returns the id.  Out of memory sets b->failed
  * like any emit. */
