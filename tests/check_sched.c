@@ -184,6 +184,71 @@ START_TEST(test_layer_checkpointing)
 }
 END_TEST
 
+/* ZeRO-3 without zero.Init (--zero-init no): deepspeed.initialize moves the
+ * whole module to the GPU, one allocation per parameter tensor, before the
+ * optimizer partitions it (zero.c init_whole_model).  The tiny model on 2
+ * GPUs, nothing persistent (threshold 0): its tensors x 2 B, each rounded to
+ * 512 B: embedding and lm_head 128000 each, final norm 128 -> 512; per layer
+ * two norms 512 each, q 8192, k 4096, v 4096, o 8192, gate, up, down 22528
+ * each = 93184; all 2 x 128000 + 512 + 2 x 93184 = 442880 B live at once,
+ * 3 + 2 x 9 = 21 allocations, all freed.  With the parameters on the GPU,
+ * DeepSpeed's defragment empties the cache after them (one free carries
+ * torch.cuda.empty_cache(); the engine's release is test_cuda_empty_cache
+ * in check_engine.c); with the parameters offloaded none does. */
+static void whole_model_init(const char *off, int64_t *peak_init, int *nfull,
+                             int *nfreed, int *nempty)
+{
+    struct zt_run r;
+    zs_sim *sim = zs_sim_new();
+    const struct zs_mem_event *ev;
+    char f[320];
+    int64_t n;
+    ck_assert_ptr_nonnull(sim);
+    snprintf(f, sizeof f,
+             "model=tests/data/good/model-tiny.json;gpus=2xH100;"
+             "framework=deepspeed;zero=3;seq-len=128;micro-batch=1;"
+             "grad-accum=1;param-persistence-threshold=0;zero-init=no;"
+             "offload-optimizer=cpu;offload-param=%s",
+             off);
+    zt_simulate(&r, NULL, f, sim, false);
+    ev = zs_sim_pool_log(sim, 0, &n);
+    *peak_init = 0;
+    *nfull = *nfreed = *nempty = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const char *name = zs_sim_task(sim, ev[i].task)->name;
+        if (strcmp(name, "whole model on the GPU (no zero.Init)") != 0)
+            continue;
+        if (ev[i].bytes > 0) {
+            (*nfull)++;
+            if (ev[i].allocated > *peak_init)
+                *peak_init = ev[i].allocated;
+        } else {
+            (*nfreed)++;
+        }
+    }
+    for (int32_t t = 0; t < zs_sim_ntasks(sim); t++)
+        *nempty += strcmp(zs_sim_task(sim, t)->name,
+                          "free + torch.cuda.empty_cache()") == 0;
+    zs_sim_free(sim);
+}
+
+START_TEST(test_whole_model_without_zero_init)
+{
+    int64_t peak;
+    int nfull, nfreed, nempty;
+    whole_model_init("none", &peak, &nfull, &nfreed, &nempty);
+    ck_assert_int_eq(peak, 442880);
+    ck_assert_int_eq(nfull, 21);
+    ck_assert_int_eq(nfreed, 21);
+    ck_assert_int_eq(nempty, 1);
+    whole_model_init("cpu", &peak, &nfull, &nfreed, &nempty);
+    ck_assert_int_eq(peak, 442880);
+    ck_assert_int_eq(nfull, 21);
+    ck_assert_int_eq(nfreed, 21);
+    ck_assert_int_eq(nempty, 0);
+}
+END_TEST
+
 /* Full checkpointing's recompute of a layer, both schedules (emit.c
  * zs_t_recompute_begin), worked by hand on model-tiny (2 layers; t = 128
  * tokens, h 64, i 176, flash, HF eager kernels; check_model
@@ -2673,6 +2738,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_checkpointing_trades_memory_for_time);
     tcase_add_test(core, test_layer_checkpointing);
     tcase_add_test(core, test_recompute_workspaces);
+    tcase_add_test(core, test_whole_model_without_zero_init);
     tcase_add_test(core, test_chunked_loss);
     tcase_add_test(core, test_lora_targets);
     tcase_add_test(core, test_accumulation_keeps_gpu_peak);

@@ -1804,6 +1804,70 @@ static void optimizer_step(struct ds *s, bool first)
 /* ---- init: the buffers that live through training (§2) --------------------
  */
 
+/* The elements of a leaf's parameter tensor k of n_tensors: a linear's
+ * weight (in x out) and bias, else equal shares (a LayerNorm's weight and
+ * bias, the experts' gate/up/down of every expert). */
+static int64_t leaf_tensor_elems(const struct zs_leaf *l, int k)
+{
+    int64_t w = l->in_features * l->out_features;
+    bool lin = l->kind == ZS_LEAF_LINEAR || l->kind == ZS_LEAF_ROUTER ||
+               l->kind == ZS_LEAF_LM_HEAD;
+    if (lin && l->n_tensors == 2 && w > 0 && w < l->params)
+        return k == 0 ? w : l->params - w;
+    return l->params / l->n_tensors + (k == 0 ? l->params % l->n_tensors : 0);
+}
+
+/* ZeRO-3 without zero.Init (--zero-init no): the engine moves the whole
+ * module to the device before the optimizer partitions it (engine.py
+ * _configure_distributed_model at edaa722: "if not (self.dont_change_device
+ * or is_zero_init_model): self.module.to(self.device)", after
+ * _cast_module_mixed_precision; v0.6.5 :1024-1025), one allocation per
+ * parameter tensor in module order; DeepSpeedZeRoOffload's
+ * _convert_to_zero_parameters then partitions each parameter and frees its
+ * full tensor (partition_parameters.py free_param).  With the parameters
+ * kept on the GPU, the optimizer then moves their partitions into one flat
+ * buffer through the host and empties the cache first (stage3.py
+ * _create_fp16_partitions_with_defragmentation -> defragment: "gc.collect();
+ * torch.cuda.empty_cache()", in v0.6.5 stage3.py :607-632 and, from 0.19.0,
+ * runtime/zero/utils.py defragment), so the whole model's blocks go back to
+ * the device; with offload_param that path is not taken and they stay
+ * cached.  Measured: OPT-Benchmark's OPT-13B log (DeepSpeed 0.6.5, fp16,
+ * parameter offload) prints "After initializing ZeRO optimizer MA 0.93 GB
+ * Max_MA 23.94 GB CA 25.84 GB": the whole model, 12.85e9 x 2 B = 23.94 GiB,
+ * at once, and its blocks cached after.  The persistent parameters stay whole
+ * (init_gpu's own block); each partition copy, 1/W of its parameter and
+ * carved from the cached blocks, is not emitted [approximation: one
+ * partition more at the peak]. */
+static void init_whole_model(struct ds *s)
+{
+    struct zs_bctx *b = s->b;
+    int32_t *full;
+    int n = 0, cap = 0;
+    for (int u = 0; u < b->nunits; u++)
+        if (b->units[u].leaf && !b->units[u].persistent)
+            cap += b->units[u].leaf->n_tensors;
+    full = zs_calloc((size_t)cap + 1, sizeof *full);
+    if (!full) {
+        b->failed = ZS_ENOMEM;
+        return;
+    }
+    for (int u = 0; u < b->nunits; u++) {
+        const struct zs_leaf *l = b->units[u].leaf;
+        for (int k = 0; l && !b->units[u].persistent && k < l->n_tensors; k++)
+            full[n++] = zs_t_alloc(b, b->q_comp, b->p_gpu,
+                                   leaf_tensor_elems(l, k) * 2, 0,
+                                   "whole model on the GPU (no zero.Init)", u,
+                                   -1);
+    }
+    for (int i = 0; i < n; i++) {
+        if (i == n - 1 && !s->off_param)
+            zs_t_free_empty_cache(b, b->q_comp, full[i], -1);
+        else
+            zs_t_free(b, b->q_comp, full[i], -1);
+    }
+    zs_free(full);
+}
+
 /* The GPU's resident buffers: parameters, the gradient bucket, the
  * optimizer's fp32 copies when not offloaded, GPU-placed extra modules. */
 static void init_gpu(struct ds *s)
@@ -1811,6 +1875,8 @@ static void init_gpu(struct ds *s)
     struct zs_bctx *b = s->b;
     int64_t P = b->P, T = b->T, W = b->c->world;
 
+    if (s->zero3 && b->c->zero_init == ZS_NO)
+        init_whole_model(s);
     if (s->zero3) {
         if (b->persistent_params)
             zs_t_alloc(b, b->q_comp, b->p_gpu,
