@@ -412,6 +412,19 @@ START_TEST(test_no_zero_init)
                                      "host RAM (2.00 TiB installed - 0 B "
                                      "reserved): the node runs out of memory "
                                      "while loading");
+    /* the GPU side: 72e9 x 2 B = 144e9 B on each GPU at initialize, above
+     * the 78 GiB usable (80 less 1 + 1 GiB) */
+    f = run(&fx, "no-zero-init-gpu-whole-model");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, ZS_LINT_ERROR);
+    ck_assert(number(f, "model_bytes") == 144e9);
+    ck_assert(number(f, "gpu_usable_bytes") == 78.0 * ZS_GiB);
+    ck_assert_str_eq(f->explanation,
+                     "without deepspeed.zero.Init, deepspeed.initialize moves "
+                     "all 72000000000 parameters to each GPU before ZeRO-3 "
+                     "partitions them: 134 GiB at 2 B per parameter against "
+                     "78.0 GiB usable on H100-SXM-80GB: out of memory at "
+                     "initialize");
     /* Fixed: zero.Init on. */
     fx.in.zero_init = true;
     ck_assert_ptr_null(run(&fx, "no-zero-init-host-copies"));
@@ -421,6 +434,43 @@ START_TEST(test_no_zero_init)
     f = run(&fx, "no-zero-init-host-copies");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(f->severity, ZS_LINT_WARNING);
+}
+END_TEST
+
+/* A 7B model without zero.Init fits on the GPU at initialize (7e9 x 2 B =
+ * 14e9 B of 78 GiB): nothing to say with the parameters on the GPU (the
+ * cache is emptied), a warning with offload_param (the blocks stay
+ * reserved). */
+START_TEST(test_no_zero_init_gpu_fits)
+{
+    struct fixture fx;
+    struct zs_model m;
+    struct zs_cluster c;
+    const struct zs_lint_finding *f;
+
+    mk_model(&m, "qwen2.5-7b", 7000000000LL, 3584, 28);
+    mk_cluster(&c, 2 * ZS_TiB, 0);
+    load_ds(&fx,
+            "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
+            "{\"stage\": 3}}",
+            NULL, NULL, 3584, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    fx.in.zero_init = false;
+    ck_assert_ptr_null(run(&fx, "no-zero-init-gpu-whole-model"));
+    load_ds(&fx,
+            "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
+            "{\"stage\": 3, \"offload_param\": {\"device\": \"cpu\"}}}",
+            NULL, NULL, 3584, 8);
+    fx.in.model = &m;
+    fx.in.cluster = &c;
+    fx.in.zero_init = false;
+    f = run(&fx, "no-zero-init-gpu-whole-model");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, ZS_LINT_WARNING);
+    ck_assert(number(f, "model_bytes") == 14e9);
+    fx.in.zero_init = true;
+    ck_assert_ptr_null(run(&fx, "no-zero-init-gpu-whole-model"));
 }
 END_TEST
 
@@ -1045,6 +1095,7 @@ Suite *suite_lint(void)
     tcase_add_test(core, test_bnb);
     tcase_add_test(core, test_outside_zero_init);
     tcase_add_test(core, test_no_zero_init);
+    tcase_add_test(core, test_no_zero_init_gpu_fits);
     tcase_add_test(core, test_host_ram_offload);
     tcase_add_test(core, test_offload_ratio_rounded);
     tcase_add_test(core, test_nvme);

@@ -989,6 +989,63 @@ static int64_t persistent_elems(const struct zs_model *m,
     return persist_elems;
 }
 
+/* ZeRO-3 without zero.Init: deepspeed.initialize moves the whole module to
+ * each GPU before partitioning it (engine.py _configure_distributed_model:
+ * self.module.to(self.device), at edaa722 and v0.6.5), in its 16-bit
+ * (or fp32) parameter dtype.  Above the GPU's usable memory that is an OOM at
+ * initialize; under it, with offload_param the freed blocks stay cached for
+ * the whole run (stage3.py empties the cache only on the path that keeps the
+ * parameters on the GPU, defragment), which zsim simulate shows as reserved
+ * memory (sched/zero.c init_whole_model). */
+static void rule_no_zero_init_gpu(const struct zs_lint_input *in,
+                                  struct zs_lint_report *r)
+{
+    const struct zs_dsconfig *ds = in->ds;
+    const struct zs_cluster *c = in->cluster;
+    const struct zs_model *m = in->model;
+    int64_t usable, bytes;
+    bool off_param;
+    struct zs_lint_finding *f;
+    char b[2][24];
+
+    if (in->zero_init || ds->zero_stage.v != 3 || !c || !m ||
+        m->params_total <= 0)
+        return;
+    usable = c->node.gpu.hbm_bytes - c->node.gpu.cuda_context_bytes -
+             c->node.gpu.nccl_bytes;
+    bytes = m->params_total * zs_dsconfig_param_bytes(ds);
+    off_param = ds->offload_param.device.v != ZS_DS_DEV_NONE;
+    if (usable <= 0 || (bytes <= usable && !off_param))
+        return;
+    f = emit(r, "no-zero-init-gpu-whole-model",
+             bytes > usable ? ZS_LINT_ERROR : ZS_LINT_WARNING,
+             bytes > usable
+                 ? "no zero.Init: deepspeed.initialize puts the whole model on "
+                   "each GPU, more than it holds"
+                 : "no zero.Init: the whole model's GPU blocks stay cached "
+                   "under offload_param",
+             ds, ds->zero_stage.line, ds->zero_stage.col,
+             "DeepSpeed engine.py _configure_distributed_model "
+             "(self.module.to(self.device) unless zero.Init built the model), "
+             "stage3.py defragment's torch.cuda.empty_cache() only without "
+             "offload_param (edaa722, v0.6.5); OPT-Benchmark's OPT-13B log: "
+             "\"Max_MA 23.94 GB CA 25.84 GB\" after init",
+             "build the model under deepspeed.zero.Init (HF: create "
+             "HfDeepSpeedConfig, or use the Trainer / Accelerate, before "
+             "from_pretrained)");
+    EXPLAIN(f,
+            "without deepspeed.zero.Init, deepspeed.initialize moves all %lld "
+            "parameters to each GPU before ZeRO-3 partitions them: %s at %d B "
+            "per parameter against %s usable on %s%s",
+            (long long)m->params_total, gib(b[0], bytes),
+            zs_dsconfig_param_bytes(ds), gib(b[1], usable), c->node.gpu.name,
+            bytes > usable ? ": out of memory at initialize"
+                           : "; with offload_param the freed blocks are not "
+                             "returned, so that much stays reserved");
+    num(f, "model_bytes", (double)bytes);
+    num(f, "gpu_usable_bytes", (double)usable);
+}
+
 /* Buckets and persistence thresholds against the GPU's memory. */
 static void rule_buckets(const struct zs_lint_input *in,
                          struct zs_lint_report *r)
@@ -1534,6 +1591,7 @@ int zs_lint_run(const struct zs_lint_input *in, struct zs_lint_report *out,
     rule_overlap_comm(in, out);
     rule_cpu_checkpointing(in, out);
     rule_outside_zero_init(in, out);
+    rule_no_zero_init_gpu(in, out);
     rule_host_ram(in, out);
     rule_offload_ratio_rounded(in, out);
     rule_nvme(in, out);
