@@ -382,6 +382,27 @@ START_TEST(test_outside_zero_init)
 }
 END_TEST
 
+/* A bf16 ZeRO-3 config (`zero` the zero_optimization object's body) for a
+ * model of `params` on one 8xH100 node with 2 TiB, loaded without
+ * zero.Init. */
+static void no_zero_init_case(struct fixture *fx, struct zs_model *m,
+                              struct zs_cluster *c, const char *name,
+                              int64_t params, int64_t hidden, int layers,
+                              const char *zero)
+{
+    char text[256];
+    snprintf(text, sizeof text,
+             "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
+             "{\"stage\": 3%s}}",
+             zero);
+    mk_model(m, name, params, hidden, (int)layers);
+    mk_cluster(c, 2 * ZS_TiB, 0);
+    load_ds(fx, text, NULL, NULL, hidden, 8);
+    fx->in.model = m;
+    fx->in.cluster = c;
+    fx->in.zero_init = false;
+}
+
 START_TEST(test_no_zero_init)
 {
     struct fixture fx;
@@ -389,15 +410,7 @@ START_TEST(test_no_zero_init)
     struct zs_cluster c;
     const struct zs_lint_finding *f;
 
-    mk_model(&m, "qwen2.5-72b", 72000000000LL, 8192, 80);
-    mk_cluster(&c, 2 * ZS_TiB, 0);
-    load_ds(&fx,
-            "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
-            "{\"stage\": 3}}",
-            NULL, NULL, 8192, 8);
-    fx.in.model = &m;
-    fx.in.cluster = &c;
-    fx.in.zero_init = false;
+    no_zero_init_case(&fx, &m, &c, "qwen2.5-72b", 72000000000LL, 8192, 80, "");
     f = run(&fx, "no-zero-init-host-copies");
     ck_assert_ptr_nonnull(f);
     /* 72e9 x 4 B x 8 ranks = 2.304e12 B > 2 TiB (2.199e12). */
@@ -448,23 +461,10 @@ START_TEST(test_no_zero_init_gpu_fits)
     struct zs_cluster c;
     const struct zs_lint_finding *f;
 
-    mk_model(&m, "qwen2.5-7b", 7000000000LL, 3584, 28);
-    mk_cluster(&c, 2 * ZS_TiB, 0);
-    load_ds(&fx,
-            "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
-            "{\"stage\": 3}}",
-            NULL, NULL, 3584, 8);
-    fx.in.model = &m;
-    fx.in.cluster = &c;
-    fx.in.zero_init = false;
+    no_zero_init_case(&fx, &m, &c, "qwen2.5-7b", 7000000000LL, 3584, 28, "");
     ck_assert_ptr_null(run(&fx, "no-zero-init-gpu-whole-model"));
-    load_ds(&fx,
-            "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": "
-            "{\"stage\": 3, \"offload_param\": {\"device\": \"cpu\"}}}",
-            NULL, NULL, 3584, 8);
-    fx.in.model = &m;
-    fx.in.cluster = &c;
-    fx.in.zero_init = false;
+    no_zero_init_case(&fx, &m, &c, "qwen2.5-7b", 7000000000LL, 3584, 28,
+                      ", \"offload_param\": {\"device\": \"cpu\"}");
     f = run(&fx, "no-zero-init-gpu-whole-model");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(f->severity, ZS_LINT_WARNING);

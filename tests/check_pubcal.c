@@ -90,15 +90,22 @@ static void write_run(const char *dir, const struct synth *r,
     ck_assert_int_eq(fclose(f), 0);
 }
 
+/* A fresh directory (dir: a mkdtemp template) holding the three synthetic
+ * runs, measured as write_run takes tokens_per_s. */
+static void synth_corpus(char *dir, double tokens_per_s)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (int i = 0; i < 3; i++)
+        write_run(dir, &g_runs[i], tokens_per_s);
+}
+
 START_TEST(test_fit_finds_known_constant)
 {
     char dir[] = "/tmp/zsim-pubcal-XXXXXX", cmd[128];
     struct zs_pubcal pc;
     struct zs_err err = {0, ""};
 
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    for (int i = 0; i < 3; i++)
-        write_run(dir, &g_runs[i], 0);
+    synth_corpus(dir, 0);
     zs_pubcal_init(&pc);
     ck_assert_int_eq(pc.nconst, 1);
     ck_assert_str_eq(pc.c[0]->name, "membound_eff");
@@ -173,9 +180,7 @@ START_TEST(test_fit_sources)
     struct zs_pubcal pc;
     struct zs_err err = {0, ""};
 
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    for (int i = 0; i < 3; i++)
-        write_run(dir, &g_runs[i], 0);
+    synth_corpus(dir, 0);
     write_run(dir, &c1, 0);
     zs_pubcal_init(&pc);
     pc.fit_sources = "b/y,c/z";
@@ -306,9 +311,7 @@ START_TEST(test_bad_input)
     /* a constant the fit part does not depend on: GPT-2 with nothing
      * offloaded never runs a CPU pass, so host_stream_eff moves none of its
      * figures */
-    ck_assert_ptr_nonnull(mkdtemp(strcpy(dir, "/tmp/zsim-pubcal-XXXXXX")));
-    for (int i = 0; i < 3; i++)
-        write_run(dir, &g_runs[i], 1000);
+    synth_corpus(strcpy(dir, "/tmp/zsim-pubcal-XXXXXX"), 1000);
     {
         char *av[] = {"calibrate", "--published", dir, "--constants",
                       "host_stream_eff", NULL};
