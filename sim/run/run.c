@@ -201,8 +201,10 @@ int zs_run_check(const struct zs_cfg *c, const char *leak_file,
 
 /* ---- levels from the engine's records ------------------------------------ */
 
-/* One pool's level through the init (the peak before t0, when t0 > 0) and
- * at the end of the log (resident): reserved bytes, or allocated ones. */
+/* One pool's level through the init (the peak before t0, when t0 > 0; on
+ * the GPU also at the init's own allocations, which start at 0 with the
+ * first step: the whole model without zero.Init) and at the end of the log
+ * (resident): reserved bytes (host), or allocated ones (GPU). */
 static void pool_levels(const zs_sim *sim, int pool, int64_t t0,
                         bool reserved, int64_t *init_peak, int64_t *resident)
 {
@@ -210,7 +212,10 @@ static void pool_levels(const zs_sim *sim, int pool, int64_t t0,
     const struct zs_mem_event *log = zs_sim_pool_log(sim, pool, &n);
     for (int64_t i = 0; log && i < n; i++) {
         int64_t v = reserved ? log[i].reserved : log[i].allocated;
-        if (t0 > 0 && log[i].t_ns < t0 && v > *init_peak)
+        bool init = (t0 > 0 && log[i].t_ns < t0) ||
+                    (!reserved &&
+                     zs_tag_is_init(zs_sim_task(sim, log[i].task)->tag));
+        if (init && v > *init_peak)
             *init_peak = v;
         *resident = v;
     }

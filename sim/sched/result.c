@@ -27,6 +27,12 @@ const char *zs_cls_name(int cls)
     return cls >= 0 && cls < ZS_CLS_COUNT ? n[cls] : "?";
 }
 
+bool zs_tag_is_init(int32_t tag)
+{
+    return tag >= 0 && ZS_TAG_PHASE(tag) == ZS_PH_INIT &&
+           ZS_TAG_STEP(tag) == 0;
+}
+
 const char *zs_phase_name(int ph)
 {
     static const char *const n[] = {"init", "forward", "backward",

@@ -56,6 +56,10 @@ enum zs_phase {
     ZS_PH_COUNT
 };
 const char *zs_phase_name(int ph);
+/* Whether a task's tag (zs_task_rec.tag) is the engine init's, before the
+ * first step: the buffers allocated once, and without zero.Init the whole
+ * model (zero.c init_whole_model), all at the timeline's start. */
+bool zs_tag_is_init(int32_t tag);
 
 /* Export sidecar (for `zsim schedule export`): per engine task, what the
  * CUDA harness should run in its place.  Filled only when zs_setup.ex is set.
