@@ -162,6 +162,8 @@ static int build_trace(struct ds *s)
     if (!s->trace || !s->prefix || !s->next_pos || !s->chosen || !s->group ||
         !s->pending || !s->uc || !s->hook_ns || !s->layer_saved)
         return ZS_ENOMEM;
+    for (int64_t L = 0; L <= m->n_layers; L++)
+        s->layer_saved[L] = -1; /* -1: not allocated (yet) */
     for (int u = 0; u < b->nunits; u++) {
         zs_ds3_unit_calls_of(b, u, &s->uc[u]);
         /* the same every pass of every micro-step: computed once */
@@ -1275,9 +1277,13 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
          * the forward and comes back before the recompute */
         int32_t h;
         if (!recompute) {
-            s->layer_saved[un->layer] = zs_t_alloc(
-                b, b->q_comp, b->p_gpu, zs_model_act_saved_per_layer(b->m, &ao),
-                0, "saved activations", u, l);
+            /* a checkpointed layer's saved input was made by the previous
+             * layer's last op (below) */
+            if (s->layer_saved[un->layer] < 0)
+                s->layer_saved[un->layer] = zs_t_alloc(
+                    b, b->q_comp, b->p_gpu,
+                    zs_model_act_saved_per_layer(b->m, &ao), 0,
+                    "saved activations", u, l);
             h = zs_actoff_fwd_begin(b, un->layer, u, s->layer_saved[un->layer],
                                     l);
         } else {
@@ -1311,6 +1317,26 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
         c = zs_t_compute(b, u, false,
                          recompute ? "recompute forward" : "forward", l,
                          dep_ready);
+    }
+    /* The input a fully checkpointed layer saves is the previous layer's
+     * output, made by that layer's last op (HF's decoder layer returns
+     * `residual + hidden_states`).  By then the layer has freed tensors of
+     * exactly that size (its normed input, attention output, o_proj output:
+     * tokens x hidden each), and the caching allocator's best fit puts the
+     * output into one of them, not into the MLP's larger blocks
+     * (c10/cuda/CUDACachingAllocator.cpp get_free_block: the smallest block
+     * that fits).  zsim's layer workspace is one block with no such hole, so
+     * the output is allocated before that block is freed [approximation];
+     * carved out of it, it left the next layer's workspace no room and a new
+     * segment every few layers (H200 long-context rows, docs/validation.md). */
+    if (un->layer >= 0 && un->last_of_layer && !recompute &&
+        un->layer + 1 < (int)b->m->n_layers &&
+        zs_full_ckpt_at(b, un->layer + 1)) {
+        struct zs_act_opts next = {0};
+        zs_act_opts_at(b, un->layer + 1, &next);
+        s->layer_saved[un->layer + 1] = zs_t_alloc(
+            b, b->q_comp, b->p_gpu, zs_model_act_saved_per_layer(b->m, &next),
+            0, "saved activations", u, c);
     }
     if (un->layer >= 0 && un->last_of_layer && s->act_work >= 0) {
         if (recompute)
@@ -1400,6 +1426,7 @@ static void run_backward_unit(struct ds *s, int u, int pos)
     }
     if (un->layer >= 0 && un->first_of_layer) {
         zs_t_free(b, b->q_comp, s->layer_saved[un->layer], c);
+        s->layer_saved[un->layer] = -1;
         zs_t_free(b, b->q_comp, s->act_bwd, c);
         s->act_bwd = -1;
         if (s->act_bwd_ws >= 0)
