@@ -1848,7 +1848,8 @@ static int64_t leaf_tensor_elems(const struct zs_leaf *l, int k)
  * module to the device before the optimizer partitions it (engine.py
  * _configure_distributed_model at edaa722: "if not (self.dont_change_device
  * or is_zero_init_model): self.module.to(self.device)", after
- * _cast_module_mixed_precision; v0.6.5 :1024-1025), one allocation per
+ * _cast_module_mixed_precision, so in 16 bits, 2 B, as zsim's DeepSpeed
+ * parameters are everywhere; v0.6.5 :1024-1025), one allocation per
  * parameter tensor in module order; DeepSpeedZeRoOffload's
  * _convert_to_zero_parameters then partitions each parameter and frees its
  * full tensor (partition_parameters.py free_param).  With the parameters

@@ -137,33 +137,42 @@ int zs_pubcal_consts(const struct zs_pubcal_const **out)
     return NCONSTS;
 }
 
+/* The next name of a comma-separated list at *p: *name and its length, *p
+ * moved past it and its comma. */
+static size_t next_name(const char **p, const char **name)
+{
+    size_t len = strcspn(*p, ",");
+    *name = *p;
+    *p += len + ((*p)[len] == ',');
+    return len;
+}
+
 int zs_pubcal_choose(struct zs_pubcal *pc, const char *list, struct zs_err *err)
 {
-    const char *p = list;
+    const char *p = list, *name;
     char names[256] = "";
     for (int j = 0; j < NCONSTS; j++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                  j ? ", " : "", g_consts[j].name);
     pc->nconst = 0;
     while (*p) {
-        size_t len = strcspn(p, ",");
+        size_t len = next_name(&p, &name);
         int j = 0;
         while (j < NCONSTS && !(strlen(g_consts[j].name) == len &&
-                                strncmp(g_consts[j].name, p, len) == 0))
+                                strncmp(g_consts[j].name, name, len) == 0))
             j++;
         if (j == NCONSTS || pc->nconst >= ZS_PUBCAL_MAX_CONSTS)
             return zs_err_set(err, ZS_EINPUT,
                               "invalid value for '--constants': '%.*s' is not "
                               "a constant (one of %s)",
-                              (int)len, p, names);
+                              (int)len, name, names);
         for (int i = 0; i < pc->nconst; i++)
             if (pc->c[i] == &g_consts[j])
                 return zs_err_set(err, ZS_EINPUT,
                                   "invalid value for '--constants': '%.*s' "
                                   "is named twice",
-                                  (int)len, p);
+                                  (int)len, name);
         pc->c[pc->nconst++] = &g_consts[j];
-        p += len + (p[len] == ',');
     }
     if (!pc->nconst)
         return zs_err_set(err, ZS_EINPUT,
@@ -250,31 +259,26 @@ static int source_index(struct zs_pubcal *pc, const char *key)
 static bool listed(const char *list, const char *key)
 {
     size_t n = strlen(key);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, key, n) == 0)
+    for (const char *p = list, *name; *p;)
+        if (next_name(&p, &name) == n && strncmp(name, key, n) == 0)
             return true;
-        p += len + (e != NULL);
-    }
     return false;
 }
 
 /* --fit-sources: every name must be a source of the corpus. */
 static int check_fit_sources(const struct zs_pubcal *pc, struct zs_err *err)
 {
-    for (const char *p = pc->fit_sources; *p;) {
-        const char *e = strchr(p, ',');
-        int len = e ? (int)(e - p) : (int)strlen(p), i = 0;
-        while (i < pc->nsources && !((int)strlen(pc->sources[i]) == len &&
-                                     strncmp(pc->sources[i], p, len) == 0))
+    for (const char *p = pc->fit_sources, *name; *p;) {
+        size_t len = next_name(&p, &name);
+        int i = 0;
+        while (i < pc->nsources && !(strlen(pc->sources[i]) == len &&
+                                     strncmp(pc->sources[i], name, len) == 0))
             i++;
         if (i == pc->nsources)
             return zs_err_set(err, ZS_EINPUT,
                               "invalid value for '--fit-sources': no run of "
                               "the corpus comes from '%.*s'",
-                              len, p);
-        p += len + (e != NULL);
+                              (int)len, name);
     }
     return 0;
 }
