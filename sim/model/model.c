@@ -1143,12 +1143,25 @@ static double work_bwd(const struct act_dims *d, enum zs_ckpt ckpt,
     /* The gradient arriving at the layer output and the one being built for
      * its input (bf16 each). */
     double base = 4 * t * d->h;
-    double norm = d->rms ? 8 * t * d->h : 2 * t * d->h;
+    /* Liger's kernels (--kernels fused) write their input gradients over
+     * tensors that already exist (linkedin/Liger-Kernel src/liger_kernel/
+     * ops at 43c5fe1 / 06e2af7): LigerRMSNormFunction.backward stores dX
+     * into dY ("Here we use dY to store the value of dX to save memory",
+     * rms_norm.py rms_norm_backward; its only new buffer, _dW, is SM count
+     * x h fp32), and LigerSiLUMulFunction.backward stores da and db into
+     * the saved a and b (swiglu.py _swiglu_backward_kernel: "tl.store(a_ptr
+     * + col_offsets, da_row ...)", "tl.store(b_ptr + col_offsets, db_row
+     * ...)").  Apex-style fused norms allocate dX [assumption: the flag
+     * follows Liger, as the corpus's fused runs use it]. */
+    bool liger = !d->hf && !d->compiled;
+    double norm = !d->rms ? 2 * t * d->h : liger ? 0 : 8 * t * d->h;
     /* MLP backward: grads of the product, SiLU output and up output alive
      * together, then the gate grad [assumption]; a plain MLP: the grads of
-     * the activation's output and input [assumption]. */
+     * the activation's output and input [assumption]; Liger's gated MLP:
+     * the product's gradient dc alone (da, db in place, above). */
     double mlp = d->k > 0   ? 6 * (t * d->k / d->E) * d->mi + 2 * t * d->h
                  : d->plain ? 4 * t * d->i
+                 : liger    ? 2 * t * d->i
                             : 6 * t * d->i;
     double at;
     if (attn == ZS_ATTN_EAGER)
