@@ -331,14 +331,17 @@ END_TEST
  * the nanosecond rounding of the 12 tasks.  Micro-batch 2, not 1: with the
  * element-wise kernels at their measured rates the micro-batch-1 step
  * waits on the host's launches in places (GPU compute 84 % of it), where
- * part of a longer attention kernel hides. */
+ * part of a longer attention kernel hides.  Before PyTorch 2.2 SDPA's flash
+ * backend is flash-attn 1.x's CUDA kernel, charged the Triton kernel's rate
+ * (flash-attn 1.x CUDA's measured one): the same step to the nanosecond;
+ * before 2.0 there is no SDPA. */
 START_TEST(test_attention_auto)
 {
     static const char *const run =
         "model=tests/data/good/model-tiny.json;gpus=1xH100;framework=fsdp2;"
         "trainer=torchtitan;seq-len=32768;micro-batch=2;grad-accum=1;"
         "steps=2;checkpointing=full";
-    struct zt_run sdpa, flash, triton, hf;
+    struct zt_run sdpa, flash, triton, hf, sdpa21;
     struct zs_cfg c;
     struct zs_model m;
     struct zs_cluster cl;
@@ -346,6 +349,7 @@ START_TEST(test_attention_auto)
     zt_simulate(&sdpa, run, NULL, NULL, false);
     zt_simulate(&flash, run, "attention=flash", NULL, false);
     zt_simulate(&triton, run, "attention=triton", NULL, false);
+    zt_simulate(&sdpa21, run, "torch-version=2.1", NULL, false);
     zt_resolve(&hf, NULL, "model=7b");
     ck_assert_int_eq(sdpa.cfg.attention, ZS_ATTN_SDPA);
     ck_assert_int_eq(flash.cfg.attention, ZS_ATTN_FLASH);
@@ -355,6 +359,12 @@ START_TEST(test_attention_auto)
                             0.487660e-3, 1e-8);
     ck_assert_double_eq_tol(triton.res.steady.time_s - flash.res.steady.time_s,
                             10.582498e-3, 1e-8);
+    ck_assert_int_eq(sdpa21.cfg.attention, ZS_ATTN_SDPA);
+    ck_assert(sdpa21.res.steady.time_s == triton.res.steady.time_s);
+    zt_expect_resolve_error("attention=sdpa;torch-version=1.13",
+                            "'--attention sdpa' needs '--torch-version' 2.0 "
+                            "or later (F.scaled_dot_product_attention first "
+                            "shipped in PyTorch 2.0); got 1.13");
     zs_cfg_defaults(&c);
     zt_apply_flags(&c, "model=bloom;gpus=8xH100;framework=fsdp2;"
                        "trainer=torchtitan");

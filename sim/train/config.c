@@ -1235,6 +1235,15 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
                           "(Liger's fused linear cross-entropy never "
                           "materialises the logits): use one of them",
                           k_losses[c->loss]);
+    /* F.scaled_dot_product_attention first shipped in PyTorch 2.0 (its
+     * 2.0 release notes); before 2.2 its flash backend is flash-attn 1.x's
+     * kernel (sched/fetch_units.c attn_fwd_ns) */
+    if (zs_cfg_attention(c) == ZS_ATTN_SDPA && !zs_cfg_torch_at_least(c, 2, 0))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--attention sdpa' needs '--torch-version' 2.0 "
+                          "or later (F.scaled_dot_product_attention first "
+                          "shipped in PyTorch 2.0); got %s",
+                          c->torch_version);
     /* the fp32-output loss is scheduled by the FSDP schedule alone
      * (fsdp2.c loss_forward_fp32_output) */
     if ((c->loss == ZS_LOSS_FP32_OUTPUT || c->loss == ZS_LOSS_FP32_LOGITS) &&
