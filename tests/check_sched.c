@@ -318,8 +318,9 @@ START_TEST(test_recompute_workspaces)
 END_TEST
 
 /* --attention auto (the default) resolves to SDPA's flash backend under
- * --trainer torchtitan, whose Llama calls F.scaled_dot_product_attention
- * (train/config.c), and to flash-attn 2 otherwise; a given value stays.
+ * --trainer torchtitan, whose Llama calls F.scaled_dot_product_attention,
+ * and --trainer torchtune, whose MultiHeadAttention does (train/config.c),
+ * and to flash-attn 2 otherwise; a given value stays.
  * An ALiBi model refuses sdpa as it refuses flash.  The step differs by
  * the attention core alone: the tiny model (4 heads of 16) at 32k tokens,
  * micro-batch 2, with full checkpointing runs per layer and step 4.5 x 4 x
@@ -341,7 +342,7 @@ START_TEST(test_attention_auto)
         "model=tests/data/good/model-tiny.json;gpus=1xH100;framework=fsdp2;"
         "trainer=torchtitan;seq-len=32768;micro-batch=2;grad-accum=1;"
         "steps=2;checkpointing=full";
-    struct zt_run sdpa, flash, triton, hf, sdpa21;
+    struct zt_run sdpa, flash, triton, hf, sdpa21, tune;
     struct zs_cfg c;
     struct zs_model m;
     struct zs_cluster cl;
@@ -351,6 +352,8 @@ START_TEST(test_attention_auto)
     zt_simulate(&triton, run, "attention=triton", NULL, false);
     zt_simulate(&sdpa21, run, "torch-version=2.1", NULL, false);
     zt_resolve(&hf, NULL, "model=7b");
+    zt_resolve(&tune, NULL, "model=7b;framework=fsdp2;trainer=torchtune");
+    ck_assert_int_eq(tune.cfg.attention, ZS_ATTN_SDPA);
     ck_assert_int_eq(sdpa.cfg.attention, ZS_ATTN_SDPA);
     ck_assert_int_eq(flash.cfg.attention, ZS_ATTN_FLASH);
     ck_assert_int_eq(triton.cfg.attention, ZS_ATTN_TRITON);

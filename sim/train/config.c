@@ -1270,9 +1270,13 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
      * ScaledDotProductAttention with FLASH_ATTENTION first, cuDNN first on
      * sm100 only), which runs SDPA's flash backend on A100 and H100: cuDNN
      * ranks last by default from PyTorch 2.5.1 until 2.9 (pytorch PR
-     * #162073 re-enabled it first for sm90 and sm100).  The HF Trainer and
-     * torchtune keep flash-attn 2's rate [assumption: their attention
-     * implementation was not read per run]. */
+     * #162073 re-enabled it first for sm90 and sm100).  torchtune's
+     * MultiHeadAttention calls it too (torchtune/modules/attention_utils.py
+     * _sdpa_or_flex_attention at 1303695: nn.functional.scaled_dot_product_
+     * attention unless a packed batch's BlockMask sends it to flex
+     * attention, which is not modelled).  The HF Trainer keeps flash-attn
+     * 2's rate [assumption: its attention implementation was not read per
+     * run]. */
     c->attention = zs_cfg_attention(c);
     if (c->loss == ZS_LOSS_AUTO)
         c->loss = c->trainer == ZS_TRAINER_TORCHTUNE &&
@@ -1393,8 +1397,11 @@ int zs_cfg_attention(const struct zs_cfg *c)
 {
     if (c->attention != ZS_ATTN_AUTO)
         return c->attention;
-    /* resolve_trainer_defaults: torchtitan calls SDPA */
-    return c->trainer == ZS_TRAINER_TORCHTITAN ? ZS_ATTN_SDPA : ZS_ATTN_FLASH;
+    /* resolve_trainer_defaults: torchtitan and torchtune call SDPA */
+    return c->trainer == ZS_TRAINER_TORCHTITAN ||
+                   c->trainer == ZS_TRAINER_TORCHTUNE
+               ? ZS_ATTN_SDPA
+               : ZS_ATTN_FLASH;
 }
 
 const char *zs_cfg_choice_name(const char *key, int value)
