@@ -103,6 +103,11 @@ START_TEST(test_tiny_activations)
      * (-45056): 330752 - 32768 - 45056 = 252928. */
     o.kernels = 1;
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 252928);
+    /* fused backward: Liger writes dX over dY and da, db over the saved a,
+     * b, so the norm adds nothing and the MLP only dc, 2*128*176 = 45056;
+     * attention's dq, dk, dv and fp32 dq accumulator, 2*128*(64 + 2*32) +
+     * 4*128*64 = 65536, is the largest: 4*t*h + 65536. */
+    ck_assert_int_eq(zs_model_act_work_bwd(&m, &o), 32768 + 65536);
     o.kernels = 0;
     /* work fwd: the fp32 norm temporaries 8*128*64; bwd: 4*t*h + 6*t*i. */
     ck_assert_int_eq(zs_model_act_work_fwd(&m, &o), 65536);
