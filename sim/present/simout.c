@@ -185,6 +185,8 @@ static void print_setup(const struct zs_simout *o, FILE *out)
                 zs_trainer_name(c->trainer),
                 zs_dtype_name(c->param_dtype_resolved),
                 grads_text(c, buf, sizeof buf));
+    zs_cfg_kernels_text(c, buf, sizeof buf);
+    fprintf(out, "          %s\n", buf);
     if (c->offload_optimizer != ZS_OFF_NONE ||
         c->offload_param != ZS_OFF_NONE) {
         /* what the CPU optimizer phase assumed, as the command to run */

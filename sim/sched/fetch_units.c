@@ -46,15 +46,9 @@ static double attn_fwd_ns(const struct zs_bctx *b)
      * ratio to the package; flash-attn 1's Triton kernel:
      * attn_triton_eff_by_seq (figures.c), flash-attn 1.x CUDA's measured
      * rate.  Before 2.2 SDPA's flash backend is flash-attn 1.x's CUDA
-     * kernel (aten/src/ATen/native/transformers/cuda/flash_attn/
-     * fmha_api.cpp, "Copyright (c) 2022, Tri Dao", the fmha kernels;
-     * pytorch issue #125070: "In PyTorch <2.2.0, SDPA supports Flash
-     * Attention v1"), charged that rate too. */
+     * kernel (zs_cfg_attention_fa1), charged that rate too. */
     double fl = zs_model_attn_core_flops(m, b->c->seq_len) * mb / sp;
-    bool fa1 = b->c->attention == ZS_ATTN_TRITON ||
-               (b->c->attention == ZS_ATTN_SDPA &&
-                !zs_cfg_torch_at_least(b->c, 2, 2));
-    double eff = fa1 ? zs_gpu_attn_triton_eff(g, s)
+    double eff = zs_cfg_attention_fa1(b->c) ? zs_gpu_attn_triton_eff(g, s)
                  : b->c->attention == ZS_ATTN_SDPA ? zs_gpu_attn_sdpa_eff(g, s)
                                                    : zs_gpu_attn_eff(g, s);
     return fl / (g->peak_bf16_flops * eff) * 1e9;

@@ -1404,6 +1404,34 @@ int zs_cfg_attention(const struct zs_cfg *c)
                : ZS_ATTN_FLASH;
 }
 
+/* PyTorch 2.0 and 2.1 build SDPA's flash backend from flash-attn 1.x's CUDA
+ * kernels (aten/src/ATen/native/transformers/cuda/flash_attn/fmha_api.cpp,
+ * "Copyright (c) 2022, Tri Dao", the fmha kernels); 2.2 replaced them with
+ * FlashAttention-2 (PyTorch 2.2 release notes; pytorch issue #125070: "In
+ * PyTorch <2.2.0, SDPA supports Flash Attention v1"). */
+bool zs_cfg_attention_fa1(const struct zs_cfg *c)
+{
+    int a = zs_cfg_attention(c);
+    return a == ZS_ATTN_TRITON ||
+           (a == ZS_ATTN_SDPA && !zs_cfg_torch_at_least(c, 2, 2));
+}
+
+void zs_cfg_kernels_text(const struct zs_cfg *c, char *buf, size_t cap)
+{
+    int a = zs_cfg_attention(c);
+    const char *at = a == ZS_ATTN_EAGER    ? "eager (matmul, softmax, matmul)"
+                     : a == ZS_ATTN_TRITON ? "flash-attn 1.x's Triton kernel"
+                     : a == ZS_ATTN_FLASH  ? "flash-attn 2"
+                     : zs_cfg_attention_fa1(c)
+                         ? "SDPA's flash backend (flash-attn 1.x's kernel "
+                           "before PyTorch 2.2)"
+                         : "SDPA's flash backend (FlashAttention-2)";
+    const char *ew = c->kernels == ZS_KERNELS_FUSED      ? "fused (Liger)"
+                     : c->kernels == ZS_KERNELS_COMPILED ? "torch.compile"
+                                                         : "HF eager";
+    snprintf(buf, cap, "attention %s, element-wise %s", at, ew);
+}
+
 const char *zs_cfg_choice_name(const char *key, int value)
 {
     for (size_t i = 0; i < NFIELDS; i++) {

@@ -319,6 +319,12 @@ const char *zs_cfg_choice_name(const char *key, int value);
 /* The attention implementation cfg runs (enum zs_attn_impl): its
  * `attention`, or for auto the trainer's (zs_cfg_resolve stores it). */
 int zs_cfg_attention(const struct zs_cfg *cfg);
+/* True when the attention cfg runs is flash-attn 1.x's kernel: the Triton
+ * port (`triton`), or SDPA's flash backend before PyTorch 2.2. */
+bool zs_cfg_attention_fa1(const struct zs_cfg *cfg);
+/* The kernels cfg charges, for people: "attention flash-attn 2,
+ * element-wise HF eager". */
+void zs_cfg_kernels_text(const struct zs_cfg *cfg, char *buf, size_t cap);
 const char *zs_offload_name(int off);
 const char *zs_framework_name(int fw);
 /* "deepspeed", "fsdp1" or "fsdp2": the framework with FSDP's API version. */
