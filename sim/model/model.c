@@ -1152,9 +1152,15 @@ static double work_bwd(const struct act_dims *d, enum zs_ckpt ckpt,
      * the saved a and b (swiglu.py _swiglu_backward_kernel: "tl.store(a_ptr
      * + col_offsets, da_row ...)", "tl.store(b_ptr + col_offsets, db_row
      * ...)").  Apex-style fused norms allocate dX [assumption: the flag
-     * follows Liger, as the corpus's fused runs use it]. */
+     * follows Liger, as the corpus's fused runs use it].  Gemma-2's
+     * sandwich norms are patched with in_place=False (LigerRMSNormForGemma2:
+     * the residual still needs dY), so they allocate dX, 2 t h [assumption:
+     * every sandwich-norm model patched so]. */
     bool liger = !d->hf && !d->compiled;
-    double norm = !d->rms ? 2 * t * d->h : liger ? 0 : 8 * t * d->h;
+    double norm = !d->rms                   ? 2 * t * d->h
+                  : liger && !d->sandwich ? 0
+                  : liger                 ? 2 * t * d->h
+                                          : 8 * t * d->h;
     /* MLP backward: grads of the product, SiLU output and up output alive
      * together, then the gate grad [assumption]; a plain MLP: the grads of
      * the activation's output and input [assumption]; Liger's gated MLP:
