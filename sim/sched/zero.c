@@ -1256,6 +1256,18 @@ static int32_t launch(struct ds *s, int unit, int kernels, bool backward)
                       b->last_host, -1);
 }
 
+/* A layer's saved activations (its input alone when fully checkpointed),
+ * allocated on the compute stream by unit u after d0. */
+static int32_t alloc_saved(struct ds *s, int layer, int u, int32_t d0)
+{
+    struct zs_bctx *b = s->b;
+    struct zs_act_opts o = {0};
+    zs_act_opts_at(b, layer, &o);
+    return zs_t_alloc(b, b->q_comp, b->p_gpu,
+                      zs_model_act_saved_per_layer(b->m, &o), 0,
+                      "saved activations", u, d0);
+}
+
 static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
 {
     struct zs_bctx *b = s->b;
@@ -1280,10 +1292,7 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
             /* a checkpointed layer's saved input was made by the previous
              * layer's last op (below) */
             if (s->layer_saved[un->layer] < 0)
-                s->layer_saved[un->layer] = zs_t_alloc(
-                    b, b->q_comp, b->p_gpu,
-                    zs_model_act_saved_per_layer(b->m, &ao), 0,
-                    "saved activations", u, l);
+                s->layer_saved[un->layer] = alloc_saved(s, un->layer, u, l);
             h = zs_actoff_fwd_begin(b, un->layer, u, s->layer_saved[un->layer],
                                     l);
         } else {
@@ -1331,13 +1340,8 @@ static void run_forward_unit(struct ds *s, int u, int pos, bool recompute)
      * segment every few layers (H200 long-context rows, docs/validation.md). */
     if (un->layer >= 0 && un->last_of_layer && !recompute &&
         un->layer + 1 < (int)b->m->n_layers &&
-        zs_full_ckpt_at(b, un->layer + 1)) {
-        struct zs_act_opts next = {0};
-        zs_act_opts_at(b, un->layer + 1, &next);
-        s->layer_saved[un->layer + 1] = zs_t_alloc(
-            b, b->q_comp, b->p_gpu, zs_model_act_saved_per_layer(b->m, &next),
-            0, "saved activations", u, c);
-    }
+        zs_full_ckpt_at(b, un->layer + 1))
+        s->layer_saved[un->layer + 1] = alloc_saved(s, un->layer + 1, u, c);
     if (un->layer >= 0 && un->last_of_layer && s->act_work >= 0) {
         if (recompute)
             s->act_bwd_ws = zs_t_recompute_end(b, u, &s->rc, c);
