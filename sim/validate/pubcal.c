@@ -137,6 +137,12 @@ int zs_pubcal_consts(const struct zs_pubcal_const **out)
     return NCONSTS;
 }
 
+/* Whether s is exactly the len characters at name. */
+static bool same_name(const char *s, const char *name, size_t len)
+{
+    return strlen(s) == len && strncmp(s, name, len) == 0;
+}
+
 /* The next name of a comma-separated list at *p: *name and its length, *p
  * moved past it and its comma. */
 static size_t next_name(const char **p, const char **name)
@@ -158,8 +164,7 @@ int zs_pubcal_choose(struct zs_pubcal *pc, const char *list, struct zs_err *err)
     while (*p) {
         size_t len = next_name(&p, &name);
         int j = 0;
-        while (j < NCONSTS && !(strlen(g_consts[j].name) == len &&
-                                strncmp(g_consts[j].name, name, len) == 0))
+        while (j < NCONSTS && !same_name(g_consts[j].name, name, len))
             j++;
         if (j == NCONSTS || pc->nconst >= ZS_PUBCAL_MAX_CONSTS)
             return zs_err_set(err, ZS_EINPUT,
@@ -258,10 +263,11 @@ static int source_index(struct zs_pubcal *pc, const char *key)
 /* Whether `key` is one of the comma-separated names of `list`. */
 static bool listed(const char *list, const char *key)
 {
-    size_t n = strlen(key);
-    for (const char *p = list, *name; *p;)
-        if (next_name(&p, &name) == n && strncmp(name, key, n) == 0)
+    for (const char *p = list, *name; *p;) {
+        size_t len = next_name(&p, &name);
+        if (same_name(key, name, len))
             return true;
+    }
     return false;
 }
 
@@ -271,8 +277,7 @@ static int check_fit_sources(const struct zs_pubcal *pc, struct zs_err *err)
     for (const char *p = pc->fit_sources, *name; *p;) {
         size_t len = next_name(&p, &name);
         int i = 0;
-        while (i < pc->nsources && !(strlen(pc->sources[i]) == len &&
-                                     strncmp(pc->sources[i], name, len) == 0))
+        while (i < pc->nsources && !same_name(pc->sources[i], name, len))
             i++;
         if (i == pc->nsources)
             return zs_err_set(err, ZS_EINPUT,
