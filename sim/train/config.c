@@ -1237,7 +1237,7 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
                           k_losses[c->loss]);
     /* F.scaled_dot_product_attention first shipped in PyTorch 2.0 (its
      * 2.0 release notes); before 2.2 its flash backend is flash-attn 1.x's
-     * kernel (sched/fetch_units.c attn_fwd_ns) */
+     * kernel (zs_cfg_attention_fa1) */
     if (zs_cfg_attention(c) == ZS_ATTN_SDPA && !zs_cfg_torch_at_least(c, 2, 0))
         return zs_err_set(err, ZS_EUSAGE,
                           "'--attention sdpa' needs '--torch-version' 2.0 "
