@@ -54,6 +54,7 @@ struct conf {
     const char *model, *gpus, *framework;
     int off_opt, off_param; /* FSDP2: both or neither (CPUOffloadPolicy) */
     int lora;
+    int bf16; /* DeepSpeed: bf16 master weights + states (--param-dtype) */
 };
 
 struct got {
@@ -185,6 +186,9 @@ static struct peak run_one(const struct conf *k, int64_t sub)
                      0);
     if (k->lora)
         ck_assert_int_eq(zs_cfg_apply_flag(&c, "method", "lora", &err), 0);
+    if (k->bf16)
+        ck_assert_int_eq(zs_cfg_apply_flag(&c, "param_dtype", "bf16", &err),
+                         0);
     c.offload_optimizer = k->off_opt ? ZS_OFF_CPU : ZS_OFF_NONE;
     c.offload_param = k->off_param ? ZS_OFF_CPU : ZS_OFF_NONE;
     snprintf(v, sizeof v, "%lld", (long long)sub);
@@ -196,10 +200,10 @@ static struct peak run_one(const struct conf *k, int64_t sub)
     su.cluster = &cl;
     su.cfg = &c;
     ck_assert_msg(zs_simulate(&su, sim, &res, &err) == 0, "%s", err.msg);
-    snprintf(name, sizeof name, "%s %s %s%s%s sub %lld%s", k->model, k->gpus,
-             k->framework, k->off_opt ? " opt" : "",
+    snprintf(name, sizeof name, "%s %s %s%s%s sub %lld%s%s", k->model,
+             k->gpus, k->framework, k->off_opt ? " opt" : "",
              k->off_param ? " param" : "", (long long)sub,
-             k->lora ? " lora" : "");
+             k->lora ? " lora" : "", k->bf16 ? " bf16" : "");
     partitions(&m, &c, &P, &T);
     W = c.world;
     ck_assert(T > 0 && P >= T && W >= 1);
@@ -207,10 +211,17 @@ static struct peak run_one(const struct conf *k, int64_t sub)
 
     if (c.framework == ZS_FW_DEEPSPEED) {
         dev_or_host = k->off_opt ? "host" : "GPU";
-        expect(sum_allocs(sim, dev_or_host, "exp_avg", 1), 8 * T, nsub,
+        /* bf16 master weights: 2 B masters, 2 x 2 B states */
+        int mb = k->bf16 ? 2 : 4;
+        expect(sum_allocs(sim, dev_or_host, "exp_avg", 1), 2 * mb * T, nsub,
                "Adam states", name);
-        expect(sum_allocs(sim, dev_or_host, "fp32 master params", 0), 4 * T,
-               1, "fp32 master", name);
+        expect(sum_allocs(sim, dev_or_host,
+                          k->bf16 ? "bf16 master params" : "fp32 master params",
+                          0),
+               mb * T, 1, "master", name);
+        if (k->bf16) /* the step's gradient is the flattened bf16 one */
+            expect(sum_allocs(sim, "GPU", "fp32 grads", 0), 0, 0,
+                   "fp32 step grads", name);
         if (k->off_opt) {
             expect(sum_allocs(sim, "host", "fp32 grads (sub-group)", 0),
                    4 * T, nsub, "fp32 grads", name);
@@ -261,25 +272,28 @@ static int64_t pinned_subgroups(int64_t T, int64_t sub)
 
 static const struct conf k_confs[] = {
     /* DeepSpeed ZeRO-3: every offload mode, 1 to 16 GPUs, full and LoRA */
-    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0},
-    {"qwen2.5-7b", "2xH100", "deepspeed", 1, 1, 0},
-    {"qwen2.5-7b", "8xH100", "deepspeed", 0, 0, 0},
-    {"qwen2.5-7b", "2x8xH100", "deepspeed", 1, 1, 0},
-    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 1},
-    {"qwen2.5-7b", "4xH100", "deepspeed", 1, 1, 1},
-    {"llama-3-8b", "8xA100", "deepspeed", 1, 1, 0},
-    {"qwen3-30b-a3b", "8xH100", "deepspeed", 1, 1, 0}, /* MoE experts */
+    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 0},
+    {"qwen2.5-7b", "2xH100", "deepspeed", 1, 1, 0, 0},
+    {"qwen2.5-7b", "8xH100", "deepspeed", 0, 0, 0, 0},
+    {"qwen2.5-7b", "2x8xH100", "deepspeed", 1, 1, 0, 0},
+    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 1, 0},
+    {"qwen2.5-7b", "4xH100", "deepspeed", 1, 1, 1, 0},
+    {"llama-3-8b", "8xA100", "deepspeed", 1, 1, 0, 0},
+    {"qwen3-30b-a3b", "8xH100", "deepspeed", 1, 1, 0, 0}, /* MoE experts */
+    /* bf16 master weights + optimizer states (no offload only) */
+    {"qwen2.5-7b", "8xH100", "deepspeed", 0, 0, 0, 1},
+    {"qwen2.5-7b", "2x8xH100", "deepspeed", 0, 0, 1, 1},
     /* FSDP2: CPUOffloadPolicy or none */
-    {"qwen2.5-7b", "1xH100", "fsdp2", 1, 1, 0},
-    {"qwen2.5-7b", "8xH100", "fsdp2", 0, 0, 0},
-    {"qwen2.5-7b", "2x8xH100", "fsdp2", 1, 1, 0},
-    {"qwen2.5-7b", "4xH100", "fsdp2", 1, 1, 1},
-    {"qwen2.5-7b", "8xH100", "fsdp2", 0, 0, 1},
+    {"qwen2.5-7b", "1xH100", "fsdp2", 1, 1, 0, 0},
+    {"qwen2.5-7b", "8xH100", "fsdp2", 0, 0, 0, 0},
+    {"qwen2.5-7b", "2x8xH100", "fsdp2", 1, 1, 0, 0},
+    {"qwen2.5-7b", "4xH100", "fsdp2", 1, 1, 1, 0},
+    {"qwen2.5-7b", "8xH100", "fsdp2", 0, 0, 1, 0},
 };
 static const int64_t k_subs[] = {10000000, 100000000, 1000000000};
 #define NSUB (sizeof k_subs / sizeof k_subs[0])
 
-/* Every configuration at sub-group sizes 1e7, 1e8, 1e9 (13 x 3 = 39
+/* Every configuration at sub-group sizes 1e7, 1e8, 1e9 (15 x 3 = 45
  * simulations): the allocation totals (run_one), and the host peak law.
  * DeepSpeed with offload_optimizer, per rank:
  *   pinned(sub) = Σ_i PowerOf2Ceil(4 e_i) + what does not depend on sub
@@ -569,7 +583,7 @@ END_TEST
 
 START_TEST(test_adam_states_7b_sub_1e7)
 {
-    struct conf k = {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0};
+    struct conf k = {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 0};
     struct peak pk = run_one(&k, 10000000);
     ck_assert_int_eq(pk.T, 7615616512LL);
     ck_assert_int_eq(ceil_div(pk.T, 10000000), 762);

@@ -355,6 +355,46 @@ START_TEST(test_emit_nvme)
 }
 END_TEST
 
+/* A plan simulated with DeepSpeed's bf16 master weights ('--param-dtype
+ * bf16', no offload) emits both bf16 keys; read back they resolve to the
+ * same dtype, so what the user runs is what was simulated. */
+START_TEST(test_emit_bf16_master)
+{
+    struct zs_err err = {0, ""};
+    char dir[] = "/tmp/zsim-plan-XXXXXX", path[128];
+    struct zs_candidate cand;
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_dsconfig ds;
+    struct zs_dsconfig_ctx ctx;
+    memset(&cand, 0, sizeof cand);
+    zs_cfg_defaults(&cand.cfg);
+    zt_apply_flags(&cand.cfg, "model=7b;framework=deepspeed;param-dtype=bf16");
+    ck_assert_msg(zs_setup_resolve(&cand.cfg, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/ds.json", dir);
+    ck_assert_msg(zs_plan_emit_ds(&cand, path, &err) == 0, "%s", err.msg);
+    memset(&ctx, 0, sizeof ctx);
+    ctx.hidden_size = m.hidden;
+    ctx.world_size = (int)cand.cfg.world;
+    ctx.version = cand.cfg.ds_version;
+    ck_assert_int_eq(zs_dsconfig_load(path, &ctx, &ds, &err), 0);
+    ck_assert(ds.bf16_enabled.v);
+    ck_assert(ds.bf16_master_weights_and_grads.v);
+    ck_assert(ds.bf16_optimizer_states.v);
+    zs_cfg_defaults(&c);
+    snprintf(c.model, sizeof c.model, "7b");
+    snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
+    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(c.param_dtype_resolved, ZS_DT_BF16);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 /* A plan that simulated torch's AdamW under DeepSpeed emits it: the config
  * carries "torch_adam" (and "fused") and reads back to the same CPU
  * optimizer, so what the user runs is what was simulated. */
@@ -828,6 +868,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_trl_colocated);
     tcase_add_test(core, test_emit_roundtrip);
     tcase_add_test(core, test_emit_nvme);
+    tcase_add_test(core, test_emit_bf16_master);
     tcase_add_test(core, test_emit_torch_adam);
     tcase_add_test(core, test_plan_agrees_with_simulate);
     tcase_add_test(core, test_plan_reuse_matches_fresh);

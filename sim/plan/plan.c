@@ -1207,6 +1207,13 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
     /* zsim simulates bf16 mixed precision */
     ds.bf16_enabled.v = true;
     ds.bf16_enabled.from = ZS_DS_SET;
+    /* '--param-dtype bf16' (setup.c apply_ds reads the pair back) */
+    if (f->param_dtype_resolved == ZS_DT_BF16) {
+        ds.bf16_master_weights_and_grads.v = true;
+        ds.bf16_master_weights_and_grads.from = ZS_DS_SET;
+        ds.bf16_optimizer_states.v = true;
+        ds.bf16_optimizer_states.from = ZS_DS_SET;
+    }
     /* the plan's activation offload (issue 14 §3) */
     if (f->cpu_checkpointing) {
         ds.activation_checkpointing.present = true;

@@ -179,6 +179,9 @@ static void print_setup(const struct zs_simout *o, FILE *out)
         fprintf(out, ", DeepSpeed %s, pin_memory %s, zero.Init %s",
                 c->deepspeed_version, c->pin_optimizer ? "yes" : "no",
                 c->zero_init == ZS_NO ? "no" : "yes");
+    if (c->framework == ZS_FW_DEEPSPEED &&
+        c->param_dtype_resolved == ZS_DT_BF16)
+        fputs(", bf16 master weights + optimizer states", out);
     fputc('\n', out);
     if (c->framework == ZS_FW_FSDP2)
         fprintf(out, "          trainer %s: params %s, %s\n",

@@ -83,6 +83,11 @@ struct ds {
      * the planner's event count */
     int64_t host_pending_ns;
     bool zero3, off_opt, off_param;
+    /* bytes per element of the master params, their gradient and each
+     * optimizer state: 4 (fp32, bf16.enabled), or 2 under bf16 master
+     * weights + bf16 optimizer states (zs_cfg_param_bytes; config.c
+     * check_deepspeed_policy has the sources and what is refused) */
+    int mb;
     /* reduce-scatter state */
     int64_t fill;
     int fill_tensors; /* gradient tensors in the bucket */
@@ -1608,22 +1613,27 @@ static bool eager_states(const struct ds *s)
  * optimizer) or the GPU, kept for the run.  label: "lazy" or "at init". */
 static void alloc_states(struct ds *s, int64_t e, bool host, int32_t after)
 {
-    /* [8-bit][at init] */
-    static const char *const names[2][2] = {
+    /* [fp32, 8-bit, bf16][at init] (bf16 states exist from 0.18.3, long
+     * after states stopped being made at init) */
+    static const char *const names[3][2] = {
         {"Adam exp_avg + exp_avg_sq (fp32, lazy)",
          "Adam exp_avg + exp_avg_sq (fp32, at init)"},
         {"Adam 8-bit states (bitsandbytes, lazy)",
-         "Adam 8-bit states (bitsandbytes, at init)"}};
+         "Adam 8-bit states (bitsandbytes, at init)"},
+        {"Adam exp_avg + exp_avg_sq (bf16, lazy)",
+         "Adam exp_avg + exp_avg_sq (bf16, at init)"}};
     struct zs_bctx *b = s->b;
-    bool q8 = !host && b->c->optimizer != ZS_OPT_ADAMW;
-    const char *name = names[q8][eager_states(s)];
+    int kind = !host && b->c->optimizer != ZS_OPT_ADAMW ? 1
+               : s->mb == 2                              ? 2
+                                                         : 0;
+    const char *name = names[kind][eager_states(s)];
     if (host)
         zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0, name,
                                     -1, after));
     else
         zs_keep_alloc(b, zs_t_alloc(b, b->q_comp, b->p_gpu,
-                                    zs_gpu_opt_state_bytes(b->c, e, 4), 0,
-                                    name, -1, after));
+                                    zs_gpu_opt_state_bytes(b->c, e, s->mb),
+                                    0, name, -1, after));
 }
 
 /* Twin-Flow: whether the optimizer sub-group starting at element i * sub
@@ -1713,7 +1723,7 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
      * per 256-element block and state (gpuopt.c, bitsandbytes 0.44.1
      * Optimizer2State.init_state) ≈ 2 B/element instead of 8 (fp32) */
     if (first && zs_gpu_opt_paged(b->c, e))
-        b->paged_bytes += zs_gpu_opt_state_bytes(b->c, e, 4);
+        b->paged_bytes += zs_gpu_opt_state_bytes(b->c, e, s->mb);
     else if (first && !eager_states(s))
         alloc_states(s, e, false, b->last_host);
     /* Without offload the fp32 gradient is built from the bf16
@@ -1725,22 +1735,32 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
      * edaa722 (0.19.6) :2340-2369 and :2434-2449; ZeRO-3, per sub-group:
      * stage3.py at edaa722 _prepare_fp32_grad_for_sub_group :2398-2419 and
      * unscale_and_clip_grads :2696-2705; the same at v0.6.5, v0.12.3 and
-     * v0.14.0. */
+     * v0.14.0.  Under bf16 master weights the .to() is to the master's
+     * dtype, bf16: the flattened partition is the gradient, nothing is
+     * converted, and the unscale moves 2 + 2 B. */
     flat = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 2, 0,
                       "flattened grad partition (bf16)", -1, t);
     t = zs_t_gpu_mem(b, b->q_comp, (double)e * 4, ZS_CLS_COPY,
                      "flatten grad partition", -1, flat, -1);
-    /* fp32 grad of the sub-group, then a fused Adam: read p,g,m,v and
-     * write p,m,v in fp32, plus the bf16 copy (≈ 34 B/element) */
-    f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0, "fp32 grads (sub-group)",
-                     -1, t);
-    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 6, ZS_CLS_COPY, "grads to fp32",
-                     -1, f32, -1);
-    zs_t_free(b, b->q_comp, flat, t);
-    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 8, ZS_CLS_COPY,
-                     "unscale and clip fp32 grads", -1, t, -1);
-    a = zs_t_gpu_mem(b, b->q_comp, (double)e * 34, ZS_CLS_OPT, "GPU Adam", -1,
-                     t, -1);
+    if (s->mb == 4) {
+        f32 = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
+                         "fp32 grads (sub-group)", -1, t);
+        t = zs_t_gpu_mem(b, b->q_comp, (double)e * 6, ZS_CLS_COPY,
+                         "grads to fp32", -1, f32, -1);
+        zs_t_free(b, b->q_comp, flat, t);
+    } else {
+        f32 = flat;
+    }
+    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 2 * s->mb, ZS_CLS_COPY,
+                     s->mb == 4 ? "unscale and clip fp32 grads"
+                                : "unscale and clip bf16 grads",
+                     -1, t, -1);
+    /* a fused Adam: read p, g, m, v and write p, m, v in the master's
+     * dtype (7 x mb), then the master copied into the bf16 partition
+     * (_reassign_or_swap_out_partitioned_parameters' copy_: mb read, 2 B
+     * written): 34 B per element in fp32, 18 B under bf16 master weights */
+    a = zs_t_gpu_mem(b, b->q_comp, (double)e * (8 * s->mb + 2), ZS_CLS_OPT,
+                     "GPU Adam", -1, t, -1);
     zs_t_free(b, b->q_comp, f32, a);
 }
 
@@ -1936,9 +1956,19 @@ static void init_gpu(struct ds *s)
     if (s->off_opt && !s->zero3 && T > 0)
         zs_t_alloc(b, b->q_comp, b->p_gpu, largest_trained_whole(b) * 2, 0,
                    "temp_grad_buffer_for_gpu_offload", -1, -1);
+    /* the master partition: under bf16 master weights a bf16 copy of its
+     * own, not the bf16 partition itself (stage3.py at edaa722
+     * _create_fp32_partitions :1112-1121: the alias branch compares the
+     * partition's torch.device with self.device, the string 'cuda:N'
+     * (accelerator current_device_name), which is never equal, so the
+     * `.to(...).clone()` branch runs; stage_1_and_2.py :491-492 clones
+     * likewise).  The DeepSpeedExamples bf16_master_weight run agrees: 16.17
+     * GB allocated, 10 B per element of its 4-way partition, where an alias
+     * would leave 8 */
     if (!s->off_opt && T > 0) {
-        zs_t_alloc(b, b->q_comp, b->p_gpu, T * 4, 0, "fp32 master params", -1,
-                   -1);
+        zs_t_alloc(b, b->q_comp, b->p_gpu, T * s->mb, 0,
+                   s->mb == 4 ? "fp32 master params" : "bf16 master params",
+                   -1, -1);
         zs_t_alloc(b, b->q_comp, b->p_gpu, T * 2, 0, "grad partition buffer",
                    -1, -1);
     }
@@ -2340,6 +2370,7 @@ int zs_build_deepspeed(struct zs_bctx *b)
     s.zero3 = b->c->zero == 3;
     s.off_opt = b->c->offload_optimizer != ZS_OFF_NONE;
     s.off_param = b->c->offload_param != ZS_OFF_NONE;
+    s.mb = zs_cfg_param_bytes(b->c);
     s.nvme = b->c->offload_optimizer == ZS_OFF_NVME && b->l_nvme >= 0;
     s.pnvme = s.zero3 && b->c->offload_param == ZS_OFF_NVME && b->l_nvme >= 0;
     s.grad_swap = s.next_in = s.async_out = -1;

@@ -667,8 +667,12 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
  *   first released in 0.18.3; runtime/config.py asserts ZeRO stage 1-3 and
  *   that bf16_optimizer_states needs the master flag; base_optimizer.py
  *   _configure_master_weights requires ZeRO-Offload with DeepSpeedCPUAdam
- *   whenever states are offloaded).  zsim's DeepSpeed schedule (zero.c) keeps
- *   fp32 masters, so the bf16 policy is refused rather than simulated wrong.
+ *   whenever states are offloaded).  '--param-dtype bf16' maps to both
+ *   flags; zero.c simulates them on the GPU (a bf16 master copy, bf16
+ *   gradient and states, struct ds mb).  With offload (DeepSpeedCPUAdam's
+ *   bf16 moments, the uncast 16-bit grads on the host, ZeRO-1/2's
+ *   low_precision_master_weights_and_grads paths) it is refused rather
+ *   than simulated wrong.
  * - Reduction: communication_data_type follows bf16.enabled (engine.py); an
  *   fp32 reduce-scatter ("communication_data_type": "fp32") is valid
  *   DeepSpeed but zero.c reduces in bf16, so it is refused likewise. */
@@ -761,13 +765,17 @@ static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
             "(PR #7700); use '--param-dtype fp32' (bf16.enabled keeps fp32 "
             "master weights and optimizer states)",
             v->major, v->minor, v->patch);
-    if (c->param_dtype_resolved == ZS_DT_BF16)
+    if (c->param_dtype_resolved == ZS_DT_BF16 &&
+        (c->offload_optimizer != ZS_OFF_NONE ||
+         c->offload_param != ZS_OFF_NONE))
         return zs_err_set(
             err, ZS_EUSAGE,
-            "'--param-dtype bf16' with DeepSpeed maps to "
-            "bf16.bf16_master_weights_and_grads + bf16_optimizer_states, "
-            "which zsim does not model yet: use '--param-dtype fp32' "
-            "(bf16.enabled keeps fp32 master weights and optimizer states)");
+            "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
+            "optimizer states) is modelled without offload only: with the "
+            "optimizer offloaded DeepSpeedCPUAdam keeps bf16 moments "
+            "(fp32_optimizer_states=False) and the 16-bit grads go to the "
+            "host uncast, which zsim does not model yet; use "
+            "'--offload-optimizer none' or '--param-dtype fp32'");
     if (c->reduce_dtype_resolved == ZS_DT_FP32)
         return zs_err_set(
             err, ZS_EUSAGE,

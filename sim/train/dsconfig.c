@@ -856,7 +856,15 @@ static void write_top(struct sbuf *b, const struct zs_dsconfig *c)
                   (long long)c->train_batch_size.v);
     fmt_double(n1, sizeof n1, c->gradient_clipping.v);
     sb_printf(b, "  \"gradient_clipping\": %s,\n", n1);
-    sb_printf(b, "  \"bf16\": {\"enabled\": %s},\n", tf(c->bf16_enabled.v));
+    if (c->bf16_master_weights_and_grads.v)
+        sb_printf(b,
+                  "  \"bf16\": {\"enabled\": %s, "
+                  "\"bf16_master_weights_and_grads\": true, "
+                  "\"bf16_optimizer_states\": %s},\n",
+                  tf(c->bf16_enabled.v), tf(c->bf16_optimizer_states.v));
+    else
+        sb_printf(b, "  \"bf16\": {\"enabled\": %s},\n",
+                  tf(c->bf16_enabled.v));
     sb_printf(b, "  \"fp16\": {\"enabled\": %s},\n", tf(c->fp16_enabled.v));
     if (c->communication_data_type.from == ZS_DS_SET)
         sb_printf(b, "  \"communication_data_type\": \"%s\",\n",
