@@ -74,6 +74,15 @@ static int64_t live_bytes(const struct zs_step_result *s, const char *prefix)
     return -1;
 }
 
+static int64_t host_live_bytes(const struct zs_step_result *s,
+                               const char *prefix)
+{
+    for (int i = 0; i < s->n_host_live; i++)
+        if (!strncmp(s->host_live[i].name, prefix, strlen(prefix)))
+            return s->host_live[i].bytes;
+    return -1;
+}
+
 #define QWEN7B_8 "model=qwen2.5-7b;gpus=8xH100;framework=fsdp2;"
 #define OFFLOAD "offload-optimizer=cpu;offload-param=cpu;"
 #define DS7B_8 "model=qwen2.5-7b;gpus=8xH100;framework=deepspeed;zero=3;"
@@ -418,6 +427,46 @@ START_TEST(test_deepspeed_bf16_master_on_gpu)
 }
 END_TEST
 
+/* The same with ZeRO-3's CPU offload of optimizer and parameters
+ * (DeepSpeedCPUAdam with bf16 moments): per rank the host holds a bf16
+ * master (2T B), bf16 states (4T) and bf16 sub-group grads (2T) where fp32
+ * holds 4T, 8T and 4T; at each accumulation boundary the rank's gradient
+ * crosses PCIe uncast (2T B) where fp32 upcasts it on the GPU and moves 4T:
+ * over the first and one steady step (accumulation 1) 4T B fewer D2H. */
+START_TEST(test_deepspeed_bf16_master_offload)
+{
+    const int64_t T = 951952064;
+    static const struct {
+        const char *name;
+        int64_t f, b;
+    } want[] = {
+        {"fp32 master params", 4 * T, -1},
+        {"bf16 master params", -1, 2 * T},
+        {"Adam exp_avg + exp_avg_sq (fp32", 8 * T, -1},
+        {"Adam exp_avg + exp_avg_sq (bf16", -1, 4 * T},
+        {"fp32 grads (sub-group)", 4 * T, -1},
+        {"bf16 grads (sub-group)", -1, 2 * T},
+    };
+    struct zt_run f, b;
+    sim(&f, DS7B_8 OFFLOAD "param-dtype=fp32", true);
+    sim(&b, DS7B_8 OFFLOAD "param-dtype=bf16", true);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        ck_assert_int_eq(host_live_bytes(&f.res.first, want[i].name),
+                         want[i].f);
+        ck_assert_int_eq(host_live_bytes(&b.res.first, want[i].name),
+                         want[i].b);
+    }
+    ck_assert_int_eq(bytes_of(&f, ZS_X_D2H, 0) - bytes_of(&b, ZS_X_D2H, 0),
+                     4 * T);
+    /* DeepSpeedCPUAdam moves 14 B per element where fp32 moves 28 */
+    ck_assert_int_lt(b.res.steady.time_ns, f.res.steady.time_ns);
+    ck_assert_int_lt(b.res.first.peak_host_per_rank,
+                     f.res.first.peak_host_per_rank);
+    zs_free(f.ex.t);
+    zs_free(b.ex.t);
+}
+END_TEST
+
 /* What DeepSpeed's precision config allows (config.c
  * check_deepspeed_policy): each refusal names the flag and what works. */
 START_TEST(test_deepspeed_policy_rejections)
@@ -436,13 +485,25 @@ START_TEST(test_deepspeed_policy_rejections)
          "(bf16.bf16_master_weights_and_grads) exist from 0.18.3 (PR #7700); "
          "use '--param-dtype fp32' (bf16.enabled keeps fp32 master weights "
          "and optimizer states)"},
-        {"param-dtype=bf16;offload-optimizer=cpu",
+        {"param-dtype=bf16;offload-optimizer=cpu;zero=2",
          "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
-         "optimizer states) is modelled without offload only: with the "
-         "optimizer offloaded DeepSpeedCPUAdam keeps bf16 moments "
-         "(fp32_optimizer_states=False) and the 16-bit grads go to the host "
-         "uncast, which zsim does not model yet; use '--offload-optimizer "
-         "none' or '--param-dtype fp32'"},
+         "optimizer states): with ZeRO-1/2 and the optimizer offloaded, "
+         "stage_1_and_2.py's low-precision offload paths are not modelled "
+         "yet; or use '--param-dtype fp32'"},
+        {"param-dtype=bf16;offload-optimizer=nvme",
+         "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
+         "optimizer states): with NVMe offload the swapper's bf16 buffers are "
+         "not modelled yet; or use '--param-dtype fp32'"},
+        {"param-dtype=bf16;offload-optimizer=cpu;cpu-optimizer=torch-loop",
+         "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
+         "optimizer states): the offloaded optimizer must be "
+         "DeepSpeedCPUAdam, DeepSpeed asserts \"Master weights feature "
+         "requires ZeRO-3 Offload with DeepSpeedCPUAdam.\"; or use "
+         "'--param-dtype fp32'"},
+        {"param-dtype=bf16;offload-optimizer=cpu;offload-ratio=0.5",
+         "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
+         "optimizer states): Twin-Flow's GPU sub-groups (offload ratio below "
+         "1) are not modelled yet; or use '--param-dtype fp32'"},
         {"reduce-dtype=fp32",
          "'--reduce-dtype fp32' with DeepSpeed maps to "
          "\"communication_data_type\": \"fp32\", which zsim does not model "
@@ -508,6 +569,7 @@ Suite *suite_precision(void)
     tcase_add_test(core, test_hf_no_sync_fp32_reduce_and_accum_1);
     tcase_add_test(core, test_pure_bf16_host_bytes);
     tcase_add_test(core, test_deepspeed_bf16_master_on_gpu);
+    tcase_add_test(core, test_deepspeed_bf16_master_offload);
     tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
     tcase_add_test(core, test_dtype_helpers);
     tcase_add_test(core, test_choice_names);

@@ -83,11 +83,12 @@ void zs_cpu_opt_bytes(const struct zs_cfg *c, double *fused_bytes,
                       double *op_bytes)
 {
     /* element size of master params, grads and states on the CPU: pure bf16
-     * keeps all of them in bf16 (param_dtype bf16, FSDP2 only) */
-    double es = c->framework == ZS_FW_FSDP2 &&
-                        c->param_dtype_resolved == ZS_DT_BF16
-                    ? 2.0
-                    : 4.0;
+     * keeps all of them in bf16 (FSDP2's param_dtype bf16; DeepSpeed's bf16
+     * master weights + bf16_optimizer_states, whose DeepSpeedCPUAdam is built
+     * with fp32_optimizer_states=False, engine.py :2108-2135 at edaa722, and
+     * steps bf16 params and states through the same Step_8 template,
+     * csrc/adam/cpu_adam_impl.cpp :147-180) */
+    double es = c->param_dtype_resolved == ZS_DT_BF16 ? 2.0 : 4.0;
     *fused_bytes = 0;
     *op_bytes = 0;
     switch (c->cpu_opt_impl) {

@@ -803,8 +803,23 @@ static int32_t fp32_grads_gpu_cast(struct ds *s, int64_t part, int32_t t,
                                    bool pin)
 {
     struct zs_bctx *b = s->b;
-    int32_t f32 = zs_t_alloc(b, s->q_red, b->p_gpu, part * 4, 0,
-                             "fp32 grad upcast", -1, t);
+    int32_t f32;
+    if (s->mb == 2) {
+        /* bf16 master weights (0.18.3+): `fp32_grad_tensor.copy_(
+         * grad_buffer.to(dtype=master_weights_and_grads_dtype))`
+         * (_offload_grad_partition_at_boundary, stage3.py :1406-1407 at
+         * edaa722): .to(bf16) of the bf16 partition is the partition
+         * itself, so nothing is upcast and 2 B per element cross PCIe into
+         * the host's bf16 gradient */
+        t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin,
+                      "D2H bf16 grads (master dtype)", -1, t, -1);
+        if (!zs_ds_at_least(&b->c->ds_version, 0, 19, 5))
+            zs_t_mark(b, b->q_host, "host waits grad D2H", t, b->last_host,
+                      -1);
+        return t;
+    }
+    f32 = zs_t_alloc(b, s->q_red, b->p_gpu, part * 4, 0, "fp32 grad upcast",
+                     -1, t);
     t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
                      "upcast grads", -1, f32, -1);
     t = zs_t_pcie(b, s->q_red, 1, (double)part * 4, pin || s->nvme,
@@ -1548,6 +1563,23 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
                   zs_t_nvme(b, true, (double)s->sg_nv[i] * 2,
                             "swap-out bf16 params (NVMe)", b->last_host, -1),
                   b->last_host, -1);
+    } else if (s->zero3 && s->mb == 2) {
+        /* bf16 master weights: _reassign_or_swap_out_partitioned_parameters
+         * (stage3.py :2585-2590 at edaa722) copy_()s the bf16 master into
+         * the bf16 partition, nothing converted: into the pinned flat
+         * buffer on the CPU (2 + 2 B per element), or a blocking H2D from
+         * the master, pageable (nothing pins it: .to('cpu').clone(),
+         * :1107-1110) */
+        if (s->off_param) {
+            zs_t_cpu(b, (double)e * 4, nd->torch_op_bytes_per_s_per_thread,
+                     ZS_CLS_OPT, "bf16 master -> pinned buffer (CPU copy)",
+                     b->last_host);
+        } else {
+            int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
+                                  "H2D updated bf16 master (pageable)", -1,
+                                  b->last_host, -1);
+            zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
+        }
     } else if (s->zero3 && s->off_param) {
         zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
                  ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer", b->last_host);
@@ -1628,8 +1660,8 @@ static void alloc_states(struct ds *s, int64_t e, bool host, int32_t after)
                                                          : 0;
     const char *name = names[kind][eager_states(s)];
     if (host)
-        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0, name,
-                                    -1, after));
+        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 2 * s->mb, 0,
+                                    name, -1, after));
     else
         zs_keep_alloc(b, zs_t_alloc(b, b->q_comp, b->p_gpu,
                                     zs_gpu_opt_state_bytes(b->c, e, s->mb),
@@ -1694,10 +1726,11 @@ static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
                                -1, b->last_host);
     } else if (first && !eager_states(s))
         alloc_states(s, e, true, b->last_host);
-    /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B),
-     * a torch op at torch's rate (fidelity review item 11) */
-    zs_t_cpu(b, (double)e * 8, nd->torch_op_bytes_per_s_per_thread, ZS_CLS_OPT,
-             "unscale and clip grads", b->last_host);
+    /* unscale_and_clip_grads: fp32_grad.mul_ (read 4 + write 4 B; 2 + 2
+     * under bf16 master weights), a torch op at torch's rate (fidelity
+     * review item 11) */
+    zs_t_cpu(b, (double)e * 2 * s->mb, nd->torch_op_bytes_per_s_per_thread,
+             ZS_CLS_OPT, "unscale and clip grads", b->last_host);
     /* the optimizer (DeepSpeedCPUAdam by default, torch AdamW with
      * "torch_adam": true): its bytes less the unscale and copy
      * (cpuopt.c) */
@@ -2096,9 +2129,12 @@ static void init_host_optimizer(struct ds *s)
         int32_t tmp;
         /* Twin-Flow: the CPU sub-groups' only (init_twin_gpu) */
         int64_t cpu = T - (s->twin ? s->tw_hi - s->tw_lo : 0);
+        /* the master (bf16 under bf16 master weights; its states are
+         * alloc_states') */
         if (cpu > 0)
-            zs_t_alloc(b, q, b->p_host, cpu * 4, 0, "fp32 master params", -1,
-                       -1);
+            zs_t_alloc(b, q, b->p_host, cpu * s->mb, 0,
+                       s->mb == 4 ? "fp32 master params" : "bf16 master params",
+                       -1, -1);
         for (int64_t i = 0; i < nsub; i++) {
             int64_t e = (i == nsub - 1) ? T - i * sub : sub;
             if (sg_on_gpu(s, i, sub)) {
@@ -2115,23 +2151,32 @@ static void init_host_optimizer(struct ds *s)
                               -1);
                 zs_t_free(b, q, z, -1);
             } else if (pin_o) {
-                /* torch.zeros then a pinned copy: transient 2x */
-                int32_t z = zs_t_alloc(b, q, b->p_host, e * 4, 0,
-                                       "fp32 grad zeros (transient)", -1, -1);
-                zs_t_alloc(b, q, b->p_host, e * 4, ZS_ALLOC_PINNED,
-                           "fp32 grads (sub-group)", -1, -1);
+                /* torch.zeros then a pinned copy: transient 2x; in the
+                 * master's dtype (initialize_optimizer_states gradient_dtype,
+                 * stage3.py :1255 and :1287-1292 at edaa722) */
+                int32_t z = zs_t_alloc(b, q, b->p_host, e * s->mb, 0,
+                                       s->mb == 4 ? "fp32 grad zeros (transient)"
+                                                  : "bf16 grad zeros (transient)",
+                                       -1, -1);
+                zs_t_alloc(b, q, b->p_host, e * s->mb, ZS_ALLOC_PINNED,
+                           s->mb == 4 ? "fp32 grads (sub-group)"
+                                      : "bf16 grads (sub-group)",
+                           -1, -1);
                 zs_t_free(b, q, z, -1);
             } else {
-                zs_t_alloc(b, q, b->p_host, e * 4, 0, "fp32 grads (sub-group)",
+                zs_t_alloc(b, q, b->p_host, e * s->mb, 0,
+                           s->mb == 4 ? "fp32 grads (sub-group)"
+                                      : "bf16 grads (sub-group)",
                            -1, -1);
             }
         }
         if (s->zero3) {
             zs_t_alloc(b, q, b->p_host, T * 2, pin_o ? ZS_ALLOC_PINNED : 0,
                        "bf16 grad accumulation buffer", -1, -1);
-            /* initialize_optimizer_states: 4 B x largest sub-group,
-             * transient (ZeRO-1/2's is the fp32 grads above) */
-            tmp = zs_t_alloc(b, q, b->p_host, largest * 4, 0,
+            /* initialize_optimizer_states: the largest sub-group in the
+             * master's dtype, transient (ZeRO-1/2's is the fp32 grads
+             * above) */
+            tmp = zs_t_alloc(b, q, b->p_host, largest * s->mb, 0,
                              "optimizer init gradient buffer", -1, -1);
             zs_t_free(b, q, tmp, -1);
         } else {

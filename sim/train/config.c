@@ -668,11 +668,13 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
  *   that bf16_optimizer_states needs the master flag; base_optimizer.py
  *   _configure_master_weights requires ZeRO-Offload with DeepSpeedCPUAdam
  *   whenever states are offloaded).  '--param-dtype bf16' maps to both
- *   flags; zero.c simulates them on the GPU (a bf16 master copy, bf16
- *   gradient and states, struct ds mb).  With offload (DeepSpeedCPUAdam's
- *   bf16 moments, the uncast 16-bit grads on the host, ZeRO-1/2's
- *   low_precision_master_weights_and_grads paths) it is refused rather
- *   than simulated wrong.
+ *   flags; zero.c simulates them (a bf16 master copy, bf16 gradient and
+ *   states, struct ds mb) on the GPU, and with ZeRO-3's CPU offload
+ *   (DeepSpeedCPUAdam with bf16 moments, the 16-bit grads copied to the
+ *   host uncast).  ZeRO-1/2's offload (its low_precision_master_weights_
+ *   and_grads paths), NVMe, Twin-Flow and another CPU optimizer than
+ *   DeepSpeedCPUAdam (which DeepSpeed asserts) are refused rather than
+ *   simulated wrong.
  * - Reduction: communication_data_type follows bf16.enabled (engine.py); an
  *   fp32 reduce-scatter ("communication_data_type": "fp32") is valid
  *   DeepSpeed but zero.c reduces in bf16, so it is refused likewise. */
@@ -750,9 +752,30 @@ static int check_offload_ratio(const struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *c)
+{
+    if (c->offload_optimizer == ZS_OFF_NVME || c->offload_param == ZS_OFF_NVME)
+        return "with NVMe offload the swapper's bf16 buffers are not "
+               "modelled yet";
+    if (c->offload_optimizer != ZS_OFF_NONE && c->zero != 3)
+        return "with ZeRO-1/2 and the optimizer offloaded, stage_1_and_2.py's "
+               "low-precision offload paths are not modelled yet";
+    if (c->offload_optimizer != ZS_OFF_NONE &&
+        c->cpu_optimizer != ZS_CPUOPT_AUTO &&
+        c->cpu_optimizer != ZS_CPUOPT_DS_CPU_ADAM)
+        return "the offloaded optimizer must be DeepSpeedCPUAdam, DeepSpeed "
+               "asserts \"Master weights feature requires ZeRO-3 Offload "
+               "with DeepSpeedCPUAdam.\"";
+    if (c->offload_ratio < 1.0)
+        return "Twin-Flow's GPU sub-groups (offload ratio below 1) are not "
+               "modelled yet";
+    return NULL;
+}
+
 static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
 {
     const struct zs_ds_version *v = &c->ds_version;
+    const char *gap;
     bool has_bf16_master = zs_ds_at_least(v, 0, 18, 3);
     int rc = zs_cfg_check_trainer(c, err);
     if (rc)
@@ -765,17 +788,12 @@ static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
             "(PR #7700); use '--param-dtype fp32' (bf16.enabled keeps fp32 "
             "master weights and optimizer states)",
             v->major, v->minor, v->patch);
-    if (c->param_dtype_resolved == ZS_DT_BF16 &&
-        (c->offload_optimizer != ZS_OFF_NONE ||
-         c->offload_param != ZS_OFF_NONE))
-        return zs_err_set(
-            err, ZS_EUSAGE,
-            "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
-            "optimizer states) is modelled without offload only: with the "
-            "optimizer offloaded DeepSpeedCPUAdam keeps bf16 moments "
-            "(fp32_optimizer_states=False) and the 16-bit grads go to the "
-            "host uncast, which zsim does not model yet; use "
-            "'--offload-optimizer none' or '--param-dtype fp32'");
+    if (c->param_dtype_resolved == ZS_DT_BF16 && (gap = zs_cfg_ds_bf16_gap(c)))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--param-dtype bf16' with DeepSpeed (bf16 master "
+                          "weights and optimizer states): %s; or use "
+                          "'--param-dtype fp32'",
+                          gap);
     if (c->reduce_dtype_resolved == ZS_DT_FP32)
         return zs_err_set(
             err, ZS_EUSAGE,

@@ -354,6 +354,11 @@ const char *zs_dtype_name(int d);       /* "fp32", "bf16" ("auto") */
  * every rank holds the whole model, config.h enum zs_sharding). */
 int64_t zs_cfg_shard_world(const struct zs_cfg *c);
 int zs_cfg_param_bytes(const struct zs_cfg *cfg);
+/* Why DeepSpeed's bf16 master weights + bf16 optimizer states cannot be
+ * simulated with cfg's offload, optimizer and ratio (a phrase for an error
+ * message), or NULL when they can (config.c check_deepspeed_policy has the
+ * sources; setup.c words it for a --ds-config). */
+const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *cfg);
 int zs_cfg_reduce_bytes(const struct zs_cfg *cfg);
 /* Whether FSDP2 keeps every parameter's unsharded gradient on the GPU across
  * the micro-steps of an accumulation and reduce-scatters once per step: the

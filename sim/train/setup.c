@@ -133,40 +133,6 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             cfg->ds_config);
     /* every knob with a zsim flag, through ds_keys.c's rows */
     zs_ds_keys_to_cfg(&ds, cfg, given);
-    /* bf16 master weights (config.c check_deepspeed_policy has the
-     * sources): both flags are '--param-dtype bf16'; the master flag alone
-     * keeps fp32 states, which DeepSpeed allows only with the optimizer
-     * offloaded, not modelled; the states flag alone DeepSpeed refuses
-     * (runtime/config.py at edaa722 :1049) */
-    if (ds.bf16_optimizer_states.v && !ds.bf16_master_weights_and_grads.v)
-        return zs_err_set(
-            err, ZS_EINPUT,
-            "invalid 'bf16.bf16_optimizer_states' in %s: DeepSpeed asserts "
-            "\"bf16_optimizer_states requires bf16_master_weights_and_grads "
-            "to be enabled.\"",
-            cfg->ds_config);
-    if (ds.bf16_master_weights_and_grads.v && !ds.bf16_optimizer_states.v)
-        return zs_err_set(
-            err, ZS_EINPUT,
-            "unsupported 'bf16.bf16_master_weights_and_grads' without "
-            "'bf16_optimizer_states' in %s: fp32 optimizer states under bf16 "
-            "master weights need the optimizer offloaded, which zsim does not "
-            "model yet; set both true (no offload) or both false",
-            cfg->ds_config);
-    if (ds.bf16_master_weights_and_grads.v &&
-        (cfg->offload_optimizer != ZS_OFF_NONE ||
-         cfg->offload_param != ZS_OFF_NONE))
-        return zs_err_set(
-            err, ZS_EINPUT,
-            "unsupported 'bf16.bf16_master_weights_and_grads' with offload "
-            "in %s: zsim models bf16 master weights and optimizer states "
-            "without offload only (DeepSpeedCPUAdam's bf16 moments and the "
-            "uncast 16-bit grads on the host are not modelled yet); remove "
-            "the offload or set both bf16 flags false",
-            cfg->ds_config);
-    if (ds.bf16_master_weights_and_grads.v &&
-        !zs_cfg_given_has(given, "param-dtype"))
-        cfg->param_dtype = ZS_DT_BF16;
     /* a micro-batch or accumulation DeepSpeed derives from train_batch_size
      * (dsconfig.c resolve_batch, runtime/config.py
      * _set_batch_related_parameters) is the run's, though the key is absent
@@ -192,6 +158,36 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
     if (ds.optimizer.torch_adam.v && !zs_cfg_given_has(given, "cpu-optimizer"))
         cfg->cpu_optimizer =
             ds.optimizer.fused.v ? ZS_CPUOPT_TORCH_FUSED : ZS_CPUOPT_TORCH_LOOP;
+    /* bf16 master weights (config.c check_deepspeed_policy has the
+     * sources): both flags are '--param-dtype bf16' where zsim models them
+     * (zs_cfg_ds_bf16_gap); the master flag alone keeps fp32 states, which
+     * DeepSpeed allows only with the optimizer offloaded, not modelled; the
+     * states flag alone DeepSpeed refuses (runtime/config.py at edaa722
+     * :1049).  After the offload ratio and the CPU optimizer above, which
+     * it reads. */
+    if (ds.bf16_optimizer_states.v && !ds.bf16_master_weights_and_grads.v)
+        return zs_err_set(
+            err, ZS_EINPUT,
+            "invalid 'bf16.bf16_optimizer_states' in %s: DeepSpeed asserts "
+            "\"bf16_optimizer_states requires bf16_master_weights_and_grads "
+            "to be enabled.\"",
+            cfg->ds_config);
+    if (ds.bf16_master_weights_and_grads.v && !ds.bf16_optimizer_states.v)
+        return zs_err_set(
+            err, ZS_EINPUT,
+            "unsupported 'bf16.bf16_master_weights_and_grads' without "
+            "'bf16_optimizer_states' in %s: fp32 optimizer states under bf16 "
+            "master weights (DeepSpeedCPUAdam's fp32_optimizer_states) are "
+            "not modelled yet; set both true or both false",
+            cfg->ds_config);
+    if (ds.bf16_master_weights_and_grads.v && zs_cfg_ds_bf16_gap(cfg))
+        return zs_err_set(err, ZS_EINPUT,
+                          "unsupported 'bf16.bf16_master_weights_and_grads' "
+                          "in %s: %s",
+                          cfg->ds_config, zs_cfg_ds_bf16_gap(cfg));
+    if (ds.bf16_master_weights_and_grads.v &&
+        !zs_cfg_given_has(given, "param-dtype"))
+        cfg->param_dtype = ZS_DT_BF16;
     if ((ds.offload_optimizer.pin_memory.from == ZS_DS_SET ||
          ds.offload_param.pin_memory.from == ZS_DS_SET) &&
         !zs_cfg_given_has(given, "pin-memory"))
