@@ -4,7 +4,7 @@
 # ZS_PLAN_COMPLETE_SHOWN) prints what its slow path prints (every candidate
 # simulated whole, forced by ZSIM_PLAN_FULL=1): runs scripts/plan-identity.sh
 # with ZSIM under ZSIM_PLAN_FULL=1 as the old binary and ZSIM as the new one
-# (24 plans, text and --json).  Exits 1 if any plan differs.
+# (25 plans, text and --json).  Exits 1 if any plan differs.
 set -uo pipefail
 zsim="$(readlink -f "${1:?usage: plan-fast-identity.sh ZSIM}")"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

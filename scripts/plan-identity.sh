@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/plan-identity.sh OLD_ZSIM NEW_ZSIM — checks that a change meant to
-# be pure speed leaves the planner's output byte-identical: runs 24 plans
+# be pure speed leaves the planner's output byte-identical: runs 25 plans
 # (varied models, GPUs, methods, frameworks, objectives, allocator settings,
 # fixed dimensions, a nothing-fits case and a bad-input case) with both
 # binaries, as text and as --json (every candidate's verdict, reason and
@@ -15,6 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 plans=(
   "--model 72b --gpus 8xH100"
   "--model 72b --gpus 8xH100 --host-ram 512GiB"
+  "--model 72b --gpus 8xH100 --host-ram 1TiB"
   "--model 7b --gpus 8xH100"
   "--model 7b --gpus 8xH100 --method lora"
   "--model gpt2 --gpus 1xH100"

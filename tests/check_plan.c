@@ -560,6 +560,55 @@ static int closest_misses(const struct zs_plan *p, int shown[3])
     return n;
 }
 
+/* The bf16 master-weights note (plan.c bf16_note): Qwen2.5-7B on 8xH100
+ * with DeepSpeed and 200 GiB of host RAM rejects ZeRO-3 optimizer-offload
+ * candidates for host RAM (fp32 masters, states and grads, 16 B per element
+ * on the host); the note names the first that fit in bf16.  That one is a
+ * host-RAM rejection of the search, its configuration simulated afresh in
+ * bf16 fits at the tokens/s the note prints, and the JSON carries the note
+ * as bf16_master_fits. */
+START_TEST(test_plan_bf16_note)
+{
+    struct pl x;
+    struct zs_err err = {0, ""};
+    const struct zs_candidate *c = NULL;
+    char lab[200], want[260];
+    plan(&x, "7b", "8xH100", "host-ram=200GiB;framework=deepspeed");
+    ck_assert_msg(x.p.bf16_note[0] != '\0', "no bf16 note");
+    for (int i = 0; i < x.p.n && !c; i++) {
+        zs_plan_cand_label(&x.p.cand[i], lab, sizeof lab);
+        snprintf(want, sizeof want, "'%s' (", lab);
+        if (!strncmp(x.p.bf16_note, want, strlen(want)))
+            c = &x.p.cand[i];
+    }
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(c->status, ZS_CAND_HOST_OOM);
+    ck_assert_int_eq(c->cfg.param_dtype_resolved, ZS_DT_FP32);
+    {
+        struct zs_cfg f = c->cfg;
+        struct zs_setup su = {0};
+        struct zs_sim_result r;
+        char tok[64];
+        f.param_dtype = f.param_dtype_resolved = ZS_DT_BF16;
+        su.model = &x.m;
+        su.cluster = &x.cl;
+        su.cfg = &f;
+        ck_assert_msg(zs_simulate(&su, NULL, &r, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(r.oom.where, ZS_OOM_NONE);
+        snprintf(tok, sizeof tok, "' (%.0f tok/s per GPU)",
+                 r.steady.tokens_per_s_per_gpu);
+        ck_assert_ptr_nonnull(strstr(x.p.bf16_note, tok));
+    }
+    {
+        char *js = zs_planout_json(&x.p, &x.m, &x.cl);
+        ck_assert_ptr_nonnull(js);
+        ck_assert_ptr_nonnull(strstr(js, "\"bf16_master_fits\""));
+        zs_free(js);
+    }
+    zs_plan_release(&x.p);
+}
+END_TEST
+
 /* The text output's search (ZS_PLAN_COMPLETE_SHOWN) stops most GPU OOMs at
  * their OOM; it must print what the complete search prints.  Against the
  * complete search, Qwen2.5-7B on 8xH100 (GPU OOMs, fragmentation OOMs for
@@ -568,7 +617,7 @@ static int closest_misses(const struct zs_plan *p, int shown[3])
  * candidate; the same ranking, notes and suggestions; the same closest
  * misses, each complete with the same reason; each complete candidate's
  * result equal; each partial one's need a lower bound of its complete need.
- * scripts/plan-fast-identity.sh compares the printed outputs of 24 plans. */
+ * scripts/plan-fast-identity.sh compares the printed outputs of 25 plans. */
 START_TEST(test_plan_partial_matches_full)
 {
     struct pl full, fast;
@@ -873,6 +922,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_plan_agrees_with_simulate);
     tcase_add_test(core, test_plan_reuse_matches_fresh);
     tcase_add_test(core, test_plan_partial_matches_full);
+    tcase_add_test(core, test_plan_bf16_note);
     tcase_add_loop_test(core, test_plan_fast_prints_slow, 0,
                         (int)(sizeof fast_plans / sizeof fast_plans[0]));
     tcase_add_test(core, test_objectives);

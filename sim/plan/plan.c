@@ -267,6 +267,17 @@ static void evaluate(struct worker *w, zs_sim *sim, struct zs_candidate *c)
 /* The reason of a GPU OOM: what it needs, or, when it would fit by count
  * but not by blocks, what PyTorch's OOM message says (tried to allocate,
  * allocated, reserved); and the HF Trainer's unsharded grads when held. */
+/* The model's trained elements under f's method, LoRA rank and targets
+ * (the targets from --lora-targets, zs_cfg_resolve), as the simulation
+ * itself sizes them. */
+static int64_t cfg_trainable(const struct zs_model *m, const struct zs_cfg *f)
+{
+    struct zs_method_opts mo = {(enum zs_method)f->method, (int)f->lora_rank,
+                                f->lora_target_mask ? f->lora_target_mask
+                                                    : ZS_ROLE_ALL_LINEAR};
+    return zs_model_trainable(m, &mo);
+}
+
 static void gpu_oom_reason(const struct worker *w, struct zs_candidate *c)
 {
     const struct zs_oom_info *o = &c->res.oom;
@@ -291,13 +302,8 @@ static void gpu_oom_reason(const struct worker *w, struct zs_candidate *c)
          * dtype (fsdp2.c hold_grads); the adapted projections as resolved
          * from --lora-targets (zs_cfg_resolve), as the simulation itself
          * sizes them */
-        struct zs_method_opts mo = {(enum zs_method)c->cfg.method,
-                                    (int)c->cfg.lora_rank,
-                                    c->cfg.lora_target_mask
-                                        ? c->cfg.lora_target_mask
-                                        : ZS_ROLE_ALL_LINEAR};
-        int64_t held =
-            zs_model_trainable(w->m, &mo) * zs_cfg_reduce_bytes(&c->cfg);
+        int64_t held = cfg_trainable(w->m, &c->cfg) *
+                       zs_cfg_reduce_bytes(&c->cfg);
         size_t len = strlen(c->reason);
         snprintf(c->reason + len, sizeof c->reason - len,
                  "; %s of it are unsharded grads held across "
@@ -872,6 +878,76 @@ out:
     return rc;
 }
 
+/* DeepSpeed's bf16 master weights + optimizer states (--param-dtype bf16,
+ * docs/trainer.md): the candidates rejected for host RAM that zsim can
+ * simulate with them (a release that has them, 0.18.3 / PR #7700, and an
+ * offload zs_cfg_ds_bf16_gap accepts) are simulated again in bf16; those
+ * that fit go into p->bf16_note, and into "what would fit" when nothing
+ * else does.  They are not ranked with the rest: the master weights and
+ * Adam's moments then round to bf16 at every step, a numerical choice the
+ * user makes. */
+static bool bf16_note_cand(const struct zs_model *m,
+                           const struct zs_candidate *c)
+{
+    const struct zs_cfg *f = &c->cfg;
+    int64_t t;
+    if (c->status != ZS_CAND_HOST_OOM || f->framework != ZS_FW_DEEPSPEED ||
+        f->param_dtype_resolved == ZS_DT_BF16 ||
+        !zs_ds_at_least(&f->ds_version, 0, 18, 3) || zs_cfg_ds_bf16_gap(f))
+        return false;
+    /* a lower bound of the bf16 run's host peak per node, to skip what
+     * cannot fit: by the end of its first step every rank holds, for the
+     * rest of the run, its bf16 master (2 B per trained element of its
+     * partition, at least trainable / world), Adam's bf16 states (4 B), the
+     * sub-group grads (2 B) and the bf16 grad accumulation buffer (2 B)
+     * (zero.c init_host_optimizer, alloc_states) */
+    t = cfg_trainable(m, f) / f->world;
+    return f->procs_per_node * 10 * t <= c->res.oom.available_bytes;
+}
+
+static int bf16_note(struct zs_plan *p, const struct worker *proto)
+{
+    struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
+    const struct zs_candidate *best = NULL;
+    int n = 0, rc = ZS_ENOMEM;
+    p->bf16_note[0] = '\0';
+    if (!alt)
+        goto out;
+    for (int i = 0; i < p->n; i++) {
+        if (!bf16_note_cand(proto->m, &p->cand[i]))
+            continue;
+        alt[n] = p->cand[i];
+        alt[n].reason[0] = '\0';
+        alt[n].score = 0;
+        alt[n].cfg.param_dtype = ZS_DT_BF16;
+        alt[n].cfg.param_dtype_resolved = ZS_DT_BF16;
+        n++;
+    }
+    rc = eval_alts(proto, alt, n);
+    if (!rc)
+        note_fits(p->bf16_note, sizeof p->bf16_note, alt, n, NULL, NULL);
+    for (int k = 0; !rc && k < n; k++)
+        if (alt[k].status == ZS_CAND_FITS &&
+            (!best || alt[k].score > best->score))
+            best = &alt[k];
+    if (!rc && p->best < 0 && best && p->nsuggest < 6) {
+        char lab[200], h[32];
+        int64_t host = best->res.steady.peak_host_per_node >
+                               best->res.first.peak_host_per_node
+                           ? best->res.steady.peak_host_per_node
+                           : best->res.first.peak_host_per_node;
+        zs_plan_cand_label(best, lab, sizeof lab);
+        snprintf(p->suggestion[p->nsuggest++], 256,
+                 "bf16 master weights + optimizer states (--param-dtype "
+                 "bf16): '%.140s' fits, %.0f tok/s per GPU, %s host per node",
+                 lab, best->res.steady.tokens_per_s_per_gpu,
+                 zs_fmt_bytes(h, sizeof h, host));
+    }
+out:
+    zs_free(alt);
+    return rc;
+}
+
 /* Twin-Flow (offload_optimizer.ratio, docs/cpu-optimizer.md): the ratio
  * that puts m of n sub-groups on the GPU in cfg's DeepSpeed release, as the
  * shortest decimal that does (config.c zs_twin_cpu_groups truncates, so
@@ -1148,6 +1224,8 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
     }
     if (po->suggest) {
         rc = twin_note(p, &w);
+        if (!rc)
+            rc = bf16_note(p, &w);
         if (rc)
             goto fail;
     }

@@ -59,6 +59,9 @@ struct zs_plan {
     /* fitting DeepSpeed ZeRO-3 CPU-offload candidates that run faster with
      * Twin-Flow (plan.c twin_note), "" none */
     char twin_note[1024]; /* three entries of ~170 characters */
+    /* the host-RAM rejections that fit with DeepSpeed's bf16 master weights
+     * + optimizer states (plan.c bf16_note), "" none */
+    char bf16_note[1024];
 };
 
 /* Which GPU-OOM candidates are simulated whole (their need without the
