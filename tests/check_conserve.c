@@ -55,6 +55,7 @@ struct conf {
     int off_opt, off_param; /* FSDP2: both or neither (CPUOffloadPolicy) */
     int lora;
     int bf16; /* DeepSpeed: bf16 master weights + states (--param-dtype) */
+    int st32; /* with bf16: fp32 states (--opt-state-dtype fp32) */
 };
 
 struct got {
@@ -161,7 +162,8 @@ static void expect(struct got g, int64_t bytes, int64_t count,
 
 struct peak {
     int64_t host, pinned, T, runtime;
-    int mb; /* master, grad and state bytes per element: 4 or 2 (bf16) */
+    int mb; /* master and grad bytes per element: 4 or 2 (bf16) */
+    int sb; /* each optimizer state's: 4 or 2 (bf16) */
 };
 
 /* Simulates one configuration, checks its allocation totals, returns the
@@ -190,6 +192,9 @@ static struct peak run_one(const struct conf *k, int64_t sub)
     if (k->bf16)
         ck_assert_int_eq(zs_cfg_apply_flag(&c, "param_dtype", "bf16", &err),
                          0);
+    if (k->st32)
+        ck_assert_int_eq(
+            zs_cfg_apply_flag(&c, "opt_state_dtype", "fp32", &err), 0);
     c.offload_optimizer = k->off_opt ? ZS_OFF_CPU : ZS_OFF_NONE;
     c.offload_param = k->off_param ? ZS_OFF_CPU : ZS_OFF_NONE;
     snprintf(v, sizeof v, "%lld", (long long)sub);
@@ -212,9 +217,10 @@ static struct peak run_one(const struct conf *k, int64_t sub)
 
     if (c.framework == ZS_FW_DEEPSPEED) {
         dev_or_host = k->off_opt ? "host" : "GPU";
-        /* bf16 master weights: 2 B masters, 2 x 2 B states */
-        int mb = k->bf16 ? 2 : 4;
-        expect(sum_allocs(sim, dev_or_host, "exp_avg", 1), 2 * mb * T, nsub,
+        /* bf16 master weights: 2 B masters, 2 x 2 B states (2 x 4 B with
+         * fp32 states) */
+        int mb = k->bf16 ? 2 : 4, sb = k->bf16 && !k->st32 ? 2 : 4;
+        expect(sum_allocs(sim, dev_or_host, "exp_avg", 1), 2 * sb * T, nsub,
                "Adam states", name);
         expect(sum_allocs(sim, dev_or_host,
                           k->bf16 ? "bf16 master params" : "fp32 master params",
@@ -260,6 +266,7 @@ static struct peak run_one(const struct conf *k, int64_t sub)
                     : res.steady.pinned_host_per_rank;
     pk.T = T;
     pk.mb = k->bf16 ? 2 : 4;
+    pk.sb = k->bf16 && !k->st32 ? 2 : 4;
     pk.runtime = res.host_runtime_per_rank;
     zs_sim_free(sim);
     return pk;
@@ -278,41 +285,44 @@ static int64_t pinned_subgroups(int64_t T, int64_t sub, int mb)
 
 static const struct conf k_confs[] = {
     /* DeepSpeed ZeRO-3: every offload mode, 1 to 16 GPUs, full and LoRA */
-    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 0},
-    {"qwen2.5-7b", "2xH100", "deepspeed", 1, 1, 0, 0},
-    {"qwen2.5-7b", "8xH100", "deepspeed", 0, 0, 0, 0},
-    {"qwen2.5-7b", "2x8xH100", "deepspeed", 1, 1, 0, 0},
-    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 1, 0},
-    {"qwen2.5-7b", "4xH100", "deepspeed", 1, 1, 1, 0},
-    {"llama-3-8b", "8xA100", "deepspeed", 1, 1, 0, 0},
-    {"qwen3-30b-a3b", "8xH100", "deepspeed", 1, 1, 0, 0}, /* MoE experts */
+    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 0, 0},
+    {"qwen2.5-7b", "2xH100", "deepspeed", 1, 1, 0, 0, 0},
+    {"qwen2.5-7b", "8xH100", "deepspeed", 0, 0, 0, 0, 0},
+    {"qwen2.5-7b", "2x8xH100", "deepspeed", 1, 1, 0, 0, 0},
+    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 1, 0, 0},
+    {"qwen2.5-7b", "4xH100", "deepspeed", 1, 1, 1, 0, 0},
+    {"llama-3-8b", "8xA100", "deepspeed", 1, 1, 0, 0, 0},
+    {"qwen3-30b-a3b", "8xH100", "deepspeed", 1, 1, 0, 0, 0}, /* MoE experts */
     /* bf16 master weights + optimizer states (no offload only) */
-    {"qwen2.5-7b", "8xH100", "deepspeed", 0, 0, 0, 1},
-    {"qwen2.5-7b", "2x8xH100", "deepspeed", 0, 0, 1, 1},
-    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 1},
+    {"qwen2.5-7b", "8xH100", "deepspeed", 0, 0, 0, 1, 0},
+    {"qwen2.5-7b", "2x8xH100", "deepspeed", 0, 0, 1, 1, 0},
+    {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 1, 0},
     /* (with offload_param too the pinned law below does not hold exactly:
      * at sub 1e7 the last sub-group's 16 MiB bf16 gradient block reuses a
      * cached initial partition's; test_deepspeed_bf16_master_offload in
      * check_precision covers that mode) */
-    {"qwen2.5-7b", "2x8xH100", "deepspeed", 1, 0, 0, 1},
+    {"qwen2.5-7b", "2x8xH100", "deepspeed", 1, 0, 0, 1, 0},
+    /* bf16 master weights alone: fp32 states on the host */
+    {"qwen2.5-7b", "2xH100", "deepspeed", 1, 0, 0, 1, 1},
     /* FSDP2: CPUOffloadPolicy or none */
-    {"qwen2.5-7b", "1xH100", "fsdp2", 1, 1, 0, 0},
-    {"qwen2.5-7b", "8xH100", "fsdp2", 0, 0, 0, 0},
-    {"qwen2.5-7b", "2x8xH100", "fsdp2", 1, 1, 0, 0},
-    {"qwen2.5-7b", "4xH100", "fsdp2", 1, 1, 1, 0},
-    {"qwen2.5-7b", "8xH100", "fsdp2", 0, 0, 1, 0},
+    {"qwen2.5-7b", "1xH100", "fsdp2", 1, 1, 0, 0, 0},
+    {"qwen2.5-7b", "8xH100", "fsdp2", 0, 0, 0, 0, 0},
+    {"qwen2.5-7b", "2x8xH100", "fsdp2", 1, 1, 0, 0, 0},
+    {"qwen2.5-7b", "4xH100", "fsdp2", 1, 1, 1, 0, 0},
+    {"qwen2.5-7b", "8xH100", "fsdp2", 0, 0, 1, 0, 0},
 };
 static const int64_t k_subs[] = {10000000, 100000000, 1000000000};
 #define NSUB (sizeof k_subs / sizeof k_subs[0])
 
-/* Every configuration at sub-group sizes 1e7, 1e8, 1e9 (17 x 3 = 51
+/* Every configuration at sub-group sizes 1e7, 1e8, 1e9 (18 x 3 = 54
  * simulations): the allocation totals (run_one), and the host peak law.
  * DeepSpeed with offload_optimizer, per rank, with mb the master's bytes
- * per element (4, or 2 under bf16 master weights + states):
+ * per element (4, or 2 under bf16 master weights) and sb each state's (4,
+ * or 2 with bf16 states):
  *   pinned(sub) = Σ_i PowerOf2Ceil(mb e_i) + what does not depend on sub
  *     (bf16 flat partition, bf16 grad accumulation, cached initial
  *     partitions), so pinned(sub) - Σ_i P2(mb e_i) is the same for all three;
- *   host(sub) - pinned(sub) = runtime + mb T (master) + 2 mb T (Adam) + the
+ *   host(sub) - pinned(sub) = runtime + mb T (master) + 2 sb T (Adam) + the
  *     per-sub-group temporaries live at the peak, which are at most one
  *     sub-group's gradient buffer: 0 <= rest <= mb B x min(T, sub).
  *   (With 7B on one GPU: T = 7,615,616,512; at sub 1e7 the rest is the bf16
@@ -329,14 +339,15 @@ START_TEST(test_conservation)
         for (size_t j = 0; j < NSUB; j++)
             pk[j] = run_one(k, k_subs[j]);
         for (size_t j = 0; j < NSUB; j++) {
-            int64_t T = pk[j].T, sub = k_subs[j], mb = pk[j].mb;
+            int64_t T = pk[j].T, sub = k_subs[j], mb = pk[j].mb,
+                    sb = pk[j].sb;
             if (ds_off) {
                 int64_t fixed = pk[j].pinned - pinned_subgroups(T, sub, mb);
                 int64_t fixed0 =
                     pk[0].pinned - pinned_subgroups(T, k_subs[0], mb);
-                /* pageable: the master (mb) and Adam's states (2 mb) */
+                /* pageable: the master (mb) and Adam's states (2 sb) */
                 int64_t rest = pk[j].host - pk[j].pinned -
-                               (pk[j].runtime + 3 * mb * T);
+                               (pk[j].runtime + (mb + 2 * sb) * T);
                 ck_assert_msg(fixed == fixed0,
                               "%s %s conf %zu: pinned less sub-group buffers "
                               "%lld at sub %lld, %lld at sub %lld",
@@ -347,7 +358,7 @@ START_TEST(test_conservation)
                               "%s %s conf %zu sub %lld: host beyond pinned, "
                               "runtime and %lld B x T is %lld",
                               k->model, k->gpus, i, (long long)sub,
-                              (long long)(3 * mb), (long long)rest);
+                              (long long)(mb + 2 * sb), (long long)rest);
             } else {
                 ck_assert_msg(pk[j].host == pk[0].host &&
                                   pk[j].pinned == pk[0].pinned,
@@ -598,7 +609,7 @@ END_TEST
 
 START_TEST(test_adam_states_7b_sub_1e7)
 {
-    struct conf k = {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 0};
+    struct conf k = {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 0, 0};
     struct peak pk = run_one(&k, 10000000);
     ck_assert_int_eq(pk.T, 7615616512LL);
     ck_assert_int_eq(ceil_div(pk.T, 10000000), 762);

@@ -356,42 +356,56 @@ START_TEST(test_emit_nvme)
 END_TEST
 
 /* A plan simulated with DeepSpeed's bf16 master weights ('--param-dtype
- * bf16', no offload) emits both bf16 keys; read back they resolve to the
- * same dtype, so what the user runs is what was simulated. */
+ * bf16', and the master flag alone with '--opt-state-dtype fp32' and the
+ * optimizer offloaded) emits the bf16 keys; read back they resolve to the
+ * same dtypes, so what the user runs is what was simulated. */
 START_TEST(test_emit_bf16_master)
 {
-    struct zs_err err = {0, ""};
-    char dir[] = "/tmp/zsim-plan-XXXXXX", path[128];
-    struct zs_candidate cand;
-    struct zs_cfg c;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_dsconfig ds;
-    struct zs_dsconfig_ctx ctx;
-    memset(&cand, 0, sizeof cand);
-    zs_cfg_defaults(&cand.cfg);
-    zt_apply_flags(&cand.cfg, "model=7b;framework=deepspeed;param-dtype=bf16");
-    ck_assert_msg(zs_setup_resolve(&cand.cfg, NULL, &m, &cl, &err) == 0, "%s",
-                  err.msg);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/ds.json", dir);
-    ck_assert_msg(zs_plan_emit_ds(&cand, path, &err) == 0, "%s", err.msg);
-    memset(&ctx, 0, sizeof ctx);
-    ctx.hidden_size = m.hidden;
-    ctx.world_size = (int)cand.cfg.world;
-    ctx.version = cand.cfg.ds_version;
-    ck_assert_int_eq(zs_dsconfig_load(path, &ctx, &ds, &err), 0);
-    ck_assert(ds.bf16_enabled.v);
-    ck_assert(ds.bf16_master_weights_and_grads.v);
-    ck_assert(ds.bf16_optimizer_states.v);
-    zs_cfg_defaults(&c);
-    snprintf(c.model, sizeof c.model, "7b");
-    snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
-    ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
-                  err.msg);
-    ck_assert_int_eq(c.param_dtype_resolved, ZS_DT_BF16);
-    unlink(path);
-    rmdir(dir);
+    static const struct {
+        const char *flags;
+        bool states_bf16;
+    } cases[] = {
+        {"model=7b;framework=deepspeed;param-dtype=bf16", true},
+        {"model=7b;framework=deepspeed;param-dtype=bf16;"
+         "opt-state-dtype=fp32;offload-optimizer=cpu",
+         false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zs_err err = {0, ""};
+        char dir[] = "/tmp/zsim-plan-XXXXXX", path[128];
+        struct zs_candidate cand;
+        struct zs_cfg c;
+        struct zs_model m;
+        struct zs_cluster cl;
+        struct zs_dsconfig ds;
+        struct zs_dsconfig_ctx ctx;
+        memset(&cand, 0, sizeof cand);
+        zs_cfg_defaults(&cand.cfg);
+        zt_apply_flags(&cand.cfg, cases[i].flags);
+        ck_assert_msg(zs_setup_resolve(&cand.cfg, NULL, &m, &cl, &err) == 0,
+                      "%s", err.msg);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/ds.json", dir);
+        ck_assert_msg(zs_plan_emit_ds(&cand, path, &err) == 0, "%s", err.msg);
+        memset(&ctx, 0, sizeof ctx);
+        ctx.hidden_size = m.hidden;
+        ctx.world_size = (int)cand.cfg.world;
+        ctx.version = cand.cfg.ds_version;
+        ck_assert_int_eq(zs_dsconfig_load(path, &ctx, &ds, &err), 0);
+        ck_assert(ds.bf16_enabled.v);
+        ck_assert(ds.bf16_master_weights_and_grads.v);
+        ck_assert(ds.bf16_optimizer_states.v == cases[i].states_bf16);
+        zs_cfg_defaults(&c);
+        snprintf(c.model, sizeof c.model, "7b");
+        snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
+        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                      err.msg);
+        ck_assert_int_eq(c.param_dtype_resolved, ZS_DT_BF16);
+        ck_assert_int_eq(c.opt_state_dtype_resolved,
+                         cases[i].states_bf16 ? ZS_DT_BF16 : ZS_DT_FP32);
+        unlink(path);
+        rmdir(dir);
+    }
 }
 END_TEST
 
@@ -590,6 +604,7 @@ START_TEST(test_plan_bf16_note)
         struct zs_sim_result r;
         char tok[64];
         f.param_dtype = f.param_dtype_resolved = ZS_DT_BF16;
+        f.opt_state_dtype = f.opt_state_dtype_resolved = ZS_DT_BF16;
         su.model = &x.m;
         su.cluster = &x.cl;
         su.cfg = &f;

@@ -462,6 +462,24 @@ START_TEST(test_deepspeed_bf16_master_offload)
     ck_assert_int_lt(b.res.steady.time_ns, f.res.steady.time_ns);
     ck_assert_int_lt(b.res.first.peak_host_per_rank,
                      f.res.first.peak_host_per_rank);
+    /* the master flag alone ('--opt-state-dtype fp32', DeepSpeedCPUAdam's
+     * default fp32_optimizer_states): bf16 master and grads, fp32 states
+     * (8T); the same uncast D2H; 22 B per element of CPU Adam, between */
+    {
+        struct zt_run o;
+        sim(&o, DS7B_8 OFFLOAD "param-dtype=bf16;opt-state-dtype=fp32", true);
+        ck_assert_int_eq(host_live_bytes(&o.res.first, "bf16 master params"),
+                         2 * T);
+        ck_assert_int_eq(
+            host_live_bytes(&o.res.first, "Adam exp_avg + exp_avg_sq (fp32"),
+            8 * T);
+        ck_assert_int_eq(
+            host_live_bytes(&o.res.first, "bf16 grads (sub-group)"), 2 * T);
+        ck_assert_int_eq(bytes_of(&o, ZS_X_D2H, 0), bytes_of(&b, ZS_X_D2H, 0));
+        ck_assert_int_lt(b.res.steady.time_ns, o.res.steady.time_ns);
+        ck_assert_int_lt(o.res.steady.time_ns, f.res.steady.time_ns);
+        zs_free(o.ex.t);
+    }
     zs_free(f.ex.t);
     zs_free(b.ex.t);
 }
@@ -504,6 +522,17 @@ START_TEST(test_deepspeed_policy_rejections)
          "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
          "optimizer states): Twin-Flow's GPU sub-groups (offload ratio below "
          "1) are not modelled yet; or use '--param-dtype fp32'"},
+        {"opt-state-dtype=bf16",
+         "'--opt-state-dtype bf16' with DeepSpeed needs '--param-dtype bf16': "
+         "DeepSpeed asserts \"bf16_optimizer_states requires "
+         "bf16_master_weights_and_grads to be enabled.\""},
+        {"param-dtype=bf16;opt-state-dtype=fp32",
+         "'--param-dtype bf16 --opt-state-dtype fp32' with DeepSpeed needs "
+         "'--offload-optimizer cpu': DeepSpeed asserts \"Master weights "
+         "feature requires ZeRO-3 Offload with DeepSpeedCPUAdam.\""},
+        {"framework=fsdp2;opt-state-dtype=bf16",
+         "'--opt-state-dtype bf16' needs DeepSpeed: torch's optimizers keep "
+         "their states in the param dtype ('--param-dtype fp32')"},
         {"reduce-dtype=fp32",
          "'--reduce-dtype fp32' with DeepSpeed maps to "
          "\"communication_data_type\": \"fp32\", which zsim does not model "

@@ -921,6 +921,8 @@ static int bf16_note(struct zs_plan *p, const struct worker *proto)
         alt[n].score = 0;
         alt[n].cfg.param_dtype = ZS_DT_BF16;
         alt[n].cfg.param_dtype_resolved = ZS_DT_BF16;
+        alt[n].cfg.opt_state_dtype = ZS_DT_BF16;
+        alt[n].cfg.opt_state_dtype_resolved = ZS_DT_BF16;
         n++;
     }
     rc = eval_alts(proto, alt, n);
@@ -1289,7 +1291,7 @@ int zs_plan_emit_ds(const struct zs_candidate *c, const char *path,
     if (f->param_dtype_resolved == ZS_DT_BF16) {
         ds.bf16_master_weights_and_grads.v = true;
         ds.bf16_master_weights_and_grads.from = ZS_DS_SET;
-        ds.bf16_optimizer_states.v = true;
+        ds.bf16_optimizer_states.v = f->opt_state_dtype_resolved == ZS_DT_BF16;
         ds.bf16_optimizer_states.from = ZS_DS_SET;
     }
     /* the plan's activation offload (issue 14 §3) */

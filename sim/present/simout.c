@@ -181,7 +181,10 @@ static void print_setup(const struct zs_simout *o, FILE *out)
                 c->zero_init == ZS_NO ? "no" : "yes");
     if (c->framework == ZS_FW_DEEPSPEED &&
         c->param_dtype_resolved == ZS_DT_BF16)
-        fputs(", bf16 master weights + optimizer states", out);
+        fputs(c->opt_state_dtype_resolved == ZS_DT_BF16
+                  ? ", bf16 master weights + optimizer states"
+                  : ", bf16 master weights, fp32 optimizer states",
+              out);
     fputc('\n', out);
     if (c->framework == ZS_FW_FSDP2)
         fprintf(out, "          trainer %s: params %s, %s\n",
@@ -633,6 +636,8 @@ static void json_config(cJSON *d, const struct zs_setup *su)
             ZS_JSTR("trainer", zs_trainer_name(c->trainer)),
             ZS_JSTR("param_dtype", zs_dtype_name(c->param_dtype_resolved)),
             ZS_JSTR("reduce_dtype", zs_dtype_name(c->reduce_dtype_resolved)),
+            ZS_JSTR("opt_state_dtype",
+                    zs_dtype_name(c->opt_state_dtype_resolved)),
             ZS_JBOOL("grads_held_unsharded", zs_cfg_grads_held_unsharded(c)),
             ZS_JSTR("attention", zs_cfg_choice_name("attention", c->attention)),
             ZS_JSTR("kernels", zs_cfg_choice_name("kernels", c->kernels)),

@@ -89,6 +89,9 @@ void zs_cpu_opt_bytes(const struct zs_cfg *c, double *fused_bytes,
      * steps bf16 params and states through the same Step_8 template,
      * csrc/adam/cpu_adam_impl.cpp :147-180) */
     double es = c->param_dtype_resolved == ZS_DT_BF16 ? 2.0 : 4.0;
+    /* the states' (DeepSpeed's bf16 master weights alone keep them fp32:
+     * DeepSpeedCPUAdam's fp32_optimizer_states default) */
+    double ss = c->opt_state_dtype_resolved == ZS_DT_BF16 ? 2.0 : 4.0;
     *fused_bytes = 0;
     *op_bytes = 0;
     switch (c->cpu_opt_impl) {
@@ -99,8 +102,10 @@ void zs_cpu_opt_bytes(const struct zs_cfg *c, double *fused_bytes,
          * lines 159-198: simd_load grad, exp_avg, exp_avg_sq, param;
          * simd_store param, exp_avg, exp_avg_sq); torch
          * aten/src/ATen/native/cpu/FusedAdamKernel.cpp (PR #123074) the
-         * same per element. */
-        *fused_bytes = 7 * es;
+         * same per element.  p and g in the param dtype, m and v in the
+         * states' (equal but under DeepSpeed's bf16 master weights alone:
+         * 3 x 2 + 4 x 4 = 22 B). */
+        *fused_bytes = 3 * es + 4 * ss;
         break;
     case ZS_CPUOPT_TORCH_LOOP:
     default:

@@ -83,11 +83,12 @@ struct ds {
      * the planner's event count */
     int64_t host_pending_ns;
     bool zero3, off_opt, off_param;
-    /* bytes per element of the master params, their gradient and each
-     * optimizer state: 4 (fp32, bf16.enabled), or 2 under bf16 master
-     * weights + bf16 optimizer states (zs_cfg_param_bytes; config.c
-     * check_deepspeed_policy has the sources and what is refused) */
-    int mb;
+    /* bytes per element of the master params and their gradient: 4 (fp32,
+     * bf16.enabled), or 2 under bf16 master weights (zs_cfg_param_bytes);
+     * sb: of each optimizer state, 2 with bf16_optimizer_states, else 4
+     * (config.c check_deepspeed_policy has the sources and what is
+     * refused) */
+    int mb, sb;
     /* reduce-scatter state */
     int64_t fill;
     int fill_tensors; /* gradient tensors in the bucket */
@@ -1656,15 +1657,15 @@ static void alloc_states(struct ds *s, int64_t e, bool host, int32_t after)
          "Adam exp_avg + exp_avg_sq (bf16, at init)"}};
     struct zs_bctx *b = s->b;
     int kind = !host && b->c->optimizer != ZS_OPT_ADAMW ? 1
-               : s->mb == 2                              ? 2
+               : s->sb == 2                              ? 2
                                                          : 0;
     const char *name = names[kind][eager_states(s)];
     if (host)
-        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 2 * s->mb, 0,
+        zs_keep_alloc(b, zs_t_alloc(b, b->q_host, b->p_host, e * 2 * s->sb, 0,
                                     name, -1, after));
     else
         zs_keep_alloc(b, zs_t_alloc(b, b->q_comp, b->p_gpu,
-                                    zs_gpu_opt_state_bytes(b->c, e, s->mb),
+                                    zs_gpu_opt_state_bytes(b->c, e, s->sb),
                                     0, name, -1, after));
 }
 
@@ -1756,7 +1757,7 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
      * per 256-element block and state (gpuopt.c, bitsandbytes 0.44.1
      * Optimizer2State.init_state) ≈ 2 B/element instead of 8 (fp32) */
     if (first && zs_gpu_opt_paged(b->c, e))
-        b->paged_bytes += zs_gpu_opt_state_bytes(b->c, e, s->mb);
+        b->paged_bytes += zs_gpu_opt_state_bytes(b->c, e, s->sb);
     else if (first && !eager_states(s))
         alloc_states(s, e, false, b->last_host);
     /* Without offload the fp32 gradient is built from the bf16
@@ -1788,12 +1789,13 @@ static void step_gpu(struct ds *s, bool first, int64_t e)
                      s->mb == 4 ? "unscale and clip fp32 grads"
                                 : "unscale and clip bf16 grads",
                      -1, t, -1);
-    /* a fused Adam: read p, g, m, v and write p, m, v in the master's
-     * dtype (7 x mb), then the master copied into the bf16 partition
-     * (_reassign_or_swap_out_partitioned_parameters' copy_: mb read, 2 B
-     * written): 34 B per element in fp32, 18 B under bf16 master weights */
-    a = zs_t_gpu_mem(b, b->q_comp, (double)e * (8 * s->mb + 2), ZS_CLS_OPT,
-                     "GPU Adam", -1, t, -1);
+    /* a fused Adam: read p, g and write p in the master's dtype (3 x mb),
+     * read and write m, v in the states' (4 x sb), then the master copied
+     * into the bf16 partition (_reassign_or_swap_out_partitioned_parameters'
+     * copy_: mb read, 2 B written): 34 B per element in fp32, 18 B under
+     * bf16 master weights and states */
+    a = zs_t_gpu_mem(b, b->q_comp, (double)e * (4 * s->mb + 4 * s->sb + 2),
+                     ZS_CLS_OPT, "GPU Adam", -1, t, -1);
     zs_t_free(b, b->q_comp, f32, a);
 }
 
@@ -2416,6 +2418,7 @@ int zs_build_deepspeed(struct zs_bctx *b)
     s.off_opt = b->c->offload_optimizer != ZS_OFF_NONE;
     s.off_param = b->c->offload_param != ZS_OFF_NONE;
     s.mb = zs_cfg_param_bytes(b->c);
+    s.sb = b->c->opt_state_dtype_resolved == ZS_DT_BF16 ? 2 : 4;
     s.nvme = b->c->offload_optimizer == ZS_OFF_NVME && b->l_nvme >= 0;
     s.pnvme = s.zero3 && b->c->offload_param == ZS_OFF_NVME && b->l_nvme >= 0;
     s.grad_swap = s.next_in = s.async_out = -1;

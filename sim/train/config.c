@@ -180,6 +180,8 @@ static const struct zs_field k_fields[] = {
      0, NULL},
     {"reduce_dtype", ZS_F_ENUM, OFF(reduce_dtype), 0, 0, ZS_DT_AUTO, 0,
      k_dtypes, 0, NULL},
+    {"opt_state_dtype", ZS_F_ENUM, OFF(opt_state_dtype), 0, 0, ZS_DT_AUTO, 0,
+     k_dtypes, 0, NULL},
     /* Whole run (issue 4, sim/run/run.c).  Defaults: torch DataLoader
      * num_workers=0 and persistent_workers=False; save_last as mmengine's
      * CheckpointHook (save_last=True); load_dtype fp32 as HF from_pretrained
@@ -794,6 +796,25 @@ static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
                           "weights and optimizer states): %s; or use "
                           "'--param-dtype fp32'",
                           gap);
+    /* bf16_optimizer_states needs the master flag (runtime/config.py :1049
+     * at edaa722); the master flag alone keeps fp32 states, which
+     * _configure_master_weights allows only with ZeRO-Offload and
+     * DeepSpeedCPUAdam (base_optimizer.py, stage3.py :294-297) */
+    if (c->opt_state_dtype_resolved == ZS_DT_BF16 &&
+        c->param_dtype_resolved != ZS_DT_BF16)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--opt-state-dtype bf16' with DeepSpeed needs "
+                          "'--param-dtype bf16': DeepSpeed asserts "
+                          "\"bf16_optimizer_states requires "
+                          "bf16_master_weights_and_grads to be enabled.\"");
+    if (c->opt_state_dtype_resolved == ZS_DT_FP32 &&
+        c->param_dtype_resolved == ZS_DT_BF16 &&
+        c->offload_optimizer == ZS_OFF_NONE)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--param-dtype bf16 --opt-state-dtype fp32' with "
+                          "DeepSpeed needs '--offload-optimizer cpu': "
+                          "DeepSpeed asserts \"Master weights feature "
+                          "requires ZeRO-3 Offload with DeepSpeedCPUAdam.\"");
     if (c->reduce_dtype_resolved == ZS_DT_FP32)
         return zs_err_set(
             err, ZS_EUSAGE,
@@ -1336,6 +1357,19 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
     if (c->reduce_dtype_resolved == ZS_DT_AUTO)
         c->reduce_dtype_resolved =
             c->trainer == ZS_TRAINER_TORCHTITAN ? ZS_DT_FP32 : ZS_DT_BF16;
+    c->opt_state_dtype_resolved = c->opt_state_dtype == ZS_DT_AUTO
+                                      ? c->param_dtype_resolved
+                                      : c->opt_state_dtype;
+    /* torch's optimizers (FSDP2's trainers) keep their states in the
+     * param's dtype: zeros_like(p) in torch/optim/adamw.py */
+    if (c->framework != ZS_FW_DEEPSPEED &&
+        c->opt_state_dtype_resolved != c->param_dtype_resolved)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--opt-state-dtype %s' needs DeepSpeed: torch's "
+                          "optimizers keep their states in the param dtype "
+                          "('--param-dtype %s')",
+                          zs_dtype_name(c->opt_state_dtype_resolved),
+                          zs_dtype_name(c->param_dtype_resolved));
     return 0;
 }
 

@@ -184,6 +184,11 @@ struct zs_cfg {
     int64_t cpu_threads;   /* threads per rank for CPU work; 0: launcher's */
     int param_dtype;       /* enum zs_dtype: sharded/master params + states */
     int reduce_dtype;      /* enum zs_dtype: gradient reduction */
+    /* enum zs_dtype: the optimizer's states; auto: the param dtype (torch's
+     * optimizers, DeepSpeed's '--param-dtype bf16' = bf16_optimizer_states
+     * too); fp32 under bf16 params: DeepSpeed's bf16 master weights alone,
+     * DeepSpeedCPUAdam's default fp32_optimizer_states */
+    int opt_state_dtype;
 
     /* ---- derived by zs_cfg_resolve (read-only) ---- */
     int64_t procs_per_node; /* resolved procs */
@@ -198,6 +203,7 @@ struct zs_cfg {
     int launcher_resolved;     /* resolved enum zs_launcher (never AUTO) */
     int param_dtype_resolved;  /* resolved enum zs_dtype (never AUTO) */
     int reduce_dtype_resolved; /* resolved enum zs_dtype (never AUTO) */
+    int opt_state_dtype_resolved; /* resolved enum zs_dtype (never AUTO) */
 
     /* ---- whole run (issue 4; sim/run/run.h), inputs appended here ---- */
     int64_t max_steps; /* optimizer steps in all; 0: epochs x steps per epoch */

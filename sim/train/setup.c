@@ -160,10 +160,10 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             ds.optimizer.fused.v ? ZS_CPUOPT_TORCH_FUSED : ZS_CPUOPT_TORCH_LOOP;
     /* bf16 master weights (config.c check_deepspeed_policy has the
      * sources): both flags are '--param-dtype bf16' where zsim models them
-     * (zs_cfg_ds_bf16_gap); the master flag alone keeps fp32 states, which
-     * DeepSpeed allows only with the optimizer offloaded, not modelled; the
-     * states flag alone DeepSpeed refuses (runtime/config.py at edaa722
-     * :1049).  After the offload ratio and the CPU optimizer above, which
+     * (zs_cfg_ds_bf16_gap); the master flag alone keeps fp32 states
+     * ('--opt-state-dtype fp32'), which DeepSpeed allows only with the
+     * optimizer offloaded; the states flag alone DeepSpeed refuses
+     * (runtime/config.py at edaa722 :1049).  After the offload ratio and the CPU optimizer above, which
      * it reads. */
     if (ds.bf16_optimizer_states.v && !ds.bf16_master_weights_and_grads.v)
         return zs_err_set(
@@ -172,13 +172,14 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             "\"bf16_optimizer_states requires bf16_master_weights_and_grads "
             "to be enabled.\"",
             cfg->ds_config);
-    if (ds.bf16_master_weights_and_grads.v && !ds.bf16_optimizer_states.v)
+    if (ds.bf16_master_weights_and_grads.v && !ds.bf16_optimizer_states.v &&
+        cfg->offload_optimizer == ZS_OFF_NONE)
         return zs_err_set(
             err, ZS_EINPUT,
-            "unsupported 'bf16.bf16_master_weights_and_grads' without "
-            "'bf16_optimizer_states' in %s: fp32 optimizer states under bf16 "
-            "master weights (DeepSpeedCPUAdam's fp32_optimizer_states) are "
-            "not modelled yet; set both true or both false",
+            "invalid 'bf16.bf16_master_weights_and_grads' in %s: without "
+            "'bf16_optimizer_states' the states stay fp32 and DeepSpeed "
+            "asserts \"Master weights feature requires ZeRO-3 Offload with "
+            "DeepSpeedCPUAdam.\"",
             cfg->ds_config);
     if (ds.bf16_master_weights_and_grads.v && zs_cfg_ds_bf16_gap(cfg))
         return zs_err_set(err, ZS_EINPUT,
@@ -188,6 +189,10 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
     if (ds.bf16_master_weights_and_grads.v &&
         !zs_cfg_given_has(given, "param-dtype"))
         cfg->param_dtype = ZS_DT_BF16;
+    if (ds.bf16_master_weights_and_grads.v &&
+        !zs_cfg_given_has(given, "opt-state-dtype"))
+        cfg->opt_state_dtype =
+            ds.bf16_optimizer_states.v ? ZS_DT_BF16 : ZS_DT_FP32;
     if ((ds.offload_optimizer.pin_memory.from == ZS_DS_SET ||
          ds.offload_param.pin_memory.from == ZS_DS_SET) &&
         !zs_cfg_given_has(given, "pin-memory"))
