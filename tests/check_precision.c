@@ -485,6 +485,40 @@ START_TEST(test_deepspeed_bf16_master_offload)
 }
 END_TEST
 
+/* ZeRO-2 with the optimizer offloaded (stage_1_and_2.py's
+ * low_precision_master_weights_and_grads paths), accumulation 4: the host
+ * holds the bf16 master (2T), bf16 states (4T) and the master's bf16
+ * gradient (2T), and no accumulated_grads_in_cpu buffer of its own (they
+ * are views of that gradient; fp32 keeps 2T more); each boundary's D2H is
+ * the uncast 2T where fp32 moves 4T: over the first and one steady step 4T
+ * fewer bytes. */
+START_TEST(test_deepspeed_bf16_master_zero2_offload)
+{
+    const int64_t T = 951952064;
+    struct zt_run f, b;
+    sim(&f, DS7B_8 "zero=2;offload-optimizer=cpu;grad-accum=4;"
+                   "param-dtype=fp32",
+        true);
+    sim(&b, DS7B_8 "zero=2;offload-optimizer=cpu;grad-accum=4;"
+                   "param-dtype=bf16",
+        true);
+    ck_assert_int_eq(host_live_bytes(&f.res.first, "accumulated grads"), 2 * T);
+    ck_assert_int_eq(host_live_bytes(&b.res.first, "accumulated grads"), -1);
+    ck_assert_int_eq(host_live_bytes(&b.res.first, "bf16 master params"),
+                     2 * T);
+    ck_assert_int_eq(
+        host_live_bytes(&b.res.first, "Adam exp_avg + exp_avg_sq (bf16"),
+        4 * T);
+    ck_assert_int_eq(host_live_bytes(&b.res.first, "bf16 grads (sub-group)"),
+                     2 * T);
+    ck_assert_int_eq(bytes_of(&f, ZS_X_D2H, 0) - bytes_of(&b, ZS_X_D2H, 0),
+                     4 * T);
+    ck_assert_int_lt(b.res.steady.time_ns, f.res.steady.time_ns);
+    zs_free(f.ex.t);
+    zs_free(b.ex.t);
+}
+END_TEST
+
 /* What DeepSpeed's precision config allows (config.c
  * check_deepspeed_policy): each refusal names the flag and what works. */
 START_TEST(test_deepspeed_policy_rejections)
@@ -503,11 +537,6 @@ START_TEST(test_deepspeed_policy_rejections)
          "(bf16.bf16_master_weights_and_grads) exist from 0.18.3 (PR #7700); "
          "use '--param-dtype fp32' (bf16.enabled keeps fp32 master weights "
          "and optimizer states)"},
-        {"param-dtype=bf16;offload-optimizer=cpu;zero=2",
-         "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
-         "optimizer states): with ZeRO-1/2 and the optimizer offloaded, "
-         "stage_1_and_2.py's low-precision offload paths are not modelled "
-         "yet; or use '--param-dtype fp32'"},
         {"param-dtype=bf16;offload-optimizer=nvme",
          "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
          "optimizer states): with NVMe offload the swapper's bf16 buffers are "
@@ -599,6 +628,7 @@ Suite *suite_precision(void)
     tcase_add_test(core, test_pure_bf16_host_bytes);
     tcase_add_test(core, test_deepspeed_bf16_master_on_gpu);
     tcase_add_test(core, test_deepspeed_bf16_master_offload);
+    tcase_add_test(core, test_deepspeed_bf16_master_zero2_offload);
     tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
     tcase_add_test(core, test_dtype_helpers);
     tcase_add_test(core, test_choice_names);

@@ -899,7 +899,8 @@ static bool bf16_note_cand(const struct zs_model *m,
      * cannot fit: by the end of its first step every rank holds, for the
      * rest of the run, its bf16 master (2 B per trained element of its
      * partition, at least trainable / world), Adam's bf16 states (4 B), the
-     * sub-group grads (2 B) and the bf16 grad accumulation buffer (2 B)
+     * master's gradient (2 B) and, ZeRO-3, the bf16 grad accumulation
+     * buffer (2 B) or, ZeRO-1/2 from 0.17, the 16-bit param buffer (2 B)
      * (zero.c init_host_optimizer, alloc_states) */
     t = cfg_trainable(m, f) / f->world;
     return f->procs_per_node * 10 * t <= c->res.oom.available_bytes;

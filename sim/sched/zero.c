@@ -948,6 +948,14 @@ static int32_t partition_grads_z12_offload(struct ds *s, int64_t part,
                                                false, true)),
                    ZS_CLS_HOST, "norm, check and fp32 copy calls", -1,
                    b->last_host, -1);
+        if (s->mb == 2) {
+            /* bf16 master weights: async_inplace_copy_grad_to_fp32_buffer_
+             * from_gpu (stage_1_and_2.py :1590-1604 at edaa722) converts only
+             * when the dtypes differ, so the bf16 slice goes D2H as it is */
+            return zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin,
+                             "D2H bf16 grads (master dtype)", -1,
+                             b->last_host, -1);
+        }
         tmp = zs_t_alloc(b, s->q_red, b->p_gpu, big * 4, 0,
                          "fp32 grad upcast (a tensor)", -1, b->last_host);
         t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
@@ -1592,8 +1600,12 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
          * partition; from pageable memory the host waits for the copy */
         bool pin = b->c->pin_optimizer;
         int32_t h;
-        zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
-                 ZS_CLS_OPT, "fp32 -> bf16 into the 16-bit CPU buffer",
+        /* bit16_partition_buffer.data.copy_(fp32_partition.data): mb read,
+         * 2 B written (a plain copy under bf16 master weights) */
+        zs_t_cpu(b, (double)e * (s->mb + 2),
+                 nd->torch_op_bytes_per_s_per_thread, ZS_CLS_OPT,
+                 s->mb == 4 ? "fp32 -> bf16 into the 16-bit CPU buffer"
+                            : "bf16 master -> the 16-bit CPU buffer",
                  b->last_host);
         h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, pin,
                       "H2D updated bf16 params", -1, b->last_host, -1);
@@ -2196,7 +2208,10 @@ static void init_host_optimizer(struct ds *s)
             if (zs_ds_at_least(&b->c->ds_version, 0, 17, 0))
                 zs_t_alloc(b, q, b->p_host, T * 2, pin_o ? ZS_ALLOC_PINNED : 0,
                            "16-bit param buffer (cpu offload)", -1, -1);
-            if (b->c->accum > 1)
+            /* under bf16 master weights accumulated_grads_in_cpu are views
+             * of the master's gradient (buffer_to_accumulate_to_in_cpu,
+             * :1526-1532 at edaa722): no buffer of their own */
+            if (b->c->accum > 1 && s->mb == 4)
                 zs_t_alloc(b, q, b->p_host, T * 2,
                            pin_o ? ZS_ALLOC_PINNED : 0,
                            "accumulated grads (accumulated_grads_in_cpu)",

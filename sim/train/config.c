@@ -673,10 +673,10 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
  *   flags; zero.c simulates them (a bf16 master copy, bf16 gradient and
  *   states, struct ds mb) on the GPU, and with ZeRO-3's CPU offload
  *   (DeepSpeedCPUAdam with bf16 moments, the 16-bit grads copied to the
- *   host uncast).  ZeRO-1/2's offload (its low_precision_master_weights_
- *   and_grads paths), NVMe, Twin-Flow and another CPU optimizer than
- *   DeepSpeedCPUAdam (which DeepSpeed asserts) are refused rather than
- *   simulated wrong.
+ *   host uncast) and ZeRO-1/2's (stage_1_and_2.py's
+ *   low_precision_master_weights_and_grads paths).  NVMe, Twin-Flow and
+ *   another CPU optimizer than DeepSpeedCPUAdam (which DeepSpeed asserts)
+ *   are refused rather than simulated wrong.
  * - Reduction: communication_data_type follows bf16.enabled (engine.py); an
  *   fp32 reduce-scatter ("communication_data_type": "fp32") is valid
  *   DeepSpeed but zero.c reduces in bf16, so it is refused likewise. */
@@ -759,9 +759,6 @@ const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *c)
     if (c->offload_optimizer == ZS_OFF_NVME || c->offload_param == ZS_OFF_NVME)
         return "with NVMe offload the swapper's bf16 buffers are not "
                "modelled yet";
-    if (c->offload_optimizer != ZS_OFF_NONE && c->zero != 3)
-        return "with ZeRO-1/2 and the optimizer offloaded, stage_1_and_2.py's "
-               "low-precision offload paths are not modelled yet";
     if (c->offload_optimizer != ZS_OFF_NONE &&
         c->cpu_optimizer != ZS_CPUOPT_AUTO &&
         c->cpu_optimizer != ZS_CPUOPT_DS_CPU_ADAM)
