@@ -624,6 +624,50 @@ START_TEST(test_plan_bf16_note)
 }
 END_TEST
 
+/* The bf16 "run faster" note (plan.c bf16_faster): Qwen2.5-7B on 8xH100,
+ * DeepSpeed; its first run is one of the search's fitting CPU-offload runs,
+ * simulated afresh with bf16 master weights + states it fits at the tokens/s
+ * the note prints, and the printed gain is over the fp32 run's. */
+START_TEST(test_plan_bf16_faster)
+{
+    struct pl x;
+    struct zs_err err = {0, ""};
+    const struct zs_candidate *c = NULL;
+    char lab[200], want[260];
+    plan(&x, "7b", "8xH100", "framework=deepspeed");
+    ck_assert_msg(x.p.bf16_faster_note[0] != '\0', "no bf16 faster note");
+    for (int i = 0; i < x.p.n && !c; i++) {
+        zs_plan_cand_label(&x.p.cand[i], lab, sizeof lab);
+        snprintf(want, sizeof want, "'%s': ", lab);
+        if (!strncmp(x.p.bf16_faster_note, want, strlen(want)))
+            c = &x.p.cand[i];
+    }
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(c->status, ZS_CAND_FITS);
+    ck_assert_int_eq(c->cfg.offload_optimizer, ZS_OFF_CPU);
+    {
+        struct zs_cfg f = c->cfg;
+        struct zs_setup su = {0};
+        struct zs_sim_result r;
+        char tok[96];
+        double base = c->res.steady.tokens_per_s_per_gpu;
+        f.param_dtype = f.param_dtype_resolved = ZS_DT_BF16;
+        f.opt_state_dtype = f.opt_state_dtype_resolved = ZS_DT_BF16;
+        su.model = &x.m;
+        su.cluster = &x.cl;
+        su.cfg = &f;
+        ck_assert_msg(zs_simulate(&su, NULL, &r, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(r.oom.where, ZS_OOM_NONE);
+        ck_assert(r.steady.tokens_per_s_per_gpu > base);
+        snprintf(tok, sizeof tok, "': %.0f tok/s per GPU (+%.1f %%)",
+                 r.steady.tokens_per_s_per_gpu,
+                 (r.steady.tokens_per_s_per_gpu / base - 1) * 100);
+        ck_assert_ptr_nonnull(strstr(x.p.bf16_faster_note, tok));
+    }
+    zs_plan_release(&x.p);
+}
+END_TEST
+
 /* The text output's search (ZS_PLAN_COMPLETE_SHOWN) stops most GPU OOMs at
  * their OOM; it must print what the complete search prints.  Against the
  * complete search, Qwen2.5-7B on 8xH100 (GPU OOMs, fragmentation OOMs for
@@ -663,6 +707,8 @@ START_TEST(test_plan_partial_matches_full)
     /* the Twin-Flow note (plan.c twin_note): 4 procs, micro 1 x accum 16,
      * one of two sub-groups on the GPU, in text and JSON alike */
     ck_assert_str_eq(fast.p.twin_note, full.p.twin_note);
+    ck_assert_str_eq(fast.p.bf16_note, full.p.bf16_note);
+    ck_assert_str_eq(fast.p.bf16_faster_note, full.p.bf16_faster_note);
     ck_assert_ptr_nonnull(strstr(fast.p.twin_note, "--offload-ratio 0.25 "
                                                    "(1 of 2 sub-groups on "
                                                    "the GPU)"));
@@ -938,6 +984,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_plan_reuse_matches_fresh);
     tcase_add_test(core, test_plan_partial_matches_full);
     tcase_add_test(core, test_plan_bf16_note);
+    tcase_add_test(core, test_plan_bf16_faster);
     tcase_add_loop_test(core, test_plan_fast_prints_slow, 0,
                         (int)(sizeof fast_plans / sizeof fast_plans[0]));
     tcase_add_test(core, test_objectives);

@@ -62,6 +62,9 @@ struct zs_plan {
     /* the host-RAM rejections that fit with DeepSpeed's bf16 master weights
      * + optimizer states (plan.c bf16_note), "" none */
     char bf16_note[1024];
+    /* the three best fitting DeepSpeed optimizer-offload runs that go faster
+     * with them (plan.c bf16_faster), "" none */
+    char bf16_faster_note[1024];
 };
 
 /* Which GPU-OOM candidates are simulated whole (their need without the

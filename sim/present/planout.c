@@ -257,6 +257,12 @@ static void notes_block(const struct zs_plan *p, FILE *out)
                 "to bf16, docs/trainer.md) these rejected for host RAM fit: "
                 "%s\n",
                 p->bf16_note);
+    if (p->bf16_faster_note[0])
+        fprintf(out,
+                "\nwith DeepSpeed's bf16 master weights + optimizer states "
+                "(--param-dtype bf16, DeepSpeed >= 0.18.3; the update rounds "
+                "to bf16, docs/trainer.md) these run faster: %s\n",
+                p->bf16_faster_note);
     if (p->best < 0 && p->nsuggest) {
         fprintf(out, "\nwhat would fit:\n");
         for (int i = 0; i < p->nsuggest; i++)
@@ -357,6 +363,8 @@ char *zs_planout_json(const struct zs_plan *p, const struct zs_model *m,
         cJSON_AddStringToObject(d, "twin_flow_faster", p->twin_note);
     if (p->bf16_note[0])
         cJSON_AddStringToObject(d, "bf16_master_fits", p->bf16_note);
+    if (p->bf16_faster_note[0])
+        cJSON_AddStringToObject(d, "bf16_master_faster", p->bf16_faster_note);
     arr = cJSON_AddArrayToObject(d, "what_would_fit");
     for (int i = 0; arr && i < p->nsuggest; i++)
         cJSON_AddItemToArray(arr, cJSON_CreateString(p->suggestion[i]));
