@@ -519,6 +519,24 @@ START_TEST(test_deepspeed_bf16_master_zero2_offload)
 }
 END_TEST
 
+/* The optimizer on NVMe: the swapper's four pinned buffers hold the
+ * largest sub-group (here the whole T = 951,952,064) in the master's dtype,
+ * aligned to 1024 B: fp32 256 elements, 951,952,128 x 4 B each, bf16 512
+ * elements, 951,952,384 x 2 B each; everything swapped is half as big, so
+ * the step is shorter. */
+START_TEST(test_deepspeed_bf16_master_nvme)
+{
+    struct zt_run f, b;
+    sim(&f, DS7B_8 "offload-optimizer=nvme;param-dtype=fp32", false);
+    sim(&b, DS7B_8 "offload-optimizer=nvme;param-dtype=bf16", false);
+    ck_assert_int_eq(host_live_bytes(&f.res.first, "NVMe swap buffer"),
+                     4 * 951952128LL * 4);
+    ck_assert_int_eq(host_live_bytes(&b.res.first, "NVMe swap buffer"),
+                     4 * 951952384LL * 2);
+    ck_assert_int_lt(b.res.steady.time_ns, f.res.steady.time_ns);
+}
+END_TEST
+
 /* What DeepSpeed's precision config allows (config.c
  * check_deepspeed_policy): each refusal names the flag and what works. */
 START_TEST(test_deepspeed_policy_rejections)
@@ -537,10 +555,12 @@ START_TEST(test_deepspeed_policy_rejections)
          "(bf16.bf16_master_weights_and_grads) exist from 0.18.3 (PR #7700); "
          "use '--param-dtype fp32' (bf16.enabled keeps fp32 master weights "
          "and optimizer states)"},
-        {"param-dtype=bf16;offload-optimizer=nvme",
+        {"param-dtype=bf16;opt-state-dtype=fp32;offload-optimizer=nvme",
          "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
-         "optimizer states): with NVMe offload the swapper's bf16 buffers are "
-         "not modelled yet; or use '--param-dtype fp32'"},
+         "optimizer states): with the optimizer on NVMe the swapper allocates "
+         "every state's buffer in the master's dtype, so fp32 states under "
+         "bf16 master weights are not modelled (set bf16_optimizer_states "
+         "too); or use '--param-dtype fp32'"},
         {"param-dtype=bf16;offload-optimizer=cpu;cpu-optimizer=torch-loop",
          "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
          "optimizer states): the offloaded optimizer must be "
@@ -629,6 +649,7 @@ Suite *suite_precision(void)
     tcase_add_test(core, test_deepspeed_bf16_master_on_gpu);
     tcase_add_test(core, test_deepspeed_bf16_master_offload);
     tcase_add_test(core, test_deepspeed_bf16_master_zero2_offload);
+    tcase_add_test(core, test_deepspeed_bf16_master_nvme);
     tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
     tcase_add_test(core, test_dtype_helpers);
     tcase_add_test(core, test_choice_names);

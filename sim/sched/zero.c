@@ -649,17 +649,24 @@ static void release_all(struct ds *s)
  *    next swap-out starts.  Each in-flight read or write holds 4 swap
  *    buffers ("ran out of swap buffers, try increasing 'buffer_count'",
  *    :215-216).
- * So per step and element, steady: 16 B read, 12 + 4 B written. */
+ * So per step and element, steady: 16 B read, 12 + 4 B written.  Under bf16
+ * master weights + states every one of them is in bf16 (the swapper is built
+ * with dtype=master_weights_and_grads_dtype, stage3.py :794-805; the
+ * gradients are grad_buffer.to(that dtype), :1403): 8 B read, 6 + 2 B
+ * written (mb, sb). */
 
 static void nvme_swap_grads(struct ds *s, int64_t part, int32_t after)
 {
-    s->grad_swap = zs_t_nvme(s->b, true, (double)part * 4,
-                             "swap-out fp32 grads (NVMe)", after, -1);
+    s->grad_swap = zs_t_nvme(s->b, true, (double)part * s->mb,
+                             s->mb == 4 ? "swap-out fp32 grads (NVMe)"
+                                        : "swap-out bf16 grads (NVMe)",
+                             after, -1);
 }
 
-static double nvme_read_bytes(bool first, int64_t e)
+/* param and gradient, and from the second step Adam's two states */
+static double nvme_read_bytes(const struct ds *s, bool first, int64_t e)
 {
-    return (first ? 2.0 : 4.0) * 4.0 * (double)e;
+    return (2.0 * s->mb + (first ? 0.0 : 2.0 * s->sb)) * (double)e;
 }
 
 /* _prepare_sub_group: the host waits for sub-group i's state and gradient in
@@ -676,13 +683,13 @@ static void nvme_swap_in(struct ds *s, bool first, int64_t i, int64_t e,
         s->grad_swap = -1;
     rd = s->next_in >= 0
              ? s->next_in
-             : zs_t_nvme(b, false, nvme_read_bytes(first, e),
+             : zs_t_nvme(b, false, nvme_read_bytes(s, first, e),
                          "swap-in optimizer state + grads (NVMe)",
                          b->last_host, -1);
     zs_t_mark(b, b->q_host, "host waits swap-in", rd, b->last_host, -1);
     s->next_in = -1;
     if (b->c->pipeline_read && e_next > 0)
-        s->next_in = zs_t_nvme(b, false, nvme_read_bytes(first, e_next),
+        s->next_in = zs_t_nvme(b, false, nvme_read_bytes(s, first, e_next),
                                "swap-in next sub-group (async, NVMe)",
                                b->last_host, -1);
 }
@@ -698,7 +705,7 @@ static void nvme_swap_out(struct ds *s, int64_t e, bool last)
         zs_t_mark(b, b->q_host, "host waits previous swap-out", s->async_out,
                   b->last_host, -1);
     s->async_out = -1;
-    w = zs_t_nvme(b, true, 12.0 * (double)e,
+    w = zs_t_nvme(b, true, (double)(s->mb + 2 * s->sb) * (double)e,
                   "swap-out optimizer state (NVMe)", b->last_host, -1);
     if (b->c->pipeline_write && !last)
         s->async_out = w;
@@ -812,8 +819,10 @@ static int32_t fp32_grads_gpu_cast(struct ds *s, int64_t part, int32_t t,
          * edaa722): .to(bf16) of the bf16 partition is the partition
          * itself, so nothing is upcast and 2 B per element cross PCIe into
          * the host's bf16 gradient */
-        t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin,
+        t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin || s->nvme,
                       "D2H bf16 grads (master dtype)", -1, t, -1);
+        if (s->nvme)
+            nvme_swap_grads(s, part, t);
         if (!zs_ds_at_least(&b->c->ds_version, 0, 19, 5))
             zs_t_mark(b, b->q_host, "host waits grad D2H", t, b->last_host,
                       -1);
@@ -1565,8 +1574,10 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
     if (s->pnvme && s->sg_nv[i] > 0) {
         /* _partitioned_params_swap_out: fp32 -> bf16 into the
          * partitioned swap buffer, written synchronously */
-        zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
-                 ZS_CLS_OPT, "fp32 -> bf16 into param swap buffer",
+        zs_t_cpu(b, (double)e * (s->mb + 2),
+                 nd->torch_op_bytes_per_s_per_thread, ZS_CLS_OPT,
+                 s->mb == 4 ? "fp32 -> bf16 into param swap buffer"
+                            : "bf16 master -> param swap buffer",
                  b->last_host);
         zs_t_mark(b, b->q_host, "host waits param swap-out",
                   zs_t_nvme(b, true, (double)s->sg_nv[i] * 2,
@@ -1733,7 +1744,7 @@ static void step_cpu(struct ds *s, bool first, int64_t i, int64_t nsub,
         /* the first step's new states: pageable until swapped out
          * (release_memory after the swap-out) */
         if (first)
-            fresh = zs_t_alloc(b, b->q_host, b->p_host, e * 8, 0,
+            fresh = zs_t_alloc(b, b->q_host, b->p_host, e * 2 * s->sb, 0,
                                "Adam exp_avg + exp_avg_sq (new, "
                                "until swap-out)",
                                -1, b->last_host);
@@ -2124,18 +2135,22 @@ static void init_host_optimizer(struct ds *s)
     int q = b->q_host;
 
     if (s->nvme && T > 0) {
-        /* SwapBufferManager: buffer_count pinned fp32 buffers of the
-         * largest sub-group, rounded up to the aio alignment (1024 B x
-         * intra_op_parallelism 1 = 256 elements; optimizer_utils.py:180-190,
-         * swap_tensor/utils.py SwapBufferManager, 0.19.6 edaa7221).  The
-         * fp32 master params, grads and Adam states live in the swap files,
-         * not in host RAM. */
-        int64_t aligned = (largest + 255) / 256 * 256;
+        /* SwapBufferManager: buffer_count pinned buffers of the largest
+         * sub-group in the master's dtype, rounded up to the aio alignment
+         * (1024 B x intra_op_parallelism 1 = 256 fp32 or 512 bf16 elements;
+         * optimizer_utils.py:173-190, swap_tensor/utils.py
+         * SwapBufferManager, 0.19.6 edaa7221).  The master params, grads and
+         * Adam states live in the swap files, not in host RAM. */
+        int64_t al = 1024 / s->mb;
+        int64_t aligned = (largest + al - 1) / al * al;
         /* each buffer aio_handle.new_cpu_locked_tensor: posix_memalign +
          * mlock at its exact size (swap_tensor/utils.py:191) */
         for (int64_t k = 0; k < b->c->nvme_buffer_count; k++)
-            zs_t_alloc(b, q, b->p_host, aligned * 4, ZS_ALLOC_LOCKED,
-                       "NVMe swap buffer (largest sub-group, fp32)", -1, -1);
+            zs_t_alloc(b, q, b->p_host, aligned * s->mb, ZS_ALLOC_LOCKED,
+                       s->mb == 4
+                           ? "NVMe swap buffer (largest sub-group, fp32)"
+                           : "NVMe swap buffer (largest sub-group, bf16)",
+                       -1, -1);
         if (s->zero3)
             zs_t_alloc(b, q, b->p_host, T * 2, pin_o ? ZS_ALLOC_PINNED : 0,
                        "bf16 grad accumulation buffer", -1, -1);

@@ -754,11 +754,19 @@ static int check_offload_ratio(const struct zs_cfg *c, struct zs_err *err)
     return 0;
 }
 
+/* NVMe: PartitionedOptimizerSwapper.swap_in_optimizer_state allocates the
+ * param's, states' and gradient's buffers with dtype=parameter.dtype
+ * (partitioned_optimizer_swapper.py :72-90 at edaa722) from a
+ * SwapBufferManager that asserts that dtype (swap_tensor/utils.py :201-202);
+ * with bf16 states zero.c swaps them all in bf16. */
 const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *c)
 {
-    if (c->offload_optimizer == ZS_OFF_NVME || c->offload_param == ZS_OFF_NVME)
-        return "with NVMe offload the swapper's bf16 buffers are not "
-               "modelled yet";
+    if (c->offload_optimizer == ZS_OFF_NVME &&
+        c->opt_state_dtype != ZS_DT_AUTO && c->opt_state_dtype != ZS_DT_BF16)
+        return "with the optimizer on NVMe the swapper allocates every "
+               "state's buffer in the master's dtype, so fp32 states under "
+               "bf16 master weights are not modelled (set "
+               "bf16_optimizer_states too)";
     if (c->offload_optimizer != ZS_OFF_NONE &&
         c->cpu_optimizer != ZS_CPUOPT_AUTO &&
         c->cpu_optimizer != ZS_CPUOPT_DS_CPU_ADAM)

@@ -181,11 +181,6 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             "asserts \"Master weights feature requires ZeRO-3 Offload with "
             "DeepSpeedCPUAdam.\"",
             cfg->ds_config);
-    if (ds.bf16_master_weights_and_grads.v && zs_cfg_ds_bf16_gap(cfg))
-        return zs_err_set(err, ZS_EINPUT,
-                          "unsupported 'bf16.bf16_master_weights_and_grads' "
-                          "in %s: %s",
-                          cfg->ds_config, zs_cfg_ds_bf16_gap(cfg));
     if (ds.bf16_master_weights_and_grads.v &&
         !zs_cfg_given_has(given, "param-dtype"))
         cfg->param_dtype = ZS_DT_BF16;
@@ -193,6 +188,11 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
         !zs_cfg_given_has(given, "opt-state-dtype"))
         cfg->opt_state_dtype =
             ds.bf16_optimizer_states.v ? ZS_DT_BF16 : ZS_DT_FP32;
+    if (ds.bf16_master_weights_and_grads.v && zs_cfg_ds_bf16_gap(cfg))
+        return zs_err_set(err, ZS_EINPUT,
+                          "unsupported 'bf16.bf16_master_weights_and_grads' "
+                          "in %s: %s",
+                          cfg->ds_config, zs_cfg_ds_bf16_gap(cfg));
     if ((ds.offload_optimizer.pin_memory.from == ZS_DS_SET ||
          ds.offload_param.pin_memory.from == ZS_DS_SET) &&
         !zs_cfg_given_has(given, "pin-memory"))
