@@ -293,7 +293,7 @@ static const struct conf k_confs[] = {
     {"qwen2.5-7b", "4xH100", "deepspeed", 1, 1, 1, 0, 0},
     {"llama-3-8b", "8xA100", "deepspeed", 1, 1, 0, 0, 0},
     {"qwen3-30b-a3b", "8xH100", "deepspeed", 1, 1, 0, 0, 0}, /* MoE experts */
-    /* bf16 master weights + optimizer states (no offload only) */
+    /* bf16 master weights + optimizer states, on the GPU and offloaded */
     {"qwen2.5-7b", "8xH100", "deepspeed", 0, 0, 0, 1, 0},
     {"qwen2.5-7b", "2x8xH100", "deepspeed", 0, 0, 1, 1, 0},
     {"qwen2.5-7b", "1xH100", "deepspeed", 1, 0, 0, 1, 0},

@@ -574,6 +574,38 @@ static int closest_misses(const struct zs_plan *p, int shown[3])
     return n;
 }
 
+/* The candidate of x's search whose label, quoted and followed by sep,
+ * opens note (the first one a plan note names). */
+static const struct zs_candidate *note_first(const struct pl *x,
+                                             const char *note, const char *sep)
+{
+    char lab[200], want[260];
+    for (int i = 0; i < x->p.n; i++) {
+        zs_plan_cand_label(&x->p.cand[i], lab, sizeof lab);
+        snprintf(want, sizeof want, "'%s'%s", lab, sep);
+        if (!strncmp(note, want, strlen(want)))
+            return &x->p.cand[i];
+    }
+    return NULL;
+}
+
+/* c's configuration simulated afresh with DeepSpeed's bf16 master weights +
+ * bf16 optimizer states; it must fit. */
+static void sim_bf16(const struct pl *x, const struct zs_candidate *c,
+                     struct zs_sim_result *r)
+{
+    struct zs_err err = {0, ""};
+    struct zs_cfg f = c->cfg;
+    struct zs_setup su = {0};
+    f.param_dtype = f.param_dtype_resolved = ZS_DT_BF16;
+    f.opt_state_dtype = f.opt_state_dtype_resolved = ZS_DT_BF16;
+    su.model = &x->m;
+    su.cluster = &x->cl;
+    su.cfg = &f;
+    ck_assert_msg(zs_simulate(&su, NULL, r, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(r->oom.where, ZS_OOM_NONE);
+}
+
 /* The bf16 master-weights note (plan.c bf16_note): Qwen2.5-7B on 8xH100
  * with DeepSpeed and 200 GiB of host RAM rejects ZeRO-3 optimizer-offload
  * candidates for host RAM (fp32 masters, states and grads, 16 B per element
@@ -584,36 +616,19 @@ static int closest_misses(const struct zs_plan *p, int shown[3])
 START_TEST(test_plan_bf16_note)
 {
     struct pl x;
-    struct zs_err err = {0, ""};
-    const struct zs_candidate *c = NULL;
-    char lab[200], want[260];
+    const struct zs_candidate *c;
+    struct zs_sim_result r;
+    char tok[64];
     plan(&x, "7b", "8xH100", "host-ram=200GiB;framework=deepspeed");
     ck_assert_msg(x.p.bf16_note[0] != '\0', "no bf16 note");
-    for (int i = 0; i < x.p.n && !c; i++) {
-        zs_plan_cand_label(&x.p.cand[i], lab, sizeof lab);
-        snprintf(want, sizeof want, "'%s' (", lab);
-        if (!strncmp(x.p.bf16_note, want, strlen(want)))
-            c = &x.p.cand[i];
-    }
+    c = note_first(&x, x.p.bf16_note, " (");
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(c->status, ZS_CAND_HOST_OOM);
     ck_assert_int_eq(c->cfg.param_dtype_resolved, ZS_DT_FP32);
-    {
-        struct zs_cfg f = c->cfg;
-        struct zs_setup su = {0};
-        struct zs_sim_result r;
-        char tok[64];
-        f.param_dtype = f.param_dtype_resolved = ZS_DT_BF16;
-        f.opt_state_dtype = f.opt_state_dtype_resolved = ZS_DT_BF16;
-        su.model = &x.m;
-        su.cluster = &x.cl;
-        su.cfg = &f;
-        ck_assert_msg(zs_simulate(&su, NULL, &r, &err) == 0, "%s", err.msg);
-        ck_assert_int_eq(r.oom.where, ZS_OOM_NONE);
-        snprintf(tok, sizeof tok, "' (%.0f tok/s per GPU)",
-                 r.steady.tokens_per_s_per_gpu);
-        ck_assert_ptr_nonnull(strstr(x.p.bf16_note, tok));
-    }
+    sim_bf16(&x, c, &r);
+    snprintf(tok, sizeof tok, "' (%.0f tok/s per GPU)",
+             r.steady.tokens_per_s_per_gpu);
+    ck_assert_ptr_nonnull(strstr(x.p.bf16_note, tok));
     {
         char *js = zs_planout_json(&x.p, &x.m, &x.cl);
         ck_assert_ptr_nonnull(js);
@@ -631,39 +646,23 @@ END_TEST
 START_TEST(test_plan_bf16_faster)
 {
     struct pl x;
-    struct zs_err err = {0, ""};
-    const struct zs_candidate *c = NULL;
-    char lab[200], want[260];
+    const struct zs_candidate *c;
+    struct zs_sim_result r;
+    char tok[96];
+    double base;
     plan(&x, "7b", "8xH100", "framework=deepspeed");
     ck_assert_msg(x.p.bf16_faster_note[0] != '\0', "no bf16 faster note");
-    for (int i = 0; i < x.p.n && !c; i++) {
-        zs_plan_cand_label(&x.p.cand[i], lab, sizeof lab);
-        snprintf(want, sizeof want, "'%s': ", lab);
-        if (!strncmp(x.p.bf16_faster_note, want, strlen(want)))
-            c = &x.p.cand[i];
-    }
+    c = note_first(&x, x.p.bf16_faster_note, ": ");
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(c->status, ZS_CAND_FITS);
     ck_assert_int_eq(c->cfg.offload_optimizer, ZS_OFF_CPU);
-    {
-        struct zs_cfg f = c->cfg;
-        struct zs_setup su = {0};
-        struct zs_sim_result r;
-        char tok[96];
-        double base = c->res.steady.tokens_per_s_per_gpu;
-        f.param_dtype = f.param_dtype_resolved = ZS_DT_BF16;
-        f.opt_state_dtype = f.opt_state_dtype_resolved = ZS_DT_BF16;
-        su.model = &x.m;
-        su.cluster = &x.cl;
-        su.cfg = &f;
-        ck_assert_msg(zs_simulate(&su, NULL, &r, &err) == 0, "%s", err.msg);
-        ck_assert_int_eq(r.oom.where, ZS_OOM_NONE);
-        ck_assert(r.steady.tokens_per_s_per_gpu > base);
-        snprintf(tok, sizeof tok, "': %.0f tok/s per GPU (+%.1f %%)",
-                 r.steady.tokens_per_s_per_gpu,
-                 (r.steady.tokens_per_s_per_gpu / base - 1) * 100);
-        ck_assert_ptr_nonnull(strstr(x.p.bf16_faster_note, tok));
-    }
+    base = c->res.steady.tokens_per_s_per_gpu;
+    sim_bf16(&x, c, &r);
+    ck_assert(r.steady.tokens_per_s_per_gpu > base);
+    snprintf(tok, sizeof tok, "': %.0f tok/s per GPU (+%.1f %%)",
+             r.steady.tokens_per_s_per_gpu,
+             (r.steady.tokens_per_s_per_gpu / base - 1) * 100);
+    ck_assert_ptr_nonnull(strstr(x.p.bf16_faster_note, tok));
     zs_plan_release(&x.p);
 }
 END_TEST

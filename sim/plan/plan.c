@@ -796,6 +796,38 @@ static void note_fits(char *note, size_t cap, const struct zs_candidate *alts,
     }
 }
 
+/* Evaluates alts[0..n) (variants of rejected candidates: activation
+ * offload, bf16 master weights), writes their fits into note (note_fits)
+ * and, when nothing in the search fits, the best of them into "what would
+ * fit" as "<what>: 'label' fits, N tok/s per GPU, H host per node". */
+static int note_alt_fits(struct zs_plan *p, const struct worker *proto,
+                         struct zs_candidate *alt, int n, char *note,
+                         size_t cap, const char *what)
+{
+    const struct zs_candidate *best = NULL;
+    int rc = eval_alts(proto, alt, n);
+    if (rc)
+        return rc;
+    note_fits(note, cap, alt, n, NULL, NULL);
+    for (int k = 0; k < n; k++)
+        if (alt[k].status == ZS_CAND_FITS &&
+            (!best || alt[k].score > best->score))
+            best = &alt[k];
+    if (p->best < 0 && best && p->nsuggest < 6) {
+        char lab[200], h[32];
+        int64_t host = best->res.steady.peak_host_per_node >
+                               best->res.first.peak_host_per_node
+                           ? best->res.steady.peak_host_per_node
+                           : best->res.first.peak_host_per_node;
+        zs_plan_cand_label(best, lab, sizeof lab);
+        snprintf(p->suggestion[p->nsuggest++], 256,
+                 "%.60s: '%.140s' fits, %.0f tok/s per GPU, %s host per node",
+                 what, lab, best->res.steady.tokens_per_s_per_gpu,
+                 zs_fmt_bytes(h, sizeof h, host));
+    }
+    return 0;
+}
+
 /* --alloc-conf default: re-simulates the candidates rejected for
  * fragmentation (enough free memory by count, not by blocks) with
  * expandable_segments and names those that then fit (engine/pool.c). */
@@ -835,7 +867,6 @@ out:
 static int act_offload_search(struct zs_plan *p, const struct worker *proto)
 {
     struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
-    const struct zs_candidate *best = NULL;
     int n = 0, rc = ZS_ENOMEM;
     p->act_note[0] = '\0';
     if (!alt)
@@ -853,26 +884,8 @@ static int act_offload_search(struct zs_plan *p, const struct worker *proto)
             alt[n].cfg.cpu_checkpointing = true;
         n++;
     }
-    rc = eval_alts(proto, alt, n);
-    if (!rc)
-        note_fits(p->act_note, sizeof p->act_note, alt, n, NULL, NULL);
-    for (int k = 0; !rc && k < n; k++)
-        if (alt[k].status == ZS_CAND_FITS &&
-            (!best || alt[k].score > best->score))
-            best = &alt[k];
-    if (!rc && p->best < 0 && best && p->nsuggest < 6) {
-        char lab[200], h[32];
-        int64_t host = best->res.steady.peak_host_per_node >
-                               best->res.first.peak_host_per_node
-                           ? best->res.steady.peak_host_per_node
-                           : best->res.first.peak_host_per_node;
-        zs_plan_cand_label(best, lab, sizeof lab);
-        snprintf(p->suggestion[p->nsuggest++], 256,
-                 "activation offload: '%.160s' fits, %.0f tok/s per GPU, %s "
-                 "host per node",
-                 lab, best->res.steady.tokens_per_s_per_gpu,
-                 zs_fmt_bytes(h, sizeof h, host));
-    }
+    rc = note_alt_fits(p, proto, alt, n, p->act_note, sizeof p->act_note,
+                       "activation offload");
 out:
     zs_free(alt);
     return rc;
@@ -924,7 +937,6 @@ static bool bf16_note_cand(const struct zs_model *m,
 static int bf16_note(struct zs_plan *p, const struct worker *proto)
 {
     struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
-    const struct zs_candidate *best = NULL;
     int n = 0, rc = ZS_ENOMEM;
     p->bf16_note[0] = '\0';
     if (!alt)
@@ -938,26 +950,9 @@ static int bf16_note(struct zs_plan *p, const struct worker *proto)
         bf16_cfg(&alt[n].cfg);
         n++;
     }
-    rc = eval_alts(proto, alt, n);
-    if (!rc)
-        note_fits(p->bf16_note, sizeof p->bf16_note, alt, n, NULL, NULL);
-    for (int k = 0; !rc && k < n; k++)
-        if (alt[k].status == ZS_CAND_FITS &&
-            (!best || alt[k].score > best->score))
-            best = &alt[k];
-    if (!rc && p->best < 0 && best && p->nsuggest < 6) {
-        char lab[200], h[32];
-        int64_t host = best->res.steady.peak_host_per_node >
-                               best->res.first.peak_host_per_node
-                           ? best->res.steady.peak_host_per_node
-                           : best->res.first.peak_host_per_node;
-        zs_plan_cand_label(best, lab, sizeof lab);
-        snprintf(p->suggestion[p->nsuggest++], 256,
-                 "bf16 master weights + optimizer states (--param-dtype "
-                 "bf16): '%.140s' fits, %.0f tok/s per GPU, %s host per node",
-                 lab, best->res.steady.tokens_per_s_per_gpu,
-                 zs_fmt_bytes(h, sizeof h, host));
-    }
+    rc = note_alt_fits(p, proto, alt, n, p->bf16_note, sizeof p->bf16_note,
+                       "bf16 master weights + optimizer states (--param-dtype "
+                       "bf16)");
 out:
     zs_free(alt);
     return rc;

@@ -811,37 +811,32 @@ static int32_t fp32_grads_gpu_cast(struct ds *s, int64_t part, int32_t t,
                                    bool pin)
 {
     struct zs_bctx *b = s->b;
-    int32_t f32;
-    if (s->mb == 2) {
-        /* bf16 master weights (0.18.3+): `fp32_grad_tensor.copy_(
-         * grad_buffer.to(dtype=master_weights_and_grads_dtype))`
-         * (_offload_grad_partition_at_boundary, stage3.py :1406-1407 at
-         * edaa722): .to(bf16) of the bf16 partition is the partition
-         * itself, so nothing is upcast and 2 B per element cross PCIe into
-         * the host's bf16 gradient */
-        t = zs_t_pcie(b, s->q_red, 1, (double)part * 2, pin || s->nvme,
-                      "D2H bf16 grads (master dtype)", -1, t, -1);
-        if (s->nvme)
-            nvme_swap_grads(s, part, t);
-        if (!zs_ds_at_least(&b->c->ds_version, 0, 19, 5))
-            zs_t_mark(b, b->q_host, "host waits grad D2H", t, b->last_host,
-                      -1);
-        return t;
+    bool f32b = s->mb == 4;
+    int32_t f32 = -1;
+    /* bf16 master weights (0.18.3+): `fp32_grad_tensor.copy_(
+     * grad_buffer.to(dtype=master_weights_and_grads_dtype))`
+     * (_offload_grad_partition_at_boundary, stage3.py :1406-1407 at
+     * edaa722): .to(bf16) of the bf16 partition is the partition itself, so
+     * nothing is upcast and 2 B per element cross PCIe into the host's bf16
+     * gradient */
+    if (f32b) {
+        f32 = zs_t_alloc(b, s->q_red, b->p_gpu, part * 4, 0,
+                         "fp32 grad upcast", -1, t);
+        t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
+                         "upcast grads", -1, f32, -1);
     }
-    f32 = zs_t_alloc(b, s->q_red, b->p_gpu, part * 4, 0, "fp32 grad upcast",
-                     -1, t);
-    t = zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
-                     "upcast grads", -1, f32, -1);
-    t = zs_t_pcie(b, s->q_red, 1, (double)part * 4, pin || s->nvme,
-                  "D2H fp32 grads", -1, t, -1);
+    t = zs_t_pcie(b, s->q_red, 1, (double)part * s->mb, pin || s->nvme,
+                  f32b ? "D2H fp32 grads" : "D2H bf16 grads (master dtype)",
+                  -1, t, -1);
     if (s->nvme)
         nvme_swap_grads(s, part, t);
     /* v0.16: .copy_(non_blocking=False) blocks the host inside the
      * backward hook; from 0.19.5 non_blocking=True (PR #8207) */
     if (!zs_ds_at_least(&b->c->ds_version, 0, 19, 5))
-        zs_t_mark(b, b->q_host, "host waits fp32 grad D2H", t, b->last_host,
-                  -1);
-    return zs_t_free(b, s->q_red, f32, t);
+        zs_t_mark(b, b->q_host,
+                  f32b ? "host waits fp32 grad D2H" : "host waits grad D2H", t,
+                  b->last_host, -1);
+    return f32b ? zs_t_free(b, s->q_red, f32, t) : t;
 }
 
 /* The largest trained tensor's elements, as a unit's trainable elements
