@@ -663,6 +663,12 @@ START_TEST(test_plan_bf16_faster)
              r.steady.tokens_per_s_per_gpu,
              (r.steady.tokens_per_s_per_gpu / base - 1) * 100);
     ck_assert_ptr_nonnull(strstr(x.p.bf16_faster_note, tok));
+    {
+        char *js = zs_planout_json(&x.p, &x.m, &x.cl);
+        ck_assert_ptr_nonnull(js);
+        ck_assert_ptr_nonnull(strstr(js, "\"bf16_master_faster\""));
+        zs_free(js);
+    }
     zs_plan_release(&x.p);
 }
 END_TEST
