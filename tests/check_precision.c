@@ -537,6 +537,34 @@ START_TEST(test_deepspeed_bf16_master_nvme)
 }
 END_TEST
 
+/* Before 0.19.1 (PR #8010) DeepSpeed's offloaded DeepSpeedCPUAdam makes
+ * fp32 moments whatever bf16_optimizer_states says: '--param-dtype bf16'
+ * with the optimizer on the CPU resolves to fp32 states there (host 8T,
+ * as the master flag alone), to bf16 from 0.19.1 (4T); without offload bf16
+ * either way. */
+START_TEST(test_deepspeed_bf16_states_offload_version)
+{
+    const int64_t T = 951952064;
+    struct zt_run o, n, g;
+    sim(&o, DS7B_8 "offload-optimizer=cpu;param-dtype=bf16;"
+                   "deepspeed-version=0.19.0",
+        false);
+    sim(&n, DS7B_8 "offload-optimizer=cpu;param-dtype=bf16;"
+                   "deepspeed-version=0.19.1",
+        false);
+    ck_assert_int_eq(o.cfg.opt_state_dtype_resolved, ZS_DT_FP32);
+    ck_assert_int_eq(n.cfg.opt_state_dtype_resolved, ZS_DT_BF16);
+    ck_assert_int_eq(
+        host_live_bytes(&o.res.first, "Adam exp_avg + exp_avg_sq (fp32"),
+        8 * T);
+    ck_assert_int_eq(
+        host_live_bytes(&n.res.first, "Adam exp_avg + exp_avg_sq (bf16"),
+        4 * T);
+    zt_resolve(&g, NULL, DS7B_8 "param-dtype=bf16;deepspeed-version=0.19.0");
+    ck_assert_int_eq(g.cfg.opt_state_dtype_resolved, ZS_DT_BF16);
+}
+END_TEST
+
 /* What DeepSpeed's precision config allows (config.c
  * check_deepspeed_policy): each refusal names the flag and what works. */
 START_TEST(test_deepspeed_policy_rejections)
@@ -559,8 +587,15 @@ START_TEST(test_deepspeed_policy_rejections)
          "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
          "optimizer states): with the optimizer on NVMe the swapper allocates "
          "every state's buffer in the master's dtype, so fp32 states under "
-         "bf16 master weights are not modelled (set bf16_optimizer_states "
-         "too); or use '--param-dtype fp32'"},
+         "bf16 master weights are not modelled (bf16 states need "
+         "bf16_optimizer_states and, offloaded, DeepSpeed 0.19.1); or use "
+         "'--param-dtype fp32'"},
+        {"param-dtype=bf16;opt-state-dtype=bf16;offload-optimizer=cpu;"
+         "deepspeed-version=0.19.0",
+         "'--opt-state-dtype bf16' with the optimizer offloaded and DeepSpeed "
+         "0.19.0: DeepSpeedCPUAdam keeps bf16 moments from 0.19.1 (PR #8010), "
+         "before it makes fp32 ones whatever bf16_optimizer_states says; use "
+         "'--opt-state-dtype auto' or a later '--deepspeed-version'"},
         {"param-dtype=bf16;offload-optimizer=cpu;cpu-optimizer=torch-loop",
          "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
          "optimizer states): the offloaded optimizer must be "
@@ -650,6 +685,7 @@ Suite *suite_precision(void)
     tcase_add_test(core, test_deepspeed_bf16_master_offload);
     tcase_add_test(core, test_deepspeed_bf16_master_zero2_offload);
     tcase_add_test(core, test_deepspeed_bf16_master_nvme);
+    tcase_add_test(core, test_deepspeed_bf16_states_offload_version);
     tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
     tcase_add_test(core, test_dtype_helpers);
     tcase_add_test(core, test_choice_names);

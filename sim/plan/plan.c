@@ -893,11 +893,11 @@ out:
 
 /* DeepSpeed's bf16 master weights + optimizer states (--param-dtype bf16,
  * docs/trainer.md): the candidates with the optimizer on the CPU rejected
- * for host RAM that zsim can simulate with them (a release that has them,
- * 0.18.3 / PR #7700, and an offload zs_cfg_ds_bf16_gap accepts) are
- * simulated again in bf16; those
- * that fit go into p->bf16_note, and into "what would fit" when nothing
- * else does.  They are not ranked with the rest: the master weights and
+ * for host RAM that zsim can simulate with them (a release that keeps
+ * offloaded states in bf16, 0.19.1 / PR #8010, and an offload
+ * zs_cfg_ds_bf16_gap accepts) are simulated again in bf16; those that fit
+ * go into p->bf16_note, and into "what would fit" when nothing else
+ * does.  They are not ranked with the rest: the master weights and
  * Adam's moments then round to bf16 at every step, a numerical choice the
  * user makes. */
 /* f with DeepSpeed's bf16 master weights + bf16 optimizer states, as
@@ -905,7 +905,8 @@ out:
 static void bf16_cfg(struct zs_cfg *f)
 {
     f->param_dtype = f->param_dtype_resolved = ZS_DT_BF16;
-    f->opt_state_dtype = f->opt_state_dtype_resolved = ZS_DT_BF16;
+    f->opt_state_dtype = ZS_DT_AUTO;
+    f->opt_state_dtype_resolved = zs_cfg_opt_state_auto(f);
 }
 
 static bool bf16_note_cand(const struct zs_model *m,
@@ -915,7 +916,7 @@ static bool bf16_note_cand(const struct zs_model *m,
     int64_t t;
     if (c->status != ZS_CAND_HOST_OOM || f->framework != ZS_FW_DEEPSPEED ||
         f->param_dtype_resolved == ZS_DT_BF16 ||
-        !zs_ds_at_least(&f->ds_version, 0, 18, 3) || zs_cfg_ds_bf16_gap(f))
+        !zs_ds_at_least(&f->ds_version, 0, 19, 1) || zs_cfg_ds_bf16_gap(f))
         return false;
     /* a lower bound of the bf16 run's host peak per node, to skip what
      * cannot fit: by the end of its first step every rank holds, for the
@@ -977,7 +978,7 @@ static int bf16_faster(struct zs_plan *p, const struct worker *proto)
         if (f->framework != ZS_FW_DEEPSPEED ||
             f->offload_optimizer == ZS_OFF_NONE ||
             f->param_dtype_resolved == ZS_DT_BF16 ||
-            !zs_ds_at_least(&f->ds_version, 0, 18, 3) || zs_cfg_ds_bf16_gap(f))
+            !zs_ds_at_least(&f->ds_version, 0, 19, 1) || zs_cfg_ds_bf16_gap(f))
             continue;
         alt[n] = *c;
         alt[n].reason[0] = '\0';

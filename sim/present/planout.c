@@ -253,14 +253,14 @@ static void notes_block(const struct zs_plan *p, FILE *out)
     if (p->bf16_note[0])
         fprintf(out,
                 "\nwith DeepSpeed's bf16 master weights + optimizer states "
-                "(--param-dtype bf16, DeepSpeed >= 0.18.3; the update rounds "
+                "(--param-dtype bf16, DeepSpeed >= 0.19.1; the update rounds "
                 "to bf16, docs/trainer.md) these rejected for host RAM fit: "
                 "%s\n",
                 p->bf16_note);
     if (p->bf16_faster_note[0])
         fprintf(out,
                 "\nwith DeepSpeed's bf16 master weights + optimizer states "
-                "(--param-dtype bf16, DeepSpeed >= 0.18.3; the update rounds "
+                "(--param-dtype bf16, DeepSpeed >= 0.19.1; the update rounds "
                 "to bf16, docs/trainer.md) these run faster: %s\n",
                 p->bf16_faster_note);
     if (p->best < 0 && p->nsuggest) {

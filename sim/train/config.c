@@ -759,14 +759,35 @@ static int check_offload_ratio(const struct zs_cfg *c, struct zs_err *err)
  * (partitioned_optimizer_swapper.py :72-90 at edaa722) from a
  * SwapBufferManager that asserts that dtype (swap_tensor/utils.py :201-202);
  * with bf16 states zero.c swaps them all in bf16. */
+/* DeepSpeed's optimizer offload made DeepSpeedCPUAdam with its default
+ * fp32_optimizer_states=True whatever bf16_optimizer_states said until PR
+ * #8010 (3c337b54, first in v0.19.1; engine.py at v0.19.0 :1677-1680 passes
+ * no such argument, at edaa722 :2108-2135 it passes False with the flag). */
+static bool ds_cpu_bf16_states(const struct zs_cfg *c)
+{
+    return c->framework != ZS_FW_DEEPSPEED ||
+           c->offload_optimizer == ZS_OFF_NONE ||
+           zs_ds_at_least(&c->ds_version, 0, 19, 1);
+}
+
+int zs_cfg_opt_state_auto(const struct zs_cfg *c)
+{
+    if (c->param_dtype_resolved == ZS_DT_BF16 && !ds_cpu_bf16_states(c))
+        return ZS_DT_FP32;
+    return c->param_dtype_resolved;
+}
+
 const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *c)
 {
-    if (c->offload_optimizer == ZS_OFF_NVME &&
-        c->opt_state_dtype != ZS_DT_AUTO && c->opt_state_dtype != ZS_DT_BF16)
+    /* the states under a bf16 master: as asked, else as auto resolves */
+    int st = c->opt_state_dtype != ZS_DT_AUTO ? c->opt_state_dtype
+             : ds_cpu_bf16_states(c)          ? ZS_DT_BF16
+                                              : ZS_DT_FP32;
+    if (c->offload_optimizer == ZS_OFF_NVME && st != ZS_DT_BF16)
         return "with the optimizer on NVMe the swapper allocates every "
                "state's buffer in the master's dtype, so fp32 states under "
-               "bf16 master weights are not modelled (set "
-               "bf16_optimizer_states too)";
+               "bf16 master weights are not modelled (bf16 states need "
+               "bf16_optimizer_states and, offloaded, DeepSpeed 0.19.1)";
     if (c->offload_optimizer != ZS_OFF_NONE &&
         c->cpu_optimizer != ZS_CPUOPT_AUTO &&
         c->cpu_optimizer != ZS_CPUOPT_DS_CPU_ADAM)
@@ -805,6 +826,15 @@ static int check_deepspeed_policy(const struct zs_cfg *c, struct zs_err *err)
      * at edaa722); the master flag alone keeps fp32 states, which
      * _configure_master_weights allows only with ZeRO-Offload and
      * DeepSpeedCPUAdam (base_optimizer.py, stage3.py :294-297) */
+    if (c->opt_state_dtype_resolved == ZS_DT_BF16 && !ds_cpu_bf16_states(c))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--opt-state-dtype bf16' with the optimizer "
+                          "offloaded and DeepSpeed %d.%d.%d: DeepSpeedCPUAdam "
+                          "keeps bf16 moments from 0.19.1 (PR #8010), before "
+                          "it makes fp32 ones whatever bf16_optimizer_states "
+                          "says; use '--opt-state-dtype auto' or a later "
+                          "'--deepspeed-version'",
+                          v->major, v->minor, v->patch);
     if (c->opt_state_dtype_resolved == ZS_DT_BF16 &&
         c->param_dtype_resolved != ZS_DT_BF16)
         return zs_err_set(err, ZS_EUSAGE,
@@ -1363,7 +1393,7 @@ static int resolve_trainer_defaults(struct zs_cfg *c, struct zs_err *err)
         c->reduce_dtype_resolved =
             c->trainer == ZS_TRAINER_TORCHTITAN ? ZS_DT_FP32 : ZS_DT_BF16;
     c->opt_state_dtype_resolved = c->opt_state_dtype == ZS_DT_AUTO
-                                      ? c->param_dtype_resolved
+                                      ? zs_cfg_opt_state_auto(c)
                                       : c->opt_state_dtype;
     /* torch's optimizers (FSDP2's trainers) keep their states in the
      * param's dtype: zeros_like(p) in torch/optim/adamw.py */

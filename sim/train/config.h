@@ -365,6 +365,10 @@ int zs_cfg_param_bytes(const struct zs_cfg *cfg);
  * message), or NULL when they can (config.c check_deepspeed_policy has the
  * sources; setup.c words it for a --ds-config). */
 const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *cfg);
+/* What opt_state_dtype "auto" resolves to: the param dtype, but fp32 under
+ * DeepSpeed's bf16 master weights with the optimizer offloaded before 0.19.1
+ * (DeepSpeedCPUAdam's default fp32 moments; config.c has the source). */
+int zs_cfg_opt_state_auto(const struct zs_cfg *cfg);
 int zs_cfg_reduce_bytes(const struct zs_cfg *cfg);
 /* Whether FSDP2 keeps every parameter's unsharded gradient on the GPU across
  * the micro-steps of an accumulation and reduce-scatters once per step: the

@@ -184,10 +184,13 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
     if (ds.bf16_master_weights_and_grads.v &&
         !zs_cfg_given_has(given, "param-dtype"))
         cfg->param_dtype = ZS_DT_BF16;
+    /* bf16_optimizer_states is "auto": DeepSpeed's own choice of states for
+     * the release and offload (zs_cfg_opt_state_auto: before 0.19.1 an
+     * offloaded DeepSpeedCPUAdam makes fp32 moments whatever it says) */
     if (ds.bf16_master_weights_and_grads.v &&
         !zs_cfg_given_has(given, "opt-state-dtype"))
         cfg->opt_state_dtype =
-            ds.bf16_optimizer_states.v ? ZS_DT_BF16 : ZS_DT_FP32;
+            ds.bf16_optimizer_states.v ? ZS_DT_AUTO : ZS_DT_FP32;
     if (ds.bf16_master_weights_and_grads.v && zs_cfg_ds_bf16_gap(cfg))
         return zs_err_set(err, ZS_EINPUT,
                           "unsupported 'bf16.bf16_master_weights_and_grads' "
