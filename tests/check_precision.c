@@ -565,6 +565,23 @@ START_TEST(test_deepspeed_bf16_states_offload_version)
 }
 END_TEST
 
+/* A --ds-config's two bf16 keys: '--param-dtype bf16' from 0.18.3; a
+ * release before it reads neither (fp32 masters), as setup.c takes it. */
+START_TEST(test_deepspeed_bf16_keys_by_release)
+{
+    struct zt_run n, o;
+    zt_resolve(&n, NULL,
+               "model=7b;ds-config=tests/data/good/ds-bf16-master.json");
+    zt_resolve(&o, NULL,
+               "model=7b;ds-config=tests/data/good/ds-bf16-master.json;"
+               "deepspeed-version=0.16.0");
+    ck_assert_int_eq(n.cfg.param_dtype_resolved, ZS_DT_BF16);
+    ck_assert_int_eq(n.cfg.opt_state_dtype_resolved, ZS_DT_BF16);
+    ck_assert_int_eq(o.cfg.param_dtype_resolved, ZS_DT_FP32);
+    ck_assert_int_eq(o.cfg.opt_state_dtype_resolved, ZS_DT_FP32);
+}
+END_TEST
+
 /* What DeepSpeed's precision config allows (config.c
  * check_deepspeed_policy): each refusal names the flag and what works. */
 START_TEST(test_deepspeed_policy_rejections)
@@ -686,6 +703,7 @@ Suite *suite_precision(void)
     tcase_add_test(core, test_deepspeed_bf16_master_zero2_offload);
     tcase_add_test(core, test_deepspeed_bf16_master_nvme);
     tcase_add_test(core, test_deepspeed_bf16_states_offload_version);
+    tcase_add_test(core, test_deepspeed_bf16_keys_by_release);
     tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
     tcase_add_test(core, test_dtype_helpers);
     tcase_add_test(core, test_choice_names);

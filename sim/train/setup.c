@@ -163,8 +163,15 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
      * (zs_cfg_ds_bf16_gap); the master flag alone keeps fp32 states
      * ('--opt-state-dtype fp32'), which DeepSpeed allows only with the
      * optimizer offloaded; the states flag alone DeepSpeed refuses
-     * (runtime/config.py at edaa722 :1049).  After the offload ratio and the CPU optimizer above, which
-     * it reads. */
+     * (runtime/config.py at edaa722 :1049).  After the offload ratio and
+     * the CPU optimizer above, which it reads. */
+    /* a release before 0.18.3 reads neither key (its bf16 section is read
+     * key by key, runtime/config.py get_bfloat16_enabled at v0.16.0): the
+     * run keeps fp32 masters, as zsim then does */
+    if (!zs_ds_key_read_by("bf16.bf16_master_weights_and_grads",
+                           &cfg->ds_version))
+        ds.bf16_master_weights_and_grads.v = ds.bf16_optimizer_states.v =
+            false;
     if (ds.bf16_optimizer_states.v && !ds.bf16_master_weights_and_grads.v)
         return zs_err_set(
             err, ZS_EINPUT,
