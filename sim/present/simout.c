@@ -443,6 +443,12 @@ static void ds_estimate_lines(const struct zs_simout *o, FILE *out)
                          ? r->steady.peak_host_per_node
                          : r->first.peak_host_per_node) /
                 (double)eh);
+    /* the estimator (runtime/zero/stage3.py
+     * estimate_zero3_model_states_mem_needs) knows only fp32 masters */
+    if (o->su->cfg->param_dtype_resolved == ZS_DT_BF16)
+        fprintf(out, "  it counts fp32 master weights and optimizer states; "
+                     "this run keeps the masters in bf16 (--param-dtype "
+                     "bf16)\n");
 }
 
 void zs_simout_print(const struct zs_simout *o, FILE *out)
