@@ -582,6 +582,32 @@ START_TEST(test_deepspeed_bf16_keys_by_release)
 }
 END_TEST
 
+/* Twin-Flow under bf16 master weights + states: Qwen2.5-72B on 8xH100, T =
+ * 9.09 G elements per rank in ten 1e9-element sub-groups; ratio 0.7 puts
+ * int(0.3 x 10) = 2 on the GPU (0.18.0 on: the first ones), 2e9 elements:
+ * their bf16 master (.to() is the partition, only the clone is made) and
+ * bf16 gradient take 4e9 B each, the backup AdamW's bf16 states 8e9 B;
+ * fp32 takes twice as much, and the step is shorter. */
+START_TEST(test_deepspeed_bf16_master_twin)
+{
+    struct zt_run f, b;
+    sim(&f, "model=qwen2.5-72b;gpus=8xH100;framework=deepspeed;zero=3;"
+            "offload-optimizer=cpu;grad-accum=8;offload-ratio=0.7",
+        false);
+    sim(&b, "model=qwen2.5-72b;gpus=8xH100;framework=deepspeed;zero=3;"
+            "offload-optimizer=cpu;grad-accum=8;offload-ratio=0.7;"
+            "param-dtype=bf16",
+        false);
+    ck_assert_int_eq(live_bytes(&b.res.steady, "bf16 master params (Twin-Flow"),
+                     4000000000LL);
+    ck_assert_int_eq(live_bytes(&b.res.steady, "bf16 grads (sub-group, Twin"),
+                     4000000000LL);
+    ck_assert_int_eq(live_bytes(&b.res.steady, "Adam exp_avg + exp_avg_sq (bf16"),
+                     8000000000LL);
+    ck_assert_int_lt(b.res.steady.time_ns, f.res.steady.time_ns);
+}
+END_TEST
+
 /* What DeepSpeed's precision config allows (config.c
  * check_deepspeed_policy): each refusal names the flag and what works. */
 START_TEST(test_deepspeed_policy_rejections)
@@ -619,10 +645,14 @@ START_TEST(test_deepspeed_policy_rejections)
          "DeepSpeedCPUAdam, DeepSpeed asserts \"Master weights feature "
          "requires ZeRO-3 Offload with DeepSpeedCPUAdam.\"; or use "
          "'--param-dtype fp32'"},
-        {"param-dtype=bf16;offload-optimizer=cpu;offload-ratio=0.5",
+        {"param-dtype=bf16;opt-state-dtype=fp32;offload-optimizer=cpu;"
+         "offload-ratio=0.5",
          "'--param-dtype bf16' with DeepSpeed (bf16 master weights and "
-         "optimizer states): Twin-Flow's GPU sub-groups (offload ratio below "
-         "1) are not modelled yet; or use '--param-dtype fp32'"},
+         "optimizer states): with Twin-Flow (offload ratio below 1) the GPU "
+         "sub-groups' torch AdamW keeps bf16 states beside DeepSpeedCPUAdam's "
+         "fp32 ones, which is not modelled (bf16 states need "
+         "bf16_optimizer_states and, offloaded, DeepSpeed 0.19.1); or use "
+         "'--param-dtype fp32'"},
         {"opt-state-dtype=bf16",
          "'--opt-state-dtype bf16' with DeepSpeed needs '--param-dtype bf16': "
          "DeepSpeed asserts \"bf16_optimizer_states requires "
@@ -704,6 +734,7 @@ Suite *suite_precision(void)
     tcase_add_test(core, test_deepspeed_bf16_master_nvme);
     tcase_add_test(core, test_deepspeed_bf16_states_offload_version);
     tcase_add_test(core, test_deepspeed_bf16_keys_by_release);
+    tcase_add_test(core, test_deepspeed_bf16_master_twin);
     tcase_add_test(core, test_pcie_and_reduce_bytes_follow_dtype);
     tcase_add_test(core, test_dtype_helpers);
     tcase_add_test(core, test_choice_names);

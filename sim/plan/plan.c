@@ -1026,7 +1026,8 @@ static double twin_ratio(const struct zs_cfg *c, int64_t n, int64_t m)
  * the CPU under DeepSpeedCPUAdam, no ratio and room for a sub-group are
  * simulated again with the ratio that moves as many whole sub-groups to the
  * GPU as their GPU headroom holds (16 B per element: fp32 master and
- * gradient, the backup AdamW's two states; zero.c init_twin_gpu) and with one
+ * gradient, the backup AdamW's two states; 8 B under bf16 master weights;
+ * zero.c init_twin_gpu) and with one
  * fewer; the faster of the two, where it beats its candidate, goes into
  * p->twin_note (one entry per candidate, three at most).  They are not
  * ranked with the rest: the search does not sweep the ratio. */
@@ -1057,7 +1058,7 @@ static int twin_note(struct zs_plan *p, const struct worker *proto)
             !zs_ds_at_least(&f->ds_version, 0, 12, 3) || ng < 2)
             continue;
         room = c->res.gpu_capacity_bytes - peak;
-        m = room > 0 ? room / (16 * sub) : 0;
+        m = room > 0 ? room / (4 * zs_cfg_param_bytes(f) * sub) : 0;
         if (m > ng - 1)
             m = ng - 1;
         if (m < 1)

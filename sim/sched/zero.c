@@ -1004,6 +1004,12 @@ static int32_t fp32_grads_twin_gpu(struct ds *s, int64_t part, int32_t t)
     struct zs_bctx *b = s->b;
     const struct zs_ds_version *v = &b->c->ds_version;
     int32_t f32;
+    /* bf16 master weights: copy_(grad_buffer.to(bf16)) of a bf16 tensor
+     * into the bf16 GPU gradient (stage3.py :1406-1407 at edaa722) */
+    if (s->mb == 2)
+        return zs_t_gpu_mem(b, s->q_red, (double)part * 4, ZS_CLS_COPY,
+                            "bf16 grads into the GPU sub-groups (Twin-Flow)",
+                            -1, t, -1);
     if (!zs_ds_at_least(v, 0, 15, 4))
         return zs_t_gpu_mem(b, s->q_red, (double)part * 6, ZS_CLS_COPY,
                             "grads to fp32 (Twin-Flow GPU sub-groups)", -1, t,
@@ -1714,16 +1720,29 @@ static void step_twin_gpu(struct ds *s, bool first, int64_t e)
     int32_t t = b->last_host;
     if (first && !eager_states(s))
         alloc_states(s, e, false, t);
-    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 8, ZS_CLS_COPY,
-                     "unscale and clip fp32 grads", -1, t, -1);
+    t = zs_t_gpu_mem(b, b->q_comp, (double)e * 2 * s->mb, ZS_CLS_COPY,
+                     s->mb == 4 ? "unscale and clip fp32 grads"
+                                : "unscale and clip bf16 grads",
+                     -1, t, -1);
     t = zs_t_gpu_mem(b, b->q_comp,
-                     (double)e * zs_gpu_opt_elem_bytes(b->c, e, 4), ZS_CLS_OPT,
-                     "GPU AdamW (Twin-Flow)", -1, t, -1);
-    if (s->off_param)
+                     (double)e * zs_gpu_opt_elem_bytes(b->c, e, s->mb),
+                     ZS_CLS_OPT, "GPU AdamW (Twin-Flow)", -1, t, -1);
+    /* under bf16 master weights the copy_ into the bf16 partition converts
+     * nothing: on the GPU 2 + 2 B, into the pinned flat buffer a blocking
+     * D2H of the bf16 master */
+    if (s->off_param && s->mb == 2)
+        zs_t_mark(b, b->q_host, "host waits updated params",
+                  zs_t_pcie(b, b->q_comp, 1, (double)e * 2, true,
+                            "D2H updated bf16 master into pinned buffer", -1,
+                            t, -1),
+                  b->last_host, -1);
+    else if (s->off_param)
         d2h_converted_on_cpu(s, b->q_comp, e, 4, &nm, t);
     else
-        zs_t_gpu_mem(b, b->q_comp, (double)e * 6, ZS_CLS_COPY,
-                     "fp32 -> bf16 params (GPU)", -1, t, -1);
+        zs_t_gpu_mem(b, b->q_comp, (double)e * (s->mb + 2), ZS_CLS_COPY,
+                     s->mb == 4 ? "fp32 -> bf16 params (GPU)"
+                                : "bf16 master -> bf16 params (GPU)",
+                     -1, t, -1);
 }
 
 /* One sub-group's step on the CPU (optimizer offload), with its NVMe swaps;
@@ -2164,13 +2183,19 @@ static void init_host_optimizer(struct ds *s)
             if (sg_on_gpu(s, i, sub)) {
                 /* the GPU gradient's CPU zeros and their pinned copy, both
                  * dropped once moved (init_twin_gpu) */
-                int32_t z = zs_t_alloc(b, q, b->p_host, e * 4, 0,
-                                       "fp32 grad zeros (transient)", -1, -1);
+                int32_t z = zs_t_alloc(b, q, b->p_host, e * s->mb, 0,
+                                       s->mb == 4 ? "fp32 grad zeros (transient)"
+                                                  : "bf16 grad zeros (transient)",
+                                       -1, -1);
                 if (pin_o)
                     zs_t_free(b, q,
-                              zs_t_alloc(b, q, b->p_host, e * 4,
+                              zs_t_alloc(b, q, b->p_host, e * s->mb,
                                          ZS_ALLOC_PINNED,
-                                         "fp32 grad zeros, pinned (transient)",
+                                         s->mb == 4
+                                             ? "fp32 grad zeros, pinned "
+                                               "(transient)"
+                                             : "bf16 grad zeros, pinned "
+                                               "(transient)",
                                          -1, -1),
                               -1);
                 zs_t_free(b, q, z, -1);
@@ -2269,6 +2294,13 @@ static void init_twin_gpu(struct ds *s)
         int32_t cv;
         if (!sg_on_gpu(s, i, sub))
             continue;
+        /* under bf16 master weights .to(device, bf16) of the bf16 GPU
+         * partition is the partition itself: only the clone is made */
+        if (s->mb == 2) {
+            zs_t_alloc(b, b->q_comp, b->p_gpu, e * 2, 0,
+                       "bf16 master params (Twin-Flow GPU sub-group)", -1, -1);
+            continue;
+        }
         cv = zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
                         "fp32 master conversion (transient)", -1, -1);
         zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
@@ -2278,8 +2310,10 @@ static void init_twin_gpu(struct ds *s)
     for (int64_t i = 0; s->twin && i < nsub; i++) {
         int64_t e = (i == nsub - 1) ? T - i * sub : sub;
         if (sg_on_gpu(s, i, sub))
-            zs_t_alloc(b, b->q_comp, b->p_gpu, e * 4, 0,
-                       "fp32 grads (sub-group, Twin-Flow GPU)", -1, -1);
+            zs_t_alloc(b, b->q_comp, b->p_gpu, e * s->mb, 0,
+                       s->mb == 4 ? "fp32 grads (sub-group, Twin-Flow GPU)"
+                                  : "bf16 grads (sub-group, Twin-Flow GPU)",
+                       -1, -1);
     }
 }
 

@@ -794,9 +794,14 @@ const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *c)
         return "the offloaded optimizer must be DeepSpeedCPUAdam, DeepSpeed "
                "asserts \"Master weights feature requires ZeRO-3 Offload "
                "with DeepSpeedCPUAdam.\"";
-    if (c->offload_ratio < 1.0)
-        return "Twin-Flow's GPU sub-groups (offload ratio below 1) are not "
-               "modelled yet";
+    /* Twin-Flow's backup torch.optim.AdamW makes its states in the param's
+     * dtype (zeros_like), the bf16 master's, whatever DeepSpeedCPUAdam's
+     * are */
+    if (c->offload_ratio < 1.0 && st != ZS_DT_BF16)
+        return "with Twin-Flow (offload ratio below 1) the GPU sub-groups' "
+               "torch AdamW keeps bf16 states beside DeepSpeedCPUAdam's fp32 "
+               "ones, which is not modelled (bf16 states need "
+               "bf16_optimizer_states and, offloaded, DeepSpeed 0.19.1)";
     return NULL;
 }
 
