@@ -670,13 +670,15 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
  *   that bf16_optimizer_states needs the master flag; base_optimizer.py
  *   _configure_master_weights requires ZeRO-Offload with DeepSpeedCPUAdam
  *   whenever states are offloaded).  '--param-dtype bf16' maps to both
- *   flags; zero.c simulates them (a bf16 master copy, bf16 gradient and
- *   states, struct ds mb) on the GPU, and with ZeRO-3's CPU offload
- *   (DeepSpeedCPUAdam with bf16 moments, the 16-bit grads copied to the
- *   host uncast) and ZeRO-1/2's (stage_1_and_2.py's
- *   low_precision_master_weights_and_grads paths).  NVMe, Twin-Flow and
- *   another CPU optimizer than DeepSpeedCPUAdam (which DeepSpeed asserts)
- *   are refused rather than simulated wrong.
+ *   flags, '--opt-state-dtype fp32' drops the second; zero.c simulates them
+ *   (a bf16 master copy, bf16 gradient, states of their own dtype, struct
+ *   ds mb and sb) on the GPU, with ZeRO-3's and ZeRO-1/2's CPU offload
+ *   (DeepSpeedCPUAdam with bf16 moments from 0.19.1, the 16-bit grads
+ *   copied to the host uncast, stage_1_and_2.py's
+ *   low_precision_master_weights_and_grads paths), on NVMe and with
+ *   Twin-Flow.  What zs_cfg_ds_bf16_gap names (fp32 states on NVMe or with
+ *   Twin-Flow) and another CPU optimizer than DeepSpeedCPUAdam (which
+ *   DeepSpeed asserts) are refused rather than simulated wrong.
  * - Reduction: communication_data_type follows bf16.enabled (engine.py); an
  *   fp32 reduce-scatter ("communication_data_type": "fp32") is valid
  *   DeepSpeed but zero.c reduces in bf16, so it is refused likewise. */
