@@ -574,6 +574,18 @@ static int closest_misses(const struct zs_plan *p, int shown[3])
     return n;
 }
 
+/* Whether x's plan --json has the key (a note's). */
+static bool json_has(const struct pl *x, const char *key)
+{
+    char *js = zs_planout_json(&x->p, &x->m, &x->cl), want[64];
+    bool has;
+    ck_assert_ptr_nonnull(js);
+    snprintf(want, sizeof want, "\"%s\"", key);
+    has = strstr(js, want) != NULL;
+    zs_free(js);
+    return has;
+}
+
 /* The candidate of x's search whose label, quoted and followed by sep,
  * opens note (the first one a plan note names). */
 static const struct zs_candidate *note_first(const struct pl *x,
@@ -629,12 +641,7 @@ START_TEST(test_plan_bf16_note)
     snprintf(tok, sizeof tok, "' (%.0f tok/s per GPU)",
              r.steady.tokens_per_s_per_gpu);
     ck_assert_ptr_nonnull(strstr(x.p.bf16_note, tok));
-    {
-        char *js = zs_planout_json(&x.p, &x.m, &x.cl);
-        ck_assert_ptr_nonnull(js);
-        ck_assert_ptr_nonnull(strstr(js, "\"bf16_master_fits\""));
-        zs_free(js);
-    }
+    ck_assert(json_has(&x, "bf16_master_fits"));
     zs_plan_release(&x.p);
 }
 END_TEST
@@ -663,12 +670,7 @@ START_TEST(test_plan_bf16_faster)
              r.steady.tokens_per_s_per_gpu,
              (r.steady.tokens_per_s_per_gpu / base - 1) * 100);
     ck_assert_ptr_nonnull(strstr(x.p.bf16_faster_note, tok));
-    {
-        char *js = zs_planout_json(&x.p, &x.m, &x.cl);
-        ck_assert_ptr_nonnull(js);
-        ck_assert_ptr_nonnull(strstr(js, "\"bf16_master_faster\""));
-        zs_free(js);
-    }
+    ck_assert(json_has(&x, "bf16_master_faster"));
     zs_plan_release(&x.p);
 }
 END_TEST
@@ -717,12 +719,7 @@ START_TEST(test_plan_partial_matches_full)
     ck_assert_ptr_nonnull(strstr(fast.p.twin_note, "--offload-ratio 0.25 "
                                                    "(1 of 2 sub-groups on "
                                                    "the GPU)"));
-    {
-        char *js = zs_planout_json(&fast.p, &fast.m, &fast.cl);
-        ck_assert_ptr_nonnull(js);
-        ck_assert_ptr_nonnull(strstr(js, "\"twin_flow_faster\""));
-        zs_free(js);
-    }
+    ck_assert(json_has(&fast, "twin_flow_faster"));
     ck_assert_int_eq(fast.p.nsuggest, full.p.nsuggest);
     for (int i = 0; i < full.p.n; i++) {
         const struct zs_candidate *a = &full.p.cand[i], *b = &fast.p.cand[i];
