@@ -217,6 +217,24 @@ START_TEST(test_trl_colocated)
 }
 END_TEST
 
+/* c's DeepSpeed JSON (zs_plan_emit_ds) written into a fresh temporary
+ * directory: dir is its mkdtemp template, path receives dir/ds.json;
+ * emit_tmp_remove deletes both. */
+static void emit_tmp(const struct zs_candidate *c, char *dir, char *path,
+                     size_t cap)
+{
+    struct zs_err err = {0, ""};
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, cap, "%s/ds.json", dir);
+    ck_assert_msg(zs_plan_emit_ds(c, path, &err) == 0, "%s", err.msg);
+}
+
+static void emit_tmp_remove(const char *dir, const char *path)
+{
+    unlink(path);
+    rmdir(dir);
+}
+
 /* The emitted DeepSpeed JSON lints clean and simulates to the same result. */
 START_TEST(test_emit_roundtrip)
 {
@@ -232,9 +250,7 @@ START_TEST(test_emit_roundtrip)
     plan(&x, "7b", "8xH100", "framework=deepspeed;offload-optimizer=cpu");
     ck_assert_int_ge(x.p.best, 0);
     best = &x.p.cand[x.p.best];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/ds.json", dir);
-    ck_assert_msg(zs_plan_emit_ds(best, path, &err) == 0, "%s", err.msg);
+    emit_tmp(best, dir, path, sizeof path);
     zs_cfg_defaults(&c);
     snprintf(c.model, sizeof c.model, "7b");
     snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
@@ -273,8 +289,7 @@ START_TEST(test_emit_roundtrip)
         ck_assert_msg(zs_lint_run(&in, &rep, &err) == 0, "%s", err.msg);
         ck_assert_int_eq(rep.n_error, 0);
     }
-    unlink(path);
-    rmdir(dir);
+    emit_tmp_remove(dir, path);
     zs_plan_release(&x.p);
 }
 END_TEST
@@ -305,9 +320,7 @@ START_TEST(test_emit_nvme)
                               "param-max-in-cpu=0");
     ck_assert_msg(zs_setup_resolve(&cand.cfg, NULL, &m, &cl, &err) == 0, "%s",
                   err.msg);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/ds.json", dir);
-    ck_assert_msg(zs_plan_emit_ds(&cand, path, &err) == 0, "%s", err.msg);
+    emit_tmp(&cand, dir, path, sizeof path);
     memset(&ctx, 0, sizeof ctx);
     ctx.hidden_size = m.hidden;
     ctx.world_size = (int)cand.cfg.world;
@@ -350,8 +363,7 @@ START_TEST(test_emit_nvme)
     ck_assert_int_eq(c.param_buffer_count, 6);
     ck_assert_int_eq(c.param_buffer_size, 200000000);
     ck_assert_int_eq(c.param_max_in_cpu, 0);
-    unlink(path);
-    rmdir(dir);
+    emit_tmp_remove(dir, path);
 }
 END_TEST
 
@@ -384,9 +396,7 @@ START_TEST(test_emit_bf16_master)
         zt_apply_flags(&cand.cfg, cases[i].flags);
         ck_assert_msg(zs_setup_resolve(&cand.cfg, NULL, &m, &cl, &err) == 0,
                       "%s", err.msg);
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(path, sizeof path, "%s/ds.json", dir);
-        ck_assert_msg(zs_plan_emit_ds(&cand, path, &err) == 0, "%s", err.msg);
+        emit_tmp(&cand, dir, path, sizeof path);
         memset(&ctx, 0, sizeof ctx);
         ctx.hidden_size = m.hidden;
         ctx.world_size = (int)cand.cfg.world;
@@ -403,8 +413,7 @@ START_TEST(test_emit_bf16_master)
         ck_assert_int_eq(c.param_dtype_resolved, ZS_DT_BF16);
         ck_assert_int_eq(c.opt_state_dtype_resolved,
                          cases[i].states_bf16 ? ZS_DT_BF16 : ZS_DT_FP32);
-        unlink(path);
-        rmdir(dir);
+        emit_tmp_remove(dir, path);
     }
 }
 END_TEST
@@ -435,17 +444,14 @@ START_TEST(test_emit_torch_adam)
                 cd = &x.p.cand[x.p.order[i]];
         ck_assert_ptr_nonnull(cd);
         ck_assert_int_eq(cd->cfg.cpu_opt_impl, impls[k]);
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(path, sizeof path, "%s/ds.json", dir);
-        ck_assert_msg(zs_plan_emit_ds(cd, path, &err) == 0, "%s", err.msg);
+        emit_tmp(cd, dir, path, sizeof path);
         zs_cfg_defaults(&c);
         snprintf(c.model, sizeof c.model, "7b");
         snprintf(c.ds_config, sizeof c.ds_config, "%s", path);
         ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
                       err.msg);
         ck_assert_int_eq(c.cpu_opt_impl, impls[k]);
-        unlink(path);
-        rmdir(dir);
+        emit_tmp_remove(dir, path);
         zs_plan_release(&x.p);
     }
 }

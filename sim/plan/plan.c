@@ -727,6 +727,15 @@ static bool act_note_cand(const struct zs_model *m,
            needed - c->res.oom.available_bytes <= bound;
 }
 
+/* alt becomes a variant of candidate c for a note to simulate again: c's
+ * configuration, no verdict or score yet. */
+static void variant(struct zs_candidate *alt, const struct zs_candidate *c)
+{
+    *alt = *c;
+    alt->reason[0] = '\0';
+    alt->score = 0;
+}
+
 /* Evaluates alts[0..n) (the notes' variants of rejected candidates) on the
  * search's threads, verdicts only unless the slow path runs: only a fit is
  * used. */
@@ -875,9 +884,7 @@ static int act_offload_search(struct zs_plan *p, const struct worker *proto)
         const struct zs_candidate *c = &p->cand[i];
         if (!act_note_cand(proto->m, c, c->res.oom.needed_bytes))
             continue;
-        alt[n] = *c;
-        alt[n].reason[0] = '\0';
-        alt[n].score = 0;
+        variant(&alt[n], c);
         if (c->cfg.framework == ZS_FW_FSDP2)
             alt[n].cfg.offload_activations = true;
         else
@@ -945,9 +952,7 @@ static int bf16_note(struct zs_plan *p, const struct worker *proto)
     for (int i = 0; i < p->n; i++) {
         if (!bf16_note_cand(proto->m, &p->cand[i]))
             continue;
-        alt[n] = p->cand[i];
-        alt[n].reason[0] = '\0';
-        alt[n].score = 0;
+        variant(&alt[n], &p->cand[i]);
         bf16_cfg(&alt[n].cfg);
         n++;
     }
@@ -980,9 +985,7 @@ static int bf16_faster(struct zs_plan *p, const struct worker *proto)
             f->param_dtype_resolved == ZS_DT_BF16 ||
             !zs_ds_at_least(&f->ds_version, 0, 19, 1) || zs_cfg_ds_bf16_gap(f))
             continue;
-        alt[n] = *c;
-        alt[n].reason[0] = '\0';
-        alt[n].score = 0;
+        variant(&alt[n], c);
         bf16_cfg(&alt[n].cfg);
         from[n++] = p->order[i];
     }
@@ -1068,9 +1071,7 @@ static int twin_note(struct zs_plan *p, const struct worker *proto)
             double r = twin_ratio(f, ng, k);
             if (!(r > 0))
                 continue;
-            alt[n] = *c;
-            alt[n].reason[0] = '\0';
-            alt[n].score = 0;
+            variant(&alt[n], c);
             alt[n].cfg.offload_ratio = r;
             from[n++] = p->order[i];
         }

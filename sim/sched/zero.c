@@ -1584,26 +1584,24 @@ static void params_back(struct ds *s, int64_t i, int64_t e)
                   zs_t_nvme(b, true, (double)s->sg_nv[i] * 2,
                             "swap-out bf16 params (NVMe)", b->last_host, -1),
                   b->last_host, -1);
-    } else if (s->zero3 && s->mb == 2) {
-        /* bf16 master weights: _reassign_or_swap_out_partitioned_parameters
-         * (stage3.py :2585-2590 at edaa722) copy_()s the bf16 master into
-         * the bf16 partition, nothing converted: into the pinned flat
-         * buffer on the CPU (2 + 2 B per element), or a blocking H2D from
-         * the master, pageable (nothing pins it: .to('cpu').clone(),
-         * :1107-1110) */
-        if (s->off_param) {
-            zs_t_cpu(b, (double)e * 4, nd->torch_op_bytes_per_s_per_thread,
-                     ZS_CLS_OPT, "bf16 master -> pinned buffer (CPU copy)",
-                     b->last_host);
-        } else {
-            int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
-                                  "H2D updated bf16 master (pageable)", -1,
-                                  b->last_host, -1);
-            zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
-        }
     } else if (s->zero3 && s->off_param) {
-        zs_t_cpu(b, (double)e * 6, nd->torch_op_bytes_per_s_per_thread,
-                 ZS_CLS_OPT, "fp32 -> bf16 into pinned buffer", b->last_host);
+        /* _reassign_or_swap_out_partitioned_parameters (stage3.py
+         * :2585-2590 at edaa722): the master copy_()d into the pinned flat
+         * buffer on the CPU, mb read and 2 B written (nothing converted
+         * under bf16 master weights) */
+        zs_t_cpu(b, (double)e * (s->mb + 2),
+                 nd->torch_op_bytes_per_s_per_thread, ZS_CLS_OPT,
+                 s->mb == 4 ? "fp32 -> bf16 into pinned buffer"
+                            : "bf16 master -> pinned buffer (CPU copy)",
+                 b->last_host);
+    } else if (s->zero3 && s->mb == 2) {
+        /* the same copy_ into the GPU partition: a blocking H2D from the
+         * bf16 master, pageable (nothing pins it: .to('cpu').clone(),
+         * :1107-1110) */
+        int32_t h = zs_t_pcie(b, b->q_comp, 0, (double)e * 2, false,
+                              "H2D updated bf16 master (pageable)", -1,
+                              b->last_host, -1);
+        zs_t_mark(b, b->q_host, "host waits H2D", h, b->last_host, -1);
     } else if (!s->zero3 && zs_ds_at_least(&b->c->ds_version, 0, 17, 0)) {
         /* ZeRO-1/2 from PR #7309 (17c8be0, v0.17.0; stage_1_and_2.py step()
          * :2337-2341 at edaa722): converted on the CPU into the persistent

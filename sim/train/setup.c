@@ -179,30 +179,33 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
             "\"bf16_optimizer_states requires bf16_master_weights_and_grads "
             "to be enabled.\"",
             cfg->ds_config);
-    if (ds.bf16_master_weights_and_grads.v && !ds.bf16_optimizer_states.v &&
-        cfg->offload_optimizer == ZS_OFF_NONE)
-        return zs_err_set(
-            err, ZS_EINPUT,
-            "invalid 'bf16.bf16_master_weights_and_grads' in %s: without "
-            "'bf16_optimizer_states' the states stay fp32 and DeepSpeed "
-            "asserts \"Master weights feature requires ZeRO-3 Offload with "
-            "DeepSpeedCPUAdam.\"",
-            cfg->ds_config);
-    if (ds.bf16_master_weights_and_grads.v &&
-        !zs_cfg_given_has(given, "param-dtype"))
-        cfg->param_dtype = ZS_DT_BF16;
-    /* bf16_optimizer_states is "auto": DeepSpeed's own choice of states for
-     * the release and offload (zs_cfg_opt_state_auto: before 0.19.1 an
-     * offloaded DeepSpeedCPUAdam makes fp32 moments whatever it says) */
-    if (ds.bf16_master_weights_and_grads.v &&
-        !zs_cfg_given_has(given, "opt-state-dtype"))
-        cfg->opt_state_dtype =
-            ds.bf16_optimizer_states.v ? ZS_DT_AUTO : ZS_DT_FP32;
-    if (ds.bf16_master_weights_and_grads.v && zs_cfg_ds_bf16_gap(cfg))
-        return zs_err_set(err, ZS_EINPUT,
-                          "unsupported 'bf16.bf16_master_weights_and_grads' "
-                          "in %s: %s",
-                          cfg->ds_config, zs_cfg_ds_bf16_gap(cfg));
+    if (ds.bf16_master_weights_and_grads.v) {
+        const char *gap;
+        if (!ds.bf16_optimizer_states.v &&
+            cfg->offload_optimizer == ZS_OFF_NONE)
+            return zs_err_set(
+                err, ZS_EINPUT,
+                "invalid 'bf16.bf16_master_weights_and_grads' in %s: without "
+                "'bf16_optimizer_states' the states stay fp32 and DeepSpeed "
+                "asserts \"Master weights feature requires ZeRO-3 Offload "
+                "with DeepSpeedCPUAdam.\"",
+                cfg->ds_config);
+        if (!zs_cfg_given_has(given, "param-dtype"))
+            cfg->param_dtype = ZS_DT_BF16;
+        /* bf16_optimizer_states is "auto": DeepSpeed's own choice of states
+         * for the release and offload (zs_cfg_opt_state_auto: before 0.19.1
+         * an offloaded DeepSpeedCPUAdam makes fp32 moments whatever it
+         * says) */
+        if (!zs_cfg_given_has(given, "opt-state-dtype"))
+            cfg->opt_state_dtype =
+                ds.bf16_optimizer_states.v ? ZS_DT_AUTO : ZS_DT_FP32;
+        gap = zs_cfg_ds_bf16_gap(cfg);
+        if (gap)
+            return zs_err_set(err, ZS_EINPUT,
+                              "unsupported "
+                              "'bf16.bf16_master_weights_and_grads' in %s: %s",
+                              cfg->ds_config, gap);
+    }
     if ((ds.offload_optimizer.pin_memory.from == ZS_DS_SET ||
          ds.offload_param.pin_memory.from == ZS_DS_SET) &&
         !zs_cfg_given_has(given, "pin-memory"))
