@@ -1737,6 +1737,12 @@ START_TEST(test_bad_cross_field)
          "parameters only in stage 3)"},
         {"sp=3",
          "invalid value for '--sp': must divide the 8 processes (got 3)"},
+        /* Qwen2.5-7B: 28 attention heads, 4 KV heads (ulysses_sp.py) */
+        {"sp=8", "invalid value for '--sp': must divide qwen2.5-7b's 28 "
+                 "attention heads, which Ulysses shards (got 8)"},
+        {"seq-len=4002;sp=4",
+         "invalid value for '--sp': must divide the sequence length 4002 "
+         "(got 4)"},
         {"global-batch=12",
          "invalid value for '--global-batch': must be a multiple of "
          "micro-batch x data-parallel degree = 1 x 8 = 8 (got 12)"},
@@ -1764,6 +1770,33 @@ START_TEST(test_bad_cross_field)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         zt_expect_resolve_error(cases[i].flags, cases[i].msg);
+}
+END_TEST
+
+/* Ulysses's KV rule (ulysses_sp.py at edaa722): Qwen2.5-14B's 8 KV heads
+ * neither divide by 5 nor divide 5, though its 40 attention heads do; 4 and
+ * 8 pass (fewer KV heads than the degree are replicated). */
+START_TEST(test_sp_kv_heads)
+{
+    struct zs_cfg c;
+    struct zs_model m;
+    struct zs_cluster cl;
+    struct zs_err err = {0, ""};
+    zs_cfg_defaults(&c);
+    snprintf(c.model, sizeof c.model, "qwen2.5-14b");
+    zt_apply_flags(&c, "procs=5;sp=5");
+    ck_assert_int_eq(zs_setup_resolve(&c, NULL, &m, &cl, &err), ZS_EUSAGE);
+    ck_assert_str_eq(err.msg, "invalid value for '--sp': must divide "
+                              "qwen2.5-14b's 8 key-value heads or be a "
+                              "multiple of them (got 5)");
+    for (int sp = 4; sp <= 8; sp += 4) {
+        zs_cfg_defaults(&c);
+        snprintf(c.model, sizeof c.model, "qwen2.5-14b");
+        snprintf(c.gpus, sizeof c.gpus, "2x8xH100");
+        c.sp = sp;
+        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
+                      err.msg);
+    }
 }
 END_TEST
 
@@ -2801,6 +2834,7 @@ Suite *suite_sched(void)
     tcase_add_test(bad, test_nvme_param_buffer_size);
     tcase_add_test(bad, test_bad_configs);
     tcase_add_test(bad, test_bad_cross_field);
+    tcase_add_test(bad, test_sp_kv_heads);
     tcase_add_test(bad, test_scenario_files);
     tcase_add_test(core, test_scenario_tristate_bools);
     tcase_add_test(bad, test_scenario_alloc_failures);

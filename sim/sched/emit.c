@@ -660,11 +660,15 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name,
          * all-to-all of q, k, v before attention (sequence-sharded ->
          * head-sharded) and of the output after it, on the compute stream;
          * the backward runs the same two in reverse.  Bytes: this rank's
-         * tokens x (h_q + 2 h_kv) x 2 B in, tokens x h_q x 2 B out. */
+         * tokens x (h_q + 2 h_kv) x 2 B in, tokens x h_q x 2 B out.  With
+         * fewer KV heads than the degree each is replicated to one per rank
+         * before the all-to-all (ulysses_sp.py at edaa722:
+         * kv_replication_factor = world_size // kv_head_count,
+         * repeat_interleave on the head dimension), so h_kv counts as sp. */
         const struct zs_model *m = b->m;
         double t_loc = (double)b->tokens;
-        a2a_in = t_loc *
-                 (double)((m->n_heads + 2 * m->n_kv_heads) * m->head_dim) * 2 *
+        int64_t kv = m->n_kv_heads < sp ? sp : m->n_kv_heads;
+        a2a_in = t_loc * (double)((m->n_heads + 2 * kv) * m->head_dim) * 2 *
                  sp;
         a2a_out = t_loc * (double)(m->n_heads * m->head_dim) * 2 * sp;
         d0 = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL,

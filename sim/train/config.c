@@ -1152,6 +1152,37 @@ static int resolve_topology(struct zs_cfg *c, const struct zs_cluster *cl,
     return 0;
 }
 
+/* The Ulysses degree against the model and the sequence, as DeepSpeed
+ * checks them (runtime/sequence_parallel/ulysses_sp.py at edaa722,
+ * UlyssesSPAttentionHF.__init__: "Attention head count ... is not divisible
+ * by SP size", "KV attention head count ... is not divisible by SP size ...
+ * or vice versa" (fewer KV heads than the degree are replicated,
+ * kv_replication_factor); forward: "batch's seqlen=... isn't divisible by
+ * sp-size").  The older DistributedAttention (sequence/layer.py) asserts
+ * the same head divisibility. */
+static int check_sp(const struct zs_cfg *c, const struct zs_model *m,
+                    struct zs_err *err)
+{
+    if (c->sp <= 1)
+        return 0;
+    if (m->n_heads % c->sp)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--sp': must divide %s's %lld "
+                          "attention heads, which Ulysses shards (got %lld)",
+                          m->name, (long long)m->n_heads, (long long)c->sp);
+    if (m->n_kv_heads % c->sp && c->sp % m->n_kv_heads)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--sp': must divide %s's %lld "
+                          "key-value heads or be a multiple of them (got %lld)",
+                          m->name, (long long)m->n_kv_heads, (long long)c->sp);
+    if (c->seq_len % c->sp)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--sp': must divide the sequence "
+                          "length %lld (got %lld)",
+                          (long long)c->seq_len, (long long)c->sp);
+    return 0;
+}
+
 /* Accumulation from --global-batch or --grad-accum, tokens per step. */
 static int resolve_batch(struct zs_cfg *c, struct zs_err *err)
 {
@@ -1458,6 +1489,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
         rc = torch_flag_error("torch-version", c->torch_version, err);
     if (!rc)
         rc = resolve_topology(c, cl, err);
+    if (!rc)
+        rc = check_sp(c, m, err);
     if (!rc)
         rc = resolve_batch(c, err);
     if (!rc)
