@@ -150,6 +150,66 @@ START_TEST(test_72b_512g_nvme_fits)
 }
 END_TEST
 
+/* Qwen2.5-7B at 131072 tokens on 8 H100, DeepSpeed ZeRO-3, micro-batch 1,
+ * full checkpointing: every candidate is out of GPU memory at lm_head (the
+ * fp32 logits of 131072 x 152064 alone are 74 GiB).  "What would fit"
+ * names Liger's kernels, whose fused loss holds no logits, and Ulysses at
+ * the smallest degree that fits: not 2, and not 8, which Qwen2.5-7B's 28
+ * attention heads refuse (ulysses_sp.py), so 4.  Under --kernels fused
+ * the Liger line is not offered. */
+static void long_seq_plan(struct pl *x, const char *flags)
+{
+    struct zs_err err = {0, ""};
+    struct zs_plan_opts po;
+    zs_cfg_defaults(&x->base);
+    zt_apply_flags(&x->base, flags);
+    ck_assert_int_eq(zs_model_resolve("7b", &x->m, &err), 0);
+    ck_assert_int_eq(
+        zs_hw_resolve("8xH100", x->base.host_ram_bytes, 0, &x->cl, &err), 0);
+    memset(&po, 0, sizeof po);
+    po.fix_micro = po.fix_ckpt = po.fix_zero = true;
+    po.suggest = true;
+    ck_assert_msg(zs_plan_run(&x->m, &x->cl, &x->base, &po, &x->p, &err) == 0,
+                  "%s", err.msg);
+}
+
+static int suggestion_at(const struct zs_plan *p, const char *prefix)
+{
+    for (int i = 0; i < p->nsuggest; i++)
+        if (strncmp(p->suggestion[i], prefix, strlen(prefix)) == 0)
+            return i;
+    return -1;
+}
+
+START_TEST(test_long_seq_suggests_liger_and_ulysses)
+{
+    static const char flags[] = "framework=deepspeed;zero=3;micro-batch=1;"
+                                "checkpointing=full;seq-len=131072";
+    struct pl x;
+    char f2[160];
+    long_seq_plan(&x, flags);
+    ck_assert_int_eq(x.p.best, -1);
+    ck_assert_int_ge(suggestion_at(&x.p, "Liger's fused kernels (--kernels "
+                                         "fused; the Trainer's "
+                                         "use_liger_kernel) fit: best "
+                                         "'deepspeed zero3, "),
+                     0);
+    ck_assert_int_ge(suggestion_at(&x.p, "Ulysses sequence parallelism (--sp "
+                                         "4, DeepSpeed >= 0.17.0) fits: best "
+                                         "'deepspeed zero3, "),
+                     0);
+    zs_plan_release(&x.p);
+    snprintf(f2, sizeof f2, "%s;kernels=fused;sp=4", flags);
+    long_seq_plan(&x, f2);
+    ck_assert_int_ge(x.p.best, 0);
+    zs_plan_release(&x.p);
+    snprintf(f2, sizeof f2, "%s;kernels=compiled", flags);
+    long_seq_plan(&x, f2);
+    ck_assert_int_eq(suggestion_at(&x.p, "Liger's"), -1);
+    zs_plan_release(&x.p);
+}
+END_TEST
+
 START_TEST(test_72b_lora_fits)
 {
     struct pl x;
@@ -980,6 +1040,7 @@ Suite *suite_plan(void)
     tcase_add_test(core, test_72b_full_needs_offload);
     tcase_add_test(core, test_72b_512g_nothing_fits);
     tcase_add_test(core, test_72b_512g_nvme_fits);
+    tcase_add_test(core, test_long_seq_suggests_liger_and_ulysses);
     tcase_add_test(core, test_72b_lora_fits);
     tcase_add_test(core, test_7b_prefers_no_offload);
     tcase_add_test(core, test_7b_alloc_note);

@@ -570,8 +570,9 @@ static int sub_plan_best(const struct zs_model *m, const struct zs_cluster *cl,
     return found;
 }
 
-/* Nothing fits: what would?  More host RAM, LoRA/QLoRA, more nodes, shorter
- * sequences — each checked by simulating the candidates again. */
+/* Nothing fits: what would?  More host RAM, LoRA/QLoRA, NVMe, Liger's
+ * kernels, Ulysses, more nodes, shorter sequences — each checked by
+ * simulating the candidates again. */
 /* "What would fit": NVMe offload of the optimizer when the search left it
  * out (--allow-nvme no: searched now; no NVMe rates known: named, with the
  * flags that give them). */
@@ -648,6 +649,59 @@ static void method_suggestion(const struct suggest_ctx *x)
     }
 }
 
+/* Liger's kernels (--kernels fused) where the HF Trainer runs transformers'
+ * eager ones: its fused linear cross-entropy never holds the logits (at
+ * long sequences the GPU peak: the fp32 log-softmax of seq x vocab), and its
+ * RMSNorm, RoPE and SwiGLU save less (docs/kernels.md).  A loss flag that
+ * contradicts the fused loss (config.c) leaves it out. */
+static void kernels_suggestion(const struct suggest_ctx *x)
+{
+    struct zs_cfg c = *x->base;
+    char lab[160];
+    double tput;
+    if (c.kernels != ZS_KERNELS_HF || c.trainer != ZS_TRAINER_HF ||
+        (c.loss != ZS_LOSS_AUTO && c.loss != ZS_LOSS_FULL) ||
+        x->p->nsuggest >= 6)
+        return;
+    c.kernels = ZS_KERNELS_FUSED;
+    if (sub_plan_best(x->m, x->cl, &c, x->q, lab, sizeof lab, &tput) > 0)
+        suggest_add(x->p,
+                    "Liger's fused kernels (--kernels fused; the Trainer's "
+                    "use_liger_kernel) fit: best '%s', %.0f tok/s per GPU",
+                    lab, tput);
+}
+
+/* Ulysses sequence parallelism (--sp): DeepSpeed's UlyssesSPAttentionHF
+ * (DeepSpeed >= 0.17.0, PR #7268) shards every per-token tensor by the
+ * degree.  The smallest degree within a node that fits, among those
+ * DeepSpeed accepts for the model (config.c check_sp). */
+static void sp_suggestion(const struct suggest_ctx *x)
+{
+    const struct zs_model *m = x->m;
+    struct zs_plan_opts o = *x->q;
+    if (x->base->sp > 1 || x->p->nsuggest >= 6 ||
+        (!x->q->framework_any && x->base->framework != ZS_FW_DEEPSPEED))
+        return;
+    o.framework_any = 0;
+    for (int sp = 2; sp <= x->cl->node.gpus_per_node; sp *= 2) {
+        struct zs_cfg c = *x->base;
+        char lab[160];
+        double tput;
+        if (m->n_heads % sp || (m->n_kv_heads % sp && sp % m->n_kv_heads) ||
+            c.seq_len % sp)
+            continue;
+        c.sp = sp;
+        c.framework = ZS_FW_DEEPSPEED;
+        if (sub_plan_best(m, x->cl, &c, &o, lab, sizeof lab, &tput) > 0) {
+            suggest_add(x->p,
+                        "Ulysses sequence parallelism (--sp %d, DeepSpeed >= "
+                        "0.17.0) fits: best '%s', %.0f tok/s per GPU",
+                        sp, lab, tput);
+            return;
+        }
+    }
+}
+
 /* More nodes: 2x, 4x, then 8x the nodes given, the first that fits. */
 static void nodes_suggestion(const struct suggest_ctx *x)
 {
@@ -696,6 +750,8 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
     host_ram_suggestion(p, cl);
     method_suggestion(&x);
     nvme_suggestion(&x);
+    kernels_suggestion(&x);
+    sp_suggestion(&x);
     nodes_suggestion(&x);
     seq_suggestion(&x);
 }
