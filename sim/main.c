@@ -38,6 +38,16 @@ static int finish(int status)
     if (fflush(stdout) != 0)
         failed = 1;
     saved = errno;
+    /* A write that failed before the last one left no errno: when the
+     * buffer was empty at this flush (the output's length decides), write
+     * one more byte to the lost output to learn why, so the line does not
+     * depend on how long the output was. */
+    if (failed && !saved) {
+        clearerr(stdout);
+        errno = 0;
+        if (fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+            saved = errno;
+    }
     if (fclose(stdout) != 0 && !failed) {
         failed = 1;
         saved = errno;
