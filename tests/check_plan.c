@@ -207,6 +207,11 @@ START_TEST(test_long_seq_suggests_liger_and_ulysses)
     long_seq_plan(&x, f2);
     ck_assert_int_eq(suggestion_at(&x.p, "Liger's"), -1);
     zs_plan_release(&x.p);
+    /* the faster-runs note is for HF-eager runs only */
+    snprintf(f2, sizeof f2, "%s;kernels=fused;sp=4", flags);
+    long_seq_plan(&x, f2);
+    ck_assert_str_eq(x.p.liger_faster_note, "");
+    zs_plan_release(&x.p);
 }
 END_TEST
 
@@ -219,12 +224,20 @@ START_TEST(test_72b_lora_fits)
 }
 END_TEST
 
+/* The HF-eager 7B plan also says how much faster its best runs would go
+ * with Liger's fused kernels: the note starts with the best run's label,
+ * and its gain is the two simulations' ratio (plan.c faster_note). */
 START_TEST(test_7b_prefers_no_offload)
 {
     struct pl x;
+    char lab[200], head[240];
     plan(&x, "7b", "8xH100", "seq-len=4096");
     ck_assert_int_ge(x.p.best, 0);
     ck_assert(no_offload(&x.p.cand[x.p.best].cfg));
+    zs_plan_cand_label(&x.p.cand[x.p.best], lab, sizeof lab);
+    snprintf(head, sizeof head, "'%s': ", lab);
+    ck_assert_msg(strncmp(x.p.liger_faster_note, head, strlen(head)) == 0,
+                  "%s", x.p.liger_faster_note);
     zs_plan_release(&x.p);
 }
 END_TEST
@@ -782,6 +795,7 @@ START_TEST(test_plan_partial_matches_full)
     ck_assert_str_eq(fast.p.twin_note, full.p.twin_note);
     ck_assert_str_eq(fast.p.bf16_note, full.p.bf16_note);
     ck_assert_str_eq(fast.p.bf16_faster_note, full.p.bf16_faster_note);
+    ck_assert_str_eq(fast.p.liger_faster_note, full.p.liger_faster_note);
     ck_assert_ptr_nonnull(strstr(fast.p.twin_note, "--offload-ratio 0.25 "
                                                    "(1 of 2 sub-groups on "
                                                    "the GPU)"));

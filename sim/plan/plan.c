@@ -649,21 +649,34 @@ static void method_suggestion(const struct suggest_ctx *x)
     }
 }
 
-/* Liger's kernels (--kernels fused) where the HF Trainer runs transformers'
- * eager ones: its fused linear cross-entropy never holds the logits (at
- * long sequences the GPU peak: the fp32 log-softmax of seq x vocab), and its
- * RMSNorm, RoPE and SwiGLU save less (docs/kernels.md).  A loss flag that
- * contradicts the fused loss (config.c) leaves it out. */
+/* Where Liger's kernels (--kernels fused) apply: HF Trainer code on
+ * transformers' eager kernels, with a loss the fused linear cross-entropy
+ * replaces (config.c refuses the others with --kernels fused).  They save
+ * HBM traffic in every norm, RoPE, SwiGLU and the loss (docs/kernels.md).
+ * The faster-runs note re-simulates the three best fitting runs with them;
+ * a micro-batch that fits only with them is not searched there. */
+static bool liger_applies(const struct zs_cfg *f)
+{
+    return f->kernels == ZS_KERNELS_HF && f->trainer == ZS_TRAINER_HF &&
+           (f->loss == ZS_LOSS_AUTO || f->loss == ZS_LOSS_FULL);
+}
+
+static void liger_cfg(struct zs_cfg *f)
+{
+    f->kernels = ZS_KERNELS_FUSED;
+}
+
+/* Liger's kernels when nothing fits: its fused linear cross-entropy never
+ * holds the logits (at long sequences the GPU peak: the fp32 log-softmax of
+ * seq x vocab), and its RMSNorm, RoPE and SwiGLU save less. */
 static void kernels_suggestion(const struct suggest_ctx *x)
 {
     struct zs_cfg c = *x->base;
     char lab[160];
     double tput;
-    if (c.kernels != ZS_KERNELS_HF || c.trainer != ZS_TRAINER_HF ||
-        (c.loss != ZS_LOSS_AUTO && c.loss != ZS_LOSS_FULL) ||
-        x->p->nsuggest >= 6)
+    if (!liger_applies(&c) || x->p->nsuggest >= 6)
         return;
-    c.kernels = ZS_KERNELS_FUSED;
+    liger_cfg(&c);
     if (sub_plan_best(x->m, x->cl, &c, x->q, lab, sizeof lab, &tput) > 0)
         suggest_add(x->p,
                     "Liger's fused kernels (--kernels fused; the Trainer's "
@@ -1020,29 +1033,26 @@ out:
     return rc;
 }
 
-/* The same option for runs that fit: the three best fitting DeepSpeed
- * candidates with the optimizer offloaded (CPU or NVMe), where it halves
- * what DeepSpeedCPUAdam streams and what the swapper moves, are simulated
- * again with it; those that go faster go into p->bf16_faster_note with
- * their gain. */
-static int bf16_faster(struct zs_plan *p, const struct worker *proto)
+/* The three best fitting candidates that `eligible` admits are simulated
+ * again as `apply` changes them; those that go faster go into note (cap
+ * bytes) with their gain.  Not under the memory objective. */
+static int faster_note(struct zs_plan *p, const struct worker *proto,
+                       char *note, size_t cap,
+                       bool (*eligible)(const struct zs_cfg *),
+                       void (*apply)(struct zs_cfg *))
 {
     struct zs_candidate alt[3];
     int from[3], n = 0, rc, nnote = 0;
     size_t len = 0;
-    p->bf16_faster_note[0] = '\0';
+    note[0] = '\0';
     if (proto->po->objective == ZS_OBJ_MEMORY)
         return 0;
     for (int i = 0; i < p->nfeasible && n < 3; i++) {
         const struct zs_candidate *c = &p->cand[p->order[i]];
-        const struct zs_cfg *f = &c->cfg;
-        if (f->framework != ZS_FW_DEEPSPEED ||
-            f->offload_optimizer == ZS_OFF_NONE ||
-            f->param_dtype_resolved == ZS_DT_BF16 ||
-            !zs_ds_at_least(&f->ds_version, 0, 19, 1) || zs_cfg_ds_bf16_gap(f))
+        if (!eligible(&c->cfg))
             continue;
         variant(&alt[n], c);
-        bf16_cfg(&alt[n].cfg);
+        apply(&alt[n].cfg);
         from[n++] = p->order[i];
     }
     rc = eval_alts(proto, alt, n);
@@ -1056,10 +1066,20 @@ static int bf16_faster(struct zs_plan *p, const struct worker *proto)
         zs_plan_cand_label(c, lab, sizeof lab);
         snprintf(q, sizeof q, "'%s': %.0f tok/s per GPU (+%.1f %%)", lab, got,
                  (got / base - 1) * 100);
-        note_add(p->bf16_faster_note, sizeof p->bf16_faster_note, &len,
-                 nnote++, q);
+        note_add(note, cap, &len, nnote++, q);
     }
     return rc;
+}
+
+/* bf16 master weights and optimizer states for runs that fit: DeepSpeed
+ * candidates with the optimizer offloaded (CPU or NVMe), where they halve
+ * what DeepSpeedCPUAdam streams and what the swapper moves. */
+static bool bf16_faster_cand(const struct zs_cfg *f)
+{
+    return f->framework == ZS_FW_DEEPSPEED &&
+           f->offload_optimizer != ZS_OFF_NONE &&
+           f->param_dtype_resolved != ZS_DT_BF16 &&
+           zs_ds_at_least(&f->ds_version, 0, 19, 1) && !zs_cfg_ds_bf16_gap(f);
 }
 
 /* Twin-Flow (offload_optimizer.ratio, docs/cpu-optimizer.md): the ratio
@@ -1340,7 +1360,13 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
         if (!rc)
             rc = bf16_note(p, &w);
         if (!rc)
-            rc = bf16_faster(p, &w);
+            rc = faster_note(p, &w, p->bf16_faster_note,
+                             sizeof p->bf16_faster_note, bf16_faster_cand,
+                             bf16_cfg);
+        if (!rc)
+            rc = faster_note(p, &w, p->liger_faster_note,
+                             sizeof p->liger_faster_note, liger_applies,
+                             liger_cfg);
         if (rc)
             goto fail;
     }

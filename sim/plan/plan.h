@@ -65,6 +65,9 @@ struct zs_plan {
     /* the three best fitting DeepSpeed optimizer-offload runs that go faster
      * with them (plan.c bf16_faster), "" none */
     char bf16_faster_note[1024];
+    /* the three best fitting HF-eager runs that go faster with Liger's
+     * fused kernels (plan.c liger_faster_cand), "" none */
+    char liger_faster_note[1024];
 };
 
 /* Which GPU-OOM candidates are simulated whole (their need without the

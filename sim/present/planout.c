@@ -263,6 +263,11 @@ static void notes_block(const struct zs_plan *p, FILE *out)
                 "(--param-dtype bf16, DeepSpeed >= 0.19.1; the update rounds "
                 "to bf16, docs/trainer.md) these run faster: %s\n",
                 p->bf16_faster_note);
+    if (p->liger_faster_note[0])
+        fprintf(out,
+                "\nwith Liger's fused kernels (--kernels fused; the Trainer's "
+                "use_liger_kernel, docs/kernels.md) these run faster: %s\n",
+                p->liger_faster_note);
     if (p->best < 0 && p->nsuggest) {
         fprintf(out, "\nwhat would fit:\n");
         for (int i = 0; i < p->nsuggest; i++)
@@ -365,6 +370,9 @@ char *zs_planout_json(const struct zs_plan *p, const struct zs_model *m,
         cJSON_AddStringToObject(d, "bf16_master_fits", p->bf16_note);
     if (p->bf16_faster_note[0])
         cJSON_AddStringToObject(d, "bf16_master_faster", p->bf16_faster_note);
+    if (p->liger_faster_note[0])
+        cJSON_AddStringToObject(d, "liger_kernels_faster",
+                                p->liger_faster_note);
     arr = cJSON_AddArrayToObject(d, "what_would_fit");
     for (int i = 0; arr && i < p->nsuggest; i++)
         cJSON_AddItemToArray(arr, cJSON_CreateString(p->suggestion[i]));
