@@ -144,6 +144,20 @@ START_TEST(test_tiny_activations)
     o.sp = 4;
     o.micro_batch = 1;
     ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752 / 4);
+    /* Context parallel 4 over seq 512: t = 128 again, the same saved set;
+     * the ring adds its transients (model.c cp_work_*; kv = 2 x 32 = 64
+     * wide, hq 64).  Forward: gathered K, V 2*4*128*64 = 65536, local
+     * copies and cat 4*128*64 = 32768, merge 18*128*64 = 147456: 245760,
+     * above the norm's 65536.  Backward: 65536 + 32768 + dq fp32 4*128*64
+     * = 32768 + dk, dv fp32 4*128*64 = 32768 + dK dV sent and received
+     * 8*128*64 = 65536 + the partial update's cat 32768 = 262144 on top of
+     * the flash set (65536), above the MLP's 135168. */
+    o = aopts(512, ZS_CKPT_NONE, ZS_ATTN_SDPA);
+    o.sp = 4;
+    o.cp = 4;
+    ck_assert_int_eq(zs_model_act_saved_per_layer(&m, &o), 330752);
+    ck_assert_int_eq(zs_model_act_work_fwd(&m, &o), 245760);
+    ck_assert_int_eq(zs_model_act_work_bwd(&m, &o), 32768 + 65536 + 262144);
     /* LoRA r 8: + 2*t*r per adapter, 7 adapters = 14336. */
     o = aopts(128, ZS_CKPT_NONE, ZS_ATTN_FLASH);
     o.method = ZS_METHOD_LORA;

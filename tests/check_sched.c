@@ -336,6 +336,38 @@ END_TEST
  * backend is flash-attn 1.x's CUDA kernel, charged the Triton kernel's rate
  * (flash-attn 1.x CUDA's measured one): the same step to the nanosecond;
  * before 2.0 there is no SDPA. */
+/* Context parallel 2 on the tiny model (2 layers, 2 KV heads of 16), seq
+ * 8192, two processes: each rank holds 4096 tokens, so tokens/s per GPU
+ * times the step is 4096.  Every layer's forward all-gathers the ranks' K
+ * and V, 4096 x 2 x 32 x 2 B x 2 ranks = 1 MiB, and its backward again,
+ * then passes fp32 dK dV around the ring, 4096 x 64 x 4 B per rank and
+ * step over 2 steps, exported as an all-to-all of 2 x 2 x 1 MiB (emit.c
+ * zs_t_compute): one of each per layer and pass. */
+START_TEST(test_context_parallel)
+{
+    struct zt_run r;
+    int ag = 0, ring = 0;
+    zt_simulate(&r,
+                "model=tests/data/good/model-tiny.json;gpus=8xH100;procs=2;"
+                "framework=fsdp2;trainer=torchtitan;seq-len=8192;"
+                "micro-batch=1;grad-accum=1;steps=2;checkpointing=none;cp=2",
+                NULL, NULL, true);
+    ck_assert_double_eq_tol(r.res.steady.tokens_per_s_per_gpu *
+                                r.res.steady.time_s,
+                            4096, 1e-6);
+    for (size_t i = 0; i < r.ex.n; i++) {
+        const struct zs_xtask *x = &r.ex.t[i];
+        if (x->kind != ZS_X_COLL)
+            continue;
+        ag += x->coll == ZS_COLL_ALLGATHER && x->bytes == 1048576;
+        ring += x->coll == ZS_COLL_ALLTOALL && x->bytes == 4194304;
+    }
+    ck_assert_int_gt(ring, 0);
+    ck_assert_int_eq(ag, 2 * ring);
+    zs_free(r.ex.t);
+}
+END_TEST
+
 START_TEST(test_attention_auto)
 {
     static const char *const run =
@@ -1743,6 +1775,22 @@ START_TEST(test_bad_cross_field)
         {"seq-len=4002;sp=4",
          "invalid value for '--sp': must divide the sequence length 4002 "
          "(got 4)"},
+        /* context parallel (config.c check_cp) */
+        {"cp=3",
+         "invalid value for '--cp': must divide the 8 processes (got 3)"},
+        {"cp=2;sp=2",
+         "'--sp' and '--cp' above 1 together are not modelled: use one of "
+         "them"},
+        {"cp=2", "'--cp' needs '--framework fsdp2' with FSDP2 (PyTorch's "
+                 "context_parallel shards attention over a DTensor mesh; "
+                 "DeepSpeed's sequence parallelism is Ulysses, '--sp')"},
+        {"cp=2;framework=fsdp2",
+         "'--cp' needs '--attention sdpa' (context_parallel replaces "
+         "F.scaled_dot_product_attention's kernels; sdpa is the default "
+         "under '--trainer torchtitan')"},
+        {"cp=4;framework=fsdp2;trainer=torchtitan;seq-len=4004",
+         "invalid value for '--cp': load balancing cuts the sequence into 2 "
+         "x 4 chunks, which must divide the sequence length 4004 (got 4)"},
         {"global-batch=12",
          "invalid value for '--global-batch': must be a multiple of "
          "micro-batch x data-parallel degree = 1 x 8 = 8 (got 12)"},
@@ -2807,6 +2855,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_kernel_measured_fractions);
     tcase_add_test(core, test_eager_attn_bytes);
     tcase_add_test(core, test_attention_auto);
+    tcase_add_test(core, test_context_parallel);
     tcase_add_test(core, test_eager_attn_scheduled);
     tcase_add_test(core, test_kernel_bytes_lora);
     tcase_add_test(core, test_kernel_bytes_rope_complex);

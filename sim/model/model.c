@@ -764,6 +764,7 @@ static int64_t sat(double v)
 struct act_dims {
     double t, h, hq, hkv, i, a, kv, s, r;
     double hkv_attn; /* width of the k and v the attention core keeps */
+    double cp;       /* context-parallel degree (1: none) */
     double E, k, mi; /* MoE; k = 0 when dense */
     int qk_norm, lora;
     int hf; /* HF eager kernels (zs_act_opts.kernels == 0) */
@@ -827,6 +828,7 @@ static void act_dims(const struct zs_model *m, const struct zs_act_opts *o,
     unsigned targets;
     d->s = (double)o->seq;
     d->t = b * d->s / sp;
+    d->cp = o->cp > 1 ? o->cp : 1;
     d->h = (double)m->hidden;
     d->a = (double)m->n_heads;
     d->kv = (double)m->n_kv_heads;
@@ -1102,6 +1104,39 @@ static double max2(double a, double b)
     return a > b ? a : b;
 }
 
+/* Context parallelism's transients in one layer's attention (PyTorch
+ * torch/distributed/tensor/experimental/_attention.py, read at 0123248;
+ * rotate method all-gather, torchtitan's default at 9dec370, load balance
+ * and fp32 merging on: _ContextParallelOptions), with t local tokens, cp
+ * ranks.  Forward (_templated_ring_attention): the all-gathered K and V of
+ * every rank (cp x t x 2 hkv, bf16), the contiguous copies of the local K
+ * and V and their concatenation for the exchange (2 + 2 t x 2 hkv x 2 B),
+ * and _SDPAMerger's fp32 output with a step's merge temporaries (the
+ * block's output in bf16 and in fp32, out - block_out, its weighted
+ * product, the partial update's concatenation: 2 + 4 x 4 B per t x hq).
+ * Backward (_templated_ring_attention_backward): the gathered K and V
+ * again, the contiguous copies and concatenation, the fp32 gradient
+ * accumulators of q, k and v (zeros_like(dtype=float32)), the
+ * concatenated fp32 dK dV sent to the next rank and the one received
+ * (_AllToAllRotater), and a partial update's concatenation of dq (4 t hq).
+ * [inference from the code, not measured] */
+static double cp_work_fwd(const struct act_dims *d)
+{
+    double t = d->t, kv = 2 * d->hkv_attn;
+    if (d->cp <= 1)
+        return 0;
+    return 2 * d->cp * t * kv + 4 * t * kv + 18 * t * d->hq;
+}
+
+static double cp_work_bwd(const struct act_dims *d)
+{
+    double t = d->t, kv = 2 * d->hkv_attn;
+    if (d->cp <= 1)
+        return 0;
+    return 2 * d->cp * t * kv + 4 * t * kv + 4 * t * d->hq + 4 * t * kv +
+           8 * t * kv + 4 * t * d->hq;
+}
+
 /* Transient bytes of one layer's forward beyond what it saves. */
 static double work_fwd(const struct act_dims *d, enum zs_ckpt ckpt,
                        enum zs_attn_impl attn)
@@ -1122,6 +1157,8 @@ static double work_fwd(const struct act_dims *d, enum zs_ckpt ckpt,
          * softmax is not saved (checkpointed), the fp32 softmax output and
          * the bf16 probabilities are transient too [assumption]. */
         at = ckpt == ZS_CKPT_NONE ? 4 * scores(d) : 6 * scores(d);
+    else
+        at = cp_work_fwd(d);
     if (ckpt == ZS_CKPT_FULL) {
         /* No-grad forward: act(gate) * up keeps act, up and the product
          * alive together [assumption]; MoE runs experts one by one over
@@ -1179,7 +1216,8 @@ static double work_bwd(const struct act_dims *d, enum zs_ckpt ckpt,
     else
         /* dq, dk, dv plus flash-attention 2's fp32 dq accumulator
          * (flash_api.cpp mha_bwd: dq_accum float). */
-        at = 2 * t * (d->hq + 2 * d->hkv_attn) + 4 * t * d->hq;
+        at = 2 * t * (d->hq + 2 * d->hkv_attn) + 4 * t * d->hq +
+             cp_work_bwd(d);
     if (ckpt == ZS_CKPT_SELECTIVE)
         at += attn_core_saved(d, attn); /* recomputed core */
     double w = base + max2(norm, max2(mlp, at));

@@ -314,7 +314,10 @@ struct zs_act_opts {
     int64_t micro_batch; /* sequences per micro-batch */
     enum zs_ckpt ckpt;
     enum zs_attn_impl attn;
-    int sp; /* Ulysses sequence-parallel degree (>= 1): seq / sp per rank */
+    int sp; /* sequence shards (>= 1): seq / sp per rank (Ulysses or
+               context parallel, zs_cfg_seq_shards) */
+    int cp; /* of which context-parallel (ring attention; model.c
+               cp_work_*) */
     enum zs_method method; /* LoRA saves adapter inputs/outputs too */
     int lora_rank;
     int kernels; /* enum zs_kernels (train/config.h): 0 HF eager, 1 fused

@@ -788,7 +788,7 @@ static bool act_note_cand(const struct zs_model *m,
 {
     const struct zs_cfg *f = &c->cfg;
     bool fsdp2 = f->framework == ZS_FW_FSDP2;
-    int64_t tokens = f->micro_batch * f->seq_len / f->sp;
+    int64_t tokens = f->micro_batch * f->seq_len / zs_cfg_seq_shards(f);
     int64_t bound = m->n_layers * tokens * zs_model_hidden_bytes_per_token(m);
     return c->status == ZS_CAND_GPU_OOM && f->checkpointing == ZS_CKPT_FULL &&
            !f->cpu_checkpointing && !f->offload_activations &&

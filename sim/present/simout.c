@@ -625,6 +625,7 @@ static void json_config(cJSON *d, const struct zs_setup *su)
             ZS_JNUM("procs_per_node", c->procs_per_node),
             ZS_JNUM("world", c->world),
             ZS_JNUM("sp", c->sp),
+            ZS_JNUM("cp", c->cp),
             ZS_JNUM("micro_batch", c->micro_batch),
             ZS_JNUM("grad_accum", c->accum),
             ZS_JNUM("seq_len", c->seq_len),

@@ -676,6 +676,28 @@ int32_t zs_t_compute(struct zs_bctx *b, int u, bool bwd, const char *name,
                              u, d0, d1);
         d1 = -1;
     }
+    if (un->has_attn && b->c->cp > 1) {
+        /* Context parallelism (torch/distributed/tensor/experimental/
+         * _attention.py at 0123248, rotate method all-gather, torchtitan's
+         * default at 9dec370): the forward all-gathers every rank's K and V
+         * once (_AllGatherRotater), the backward again, and passes the
+         * fp32 dK dV to the next rank at each of its cp steps
+         * (_AllToAllRotater, ft_c.permute_tensor: one buffer per rank and
+         * step, bytes here scaled so the all-to-all moves that).  All on
+         * the compute stream before the layer's compute [approximation:
+         * the all-gather overlaps the diagonal step and each pass the next
+         * step; serialised here, an upper bound]. */
+        const struct zs_model *m = b->m;
+        double cp = (double)b->c->cp, t_loc = (double)b->tokens;
+        double kv = t_loc * (double)(2 * m->n_kv_heads * m->head_dim);
+        d0 = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLGATHER, kv * 2 * cp,
+                             (int)cp, "CP K/V all-gather", u, d0, d1);
+        d1 = -1;
+        if (bwd)
+            d0 = zs_t_coll_group(b, b->q_comp, ZS_COLL_ALLTOALL,
+                                 kv * 4 * cp * cp / (cp - 1), (int)cp,
+                                 "CP dK/dV ring", u, d0, -1);
+    }
     if (!b->ex) {
         t = zs_t_delay(b, b->q_comp, (int64_t)(bwd ? un->bwd_ns : un->fwd_ns),
                        ZS_CLS_COMPUTE, name, u, d0, d1);
@@ -713,7 +735,8 @@ void zs_act_opts_of(const struct zs_bctx *b, struct zs_act_opts *ao)
     ao->micro_batch = b->c->micro_batch;
     ao->ckpt = (enum zs_ckpt)b->c->checkpointing;
     ao->attn = (enum zs_attn_impl)b->c->attention;
-    ao->sp = (int)b->c->sp;
+    ao->sp = (int)zs_cfg_seq_shards(b->c);
+    ao->cp = (int)b->c->cp;
     ao->method = b->mo.method;
     ao->lora_rank = b->mo.lora_rank;
     ao->lora_targets = b->mo.lora_targets;

@@ -37,7 +37,7 @@ static double attn_fwd_ns(const struct zs_bctx *b)
     const struct zs_model *m = b->m;
     const struct zs_gpu *g = &b->node->gpu;
     double s = (double)b->c->seq_len, mb = (double)b->c->micro_batch;
-    double sp = (double)b->c->sp;
+    double sp = (double)b->c->sp, cp = (double)b->c->cp;
     /* flash-attn 2: the fraction of peak measured for this sequence
      * length (the profile's attn_eff_by_seq, forward+backward, causal;
      * hw.h); SDPA's flash backend, which runs FlashAttention-2's kernels
@@ -48,10 +48,57 @@ static double attn_fwd_ns(const struct zs_bctx *b)
      * rate.  Before 2.2 SDPA's flash backend is flash-attn 1.x's CUDA
      * kernel (zs_cfg_attention_fa1), charged that rate too. */
     double fl = zs_model_attn_core_flops(m, b->c->seq_len) * mb / sp;
-    double eff = zs_cfg_attention_fa1(b->c) ? zs_gpu_attn_triton_eff(g, s)
+    double eff;
+    /* Context parallelism (PyTorch's _templated_ring_attention, load
+     * balanced): each rank's two chunks of s / (2 cp) queries meet every
+     * key chunk once, a causal diagonal step and cp - 1 non-causal half
+     * blocks, so the rank does 1/cp of the causal work, in SDPA calls over
+     * s / cp queries; charged the rate measured at that length
+     * [assumption: the curves are causal whole-sequence runs]. */
+    if (cp > 1) {
+        fl /= cp;
+        s /= cp;
+    }
+    eff = zs_cfg_attention_fa1(b->c) ? zs_gpu_attn_triton_eff(g, s)
                  : b->c->attention == ZS_ATTN_SDPA ? zs_gpu_attn_sdpa_eff(g, s)
                                                    : zs_gpu_attn_eff(g, s);
     return fl / (g->peak_bf16_flops * eff) * 1e9;
+}
+
+/* HBM bytes of context parallelism's eager tensor ops around the SDPA
+ * calls of one layer, forward (fwd) and backward (bwd), t local tokens,
+ * C ranks (torch/distributed/tensor/experimental/_attention.py read at
+ * 0123248; fp32 merging and load balancing on, _ContextParallelOptions).
+ * Charged for the rank that does the most, the last (every step i <= rank:
+ * whole-row merges), since each layer's collectives wait for it.  Per
+ * element of t x hq (q, out) or t x hkv (one of k, v):
+ *  forward: K, V made contiguous (the (b, h, s, d) views are transposes)
+ *    2+2 each; torch.cat of K and V for the exchange at each of C - 1
+ *    steps, 2+2 each; _SDPAMerger: the first output cast to fp32 2+4, then
+ *    per step the block's cast 2+4, out - block_out 4+4+4, the sigmoid
+ *    weight times it 4+4, out minus that 4+4+4 (38 B), and the final cast
+ *    back 4+2;
+ *  backward: fp32 zeros for dq, dk, dv (4 each), K and V contiguous again
+ *    and concatenated at C - 1 steps (2+2 each), dk, dv += the step's bf16
+ *    gradients (4+2+4) at step 0, at later steps a partial update of the
+ *    first chunk (10 B over half the rows) and its torch.cat (4+4), the
+ *    fp32 dK dV concatenated for the next rank at every step (4+4), dq +=
+ *    the step's gradient (10) at every step, and the final casts of dq and
+ *    of dK dV to bf16 (4+2 each).
+ * [inference from the code, not measured: under torch.compile these ops
+ * are charged as eager too] */
+static void cp_merge_bytes(const struct zs_bctx *b, double *fwd, double *bwd)
+{
+    const struct zs_model *m = b->m;
+    double t = (double)b->tokens, C = (double)b->c->cp;
+    double hq = (double)(m->n_heads * m->head_dim);
+    double kv = (double)(m->n_kv_heads * m->head_dim); /* one of K, V */
+    *fwd = *bwd = 0;
+    if (C <= 1)
+        return;
+    *fwd = t * kv * (8 + 8 * (C - 1)) + t * hq * (6 + 38 * (C - 1) + 6);
+    *bwd = t * hq * (4 + 10 * C + 6) +
+           t * kv * (8 + 8 + 8 * (C - 1) + 20 + 26 * (C - 1) + 16 * C + 12);
 }
 
 /* Eager attention of one layer for this rank's micro-batch: QK^T and PV as
@@ -494,7 +541,8 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     }
     memset(&p, 0, sizeof p);
     p.kind = 0;
-    p.m = (int64_t)s;
+    /* context parallel: s / cp queries per rank against every key */
+    p.m = (int64_t)(s / (b->c->cp > 1 ? (double)b->c->cp : 1));
     p.n = (int64_t)(s / 2 > 1 ? s / 2 : 1);
     p.k = m->head_dim;
     p.count = (int64_t)(2 * mb * heads);
@@ -505,6 +553,12 @@ static void layer_extras(const struct zs_bctx *b, struct plist *af,
     put(ab, &p);
     add_mem(b, af, ea.fwd_bytes);
     add_mem(b, ab, ea.bwd_bytes);
+    {
+        double cf, cb;
+        cp_merge_bytes(b, &cf, &cb);
+        add_mem(b, af, cf);
+        add_mem(b, ab, cb);
+    }
     zs_kernels_layer(b->c->kernels, &kd, &ew);
     add_ew(b, ef, &ew, false);
     add_ew(b, eb, &ew, true);

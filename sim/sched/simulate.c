@@ -315,8 +315,9 @@ static int build(struct zs_bctx *b)
         b->qlast[q] = -1;
     if (b->ex)
         b->ex->n = 0;
-    /* tokens this rank processes per micro-step: Ulysses splits the sequence */
-    b->tokens = b->c->micro_batch * b->c->seq_len / b->c->sp;
+    /* tokens this rank processes per micro-step: Ulysses and context
+     * parallelism split the sequence */
+    b->tokens = b->c->micro_batch * b->c->seq_len / zs_cfg_seq_shards(b->c);
     rc = b->c->framework == ZS_FW_FSDP2 ? zs_units_build_groups(b)
                                         : zs_units_build_leaves(b);
     if (rc)

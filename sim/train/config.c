@@ -119,6 +119,7 @@ static const struct zs_field k_fields[] = {
      k_alloc_confs, 0, NULL},
     {"procs", ZS_F_INT, OFF(procs), 0, 64, 0, 0, NULL, 0, NULL},
     {"sp", ZS_F_INT, OFF(sp), 1, 1024, 1, 0, NULL, 0, NULL},
+    {"cp", ZS_F_INT, OFF(cp), 1, 1024, 1, 0, NULL, 0, NULL},
     {"ds_config", ZS_F_STRING, OFF(ds_config), 0, 0, 0, 0, NULL,
      sizeof(((struct zs_cfg *)0)->ds_config), ""},
     {"dataset_samples", ZS_F_INT, OFF(dataset_samples), 0, 1e13, 0, 0, NULL, 0,
@@ -772,6 +773,11 @@ static bool ds_cpu_bf16_states(const struct zs_cfg *c)
            zs_ds_at_least(&c->ds_version, 0, 19, 1);
 }
 
+int64_t zs_cfg_seq_shards(const struct zs_cfg *c)
+{
+    return (c->sp > 0 ? c->sp : 1) * (c->cp > 0 ? c->cp : 1);
+}
+
 int zs_cfg_opt_state_auto(const struct zs_cfg *c)
 {
     if (c->param_dtype_resolved == ZS_DT_BF16 && !ds_cpu_bf16_states(c))
@@ -1148,7 +1154,16 @@ static int resolve_topology(struct zs_cfg *c, const struct zs_cluster *cl,
                           "invalid value for '--sp': must divide the %lld "
                           "processes (got %lld)",
                           (long long)c->world, (long long)c->sp);
-    c->dp = c->world / c->sp;
+    if (c->cp > c->world || c->world % c->cp)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--cp': must divide the %lld "
+                          "processes (got %lld)",
+                          (long long)c->world, (long long)c->cp);
+    if (c->sp > 1 && c->cp > 1)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--sp' and '--cp' above 1 together are not "
+                          "modelled: use one of them");
+    c->dp = c->world / (c->sp * c->cp);
     return 0;
 }
 
@@ -1180,6 +1195,38 @@ static int check_sp(const struct zs_cfg *c, const struct zs_model *m,
                           "invalid value for '--sp': must divide the sequence "
                           "length %lld (got %lld)",
                           (long long)c->seq_len, (long long)c->sp);
+    return 0;
+}
+
+/* Context parallelism as PyTorch runs it (torch/distributed/tensor/
+ * experimental/_attention.py; torchtitan 9dec370 train.py calls
+ * context_parallel(world_mesh["cp"], buffers=[input_ids, labels,
+ * freqs_cis]) over FSDP2's mesh): it replaces the SDPA ops (flash,
+ * efficient, cuDNN: _sdpa_handler's call_maps) and, with load balancing on
+ * (_ContextParallelOptions.enable_load_balance = True), cuts each buffer's
+ * sequence into 2 x cp chunks, two per rank. */
+static int check_cp(const struct zs_cfg *c, struct zs_err *err)
+{
+    if (c->cp <= 1)
+        return 0;
+    if (c->framework != ZS_FW_FSDP2 || c->fsdp_version != 2)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--cp' needs '--framework fsdp2' with FSDP2 "
+                          "(PyTorch's context_parallel shards attention over "
+                          "a DTensor mesh; DeepSpeed's sequence parallelism "
+                          "is Ulysses, '--sp')");
+    if (zs_cfg_attention(c) != ZS_ATTN_SDPA)
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--cp' needs '--attention sdpa' (context_parallel "
+                          "replaces F.scaled_dot_product_attention's kernels; "
+                          "sdpa is the default under '--trainer torchtitan')");
+    if (c->seq_len % (2 * c->cp))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "invalid value for '--cp': load balancing cuts the "
+                          "sequence into 2 x %lld chunks, which must divide "
+                          "the sequence length %lld (got %lld)",
+                          (long long)c->cp, (long long)c->seq_len,
+                          (long long)c->cp);
     return 0;
 }
 
@@ -1492,6 +1539,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     if (!rc)
         rc = check_sp(c, m, err);
     if (!rc)
+        rc = check_cp(c, err);
+    if (!rc)
         rc = resolve_batch(c, err);
     if (!rc)
         rc = check_offload(c, err);
@@ -1657,6 +1706,11 @@ void zs_cfg_summary(const struct zs_cfg *c, char *buf, size_t cap)
         (long long)c->sp, (long long)c->micro_batch, (long long)c->accum,
         (long long)c->seq_len, zs_method_name((enum zs_method)c->method),
         ck);
+    if (c->cp > 1) {
+        size_t len = strlen(buf);
+        if (len < cap)
+            snprintf(buf + len, cap - len, ", cp %lld", (long long)c->cp);
+    }
     if (c->sharding != ZS_SHARD_AUTO) {
         size_t len = strlen(buf);
         if (len < cap)

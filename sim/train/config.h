@@ -136,6 +136,9 @@ struct zs_cfg {
     int alloc_conf;        /* enum zs_alloc_conf */
     int64_t procs;         /* processes (GPUs used) per node; 0: all */
     int64_t sp;            /* Ulysses sequence-parallel degree */
+    int64_t cp;            /* context-parallel degree: PyTorch's
+                              context_parallel (ring attention over SDPA),
+                              FSDP2 */
     char ds_config[256];   /* DeepSpeed JSON to read knobs from ("" none) */
     int64_t dataset_samples;
     int64_t epochs;
@@ -368,6 +371,11 @@ const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *cfg);
 /* What opt_state_dtype "auto" resolves to: the param dtype, but fp32 under
  * DeepSpeed's bf16 master weights with the optimizer offloaded before 0.19.1
  * (DeepSpeedCPUAdam's default fp32 moments; config.c has the source). */
+/* The ranks one sequence is cut over: the Ulysses degree times the
+ * context-parallel degree (at most one of them is above 1).  Each rank
+ * holds seq / this many tokens of every per-token tensor. */
+int64_t zs_cfg_seq_shards(const struct zs_cfg *c);
+
 int zs_cfg_opt_state_auto(const struct zs_cfg *cfg);
 int zs_cfg_reduce_bytes(const struct zs_cfg *cfg);
 /* Whether FSDP2 keeps every parameter's unsharded gradient on the GPU across
