@@ -151,7 +151,8 @@ START_TEST(test_72b_512g_nvme_fits)
 END_TEST
 
 /* Qwen2.5-7B at 131072 tokens on 8 H100, DeepSpeed ZeRO-3, micro-batch 1,
- * full checkpointing: every candidate is out of GPU memory at lm_head (the
+ * full checkpointing (and FSDP2 under torchtitan, below): every candidate
+ * is out of GPU memory at lm_head (the
  * fp32 logits of 131072 x 152064 alone are 74 GiB).  "What would fit"
  * names Liger's kernels, whose fused loss holds no logits, and Ulysses at
  * the smallest degree that fits: not 2, and not 8, which Qwen2.5-7B's 28
@@ -206,6 +207,19 @@ START_TEST(test_long_seq_suggests_liger_and_ulysses)
     snprintf(f2, sizeof f2, "%s;kernels=compiled", flags);
     long_seq_plan(&x, f2);
     ck_assert_int_eq(suggestion_at(&x.p, "Liger's"), -1);
+    zs_plan_release(&x.p);
+    /* FSDP2 under torchtitan (SDPA): no Liger line (not the HF Trainer),
+     * no Ulysses (DeepSpeed), context parallelism at the smallest degree
+     * that fits */
+    long_seq_plan(&x, "framework=fsdp2;zero=3;micro-batch=1;"
+                      "checkpointing=full;seq-len=131072;trainer=torchtitan");
+    ck_assert_int_eq(x.p.best, -1);
+    ck_assert_int_eq(suggestion_at(&x.p, "Liger's"), -1);
+    ck_assert_int_eq(suggestion_at(&x.p, "Ulysses"), -1);
+    ck_assert_int_ge(suggestion_at(&x.p, "context parallelism (--cp 4, "
+                                         "PyTorch's context_parallel) fits: "
+                                         "best 'fsdp2 "),
+                     0);
     zs_plan_release(&x.p);
     /* the faster-runs note is for HF-eager runs only */
     snprintf(f2, sizeof f2, "%s;kernels=fused;sp=4", flags);

@@ -571,8 +571,8 @@ static int sub_plan_best(const struct zs_model *m, const struct zs_cluster *cl,
 }
 
 /* Nothing fits: what would?  More host RAM, LoRA/QLoRA, NVMe, Liger's
- * kernels, Ulysses, more nodes, shorter sequences — each checked by
- * simulating the candidates again. */
+ * kernels, Ulysses, context parallelism, more nodes, shorter sequences —
+ * each checked by simulating the candidates again. */
 /* "What would fit": NVMe offload of the optimizer when the search left it
  * out (--allow-nvme no: searched now; no NVMe rates known: named, with the
  * flags that give them). */
@@ -715,6 +715,35 @@ static void sp_suggestion(const struct suggest_ctx *x)
     }
 }
 
+/* Context parallelism (--cp) for FSDP2 runs on SDPA attention (torchtitan's
+ * default): the smallest degree within a node that fits, among those whose
+ * 2 x cp chunks divide the sequence (config.c check_cp). */
+static void cp_suggestion(const struct suggest_ctx *x)
+{
+    struct zs_plan_opts o = *x->q;
+    if (x->base->cp > 1 || x->base->sp > 1 || x->p->nsuggest >= 6 ||
+        (!x->q->framework_any && x->base->framework != ZS_FW_FSDP2) ||
+        x->base->fsdp_version != 2 || zs_cfg_attention(x->base) != ZS_ATTN_SDPA)
+        return;
+    o.framework_any = 0;
+    for (int cp = 2; cp <= x->cl->node.gpus_per_node; cp *= 2) {
+        struct zs_cfg c = *x->base;
+        char lab[160];
+        double tput;
+        if (c.seq_len % (2 * cp))
+            continue;
+        c.cp = cp;
+        c.framework = ZS_FW_FSDP2;
+        if (sub_plan_best(x->m, x->cl, &c, &o, lab, sizeof lab, &tput) > 0) {
+            suggest_add(x->p,
+                        "context parallelism (--cp %d, PyTorch's "
+                        "context_parallel) fits: best '%s', %.0f tok/s per GPU",
+                        cp, lab, tput);
+            return;
+        }
+    }
+}
+
 /* More nodes: 2x, 4x, then 8x the nodes given, the first that fits. */
 static void nodes_suggestion(const struct suggest_ctx *x)
 {
@@ -765,6 +794,7 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
     nvme_suggestion(&x);
     kernels_suggestion(&x);
     sp_suggestion(&x);
+    cp_suggestion(&x);
     nodes_suggestion(&x);
     seq_suggestion(&x);
 }
