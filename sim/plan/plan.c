@@ -684,63 +684,45 @@ static void kernels_suggestion(const struct suggest_ctx *x)
                     lab, tput);
 }
 
-/* Ulysses sequence parallelism (--sp): DeepSpeed's UlyssesSPAttentionHF
- * (DeepSpeed >= 0.17.0, PR #7268) shards every per-token tensor by the
- * degree.  The smallest degree within a node that fits, among those
- * DeepSpeed accepts for the model (config.c check_sp). */
-static void sp_suggestion(const struct suggest_ctx *x)
+/* Sequence sharding when nothing fits: the smallest degree within a node
+ * that fits.  Ulysses (--sp, cp false): DeepSpeed's UlyssesSPAttentionHF
+ * (DeepSpeed >= 0.17.0, PR #7268); context parallelism (--cp): PyTorch's
+ * context_parallel, FSDP2 on SDPA attention (torchtitan's default).  Both
+ * shard every per-token tensor by the degree.  A degree the framework
+ * refuses for the model or the sequence (config.c check_sp, check_cp)
+ * leaves every candidate of its sub-plan invalid. */
+static void shard_suggestion(const struct suggest_ctx *x, bool cp)
 {
-    const struct zs_model *m = x->m;
     struct zs_plan_opts o = *x->q;
-    if (x->base->sp > 1 || x->p->nsuggest >= 6 ||
-        (!x->q->framework_any && x->base->framework != ZS_FW_DEEPSPEED))
+    int fw = cp ? ZS_FW_FSDP2 : ZS_FW_DEEPSPEED;
+    if (x->base->sp > 1 || x->base->cp > 1 || x->p->nsuggest >= 6 ||
+        (!x->q->framework_any && x->base->framework != fw) ||
+        (cp && (x->base->fsdp_version != 2 ||
+                zs_cfg_attention(x->base) != ZS_ATTN_SDPA)))
         return;
     o.framework_any = 0;
-    for (int sp = 2; sp <= x->cl->node.gpus_per_node; sp *= 2) {
+    for (int d = 2; d <= x->cl->node.gpus_per_node; d *= 2) {
         struct zs_cfg c = *x->base;
         char lab[160];
         double tput;
-        if (m->n_heads % sp || (m->n_kv_heads % sp && sp % m->n_kv_heads) ||
-            c.seq_len % sp)
+        if (cp)
+            c.cp = d;
+        else
+            c.sp = d;
+        c.framework = fw;
+        if (sub_plan_best(x->m, x->cl, &c, &o, lab, sizeof lab, &tput) <= 0)
             continue;
-        c.sp = sp;
-        c.framework = ZS_FW_DEEPSPEED;
-        if (sub_plan_best(m, x->cl, &c, &o, lab, sizeof lab, &tput) > 0) {
-            suggest_add(x->p,
-                        "Ulysses sequence parallelism (--sp %d, DeepSpeed >= "
-                        "0.17.0) fits: best '%s', %.0f tok/s per GPU",
-                        sp, lab, tput);
-            return;
-        }
-    }
-}
-
-/* Context parallelism (--cp) for FSDP2 runs on SDPA attention (torchtitan's
- * default): the smallest degree within a node that fits, among those whose
- * 2 x cp chunks divide the sequence (config.c check_cp). */
-static void cp_suggestion(const struct suggest_ctx *x)
-{
-    struct zs_plan_opts o = *x->q;
-    if (x->base->cp > 1 || x->base->sp > 1 || x->p->nsuggest >= 6 ||
-        (!x->q->framework_any && x->base->framework != ZS_FW_FSDP2) ||
-        x->base->fsdp_version != 2 || zs_cfg_attention(x->base) != ZS_ATTN_SDPA)
-        return;
-    o.framework_any = 0;
-    for (int cp = 2; cp <= x->cl->node.gpus_per_node; cp *= 2) {
-        struct zs_cfg c = *x->base;
-        char lab[160];
-        double tput;
-        if (c.seq_len % (2 * cp))
-            continue;
-        c.cp = cp;
-        c.framework = ZS_FW_FSDP2;
-        if (sub_plan_best(x->m, x->cl, &c, &o, lab, sizeof lab, &tput) > 0) {
+        if (cp)
             suggest_add(x->p,
                         "context parallelism (--cp %d, PyTorch's "
                         "context_parallel) fits: best '%s', %.0f tok/s per GPU",
-                        cp, lab, tput);
-            return;
-        }
+                        d, lab, tput);
+        else
+            suggest_add(x->p,
+                        "Ulysses sequence parallelism (--sp %d, DeepSpeed >= "
+                        "0.17.0) fits: best '%s', %.0f tok/s per GPU",
+                        d, lab, tput);
+        return;
     }
 }
 
@@ -793,8 +775,8 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
     method_suggestion(&x);
     nvme_suggestion(&x);
     kernels_suggestion(&x);
-    sp_suggestion(&x);
-    cp_suggestion(&x);
+    shard_suggestion(&x, false);
+    shard_suggestion(&x, true);
     nodes_suggestion(&x);
     seq_suggestion(&x);
 }
