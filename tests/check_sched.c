@@ -1826,25 +1826,14 @@ END_TEST
  * 8 pass (fewer KV heads than the degree are replicated). */
 START_TEST(test_sp_kv_heads)
 {
-    struct zs_cfg c;
-    struct zs_model m;
-    struct zs_cluster cl;
-    struct zs_err err = {0, ""};
-    zs_cfg_defaults(&c);
-    snprintf(c.model, sizeof c.model, "qwen2.5-14b");
-    zt_apply_flags(&c, "procs=5;sp=5");
-    ck_assert_int_eq(zs_setup_resolve(&c, NULL, &m, &cl, &err), ZS_EUSAGE);
-    ck_assert_str_eq(err.msg, "invalid value for '--sp': must divide "
-                              "qwen2.5-14b's 8 key-value heads or be a "
-                              "multiple of them (got 5)");
-    for (int sp = 4; sp <= 8; sp += 4) {
-        zs_cfg_defaults(&c);
-        snprintf(c.model, sizeof c.model, "qwen2.5-14b");
-        snprintf(c.gpus, sizeof c.gpus, "2x8xH100");
-        c.sp = sp;
-        ck_assert_msg(zs_setup_resolve(&c, NULL, &m, &cl, &err) == 0, "%s",
-                      err.msg);
-    }
+    struct zt_run r;
+    zt_expect_resolve_error("model=qwen2.5-14b;procs=5;sp=5",
+                            "invalid value for '--sp': must divide "
+                            "qwen2.5-14b's 8 key-value heads or be a "
+                            "multiple of them (got 5)");
+    zt_resolve(&r, "model=qwen2.5-14b;gpus=2x8xH100", "sp=4");
+    zt_resolve(&r, "model=qwen2.5-14b;gpus=2x8xH100", "sp=8");
+    ck_assert_int_eq(r.cfg.dp, 2);
 }
 END_TEST
 
