@@ -1175,26 +1175,27 @@ static int resolve_topology(struct zs_cfg *c, const struct zs_cluster *cl,
  * kv_replication_factor); forward: "batch's seqlen=... isn't divisible by
  * sp-size").  The older DistributedAttention (sequence/layer.py) asserts
  * the same head divisibility. */
-static int check_sp(const struct zs_cfg *c, const struct zs_model *m,
-                    struct zs_err *err)
+int zs_cfg_check_sp(const struct zs_cfg *c, const struct zs_model *m,
+                    int64_t sp, const char *what, int code, struct zs_err *err)
 {
-    if (c->sp <= 1)
+    if (sp <= 1)
         return 0;
-    if (m->n_heads % c->sp)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid value for '--sp': must divide %s's %lld "
-                          "attention heads, which Ulysses shards (got %lld)",
-                          m->name, (long long)m->n_heads, (long long)c->sp);
-    if (m->n_kv_heads % c->sp && c->sp % m->n_kv_heads)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid value for '--sp': must divide %s's %lld "
-                          "key-value heads or be a multiple of them (got %lld)",
-                          m->name, (long long)m->n_kv_heads, (long long)c->sp);
-    if (c->seq_len % c->sp)
-        return zs_err_set(err, ZS_EUSAGE,
-                          "invalid value for '--sp': must divide the sequence "
-                          "length %lld (got %lld)",
-                          (long long)c->seq_len, (long long)c->sp);
+    if (m->n_heads % sp)
+        return zs_err_set(err, code,
+                          "invalid %s: must divide %s's %lld attention heads, "
+                          "which Ulysses shards (got %lld)",
+                          what, m->name, (long long)m->n_heads, (long long)sp);
+    if (m->n_kv_heads % sp && sp % m->n_kv_heads)
+        return zs_err_set(err, code,
+                          "invalid %s: must divide %s's %lld key-value heads "
+                          "or be a multiple of them (got %lld)",
+                          what, m->name, (long long)m->n_kv_heads,
+                          (long long)sp);
+    if (c->seq_len % sp)
+        return zs_err_set(err, code,
+                          "invalid %s: must divide the sequence length %lld "
+                          "(got %lld)",
+                          what, (long long)c->seq_len, (long long)sp);
     return 0;
 }
 
@@ -1537,7 +1538,8 @@ int zs_cfg_resolve(struct zs_cfg *c, const struct zs_model *m,
     if (!rc)
         rc = resolve_topology(c, cl, err);
     if (!rc)
-        rc = check_sp(c, m, err);
+        rc = zs_cfg_check_sp(c, m, c->sp, "value for '--sp'", ZS_EUSAGE,
+                             err);
     if (!rc)
         rc = check_cp(c, err);
     if (!rc)

@@ -371,6 +371,13 @@ const char *zs_cfg_ds_bf16_gap(const struct zs_cfg *cfg);
 /* What opt_state_dtype "auto" resolves to: the param dtype, but fp32 under
  * DeepSpeed's bf16 master weights with the optimizer offloaded before 0.19.1
  * (DeepSpeedCPUAdam's default fp32 moments; config.c has the source). */
+/* A Ulysses degree sp against the model's heads and the sequence, as
+ * DeepSpeed checks it; `what` names where it came from in the one-line
+ * error ("value for '--sp'", "'sequence_parallel_size' in FILE"), `code`
+ * its exit (ZS_EUSAGE, ZS_EINPUT). */
+int zs_cfg_check_sp(const struct zs_cfg *c, const struct zs_model *m,
+                    int64_t sp, const char *what, int code, struct zs_err *err);
+
 /* The ranks one sequence is cut over: the Ulysses degree times the
  * context-parallel degree (at most one of them is above 1).  Each rank
  * holds seq / this many tokens of every per-token tensor. */

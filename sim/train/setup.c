@@ -5,6 +5,7 @@
 #include "train/ds_keys.h"
 #include "train/dsconfig.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Copies what a DeepSpeed JSON says into cfg, except where a flag spoke. */
@@ -115,12 +116,18 @@ static int apply_ds(struct zs_cfg *cfg, const struct zs_cfg_given *given,
     if (ds.sequence_parallel_size.from == ZS_DS_SET &&
         !zs_cfg_given_has(given, "sp")) {
         int64_t sp = ds.sequence_parallel_size.v;
+        char what[320];
         if (cfg->world % sp)
             return zs_err_set(err, ZS_EINPUT,
                               "invalid 'sequence_parallel_size' in %s: must "
                               "divide the %lld processes (got %lld)",
                               cfg->ds_config, (long long)cfg->world,
                               (long long)sp);
+        snprintf(what, sizeof what, "'sequence_parallel_size' in %s",
+                 cfg->ds_config);
+        rc = zs_cfg_check_sp(cfg, m, sp, what, ZS_EINPUT, err);
+        if (rc)
+            return rc;
         cfg->sp = sp;
     }
     if (ds.communication_data_type.from == ZS_DS_SET &&
