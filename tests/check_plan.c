@@ -252,6 +252,22 @@ START_TEST(test_7b_prefers_no_offload)
     snprintf(head, sizeof head, "'%s': ", lab);
     ck_assert_msg(strncmp(x.p.liger_faster_note, head, strlen(head)) == 0,
                   "%s", x.p.liger_faster_note);
+    /* simulating the label with the flag the plan prints under it ("the
+     * plan also set: --overlap-comm yes", planout.c best_flags) gives the
+     * best's step to the nanosecond */
+    {
+        const struct zs_candidate *b = &x.p.cand[x.p.best];
+        struct zt_run r;
+        ck_assert_str_eq(lab, "deepspeed zero2, no offload, 8 procs, micro 1 "
+                              "x accum 8, ckpt none");
+        ck_assert_int_eq(b->cfg.overlap_comm, ZS_YES);
+        zt_simulate(&r,
+                    "model=7b;gpus=8xH100;framework=deepspeed;zero=2;procs=8;"
+                    "micro-batch=1;global-batch=64;checkpointing=none;"
+                    "offload-optimizer=none;offload-param=none",
+                    "overlap-comm=yes", NULL, false);
+        ck_assert(r.res.steady.time_s == b->res.steady.time_s);
+    }
     zs_plan_release(&x.p);
 }
 END_TEST

@@ -109,6 +109,29 @@ static void plan_header(const struct zs_plan *p, const struct zs_model *m,
     fputc('\n', out);
 }
 
+/* What the plan set that the label does not show, as 'zsim simulate'
+ * flags, so that simulating the label with them gives the best's numbers:
+ * overlap_comm on for DeepSpeed ZeRO-1/2 (plan.c add_mode; DeepSpeed's
+ * default is off below stage 3) and the parameter swap buffer for NVMe
+ * (plan.c: the largest partition, where DeepSpeed's 1e8 default can fail
+ * its assert).  Nothing when neither applies. */
+static void best_flags(const struct zs_cfg *f, FILE *out)
+{
+    bool overlap = f->framework == ZS_FW_DEEPSPEED && f->zero < 3 &&
+                   f->overlap_comm == ZS_YES;
+    bool nvme = f->offload_param == ZS_OFF_NVME;
+    if (!overlap && !nvme)
+        return;
+    fprintf(out, "the plan also set:");
+    if (overlap)
+        fprintf(out, " --overlap-comm yes (DeepSpeed's default is off below "
+                     "stage 3)");
+    if (nvme)
+        fprintf(out, "%s --param-buffer-size %lld (the largest partition)",
+                overlap ? "," : "", (long long)f->param_buffer_size);
+    fprintf(out, "\n\n");
+}
+
 /* The best plan, its launch line and the ranking table. */
 static void best_block(const struct zs_plan *p, const struct zs_cluster *cl,
                        int top, FILE *out)
@@ -125,6 +148,7 @@ static void best_block(const struct zs_plan *p, const struct zs_cluster *cl,
             zs_fmt_seconds(a, sizeof a, c->res.steady.time_s),
             zs_fmt_bytes(b, sizeof b, c->res.steady.peak_gpu_reserved),
             zs_fmt_bytes(c32, sizeof c32, c->res.steady.peak_host_per_node));
+    best_flags(&c->cfg, out);
     if (c->cfg.offload_optimizer != ZS_OFF_NONE ||
         c->cfg.offload_param != ZS_OFF_NONE) {
         char line[700];
