@@ -689,7 +689,7 @@ static void kernels_suggestion(const struct suggest_ctx *x)
  * (DeepSpeed >= 0.17.0, PR #7268); context parallelism (--cp): PyTorch's
  * context_parallel, FSDP2 on SDPA attention (torchtitan's default).  Both
  * shard every per-token tensor by the degree.  A degree the framework
- * refuses for the model or the sequence (config.c check_sp, check_cp)
+ * refuses for the model or the sequence (config.c zs_cfg_check_sp, check_cp)
  * leaves every candidate of its sub-plan invalid. */
 static void shard_suggestion(const struct suggest_ctx *x, bool cp)
 {
