@@ -954,29 +954,52 @@ out:
  * fit go into p->act_note, and into "what would fit" when nothing else
  * does.  They are not ranked with the rest: the option changes the training
  * script (docs/activation-offload.md). */
-static int act_offload_search(struct zs_plan *p, const struct worker *proto)
+/* The rejected candidates that `eligible` admits, simulated again as
+ * `apply` changes them; those that fit go into note (cap bytes), labelled
+ * `what` in "what would fit" (note_alt_fits). */
+static int rejected_note(struct zs_plan *p, const struct worker *proto,
+                         char *note, size_t cap, const char *what,
+                         bool (*eligible)(const struct zs_model *,
+                                          const struct zs_candidate *),
+                         void (*apply)(struct zs_cfg *))
 {
     struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
     int n = 0, rc = ZS_ENOMEM;
-    p->act_note[0] = '\0';
+    note[0] = '\0';
     if (!alt)
         goto out;
     for (int i = 0; i < p->n; i++) {
-        const struct zs_candidate *c = &p->cand[i];
-        if (!act_note_cand(proto->m, c, c->res.oom.needed_bytes))
+        if (!eligible(proto->m, &p->cand[i]))
             continue;
-        variant(&alt[n], c);
-        if (c->cfg.framework == ZS_FW_FSDP2)
-            alt[n].cfg.offload_activations = true;
-        else
-            alt[n].cfg.cpu_checkpointing = true;
+        variant(&alt[n], &p->cand[i]);
+        apply(&alt[n].cfg);
         n++;
     }
-    rc = note_alt_fits(p, proto, alt, n, p->act_note, sizeof p->act_note,
-                       "activation offload");
+    rc = note_alt_fits(p, proto, alt, n, note, cap, what);
 out:
     zs_free(alt);
     return rc;
+}
+
+static bool act_note_eligible(const struct zs_model *m,
+                              const struct zs_candidate *c)
+{
+    return act_note_cand(m, c, c->res.oom.needed_bytes);
+}
+
+static void act_offload_cfg(struct zs_cfg *f)
+{
+    if (f->framework == ZS_FW_FSDP2)
+        f->offload_activations = true;
+    else
+        f->cpu_checkpointing = true;
+}
+
+static int act_offload_search(struct zs_plan *p, const struct worker *proto)
+{
+    return rejected_note(p, proto, p->act_note, sizeof p->act_note,
+                         "activation offload", act_note_eligible,
+                         act_offload_cfg);
 }
 
 /* DeepSpeed's bf16 master weights + optimizer states (--param-dtype bf16,
@@ -1025,24 +1048,10 @@ static bool bf16_note_cand(const struct zs_model *m,
 
 static int bf16_note(struct zs_plan *p, const struct worker *proto)
 {
-    struct zs_candidate *alt = zs_calloc((size_t)p->n + 1, sizeof *alt);
-    int n = 0, rc = ZS_ENOMEM;
-    p->bf16_note[0] = '\0';
-    if (!alt)
-        goto out;
-    for (int i = 0; i < p->n; i++) {
-        if (!bf16_note_cand(proto->m, &p->cand[i]))
-            continue;
-        variant(&alt[n], &p->cand[i]);
-        bf16_cfg(&alt[n].cfg);
-        n++;
-    }
-    rc = note_alt_fits(p, proto, alt, n, p->bf16_note, sizeof p->bf16_note,
-                       "bf16 master weights + optimizer states (--param-dtype "
-                       "bf16)");
-out:
-    zs_free(alt);
-    return rc;
+    return rejected_note(p, proto, p->bf16_note, sizeof p->bf16_note,
+                         "bf16 master weights + optimizer states (--param-dtype "
+                         "bf16)",
+                         bf16_note_cand, bf16_cfg);
 }
 
 /* The three best fitting candidates that `eligible` admits are simulated
