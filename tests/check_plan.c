@@ -338,6 +338,29 @@ static void emit_tmp_remove(const char *dir, const char *path)
     rmdir(dir);
 }
 
+/* A candidate resolved from `flags` ("k=v;..."), its DeepSpeed JSON written
+ * under dir (emit_tmp) and read back into ds as the candidate's release
+ * reads it. */
+static void emit_flags_load(const char *flags, struct zs_candidate *cand,
+                            struct zs_model *m, struct zs_cluster *cl,
+                            char *dir, char *path, size_t cap,
+                            struct zs_dsconfig *ds)
+{
+    struct zs_err err = {0, ""};
+    struct zs_dsconfig_ctx ctx;
+    memset(cand, 0, sizeof *cand);
+    zs_cfg_defaults(&cand->cfg);
+    zt_apply_flags(&cand->cfg, flags);
+    ck_assert_msg(zs_setup_resolve(&cand->cfg, NULL, m, cl, &err) == 0, "%s",
+                  err.msg);
+    emit_tmp(cand, dir, path, cap);
+    memset(&ctx, 0, sizeof ctx);
+    ctx.hidden_size = m->hidden;
+    ctx.world_size = (int)cand->cfg.world;
+    ctx.version = cand->cfg.ds_version;
+    ck_assert_msg(zs_dsconfig_load(path, &ctx, ds, &err) == 0, "%s", err.msg);
+}
+
 /* The emitted DeepSpeed JSON lints clean and simulates to the same result. */
 START_TEST(test_emit_roundtrip)
 {
@@ -410,24 +433,14 @@ START_TEST(test_emit_nvme)
     struct zs_model m;
     struct zs_cluster cl;
     struct zs_dsconfig ds;
-    struct zs_dsconfig_ctx ctx;
     struct zs_lint_input in;
     struct zs_lint_report rep;
     bool path_warn = false;
-    memset(&cand, 0, sizeof cand);
-    zs_cfg_defaults(&cand.cfg);
-    zt_apply_flags(&cand.cfg, "model=7b;offload-optimizer=nvme;"
-                              "pipeline-read=yes;nvme-buffer-count=8;"
-                              "offload-param=nvme;param-buffer-count=6;"
-                              "param-buffer-size=200000000;"
-                              "param-max-in-cpu=0");
-    ck_assert_msg(zs_setup_resolve(&cand.cfg, NULL, &m, &cl, &err) == 0, "%s",
-                  err.msg);
-    emit_tmp(&cand, dir, path, sizeof path);
-    memset(&ctx, 0, sizeof ctx);
-    ctx.hidden_size = m.hidden;
-    ctx.world_size = (int)cand.cfg.world;
-    ck_assert_int_eq(zs_dsconfig_load(path, &ctx, &ds, &err), 0);
+    emit_flags_load("model=7b;offload-optimizer=nvme;pipeline-read=yes;"
+                    "nvme-buffer-count=8;offload-param=nvme;"
+                    "param-buffer-count=6;param-buffer-size=200000000;"
+                    "param-max-in-cpu=0",
+                    &cand, &m, &cl, dir, path, sizeof path, &ds);
     ck_assert_int_eq(ds.offload_optimizer.device.v, ZS_DS_DEV_NVME);
     ck_assert_str_eq(ds.offload_optimizer.nvme_path, "/local_nvme");
     ck_assert_int_eq(ds.offload_optimizer.buffer_count.v, 8);
@@ -493,18 +506,8 @@ START_TEST(test_emit_bf16_master)
         struct zs_model m;
         struct zs_cluster cl;
         struct zs_dsconfig ds;
-        struct zs_dsconfig_ctx ctx;
-        memset(&cand, 0, sizeof cand);
-        zs_cfg_defaults(&cand.cfg);
-        zt_apply_flags(&cand.cfg, cases[i].flags);
-        ck_assert_msg(zs_setup_resolve(&cand.cfg, NULL, &m, &cl, &err) == 0,
-                      "%s", err.msg);
-        emit_tmp(&cand, dir, path, sizeof path);
-        memset(&ctx, 0, sizeof ctx);
-        ctx.hidden_size = m.hidden;
-        ctx.world_size = (int)cand.cfg.world;
-        ctx.version = cand.cfg.ds_version;
-        ck_assert_int_eq(zs_dsconfig_load(path, &ctx, &ds, &err), 0);
+        emit_flags_load(cases[i].flags, &cand, &m, &cl, dir, path,
+                        sizeof path, &ds);
         ck_assert(ds.bf16_enabled.v);
         ck_assert(ds.bf16_master_weights_and_grads.v);
         ck_assert(ds.bf16_optimizer_states.v == cases[i].states_bf16);
