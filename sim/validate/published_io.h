@@ -30,7 +30,7 @@
 
 #define ZS_PUB_NAME_CAP 96
 #define ZS_PUB_TEXT_CAP 256
-#define ZS_PUB_QUOTE_CAP 2048
+#define ZS_PUB_QUOTE_CAP 4096
 #define ZS_PUB_ARG_CAP 128
 #define ZS_PUB_MAX_ARGS 48  /* 24 flags with values */
 #define ZS_PUB_MAX_NEEDS 16 /* features one run may lack */
