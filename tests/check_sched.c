@@ -2371,33 +2371,53 @@ END_TEST
  *     134,217,728 + 50,331,648 = 184,549,376, one launch.
  *   compiled, fused into RoPE or the residual add: fwd 2 B x t x out =
  *     134,217,728; bwd as above.
- *   fused (Liger has no LoRA kernel): as hf, whatever the consumer. */
+ *   fused (Liger has no LoRA kernel): as hf, whatever the consumer.
+ *   hf with lora_dropout > 0: native_dropout over the input, 5 B x t x in =
+ *     125,829,120 each way: fwd 796,917,760, bwd 545,259,520, one launch
+ *     more each way.
+ * Every byte is contiguous element-wise: on a GPU of 1e12 B/s the hf
+ * forward takes 671,088,640 / (0.86 x 1e12) s = 780.336 us (it was charged
+ * at membound_eff 0.39, 1720.740 us). */
 START_TEST(test_kernel_bytes_lora)
 {
     static const struct {
         int mode;
         enum zs_lora_consumer to;
+        bool dropout;
         double fwd, bwd;
         int kf, kb;
     } cases[] = {
-        {ZS_KERNELS_HF, ZS_LORA_TO_SAVED, 671088640.0, 419430400.0, 2, 2},
-        {ZS_KERNELS_FUSED, ZS_LORA_TO_POINTWISE, 671088640.0, 419430400.0, 2,
+        {ZS_KERNELS_HF, ZS_LORA_TO_SAVED, false, 671088640.0, 419430400.0, 2,
          2},
-        {ZS_KERNELS_COMPILED, ZS_LORA_TO_EXTERN, 402653184.0, 318767104.0, 1,
-         2},
-        {ZS_KERNELS_COMPILED, ZS_LORA_TO_SAVED, 268435456.0, 184549376.0, 0,
-         1},
-        {ZS_KERNELS_COMPILED, ZS_LORA_TO_POINTWISE, 134217728.0, 184549376.0,
-         0, 1},
+        {ZS_KERNELS_FUSED, ZS_LORA_TO_POINTWISE, false, 671088640.0,
+         419430400.0, 2, 2},
+        {ZS_KERNELS_COMPILED, ZS_LORA_TO_EXTERN, false, 402653184.0,
+         318767104.0, 1, 2},
+        {ZS_KERNELS_COMPILED, ZS_LORA_TO_SAVED, false, 268435456.0,
+         184549376.0, 0, 1},
+        {ZS_KERNELS_COMPILED, ZS_LORA_TO_POINTWISE, false, 134217728.0,
+         184549376.0, 0, 1},
+        {ZS_KERNELS_HF, ZS_LORA_TO_SAVED, true, 796917760.0, 545259520.0, 3,
+         3},
     };
+    struct zs_gpu g;
+    struct zs_ew_cost c;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct zs_ew_cost c;
-        zs_kernels_lora(cases[i].mode, 8192, 3072, 8192, cases[i].to, &c);
+        zs_kernels_lora(cases[i].mode, 8192, 3072, 8192, cases[i].to,
+                        cases[i].dropout, &c);
         ck_assert_double_eq(c.fwd_bytes, cases[i].fwd);
         ck_assert_double_eq(c.bwd_bytes, cases[i].bwd);
         ck_assert_int_eq(c.fwd_launches, cases[i].kf);
         ck_assert_int_eq(c.bwd_launches, cases[i].kb);
     }
+    memset(&g, 0, sizeof g);
+    g.hbm_bytes_per_s = 1e12;
+    zs_kernels_lora(ZS_KERNELS_HF, 8192, 3072, 8192, ZS_LORA_TO_SAVED, false,
+                    &c);
+    ck_assert_double_eq_tol(zs_ew_time_s(&g, &c, false),
+                            671088640.0 / (0.86 * 1e12), 1e-12);
+    ck_assert_double_eq_tol(zs_ew_time_s(&g, &c, true),
+                            419430400.0 / (0.89 * 1e12), 1e-12);
 }
 END_TEST
 

@@ -397,9 +397,10 @@ static void lora_extras(const struct zs_bctx *b, const struct zs_leaf *l,
     struct zs_ew_cost c;
     add_gemm(b, bw, out, r, t, 1);
     add_gemm(b, bw, r, in, t, 1);
-    zs_kernels_lora(b->c->kernels, t, in, out, lora_consumer(b, l), &c);
-    add_mem(b, f, c.fwd_bytes);
-    add_mem(b, bw, c.bwd_bytes);
+    zs_kernels_lora(b->c->kernels, t, in, out, lora_consumer(b, l),
+                    b->c->lora_dropout > 0, &c);
+    add_ew(b, f, &c, false);
+    add_ew(b, bw, &c, true);
     *kf += c.fwd_launches;
     *kb += 2 + c.bwd_launches;
 }

@@ -92,7 +92,10 @@
  *     out = F.linear(x, weight); lora_out = lora_a(dropout(x));
  *     lora_out = (alpha / rank) * lora_b(lora_out); return out + lora_out
  *   (PEFT's lora.Linear.forward is the same sum: result + lora_B(lora_A(
- *   dropout(x))) * scaling; dropout 0 is nn.Identity, no kernel).
+ *   dropout(x))) * scaling; dropout 0 is nn.Identity, no kernel; p > 0 is
+ *   one native_dropout per adapted linear, on its own copy of the input,
+ *   5 B per input element each way).  All of it runs at the contiguous
+ *   element-wise class's fraction below.
  *   Forward, per output element: HF/fused (Liger has no LoRA kernel) the
  *   scale 2+2 and the add 2+2+2 = 10 B, 2 launches; compiled one pointwise
  *   kernel reading both GEMM outputs and writing the sum, 2+2+2 = 6 B.
@@ -175,9 +178,10 @@
  *     0.81 / 0.46.
  * torchtitan's complex RoPE: its casts at the contiguous rate, the complex
  * multiply by the broadcast freqs_cis at the eager RoPE's [assumption].
+ * LoRA's scale, sums and dropout are contiguous element-wise kernels too.
  * The rest of the memory-bound work (FSDP and ZeRO copies, the optimizer,
- * eager attention's kernels over the scores, LoRA's sums, the embedding)
- * keeps the fitted membound_eff (hw.h ZS_MEMBOUND_EFF).
+ * eager attention's kernels over the scores, the embedding) keeps the
+ * fitted membound_eff (hw.h ZS_MEMBOUND_EFF).
  *
  * Rows are the classes, columns hf, fused, compiled; forward then backward.
  */
@@ -319,7 +323,8 @@ void zs_kernels_loss(int mode, double logits, struct zs_ew_cost *out)
 }
 
 void zs_kernels_lora(int mode, double tokens, double in_dim, double out_dim,
-                     enum zs_lora_consumer to, struct zs_ew_cost *out)
+                     enum zs_lora_consumer to, bool dropout,
+                     struct zs_ew_cost *out)
 {
     bool compiled = mode == ZS_KERNELS_COMPILED;
     bool fuses = compiled && to != ZS_LORA_TO_EXTERN;
@@ -328,11 +333,25 @@ void zs_kernels_lora(int mode, double tokens, double in_dim, double out_dim,
      * also written for the consumer's backward; eager 10 B */
     double fwd = !compiled ? 10 : !fuses ? 6 : to == ZS_LORA_TO_SAVED ? 4 : 2;
     memset(out, 0, sizeof *out);
-    out->fwd_bytes = fwd * tokens * out_dim;
-    out->bwd_bytes = (fuses ? 2 : 4) * tokens * out_dim +
-                     (compiled ? 2 : 6) * tokens * in_dim;
+    /* contiguous element-wise kernels (the scale, the sum, autograd's
+     * accumulate of the extra input gradient) at that class's measured
+     * fraction, as the residual adds */
+    add_both(out, ZS_EW_CONTIG, mode, fwd * tokens * out_dim,
+             (fuses ? 2 : 4) * tokens * out_dim +
+                 (compiled ? 2 : 6) * tokens * in_dim);
     out->fwd_launches = !compiled ? 2 : fuses ? 0 : 1;
     out->bwd_launches = fuses ? 1 : 2;
+    if (dropout) {
+        /* lora_dropout p > 0: native_dropout over the adapter's input,
+         * 2 + 2 + its bool mask 1 = 5 B forward, grad * mask * scale
+         * 2 + 1 + 2 = 5 B backward, one launch each way (as the attention
+         * dropout below) [assumption: under compiled as eager, the
+         * mask kept as model.c's saved-memory count keeps it] */
+        add_both(out, ZS_EW_CONTIG, mode, 5 * tokens * in_dim,
+                 5 * tokens * in_dim);
+        out->fwd_launches += 1;
+        out->bwd_launches += 1;
+    }
 }
 
 /*

@@ -78,9 +78,11 @@ enum zs_lora_consumer {
 };
 /* A LoRA adapter's element-wise work around its two GEMMs, on `tokens`
  * rows of a linear of in_dim -> out_dim: the scale, the sum with the base
- * output, and the extra input-gradient sum in backward. */
+ * output, and the extra input-gradient sum in backward; with dropout
+ * (lora_dropout > 0) the adapter's own dropout of its input. */
 void zs_kernels_lora(int mode, double tokens, double in_dim, double out_dim,
-                     enum zs_lora_consumer to, struct zs_ew_cost *out);
+                     enum zs_lora_consumer to, bool dropout,
+                     struct zs_ew_cost *out);
 
 /* Eager attention's element-wise kernels over `scores` elements (this
  * rank's micro-batch x heads x seq x seq), by the code that runs them
