@@ -865,6 +865,45 @@ START_TEST(test_published_bad)
 }
 END_TEST
 
+/* source.quote holds up to 4095 bytes (published_io.h ZS_PUB_QUOTE_CAP):
+ * 4095 'q's are read whole, 4096 fail with the field, place and range. */
+START_TEST(test_published_quote_cap)
+{
+    static const char head[] =
+        "{\"schema\": \"zsim.published/1\", \"name\": \"t\", \"source\": "
+        "{\"url\": \"u\", \"commit\": \"c\", \"quote\": \"";
+    static const char tail[] =
+        "\"}, \"hardware\": \"h\", \"args\": [\"--model\", \"x\"], "
+        "\"measured\": [{\"quantity\": \"step_time\", \"value\": 1, "
+        "\"unit\": \"s\", \"what\": \"w\"}]}";
+    /* the key "quote" starts at column 83; the value is shown to 36
+     * characters */
+    static const char want[] =
+        "invalid 'source.quote' in t.json:1:83: must be a string of 1 to 4095 "
+        "characters (got 'qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq...')";
+    size_t cap = sizeof head + 4096 + sizeof tail;
+    char *text = malloc(cap);
+    struct zs_published p;
+    struct zs_err err = {0, ""};
+    ck_assert_ptr_nonnull(text);
+    for (int n = 4095; n <= 4096; n++) {
+        int rc;
+        strcpy(text, head);
+        memset(text + strlen(head), 'q', (size_t)n);
+        strcpy(text + strlen(head) + (size_t)n, tail);
+        rc = pub_text(text, &p, &err);
+        if (n == 4095) {
+            ck_assert_msg(rc == 0, "%s", err.msg);
+            ck_assert_uint_eq(strlen(p.quote), 4095);
+        } else {
+            ck_assert_int_eq(rc, ZS_EINPUT);
+            ck_assert_str_eq(err.msg, want);
+        }
+    }
+    free(text);
+}
+END_TEST
+
 /* The CI gate: every committed published run's error may not grow by more
  * than the margin (2 percentage points) over validation/published/
  * accuracy.json; the message names the run and quantity. */
@@ -968,6 +1007,7 @@ Suite *suite_validate(void)
     tcase_add_test(limits, test_alloc_failures);
     tcase_add_test(bad, test_bad_files);
     tcase_add_test(core, test_published_read);
+    tcase_add_test(core, test_published_quote_cap);
     tcase_add_test(core, test_published_stats);
     tcase_add_test(core, test_published_predict);
     tcase_add_test(core, test_published_gate);
