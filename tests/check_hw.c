@@ -59,8 +59,9 @@ START_TEST(test_shipped_profiles_load)
         /* Every group carries a source. */
         ck_assert_int_ge(n.sources.n, 10);
         /* six groups, attn_eff_by_seq where measured (A100, H100 and the
-         * H100-based parts, RTX 4090), attn_triton_eff_by_seq only with it
-         * (A100, H100 measured; H200 as H100; not the RTX 4090), overlap where given (A100, H100 measured; H200 as H100),
+         * H100-based parts, RTX 4090; RTX A6000 from an A5000),
+         * attn_triton_eff_by_seq only with it (A100, H100 measured; H200 as
+         * H100; not the RTX cards), overlap where given (A100, H100 measured; H200 as H100),
          * fp8 where given (H100 SXM, H200) and sustained where measured
          * (A100 SXM, H100 SXM, H200), never above the burst MAMF */
         ck_assert(n.gpu.attn_triton_eff_by_seq.n == 0 ||
@@ -475,6 +476,13 @@ START_TEST(test_attn_eff)
     /* without a Triton curve: the FA2 rate x flash-attn 1.x / FA2 on the
      * A100 at 2048 (69 / 155) */
     ck_assert(NEAR(zs_gpu_attn_triton_eff(g, 2048), 0.6661 * 69 / 155, 1e-9));
+    /* RTX A6000 (hw.md): an RTX A5000's (GA102) measured causal fwd+bwd
+     * over its 111.1 TF peak: 57.96 / 111.1 = 0.5217 at 2048, 68.00 /
+     * 111.1 = 0.6121 at 16k, held beyond */
+    g = &resolve_ok("1xRTX-A6000", 0, 0)->node.gpu;
+    ck_assert(NEAR(57.96 / 111.1, 0.5217, 5e-5));
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 2048), 0.5217, 1e-9));
+    ck_assert(NEAR(zs_gpu_attn_eff(g, 65536), 0.6121, 1e-9));
     /* without the curve: attn_eff at every length */
     g = &resolve_ok("tests/data/good/hw-node.json", 0, 0)->node.gpu;
     ck_assert(g->attn_eff_by_seq.n == 0);
