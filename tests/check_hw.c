@@ -61,9 +61,10 @@ START_TEST(test_shipped_profiles_load)
         /* six groups, attn_eff_by_seq where measured (A100, H100 and the
          * H100-based parts, RTX 4090; RTX A6000 from an A5000),
          * attn_triton_eff_by_seq only with it (A100, H100 measured; H200 as
-         * H100; not the RTX cards), overlap where given (A100, H100 measured; H200 as H100),
-         * fp8 where given (H100 SXM, H200) and sustained where measured
-         * (A100 SXM, H100 SXM, H200), never above the burst MAMF */
+         * H100; not the RTX cards), overlap where given (A100, H100
+         * measured; H200 as H100), fp8 where given (H100 SXM, H200) and
+         * sustained where measured (A100 SXM, H100 SXM, H200), never above
+         * the burst MAMF */
         ck_assert(n.gpu.attn_triton_eff_by_seq.n == 0 ||
                   n.gpu.attn_eff_by_seq.n > 0);
         ck_assert_int_eq(n.gpu.sources.n,
