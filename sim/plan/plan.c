@@ -1057,8 +1057,8 @@ static int bf16_note(struct zs_plan *p, const struct worker *proto)
 /* The least gain in tokens/s per GPU that a "these run faster" note lists
  * (faster_note, twin_note): 1 %.  Below it the note would advise a
  * configuration change for less than zsim resolves: the published corpus's
- * median tokens/s error is 4.5 % (docs/validation.md), and bf16 master
- * weights also round every update.  Before 2026-11-29 any gain was listed,
+ * median tokens/s error was 4.5 % on 2026-11-29 (docs/validation.md), and
+ * bf16 master weights also round every update.  Before 2026-11-29 any gain was listed,
  * down to "+0.0 %" for a LoRA run whose masters are a few MB. */
 #define ZS_FASTER_NOTE_MIN_GAIN 0.01
 
