@@ -7,12 +7,14 @@
 #include "cli/cmd.h"
 #include "hw/hw.h"
 #include "formats/measured_io.h"
+#include "present/validateout.h"
 #include "validate/published_io.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/units.h"
 
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <math.h>
@@ -619,6 +621,48 @@ START_TEST(test_published_stats)
 }
 END_TEST
 
+/* The error bands (validateout.c pub_bands; issue 11's 25 % limit): seven
+ * hand-made rows with errors +30, -26, +25, -15, +14.9, unknown and +40 %.
+ * Beyond 25 %: +40, +30, -26, largest first (25 itself is not beyond); 15 to
+ * 25 %: +25 and -15; the unknown error is no figure, so 6 figures. */
+START_TEST(test_published_error_bands)
+{
+    static const double errs[] = {30, -26, 25, -15, 14.9, NAN, 40};
+    static const char *const want[] = {"r6", "r0", "r1"};
+    static const double want_err[] = {40, 30, -26};
+    struct zs_pub_row rows[7];
+    struct zs_pub_set set;
+    cJSON *doc, *b, *over;
+    memset(&set, 0, sizeof set);
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 7; i++) {
+        snprintf(rows[i].run, sizeof rows[i].run, "r%d", i);
+        snprintf(rows[i].framework, sizeof rows[i].framework, "fsdp2");
+        rows[i].qty = ZS_PQ_TOKENS;
+        rows[i].meas = 100;
+        rows[i].pred = isnan(errs[i]) ? -1 : 100 + errs[i];
+        rows[i].err_pct = errs[i];
+    }
+    set.rows = rows;
+    set.nrows = 7;
+    doc = zs_validateout_pub_json(&set);
+    ck_assert_ptr_nonnull(doc);
+    b = cJSON_GetObjectItem(doc, "error_bands");
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(cJSON_GetObjectItem(b, "figures")->valueint, 6);
+    ck_assert_int_eq(cJSON_GetObjectItem(b, "between")->valueint, 2);
+    over = cJSON_GetObjectItem(b, "over");
+    ck_assert_int_eq(cJSON_GetArraySize(over), 3);
+    for (int k = 0; k < 3; k++) {
+        cJSON *e = cJSON_GetArrayItem(over, k);
+        ck_assert_str_eq(cJSON_GetObjectItem(e, "run")->valuestring, want[k]);
+        ck_assert(cJSON_GetObjectItem(e, "error_pct")->valuedouble ==
+                  want_err[k]);
+    }
+    cJSON_Delete(doc);
+}
+END_TEST
+
 START_TEST(test_published_predict)
 {
     struct zs_published p;
@@ -1009,6 +1053,7 @@ Suite *suite_validate(void)
     tcase_add_test(core, test_published_read);
     tcase_add_test(core, test_published_quote_cap);
     tcase_add_test(core, test_published_stats);
+    tcase_add_test(core, test_published_error_bands);
     tcase_add_test(core, test_published_predict);
     tcase_add_test(core, test_published_gate);
     tcase_add_test(core, test_published_oom);

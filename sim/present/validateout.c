@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Three significant digits with a unit. */
@@ -322,6 +323,80 @@ static int pub_stats(const struct zs_pub_set *s, struct pub_stat *out, int cap)
     return nout;
 }
 
+/* The accuracy issue's bands of |error| (issue 11's done-when: no run off by
+ * more than 25 %; the README's "What is left" lists those and the ones from
+ * 15 %): the rows beyond ZS_PUB_BAND_HI in order of |error|, largest first,
+ * and how many lie in [ZS_PUB_BAND_LO, ZS_PUB_BAND_HI]. */
+#define ZS_PUB_BAND_HI 25.0
+#define ZS_PUB_BAND_LO 15.0
+
+struct pub_bands {
+    int *over; /* rows beyond the upper band, largest |error| first */
+    int nover, nmid, nall;
+};
+
+static const struct zs_pub_set *g_band_set; /* for the qsort comparator */
+
+static int band_cmp(const void *a, const void *b)
+{
+    double x = fabs(g_band_set->rows[*(const int *)a].err_pct);
+    double y = fabs(g_band_set->rows[*(const int *)b].err_pct);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return *(const int *)a - *(const int *)b; /* stable: corpus order */
+}
+
+/* 0, or -1 out of memory; release bd->over with zs_free. */
+static int pub_bands(const struct zs_pub_set *s, struct pub_bands *bd)
+{
+    memset(bd, 0, sizeof *bd);
+    bd->over = zs_calloc((size_t)s->nrows + 1, sizeof *bd->over);
+    if (!bd->over)
+        return -1;
+    for (int i = 0; i < s->nrows; i++) {
+        double e = fabs(s->rows[i].err_pct);
+        if (!isfinite(e))
+            continue;
+        bd->nall++;
+        if (e > ZS_PUB_BAND_HI)
+            bd->over[bd->nover++] = i;
+        else if (e >= ZS_PUB_BAND_LO)
+            bd->nmid++;
+    }
+    g_band_set = s;
+    qsort(bd->over, (size_t)bd->nover, sizeof *bd->over, band_cmp);
+    g_band_set = NULL;
+    return 0;
+}
+
+static void pub_bands_text(const struct zs_pub_set *s)
+{
+    struct pub_bands bd;
+    char c[48];
+    if (pub_bands(s, &bd))
+        return;
+    printf("\nbeyond %.0f %%: %d of %d figures%s\n", ZS_PUB_BAND_HI, bd.nover,
+           bd.nall, bd.nover ? " (largest first)" : "");
+    if (bd.nover) {
+        struct zs_table *t = zs_table_new(3, "llr");
+        if (!t) {
+            zs_free(bd.over);
+            return;
+        }
+        for (int k = 0; k < bd.nover; k++) {
+            const struct zs_pub_row *r = &s->rows[bd.over[k]];
+            fmt_err(c, sizeof c, r->err_pct);
+            zs_table_rowf(t, "%s\t%s\t%s", r->run, zs_pub_qty_name(r->qty),
+                          c);
+        }
+        zs_table_print(t, stdout, 2);
+        zs_table_free(t);
+    }
+    printf("%.0f to %.0f %%: %d figures\n", ZS_PUB_BAND_LO, ZS_PUB_BAND_HI,
+           bd.nmid);
+    zs_free(bd.over);
+}
+
 /* zsim's verdict on a run whose source observed an OOM: "host OOM at load:
  * needs 1.07 TiB of 774 GiB", or "fits". */
 static void pub_oom_verdict(char *buf, size_t cap, const struct zs_pub_pred *q)
@@ -403,6 +478,7 @@ int zs_validateout_pub_text(const char *dir, const struct zs_pub_set *s)
                       st[i].median, st[i].p90);
     zs_table_print(t, stdout, 2);
     zs_table_free(t);
+    pub_bands_text(s);
 
     for (int i = 0; i < s->n; i++) {
         nnot += s->runs[i].nneeds > 0;
@@ -470,6 +546,34 @@ void *zs_validateout_pub_json(const struct zs_pub_set *s)
         cJSON_AddNumberToObject(o, "p90_abs_error_pct",
                                 zs_validateout_round2(st[i].p90));
         cJSON_AddItemToArray(arr, o);
+    }
+    {
+        struct pub_bands bd;
+        if (pub_bands(s, &bd)) {
+            cJSON_Delete(doc);
+            return NULL;
+        }
+        o = cJSON_AddObjectToObject(doc, "error_bands");
+        if (o) {
+            cJSON_AddNumberToObject(o, "figures", bd.nall);
+            cJSON_AddNumberToObject(o, "over_pct", ZS_PUB_BAND_HI);
+            arr = cJSON_AddArrayToObject(o, "over");
+            for (int k = 0; arr && k < bd.nover; k++) {
+                const struct zs_pub_row *r = &s->rows[bd.over[k]];
+                cJSON *e = cJSON_CreateObject();
+                if (!e)
+                    break;
+                cJSON_AddStringToObject(e, "run", r->run);
+                cJSON_AddStringToObject(e, "quantity",
+                                        zs_pub_qty_name(r->qty));
+                cJSON_AddNumberToObject(e, "error_pct",
+                                        zs_validateout_round2(r->err_pct));
+                cJSON_AddItemToArray(arr, e);
+            }
+            cJSON_AddNumberToObject(o, "from_pct", ZS_PUB_BAND_LO);
+            cJSON_AddNumberToObject(o, "between", bd.nmid);
+        }
+        zs_free(bd.over);
     }
     arr = cJSON_AddArrayToObject(doc, "predicted_oom");
     for (int i = 0; arr && i < s->n; i++)
