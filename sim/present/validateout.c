@@ -330,20 +330,22 @@ static int pub_stats(const struct zs_pub_set *s, struct pub_stat *out, int cap)
 #define ZS_PUB_BAND_HI 25.0
 #define ZS_PUB_BAND_LO 15.0
 
+struct pub_band_row {
+    double abs_err;
+    int row;
+};
+
 struct pub_bands {
-    int *over; /* rows beyond the upper band, largest |error| first */
+    struct pub_band_row *over; /* beyond the upper band, largest first */
     int nover, nmid, nall;
 };
 
-static const struct zs_pub_set *g_band_set; /* for the qsort comparator */
-
 static int band_cmp(const void *a, const void *b)
 {
-    double x = fabs(g_band_set->rows[*(const int *)a].err_pct);
-    double y = fabs(g_band_set->rows[*(const int *)b].err_pct);
-    if (x != y)
-        return x > y ? -1 : 1;
-    return *(const int *)a - *(const int *)b; /* stable: corpus order */
+    const struct pub_band_row *x = a, *y = b;
+    if (x->abs_err != y->abs_err)
+        return x->abs_err > y->abs_err ? -1 : 1;
+    return x->row - y->row; /* equal errors keep the corpus order */
 }
 
 /* 0, or -1 out of memory; release bd->over with zs_free. */
@@ -358,14 +360,13 @@ static int pub_bands(const struct zs_pub_set *s, struct pub_bands *bd)
         if (!isfinite(e))
             continue;
         bd->nall++;
-        if (e > ZS_PUB_BAND_HI)
-            bd->over[bd->nover++] = i;
-        else if (e >= ZS_PUB_BAND_LO)
+        if (e > ZS_PUB_BAND_HI) {
+            bd->over[bd->nover].abs_err = e;
+            bd->over[bd->nover++].row = i;
+        } else if (e >= ZS_PUB_BAND_LO)
             bd->nmid++;
     }
-    g_band_set = s;
     qsort(bd->over, (size_t)bd->nover, sizeof *bd->over, band_cmp);
-    g_band_set = NULL;
     return 0;
 }
 
@@ -384,7 +385,7 @@ static void pub_bands_text(const struct zs_pub_set *s)
             return;
         }
         for (int k = 0; k < bd.nover; k++) {
-            const struct zs_pub_row *r = &s->rows[bd.over[k]];
+            const struct zs_pub_row *r = &s->rows[bd.over[k].row];
             fmt_err(c, sizeof c, r->err_pct);
             zs_table_rowf(t, "%s\t%s\t%s", r->run, zs_pub_qty_name(r->qty),
                           c);
@@ -559,7 +560,7 @@ void *zs_validateout_pub_json(const struct zs_pub_set *s)
             cJSON_AddNumberToObject(o, "over_pct", ZS_PUB_BAND_HI);
             arr = cJSON_AddArrayToObject(o, "over");
             for (int k = 0; arr && k < bd.nover; k++) {
-                const struct zs_pub_row *r = &s->rows[bd.over[k]];
+                const struct zs_pub_row *r = &s->rows[bd.over[k].row];
                 cJSON *e = cJSON_CreateObject();
                 if (!e)
                     break;
