@@ -387,8 +387,7 @@ static void pub_bands_text(const struct zs_pub_set *s)
         for (int k = 0; k < bd.nover; k++) {
             const struct zs_pub_row *r = &s->rows[bd.over[k].row];
             fmt_err(c, sizeof c, r->err_pct);
-            zs_table_rowf(t, "%s\t%s\t%s", r->run, zs_pub_qty_name(r->qty),
-                          c);
+            zs_table_rowf(t, "%s\t%s\t%s", r->run, zs_pub_qty_name(r->qty), c);
         }
         zs_table_print(t, stdout, 2);
         zs_table_free(t);
@@ -565,8 +564,7 @@ void *zs_validateout_pub_json(const struct zs_pub_set *s)
                 if (!e)
                     break;
                 cJSON_AddStringToObject(e, "run", r->run);
-                cJSON_AddStringToObject(e, "quantity",
-                                        zs_pub_qty_name(r->qty));
+                cJSON_AddStringToObject(e, "quantity", zs_pub_qty_name(r->qty));
                 cJSON_AddNumberToObject(e, "error_pct",
                                         zs_validateout_round2(r->err_pct));
                 cJSON_AddItemToArray(arr, e);
