@@ -816,8 +816,7 @@ START_TEST(test_plan_faster_notes_min_gain)
     ck_assert_msg(x.p.liger_faster_note[0] != '\0', "no Liger note");
     for (g = strstr(x.p.liger_faster_note, "(+"); g;
          g = strstr(g + 2, "(+"), nl++)
-        ck_assert_msg(strtod(g + 2, NULL) >= 1.0, "%s",
-                      x.p.liger_faster_note);
+        ck_assert_msg(strtod(g + 2, NULL) >= 1.0, "%s", x.p.liger_faster_note);
     ck_assert_int_ge(nl, 1);
     zs_plan_release(&x.p);
 }
