@@ -500,7 +500,8 @@ END_TEST
  * transformers' eager LlamaMLP (gate and up projections, SiLU(gate) * up,
  * down projection; hidden 2048, intermediate 4096, batch 2, bf16) timed on
  * an RTX 4090 by Liger-Kernel's benchmark (linkedin/Liger-Kernel
- * benchmark/data/all_benchmark_data.csv, kernel tiled_swiglu, provider
+ * benchmark/data/all_benchmark_data.csv, rows added in 4c32ab6 and present
+ * at 2120862ba532, kernel tiled_swiglu, provider
  * huggingface, Liger 0.6.3, 2025-11-11; medians, ms).  zsim: three GEMMs
  * forward, six backward (input and weight gradients), by the shape model;
  * the SwiGLU's 10 B forward and 18 B backward per intermediate element at
