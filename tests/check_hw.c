@@ -151,6 +151,11 @@ START_TEST(test_resolve)
      * performance-test-data database.md @0785868) / 362.05 TF = 0.7434 */
     ck_assert(NEAR(269.15 / 362.05, 0.7434, 5e-5));
     ck_assert(c->node.gpu.gemm_eff.y[c->node.gpu.gemm_eff.n - 1] == 0.7434);
+    /* H100 PCIe: 495.93 TF bf16 torch.mm on one card (torch-performance-
+     * test-data issue #95) / 756 TF = 0.6560 */
+    c = resolve_ok("8xH100-PCIe", 0, 0);
+    ck_assert(NEAR(495.93 / 756, 0.6560, 5e-5));
+    ck_assert(c->node.gpu.gemm_eff.y[c->node.gpu.gemm_eff.n - 1] == 0.656);
 
     c = resolve_ok("8xH100", 512 * ZS_GiB, 0);
     ck_assert_int_eq(c->node.host_ram_bytes, 512 * ZS_GiB);
