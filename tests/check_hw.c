@@ -270,6 +270,10 @@ START_TEST(test_ga102_profiles)
     g = &c->node.gpu;
     ck_assert_int_eq(g->sms, 80);
     ck_assert(NEAR(g->peak_bf16_flops, 80.0 * 512 * 1.71e9, 1e-9));
+    /* MAMF: 69.47 TF bf16 torch.mm measured on an A10G (torch-performance-
+     * test-data issue #126) / 70.0416 TF = 0.9918 */
+    ck_assert(NEAR(69.47e12 / (80.0 * 512 * 1.71e9), 0.9918, 5e-5));
+    ck_assert(g->gemm_eff.y[g->gemm_eff.n - 1] == 0.9918);
     ck_assert_int_eq(g->hbm_bytes, 22733LL * 1048576); /* 22.20 GiB */
     ck_assert(NEAR(zs_gpu_membound_s(g, 1e9), 1e9 / (600e9 * 0.39), 1e-9));
     ck_assert_str_eq(c->node.name, "AWS g5.12xlarge");
