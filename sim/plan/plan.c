@@ -946,14 +946,6 @@ out:
     return rc;
 }
 
-/* Activation offload (issue 14 §3, sched/actoff.c): the GPU-OOM candidates
- * with full checkpointing whose shortfall their offloaded layer inputs
- * could cover (at most n_layers x tokens x hidden x 2 B) are simulated again
- * with DeepSpeed's cpu_checkpointing, or torchtune's OffloadActivations
- * under --trainer torchtune (the only FSDP2 trainer that has it); those that
- * fit go into p->act_note, and into "what would fit" when nothing else
- * does.  They are not ranked with the rest: the option changes the training
- * script (docs/activation-offload.md). */
 /* The rejected candidates that `eligible` admits, simulated again as
  * `apply` changes them; those that fit go into note (cap bytes), labelled
  * `what` in "what would fit" (note_alt_fits). */
@@ -995,6 +987,14 @@ static void act_offload_cfg(struct zs_cfg *f)
         f->cpu_checkpointing = true;
 }
 
+/* Activation offload (issue 14 §3, sched/actoff.c): the GPU-OOM candidates
+ * with full checkpointing whose shortfall their offloaded layer inputs
+ * could cover (at most n_layers x tokens x hidden x 2 B) are simulated again
+ * with DeepSpeed's cpu_checkpointing, or torchtune's OffloadActivations
+ * under --trainer torchtune (the only FSDP2 trainer that has it); those that
+ * fit go into p->act_note, and into "what would fit" when nothing else
+ * does.  They are not ranked with the rest: the option changes the training
+ * script (docs/activation-offload.md). */
 static int act_offload_search(struct zs_plan *p, const struct worker *proto)
 {
     return rejected_note(p, proto, p->act_note, sizeof p->act_note,
@@ -1058,8 +1058,8 @@ static int bf16_note(struct zs_plan *p, const struct worker *proto)
  * (faster_note, twin_note): 1 %.  Below it the note would advise a
  * configuration change for less than zsim resolves: the published corpus's
  * median tokens/s error was 4.5 % on 2026-11-29 (docs/validation.md), and
- * bf16 master weights also round every update.  Before 2026-11-29 any gain was listed,
- * down to "+0.0 %" for a LoRA run whose masters are a few MB. */
+ * bf16 master weights also round every update.  Before 2026-11-29 any gain
+ * was listed, down to "+0.0 %" for a LoRA run whose masters are a few MB. */
 #define ZS_FASTER_NOTE_MIN_GAIN 0.01
 
 static bool worth_noting(double base, double got)
