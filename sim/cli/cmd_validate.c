@@ -62,7 +62,9 @@ static const char g_usage[] =
     "                       and the runs not modelled\n"
     "  --accuracy FILE      with --published: exit 4 when an error's\n"
     "                       magnitude exceeds the committed one in FILE\n"
-    "                       (zsim.accuracy/1) by more than --margin\n"
+    "                       (zsim.accuracy/1) by more than --margin, or a\n"
+    "                       figure off by more than 25 % names no\n"
+    "                       'missing' mechanism (one within 15 % may not)\n"
     "  --margin PCT         percentage points allowed (default 2)\n"
     "  --write-accuracy FILE  with --published: write the current errors\n"
     "                       to FILE and print which moved\n"
@@ -218,8 +220,11 @@ static const struct acc_ent *acc_find(const struct acc_ent *a, int n,
 
 /* Gate: exit 4 naming the first run and quantity whose |error| grew beyond
  * the committed |error| + margin, or that now predicts OOM where it did not,
- * or whose observed OOM (quantity "oom") zsim no longer predicts.  Rows
- * missing from the committed file are new runs: reported, not gated. */
+ * or whose observed OOM (quantity "oom") zsim no longer predicts; and, new
+ * runs too, any figure off by more than ZS_PUB_BAND_HI whose file does not
+ * name the mechanism zsim lacks ("missing"), or that names one while within
+ * ZS_PUB_BAND_LO (stale).  Other rows missing from the committed file are new
+ * runs: reported, not gated. */
 static int pub_gate(const struct zs_pub_set *s, const char *accpath, double margin,
                     struct zs_err *err)
 {
@@ -235,12 +240,23 @@ static int pub_gate(const struct zs_pub_set *s, const char *accpath, double marg
         const char *qn = zs_pub_qty_name(r->qty);
         const struct acc_ent *e = acc_find(a, na, r->run, qn);
         char line[ZS_ERR_MSG_MAX];
-        if (!e) {
+        if (isfinite(r->err_pct) && fabs(r->err_pct) > ZS_PUB_BAND_HI &&
+            !r->missing)
+            snprintf(line, sizeof line,
+                     "accuracy of '%s' %s: error %+.1f %% is beyond %.0f %% "
+                     "and its file names no 'missing' mechanism",
+                     r->run, qn, r->err_pct, ZS_PUB_BAND_HI);
+        else if (isfinite(r->err_pct) && fabs(r->err_pct) < ZS_PUB_BAND_LO &&
+                 r->missing)
+            snprintf(line, sizeof line,
+                     "accuracy of '%s' %s: error %+.1f %% is within %.0f %%, "
+                     "so its file's 'missing' mechanism is stale",
+                     r->run, qn, r->err_pct, ZS_PUB_BAND_LO);
+        else if (!e) {
             printf("new (not in %s): %s %s error %+.1f %%\n", accpath, r->run,
                    qn, r->err_pct);
             continue;
-        }
-        if (isfinite(e->err_pct) && !isfinite(r->err_pct))
+        } else if (isfinite(e->err_pct) && !isfinite(r->err_pct))
             snprintf(line, sizeof line,
                      "accuracy of '%s' %s regressed: zsim now predicts OOM "
                      "(committed error %+.1f %%)",

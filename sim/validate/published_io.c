@@ -150,6 +150,9 @@ static const struct zs_field f_meas[] = {
     /* optional: "peak" over the run (default) or "steady" (enum
      * zs_pub_when) */
     {"when", ZS_F_ENUM, MS(when), 0, 0, ZS_PW_PEAK, 0, g_when_names, 0, NULL},
+    /* optional: the mechanism zsim lacks for this figure (published_io.h) */
+    {"missing", ZS_F_STRING, MS(missing), 0, 0, 0, 0, NULL, ZS_PUB_TEXT_CAP,
+     ""},
 };
 
 /* ---- reading ------------------------------------------------------------- */

@@ -101,6 +101,7 @@ int zs_pub_set_predict(struct zs_pub_set *s, const bool *only,
                       : p->meas[i].when == ZS_PW_STEADY ? q->steady[r->qty]
                                                         : q->v[r->qty];
             r->err_pct = zs_pub_err_pct(r->pred, r->meas);
+            r->missing = p->meas[i].missing[0] ? p->meas[i].missing : NULL;
         }
     }
     return 0;

@@ -20,7 +20,18 @@ struct zs_pub_row {
     int qty;
     double pred, meas, err_pct;
     int run_index; /* into zs_pub_set.runs */
+    /* the figure's "missing" mechanism (published_io.h), or NULL when its
+     * file names none; points into zs_pub_set.runs */
+    const char *missing;
 };
+
+/* The accuracy issue's bands of |error| (issue 11's done-when: no run off by
+ * more than 25 %, or the mechanism zsim lacks named): a figure beyond
+ * ZS_PUB_BAND_HI must name its "missing" mechanism, one within
+ * ZS_PUB_BAND_LO may not (cmd_validate.c pub_gate); validate lists the first
+ * and counts those in between. */
+#define ZS_PUB_BAND_HI 25.0
+#define ZS_PUB_BAND_LO 15.0
 
 /* The corpus: n runs (runs[i], pred[i]) and nrows rows.  Caller memory:
  * zs_pub_set_read or zs_pub_set_load, then zs_pub_set_release. */
