@@ -679,6 +679,40 @@ START_TEST(test_cuda_split_rule)
 }
 END_TEST
 
+/* The same requests under expandable segments (pool.c should_split: any
+ * remainder of 512 B or more is split off): 5 MiB grows one 20 MiB page and
+ * is split, freed -> [0,20) free.  19.5 MiB leaves 0.5 MiB: split too, so
+ * 19.5 MiB allocated (the default mode hands out the whole 20).  Freed, 18
+ * MiB: 18 allocated.  Then 2.5 MiB: the 2 MiB tail at the segment's end is
+ * extended by one page (ceil(0.5 / 20)), [18,40) 22 MiB, split: 20.5 MiB
+ * allocated, 40 reserved. */
+START_TEST(test_cuda_expandable_split_rule)
+{
+    zs_sim *s = mk();
+    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+    int q = zs_sim_add_queue(s, "a");
+    const struct zs_mem_event *log;
+    int64_t n;
+    int32_t a;
+    zs_sim_set_pool_expandable(s, p, 1);
+    a = alloc(s, q, p, 5 * MiB, 0);
+    release(s, q, a);
+    a = alloc(s, q, p, 19 * MiB + MiB / 2, 0);
+    release(s, q, a);
+    alloc(s, q, p, 18 * MiB, 0);
+    alloc(s, q, p, 2 * MiB + MiB / 2, 0);
+    run_ok(s);
+    log = zs_sim_pool_log(s, p, &n);
+    ck_assert_int_eq(log[0].allocated, 5 * MiB);
+    ck_assert_int_eq(log[2].allocated, 19 * MiB + MiB / 2);
+    ck_assert_int_eq(log[2].reserved, 20 * MiB);
+    ck_assert_int_eq(log[4].allocated, 18 * MiB);
+    ck_assert_int_eq(log[5].allocated, 20 * MiB + MiB / 2);
+    ck_assert_int_eq(log[5].reserved, 40 * MiB);
+    zs_sim_free(s);
+}
+END_TEST
+
 /* Fragmentation, capacity 40 MiB:
  *   A 8 MiB -> segment S1 (20 MiB) split A 8 | free 12
  *   B 8 MiB -> best fit the 12: B 8 | free 4        (reserved 20)
@@ -1828,6 +1862,7 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cuda_fragmentation);
     tcase_add_test(core, test_cuda_expandable_no_fragmentation);
     tcase_add_test(core, test_cuda_expandable_release);
+    tcase_add_test(core, test_cuda_expandable_split_rule);
     tcase_add_test(core, test_cuda_per_stream);
     tcase_add_test(core, test_cuda_flush);
     tcase_add_test(core, test_cuda_empty_cache);

@@ -26,7 +26,8 @@
  *  - should_split: a small-pool block is split when the remainder is
  *    >= kMinBlockSize, a large-pool block when the remainder is > kSmallSize
  *    (otherwise the whole block is handed out and counted as allocated,
- *    as PyTorch's allocated_bytes counts block->size);
+ *    as PyTorch's allocated_bytes counts block->size); under expandable
+ *    segments every block splits from kMinBlockSize (below);
  *  - free_block: a freed block merges with free neighbours of its segment;
  *  - when the new segment does not fit (our capacity plays the role of a
  *    failing cudaMalloc / the memory-fraction limit), release_cached_blocks
@@ -54,6 +55,11 @@
  *  - [simplification] new pages are always mapped at the segment's end, not
  *    into an unmapped hole of sufficient size: the physical (reserved) bytes
  *    are the same, only coalescing across a re-mapped hole is lost;
+ *  - should_split: a large-pool block too is split when the remainder is
+ *    >= kMinBlockSize ("if (block->pool->is_small ||
+ *    CUDAAllocatorConfig::expandable_segments()) return remaining >=
+ *    kMinBlockSize;"), so a block's spare tail of up to 1 MiB is not handed
+ *    out with it as in the default mode;
  *  - the small pool (<= 1 MiB requests, 2 MiB pages) keeps the default
  *    behaviour [simplification: a few hundred MiB at most in a step].
  * HOST follows aten/src/ATen/core/CachingHostAllocator.h: a pinned request
@@ -512,7 +518,14 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
     }
     B = &p->blk[b];
     rem = B->size - size;
-    if (small ? rem >= K_MIN_BLOCK_SIZE : rem > K_SMALL_SIZE) {
+    /* should_split: a small-pool block, or any block under expandable
+     * segments, splits off a remainder of kMinBlockSize or more; a default
+     * large-pool block one of more than kSmallSize (pytorch/pytorch
+     * c10/cuda/CUDACachingAllocator.cpp at 001074d2: "if
+     * (block->pool->is_small || CUDAAllocatorConfig::expandable_segments())
+     * return remaining >= kMinBlockSize;") */
+    if (small || p->expandable ? rem >= K_MIN_BLOCK_SIZE
+                               : rem > K_SMALL_SIZE) {
         int32_t r = blk_new(p);
         struct blk *R = &p->blk[r];
         R->addr = B->addr + size;
