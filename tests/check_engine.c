@@ -713,6 +713,107 @@ START_TEST(test_cuda_expandable_split_rule)
 }
 END_TEST
 
+/* max_split_size_mb:32 (pool.c, zs_sim_set_pool_max_split), no capacity:
+ *   A 60 MiB -> segment 60, not split; freed -> a cached oversize block
+ *   B 8 MiB  -> best fit the 60, but an oversize block does not serve a
+ *               request below 32: new 20 MiB segment, split 8 | 12
+ *                                               (reserved 80, allocated 8)
+ *   C 34 MiB -> best fit the 60: 60 >= 34 + 20 (kLargeBuffer), refused:
+ *               new 34 MiB segment              (reserved 114, allocated 42)
+ *   D 45 MiB -> the 60: 60 < 45 + 20, taken whole (45 >= 32 is not split)
+ *                                               (reserved 114, allocated 102)
+ * Without the option B splits the 60 (8 | 52): reserved 60, allocated 8. */
+START_TEST(test_cuda_max_split_rules)
+{
+    for (int on = 0; on < 2; on++) {
+        zs_sim *s = mk();
+        int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+        int q = zs_sim_add_queue(s, "a");
+        const struct zs_mem_event *log;
+        int64_t n;
+        int32_t a;
+        if (on)
+            zs_sim_set_pool_max_split(s, p, 32 * MiB);
+        a = alloc(s, q, p, 60 * MiB, 0);
+        release(s, q, a);
+        alloc(s, q, p, 8 * MiB, 0);
+        if (on) {
+            alloc(s, q, p, 34 * MiB, 0);
+            alloc(s, q, p, 45 * MiB, 0);
+        }
+        run_ok(s);
+        log = zs_sim_pool_log(s, p, &n);
+        if (!on) {
+            ck_assert_int_eq(log[2].reserved, 60 * MiB);
+            ck_assert_int_eq(log[2].allocated, 8 * MiB);
+        } else {
+            ck_assert_int_eq(log[2].reserved, 80 * MiB);
+            ck_assert_int_eq(log[2].allocated, 8 * MiB);
+            ck_assert_int_eq(log[3].reserved, 114 * MiB);
+            ck_assert_int_eq(log[3].allocated, 42 * MiB);
+            ck_assert_int_eq(log[4].reserved, 114 * MiB);
+            ck_assert_int_eq(log[4].allocated, 102 * MiB);
+        }
+        zs_sim_free(s);
+    }
+}
+END_TEST
+
+/* max_split_size_mb:32 at capacity 90 MiB: release_available_cached_blocks
+ * before the flush.
+ *   A, B 40 MiB each -> two 40 MiB segments; both freed: two cached
+ *               oversize blocks                  (reserved 80)
+ *   C 8 MiB  -> the 40s do not serve it; a 20 MiB segment: 100 > 90, so the
+ *               smallest cached block >= max(8, 32) is released (one 40):
+ *               40 + 20 fits, split 8 | 12       (reserved 60, no flush)
+ *   D 70 MiB -> nothing cached fits; 60 + 70 > 90: no single block >= 70,
+ *               so from the largest down while oversize: the other 40 (then
+ *               the 12 is below 32: stop), 20 + 70 = 90 fits
+ *                                                (reserved 90, allocated 78)
+ * Without the option C splits a 40 (8 | 32, reserved 80); D's 70 does not
+ * fit, the flush releases the other whole 40 (reserved 40), 40 + 70 > 90:
+ * OOM. */
+START_TEST(test_cuda_max_split_release)
+{
+    for (int on = 0; on < 2; on++) {
+        zs_sim *s = mk();
+        int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 90 * MiB);
+        int q = zs_sim_add_queue(s, "a");
+        struct zs_err err = {0, ""};
+        struct zs_pool_stats st;
+        const struct zs_mem_event *log;
+        int64_t n;
+        int32_t a, b, d;
+        if (on)
+            zs_sim_set_pool_max_split(s, p, 32 * MiB);
+        a = alloc(s, q, p, 40 * MiB, 0);
+        b = alloc(s, q, p, 40 * MiB, 0);
+        release(s, q, a);
+        release(s, q, b);
+        alloc(s, q, p, 8 * MiB, 0);
+        d = alloc(s, q, p, 70 * MiB, 0);
+        zs_sim_pool_stats(s, p, &st);
+        if (!on) {
+            ck_assert_int_eq(zs_sim_run(s, &err), ZS_SIM_OOM);
+            ck_assert_int_eq(zs_sim_oom(s)->task, d);
+            ck_assert_int_eq(zs_sim_oom(s)->reserved, 40 * MiB);
+            zs_sim_pool_stats(s, p, &st);
+            ck_assert_int_eq(st.cache_flushes, 1);
+        } else {
+            run_ok(s);
+            log = zs_sim_pool_log(s, p, &n);
+            ck_assert_int_eq(log[4].reserved, 60 * MiB);
+            ck_assert_int_eq(log[4].allocated, 8 * MiB);
+            ck_assert_int_eq(log[5].reserved, 90 * MiB);
+            ck_assert_int_eq(log[5].allocated, 78 * MiB);
+            zs_sim_pool_stats(s, p, &st);
+            ck_assert_int_eq(st.cache_flushes, 0);
+        }
+        zs_sim_free(s);
+    }
+}
+END_TEST
+
 /* Fragmentation, capacity 40 MiB:
  *   A 8 MiB -> segment S1 (20 MiB) split A 8 | free 12
  *   B 8 MiB -> best fit the 12: B 8 | free 4        (reserved 20)
@@ -1863,6 +1964,8 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cuda_expandable_no_fragmentation);
     tcase_add_test(core, test_cuda_expandable_release);
     tcase_add_test(core, test_cuda_expandable_split_rule);
+    tcase_add_test(core, test_cuda_max_split_rules);
+    tcase_add_test(core, test_cuda_max_split_release);
     tcase_add_test(core, test_cuda_per_stream);
     tcase_add_test(core, test_cuda_flush);
     tcase_add_test(core, test_cuda_empty_cache);

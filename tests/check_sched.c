@@ -1866,6 +1866,10 @@ START_TEST(test_scenario_files)
          "invalid 'overlap_comm' in "
          "tests/data/bad/scenario-overlap-number.json:3:3: must be one of no, "
          "yes, auto (got 1)"},
+        {"tests/data/bad/scenario-max-split.json",
+         "invalid 'max_split_size_mb' in "
+         "tests/data/bad/scenario-max-split.json:3:3: must be an integer in "
+         "[21, 1048576] (got 20)"},
         {"tests/data/bad/scenario-torch-version-number.json",
          "invalid 'torch_version' in "
          "tests/data/bad/scenario-torch-version-number.json:3:3: must be a "

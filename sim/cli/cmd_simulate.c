@@ -114,6 +114,8 @@ static const char usage[] =
     "                 full, --kernels compiled, a GPU with fp8 figures)\n"
     "  --fp8-all-gather yes|no  (FSDP2 all-gathers Float8Linear weights in "
     "fp8)\n"
+    "  --alloc-conf default|expandable_segments  --max-split-size-mb N (21+)\n"
+    "                 PYTORCH_CUDA_ALLOC_CONF (default; unset): docs/engine.md\n"
     "  --deepspeed-version X.Y.Z (0.19.6)  --zero-init yes|no  --ds-config "
     "FILE\n"
     "  --torch-version X.Y (2.11: the CPU AdamW for-loop before 2.1 makes one "

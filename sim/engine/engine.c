@@ -334,6 +334,13 @@ void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on)
         s->pools[pool].expandable = on != 0;
 }
 
+void zs_sim_set_pool_max_split(zs_sim *s, int pool, int64_t bytes)
+{
+    if (s && zs_index_ok(pool, s->npools) &&
+        s->pools[pool].kind == ZS_POOL_CUDA_CACHING)
+        s->pools[pool].max_split = bytes > 0 ? bytes : 0;
+}
+
 void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes)
 {
     /* kept and reported by zs_sim_run when negative (see set_cores) */

@@ -176,6 +176,11 @@ void zs_sim_set_pool_capacity(zs_sim *s, int pool, int64_t capacity_bytes);
 /* CUDA_CACHING pools: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
  * (pool.c); off by default, as in PyTorch. */
 void zs_sim_set_pool_expandable(zs_sim *s, int pool, int on);
+/* CUDA_CACHING pools: PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb, in bytes
+ * (blocks of that size or more are never split, serve only requests within
+ * kLargeBuffer of their size, and are the first released when a segment
+ * does not fit: pool.c); 0, the default, is no limit. */
+void zs_sim_set_pool_max_split(zs_sim *s, int pool, int64_t bytes);
 /* CUDA_CACHING pools: the CUDA stream of `queue`'s allocations, in [0,
  * ZS_ALLOC_STREAMS); cached blocks serve only allocations of the stream
  * whose allocation made their segment (pool.c).  Every queue is on stream 0

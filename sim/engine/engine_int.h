@@ -119,6 +119,8 @@ struct pool {
      * segment grown at its end in kLargeBuffer pages; es_tail is its
      * highest-address block (-1 none) */
     int expandable;
+    /* max_split_size_mb (PYTORCH_CUDA_ALLOC_CONF) in bytes; 0: no limit */
+    int64_t max_split;
     int32_t es_tail[ZS_ALLOC_STREAMS]; /* one segment per stream */
     int64_t es_next[ZS_ALLOC_STREAMS]; /* first unmapped address after it */
     /* HOST pinned: cached free blocks per power-of-two class */

@@ -4,9 +4,10 @@
  * host allocator (HOST); the allocation log, peaks and live-at-peak.
  *
  * CUDA_CACHING follows c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.x,
- * DeviceCachingAllocator) with the default configuration (no
+ * DeviceCachingAllocator), in its default configuration first (no
  * max_split_size_mb, no roundup_power2_divisions, no expandable segments,
- * no garbage-collection threshold):
+ * no garbage-collection threshold; the first and the third are below, the
+ * others not modelled):
  *  - streams: a block belongs to the stream whose allocation made its
  *    segment (Block::stream); the free sets are ordered by (stream, size,
  *    address) as BlockComparatorSize orders them, and get_free_block takes
@@ -35,7 +36,27 @@
  *    ("cache flush") and
  *    the segment allocation is retried once; then OOM.  With max_split_size
  *    unlimited, release_available_cached_blocks does nothing, so the flush
- *    is the only reclaim step.
+ *    is the only reclaim step (with it: below).
+ * With max_split_size_mb:N (zs_sim_set_pool_max_split; max_split = N MiB;
+ * pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp at 001074d2,
+ * get_free_block, should_split, release_available_cached_blocks):
+ *  - get_free_block refuses the best-fit block when it is oversize (>=
+ *    max_split) and the request is not ("Do not return an oversized block
+ *    for a large request"), or when the request is oversize and the block
+ *    is kLargeBuffer or more larger ("Allow oversized block size to be
+ *    rounded up but within a limit"); the search stops there, as the
+ *    larger blocks after it fail the same test;
+ *  - should_split: a default-mode large block is split only for a request
+ *    below max_split, so an oversize segment is handed out whole;
+ *  - when a new segment does not fit, release_available_cached_blocks runs
+ *    before the flush: it frees the smallest cached block of the stream
+ *    that is at least max(request, max_split), or else the stream's
+ *    oversize blocks from the largest down until their sizes reach that
+ *    figure (what it freed stays freed even when they do not), and the
+ *    segment is retried; then the flush as above.  Oversize free blocks are
+ *    whole segments (a segment made for a request below max_split exceeds
+ *    it by less than the split threshold).  Not under expandable segments,
+ *    whose blocks PyTorch does not release that way.
  * With expandable_segments:True (zs_sim_set_pool_expandable; PyTorch
  * CUDACachingAllocator.cpp, ExpandableSegment and find_expandable_block, as
  * in pytorch/pytorch v2.5: "auto segment_size = pool->is_small ?
@@ -477,6 +498,51 @@ static int32_t es_grow(struct pool *p, int st, int64_t size,
     return -1;
 }
 
+/* get_free_block's max_split_size tests: may a cached block of bsz bytes
+ * serve a request of size? */
+static int oversize_ok(const struct pool *p, int64_t size, int64_t bsz)
+{
+    if (!p->max_split)
+        return 1;
+    if (size < p->max_split && bsz >= p->max_split)
+        return 0; /* an oversize block for a request that is not */
+    if (size >= p->max_split && bsz >= size + K_LARGE_BUFFER)
+        return 0; /* rounded up by kLargeBuffer or more */
+    return 1;
+}
+
+/* release_available_cached_blocks for a large-pool request of size on
+ * stream st (default mode, max_split set): frees the smallest cached block
+ * of st of at least max(size, max_split), else st's oversize blocks from the
+ * largest down until their sizes reach that; reserved drops by what was
+ * freed. */
+static void release_oversize(struct pool *p, int st, int64_t size)
+{
+    int64_t key = size < p->max_split ? p->max_split : size, total = 0;
+    size_t i = fset_lower(p, 0, st, key, INT64_MIN);
+    if (i < p->nfset[0] && p->blk[p->fset[0][i]].stream == st) {
+        int32_t b = p->fset[0][i];
+        assert(p->blk[b].prev < 0 && p->blk[b].next < 0);
+        fset_remove_at(p, 0, i);
+        p->reserved -= p->blk[b].size;
+        blk_recycle(p, b);
+        return;
+    }
+    /* i - 1: the largest block of stream st below key, if st has one */
+    while (i > 0 && total < key) {
+        int32_t b = p->fset[0][i - 1];
+        const struct blk *B = &p->blk[b];
+        if (B->stream != st || B->size < p->max_split)
+            break;
+        assert(B->prev < 0 && B->next < 0);
+        total += B->size;
+        p->reserved -= B->size;
+        fset_remove_at(p, 0, i - 1);
+        blk_recycle(p, b);
+        i--;
+    }
+}
+
 static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
                       struct zs_err *err)
 {
@@ -489,7 +555,8 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
     int32_t b;
     struct blk *B;
     int64_t rem;
-    if (i < p->nfset[small] && p->blk[p->fset[small][i]].stream == st) {
+    if (i < p->nfset[small] && p->blk[p->fset[small][i]].stream == st &&
+        oversize_ok(p, size, p->blk[p->fset[small][i]].size)) {
         b = p->fset[small][i];
         fset_remove_at(p, small, i);
     } else if (p->expandable && !small) {
@@ -500,6 +567,9 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
             return oom(s, pool, id, t_ns, t->alloc_bytes);
     } else {
         int64_t seg = allocation_size(size);
+        if (p->capacity > 0 && p->reserved + seg > p->capacity &&
+            p->max_split && !small)
+            release_oversize(p, st, size);
         if (p->capacity > 0 && p->reserved + seg > p->capacity) {
             release_cached(p);
             p->st.cache_flushes++;
@@ -520,12 +590,15 @@ static int cuda_alloc(zs_sim *s, int pool, int32_t id, int64_t t_ns,
     rem = B->size - size;
     /* should_split: a small-pool block, or any block under expandable
      * segments, splits off a remainder of kMinBlockSize or more; a default
-     * large-pool block one of more than kSmallSize (pytorch/pytorch
+     * large-pool block one of more than kSmallSize, for a request below
+     * max_split_size ("return (size < CUDAAllocatorConfig::max_split_size())
+     * && (remaining > kSmallSize);") (pytorch/pytorch
      * c10/cuda/CUDACachingAllocator.cpp at 001074d2: "if
      * (block->pool->is_small || CUDAAllocatorConfig::expandable_segments())
      * return remaining >= kMinBlockSize;") */
-    if (small || p->expandable ? rem >= K_MIN_BLOCK_SIZE
-                               : rem > K_SMALL_SIZE) {
+    if (small || p->expandable
+            ? rem >= K_MIN_BLOCK_SIZE
+            : rem > K_SMALL_SIZE && (!p->max_split || size < p->max_split)) {
         int32_t r = blk_new(p);
         struct blk *R = &p->blk[r];
         R->addr = B->addr + size;

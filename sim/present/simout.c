@@ -651,6 +651,7 @@ static void json_config(cJSON *d, const struct zs_setup *su)
             ZS_JSTR("loss", zs_cfg_choice_name("loss", c->loss)),
             ZS_JBOOL("compile_loss", c->compile_loss == ZS_YES),
             ZS_JSTR("alloc_conf", zs_cfg_choice_name("alloc_conf", c->alloc_conf)),
+            ZS_JNUM("max_split_size_mb", (double)c->max_split_size_mb),
             ZS_JSTR("optimizer", zs_cfg_choice_name("optimizer", c->optimizer)),
             ZS_JSTR("fp8", zs_cfg_choice_name("fp8", c->fp8)),
             ZS_JBOOL("fp8_all_gather", c->fp8_all_gather),

@@ -274,6 +274,8 @@ static int topology(struct zs_bctx *b)
      * on the engines of its default-allocator search */
     zs_sim_set_pool_expandable(b->sim, b->p_gpu,
                                c->alloc_conf == ZS_ALLOC_EXPANDABLE);
+    zs_sim_set_pool_max_split(b->sim, b->p_gpu,
+                              c->max_split_size_mb * ((int64_t)1 << 20));
     /* the profile loader requires both factors in [0.01, 1] */
     if (zs_sim_set_link_coupling(b->sim, b->l_h2d, b->l_d2h,
                                  nd->gpu.pcie_bidir_factor) ||

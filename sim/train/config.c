@@ -117,6 +117,14 @@ static const struct zs_field k_fields[] = {
      NULL},
     {"alloc_conf", ZS_F_ENUM, OFF(alloc_conf), 0, 0, ZS_ALLOC_DEFAULT, 0,
      k_alloc_confs, 0, NULL},
+    /* PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:N; absent: unset (0).
+     * PyTorch refuses 20 and below ("CachingAllocator option
+     * max_split_size_mb too small, must be > 20": parseMaxSplitSize in
+     * c10/cuda/CUDAAllocatorConfig.cpp, PyTorch 2.1-2.8; the newest
+     * c10/core/AllocatorConfig.cpp accepts 20 too), so 21 is the least that
+     * every version takes; the upper end (1 TiB) is above any GPU. */
+    {"max_split_size_mb", ZS_F_INT, OFF(max_split_size_mb), 21, 1048576, 0, 0,
+     NULL, 0, NULL},
     {"procs", ZS_F_INT, OFF(procs), 0, 64, 0, 0, NULL, 0, NULL},
     {"sp", ZS_F_INT, OFF(sp), 1, 1024, 1, 0, NULL, 0, NULL},
     {"cp", ZS_F_INT, OFF(cp), 1, 1024, 1, 0, NULL, 0, NULL},
@@ -1615,7 +1623,17 @@ void zs_cfg_kernels_text(const struct zs_cfg *c, char *buf, size_t cap)
     const char *ew = c->kernels == ZS_KERNELS_FUSED      ? "fused (Liger)"
                      : c->kernels == ZS_KERNELS_COMPILED ? "torch.compile"
                                                          : "HF eager";
-    snprintf(buf, cap, "attention %s, element-wise %s", at, ew);
+    char alloc[96] = "";
+    if (c->alloc_conf == ZS_ALLOC_EXPANDABLE)
+        zs_strlcpy(alloc, "expandable_segments:True", sizeof alloc);
+    if (c->max_split_size_mb > 0) {
+        size_t n = strlen(alloc);
+        snprintf(alloc + n, sizeof alloc - n, "%smax_split_size_mb:%lld",
+                 n ? "," : "", (long long)c->max_split_size_mb);
+    }
+    /* the allocator only where it is not PyTorch's default */
+    snprintf(buf, cap, "attention %s, element-wise %s%s%s", at, ew,
+             alloc[0] ? ", PYTORCH_CUDA_ALLOC_CONF " : "", alloc);
 }
 
 const char *zs_cfg_choice_name(const char *key, int value)

@@ -134,6 +134,9 @@ struct zs_cfg {
                               (--compile-loss; AUTO resolved by
                               zs_cfg_resolve: YES under --kernels compiled) */
     int alloc_conf;        /* enum zs_alloc_conf */
+    /* PYTORCH_CUDA_ALLOC_CONF max_split_size_mb (engine/pool.c); 0: unset,
+     * PyTorch's default (no limit) */
+    int64_t max_split_size_mb;
     int64_t procs;         /* processes (GPUs used) per node; 0: all */
     int64_t sp;            /* Ulysses sequence-parallel degree */
     int64_t cp;            /* context-parallel degree: PyTorch's
