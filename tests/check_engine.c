@@ -654,62 +654,44 @@ START_TEST(test_cuda_pools)
 }
 END_TEST
 
-/* Large-pool split rule (remainder must exceed 1 MiB): 5 MiB in a 20 MiB
- * segment, freed -> one 20 MiB cached block.  19.5 MiB leaves 0.5 MiB: not
- * split, the whole 20 MiB block is allocated.  Freed again, 18 MiB leaves
- * 2 MiB > 1 MiB: split, 18 MiB allocated.  Reserved stays 20 MiB. */
+/* Large-pool split rule, default mode (remainder must exceed 1 MiB): 5 MiB
+ * in a 20 MiB segment, freed -> one 20 MiB cached block.  19.5 MiB leaves
+ * 0.5 MiB: not split, the whole 20 MiB block is allocated.  Freed again, 18
+ * MiB leaves 2 MiB > 1 MiB: split, 18 MiB allocated.  Then 2.5 MiB: the 2
+ * MiB left does not hold it, a new 20 MiB segment, split: 20.5 MiB
+ * allocated, 40 reserved.
+ * Under expandable segments (pool.c should_split: any remainder of 512 B or
+ * more is split off) the 19.5 MiB request takes 19.5 MiB; the rest is the
+ * same (the 2.5 MiB request extends the free 2 MiB at the segment's end by
+ * one page: [18,40) 22 MiB, split). */
 START_TEST(test_cuda_split_rule)
 {
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
-    int q = zs_sim_add_queue(s, "a");
-    const struct zs_mem_event *log;
-    int64_t n;
-    int32_t a = alloc(s, q, p, 5 * MiB, 0);
-    release(s, q, a);
-    a = alloc(s, q, p, 19 * MiB + MiB / 2, 0);
-    release(s, q, a);
-    alloc(s, q, p, 18 * MiB, 0);
-    run_ok(s);
-    log = zs_sim_pool_log(s, p, &n);
-    ck_assert_int_eq(log[2].allocated, 20 * MiB);
-    ck_assert_int_eq(log[4].allocated, 18 * MiB);
-    ck_assert_int_eq(log[4].reserved, 20 * MiB);
-    zs_sim_free(s);
-}
-END_TEST
-
-/* The same requests under expandable segments (pool.c should_split: any
- * remainder of 512 B or more is split off): 5 MiB grows one 20 MiB page and
- * is split, freed -> [0,20) free.  19.5 MiB leaves 0.5 MiB: split too, so
- * 19.5 MiB allocated (the default mode hands out the whole 20).  Freed, 18
- * MiB: 18 allocated.  Then 2.5 MiB: the 2 MiB tail at the segment's end is
- * extended by one page (ceil(0.5 / 20)), [18,40) 22 MiB, split: 20.5 MiB
- * allocated, 40 reserved. */
-START_TEST(test_cuda_expandable_split_rule)
-{
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
-    int q = zs_sim_add_queue(s, "a");
-    const struct zs_mem_event *log;
-    int64_t n;
-    int32_t a;
-    zs_sim_set_pool_expandable(s, p, 1);
-    a = alloc(s, q, p, 5 * MiB, 0);
-    release(s, q, a);
-    a = alloc(s, q, p, 19 * MiB + MiB / 2, 0);
-    release(s, q, a);
-    alloc(s, q, p, 18 * MiB, 0);
-    alloc(s, q, p, 2 * MiB + MiB / 2, 0);
-    run_ok(s);
-    log = zs_sim_pool_log(s, p, &n);
-    ck_assert_int_eq(log[0].allocated, 5 * MiB);
-    ck_assert_int_eq(log[2].allocated, 19 * MiB + MiB / 2);
-    ck_assert_int_eq(log[2].reserved, 20 * MiB);
-    ck_assert_int_eq(log[4].allocated, 18 * MiB);
-    ck_assert_int_eq(log[5].allocated, 20 * MiB + MiB / 2);
-    ck_assert_int_eq(log[5].reserved, 40 * MiB);
-    zs_sim_free(s);
+    for (int es = 0; es < 2; es++) {
+        zs_sim *s = mk();
+        int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
+        int q = zs_sim_add_queue(s, "a");
+        const struct zs_mem_event *log;
+        int64_t n;
+        int32_t a;
+        zs_sim_set_pool_expandable(s, p, es);
+        a = alloc(s, q, p, 5 * MiB, 0);
+        release(s, q, a);
+        a = alloc(s, q, p, 19 * MiB + MiB / 2, 0);
+        release(s, q, a);
+        alloc(s, q, p, 18 * MiB, 0);
+        alloc(s, q, p, 2 * MiB + MiB / 2, 0);
+        run_ok(s);
+        log = zs_sim_pool_log(s, p, &n);
+        ck_assert_int_eq(log[0].allocated, 5 * MiB);
+        ck_assert_int_eq(log[2].allocated,
+                         es ? 19 * MiB + MiB / 2 : 20 * MiB);
+        ck_assert_int_eq(log[2].reserved, 20 * MiB);
+        ck_assert_int_eq(log[4].allocated, 18 * MiB);
+        ck_assert_int_eq(log[4].reserved, 20 * MiB);
+        ck_assert_int_eq(log[5].allocated, 20 * MiB + MiB / 2);
+        ck_assert_int_eq(log[5].reserved, 40 * MiB);
+        zs_sim_free(s);
+    }
 }
 END_TEST
 
@@ -1963,7 +1945,6 @@ Suite *suite_engine(void)
     tcase_add_test(core, test_cuda_fragmentation);
     tcase_add_test(core, test_cuda_expandable_no_fragmentation);
     tcase_add_test(core, test_cuda_expandable_release);
-    tcase_add_test(core, test_cuda_expandable_split_rule);
     tcase_add_test(core, test_cuda_max_split_rules);
     tcase_add_test(core, test_cuda_max_split_release);
     tcase_add_test(core, test_cuda_per_stream);

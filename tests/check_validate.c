@@ -959,6 +959,26 @@ START_TEST(test_published_quote_cap)
 }
 END_TEST
 
+/* The gate tests' fixture: a fresh temporary directory dir, the paths of
+ * a run file named run_name and of an accuracy file in it, and torchtune's
+ * packed A100 row (one GPU, quick to simulate) read and predicted. */
+static void pub_gate_fixture(char *dir, const char *run_name, char *run,
+                             size_t run_cap, char *acc, size_t acc_cap,
+                             struct zs_published *p, struct zs_pub_pred *q)
+{
+    struct zs_err err = {0, ""};
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(run, run_cap, "%s/%s", dir, run_name);
+    snprintf(acc, acc_cap, "%s/accuracy.json", dir);
+    ck_assert_int_eq(
+        zs_published_read(
+            "validation/published/"
+            "torchtune-a100-llama3.2-3b-optflags-packed.json",
+            p, &err),
+        0);
+    ck_assert_int_eq(zs_published_predict(p, q, &err), 0);
+}
+
 /* The CI gate: every committed published run's error may not grow by more
  * than the margin (2 percentage points) over validation/published/
  * accuracy.json; the message names the run and quantity. */
@@ -984,16 +1004,7 @@ START_TEST(test_published_gate)
      * closer to zero than today's, so today's |error| exceeds it + 2.  The
      * run must be off by more than 3 points today: torchtune's packed A100
      * row (+7.8 %; one GPU, quick to simulate). */
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(run, sizeof run, "%s/r.json", dir);
-    snprintf(acc, sizeof acc, "%s/accuracy.json", dir);
-    ck_assert_int_eq(
-        zs_published_read(
-            "validation/published/"
-            "torchtune-a100-llama3.2-3b-optflags-packed.json",
-            &p, &err),
-        0);
-    ck_assert_int_eq(zs_published_predict(&p, &q, &err), 0);
+    pub_gate_fixture(dir, "r.json", run, sizeof run, acc, sizeof acc, &p, &q);
     ck_assert_int_eq(p.nmeas, 2); /* peak allocated, then tokens/s */
     ck_assert_int_eq(p.meas[1].qty, ZS_PQ_TOKENS);
     e = zs_pub_err_pct(q.v[ZS_PQ_TOKENS], p.meas[1].base);
@@ -1084,16 +1095,8 @@ START_TEST(test_published_gate_missing)
     FILE *f;
     int rc;
 
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(run, sizeof run, "%s/t-band.json", dir);
-    snprintf(acc, sizeof acc, "%s/accuracy.json", dir);
-    ck_assert_int_eq(
-        zs_published_read(
-            "validation/published/"
-            "torchtune-a100-llama3.2-3b-optflags-packed.json",
-            &p, &err),
-        0);
-    ck_assert_int_eq(zs_published_predict(&p, &q, &err), 0);
+    pub_gate_fixture(dir, "t-band.json", run, sizeof run, acc, sizeof acc, &p,
+                     &q);
     pred = q.v[ZS_PQ_TOKENS];
     ck_assert(pred > 0);
     f = fopen(acc, "w");
