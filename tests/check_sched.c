@@ -1866,6 +1866,16 @@ START_TEST(test_scenario_files)
          "invalid 'overlap_comm' in "
          "tests/data/bad/scenario-overlap-number.json:3:3: must be one of no, "
          "yes, auto (got 1)"},
+        {"tests/data/bad/scenario-alloc-conf-twice.json",
+         "invalid 'alloc_conf' in "
+         "tests/data/bad/scenario-alloc-conf-twice.json:3:3: it sets "
+         "max_split_size_mb, which the key 'max_split_size_mb' sets too: give "
+         "it once"},
+        {"tests/data/bad/scenario-alloc-conf-roundup.json",
+         "invalid 'alloc_conf' in "
+         "tests/data/bad/scenario-alloc-conf-roundup.json:3:3: "
+         "roundup_power2_divisions is not modelled (the keys zsim models: "
+         "expandable_segments, max_split_size_mb, backend)"},
         {"tests/data/bad/scenario-max-split.json",
          "invalid 'max_split_size_mb' in "
          "tests/data/bad/scenario-max-split.json:3:3: must be an integer in "
@@ -1883,6 +1893,75 @@ START_TEST(test_scenario_files)
         ck_assert_int_eq(zs_cfg_load_scenario(bad[i][0], &c, &err), ZS_EINPUT);
         ck_assert_str_eq(err.msg, bad[i][1]);
     }
+}
+END_TEST
+
+/* --alloc-conf / "alloc_conf" in PYTORCH_CUDA_ALLOC_CONF's spelling
+ * (config.c parse_alloc_conf): the keys zsim models set the configuration, a
+ * later key overrides an earlier one as in PyTorch, and every other key or
+ * value is refused by name. */
+START_TEST(test_alloc_conf_text)
+{
+    static const struct {
+        const char *text;
+        int conf;
+        int64_t split;
+    } good[] = {
+        {"expandable_segments:True,max_split_size_mb:128", ZS_ALLOC_EXPANDABLE,
+         128},
+        {"max_split_size_mb:64", ZS_ALLOC_DEFAULT, 64},
+        {"expandable_segments:True,expandable_segments:False",
+         ZS_ALLOC_DEFAULT, 0},
+        {"backend:native", ZS_ALLOC_DEFAULT, 0},
+        {"expandable_segments", ZS_ALLOC_EXPANDABLE, 0},
+    };
+    static const char *const bad[][2] = {
+        {"expandable_segments:true",
+         "invalid value for '--alloc-conf': expandable_segments must be True "
+         "or False (got 'true')"},
+        {"max_split_size_mb:20",
+         "invalid value for '--alloc-conf': max_split_size_mb must be an "
+         "integer in [21, 1048576] (got '20')"},
+        {"garbage_collection_threshold:0.6,max_split_size_mb:128",
+         "invalid value for '--alloc-conf': garbage_collection_threshold is "
+         "not modelled (the keys zsim models: expandable_segments, "
+         "max_split_size_mb, backend)"},
+        {"backend:cudaMallocAsync",
+         "invalid value for '--alloc-conf': backend:cudaMallocAsync is not "
+         "modelled, only PyTorch's native caching allocator (backend:native)"},
+        {"foo:1",
+         "invalid value for '--alloc-conf': unknown key 'foo' (the keys zsim "
+         "models: expandable_segments, max_split_size_mb, backend)"},
+        {"expandable_segments:True,",
+         "invalid value for '--alloc-conf': must be default, "
+         "expandable_segments or a PYTORCH_CUDA_ALLOC_CONF key:value list "
+         "such as expandable_segments:True,max_split_size_mb:128 (got "
+         "'expandable_segments:True,')"},
+        {"expandable",
+         "invalid value for '--alloc-conf': must be default, "
+         "expandable_segments or a PYTORCH_CUDA_ALLOC_CONF key:value list "
+         "such as expandable_segments:True,max_split_size_mb:128 (got "
+         "'expandable')"},
+    };
+    struct zs_cfg c;
+    struct zs_err err = {0, ""};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        zs_cfg_defaults(&c);
+        ck_assert_msg(zs_cfg_apply_flag(&c, "alloc-conf", good[i].text,
+                                        &err) == 0,
+                      "%s", err.msg);
+        ck_assert_int_eq(c.alloc_conf, good[i].conf);
+        ck_assert_int_eq(c.max_split_size_mb, good[i].split);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        zt_expect_bad_flag("alloc-conf", bad[i][0], bad[i][1]);
+    zs_cfg_defaults(&c);
+    ck_assert_int_eq(zs_cfg_load_scenario("tests/data/good/"
+                                          "scenario-alloc-conf.json",
+                                          &c, &err),
+                     0);
+    ck_assert_int_eq(c.alloc_conf, ZS_ALLOC_EXPANDABLE);
+    ck_assert_int_eq(c.max_split_size_mb, 128);
 }
 END_TEST
 
@@ -2898,6 +2977,7 @@ Suite *suite_sched(void)
     tcase_add_test(bad, test_bad_cross_field);
     tcase_add_test(bad, test_sp_kv_heads);
     tcase_add_test(bad, test_scenario_files);
+    tcase_add_test(bad, test_alloc_conf_text);
     tcase_add_test(core, test_scenario_tristate_bools);
     tcase_add_test(bad, test_scenario_alloc_failures);
     suite_add_tcase(s, core);

@@ -33,6 +33,7 @@ int zs_cfg_args_apply(const struct zs_args *a, const struct zs_opt *opts,
         if (rc)
             return rc;
     }
+    const char *alloc = NULL, *split = NULL;
     for (size_t k = 0; k < nopts; k++) {
         if (!a->val[k] || !zs_cfg_is_flag(opts[k].name))
             continue;
@@ -41,7 +42,18 @@ int zs_cfg_args_apply(const struct zs_args *a, const struct zs_opt *opts,
             return rc;
         if (given)
             zs_cfg_given_add(given, opts[k].name);
+        if (!strcmp(opts[k].name, "alloc-conf"))
+            alloc = a->val[k];
+        else if (!strcmp(opts[k].name, "max-split-size-mb"))
+            split = a->val[k];
     }
+    /* one value per knob: PYTORCH_CUDA_ALLOC_CONF's max_split_size_mb may
+     * come in '--alloc-conf' or as its own flag, not both */
+    if (alloc && split && strstr(alloc, "max_split_size_mb"))
+        return zs_err_set(err, ZS_EUSAGE,
+                          "'--alloc-conf %s' sets max_split_size_mb, which "
+                          "'--max-split-size-mb %s' sets too: give it once",
+                          alloc, split);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OFF(f) offsetof(struct zs_cfg, f)
@@ -421,6 +422,114 @@ static int parse_auto_text(const struct zs_field *f, const char *text,
     return zs_field_parse_text(&as_int, text, cfg);
 }
 
+/* PYTORCH_CUDA_ALLOC_CONF as PyTorch spells it, e.g.
+ * "expandable_segments:True,max_split_size_mb:128": comma-separated
+ * key:value pairs (c10/cuda/CUDAAllocatorConfig.cpp parseArgs; a later key
+ * overrides an earlier one, as there).  The keys zsim models set the
+ * configuration; the others are refused by name, never ignored.  Returns 1
+ * for the enum's names (for the table), 0 when parsed, -1 with
+ * why[] filled (the message after "invalid ...: ").  PyTorch's own refusals:
+ * expandable_segments "Expected 'True' or 'False'", max_split_size_mb "too
+ * small, must be > 20" (the field's note). */
+#define ALLOC_CONF_WANT                                                        \
+    "default, expandable_segments or a PYTORCH_CUDA_ALLOC_CONF key:value "     \
+    "list such as expandable_segments:True,max_split_size_mb:128"
+#define ALLOC_CONF_KEYS "expandable_segments, max_split_size_mb, backend"
+
+static int parse_alloc_conf(const char *text, struct zs_cfg *cfg, char *why,
+                            size_t cap)
+{
+    static const char *const unmodelled[] = {
+        "roundup_power2_divisions", "garbage_collection_threshold",
+        "max_non_split_rounding_mb", "pinned_use_cuda_host_register",
+        "pinned_num_register_threads", "release_lock_on_cudamalloc",
+        "pinned_reserve_segment_size_mb", "graph_capture_record_stream_reuse"};
+    int conf = cfg->alloc_conf;
+    int64_t split = cfg->max_split_size_mb;
+    const char *p = text;
+    if (!strchr(text, ':')) {
+        if (!strcmp(text, "default") || !strcmp(text, "expandable_segments"))
+            return 1;
+        snprintf(why, cap, "must be " ALLOC_CONF_WANT " (got '%s')", text);
+        return -1;
+    }
+    while (*p) {
+        char key[64], val[64];
+        size_t nk = strcspn(p, ":,"), nv;
+        if (p[nk] != ':' || nk == 0 || nk >= sizeof key) {
+            snprintf(why, cap, "must be " ALLOC_CONF_WANT " (got '%s')",
+                     text);
+            return -1;
+        }
+        memcpy(key, p, nk);
+        key[nk] = 0;
+        p += nk + 1;
+        nv = strcspn(p, ",");
+        if (nv == 0 || nv >= sizeof val) {
+            snprintf(why, cap, "must be " ALLOC_CONF_WANT " (got '%s')",
+                     text);
+            return -1;
+        }
+        memcpy(val, p, nv);
+        val[nv] = 0;
+        p += nv;
+        if (*p == ',' && !*++p) {
+            snprintf(why, cap, "must be " ALLOC_CONF_WANT " (got '%s')",
+                     text);
+            return -1;
+        }
+        if (!strcmp(key, "expandable_segments")) {
+            /* CUDAAllocatorConfig: "Expected 'True' or 'False'" */
+            if (strcmp(val, "True") && strcmp(val, "False")) {
+                snprintf(why, cap,
+                         "expandable_segments must be True or False (got "
+                         "'%s')",
+                         val);
+                return -1;
+            }
+            conf = !strcmp(val, "True") ? ZS_ALLOC_EXPANDABLE
+                                        : ZS_ALLOC_DEFAULT;
+        } else if (!strcmp(key, "max_split_size_mb")) {
+            char *end;
+            long long v = strtoll(val, &end, 10);
+            if (*end || !isdigit((unsigned char)val[0]) || v < 21 ||
+                v > 1048576) {
+                snprintf(why, cap,
+                         "max_split_size_mb must be an integer in [21, "
+                         "1048576] (got '%s')",
+                         val);
+                return -1;
+            }
+            split = v;
+        } else if (!strcmp(key, "backend")) {
+            if (strcmp(val, "native")) {
+                snprintf(why, cap,
+                         "backend:%s is not modelled, only PyTorch's "
+                         "native caching allocator (backend:native)",
+                         val);
+                return -1;
+            }
+        } else {
+            for (size_t i = 0; i < sizeof unmodelled / sizeof *unmodelled; i++)
+                if (!strcmp(key, unmodelled[i])) {
+                    snprintf(why, cap,
+                             "%s is not modelled (the keys zsim models: "
+                             ALLOC_CONF_KEYS ")",
+                             key);
+                    return -1;
+                }
+            snprintf(why, cap,
+                     "unknown key '%s' (the keys zsim models: "
+                     ALLOC_CONF_KEYS ")",
+                     key);
+            return -1;
+        }
+    }
+    cfg->alloc_conf = conf;
+    cfg->max_split_size_mb = split;
+    return 0;
+}
+
 /* A scenario's "checkpointing": "layer:N" is not one of the enum's names, so
  * it is read here and the key taken out before the table reads the rest. */
 static int scenario_ckpt(const struct zs_json_src *src, cJSON *root,
@@ -441,6 +550,39 @@ static int scenario_ckpt(const struct zs_json_src *src, cJSON *root,
     cfg->checkpointing = tmp->checkpointing;
     cfg->ckpt_every = tmp->ckpt_every;
     cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(root, "checkpointing"));
+    return 0;
+}
+
+/* A scenario's "alloc_conf" in PYTORCH_CUDA_ALLOC_CONF's spelling
+ * (parse_alloc_conf), read here and taken out before the table reads the
+ * enum names.  With max_split_size_mb in it, the key "max_split_size_mb"
+ * may not be given too. */
+static int scenario_alloc(const struct zs_json_src *src, cJSON *root,
+                          struct zs_cfg *cfg, struct zs_err *err)
+{
+    const cJSON *ac = cJSON_GetObjectItemCaseSensitive(root, "alloc_conf");
+    struct zs_cfg tmp = *cfg;
+    char where[300], why[320];
+    int rc;
+    if (!cJSON_IsString(ac))
+        return 0;
+    rc = parse_alloc_conf(ac->valuestring, &tmp, why, sizeof why);
+    if (rc == 1)
+        return 0;
+    zs_json_where(src, "", "alloc_conf", where, sizeof where);
+    if (rc < 0)
+        return zs_err_set(err, ZS_EINPUT, "invalid 'alloc_conf' in %s: %s",
+                          where, why);
+    if (strstr(ac->valuestring, "max_split_size_mb") &&
+        cJSON_GetObjectItemCaseSensitive(root, "max_split_size_mb"))
+        return zs_err_set(err, ZS_EINPUT,
+                          "invalid 'alloc_conf' in %s: it sets "
+                          "max_split_size_mb, which the key "
+                          "'max_split_size_mb' sets too: give it once",
+                          where);
+    cfg->alloc_conf = tmp.alloc_conf;
+    cfg->max_split_size_mb = tmp.max_split_size_mb;
+    cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(root, "alloc_conf"));
     return 0;
 }
 
@@ -585,6 +727,8 @@ int zs_cfg_load_scenario(const char *path, struct zs_cfg *cfg,
         return rc;
     rc = scenario_ckpt(&src, root, cfg, &tmp, err);
     if (!rc)
+        rc = scenario_alloc(&src, root, cfg, err);
+    if (!rc)
         rc = torch_version_check(&src, root, err);
     /* Absent keys keep the caller's values: read into tmp, then copy back
      * only the keys present. */
@@ -632,6 +776,15 @@ int zs_cfg_apply_flag(struct zs_cfg *cfg, const char *flag, const char *value,
                               "invalid value for '--%s': must be " CKPT_WANT
                               " (got '%s')",
                               flag, value);
+        if (rc == 0)
+            return 0;
+    }
+    if (!strcmp(f->key, "alloc_conf")) {
+        char why[320];
+        rc = parse_alloc_conf(value, cfg, why, sizeof why);
+        if (rc == -1)
+            return zs_err_set(err, ZS_EUSAGE, "invalid value for '--%s': %s",
+                              flag, why);
         if (rc == 0)
             return 0;
     }
