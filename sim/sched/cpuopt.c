@@ -251,6 +251,21 @@ void zs_launch_line(const struct zs_cfg *c, const struct zs_node *nd,
         break;
     }
     {
+        /* the allocator the run was simulated with, as the environment the
+         * command needs (PyTorch reads it at its first CUDA allocation) */
+        char alloc[96];
+        zs_cfg_alloc_conf_text(c, alloc, sizeof alloc);
+        char pre[128];
+        int np = alloc[0] ? snprintf(pre, sizeof pre,
+                                     "PYTORCH_CUDA_ALLOC_CONF=%s ", alloc)
+                          : 0;
+        size_t n = strlen(buf);
+        if (np > 0 && (size_t)np < sizeof pre && n + (size_t)np < cap) {
+            memmove(buf + np, buf, n + 1);
+            memcpy(buf, pre, (size_t)np);
+        }
+    }
+    {
         size_t n = strlen(buf);
         char torch[32] = "";
         if (c->cpu_opt_impl == ZS_CPUOPT_TORCH_LOOP) /* what it runs: cpuopt */

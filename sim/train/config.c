@@ -1763,6 +1763,20 @@ bool zs_cfg_attention_fa1(const struct zs_cfg *c)
            (a == ZS_ATTN_SDPA && !zs_cfg_torch_at_least(c, 2, 2));
 }
 
+void zs_cfg_alloc_conf_text(const struct zs_cfg *c, char *buf, size_t cap)
+{
+    size_t n;
+    if (!cap)
+        return;
+    buf[0] = 0;
+    if (c->alloc_conf == ZS_ALLOC_EXPANDABLE)
+        zs_strlcpy(buf, "expandable_segments:True", cap);
+    n = strlen(buf);
+    if (c->max_split_size_mb > 0 && n < cap)
+        snprintf(buf + n, cap - n, "%smax_split_size_mb:%lld", n ? "," : "",
+                 (long long)c->max_split_size_mb);
+}
+
 void zs_cfg_kernels_text(const struct zs_cfg *c, char *buf, size_t cap)
 {
     int a = zs_cfg_attention(c);
@@ -1776,14 +1790,8 @@ void zs_cfg_kernels_text(const struct zs_cfg *c, char *buf, size_t cap)
     const char *ew = c->kernels == ZS_KERNELS_FUSED      ? "fused (Liger)"
                      : c->kernels == ZS_KERNELS_COMPILED ? "torch.compile"
                                                          : "HF eager";
-    char alloc[96] = "";
-    if (c->alloc_conf == ZS_ALLOC_EXPANDABLE)
-        zs_strlcpy(alloc, "expandable_segments:True", sizeof alloc);
-    if (c->max_split_size_mb > 0) {
-        size_t n = strlen(alloc);
-        snprintf(alloc + n, sizeof alloc - n, "%smax_split_size_mb:%lld",
-                 n ? "," : "", (long long)c->max_split_size_mb);
-    }
+    char alloc[96];
+    zs_cfg_alloc_conf_text(c, alloc, sizeof alloc);
     /* the allocator only where it is not PyTorch's default */
     snprintf(buf, cap, "attention %s, element-wise %s%s%s", at, ew,
              alloc[0] ? ", PYTORCH_CUDA_ALLOC_CONF " : "", alloc);

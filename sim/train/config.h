@@ -337,6 +337,10 @@ bool zs_cfg_attention_fa1(const struct zs_cfg *cfg);
 /* The kernels cfg charges, for people: "attention flash-attn 2,
  * element-wise HF eager". */
 void zs_cfg_kernels_text(const struct zs_cfg *cfg, char *buf, size_t cap);
+/* PYTORCH_CUDA_ALLOC_CONF's value for cfg's allocator, as PyTorch spells it
+ * ("expandable_segments:True,max_split_size_mb:128"); "" for PyTorch's
+ * default. */
+void zs_cfg_alloc_conf_text(const struct zs_cfg *cfg, char *buf, size_t cap);
 const char *zs_offload_name(int off);
 const char *zs_framework_name(int fw);
 /* "deepspeed", "fsdp1" or "fsdp2": the framework with FSDP's API version. */
