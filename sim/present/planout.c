@@ -258,7 +258,16 @@ static void rejected_block(const struct zs_plan *p, FILE *out)
  * and the suggestions when nothing fits. */
 static void notes_block(const struct zs_plan *p, FILE *out)
 {
-    if (p->alloc_note[0])
+    if (p->alloc_note[0] && p->n > 0 && p->cand[0].cfg.max_split_size_mb > 0)
+        /* the re-simulation kept the user's max_split_size_mb, which may
+         * have come inside --alloc-conf: the whole value, as PyTorch reads
+         * it */
+        fprintf(out,
+                "\nwith PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,"
+                "max_split_size_mb:%lld (--alloc-conf) these rejected for "
+                "fragmentation fit too: %s\n",
+                (long long)p->cand[0].cfg.max_split_size_mb, p->alloc_note);
+    else if (p->alloc_note[0])
         fprintf(out,
                 "\nwith --alloc-conf expandable_segments "
                 "(PYTORCH_CUDA_ALLOC_CONF) these rejected for fragmentation "
