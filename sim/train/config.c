@@ -429,8 +429,9 @@ static int parse_auto_text(const struct zs_field *f, const char *text,
  * configuration; the others are refused by name, never ignored.  Returns 1
  * for the enum's names (for the table), 0 when parsed, -1 with
  * why[] filled (the message after "invalid ...: ").  PyTorch's own refusals:
- * expandable_segments "Expected 'True' or 'False'", max_split_size_mb "too
- * small, must be > 20" (the field's note). */
+ * expandable_segments "Expected a single True/False argument for
+ * expandable_segments", max_split_size_mb "too small, must be > 20" (the
+ * field's note). */
 #define ALLOC_CONF_WANT                                                        \
     "default, expandable_segments or a PYTORCH_CUDA_ALLOC_CONF key:value "     \
     "list such as expandable_segments:True,max_split_size_mb:128"
@@ -479,7 +480,8 @@ static int parse_alloc_conf(const char *text, struct zs_cfg *cfg, char *why,
             return -1;
         }
         if (!strcmp(key, "expandable_segments")) {
-            /* CUDAAllocatorConfig: "Expected 'True' or 'False'" */
+            /* CUDAAllocatorConfig: "Expected a single True/False argument
+             * for expandable_segments" */
             if (strcmp(val, "True") && strcmp(val, "False")) {
                 snprintf(why, cap,
                          "expandable_segments must be True or False (got "
