@@ -278,6 +278,26 @@ START_TEST(test_table)
 }
 END_TEST
 
+/* A note row prints as it is after the indent, under its row, and does not
+ * widen the columns: the rows are aligned as without it. */
+START_TEST(test_table_note)
+{
+    struct zs_table *t = zs_table_new(2, "lr");
+    char buf[512];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(zs_table_rowf(t, "a\t1 %%"), 0);
+    ck_assert_int_eq(zs_table_note(t, "  a note wider than both columns"), 0);
+    ck_assert_int_eq(zs_table_rowf(t, "bcd\t10 %%"), 0);
+    zs_table_print(t, f, 2);
+    fclose(f);
+    ck_assert_str_eq(buf, "  a     1 %\n"
+                          "    a note wider than both columns\n"
+                          "  bcd  10 %\n");
+    zs_table_free(t);
+}
+END_TEST
+
 /* Under a locale with a decimal comma, messages still print a dot. */
 START_TEST(test_locale_independent)
 {
@@ -396,6 +416,7 @@ Suite *suite_util(void)
     tcase_add_test(core, test_closest_large);
     tcase_add_test(core, test_json_good);
     tcase_add_test(core, test_table);
+    tcase_add_test(core, test_table_note);
     tcase_add_test(core, test_afile);
     tcase_add_test(bad, test_json_bad);
     tcase_add_test(bad, test_locale_independent);

@@ -403,25 +403,23 @@ static void pub_bands_text(const struct zs_pub_set *s)
     printf("\nbeyond %.0f %%: %d of %d figures%s\n", ZS_PUB_BAND_HI, bd.nover,
            bd.nall, bd.nover ? " (largest first)" : "");
     if (bd.nover) {
-        /* aligned by hand: each figure's missing mechanism follows it on a
-         * line of its own */
-        int wr = 0, wq = 0, we = 0;
-        for (int k = 0; k < bd.nover; k++) {
-            const struct zs_pub_row *r = &s->rows[bd.over[k].row];
-            int a = (int)strlen(r->run), q = (int)strlen(zs_pub_qty_name(r->qty));
-            fmt_err(c, sizeof c, r->err_pct);
-            wr = a > wr ? a : wr;
-            wq = q > wq ? q : wq;
-            we = (int)strlen(c) > we ? (int)strlen(c) : we;
+        struct zs_table *t = zs_table_new(3, "llr");
+        char note[ZS_PUB_TEXT_CAP + 16];
+        if (!t) {
+            zs_free(bd.over);
+            return;
         }
         for (int k = 0; k < bd.nover; k++) {
             const struct zs_pub_row *r = &s->rows[bd.over[k].row];
             fmt_err(c, sizeof c, r->err_pct);
-            printf("  %-*s  %-*s  %*s\n", wr, r->run, wq,
-                   zs_pub_qty_name(r->qty), we, c);
-            printf("    missing: %s\n",
-                   r->missing ? r->missing : "not named in its file");
+            zs_table_rowf(t, "%s\t%s\t%s", r->run, zs_pub_qty_name(r->qty), c);
+            /* each figure's missing mechanism on a line of its own */
+            snprintf(note, sizeof note, "  missing: %s",
+                     r->missing ? r->missing : "not named in its file");
+            zs_table_note(t, note);
         }
+        zs_table_print(t, stdout, 2);
+        zs_table_free(t);
     }
     printf("%.0f to %.0f %%: %d figures\n", ZS_PUB_BAND_LO, ZS_PUB_BAND_HI,
            bd.nmid);

@@ -15,10 +15,12 @@ struct zs_table {
     int ncols;
     char align[ZS_TABLE_MAXCOLS];
     char **cells; /* nrows * ncols, owned */
-    int *is_header;
+    int *kind;    /* per row: ROW_CELLS, ROW_HEADER or ROW_NOTE */
     size_t nrows, cap;
     int next_header;
 };
+
+enum { ROW_CELLS, ROW_HEADER, ROW_NOTE };
 
 static size_t u8len(const char *s)
 {
@@ -50,7 +52,7 @@ void zs_table_free(struct zs_table *t)
     for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
         zs_free(t->cells[i]);
     zs_free(t->cells);
-    zs_free(t->is_header);
+    zs_free(t->kind);
     zs_free(t);
 }
 
@@ -59,7 +61,8 @@ void zs_table_header(struct zs_table *t)
     t->next_header = 1;
 }
 
-int zs_table_row(struct zs_table *t, const char *const *cells)
+/* A row of ncols cells of the given kind. */
+static int add_row(struct zs_table *t, const char *const *cells, int kind)
 {
     size_t cap_cells = t->cap * (size_t)t->ncols, cap_rows = t->cap;
     size_t base = t->nrows * (size_t)t->ncols;
@@ -67,8 +70,7 @@ int zs_table_row(struct zs_table *t, const char *const *cells)
         if (zs_grow((void **)&t->cells, &cap_cells,
                     (t->nrows + 1) * (size_t)t->ncols, sizeof(char *)))
             return ZS_ENOMEM;
-        if (zs_grow((void **)&t->is_header, &cap_rows, t->nrows + 1,
-                    sizeof(int)))
+        if (zs_grow((void **)&t->kind, &cap_rows, t->nrows + 1, sizeof(int)))
             return ZS_ENOMEM;
         t->cap = cap_rows < cap_cells / (size_t)t->ncols
                      ? cap_rows
@@ -82,10 +84,23 @@ int zs_table_row(struct zs_table *t, const char *const *cells)
             return ZS_ENOMEM;
         }
     }
-    t->is_header[t->nrows] = t->next_header;
-    t->next_header = 0;
+    t->kind[t->nrows] = kind;
     t->nrows++;
     return 0;
+}
+
+int zs_table_row(struct zs_table *t, const char *const *cells)
+{
+    int rc = add_row(t, cells, t->next_header ? ROW_HEADER : ROW_CELLS);
+    if (!rc)
+        t->next_header = 0;
+    return rc;
+}
+
+int zs_table_note(struct zs_table *t, const char *text)
+{
+    const char *cells[ZS_TABLE_MAXCOLS] = {text};
+    return add_row(t, cells, ROW_NOTE);
 }
 
 int zs_table_rowf(struct zs_table *t, const char *fmt, ...)
@@ -112,7 +127,7 @@ void zs_table_print(const struct zs_table *t, FILE *out, int indent)
 {
     size_t w[ZS_TABLE_MAXCOLS] = {0};
     for (size_t r = 0; r < t->nrows; r++)
-        for (int c = 0; c < t->ncols; c++) {
+        for (int c = 0; c < t->ncols && t->kind[r] != ROW_NOTE; c++) {
             size_t l = u8len(t->cells[r * (size_t)t->ncols + (size_t)c]);
             if (l > w[c])
                 w[c] = l;
@@ -120,6 +135,10 @@ void zs_table_print(const struct zs_table *t, FILE *out, int indent)
     for (size_t r = 0; r < t->nrows; r++) {
         size_t total = 0;
         fprintf(out, "%*s", indent, "");
+        if (t->kind[r] == ROW_NOTE) {
+            fprintf(out, "%s\n", t->cells[r * (size_t)t->ncols]);
+            continue;
+        }
         for (int c = 0; c < t->ncols; c++) {
             const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
             size_t pad = w[c] - u8len(s);
@@ -133,7 +152,7 @@ void zs_table_print(const struct zs_table *t, FILE *out, int indent)
             total += w[c] + (last ? 0 : 2);
         }
         fputc('\n', out);
-        if (t->is_header[r]) {
+        if (t->kind[r] == ROW_HEADER) {
             fprintf(out, "%*s", indent, "");
             for (size_t i = 0; i < total; i++)
                 fputc('-', out);

@@ -22,6 +22,9 @@ int zs_table_rowf(struct zs_table *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Marks the next row as a header (underlined when printed). */
 void zs_table_header(struct zs_table *t);
+/* Adds a line printed as it is after the indent, under the rows before it;
+ * it does not size the columns.  Returns 0 or ZS_ENOMEM. */
+int zs_table_note(struct zs_table *t, const char *text);
 /* Prints with `indent` leading spaces and two spaces between columns. */
 void zs_table_print(const struct zs_table *t, FILE *out, int indent);
 
