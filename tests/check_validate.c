@@ -618,6 +618,12 @@ START_TEST(test_published_stats)
     ck_assert(near(zs_pub_err_pct(90, 100), -10, 1e-12));
     ck_assert(isnan(zs_pub_err_pct(-1, 100)));
     ck_assert(isnan(zs_pub_err_pct(5, 0)));
+    /* the bands: beyond 25, 15 to 25 inclusive, within 15, none for NAN */
+    ck_assert_int_eq(zs_pub_band_of(25.01), ZS_PUB_OVER);
+    ck_assert_int_eq(zs_pub_band_of(-25), ZS_PUB_MID);
+    ck_assert_int_eq(zs_pub_band_of(15), ZS_PUB_MID);
+    ck_assert_int_eq(zs_pub_band_of(-14.99), ZS_PUB_WITHIN);
+    ck_assert_int_eq(zs_pub_band_of(NAN), ZS_PUB_NO_BAND);
 }
 END_TEST
 

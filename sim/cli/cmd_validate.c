@@ -240,14 +240,13 @@ static int pub_gate(const struct zs_pub_set *s, const char *accpath, double marg
         const char *qn = zs_pub_qty_name(r->qty);
         const struct acc_ent *e = acc_find(a, na, r->run, qn);
         char line[ZS_ERR_MSG_MAX];
-        if (isfinite(r->err_pct) && fabs(r->err_pct) > ZS_PUB_BAND_HI &&
-            !r->missing)
+        enum zs_pub_band band = zs_pub_band_of(r->err_pct);
+        if (band == ZS_PUB_OVER && !r->missing)
             snprintf(line, sizeof line,
                      "accuracy of '%s' %s: error %+.1f %% is beyond %.0f %% "
                      "and its file names no 'missing' mechanism",
                      r->run, qn, r->err_pct, ZS_PUB_BAND_HI);
-        else if (isfinite(r->err_pct) && fabs(r->err_pct) < ZS_PUB_BAND_LO &&
-                 r->missing)
+        else if (band == ZS_PUB_WITHIN && r->missing)
             snprintf(line, sizeof line,
                      "accuracy of '%s' %s: error %+.1f %% is within %.0f %%, "
                      "so its file's 'missing' mechanism is stale",

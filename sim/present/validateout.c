@@ -380,14 +380,12 @@ static int pub_bands(const struct zs_pub_set *s, struct pub_bands *bd)
     if (!bd->over)
         return -1;
     for (int i = 0; i < s->nrows; i++) {
-        double e = fabs(s->rows[i].err_pct);
-        if (!isfinite(e))
-            continue;
-        bd->nall++;
-        if (e > ZS_PUB_BAND_HI) {
-            bd->over[bd->nover].abs_err = e;
+        enum zs_pub_band band = zs_pub_band_of(s->rows[i].err_pct);
+        bd->nall += band != ZS_PUB_NO_BAND;
+        if (band == ZS_PUB_OVER) {
+            bd->over[bd->nover].abs_err = fabs(s->rows[i].err_pct);
             bd->over[bd->nover++].row = i;
-        } else if (e >= ZS_PUB_BAND_LO)
+        } else if (band == ZS_PUB_MID)
             bd->nmid++;
     }
     qsort(bd->over, (size_t)bd->nover, sizeof *bd->over, band_cmp);

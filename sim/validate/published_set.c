@@ -9,6 +9,7 @@
 #include "util/strutil.h"
 
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,16 @@ int zs_pub_set_predict(struct zs_pub_set *s, const bool *only,
         }
     }
     return 0;
+}
+
+enum zs_pub_band zs_pub_band_of(double err_pct)
+{
+    double e = fabs(err_pct);
+    if (!isfinite(e))
+        return ZS_PUB_NO_BAND;
+    return e > ZS_PUB_BAND_HI   ? ZS_PUB_OVER
+           : e >= ZS_PUB_BAND_LO ? ZS_PUB_MID
+                                 : ZS_PUB_WITHIN;
 }
 
 int zs_pub_set_load(const char *dir, struct zs_pub_set *s, struct zs_err *err)

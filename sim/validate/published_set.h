@@ -33,6 +33,12 @@ struct zs_pub_row {
 #define ZS_PUB_BAND_HI 25.0
 #define ZS_PUB_BAND_LO 15.0
 
+/* The band of a signed error in percent: beyond ZS_PUB_BAND_HI, from
+ * ZS_PUB_BAND_LO to it (inclusive), within ZS_PUB_BAND_LO, or none (not
+ * finite: a predicted OOM). */
+enum zs_pub_band { ZS_PUB_NO_BAND, ZS_PUB_WITHIN, ZS_PUB_MID, ZS_PUB_OVER };
+enum zs_pub_band zs_pub_band_of(double err_pct);
+
 /* The corpus: n runs (runs[i], pred[i]) and nrows rows.  Caller memory:
  * zs_pub_set_read or zs_pub_set_load, then zs_pub_set_release. */
 struct zs_pub_set {
