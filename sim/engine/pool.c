@@ -516,30 +516,33 @@ static int oversize_ok(const struct pool *p, int64_t size, int64_t bsz)
  * of st of at least max(size, max_split), else st's oversize blocks from the
  * largest down until their sizes reach that; reserved drops by what was
  * freed. */
+/* release_block of the large pool's free-set entry i, a whole segment:
+ * returns its size. */
+static int64_t release_segment_at(struct pool *p, size_t i)
+{
+    int32_t b = p->fset[0][i];
+    int64_t size = p->blk[b].size;
+    assert(p->blk[b].prev < 0 && p->blk[b].next < 0);
+    fset_remove_at(p, 0, i);
+    p->reserved -= size;
+    blk_recycle(p, b);
+    return size;
+}
+
 static void release_oversize(struct pool *p, int st, int64_t size)
 {
     int64_t key = size < p->max_split ? p->max_split : size, total = 0;
     size_t i = fset_lower(p, 0, st, key, INT64_MIN);
     if (i < p->nfset[0] && p->blk[p->fset[0][i]].stream == st) {
-        int32_t b = p->fset[0][i];
-        assert(p->blk[b].prev < 0 && p->blk[b].next < 0);
-        fset_remove_at(p, 0, i);
-        p->reserved -= p->blk[b].size;
-        blk_recycle(p, b);
+        release_segment_at(p, i);
         return;
     }
     /* i - 1: the largest block of stream st below key, if st has one */
     while (i > 0 && total < key) {
-        int32_t b = p->fset[0][i - 1];
-        const struct blk *B = &p->blk[b];
+        const struct blk *B = &p->blk[p->fset[0][i - 1]];
         if (B->stream != st || B->size < p->max_split)
             break;
-        assert(B->prev < 0 && B->next < 0);
-        total += B->size;
-        p->reserved -= B->size;
-        fset_remove_at(p, 0, i - 1);
-        blk_recycle(p, b);
-        i--;
+        total += release_segment_at(p, --i);
     }
 }
 
