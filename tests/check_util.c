@@ -260,21 +260,29 @@ START_TEST(test_json_alloc_failures)
 }
 END_TEST
 
+/* Prints t with a 2-space indent, checks the text is exactly want, frees
+ * t. */
+static void expect_table(struct zs_table *t, const char *want)
+{
+    char buf[512];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    ck_assert_ptr_nonnull(f);
+    zs_table_print(t, f, 2);
+    fclose(f);
+    ck_assert_str_eq(buf, want);
+    zs_table_free(t);
+}
+
 START_TEST(test_table)
 {
     struct zs_table *t = zs_table_new(3, "lrr");
-    char buf[512];
-    FILE *f = fmemopen(buf, sizeof buf, "w");
     ck_assert_ptr_nonnull(t);
     zs_table_header(t);
     ck_assert_int_eq(zs_table_rowf(t, "name\tparams\tpeak"), 0);
     ck_assert_int_eq(zs_table_rowf(t, "qwen2.5-72b\t72.7B\t79.1 GiB"), 0);
-    zs_table_print(t, f, 2);
-    fclose(f);
-    ck_assert_str_eq(buf, "  name         params      peak\n"
-                          "  -----------------------------\n"
-                          "  qwen2.5-72b   72.7B  79.1 GiB\n");
-    zs_table_free(t);
+    expect_table(t, "  name         params      peak\n"
+                    "  -----------------------------\n"
+                    "  qwen2.5-72b   72.7B  79.1 GiB\n");
 }
 END_TEST
 
@@ -283,18 +291,13 @@ END_TEST
 START_TEST(test_table_note)
 {
     struct zs_table *t = zs_table_new(2, "lr");
-    char buf[512];
-    FILE *f = fmemopen(buf, sizeof buf, "w");
     ck_assert_ptr_nonnull(t);
     ck_assert_int_eq(zs_table_rowf(t, "a\t1 %%"), 0);
     ck_assert_int_eq(zs_table_note(t, "  a note wider than both columns"), 0);
     ck_assert_int_eq(zs_table_rowf(t, "bcd\t10 %%"), 0);
-    zs_table_print(t, f, 2);
-    fclose(f);
-    ck_assert_str_eq(buf, "  a     1 %\n"
-                          "    a note wider than both columns\n"
-                          "  bcd  10 %\n");
-    zs_table_free(t);
+    expect_table(t, "  a     1 %\n"
+                    "    a note wider than both columns\n"
+                    "  bcd  10 %\n");
 }
 END_TEST
 
