@@ -216,6 +216,28 @@ static int enumerate(struct zs_plan *p, const struct zs_cluster *cl,
     return 0;
 }
 
+/* The engines and build contexts of a search's threads: slot i is run_all's
+ * i-th worker (0 the calling thread), made on its first candidate and kept
+ * for every later run of the same search (the completions, the notes'
+ * re-simulations, the "what would fit" sub-plans), which would otherwise
+ * each start from an empty sim and cache and touch their arrays' pages
+ * again [our measurement, docs/engine.md "Engines kept across a search's
+ * runs": 'zsim plan --model 72b --gpus 8xH100' on 2 threads, 2.3-2.6 s
+ * with a fresh worker engine per run, 1.5 s kept].  Results do not depend
+ * on them (zs_sim_reset, zs_setup.cache). */
+struct engines {
+    zs_sim *sim[8];
+    struct zs_build_cache *cache[8];
+};
+
+static void engines_free(struct engines *e)
+{
+    for (int i = 0; i < 8; i++) {
+        zs_sim_free(e->sim[i]);
+        zs_build_cache_free(e->cache[i]);
+    }
+}
+
 struct worker {
     struct zs_plan *p;
     const struct zs_model *m;
@@ -234,6 +256,8 @@ struct worker {
     bool alloc_default; /* the search runs the default allocator */
     /* this thread's build context (work): the arrays a build grows */
     struct zs_build_cache *cache;
+    struct engines *eng; /* the search's; this worker's are eng->*[slot] */
+    int slot;
     int rc;
     struct zs_err err;
 };
@@ -385,15 +409,28 @@ static void run_one(struct worker *w, zs_sim *sim, int k)
         evaluate(w, sim, c);
 }
 
+/* w's engine, made on first use, and its build context in w->cache (NULL
+ * when none could be made: each build then allocates).  NULL when out of
+ * memory. */
+static zs_sim *worker_engine(struct worker *w)
+{
+    struct engines *e = w->eng;
+    if (!e->sim[w->slot])
+        e->sim[w->slot] = zs_sim_new();
+    if (!e->cache[w->slot])
+        e->cache[w->slot] = zs_build_cache_new();
+    w->cache = e->cache[w->slot];
+    return e->sim[w->slot];
+}
+
 static void *work(void *arg)
 {
     struct worker *w = arg;
-    zs_sim *sim = zs_sim_new();
+    zs_sim *sim = worker_engine(w);
     if (!sim) {
         w->rc = ZS_ENOMEM;
         return NULL;
     }
-    w->cache = zs_build_cache_new(); /* NULL: each build allocates */
     for (;;) {
         int i;
         pthread_mutex_lock(w->mu);
@@ -406,9 +443,6 @@ static void *work(void *arg)
         (*w->done)++;
         pthread_mutex_unlock(w->mu);
     }
-    zs_sim_free(sim);
-    zs_build_cache_free(w->cache);
-    w->cache = NULL;
     return NULL;
 }
 
@@ -437,6 +471,7 @@ static int run_all(struct zs_plan *p, const struct worker *proto)
         w[i].next = &next;
         w[i].done = &done;
         w[i].mu = &mu;
+        w[i].slot = i;
         if (i > 0 && pthread_create(&th[i], NULL, work, &w[i]) == 0)
             started[i] = 1;
     }
@@ -450,14 +485,7 @@ static int run_all(struct zs_plan *p, const struct worker *proto)
         if (i >= n)
             break;
         {
-            /* kept for the next search on this thread, like the cache */
-            static __thread zs_sim *sim0;
-            static __thread struct zs_build_cache *cache0;
-            if (!sim0)
-                sim0 = zs_sim_new();
-            if (!cache0)
-                cache0 = zs_build_cache_new(); /* NULL: none */
-            w[0].cache = cache0;
+            zs_sim *sim0 = worker_engine(&w[0]);
             if (!sim0) {
                 /* stop handing out candidates, then join the workers below
                  * before reporting: none may outlive p */
@@ -534,6 +562,7 @@ struct suggest_ctx {
     const struct zs_cluster *cl;
     const struct zs_cfg *base;
     const struct zs_plan_opts *q;
+    struct engines *eng; /* the search's, lent to its sub-plans */
 };
 
 /* Adds a "what would fit" line while there is room (6 lines). */
@@ -552,14 +581,20 @@ static void suggest_add(struct zs_plan *p, const char *fmt, ...)
 /* Searches again with model m, cluster cl, base c and options q, and labels
  * the best in lab (*tput its tok/s per GPU).  Returns -1 when the search
  * failed, 0 when nothing fits, 1 when it found a best. */
-static int sub_plan_best(const struct zs_model *m, const struct zs_cluster *cl,
+static int plan_run(const struct zs_model *m, const struct zs_cluster *cl,
+                    const struct zs_cfg *base, const struct zs_plan_opts *po_in,
+                    struct engines *eng, struct zs_plan *p,
+                    struct zs_err *err);
+
+static int sub_plan_best(const struct suggest_ctx *x, const struct zs_cluster *cl,
                          const struct zs_cfg *c, const struct zs_plan_opts *q,
                          char *lab, size_t cap, double *tput)
 {
+    const struct zs_model *m = x->m;
     struct zs_plan sub;
     struct zs_err e;
     int found;
-    if (zs_plan_run(m, cl, c, q, &sub, &e) != 0)
+    if (plan_run(m, cl, c, q, x->eng, &sub, &e) != 0)
         return -1;
     found = sub.best >= 0;
     if (found) {
@@ -595,7 +630,7 @@ static void nvme_suggestion(const struct suggest_ctx *x)
         return;
     }
     o.allow_nvme = true;
-    if (sub_plan_best(x->m, x->cl, x->base, &o, lab, sizeof lab, &tput) > 0)
+    if (sub_plan_best(x, x->cl, x->base, &o, lab, sizeof lab, &tput) > 0)
         suggest_add(x->p,
                     "NVMe offload (--allow-nvme yes) fits: best '%s', %.0f "
                     "tok/s per GPU",
@@ -636,7 +671,7 @@ static void method_suggestion(const struct suggest_ctx *x)
         double tput;
         int found;
         c.method = methods[k];
-        found = sub_plan_best(x->m, x->cl, &c, x->q, lab, sizeof lab, &tput);
+        found = sub_plan_best(x, x->cl, &c, x->q, lab, sizeof lab, &tput);
         if (found < 0)
             continue;
         if (found)
@@ -677,7 +712,7 @@ static void kernels_suggestion(const struct suggest_ctx *x)
     if (!liger_applies(&c) || x->p->nsuggest >= 6)
         return;
     liger_cfg(&c);
-    if (sub_plan_best(x->m, x->cl, &c, x->q, lab, sizeof lab, &tput) > 0)
+    if (sub_plan_best(x, x->cl, &c, x->q, lab, sizeof lab, &tput) > 0)
         suggest_add(x->p,
                     "Liger's fused kernels (--kernels fused; the Trainer's "
                     "use_liger_kernel) fit: best '%s', %.0f tok/s per GPU",
@@ -710,7 +745,7 @@ static void shard_suggestion(const struct suggest_ctx *x, bool cp)
         else
             c.sp = d;
         c.framework = fw;
-        if (sub_plan_best(x->m, x->cl, &c, &o, lab, sizeof lab, &tput) <= 0)
+        if (sub_plan_best(x, x->cl, &c, &o, lab, sizeof lab, &tput) <= 0)
             continue;
         if (cp)
             suggest_add(x->p,
@@ -736,7 +771,7 @@ static void nodes_suggestion(const struct suggest_ctx *x)
         more.nodes = x->cl->nodes * mult;
         snprintf(more.spec, sizeof more.spec, "%dx%s", more.nodes,
                  x->cl->node.gpu.name);
-        found = sub_plan_best(x->m, &more, x->base, x->q, lab, sizeof lab,
+        found = sub_plan_best(x, &more, x->base, x->q, lab, sizeof lab,
                               &tput) > 0;
         if (found)
             suggest_add(x->p,
@@ -755,14 +790,14 @@ static void seq_suggestion(const struct suggest_ctx *x)
     if (x->base->seq_len < 1024)
         return;
     c.seq_len = x->base->seq_len / 2;
-    if (sub_plan_best(x->m, x->cl, &c, x->q, lab, sizeof lab, &tput) > 0)
+    if (sub_plan_best(x, x->cl, &c, x->q, lab, sizeof lab, &tput) > 0)
         suggest_add(x->p, "shorter sequences: seq %lld fits with '%s'",
                     (long long)c.seq_len, lab);
 }
 
 static void suggest(struct zs_plan *p, const struct zs_model *m,
                     const struct zs_cluster *cl, const struct zs_cfg *base,
-                    const struct zs_plan_opts *po)
+                    const struct zs_plan_opts *po, struct engines *eng)
 {
     struct zs_plan_opts q = *po;
     struct suggest_ctx x;
@@ -770,7 +805,7 @@ static void suggest(struct zs_plan *p, const struct zs_model *m,
     q.progress = false;
     /* only each sub-plan's best is used */
     q.complete = ZS_PLAN_COMPLETE_FEASIBLE;
-    x = (struct suggest_ctx){p, m, cl, base, &q};
+    x = (struct suggest_ctx){p, m, cl, base, &q, eng};
     host_ram_suggestion(p, cl);
     method_suggestion(&x);
     nvme_suggestion(&x);
@@ -1337,13 +1372,25 @@ out:
 }
 
 int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
-                const struct zs_cfg *base, const struct zs_plan_opts *po_in,
+                const struct zs_cfg *base, const struct zs_plan_opts *po,
                 struct zs_plan *p, struct zs_err *err)
+{
+    struct engines eng = {0};
+    int rc = plan_run(m, cl, base, po, &eng, p, err);
+    engines_free(&eng);
+    return rc;
+}
+
+/* zs_plan_run on the engines eng (a sub-plan's are its search's). */
+static int plan_run(const struct zs_model *m, const struct zs_cluster *cl,
+                    const struct zs_cfg *base, const struct zs_plan_opts *po_in,
+                    struct engines *eng, struct zs_plan *p,
+                    struct zs_err *err)
 {
     double t0 = now_s();
     struct zs_plan_opts opts = *po_in;
     const struct zs_plan_opts *po = &opts;
-    struct worker w = {.m = m, .cl = cl, .po = po};
+    struct worker w = {.m = m, .cl = cl, .po = po, .eng = eng};
     int rc;
     /* the slow path, every candidate simulated whole: what the fast one is
      * compared with (scripts/plan-identity.sh, tests/check_plan.c) */
@@ -1407,7 +1454,7 @@ int zs_plan_run(const struct zs_model *m, const struct zs_cluster *cl,
             goto fail;
     }
     if (p->best < 0 && po->suggest)
-        suggest(p, m, cl, base, po);
+        suggest(p, m, cl, base, po, eng);
     p->elapsed_s = now_s() - t0;
     /* golden tests compare whole outputs: the one wall-clock figure is
      * reported as 0 under ZSIM_GOLDEN (tests/cli/run.sh sets it) */
