@@ -958,7 +958,9 @@ static const struct {
     {"llama-2-7b", "2xH100", "procs=2", true},
     {"7b", "8xH100", "alloc-conf=expandable_segments;procs=8", true},
     {"7b", "8xH100", "framework=fsdp2;trainer=torchtune", false},
-    {"7b", "8xH100", "host-ram=256GiB;procs=8", true},
+    /* host OOMs whose runs then stop at a GPU OOM (partial in the fast
+     * path: zs_sim_result.gpu_too), two of them among the misses shown */
+    {"7b", "8xH100", "host-ram=128GiB;procs=8", true},
     {"qwen2.5-14b", "8xH100", "method=qlora;procs=8", true},
     {"7b", "2xH100", "procs=2;method=lora", true},
 };

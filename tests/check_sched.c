@@ -722,6 +722,47 @@ START_TEST(test_host_oom_located)
 }
 END_TEST
 
+/* A host OOM whose run then runs out of GPU memory too: Qwen2.5-72B, both
+ * offloads, no checkpointing, 8 ranks, 1 TiB per node crosses the host limit
+ * at init and the GPU limit in the first forward.  Its need is the host peak
+ * of the whole run, which the run stopped by the GPU OOM had not reached
+ * (plans said 1.21-1.24 TiB for such candidates before 2026-11-29, where the
+ * whole run needs 1.73 TiB), and the GPU OOM is named (gpu_too).  The same
+ * configuration on 2 TiB crosses no host limit: its verdict is that GPU
+ * OOM, re-run without the GPU limit, and its host peak and GPU need are the
+ * figures expected. */
+START_TEST(test_host_oom_then_gpu_oom)
+{
+    static const char cfg[] =
+        "model=72b;gpus=8xH100;checkpointing=none;offload-optimizer=cpu;"
+        "offload-param=cpu;micro-batch=1;grad-accum=8;";
+    char flags[256];
+    struct zt_run r, big;
+    snprintf(flags, sizeof flags, "%shost-ram=1TiB", cfg);
+    sim(&r, flags);
+    snprintf(flags, sizeof flags, "%shost-ram=2TiB", cfg);
+    sim(&big, flags);
+    ck_assert_int_eq(big.res.oom.where, ZS_OOM_GPU);
+    ck_assert_int_eq(big.res.gpu_too.where, ZS_OOM_NONE);
+    ck_assert_int_eq(r.res.oom.where, ZS_OOM_HOST);
+    ck_assert_int_eq(r.res.oom.step, 0); /* at init */
+    ck_assert_int_eq(r.res.oom.needed_bytes, host_peak(&big));
+    ck_assert_int_eq(host_peak(&r), host_peak(&big));
+    ck_assert_int_eq(r.res.gpu_too.where, ZS_OOM_GPU);
+    ck_assert_str_eq(r.res.gpu_too.module, big.res.oom.module);
+    ck_assert_str_eq(r.res.gpu_too.phase, "forward");
+    ck_assert_int_eq(r.res.gpu_too.step, 1);
+    ck_assert_int_eq(r.res.gpu_too.needed_bytes, big.res.oom.needed_bytes);
+    ck_assert_int_eq(r.res.gpu_too.needed_reserved_bytes,
+                     big.res.oom.needed_reserved_bytes);
+    ck_assert_int_eq(r.res.gpu_too.available_bytes,
+                     big.res.oom.available_bytes);
+    /* the run without the GPU limit finishes every task */
+    ck_assert_int_eq(r.res.events, big.res.events);
+    ck_assert(!r.res.partial);
+}
+END_TEST
+
 /* A colocated server on GPUs 4-7: 8 processes share them, 4 do not. */
 START_TEST(test_colocated_server)
 {
@@ -2934,6 +2975,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_fsdp1_offload_host);
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);
+    tcase_add_test(core, test_host_oom_then_gpu_oom);
     tcase_add_test(core, test_colocated_server);
     tcase_add_test(core, test_torchtitan_b1);
     tcase_add_test(core, test_hook_host_time);

@@ -302,12 +302,13 @@ static int64_t cfg_trainable(const struct zs_model *m, const struct zs_cfg *f)
     return zs_model_trainable(m, &mo);
 }
 
-static void gpu_oom_reason(const struct worker *w, struct zs_candidate *c)
+/* "GPU OOM in <phase> of <module>: needs N of C", or, when it would fit
+ * by count but not by blocks, what PyTorch's OOM message says. */
+static void gpu_oom_text(const struct zs_oom_info *o, char *buf, size_t cap)
 {
-    const struct zs_oom_info *o = &c->res.oom;
     char a[32], b[32], r[32], q[32];
     if (o->needed_bytes <= o->available_bytes)
-        snprintf(c->reason, sizeof c->reason,
+        snprintf(buf, cap,
                  "GPU OOM in %s of %s: fragmentation: tried to allocate %s "
                  "with %s allocated and %s reserved of %s",
                  o->phase, o->module,
@@ -316,10 +317,15 @@ static void gpu_oom_reason(const struct worker *w, struct zs_candidate *c)
                  zs_fmt_bytes(r, sizeof r, o->reserved_at_oom),
                  zs_fmt_bytes(b, sizeof b, o->available_bytes));
     else
-        snprintf(c->reason, sizeof c->reason,
-                 "GPU OOM in %s of %s: needs %s of %s", o->phase, o->module,
-                 zs_fmt_bytes(a, sizeof a, o->needed_bytes),
+        snprintf(buf, cap, "GPU OOM in %s of %s: needs %s of %s", o->phase,
+                 o->module, zs_fmt_bytes(a, sizeof a, o->needed_bytes),
                  zs_fmt_bytes(b, sizeof b, o->available_bytes));
+}
+
+static void gpu_oom_reason(const struct worker *w, struct zs_candidate *c)
+{
+    char a[32];
+    gpu_oom_text(&c->res.oom, c->reason, sizeof c->reason);
     if (zs_cfg_grads_held_unsharded(&c->cfg)) {
         /* name the term the HF Trainer adds, whichever allocation hit the
          * limit: every trainable element's unsharded grad in the reduce
@@ -346,6 +352,14 @@ static void host_oom_reason(struct zs_candidate *c)
              zs_fmt_bytes(b, sizeof b, o->available_bytes),
              o->step == 0 ? " already at init" : " at the first ",
              o->step == 0 ? "" : o->phase, o->module);
+    if (c->res.gpu_too.where == ZS_OOM_GPU) {
+        /* more host RAM alone would not do: say where the GPU runs out */
+        char g[300];
+        size_t len = strlen(c->reason);
+        gpu_oom_text(&c->res.gpu_too, g, sizeof g);
+        snprintf(c->reason + len, sizeof c->reason - len,
+                 "; then %s", g);
+    }
 }
 
 /* The score of a fitting candidate under the search's objective. */
@@ -644,7 +658,10 @@ static void host_ram_suggestion(struct zs_plan *p, const struct zs_cluster *cl)
     int hi = -1;
     for (int i = 0; i < p->n; i++) {
         const struct zs_candidate *c = &p->cand[i];
+        /* one that runs out of GPU memory too would not fit with more
+         * host RAM alone */
         if (c->status == ZS_CAND_HOST_OOM &&
+            c->res.gpu_too.where != ZS_OOM_GPU &&
             (best_host < 0 || c->res.oom.needed_bytes < best_host)) {
             best_host = c->res.oom.needed_bytes;
             hi = i;
@@ -1258,12 +1275,13 @@ static double miss_ratio(const struct zs_candidate *c)
            (double)c->res.oom.available_bytes;
 }
 
-/* The GPU-OOM misses cmd_plan's text output lists, picked as it picks them
- * (smallest miss_ratio first, the lower index on a tie, a reason already
- * shown skipped, three shown) but among the complete results only.  Returns
+/* The misses of one kind (ZS_CAND_GPU_OOM or ZS_CAND_HOST_OOM) cmd_plan's
+ * text output lists, picked as it picks them (smallest miss_ratio first,
+ * the lower index on a tie, a reason already shown skipped, three shown;
+ * planout.c rejected_kind) but among the complete results only.  Returns
  * the ratio of the third one shown, or INFINITY when fewer than three are.
  * mark: p->n bytes of scratch. */
-static double shown_threshold(const struct zs_plan *p, char *mark)
+static double shown_threshold(const struct zs_plan *p, char *mark, int kind)
 {
     int shown = 0;
     memset(mark, 0, (size_t)p->n);
@@ -1274,7 +1292,7 @@ static double shown_threshold(const struct zs_plan *p, char *mark)
         for (int i = 0; i < p->n; i++) {
             const struct zs_candidate *c = &p->cand[i];
             double r;
-            if (c->status != ZS_CAND_GPU_OOM || c->res.partial || mark[i] ||
+            if (c->status != kind || c->res.partial || mark[i] ||
                 c->score < 0)
                 continue;
             /* cmd_plan ranks a miss without a capacity by its index */
@@ -1328,10 +1346,12 @@ static int smallest_misses(const struct zs_plan *p, int *idx, int n, int k)
  * can show, so that it is the one the complete search gives:
  *  - those the notes re-simulate (alloc_note_cand, act_note_cand: both hold
  *    for the need's lower bound whenever they hold for the need);
- *  - the closest misses: by ascending lower bound, until every partial one
- *    left has a lower bound above the third miss shown among the complete
- *    ones (its need can only be larger, so it is never picked, and a reason
- *    is compared only with those picked before it). */
+ *  - the closest misses of each kind (GPU, host): by ascending lower bound,
+ *    until every partial one left has a lower bound above the third miss of
+ *    its kind shown among the complete ones (its need can only be larger,
+ *    so it is never picked, and a reason is compared only with those picked
+ *    before it).  A partial host miss is one whose run then stopped at a
+ *    GPU OOM (zs_sim_result.gpu_too): its host need is a lower bound. */
 static int complete_shown(struct zs_plan *p, const struct worker *proto)
 {
     const struct zs_plan_opts *po = proto->po;
@@ -1351,14 +1371,19 @@ static int complete_shown(struct zs_plan *p, const struct worker *proto)
     }
     rc = complete_some(p, proto, idx, n);
     for (;;) {
-        double t;
+        double t_gpu, t_host;
         if (rc)
             goto out;
-        t = shown_threshold(p, mark);
+        t_gpu = shown_threshold(p, mark, ZS_CAND_GPU_OOM);
+        t_host = shown_threshold(p, mark, ZS_CAND_HOST_OOM);
         n = 0;
-        for (int i = 0; i < p->n; i++)
-            if (p->cand[i].res.partial && miss_ratio(&p->cand[i]) <= t)
+        for (int i = 0; i < p->n; i++) {
+            const struct zs_candidate *c = &p->cand[i];
+            if (c->res.partial &&
+                miss_ratio(c) <=
+                    (c->status == ZS_CAND_HOST_OOM ? t_host : t_gpu))
                 idx[n++] = i;
+        }
         if (!n)
             break;
         if (n > batch)

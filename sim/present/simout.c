@@ -26,40 +26,52 @@ const char *zs_verdict_key(const struct zs_sim_result *res)
     }
 }
 
-void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap)
+/* "GPU OOM in <phase> of <module> (step s, micro-step m): needs N of C",
+ * or, when it would fit by count but not by blocks, what PyTorch's OOM
+ * message says (tried to allocate, allocated, reserved). */
+static void gpu_oom_verdict(const struct zs_oom_info *o, char *buf, size_t cap)
 {
-    const struct zs_sim_result *r = o->res;
-    char a[32], b[32], t[32], h1[32], h2[32];
-    if (r->oom.where == ZS_OOM_GPU &&
-        r->oom.needed_bytes <= r->oom.available_bytes) {
-        /* it would fit by count but not by blocks: say what PyTorch's OOM
-         * message says (tried to allocate, allocated, reserved) */
+    char a[32], b[32];
+    if (o->needed_bytes <= o->available_bytes) {
         char q[32], rs[32];
         snprintf(buf, cap,
                  "GPU OOM in %s of %s (step %d, micro-step %d): fragmentation: "
                  "tried to allocate %s with %s allocated and %s reserved of %s",
-                 r->oom.phase, r->oom.module, r->oom.step, r->oom.micro,
-                 zs_fmt_bytes(q, sizeof q, r->oom.request_bytes),
-                 zs_fmt_bytes(a, sizeof a, r->oom.allocated_at_oom),
-                 zs_fmt_bytes(rs, sizeof rs, r->oom.reserved_at_oom),
-                 zs_fmt_bytes(b, sizeof b, r->oom.available_bytes));
+                 o->phase, o->module, o->step, o->micro,
+                 zs_fmt_bytes(q, sizeof q, o->request_bytes),
+                 zs_fmt_bytes(a, sizeof a, o->allocated_at_oom),
+                 zs_fmt_bytes(rs, sizeof rs, o->reserved_at_oom),
+                 zs_fmt_bytes(b, sizeof b, o->available_bytes));
         return;
     }
+    snprintf(buf, cap,
+             "GPU OOM in %s of %s (step %d, micro-step %d): needs %s of %s",
+             o->phase, o->module, o->step, o->micro,
+             zs_fmt_bytes(a, sizeof a, o->needed_bytes),
+             zs_fmt_bytes(b, sizeof b, o->available_bytes));
+}
+
+void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap)
+{
+    const struct zs_sim_result *r = o->res;
+    char a[32], b[32], t[32], h1[32], h2[32];
     if (r->oom.where == ZS_OOM_GPU) {
-        snprintf(buf, cap,
-                 "GPU OOM in %s of %s (step %d, micro-step %d): needs %s of %s",
-                 r->oom.phase, r->oom.module, r->oom.step, r->oom.micro,
-                 zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
-                 zs_fmt_bytes(b, sizeof b, r->oom.available_bytes));
+        gpu_oom_verdict(&r->oom, buf, cap);
         return;
     }
     if (r->oom.where == ZS_OOM_HOST) {
-        snprintf(
+        int len = snprintf(
             buf, cap,
             "host OOM in %s (step %d, %s): needs %s of %s host RAM per node",
             r->oom.phase, r->oom.step, r->oom.module,
             zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
             zs_fmt_bytes(b, sizeof b, r->oom.available_bytes));
+        /* more host RAM alone would not do: say where the GPU runs out */
+        if (r->gpu_too.where == ZS_OOM_GPU && len > 0 && (size_t)len < cap) {
+            char g[400];
+            gpu_oom_verdict(&r->gpu_too, g, sizeof g);
+            snprintf(buf + len, cap - (size_t)len, "; then %s", g);
+        }
         return;
     }
     {
@@ -693,14 +705,30 @@ static void json_verdict(cJSON *d, const struct zs_simout *o)
         ZS_JNUM("needed_bytes", r->oom.needed_bytes),
         ZS_JNUM("available_bytes", r->oom.available_bytes),
     };
+    const struct zs_emit_field gpu_too[] = {
+        ZS_JSTR("phase", r->gpu_too.phase),
+        ZS_JNUM("step", r->gpu_too.step),
+        ZS_JNUM("micro_step", r->gpu_too.micro),
+        ZS_JSTR("module", r->gpu_too.module),
+        ZS_JNUM("needed_bytes", r->gpu_too.needed_bytes),
+        ZS_JNUM("available_bytes", r->gpu_too.available_bytes),
+    };
+    cJSON *jo;
     cJSON_AddStringToObject(d, "verdict", zs_verdict_key(r));
     zs_simout_verdict(o, buf, sizeof buf);
     cJSON_AddStringToObject(d, "verdict_text", buf);
-    if (r->oom.where == ZS_OOM_NONE)
+    if (r->oom.where == ZS_OOM_NONE) {
         cJSON_AddNullToObject(d, "oom");
-    else
-        zs_emit_fields(cJSON_AddObjectToObject(d, "oom"), oom,
-                       ZS_EMIT_COUNT(oom));
+        return;
+    }
+    jo = cJSON_AddObjectToObject(d, "oom");
+    zs_emit_fields(jo, oom, ZS_EMIT_COUNT(oom));
+    /* a host OOM whose run then ran out of GPU memory too: that GPU OOM */
+    if (r->oom.where == ZS_OOM_HOST && r->gpu_too.where == ZS_OOM_GPU)
+        zs_emit_fields(cJSON_AddObjectToObject(jo, "gpu_too"), gpu_too,
+                       ZS_EMIT_COUNT(gpu_too));
+    else if (r->oom.where == ZS_OOM_HOST)
+        cJSON_AddNullToObject(jo, "gpu_too");
 }
 
 /* DeepSpeed's estimator, and activation offload per micro-step of one rank

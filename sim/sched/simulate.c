@@ -642,7 +642,8 @@ static int reduce_first(struct zs_bctx *b, zs_sim *sim, int run,
     /* A GPU OOM is re-run without the limit, and that run's reduction
      * overwrites every step result: reduce this one for the verdict alone
      * (no steps).  A host limit crossed earlier makes the verdict a host
-     * OOM, which keeps this run: reduce it whole. */
+     * OOM: reduce it whole (it is re-run without the GPU limit too, for the
+     * host need of the whole run: run_and_reduce). */
     b->nsteps = 0;
     rc = zs_reduce_results(b, run, res);
     b->nsteps = nsteps;
@@ -657,26 +658,35 @@ static int reduce_first(struct zs_bctx *b, zs_sim *sim, int run,
  * started and finished once: 2 x tasks events (engine.h), unless it passed
  * the engine's 4e18 ns time bound (127 simulated years).  oom.needed_bytes
  * stays a lower bound of the need that run gives (the larger of this OOM's
- * allocated + request and its peak). */
+ * allocated + request and its peak).  A host OOM whose run stopped at a GPU
+ * OOM (res->gpu_too) is partial alike: its host need (oom.needed_bytes) is
+ * this run's host peak, a lower bound, and gpu_too's need a lower bound. */
 static void oom_partial(const struct zs_bctx *b, zs_sim *sim,
                         struct zs_sim_result *res)
 {
     int64_t bound = zs_sim_pool_peak_bound(sim, b->p_gpu);
+    struct zs_oom_info *g =
+        res->oom.where == ZS_OOM_GPU ? &res->oom : &res->gpu_too;
     res->partial = true;
     res->events = 2 * (int64_t)zs_sim_ntasks(sim);
     /* what it needs is at least what its task order implies */
-    if (bound > res->oom.needed_bytes)
-        res->oom.needed_bytes = bound;
+    if (bound > g->needed_bytes)
+        g->needed_bytes = bound;
 }
 
 /* How much would a GPU OOM need?  Run the same tasks again without a GPU
  * limit.  The schedule does not depend on the pool's capacity, and
  * zs_sim_run starts every run from a clean run state (engine.h), so the
- * tasks built are reused rather than built again. */
+ * tasks built are reused rather than built again.  A host OOM whose run
+ * stopped at a GPU OOM (res->gpu_too) is run again alike: its host need is
+ * the whole run's host peak, which the run cut short by the GPU did not
+ * reach (the host pool has no limit in the engine: result.c
+ * host_crossing), and gpu_too gets the GPU need. */
 static int oom_rerun(struct zs_bctx *b, zs_sim *sim, struct zs_sim_result *res,
                      struct zs_err *err)
 {
-    struct zs_oom_info keep = res->oom;
+    struct zs_oom_info keep = res->oom, gpu = res->gpu_too;
+    struct zs_oom_info *g = keep.where == ZS_OOM_GPU ? &keep : &gpu;
     struct zs_pool_stats ps;
     int rc, run;
     zs_sim_set_pool_capacity(sim, b->p_gpu, 0);
@@ -687,16 +697,21 @@ static int oom_rerun(struct zs_bctx *b, zs_sim *sim, struct zs_sim_result *res,
         return run;
     res->events_run += zs_sim_events(sim);
     zs_sim_pool_stats(sim, b->p_gpu, &ps);
-    if (ps.peak_allocated > keep.needed_bytes)
-        keep.needed_bytes = ps.peak_allocated;
-    keep.needed_reserved_bytes = ps.peak_reserved;
+    if (ps.peak_allocated > g->needed_bytes)
+        g->needed_bytes = ps.peak_allocated;
+    g->needed_reserved_bytes = ps.peak_reserved;
     /* The records now belong to the unlimited run: peaks and times are
      * what the configuration would need; the OOM stays the verdict. */
     rc = zs_reduce_results(b, ZS_SIM_DONE, res);
     if (rc)
         return zs_err_set(err, rc, "out of memory reducing the results");
     zs_actoff_result(b, res);
+    /* a host verdict needs the whole run's host peak (result.c) */
+    if (keep.where == ZS_OOM_HOST && res->oom.where == ZS_OOM_HOST &&
+        res->oom.needed_bytes > keep.needed_bytes)
+        keep.needed_bytes = res->oom.needed_bytes;
     res->oom = keep;
+    res->gpu_too = gpu;
     return 0;
 }
 
@@ -732,6 +747,14 @@ static int cut_reduce(struct zs_bctx *b, zs_sim *sim,
     return 0;
 }
 
+/* Whether res's first run stopped at a GPU OOM: its verdict, or a host OOM
+ * before it (res->gpu_too).  Its need comes from a run without the GPU
+ * limit (oom_rerun), or is a lower bound (oom_partial). */
+static bool stopped_at_gpu_oom(const struct zs_sim_result *res)
+{
+    return res->oom.where == ZS_OOM_GPU || res->gpu_too.where == ZS_OOM_GPU;
+}
+
 /* Runs the built schedule and reduces it into res; a GPU OOM also gets what
  * it would need (oom_partial or oom_rerun). */
 static bool shortcuts_proved(const struct zs_bctx *b, int *steady);
@@ -754,7 +777,7 @@ static int run_and_reduce(struct zs_bctx *b, zs_sim *sim,
     if (rc)
         return zs_err_set(err, rc, "out of memory reducing the results");
     zs_actoff_result(b, res);
-    if (res->oom.where != ZS_OOM_GPU)
+    if (!stopped_at_gpu_oom(res))
         return 0;
     if (b->su->verdict_only && zs_sim_max_task_cores(sim) <= b->cores) {
         oom_partial(b, sim, res);
@@ -873,7 +896,7 @@ static int simulate_once(const struct zs_setup *su, zs_sim *sim,
     } else if (!rc && !shortcuts_proved(&b, steady)) {
         /* a GPU OOM's result whose run to the OOM was proved
          * (run_and_reduce) and its run without the limit was not */
-        if (res->oom.where == ZS_OOM_GPU && !res->partial && *oom_events < 0)
+        if (stopped_at_gpu_oom(res) && !res->partial && *oom_events < 0)
             *oom_events = res->events;
         rc = 2;
     }
@@ -940,7 +963,7 @@ int zs_simulate(const struct zs_setup *su, zs_sim *sim,
             break;
     }
     zs_free(steady);
-    if (!rc && oom_events >= 0 && res->oom.where == ZS_OOM_GPU)
+    if (!rc && oom_events >= 0 && stopped_at_gpu_oom(res))
         res->events = oom_events;
     return rc;
 }
