@@ -692,27 +692,27 @@ static void json_config(cJSON *d, const struct zs_setup *su)
 }
 
 /* "verdict", "verdict_text" and "oom" (null when it fits). */
+/* An OOM's fields into obj: where (unless without_where), phase, step,
+ * micro_step, module, needed_bytes, available_bytes. */
+static void json_oom(cJSON *obj, const struct zs_oom_info *o,
+                     bool without_where)
+{
+    const struct zs_emit_field f[] = {
+        ZS_JSTR("where", o->where == ZS_OOM_GPU ? "gpu" : "host"),
+        ZS_JSTR("phase", o->phase),
+        ZS_JNUM("step", o->step),
+        ZS_JNUM("micro_step", o->micro),
+        ZS_JSTR("module", o->module),
+        ZS_JNUM("needed_bytes", o->needed_bytes),
+        ZS_JNUM("available_bytes", o->available_bytes),
+    };
+    zs_emit_fields(obj, f + without_where, ZS_EMIT_COUNT(f) - without_where);
+}
+
 static void json_verdict(cJSON *d, const struct zs_simout *o)
 {
     const struct zs_sim_result *r = o->res;
     char buf[512];
-    const struct zs_emit_field oom[] = {
-        ZS_JSTR("where", r->oom.where == ZS_OOM_GPU ? "gpu" : "host"),
-        ZS_JSTR("phase", r->oom.phase),
-        ZS_JNUM("step", r->oom.step),
-        ZS_JNUM("micro_step", r->oom.micro),
-        ZS_JSTR("module", r->oom.module),
-        ZS_JNUM("needed_bytes", r->oom.needed_bytes),
-        ZS_JNUM("available_bytes", r->oom.available_bytes),
-    };
-    const struct zs_emit_field gpu_too[] = {
-        ZS_JSTR("phase", r->gpu_too.phase),
-        ZS_JNUM("step", r->gpu_too.step),
-        ZS_JNUM("micro_step", r->gpu_too.micro),
-        ZS_JSTR("module", r->gpu_too.module),
-        ZS_JNUM("needed_bytes", r->gpu_too.needed_bytes),
-        ZS_JNUM("available_bytes", r->gpu_too.available_bytes),
-    };
     cJSON *jo;
     cJSON_AddStringToObject(d, "verdict", zs_verdict_key(r));
     zs_simout_verdict(o, buf, sizeof buf);
@@ -722,11 +722,10 @@ static void json_verdict(cJSON *d, const struct zs_simout *o)
         return;
     }
     jo = cJSON_AddObjectToObject(d, "oom");
-    zs_emit_fields(jo, oom, ZS_EMIT_COUNT(oom));
+    json_oom(jo, &r->oom, false);
     /* a host OOM whose run then ran out of GPU memory too: that GPU OOM */
     if (r->oom.where == ZS_OOM_HOST && r->gpu_too.where == ZS_OOM_GPU)
-        zs_emit_fields(cJSON_AddObjectToObject(jo, "gpu_too"), gpu_too,
-                       ZS_EMIT_COUNT(gpu_too));
+        json_oom(cJSON_AddObjectToObject(jo, "gpu_too"), &r->gpu_too, true);
     else if (r->oom.where == ZS_OOM_HOST)
         cJSON_AddNullToObject(jo, "gpu_too");
 }
