@@ -727,7 +727,7 @@ END_TEST
  * at init and the GPU limit in the first forward.  Its need is the host peak
  * of the whole run, which the run stopped by the GPU OOM had not reached
  * (plans said 1.21-1.24 TiB for such candidates before 2026-11-29, where the
- * whole run needs 1.73 TiB), and the GPU OOM is named (gpu_too).  The same
+ * whole run needs 1.73 TiB), and the GPU OOM is named (then).  The same
  * configuration on 2 TiB crosses no host limit: its verdict is that GPU
  * OOM, re-run without the GPU limit, and its host peak and GPU need are the
  * figures expected. */
@@ -743,23 +743,54 @@ START_TEST(test_host_oom_then_gpu_oom)
     snprintf(flags, sizeof flags, "%shost-ram=2TiB", cfg);
     sim(&big, flags);
     ck_assert_int_eq(big.res.oom.where, ZS_OOM_GPU);
-    ck_assert_int_eq(big.res.gpu_too.where, ZS_OOM_NONE);
+    ck_assert_int_eq(big.res.then.where, ZS_OOM_NONE);
     ck_assert_int_eq(r.res.oom.where, ZS_OOM_HOST);
     ck_assert_int_eq(r.res.oom.step, 0); /* at init */
     ck_assert_int_eq(r.res.oom.needed_bytes, host_peak(&big));
     ck_assert_int_eq(host_peak(&r), host_peak(&big));
-    ck_assert_int_eq(r.res.gpu_too.where, ZS_OOM_GPU);
-    ck_assert_str_eq(r.res.gpu_too.module, big.res.oom.module);
-    ck_assert_str_eq(r.res.gpu_too.phase, "forward");
-    ck_assert_int_eq(r.res.gpu_too.step, 1);
-    ck_assert_int_eq(r.res.gpu_too.needed_bytes, big.res.oom.needed_bytes);
-    ck_assert_int_eq(r.res.gpu_too.needed_reserved_bytes,
+    ck_assert_int_eq(r.res.then.where, ZS_OOM_GPU);
+    ck_assert_str_eq(r.res.then.module, big.res.oom.module);
+    ck_assert_str_eq(r.res.then.phase, "forward");
+    ck_assert_int_eq(r.res.then.step, 1);
+    ck_assert_int_eq(r.res.then.needed_bytes, big.res.oom.needed_bytes);
+    ck_assert_int_eq(r.res.then.needed_reserved_bytes,
                      big.res.oom.needed_reserved_bytes);
-    ck_assert_int_eq(r.res.gpu_too.available_bytes,
+    ck_assert_int_eq(r.res.then.available_bytes,
                      big.res.oom.available_bytes);
     /* the run without the GPU limit finishes every task */
     ck_assert_int_eq(r.res.events, big.res.events);
     ck_assert(!r.res.partial);
+}
+END_TEST
+
+/* The other way round: a GPU OOM (Qwen2.5-72B, optimizer offloaded, 2 of 8
+ * ranks, full checkpointing: the first forward's lm_head) whose run without
+ * the GPU limit then crosses 1 TiB per node at the first optimizer step
+ * (Adam's lazy states).  The verdict and its need are those of the same
+ * configuration on 2 TiB, where nothing follows; `then` names the host
+ * crossing with that run's host peak. */
+START_TEST(test_gpu_oom_then_host_oom)
+{
+    static const char cfg[] =
+        "model=72b;gpus=8xH100;checkpointing=full;offload-optimizer=cpu;"
+        "procs=2;micro-batch=1;grad-accum=32;";
+    char flags[256];
+    struct zt_run r, big;
+    snprintf(flags, sizeof flags, "%shost-ram=1TiB", cfg);
+    sim(&r, flags);
+    snprintf(flags, sizeof flags, "%shost-ram=2TiB", cfg);
+    sim(&big, flags);
+    ck_assert_int_eq(big.res.oom.where, ZS_OOM_GPU);
+    ck_assert_int_eq(big.res.then.where, ZS_OOM_NONE);
+    ck_assert_int_eq(r.res.oom.where, ZS_OOM_GPU);
+    ck_assert_str_eq(r.res.oom.module, big.res.oom.module);
+    ck_assert_int_eq(r.res.oom.needed_bytes, big.res.oom.needed_bytes);
+    ck_assert_int_eq(r.res.then.where, ZS_OOM_HOST);
+    ck_assert_str_eq(r.res.then.phase, "optimizer step");
+    ck_assert_int_eq(r.res.then.step, 1);
+    ck_assert_int_eq(r.res.then.needed_bytes, host_peak(&big));
+    ck_assert_int_gt(r.res.then.needed_bytes, r.res.then.available_bytes);
+    ck_assert_int_eq(r.res.then.available_bytes, r.res.host_capacity_per_node);
 }
 END_TEST
 
@@ -2976,6 +3007,7 @@ Suite *suite_sched(void)
     tcase_add_test(core, test_72b_needs_offload);
     tcase_add_test(core, test_host_oom_located);
     tcase_add_test(core, test_host_oom_then_gpu_oom);
+    tcase_add_test(core, test_gpu_oom_then_host_oom);
     tcase_add_test(core, test_colocated_server);
     tcase_add_test(core, test_torchtitan_b1);
     tcase_add_test(core, test_hook_host_time);

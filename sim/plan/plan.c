@@ -322,6 +322,34 @@ static void gpu_oom_text(const struct zs_oom_info *o, char *buf, size_t cap)
                  zs_fmt_bytes(b, sizeof b, o->available_bytes));
 }
 
+/* "host RAM: needs N of C per node already at init (<module>)", or "at
+ * the first <phase> (<module>)". */
+static void host_oom_text(const struct zs_oom_info *o, char *buf, size_t cap)
+{
+    char a[32], b[32];
+    snprintf(buf, cap, "host RAM: needs %s of %s per node%s%s (%s)",
+             zs_fmt_bytes(a, sizeof a, o->needed_bytes),
+             zs_fmt_bytes(b, sizeof b, o->available_bytes),
+             o->step == 0 ? " already at init" : " at the first ",
+             o->step == 0 ? "" : o->phase, o->module);
+}
+
+/* Appends to c's reason "; then <the other memory's OOM>" where its run
+ * hit one after the verdict's (zs_sim_result.then): fixing the one memory
+ * alone would not make it fit. */
+static void then_reason(struct zs_candidate *c)
+{
+    char t[300];
+    size_t len = strlen(c->reason);
+    if (c->res.then.where == ZS_OOM_GPU)
+        gpu_oom_text(&c->res.then, t, sizeof t);
+    else if (c->res.then.where == ZS_OOM_HOST)
+        host_oom_text(&c->res.then, t, sizeof t);
+    else
+        return;
+    snprintf(c->reason + len, sizeof c->reason - len, "; then %s", t);
+}
+
 static void gpu_oom_reason(const struct worker *w, struct zs_candidate *c)
 {
     char a[32];
@@ -340,26 +368,13 @@ static void gpu_oom_reason(const struct worker *w, struct zs_candidate *c)
                  "accumulation (HF no_sync)",
                  zs_fmt_bytes(a, sizeof a, held));
     }
+    then_reason(c);
 }
 
 static void host_oom_reason(struct zs_candidate *c)
 {
-    const struct zs_oom_info *o = &c->res.oom;
-    char a[32], b[32];
-    snprintf(c->reason, sizeof c->reason,
-             "host RAM: needs %s of %s per node%s%s (%s)",
-             zs_fmt_bytes(a, sizeof a, o->needed_bytes),
-             zs_fmt_bytes(b, sizeof b, o->available_bytes),
-             o->step == 0 ? " already at init" : " at the first ",
-             o->step == 0 ? "" : o->phase, o->module);
-    if (c->res.gpu_too.where == ZS_OOM_GPU) {
-        /* more host RAM alone would not do: say where the GPU runs out */
-        char g[300];
-        size_t len = strlen(c->reason);
-        gpu_oom_text(&c->res.gpu_too, g, sizeof g);
-        snprintf(c->reason + len, sizeof c->reason - len,
-                 "; then %s", g);
-    }
+    host_oom_text(&c->res.oom, c->reason, sizeof c->reason);
+    then_reason(c);
 }
 
 /* The score of a fitting candidate under the search's objective. */
@@ -661,7 +676,7 @@ static void host_ram_suggestion(struct zs_plan *p, const struct zs_cluster *cl)
         /* one that runs out of GPU memory too would not fit with more
          * host RAM alone */
         if (c->status == ZS_CAND_HOST_OOM &&
-            c->res.gpu_too.where != ZS_OOM_GPU &&
+            c->res.then.where != ZS_OOM_GPU &&
             (best_host < 0 || c->res.oom.needed_bytes < best_host)) {
             best_host = c->res.oom.needed_bytes;
             hi = i;
@@ -1351,7 +1366,7 @@ static int smallest_misses(const struct zs_plan *p, int *idx, int n, int k)
  *    its kind shown among the complete ones (its need can only be larger,
  *    so it is never picked, and a reason is compared only with those picked
  *    before it).  A partial host miss is one whose run then stopped at a
- *    GPU OOM (zs_sim_result.gpu_too): its host need is a lower bound. */
+ *    GPU OOM (zs_sim_result.then): its host need is a lower bound. */
 static int complete_shown(struct zs_plan *p, const struct worker *proto)
 {
     const struct zs_plan_opts *po = proto->po;

@@ -51,27 +51,47 @@ static void gpu_oom_verdict(const struct zs_oom_info *o, char *buf, size_t cap)
              zs_fmt_bytes(b, sizeof b, o->available_bytes));
 }
 
+/* "host OOM in <phase> (step s, <module>): needs N of C host RAM per
+ * node". */
+static void host_oom_verdict(const struct zs_oom_info *o, char *buf,
+                             size_t cap)
+{
+    char a[32], b[32];
+    snprintf(buf, cap,
+             "host OOM in %s (step %d, %s): needs %s of %s host RAM per node",
+             o->phase, o->step, o->module,
+             zs_fmt_bytes(a, sizeof a, o->needed_bytes),
+             zs_fmt_bytes(b, sizeof b, o->available_bytes));
+}
+
+/* An OOM verdict, then "; then <the other memory's OOM>" where the run hit
+ * one after it (zs_sim_result.then): fixing one memory alone would not
+ * make it fit. */
+static void oom_verdict(const struct zs_sim_result *r, char *buf, size_t cap)
+{
+    char t[400];
+    size_t len;
+    if (r->oom.where == ZS_OOM_GPU)
+        gpu_oom_verdict(&r->oom, buf, cap);
+    else
+        host_oom_verdict(&r->oom, buf, cap);
+    if (r->then.where == ZS_OOM_NONE)
+        return;
+    if (r->then.where == ZS_OOM_GPU)
+        gpu_oom_verdict(&r->then, t, sizeof t);
+    else
+        host_oom_verdict(&r->then, t, sizeof t);
+    len = strlen(buf);
+    if (len < cap)
+        snprintf(buf + len, cap - len, "; then %s", t);
+}
+
 void zs_simout_verdict(const struct zs_simout *o, char *buf, size_t cap)
 {
     const struct zs_sim_result *r = o->res;
-    char a[32], b[32], t[32], h1[32], h2[32];
-    if (r->oom.where == ZS_OOM_GPU) {
-        gpu_oom_verdict(&r->oom, buf, cap);
-        return;
-    }
-    if (r->oom.where == ZS_OOM_HOST) {
-        int len = snprintf(
-            buf, cap,
-            "host OOM in %s (step %d, %s): needs %s of %s host RAM per node",
-            r->oom.phase, r->oom.step, r->oom.module,
-            zs_fmt_bytes(a, sizeof a, r->oom.needed_bytes),
-            zs_fmt_bytes(b, sizeof b, r->oom.available_bytes));
-        /* more host RAM alone would not do: say where the GPU runs out */
-        if (r->gpu_too.where == ZS_OOM_GPU && len > 0 && (size_t)len < cap) {
-            char g[400];
-            gpu_oom_verdict(&r->gpu_too, g, sizeof g);
-            snprintf(buf + len, cap - (size_t)len, "; then %s", g);
-        }
+    char t[32], h1[32], h2[32];
+    if (r->oom.where != ZS_OOM_NONE) {
+        oom_verdict(r, buf, cap);
         return;
     }
     {
@@ -691,11 +711,9 @@ static void json_config(cJSON *d, const struct zs_setup *su)
     }
 }
 
-/* "verdict", "verdict_text" and "oom" (null when it fits). */
-/* An OOM's fields into obj: where (unless without_where), phase, step,
- * micro_step, module, needed_bytes, available_bytes. */
-static void json_oom(cJSON *obj, const struct zs_oom_info *o,
-                     bool without_where)
+/* An OOM's fields into obj: where, phase, step, micro_step, module,
+ * needed_bytes, available_bytes. */
+static void json_oom(cJSON *obj, const struct zs_oom_info *o)
 {
     const struct zs_emit_field f[] = {
         ZS_JSTR("where", o->where == ZS_OOM_GPU ? "gpu" : "host"),
@@ -706,9 +724,10 @@ static void json_oom(cJSON *obj, const struct zs_oom_info *o,
         ZS_JNUM("needed_bytes", o->needed_bytes),
         ZS_JNUM("available_bytes", o->available_bytes),
     };
-    zs_emit_fields(obj, f + without_where, ZS_EMIT_COUNT(f) - without_where);
+    zs_emit_fields(obj, f, ZS_EMIT_COUNT(f));
 }
 
+/* "verdict", "verdict_text" and "oom" (null when it fits). */
 static void json_verdict(cJSON *d, const struct zs_simout *o)
 {
     const struct zs_sim_result *r = o->res;
@@ -722,12 +741,12 @@ static void json_verdict(cJSON *d, const struct zs_simout *o)
         return;
     }
     jo = cJSON_AddObjectToObject(d, "oom");
-    json_oom(jo, &r->oom, false);
-    /* a host OOM whose run then ran out of GPU memory too: that GPU OOM */
-    if (r->oom.where == ZS_OOM_HOST && r->gpu_too.where == ZS_OOM_GPU)
-        json_oom(cJSON_AddObjectToObject(jo, "gpu_too"), &r->gpu_too, true);
-    else if (r->oom.where == ZS_OOM_HOST)
-        cJSON_AddNullToObject(jo, "gpu_too");
+    json_oom(jo, &r->oom);
+    /* the other memory's OOM after this one: null, or like this one */
+    if (r->then.where == ZS_OOM_NONE)
+        cJSON_AddNullToObject(jo, "then");
+    else
+        json_oom(cJSON_AddObjectToObject(jo, "then"), &r->then);
 }
 
 /* DeepSpeed's estimator, and activation offload per micro-step of one rank

@@ -466,7 +466,7 @@ int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res)
     int64_t gpu_oom_t = -1, hpeak, hseq;
     const struct zs_oom *oo = zs_sim_oom(b->sim);
     res->events = zs_sim_events(b->sim);
-    memset(&res->gpu_too, 0, sizeof res->gpu_too);
+    memset(&res->then, 0, sizeof res->then);
     if (run_rc == ZS_SIM_OOM && oo && oo->pool == b->p_gpu) {
         gpu_oom_t = oo->t_ns;
         res->oom.where = ZS_OOM_GPU;
@@ -484,7 +484,7 @@ int zs_reduce_results(struct zs_bctx *b, int run_rc, struct zs_sim_result *res)
         if (gpu_oom_t < 0 || log[hseq].t_ns <= gpu_oom_t) {
             /* the host ran out first; a GPU OOM after it stays known */
             if (gpu_oom_t >= 0)
-                res->gpu_too = res->oom;
+                res->then = res->oom;
             memset(&res->oom, 0, sizeof res->oom);
             res->oom.where = ZS_OOM_HOST;
             res->oom.needed_bytes = hpeak;

@@ -203,11 +203,16 @@ struct zs_oom_info {
 struct zs_sim_result {
     struct zs_step_result first, steady;
     struct zs_oom_info oom;
-    /* A host OOM whose run then ran out of GPU memory too (where ==
-     * ZS_OOM_GPU, else ZS_OOM_NONE): that GPU OOM, with what the run without
-     * the GPU limit needs (a lower bound in a partial result).  More host
-     * RAM alone would not make such a configuration fit. */
-    struct zs_oom_info gpu_too;
+    /* The other memory's OOM after the verdict's (where ZS_OOM_NONE: none),
+     * which the verdict's alone would hide:
+     *  - a host OOM whose run then ran out of GPU memory: that GPU OOM, with
+     *    the need of the run without the GPU limit (a lower bound in a
+     *    partial result); more host RAM alone would not make it fit;
+     *  - a GPU OOM whose run without the GPU limit then crosses the host
+     *    limit: that crossing, with that run's host peak; a GPU with more
+     *    memory alone would not make it fit.  Unknown (none) in a partial
+     *    result, which has no run without the limit. */
+    struct zs_oom_info then;
     /* events of the run the result comes from (the run without the GPU limit
      * for a GPU OOM; for a partial result, the 2 x tasks that run would
      * have: engine.h zs_sim_max_task_cores).  A GPU OOM counts those of the

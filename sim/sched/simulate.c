@@ -659,14 +659,14 @@ static int reduce_first(struct zs_bctx *b, zs_sim *sim, int run,
  * the engine's 4e18 ns time bound (127 simulated years).  oom.needed_bytes
  * stays a lower bound of the need that run gives (the larger of this OOM's
  * allocated + request and its peak).  A host OOM whose run stopped at a GPU
- * OOM (res->gpu_too) is partial alike: its host need (oom.needed_bytes) is
- * this run's host peak, a lower bound, and gpu_too's need a lower bound. */
+ * OOM (res->then) is partial alike: its host need (oom.needed_bytes) is
+ * this run's host peak, a lower bound, and then's need a lower bound. */
 static void oom_partial(const struct zs_bctx *b, zs_sim *sim,
                         struct zs_sim_result *res)
 {
     int64_t bound = zs_sim_pool_peak_bound(sim, b->p_gpu);
     struct zs_oom_info *g =
-        res->oom.where == ZS_OOM_GPU ? &res->oom : &res->gpu_too;
+        res->oom.where == ZS_OOM_GPU ? &res->oom : &res->then;
     res->partial = true;
     res->events = 2 * (int64_t)zs_sim_ntasks(sim);
     /* what it needs is at least what its task order implies */
@@ -678,15 +678,17 @@ static void oom_partial(const struct zs_bctx *b, zs_sim *sim,
  * limit.  The schedule does not depend on the pool's capacity, and
  * zs_sim_run starts every run from a clean run state (engine.h), so the
  * tasks built are reused rather than built again.  A host OOM whose run
- * stopped at a GPU OOM (res->gpu_too) is run again alike: its host need is
+ * stopped at a GPU OOM (res->then) is run again alike: its host need is
  * the whole run's host peak, which the run cut short by the GPU did not
  * reach (the host pool has no limit in the engine: result.c
- * host_crossing), and gpu_too gets the GPU need. */
+ * host_crossing), and res->then gets the GPU need.  A GPU OOM whose run
+ * without the limit then crosses the host limit gets that crossing in
+ * res->then. */
 static int oom_rerun(struct zs_bctx *b, zs_sim *sim, struct zs_sim_result *res,
                      struct zs_err *err)
 {
-    struct zs_oom_info keep = res->oom, gpu = res->gpu_too;
-    struct zs_oom_info *g = keep.where == ZS_OOM_GPU ? &keep : &gpu;
+    struct zs_oom_info keep = res->oom, then = res->then;
+    struct zs_oom_info *g = keep.where == ZS_OOM_GPU ? &keep : &then;
     struct zs_pool_stats ps;
     int rc, run;
     zs_sim_set_pool_capacity(sim, b->p_gpu, 0);
@@ -706,12 +708,15 @@ static int oom_rerun(struct zs_bctx *b, zs_sim *sim, struct zs_sim_result *res,
     if (rc)
         return zs_err_set(err, rc, "out of memory reducing the results");
     zs_actoff_result(b, res);
-    /* a host verdict needs the whole run's host peak (result.c) */
+    /* a host verdict needs the whole run's host peak (result.c); a GPU
+     * verdict's run without the limit may cross the host limit after it */
     if (keep.where == ZS_OOM_HOST && res->oom.where == ZS_OOM_HOST &&
         res->oom.needed_bytes > keep.needed_bytes)
         keep.needed_bytes = res->oom.needed_bytes;
+    if (keep.where == ZS_OOM_GPU && res->oom.where == ZS_OOM_HOST)
+        then = res->oom;
     res->oom = keep;
-    res->gpu_too = gpu;
+    res->then = then;
     return 0;
 }
 
@@ -748,11 +753,11 @@ static int cut_reduce(struct zs_bctx *b, zs_sim *sim,
 }
 
 /* Whether res's first run stopped at a GPU OOM: its verdict, or a host OOM
- * before it (res->gpu_too).  Its need comes from a run without the GPU
+ * before it (res->then).  Its need comes from a run without the GPU
  * limit (oom_rerun), or is a lower bound (oom_partial). */
 static bool stopped_at_gpu_oom(const struct zs_sim_result *res)
 {
-    return res->oom.where == ZS_OOM_GPU || res->gpu_too.where == ZS_OOM_GPU;
+    return res->oom.where == ZS_OOM_GPU || res->then.where == ZS_OOM_GPU;
 }
 
 /* Runs the built schedule and reduces it into res; a GPU OOM also gets what
