@@ -959,7 +959,7 @@ static const struct {
     {"7b", "8xH100", "alloc-conf=expandable_segments;procs=8", true},
     {"7b", "8xH100", "framework=fsdp2;trainer=torchtune", false},
     /* host OOMs whose runs then stop at a GPU OOM (partial in the fast
-     * path: zs_sim_result.gpu_too), two of them among the misses shown */
+     * path: zs_sim_result.then), two of them among the misses shown */
     {"7b", "8xH100", "host-ram=128GiB;procs=8", true},
     {"qwen2.5-14b", "8xH100", "method=qlora;procs=8", true},
     {"7b", "2xH100", "procs=2;method=lora", true},
