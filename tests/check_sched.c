@@ -722,6 +722,21 @@ START_TEST(test_host_oom_located)
 }
 END_TEST
 
+/* cfg ("k=v;...;", ending in ';') simulated with 1 TiB of host RAM per node
+ * (into *r) and with 2 TiB (into *big), where only the GPU runs out: the
+ * second run is what the first's `then` and needs are checked against. */
+static void sim_1tib_2tib(const char *cfg, struct zt_run *r,
+                          struct zt_run *big)
+{
+    char flags[256];
+    snprintf(flags, sizeof flags, "%shost-ram=1TiB", cfg);
+    sim(r, flags);
+    snprintf(flags, sizeof flags, "%shost-ram=2TiB", cfg);
+    sim(big, flags);
+    ck_assert_int_eq(big->res.oom.where, ZS_OOM_GPU);
+    ck_assert_int_eq(big->res.then.where, ZS_OOM_NONE);
+}
+
 /* A host OOM whose run then runs out of GPU memory too: Qwen2.5-72B, both
  * offloads, no checkpointing, 8 ranks, 1 TiB per node crosses the host limit
  * at init and the GPU limit in the first forward.  Its need is the host peak
@@ -736,14 +751,8 @@ START_TEST(test_host_oom_then_gpu_oom)
     static const char cfg[] =
         "model=72b;gpus=8xH100;checkpointing=none;offload-optimizer=cpu;"
         "offload-param=cpu;micro-batch=1;grad-accum=8;";
-    char flags[256];
     struct zt_run r, big;
-    snprintf(flags, sizeof flags, "%shost-ram=1TiB", cfg);
-    sim(&r, flags);
-    snprintf(flags, sizeof flags, "%shost-ram=2TiB", cfg);
-    sim(&big, flags);
-    ck_assert_int_eq(big.res.oom.where, ZS_OOM_GPU);
-    ck_assert_int_eq(big.res.then.where, ZS_OOM_NONE);
+    sim_1tib_2tib(cfg, &r, &big);
     ck_assert_int_eq(r.res.oom.where, ZS_OOM_HOST);
     ck_assert_int_eq(r.res.oom.step, 0); /* at init */
     ck_assert_int_eq(r.res.oom.needed_bytes, host_peak(&big));
@@ -774,14 +783,8 @@ START_TEST(test_gpu_oom_then_host_oom)
     static const char cfg[] =
         "model=72b;gpus=8xH100;checkpointing=full;offload-optimizer=cpu;"
         "procs=2;micro-batch=1;grad-accum=32;";
-    char flags[256];
     struct zt_run r, big;
-    snprintf(flags, sizeof flags, "%shost-ram=1TiB", cfg);
-    sim(&r, flags);
-    snprintf(flags, sizeof flags, "%shost-ram=2TiB", cfg);
-    sim(&big, flags);
-    ck_assert_int_eq(big.res.oom.where, ZS_OOM_GPU);
-    ck_assert_int_eq(big.res.then.where, ZS_OOM_NONE);
+    sim_1tib_2tib(cfg, &r, &big);
     ck_assert_int_eq(r.res.oom.where, ZS_OOM_GPU);
     ck_assert_str_eq(r.res.oom.module, big.res.oom.module);
     ck_assert_int_eq(r.res.oom.needed_bytes, big.res.oom.needed_bytes);
