@@ -9,6 +9,7 @@
 #include "formats/measured_io.h"
 #include "present/validateout.h"
 #include "validate/published_io.h"
+#include "validate/published_set.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -965,6 +966,35 @@ START_TEST(test_published_quote_cap)
 }
 END_TEST
 
+/* A set's predictions run on one engine and build context, kept across the
+ * corpus (published_set.c); each must equal the prediction of a fresh
+ * engine: every fourth committed run, the whole-run ones among them, byte
+ * for byte (zs_published_predict zeroes its result first). */
+START_TEST(test_published_set_reuse_matches_fresh)
+{
+    struct zs_pub_set set;
+    struct zs_err err = {0, ""};
+    int compared = 0;
+    ck_assert_msg(zs_pub_set_load("validation/published", &set, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_ptr_nonnull(set.sim);
+    for (int k = 0; k < set.n; k += 4) {
+        struct zs_pub_pred q;
+        if (set.runs[k].nneeds)
+            continue; /* not modelled */
+        ck_assert_msg(zs_published_predict(&set.runs[k], &q, &err) == 0,
+                      "%s", err.msg);
+        ck_assert_msg(memcmp(&q, &set.pred[k], sizeof q) == 0,
+                      "%s: the set's prediction differs from a fresh "
+                      "engine's",
+                      set.runs[k].name);
+        compared++;
+    }
+    ck_assert_int_ge(compared, 25);
+    zs_pub_set_release(&set);
+}
+END_TEST
+
 /* The gate tests' fixture: a fresh temporary directory dir, the paths of
  * a run file named run_name and of an accuracy file in it, and torchtune's
  * packed A100 row (one GPU, quick to simulate) read and predicted. */
@@ -1155,6 +1185,7 @@ Suite *suite_validate(void)
     tcase_add_test(core, test_published_stats);
     tcase_add_test(core, test_published_error_bands);
     tcase_add_test(core, test_published_predict);
+    tcase_add_test(core, test_published_set_reuse_matches_fresh);
     tcase_add_test(core, test_published_gate);
     tcase_add_test(core, test_published_gate_missing);
     tcase_add_test(core, test_published_oom);

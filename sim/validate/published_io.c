@@ -427,6 +427,14 @@ int zs_published_predict_tuned(const struct zs_published *p,
                                zs_pub_tune_fn tune, void *ctx,
                                struct zs_pub_pred *out, struct zs_err *err)
 {
+    return zs_published_predict_on(p, tune, ctx, NULL, NULL, out, err);
+}
+
+int zs_published_predict_on(const struct zs_published *p, zs_pub_tune_fn tune,
+                            void *ctx, zs_sim *sim,
+                            struct zs_build_cache *cache,
+                            struct zs_pub_pred *out, struct zs_err *err)
+{
     struct zs_opt opts[ZS_ARGS_MAXOPTS];
     size_t nopts = zs_cfg_args_opts(NULL, 0, opts);
     char *argv[ZS_PUB_MAX_ARGS + 1];
@@ -464,18 +472,19 @@ int zs_published_predict_tuned(const struct zs_published *p,
     su.model = &m;
     su.cluster = &cl;
     su.cfg = &cfg;
+    su.cache = cache;
     if (zs_run_wanted(&cfg)) {
         /* the whole run (model load, init, steps, saves): the OOM an "oom"
          * run compares with may strike outside the steps */
-        zs_sim *sim = zs_sim_new();
-        if (!sim)
+        zs_sim *own = sim ? NULL : zs_sim_new();
+        if (!sim && !own)
             return zs_err_set(err, ZS_ENOMEM, "out of memory");
-        rc = zs_simulate(&su, sim, &res, err);
+        rc = zs_simulate(&su, sim ? sim : own, &res, err);
         if (!rc)
-            rc = run_oom(&su, &res, sim, out, err);
-        zs_sim_free(sim);
+            rc = run_oom(&su, &res, sim ? sim : own, out, err);
+        zs_sim_free(own);
     } else {
-        rc = zs_simulate(&su, NULL, &res, err);
+        rc = zs_simulate(&su, sim, &res, err);
         if (!rc && res.oom.where != ZS_OOM_NONE) {
             out->oom_where =
                 res.oom.where == ZS_OOM_GPU ? ZS_POW_GPU : ZS_POW_HOST;

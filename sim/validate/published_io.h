@@ -172,6 +172,17 @@ int zs_published_predict_tuned(const struct zs_published *p,
                                zs_pub_tune_fn tune, void *ctx,
                                struct zs_pub_pred *out, struct zs_err *err);
 
+struct zs_sim;
+struct zs_build_cache;
+/* zs_published_predict_tuned on a caller's engine and build context, kept
+ * across predictions (a set's: published_set.h) so that each does not grow
+ * and touch new arrays again; either NULL: made for the call.  Results do
+ * not depend on them (engine.h zs_sim_reset, sched.h zs_build_cache_new). */
+int zs_published_predict_on(const struct zs_published *p, zs_pub_tune_fn tune,
+                            void *ctx, struct zs_sim *sim,
+                            struct zs_build_cache *cache,
+                            struct zs_pub_pred *out, struct zs_err *err);
+
 /* (predicted - measured) / measured in percent; NAN when either is unknown. */
 double zs_pub_err_pct(double pred, double meas);
 

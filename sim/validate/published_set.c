@@ -5,6 +5,8 @@
  * of them for every trial of its constants.
  */
 #include "validate/published_set.h"
+#include "engine/engine.h"
+#include "sched/sched.h"
 #include "util/alloc.h"
 #include "util/strutil.h"
 
@@ -19,6 +21,8 @@ void zs_pub_set_release(struct zs_pub_set *s)
     zs_free(s->runs);
     zs_free(s->pred);
     zs_free(s->rows);
+    zs_sim_free(s->sim);
+    zs_build_cache_free(s->cache);
     memset(s, 0, sizeof *s);
 }
 
@@ -82,13 +86,21 @@ int zs_pub_set_predict(struct zs_pub_set *s, const bool *only,
                        zs_pub_tune_fn tune, void *ctx, struct zs_err *err)
 {
     s->nrows = 0;
+    /* one engine for every prediction [our measurement: a fresh one per
+     * corpus run spent 55 % of 'zsim validate --published' growing and
+     * faulting in its arrays, docs/validation.md "One engine for the
+     * corpus"] */
+    if (!s->sim)
+        s->sim = zs_sim_new();
+    if (!s->cache)
+        s->cache = zs_build_cache_new();
     for (int k = 0; k < s->n; k++) {
         const struct zs_published *p = &s->runs[k];
         struct zs_pub_pred *q = &s->pred[k];
         int rc;
         if (p->nneeds || (only && !only[k]))
             continue; /* not modelled, or not asked for */
-        rc = zs_published_predict_tuned(p, tune, ctx, q, err);
+        rc = zs_published_predict_on(p, tune, ctx, s->sim, s->cache, q, err);
         if (rc)
             return rc;
         for (int i = 0; i < p->nmeas; i++) {

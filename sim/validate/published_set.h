@@ -47,6 +47,11 @@ struct zs_pub_set {
     int n;
     struct zs_pub_row *rows;
     int nrows;
+    /* the engine and build context every prediction of the set reuses
+     * (zs_published_predict_on), made on the first; NULL until then, or
+     * when they could not be made (each prediction then makes its own) */
+    struct zs_sim *sim;
+    struct zs_build_cache *cache;
 };
 
 /* Reads every DIR/NAME.json except accuracy.json, sorted by name; names must
