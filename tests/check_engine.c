@@ -25,6 +25,18 @@ static zs_sim *mk(void)
     return s;
 }
 
+/* A sim with one CUDA caching pool "gpu" of capacity cap (0: none) in *p
+ * and one queue "a" in *q: the allocator tests' set-up. */
+static zs_sim *mk_cuda(int64_t cap, int *p, int *q)
+{
+    zs_sim *s = mk();
+    *p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, cap);
+    *q = zs_sim_add_queue(s, "a");
+    ck_assert_int_ge(*p, 0);
+    ck_assert_int_ge(*q, 0);
+    return s;
+}
+
 static int32_t sub(zs_sim *s, struct zs_task_desc d)
 {
     int32_t id = zs_sim_submit(s, &d);
@@ -545,9 +557,8 @@ static struct cstate cuda_after(zs_sim *s, int p)
  * it, reserved flat. */
 START_TEST(test_cuda_reuse)
 {
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
-    int q = zs_sim_add_queue(s, "a");
+    int p, q;
+    zs_sim *s = mk_cuda(0, &p, &q);
     int32_t a = alloc(s, q, p, 4 * MiB, 0);
     const struct zs_mem_event *log;
     int64_t n;
@@ -612,9 +623,8 @@ END_TEST
  * all three carved from one 2 MiB small segment. */
 START_TEST(test_cuda_rounding)
 {
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
-    int q = zs_sim_add_queue(s, "a");
+    int p, q;
+    zs_sim *s = mk_cuda(0, &p, &q);
     struct cstate c;
     alloc(s, q, p, 1000, 0);
     alloc(s, q, p, 1, 0);
@@ -634,9 +644,8 @@ END_TEST
  * takes a new 2 MiB small segment: reserved 2 + 20 + 2 = 24 MiB. */
 START_TEST(test_cuda_pools)
 {
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
-    int q = zs_sim_add_queue(s, "a");
+    int p, q;
+    zs_sim *s = mk_cuda(0, &p, &q);
     const struct zs_mem_event *log;
     int64_t n;
     alloc(s, q, p, 1 * MiB, 0);
@@ -667,9 +676,8 @@ END_TEST
 START_TEST(test_cuda_split_rule)
 {
     for (int es = 0; es < 2; es++) {
-        zs_sim *s = mk();
-        int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
-        int q = zs_sim_add_queue(s, "a");
+        int p, q;
+        zs_sim *s = mk_cuda(0, &p, &q);
         const struct zs_mem_event *log;
         int64_t n;
         int32_t a;
@@ -708,9 +716,8 @@ END_TEST
 START_TEST(test_cuda_max_split_rules)
 {
     for (int on = 0; on < 2; on++) {
-        zs_sim *s = mk();
-        int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 0);
-        int q = zs_sim_add_queue(s, "a");
+        int p, q;
+        zs_sim *s = mk_cuda(0, &p, &q);
         const struct zs_mem_event *log;
         int64_t n;
         int32_t a;
@@ -758,9 +765,8 @@ END_TEST
 START_TEST(test_cuda_max_split_release)
 {
     for (int on = 0; on < 2; on++) {
-        zs_sim *s = mk();
-        int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 90 * MiB);
-        int q = zs_sim_add_queue(s, "a");
+        int p, q;
+        zs_sim *s = mk_cuda(90 * MiB, &p, &q);
         struct zs_err err = {0, ""};
         struct zs_pool_stats st;
         const struct zs_mem_event *log;
@@ -806,9 +812,8 @@ END_TEST
  * allocated 16 MiB + 16 MiB asked = 32 <= 40, yet it fails. */
 START_TEST(test_cuda_fragmentation)
 {
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 40 * MiB);
-    int q = zs_sim_add_queue(s, "a");
+    int p, q;
+    zs_sim *s = mk_cuda(40 * MiB, &p, &q);
     struct zs_err err = {0, ""};
     const struct zs_oom *o;
     struct zs_pool_stats st;
@@ -850,9 +855,8 @@ END_TEST
  * allocated B + C + D = 32 MiB, reserved 40; the default mode OOMs. */
 START_TEST(test_cuda_expandable_no_fragmentation)
 {
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 40 * MiB);
-    int q = zs_sim_add_queue(s, "a");
+    int p, q;
+    zs_sim *s = mk_cuda(40 * MiB, &p, &q);
     struct zs_pool_stats st;
     struct cstate c;
     int32_t a;
@@ -886,9 +890,8 @@ END_TEST
  * allocated B + C = 44 MiB, reserved 60, one flush. */
 START_TEST(test_cuda_expandable_release)
 {
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 60 * MiB);
-    int q = zs_sim_add_queue(s, "a");
+    int p, q;
+    zs_sim *s = mk_cuda(60 * MiB, &p, &q);
     struct zs_pool_stats st;
     const struct zs_mem_event *log;
     int64_t n;
@@ -1091,9 +1094,8 @@ END_TEST
  * releases the free 30 MiB segment, then 32 fits: reserved 32 MiB. */
 START_TEST(test_cuda_flush)
 {
-    zs_sim *s = mk();
-    int p = zs_sim_add_pool(s, "gpu", ZS_POOL_CUDA_CACHING, 40 * MiB);
-    int q = zs_sim_add_queue(s, "a");
+    int p, q;
+    zs_sim *s = mk_cuda(40 * MiB, &p, &q);
     struct zs_pool_stats st;
     struct cstate c;
     int32_t a = alloc(s, q, p, 30 * MiB, 0);
