@@ -476,12 +476,12 @@ int zs_published_predict_on(const struct zs_published *p, zs_pub_tune_fn tune,
     if (zs_run_wanted(&cfg)) {
         /* the whole run (model load, init, steps, saves): the OOM an "oom"
          * run compares with may strike outside the steps */
-        zs_sim *own = sim ? NULL : zs_sim_new();
-        if (!sim && !own)
+        zs_sim *own = sim ? NULL : zs_sim_new(), *use = sim ? sim : own;
+        if (!use)
             return zs_err_set(err, ZS_ENOMEM, "out of memory");
-        rc = zs_simulate(&su, sim ? sim : own, &res, err);
+        rc = zs_simulate(&su, use, &res, err);
         if (!rc)
-            rc = run_oom(&su, &res, sim ? sim : own, out, err);
+            rc = run_oom(&su, &res, use, out, err);
         zs_sim_free(own);
     } else {
         rc = zs_simulate(&su, sim, &res, err);
